@@ -1,0 +1,82 @@
+//! The builder's error type.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// Why a PTX build failed; each message says what to do about it.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// A rustup component the build needs is not installed.
+    MissingComponent {
+        /// The component (`rust-src`, `llvm-tools`).
+        component: &'static str,
+        /// The exact command that installs it.
+        install: String,
+    },
+    /// The architecture setting is not of the form `sm_NN`.
+    BadArch(String),
+    /// `build()` ran outside a build script and no output directory was set.
+    NotInBuildScript,
+    /// The crate directory has no `Cargo.toml`.
+    NoManifest(PathBuf),
+    /// A tool could not be started.
+    Spawn {
+        /// The tool.
+        tool: String,
+        /// The operating system's error.
+        error: String,
+    },
+    /// A tool ran and failed: for `cargo`, the kernel crate did not compile.
+    ToolFailed {
+        /// The tool.
+        tool: String,
+        /// Its exit status.
+        status: String,
+        /// What it printed on stderr.
+        stderr: String,
+    },
+    /// Reading or writing a file failed.
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        error: std::io::Error,
+    },
+}
+
+impl BuildError {
+    pub(crate) fn io(path: &std::path::Path, error: std::io::Error) -> BuildError {
+        BuildError::Io {
+            path: path.to_path_buf(),
+            error,
+        }
+    }
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BuildError::MissingComponent { component, install } => write!(
+                f,
+                "building kernels to PTX needs the rustup component `{component}`, which is not installed; install it with:\n    {install}"
+            ),
+            BuildError::BadArch(arch) => write!(
+                f,
+                "`{arch}` is not a PTX architecture: use sm_70, sm_80, sm_90 or similar (set with PtxBuilder::arch or GPU_PTX_ARCH)"
+            ),
+            BuildError::NotInBuildScript => write!(
+                f,
+                "PtxBuilder::build ran outside a build script: OUT_DIR is not set; call .out_dir(..)"
+            ),
+            BuildError::NoManifest(path) => write!(f, "no kernel crate at {}: the file does not exist", path.display()),
+            BuildError::Spawn { tool, error } => write!(f, "could not run `{tool}`: {error}"),
+            BuildError::ToolFailed { tool, status, stderr } => {
+                write!(f, "`{tool}` failed ({status}) while building kernels to PTX:\n{stderr}")
+            }
+            BuildError::Io { path, error } => write!(f, "{}: {error}", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for BuildError {}

@@ -1,0 +1,195 @@
+//! Builds a crate's `#[kernel]` functions into one PTX module, from `build.rs`.
+//!
+//! ```no_run
+//! // build.rs of a kernel crate
+//! fn main() {
+//!     if let Err(e) = gpu_builder::PtxBuilder::this_crate().build() {
+//!         eprintln!("{e}");
+//!         std::process::exit(1);
+//!     }
+//! }
+//! ```
+//!
+//! The steps, with rustc's own NVPTX backend and the `llvm-tools` component
+//! (rust-cuda's NVVM backend and rustc's `llvm-bitcode-linker` are not needed):
+//!
+//! 1. `cargo build --lib --target nvptx64-nvidia-cuda -Zbuild-std=core` of the
+//!    crate with `-Clinker-plugin-lto`, so every rlib holds LLVM bitcode;
+//! 2. `llvm-link`: the crate's bitcode with all of its dependencies' (`core`
+//!    and `compiler_builtins` included) into one module;
+//! 3. `opt`: internalize everything but the kernel entry points, drop what
+//!    they do not reach, optimise at `-O3`;
+//! 4. `llc -mcpu=<arch>`: PTX, written to `$OUT_DIR/kernels.ptx`, where
+//!    `gpu_device::embed_kernels!()` finds it.
+//!
+//! The build script reruns when a source file of the crate or of a local
+//! dependency changes (read from the nested build's dep-info), when the
+//! architecture setting changes, and not otherwise.
+
+mod error;
+mod toolchain;
+
+pub use error::BuildError;
+
+use std::env;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use toolchain::Toolchain;
+
+/// The environment variable that overrides the PTX target architecture.
+pub const ARCH_ENV: &str = "GPU_PTX_ARCH";
+
+/// The default architecture: `sm_70` PTX runs on Volta and every later GPU
+/// (the driver compiles it for the device at load time).
+pub const DEFAULT_ARCH: &str = "sm_70";
+
+const TARGET: &str = "nvptx64-nvidia-cuda";
+
+/// Builds one kernel crate to PTX.
+#[derive(Clone, Debug)]
+pub struct PtxBuilder {
+    crate_dir: PathBuf,
+    arch: String,
+    out_dir: Option<PathBuf>,
+}
+
+/// What [`PtxBuilder::build`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PtxOutput {
+    /// The PTX file and the kernel entry points in it.
+    Built {
+        /// Where the PTX was written.
+        ptx: PathBuf,
+        /// The entry points kept.
+        kernels: Vec<String>,
+    },
+    /// The build script runs for the device target itself: nothing to do.
+    SkippedOnDevice,
+}
+
+impl PtxBuilder {
+    /// The crate whose `build.rs` is running (`CARGO_MANIFEST_DIR`).
+    pub fn this_crate() -> PtxBuilder {
+        PtxBuilder::new(
+            env::var_os("CARGO_MANIFEST_DIR")
+                .map(PathBuf::from)
+                .unwrap_or_default(),
+        )
+    }
+
+    /// The crate in `crate_dir` (the directory holding its `Cargo.toml`).
+    pub fn new(crate_dir: impl Into<PathBuf>) -> PtxBuilder {
+        let arch = env::var(ARCH_ENV)
+            .ok()
+            .filter(|a| !a.is_empty())
+            .unwrap_or_else(|| DEFAULT_ARCH.to_string());
+        PtxBuilder {
+            crate_dir: crate_dir.into(),
+            arch,
+            out_dir: None,
+        }
+    }
+
+    /// Sets the architecture (`sm_70`, `sm_80`, `sm_90`, …). The `GPU_PTX_ARCH`
+    /// environment variable, when set, takes precedence.
+    pub fn arch(mut self, arch: impl Into<String>) -> PtxBuilder {
+        if env::var(ARCH_ENV).map(|a| a.is_empty()).unwrap_or(true) {
+            self.arch = arch.into();
+        }
+        self
+    }
+
+    /// Writes the PTX into `dir` instead of `$OUT_DIR`.
+    pub fn out_dir(mut self, dir: impl Into<PathBuf>) -> PtxBuilder {
+        self.out_dir = Some(dir.into());
+        self
+    }
+
+    /// Builds the PTX and tells cargo when to rerun.
+    pub fn build(self) -> Result<PtxOutput, BuildError> {
+        if env::var("CARGO_CFG_TARGET_ARCH").as_deref() == Ok("nvptx64") {
+            return Ok(PtxOutput::SkippedOnDevice);
+        }
+        check_arch(&self.arch)?;
+        println!("cargo:rerun-if-env-changed={ARCH_ENV}");
+        let out_dir = match &self.out_dir {
+            Some(d) => d.clone(),
+            None => PathBuf::from(env::var_os("OUT_DIR").ok_or(BuildError::NotInBuildScript)?),
+        };
+        let toolchain = Toolchain::find()?;
+        let manifest = self.crate_dir.join("Cargo.toml");
+        if !manifest.is_file() {
+            return Err(BuildError::NoManifest(manifest));
+        }
+        let target_dir = nested_target_dir(&out_dir);
+        let artifacts = toolchain.cargo_build_bitcode(&manifest, &target_dir, &self.arch)?;
+        for source in &artifacts.local_sources {
+            println!("cargo:rerun-if-changed={}", source.display());
+        }
+        println!("cargo:rerun-if-changed={}", manifest.display());
+
+        let work = target_dir.join("link");
+        let _ = fs::remove_dir_all(&work);
+        fs::create_dir_all(&work).map_err(|e| BuildError::io(&work, e))?;
+        let crate_bc = work.join("crate.bc");
+        toolchain.link(&artifacts.crate_objects, &crate_bc)?;
+        let kernels = toolchain.kernel_entry_points(&crate_bc)?;
+        let linked = work.join("linked.bc");
+        let mut all = vec![crate_bc];
+        all.extend(artifacts.dependency_objects.iter().cloned());
+        toolchain.link(&all, &linked)?;
+        let optimized = work.join("optimized.bc");
+        toolchain.internalize_and_optimize(&linked, &kernels, &optimized)?;
+        fs::create_dir_all(&out_dir).map_err(|e| BuildError::io(&out_dir, e))?;
+        let ptx = out_dir.join("kernels.ptx");
+        toolchain.codegen(&optimized, &self.arch, &ptx)?;
+        if kernels.is_empty() {
+            println!(
+                "cargo:warning=no #[kernel] functions found in {}",
+                self.crate_dir.display()
+            );
+        }
+        Ok(PtxOutput::Built { ptx, kernels })
+    }
+}
+
+fn check_arch(arch: &str) -> Result<(), BuildError> {
+    let ok = arch
+        .strip_prefix("sm_")
+        .map(|n| n.len() >= 2 && n.chars().all(|c| c.is_ascii_digit() || c == 'a'))
+        .unwrap_or(false);
+    if ok {
+        Ok(())
+    } else {
+        Err(BuildError::BadArch(arch.to_string()))
+    }
+}
+
+/// `<target>/<profile>/ptx-build`, beside the host build: a separate target
+/// directory, so the nested cargo does not wait for the outer one's lock.
+fn nested_target_dir(out_dir: &Path) -> PathBuf {
+    // OUT_DIR is <target>/[<triple>/]<profile>/build/<pkg>-<hash>/out.
+    out_dir
+        .ancestors()
+        .nth(3)
+        .map(|profile| profile.join("ptx-build"))
+        .unwrap_or_else(|| out_dir.join("ptx-build"))
+}
+
+/// Runs a command, mapping failure to an error naming the tool and its output.
+fn run(tool: &str, command: &mut Command) -> Result<std::process::Output, BuildError> {
+    let output = command.output().map_err(|e| BuildError::Spawn {
+        tool: tool.to_string(),
+        error: e.to_string(),
+    })?;
+    if output.status.success() {
+        Ok(output)
+    } else {
+        Err(BuildError::ToolFailed {
+            tool: tool.to_string(),
+            status: output.status.to_string(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        })
+    }
+}

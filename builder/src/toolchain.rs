@@ -1,0 +1,418 @@
+//! The tools of the build: the nested `cargo`, `llvm-ar`, `llvm-link`, `opt`, `llc`.
+
+use crate::{run, BuildError, TARGET};
+use std::env;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub struct Toolchain {
+    cargo: PathBuf,
+    sysroot: PathBuf,
+    llvm_bin: PathBuf,
+}
+
+/// The bitcode objects of a nested build, by how they are linked.
+pub struct Artifacts {
+    /// The kernel crate's own objects.
+    pub crate_objects: Vec<PathBuf>,
+    /// Objects of every dependency, `core` and `compiler_builtins` included.
+    pub dependency_objects: Vec<PathBuf>,
+    /// Source directories and build scripts of the local crates, for `rerun-if-changed`.
+    pub local_sources: Vec<PathBuf>,
+}
+
+/// Environment variables cargo sets for build scripts that must not leak into
+/// the nested cargo (they describe the outer build).
+fn is_outer_build_variable(name: &str) -> bool {
+    const EXACT: &[&str] = &[
+        "RUSTFLAGS",
+        "RUSTC_WRAPPER",
+        "RUSTC_WORKSPACE_WRAPPER",
+        "RUSTDOCFLAGS",
+        "TARGET",
+        "HOST",
+        "OUT_DIR",
+        "OPT_LEVEL",
+        "PROFILE",
+        "DEBUG",
+        "NUM_JOBS",
+        "RUSTC_LINKER",
+        "CARGO_TARGET_DIR",
+        "CARGO_BUILD_TARGET",
+        "CARGO_ENCODED_RUSTFLAGS",
+        "CARGO_MAKEFLAGS",
+        "MAKEFLAGS",
+        "MFLAGS",
+    ];
+    EXACT.contains(&name)
+        || name.starts_with("CARGO_CFG_")
+        || name.starts_with("CARGO_FEATURE_")
+        || name.starts_with("CARGO_PKG_")
+        || name.starts_with("CARGO_MANIFEST_")
+        || name.starts_with("DEP_")
+        || name == "CARGO_PRIMARY_PACKAGE"
+        || name == "CARGO_CRATE_NAME"
+}
+
+impl Toolchain {
+    pub fn find() -> Result<Toolchain, BuildError> {
+        let rustc = env::var_os("RUSTC")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| "rustc".into());
+        let cargo = env::var_os("CARGO")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| "cargo".into());
+        let sysroot = run("rustc", Command::new(&rustc).args(["--print", "sysroot"]))?;
+        let sysroot = PathBuf::from(String::from_utf8_lossy(&sysroot.stdout).trim());
+        let version = run("rustc", Command::new(&rustc).arg("-vV"))?;
+        let version = String::from_utf8_lossy(&version.stdout).into_owned();
+        let host = version
+            .lines()
+            .find_map(|l| l.strip_prefix("host: "))
+            .unwrap_or("x86_64-unknown-linux-gnu")
+            .trim()
+            .to_string();
+        let toolchain = env::var("RUSTUP_TOOLCHAIN").unwrap_or_else(|_| {
+            sysroot
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        });
+        let install =
+            |component: &str| format!("rustup component add {component} --toolchain {toolchain}");
+        if !sysroot
+            .join("lib/rustlib/src/rust/library/core/Cargo.toml")
+            .is_file()
+        {
+            return Err(BuildError::MissingComponent {
+                component: "rust-src",
+                install: install("rust-src"),
+            });
+        }
+        let llvm_bin = sysroot.join("lib/rustlib").join(&host).join("bin");
+        if ["llvm-link", "opt", "llc", "llvm-ar", "llvm-dis"]
+            .iter()
+            .any(|t| !llvm_bin.join(t).is_file())
+        {
+            return Err(BuildError::MissingComponent {
+                component: "llvm-tools",
+                install: install("llvm-tools"),
+            });
+        }
+        if !version.contains("nightly") && env::var_os("RUSTC_BOOTSTRAP").is_none() {
+            return Err(BuildError::ToolFailed {
+                tool: "rustc".into(),
+                status: "not a nightly".into(),
+                stderr: format!(
+                    "kernels need a nightly toolchain (-Zbuild-std, abi_ptx); this is:\n{version}\npin one in rust-toolchain.toml, e.g. channel = \"nightly-2026-05-20\""
+                ),
+            });
+        }
+        Ok(Toolchain {
+            cargo,
+            sysroot,
+            llvm_bin,
+        })
+    }
+
+    fn tool(&self, name: &str) -> Command {
+        Command::new(self.llvm_bin.join(name))
+    }
+
+    /// Builds the crate for the device target with bitcode rlibs.
+    pub fn cargo_build_bitcode(
+        &self,
+        manifest: &Path,
+        target_dir: &Path,
+        arch: &str,
+    ) -> Result<Artifacts, BuildError> {
+        let mut cmd = Command::new(&self.cargo);
+        for (name, _) in env::vars_os() {
+            if let Some(name) = name.to_str() {
+                if is_outer_build_variable(name) {
+                    cmd.env_remove(name);
+                }
+            }
+        }
+        cmd.args([
+            "build",
+            "--lib",
+            "--release",
+            "--target",
+            TARGET,
+            "-Zbuild-std=core",
+        ])
+        .arg("--manifest-path")
+        .arg(manifest)
+        .arg("--target-dir")
+        .arg(target_dir)
+        .arg("--message-format=json-render-diagnostics")
+        .env(
+            "CARGO_ENCODED_RUSTFLAGS",
+            [
+                "-Clinker-plugin-lto",
+                &format!("-Ctarget-cpu={arch}"),
+                "-Cdebuginfo=0",
+            ]
+            .join("\x1f"),
+        );
+        let output = run(
+            "cargo (nvptx64-nvidia-cuda build of the kernel crate)",
+            &mut cmd,
+        )?;
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let canonical_manifest =
+            fs::canonicalize(manifest).map_err(|e| BuildError::io(manifest, e))?;
+
+        let mut artifacts = Artifacts {
+            crate_objects: Vec::new(),
+            dependency_objects: Vec::new(),
+            local_sources: Vec::new(),
+        };
+        let extract_root = target_dir.join("objects");
+        for line in stdout
+            .lines()
+            .filter(|l| l.contains(r#""reason":"compiler-artifact""#))
+        {
+            let Some(manifest_path) = json_string(line, "manifest_path").map(PathBuf::from) else {
+                continue;
+            };
+            let package_id = json_string(line, "package_id").unwrap_or_default();
+            let local =
+                package_id.starts_with("path+file://") && !manifest_path.starts_with(&self.sysroot);
+            if local
+                && !artifacts.local_sources.iter().any(|s| {
+                    Some(s.as_path()) == manifest_path.parent().map(|d| d.join("src")).as_deref()
+                })
+            {
+                if let Some(dir) = manifest_path.parent() {
+                    artifacts.local_sources.push(dir.join("src"));
+                    let build_rs = dir.join("build.rs");
+                    if build_rs.is_file() {
+                        artifacts.local_sources.push(build_rs);
+                    }
+                }
+            }
+            // Host artifacts (build scripts' dependencies, proc macros) are not linked.
+            let device_dir = target_dir.join(TARGET);
+            let Some(rlib) = json_string_array(line, "filenames")
+                .into_iter()
+                .find(|f| f.ends_with(".rlib") && Path::new(f).starts_with(&device_dir))
+            else {
+                continue;
+            };
+            let objects = self.extract_objects(Path::new(&rlib), &extract_root)?;
+            let is_kernel_crate = fs::canonicalize(&manifest_path)
+                .map(|m| m == canonical_manifest)
+                .unwrap_or(false);
+            if is_kernel_crate {
+                artifacts.crate_objects.extend(objects);
+            } else {
+                artifacts.dependency_objects.extend(objects);
+            }
+        }
+        if artifacts.crate_objects.is_empty() {
+            return Err(BuildError::ToolFailed {
+                tool: "cargo".into(),
+                status: "no library artifact".into(),
+                stderr: format!(
+                    "the nested build of {} produced no rlib",
+                    manifest.display()
+                ),
+            });
+        }
+        Ok(artifacts)
+    }
+
+    /// Unpacks the bitcode objects of an rlib into their own directory.
+    fn extract_objects(&self, rlib: &Path, root: &Path) -> Result<Vec<PathBuf>, BuildError> {
+        let stem = rlib
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let dir = root.join(stem);
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).map_err(|e| BuildError::io(&dir, e))?;
+        run(
+            "llvm-ar",
+            self.tool("llvm-ar")
+                .arg("x")
+                .arg("--output")
+                .arg(&dir)
+                .arg(rlib),
+        )?;
+        let mut objects: Vec<PathBuf> = fs::read_dir(&dir)
+            .map_err(|e| BuildError::io(&dir, e))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "o"))
+            .collect();
+        objects.sort();
+        Ok(objects)
+    }
+
+    /// Links bitcode objects into one module. (Not `--only-needed`: llvm-link
+    /// applies it to every file after the first, which drops definitions that
+    /// later files need, such as the panic handler; `opt` removes the unused
+    /// code instead.)
+    pub fn link(&self, objects: &[PathBuf], out: &Path) -> Result<(), BuildError> {
+        run(
+            "llvm-link",
+            self.tool("llvm-link").args(objects).arg("-o").arg(out),
+        )?;
+        Ok(())
+    }
+
+    /// The `ptx_kernel` functions defined in a bitcode module.
+    pub fn kernel_entry_points(&self, bitcode: &Path) -> Result<Vec<String>, BuildError> {
+        let output = run(
+            "llvm-dis",
+            self.tool("llvm-dis").arg(bitcode).arg("-o").arg("-"),
+        )?;
+        let text = String::from_utf8_lossy(&output.stdout);
+        let mut names: Vec<String> = text
+            .lines()
+            .filter(|l| l.starts_with("define ") && l.contains(" ptx_kernel "))
+            .filter_map(|l| {
+                let at = l.find('@')?;
+                let rest = &l[at + 1..];
+                let end = rest.find('(')?;
+                Some(rest[..end].trim_matches('"').to_string())
+            })
+            .collect();
+        names.sort();
+        names.dedup();
+        Ok(names)
+    }
+
+    /// Internalizes everything but the kernels, removes dead code, optimises.
+    pub fn internalize_and_optimize(
+        &self,
+        input: &Path,
+        kernels: &[String],
+        out: &Path,
+    ) -> Result<(), BuildError> {
+        run(
+            "opt",
+            self.tool("opt")
+                .arg(format!(
+                    "--internalize-public-api-list={}",
+                    kernels.join(",")
+                ))
+                .arg("-passes=internalize,globaldce,default<O3>,globaldce")
+                .arg(input)
+                .arg("-o")
+                .arg(out),
+        )?;
+        Ok(())
+    }
+
+    /// Generates PTX for `arch`.
+    pub fn codegen(&self, input: &Path, arch: &str, out: &Path) -> Result<(), BuildError> {
+        run(
+            "llc",
+            self.tool("llc")
+                .arg(format!("-mcpu={arch}"))
+                .arg("-O3")
+                .arg(input)
+                .arg("-o")
+                .arg(out),
+        )?;
+        Ok(())
+    }
+}
+
+/// The string value of `"key":"..."` in a line of cargo's JSON output.
+fn json_string(line: &str, key: &str) -> Option<String> {
+    let pattern = format!("\"{key}\":\"");
+    let start = line.find(&pattern)? + pattern.len();
+    read_json_string(&line[start..]).map(|(s, _)| s)
+}
+
+/// The string elements of `"key":[...]`.
+fn json_string_array(line: &str, key: &str) -> Vec<String> {
+    let pattern = format!("\"{key}\":[");
+    let Some(start) = line.find(&pattern) else {
+        return Vec::new();
+    };
+    let mut rest = &line[start + pattern.len()..];
+    let mut out = Vec::new();
+    while let Some(open) = rest.find(['"', ']']) {
+        if rest.as_bytes()[open] == b']' {
+            break;
+        }
+        match read_json_string(&rest[open + 1..]) {
+            Some((s, used)) => {
+                out.push(s);
+                rest = &rest[open + 1 + used..];
+            }
+            None => break,
+        }
+    }
+    out
+}
+
+/// Reads a JSON string body up to its closing quote; returns it and the bytes used.
+fn read_json_string(s: &str) -> Option<(String, usize)> {
+    let mut out = String::new();
+    let mut chars = s.char_indices();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '"' => return Some((out, i + 1)),
+            '\\' => match chars.next()?.1 {
+                'n' => out.push('\n'),
+                't' => out.push('\t'),
+                'u' => {
+                    let hex: String = (0..4)
+                        .filter_map(|_| chars.next().map(|(_, c)| c))
+                        .collect();
+                    out.push(char::from_u32(u32::from_str_radix(&hex, 16).ok()?)?);
+                }
+                other => out.push(other),
+            },
+            c => out.push(c),
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_strings_and_arrays_from_cargo_json() {
+        let line = r#"{"reason":"compiler-artifact","package_id":"path+file:///w/k#0.1.0","manifest_path":"/w/k/Cargo.toml","filenames":["/t/libk.rlib","/t/libk.rmeta"],"fresh":false}"#;
+        assert_eq!(
+            json_string(line, "manifest_path").as_deref(),
+            Some("/w/k/Cargo.toml")
+        );
+        assert_eq!(
+            json_string(line, "package_id").as_deref(),
+            Some("path+file:///w/k#0.1.0")
+        );
+        assert_eq!(
+            json_string_array(line, "filenames"),
+            vec!["/t/libk.rlib", "/t/libk.rmeta"]
+        );
+        assert_eq!(json_string(line, "missing"), None);
+    }
+
+    #[test]
+    fn unescapes_json_strings() {
+        assert_eq!(
+            read_json_string(r#"a\"b\\c\u0041" tail"#),
+            Some((r#"a"b\cA"#.to_string(), 15))
+        );
+    }
+
+    #[test]
+    fn outer_build_variables_are_recognised() {
+        assert!(is_outer_build_variable("CARGO_CFG_TARGET_ARCH"));
+        assert!(is_outer_build_variable("RUSTFLAGS"));
+        assert!(is_outer_build_variable("OUT_DIR"));
+        assert!(!is_outer_build_variable("CARGO_HOME"));
+        assert!(!is_outer_build_variable("RUSTUP_TOOLCHAIN"));
+        assert!(!is_outer_build_variable("PATH"));
+    }
+}

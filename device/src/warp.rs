@@ -1,0 +1,95 @@
+//! Warp-level operations: shuffles, votes and the lane index.
+//!
+//! `mask` names the lanes taking part (bit *i* for lane *i*); every lane named
+//! must execute the same call. `FULL_MASK` names all 32.
+
+use crate::arch::{self, ShuffleMode};
+
+/// The number of threads in a warp.
+pub const WARP_SIZE: u32 = 32;
+
+/// The mask naming all 32 lanes of a warp.
+pub const FULL_MASK: u32 = 0xffff_ffff;
+
+/// This thread's lane within its warp, `0..32`.
+#[inline(always)]
+pub fn lane_id() -> u32 {
+    arch::lane_id()
+}
+
+/// A bit for each lane in `mask` whose `predicate` is true (`__ballot_sync`).
+#[inline(always)]
+pub fn ballot_sync(mask: u32, predicate: bool) -> u32 {
+    arch::ballot(mask, predicate)
+}
+
+/// Values that can move between lanes with a shuffle: 32- and 64-bit integers and floats.
+pub trait Shuffle: Copy + sealed::Sealed {
+    #[doc(hidden)]
+    fn to_words(self) -> (u32, u32);
+    #[doc(hidden)]
+    fn from_words(lo: u32, hi: u32) -> Self;
+    #[doc(hidden)]
+    const WIDE: bool;
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+macro_rules! shuffle32 {
+    ($($t:ty: $to:expr, $from:expr);*) => {$(
+        impl sealed::Sealed for $t {}
+        impl Shuffle for $t {
+            #[inline(always)] fn to_words(self) -> (u32, u32) { ($to(self), 0) }
+            #[inline(always)] fn from_words(lo: u32, _hi: u32) -> Self { $from(lo) }
+            const WIDE: bool = false;
+        }
+    )*};
+}
+shuffle32!(u32: |v| v, |w| w; i32: |v: i32| v as u32, |w| w as i32; f32: f32::to_bits, f32::from_bits);
+
+macro_rules! shuffle64 {
+    ($($t:ty: $to:expr, $from:expr);*) => {$(
+        impl sealed::Sealed for $t {}
+        impl Shuffle for $t {
+            #[inline(always)] fn to_words(self) -> (u32, u32) { let b: u64 = $to(self); (b as u32, (b >> 32) as u32) }
+            #[inline(always)] fn from_words(lo: u32, hi: u32) -> Self { $from((hi as u64) << 32 | lo as u64) }
+            const WIDE: bool = true;
+        }
+    )*};
+}
+shuffle64!(u64: |v| v, |w| w; i64: |v: i64| v as u64, |w| w as i64; f64: f64::to_bits, f64::from_bits);
+
+macro_rules! shuffle_fn {
+    ($(#[$doc:meta])* $name:ident, $mode:ident) => {
+        $(#[$doc])*
+        #[inline(always)]
+        pub fn $name<T: Shuffle>(mask: u32, value: T, lane_or_delta: u32) -> T {
+            let (lo, hi) = value.to_words();
+            let lo = arch::shuffle(ShuffleMode::$mode, mask, lo, lane_or_delta);
+            let hi = if T::WIDE { arch::shuffle(ShuffleMode::$mode, mask, hi, lane_or_delta) } else { 0 };
+            T::from_words(lo, hi)
+        }
+    };
+}
+
+shuffle_fn!(
+    /// The value from lane `lane_id() + delta` (`__shfl_down_sync`); lanes past
+    /// the end of the warp keep their own value.
+    shfl_down_sync, Down
+);
+shuffle_fn!(
+    /// The value from lane `lane_id() - delta` (`__shfl_up_sync`); lanes below
+    /// `delta` keep their own value.
+    shfl_up_sync, Up
+);
+shuffle_fn!(
+    /// The value from lane `lane_id() ^ lane_mask` (`__shfl_xor_sync`), the
+    /// butterfly used by warp reductions.
+    shfl_xor_sync, Xor
+);
+shuffle_fn!(
+    /// The value from lane `src_lane` (`__shfl_sync`): a broadcast.
+    shfl_sync, Index
+);

@@ -1,0 +1,36 @@
+//! Kernels for the tutorials, tests and benchmarks.
+//!
+//! Each `#[kernel]` here is a PTX entry point on the device and a module with a
+//! typed `launch` function on the host; `build.rs` builds the PTX and
+//! [`embed_kernels!`](gpu_device::embed_kernels) embeds it.
+#![cfg_attr(target_arch = "nvptx64", no_std, feature(abi_ptx))]
+
+use gpu_device::prelude::*;
+
+gpu_device::embed_kernels!();
+
+pub mod testing;
+
+/// `c[i] = a[i] + b[i]`: the kernel of the Numba streams tutorial.
+#[kernel]
+pub fn add_kernel(a: &[f32], b: &[f32], mut c: DisjointSlice<f32>) {
+    let i = thread_index();
+    if let (Some(out), Some(x), Some(y)) = (c.get_mut(i), a.get(i.get()), b.get(i.get())) {
+        *out = x + y;
+    }
+}
+
+/// `out[i] = a * x[i] + y[i]`.
+#[kernel]
+pub fn saxpy(a: f32, x: &[f32], y: &[f32], mut out: DisjointSlice<f32>) {
+    let i = thread_index();
+    if let (Some(o), Some(x), Some(y)) = (out.get_mut(i), x.get(i.get()), y.get(i.get())) {
+        *o = a * x + y;
+    }
+}
+
+/// Fills `out` with `value`.
+#[kernel(f32, f64, i32, u32, u64)]
+pub fn fill<T: DeviceCopy>(value: T, mut out: DisjointSlice<T>) {
+    out.set(thread_index(), value);
+}

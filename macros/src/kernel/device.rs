@@ -1,0 +1,120 @@
+//! Device side: the body as a private function (type-checked on the host
+//! too), and one `ptx-kernel` entry
+//! point per instance that rebuilds slices from the pointers and lengths the
+//! launcher passed.
+
+use super::model::{Instance, Kernel, ParamKind};
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+use syn::visit_mut::VisitMut;
+use syn::{Ident, Type};
+
+pub fn emit(kernel: &Kernel) -> TokenStream {
+    let body_name = body_name(&kernel.name);
+    let mut body = kernel.function.clone();
+    body.sig.ident = body_name.clone();
+    body.vis = syn::Visibility::Inherited;
+    body.attrs.retain(|a| !a.path().is_ident("doc"));
+    let entries = kernel
+        .instances
+        .iter()
+        .map(|i| entry(kernel, i, &body_name));
+    quote! {
+        // The body is compiled on the host too, so that it type-checks there;
+        // only the device calls it.
+        #[cfg_attr(not(target_arch = "nvptx64"), allow(dead_code))]
+        #[inline(always)]
+        #[allow(clippy::too_many_arguments)]
+        #body
+
+        #(#entries)*
+    }
+}
+
+fn body_name(name: &Ident) -> Ident {
+    format_ident!("__gpu_kernel_body_{}", name)
+}
+
+fn entry(kernel: &Kernel, instance: &Instance, body_name: &Ident) -> TokenStream {
+    let entry = Ident::new(&instance.entry, kernel.span());
+    let substitute = |ty: &Type| -> Type {
+        let mut ty = ty.clone();
+        if let (Some(param), Some(with)) = (&kernel.type_param, &instance.ty) {
+            Substitute { param, with }.visit_type_mut(&mut ty);
+        }
+        ty
+    };
+    let mut entry_params = Vec::new();
+    let mut rebuild = Vec::new();
+    let mut call_args = Vec::new();
+    for p in &kernel.params {
+        let name = &p.name;
+        let ptr = format_ident!("{}__ptr", name);
+        let len = format_ident!("{}__len", name);
+        match &p.kind {
+            ParamKind::Scalar(ty) | ParamKind::Value(ty) => {
+                let ty = substitute(ty);
+                entry_params.push(quote!(#name: #ty));
+            }
+            ParamKind::Input(elem) => {
+                let elem = substitute(elem);
+                entry_params.push(quote!(#ptr: *const #elem, #len: usize));
+                rebuild.push(quote! {
+                    // SAFETY: the launcher passed a live device allocation of `len`
+                    // elements that no argument of this launch writes.
+                    let #name: &[#elem] = unsafe { ::gpu_device::__private::slice_from_kernel_param(#ptr, #len) };
+                });
+            }
+            ParamKind::Output(elem) => {
+                let elem = substitute(elem);
+                entry_params.push(quote!(#ptr: *mut #elem, #len: usize));
+                rebuild.push(quote! {
+                    // SAFETY: the launcher passed a live device allocation of `len`
+                    // elements, borrowed mutably for this launch alone; every thread
+                    // receives the same one.
+                    let #name = unsafe { ::gpu_device::DisjointSlice::<#elem>::from_raw_parts(#ptr, #len) };
+                });
+            }
+            ParamKind::Atomic(elem) => {
+                let elem = substitute(elem);
+                entry_params.push(quote!(#ptr: *const #elem, #len: usize));
+                rebuild.push(quote! {
+                    // SAFETY: as for outputs; `DeviceAtomic<T>` is `repr(transparent)`
+                    // over `T` and accessed only with atomic instructions.
+                    let #name: &[::gpu_device::DeviceAtomic<#elem>] = unsafe {
+                        ::gpu_device::__private::slice_from_kernel_param(#ptr.cast::<::gpu_device::DeviceAtomic<#elem>>(), #len)
+                    };
+                });
+            }
+        }
+        call_args.push(quote!(#name));
+    }
+    let turbofish = instance.ty.as_ref().map(|ty| quote!(::<#ty>));
+    quote! {
+        #[cfg(target_arch = "nvptx64")]
+        #[unsafe(no_mangle)]
+        #[allow(non_snake_case, clippy::too_many_arguments)]
+        pub unsafe extern "ptx-kernel" fn #entry(#(#entry_params),*) {
+            #(#rebuild)*
+            #body_name #turbofish(#(#call_args),*)
+        }
+    }
+}
+
+/// Replaces the kernel's type parameter by an instance type.
+struct Substitute<'a> {
+    param: &'a Ident,
+    with: &'a Type,
+}
+
+impl VisitMut for Substitute<'_> {
+    fn visit_type_mut(&mut self, ty: &mut Type) {
+        if let Type::Path(p) = ty {
+            if p.qself.is_none() && p.path.is_ident(self.param) {
+                *ty = self.with.clone();
+                return;
+            }
+        }
+        syn::visit_mut::visit_type_mut(self, ty);
+    }
+}

@@ -1,0 +1,164 @@
+//! Host side: a module named after the kernel whose `launch` function takes
+//! typed arguments, checks them, and launches the PTX entry point.
+
+use super::model::{Kernel, ParamKind};
+use proc_macro2::TokenStream;
+use quote::{quote, quote_spanned, ToTokens};
+use syn::spanned::Spanned;
+
+pub fn emit(kernel: &Kernel) -> TokenStream {
+    let name = &kernel.name;
+    let vis = &kernel.vis;
+    let docs = &kernel.docs;
+    let name_str = name.to_string();
+
+    let mut launch_params = Vec::new();
+    let mut marshal = Vec::new();
+    let mut slots = Vec::new();
+    let mut checks = Vec::new();
+    for p in &kernel.params {
+        let pname = &p.name;
+        let pname_str = pname.to_string();
+        let span = p.ty.span();
+        match &p.kind {
+            ParamKind::Scalar(ty) => {
+                launch_params.push(quote!(#pname: #ty));
+                marshal.push(quote!(let mut #pname: #ty = #pname;));
+                slots.push(quote!(
+                    ::core::ptr::addr_of_mut!(#pname).cast::<::core::ffi::c_void>()
+                ));
+            }
+            ParamKind::Value(ty) => {
+                launch_params.push(quote!(#pname: #ty));
+                checks.push(quote_spanned! {span=>
+                    ::gpu_runtime::__private::assert_device_copy::<#ty>();
+                });
+                marshal.push(quote!(let mut #pname: #ty = #pname;));
+                slots.push(quote!(
+                    ::core::ptr::addr_of_mut!(#pname).cast::<::core::ffi::c_void>()
+                ));
+            }
+            ParamKind::Input(elem) => {
+                launch_params.push(quote!(#pname: impl ::gpu_runtime::DeviceInput<#elem>));
+                marshal.push(quote! {
+                    let mut #pname = ::gpu_runtime::__private::SliceArg::input(&#pname, __device, __function, #pname_str)?;
+                });
+                slots.extend(slice_slots(pname));
+            }
+            ParamKind::Output(elem) | ParamKind::Atomic(elem) => {
+                launch_params.push(quote!(mut #pname: impl ::gpu_runtime::DeviceOutput<#elem>));
+                marshal.push(quote! {
+                    let mut #pname = ::gpu_runtime::__private::SliceArg::output(&mut #pname, __device, __function, #pname_str)?;
+                });
+                slots.extend(slice_slots(pname));
+            }
+        }
+    }
+    let slot_count = slots.len();
+    let signature = kernel_signature(kernel);
+
+    let (generics, function, instance_trait) = match &kernel.type_param {
+        None => {
+            let entry = &kernel.instances[0].entry;
+            (
+                quote!(),
+                quote! {{
+                    static FUNCTION: ::gpu_runtime::__private::KernelFunction =
+                        ::gpu_runtime::__private::KernelFunction::new(&crate::KERNEL_MODULE, #entry);
+                    &FUNCTION
+                }},
+                quote!(),
+            )
+        }
+        Some(t) => {
+            let impls = kernel.instances.iter().map(|i| {
+                let ty = i.ty.as_ref().expect("generic kernels have instance types");
+                let entry = &i.entry;
+                quote! {
+                    impl Instance for #ty {
+                        fn function() -> &'static ::gpu_runtime::__private::KernelFunction {
+                            static FUNCTION: ::gpu_runtime::__private::KernelFunction =
+                                ::gpu_runtime::__private::KernelFunction::new(&crate::KERNEL_MODULE, #entry);
+                            &FUNCTION
+                        }
+                    }
+                }
+            });
+            let listed = kernel
+                .instances
+                .iter()
+                .map(|i| i.ty.to_token_stream().to_string())
+                .collect::<Vec<_>>()
+                .join("`, `");
+            let message = format!("kernel `{name_str}` was not compiled for `{{Self}}`");
+            let label = format!("`{name_str}` has instances for `{listed}` only");
+            (
+                quote!(<#t: Instance>),
+                quote!(<#t as Instance>::function()),
+                quote! {
+                    /// The types this kernel was compiled for.
+                    #[diagnostic::on_unimplemented(message = #message, label = #label, note = "add the type to the list in `#[kernel(...)]`")]
+                    pub trait Instance: ::gpu_device::DeviceCopy {
+                        #[doc(hidden)]
+                        fn function() -> &'static ::gpu_runtime::__private::KernelFunction;
+                    }
+                    #(#impls)*
+                },
+            )
+        }
+    };
+    let launch_doc = format!(
+        "Launches `{signature}` with `config`'s grid, block, stream and shared memory.\n\nUsually called through `launch!({name_str}[grid, block, stream](...))`. Returns once the launch is queued; errors name the kernel and what was wrong."
+    );
+    quote! {
+        #[cfg(not(target_arch = "nvptx64"))]
+        #(#docs)*
+        #[allow(non_snake_case)]
+        #vis mod #name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            #instance_trait
+
+            #[doc = #launch_doc]
+            #[allow(clippy::too_many_arguments, unused_mut)]
+            pub fn launch #generics (
+                config: ::gpu_runtime::LaunchConfig<'_>,
+                #(#launch_params),*
+            ) -> ::gpu_runtime::Result<()> {
+                #(#checks)*
+                let __function: &'static ::gpu_runtime::__private::KernelFunction = #function;
+                let __stream = config.resolve_stream()?;
+                let __device = __stream.device();
+                #(#marshal)*
+                let mut __params: [*mut ::core::ffi::c_void; #slot_count] = [#(#slots),*];
+                // SAFETY: the parameter slots match the PTX entry point generated
+                // from the same signature: each slice as (pointer, length), each
+                // value by address, and they live until the call returns.
+                unsafe { __function.launch(&config, &__stream, &mut __params) }
+            }
+        }
+    }
+}
+
+fn slice_slots(name: &syn::Ident) -> [TokenStream; 2] {
+    [
+        quote!(::core::ptr::addr_of_mut!(#name.ptr).cast::<::core::ffi::c_void>()),
+        quote!(::core::ptr::addr_of_mut!(#name.len).cast::<::core::ffi::c_void>()),
+    ]
+}
+
+fn kernel_signature(kernel: &Kernel) -> String {
+    let params = kernel
+        .params
+        .iter()
+        .map(|p| format!("{}: {}", p.name, p.ty.to_token_stream()))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let generics = kernel
+        .type_param
+        .as_ref()
+        .map(|t| format!("<{t}>"))
+        .unwrap_or_default();
+    format!("{}{generics}({params})", kernel.name)
+}

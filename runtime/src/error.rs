@@ -1,0 +1,145 @@
+//! The runtime's error type.
+
+use crate::driver::DriverError;
+use std::fmt;
+
+/// `Result` with the runtime's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong on the host side; each message names what was
+/// wrong and, where there is one, the limit or the kernel.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Error {
+    /// No usable CUDA device: no driver, no GPU, or the driver failed to start.
+    NoDevice {
+        /// What the driver said.
+        reason: String,
+    },
+    /// A device ordinal past the number of devices.
+    InvalidDevice {
+        /// The ordinal asked for.
+        ordinal: usize,
+        /// How many devices there are.
+        count: usize,
+    },
+    /// A launch configuration the device or the kernel cannot run.
+    InvalidLaunch {
+        /// The kernel's entry point.
+        kernel: &'static str,
+        /// What was wrong, with the limit that was exceeded.
+        reason: String,
+    },
+    /// A buffer argument lives on another device than the launch's stream.
+    WrongDevice {
+        /// The kernel's entry point.
+        kernel: &'static str,
+        /// The parameter's name.
+        parameter: &'static str,
+        /// The buffer's device.
+        buffer_device: usize,
+        /// The stream's device.
+        stream_device: usize,
+    },
+    /// A copy between a buffer and a stream of different devices.
+    DeviceMismatch {
+        /// The buffer's device.
+        buffer_device: usize,
+        /// The stream's device.
+        stream_device: usize,
+    },
+    /// A device allocation larger than the free device memory.
+    OutOfMemory {
+        /// Bytes asked for.
+        requested: usize,
+        /// Bytes free on the device when the allocation failed (0 if unknown).
+        free: usize,
+        /// The device's total memory (0 if unknown).
+        total: usize,
+    },
+    /// A host and a device range of different lengths in one copy.
+    LengthMismatch {
+        /// What was being copied.
+        operation: &'static str,
+        /// The destination's element count.
+        destination: usize,
+        /// The source's element count.
+        source: usize,
+    },
+    /// A kernel failed while running (a panic, a trap, an illegal address). The
+    /// CUDA context is unusable afterwards: every later call fails too.
+    KernelFailed {
+        /// The kernel most recently launched on the stream (or device) that reported it.
+        kernel: &'static str,
+        /// Where the failure surfaced.
+        context: String,
+        /// The driver's error.
+        driver: DriverError,
+    },
+    /// The kernels' PTX could not be loaded.
+    ModuleLoad {
+        /// The crate whose kernels failed to load.
+        crate_name: &'static str,
+        /// The driver's error.
+        driver: DriverError,
+        /// The JIT compiler's log.
+        log: String,
+    },
+    /// Any other failed driver call.
+    Driver(DriverError),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::NoDevice { reason } => write!(
+                f,
+                "no CUDA device is available ({reason}); this program needs an NVIDIA GPU and its driver"
+            ),
+            Error::InvalidDevice { ordinal, count } => write!(
+                f,
+                "device {ordinal} does not exist: this machine has {count} CUDA device(s)"
+            ),
+            Error::InvalidLaunch { kernel, reason } => {
+                write!(f, "cannot launch kernel `{kernel}`: {reason}")
+            }
+            Error::WrongDevice { kernel, parameter, buffer_device, stream_device } => write!(
+                f,
+                "cannot launch kernel `{kernel}`: argument `{parameter}` is on device {buffer_device} but the stream is on device {stream_device}"
+            ),
+            Error::DeviceMismatch { buffer_device, stream_device } => write!(
+                f,
+                "cannot copy: the buffer is on device {buffer_device} but the stream is on device {stream_device}"
+            ),
+            Error::OutOfMemory { requested, free, total } => write!(
+                f,
+                "out of device memory: asked for {requested} bytes, {free} of {total} bytes free"
+            ),
+            Error::LengthMismatch { operation, destination, source } => write!(
+                f,
+                "{operation}: the destination holds {destination} elements but the source holds {source}"
+            ),
+            Error::KernelFailed { kernel, context, driver } => write!(
+                f,
+                "kernel `{kernel}` failed ({}: {}), reported by {context}; a panic or trap in a kernel ends its launch, and the CUDA context cannot be used again in this process",
+                driver.name, driver.description
+            ),
+            Error::ModuleLoad { crate_name, driver, log } => {
+                write!(f, "could not load the PTX of crate `{crate_name}`: {driver}")?;
+                if !log.is_empty() {
+                    write!(f, "\nJIT log:\n{log}")?;
+                }
+                Ok(())
+            }
+            Error::Driver(e) => write!(f, "CUDA driver error: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<DriverError> for Error {
+    fn from(e: DriverError) -> Self {
+        Error::Driver(e)
+    }
+}

@@ -1,0 +1,79 @@
+//! PTX embedded in a kernel crate, loaded into each device on first use.
+
+use crate::device::{DeviceState, MAX_DEVICES};
+use crate::driver::{self, CUmodule};
+use crate::error::{Error, Result};
+use std::ffi::CString;
+use std::sync::OnceLock;
+
+/// A kernel crate's PTX module, embedded in the binary by
+/// `gpu_device::embed_kernels!()`. Loaded once per device, on first launch.
+pub struct EmbeddedModule {
+    crate_name: &'static str,
+    ptx: &'static str,
+    loaded: [OnceLock<Result<LoadedModule>>; MAX_DEVICES],
+}
+
+#[derive(Clone, Copy)]
+struct LoadedModule(CUmodule);
+
+// SAFETY: a module handle is only passed to the driver, which is thread-safe.
+unsafe impl Send for LoadedModule {}
+// SAFETY: as above.
+unsafe impl Sync for LoadedModule {}
+
+impl EmbeddedModule {
+    /// Wraps a crate's PTX text. Used by `embed_kernels!()`.
+    pub const fn new(crate_name: &'static str, ptx: &'static str) -> Self {
+        EmbeddedModule {
+            crate_name,
+            ptx,
+            loaded: [const { OnceLock::new() }; MAX_DEVICES],
+        }
+    }
+
+    /// The PTX text.
+    pub fn ptx(&self) -> &'static str {
+        self.ptx
+    }
+
+    /// The name of the crate the kernels come from.
+    pub fn crate_name(&self) -> &'static str {
+        self.crate_name
+    }
+
+    /// The names of the kernel entry points in the PTX.
+    pub fn entry_points(&self) -> Vec<&'static str> {
+        self.ptx
+            .lines()
+            .filter_map(|l| l.trim_start().strip_prefix(".visible .entry "))
+            .map(|rest| rest.split('(').next().unwrap_or(rest).trim())
+            .collect()
+    }
+
+    /// The module loaded into `device`'s primary context (current on this thread).
+    pub(crate) fn load(&self, device: &DeviceState) -> Result<CUmodule> {
+        self.loaded[device.ordinal]
+            .get_or_init(|| {
+                let text = CString::new(self.ptx).map_err(|_| Error::ModuleLoad {
+                    crate_name: self.crate_name,
+                    driver: driver::DriverError {
+                        call: "cuModuleLoadDataEx",
+                        code: driver::ERROR_INVALID_VALUE,
+                        name: "CUDA_ERROR_INVALID_VALUE".into(),
+                        description: "the PTX text contains a NUL byte".into(),
+                    },
+                    log: String::new(),
+                })?;
+                driver::module_load_ptx(&text)
+                    .map(LoadedModule)
+                    .map_err(|(driver, log)| Error::ModuleLoad {
+                        crate_name: self.crate_name,
+                        driver,
+                        log,
+                    })
+            })
+            .clone()
+            .map(|m| m.0)
+    }
+}
