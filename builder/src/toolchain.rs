@@ -402,7 +402,7 @@ mod tests {
     fn unescapes_json_strings() {
         assert_eq!(
             read_json_string(r#"a\"b\\c\u0041" tail"#),
-            Some((r#"a"b\cA"#.to_string(), 15))
+            Some((r#"a"b\cA"#.to_string(), 14))
         );
     }
 

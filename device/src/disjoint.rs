@@ -59,19 +59,16 @@ impl<'a, T> DisjointSlice<'a, T> {
     /// Wraps device memory as an output slice.
     ///
     /// # Safety
-    /// `ptr` must be valid for reads and writes of `len` elements of `T` for
-    /// `'a`, that memory must be written by nothing else during the launch
-    /// except through this slice, and every thread of the launch must get a
-    /// slice over the same memory (so that writes at distinct
-    /// [`ThreadIndex`]es are disjoint).
+    /// `ptr` must be non-null, aligned, and valid for reads and writes of `len`
+    /// elements of `T` for `'a` (for `len == 0`, any non-null aligned pointer);
+    /// that memory must be written by nothing else during the launch except
+    /// through this slice, and every thread of the launch must get a slice over
+    /// the same memory (so that writes at distinct [`ThreadIndex`]es are
+    /// disjoint).
     #[inline(always)]
     pub unsafe fn from_raw_parts(ptr: *mut T, len: usize) -> Self {
         DisjointSlice {
-            ptr: if len == 0 {
-                core::ptr::NonNull::dangling().as_ptr()
-            } else {
-                ptr
-            },
+            ptr,
             len,
             _borrow: PhantomData,
         }
@@ -117,12 +114,12 @@ impl<'a, T> DisjointSlice<'a, T> {
     /// value) when the index is past the end.
     #[inline(always)]
     pub fn set(&mut self, index: ThreadIndex, value: T) -> bool {
-        match self.get_mut(index) {
-            Some(slot) => {
-                *slot = value;
-                true
-            }
-            None => false,
+        if index.index < self.len {
+            // SAFETY: in bounds, and only this thread holds `index` (see `get_mut`).
+            unsafe { self.ptr.add(index.index).write(value) };
+            true
+        } else {
+            false
         }
     }
 
@@ -148,15 +145,12 @@ impl<'a, T> DisjointSlice<'a, T> {
 /// Builds a kernel's `&[T]` parameter from the pointer and length the host passed.
 ///
 /// # Safety
-/// `ptr` must be valid for reads of `len` elements for `'a`, and nothing may
-/// write that memory during the launch.
+/// `ptr` must be non-null, aligned and valid for reads of `len` elements for
+/// `'a` (for `len == 0`, any non-null aligned pointer: the launcher passes
+/// `align_of::<T>()`), and nothing may write that memory during the launch.
 #[doc(hidden)]
 #[inline(always)]
 pub unsafe fn slice_from_kernel_param<'a, T>(ptr: *const T, len: usize) -> &'a [T] {
-    if len == 0 {
-        &[]
-    } else {
-        // SAFETY: upheld by the caller; `len > 0` so `ptr` is a real allocation.
-        unsafe { core::slice::from_raw_parts(ptr, len) }
-    }
+    // SAFETY: upheld by the caller.
+    unsafe { core::slice::from_raw_parts(ptr, len) }
 }

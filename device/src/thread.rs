@@ -115,8 +115,16 @@ pub fn gridsize_3d() -> (usize, usize, usize) {
 #[inline(always)]
 pub fn thread_index() -> ThreadIndex {
     let (b, g, t, d) = (block_idx(), grid_dim(), thread_idx(), block_dim());
-    let block = (b.z as usize * g.y as usize + b.y as usize) * g.x as usize + b.x as usize;
-    let threads_per_block = d.x as usize * d.y as usize * d.z as usize;
-    let within = (t.z as usize * d.y as usize + t.y as usize) * d.x as usize + t.x as usize;
-    ThreadIndex::new_unique(block * threads_per_block + within)
+    // A one-dimensional launch (the common case) takes the short formula, which
+    // gives the same number as the general one below; the test is uniform
+    // across the launch, so it costs no divergence.
+    if (g.y | g.z | d.y | d.z) == 1 {
+        return ThreadIndex::new_unique(b.x as usize * d.x as usize + t.x as usize);
+    }
+    // `b.z * g.y + b.y` < 65535 * 65535 + 65535 and the in-block terms < 1024
+    // fit in 32 bits; only the block number needs 64.
+    let block = (b.z * g.y + b.y) as usize * g.x as usize + b.x as usize;
+    let threads_per_block = d.x * d.y * d.z;
+    let within = (t.z * d.y + t.y) * d.x + t.x;
+    ThreadIndex::new_unique(block * threads_per_block as usize + within as usize)
 }

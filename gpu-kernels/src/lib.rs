@@ -15,8 +15,8 @@ pub mod testing;
 #[kernel]
 pub fn add_kernel(a: &[f32], b: &[f32], mut c: DisjointSlice<f32>) {
     let i = thread_index();
-    if let (Some(out), Some(x), Some(y)) = (c.get_mut(i), a.get(i.get()), b.get(i.get())) {
-        *out = x + y;
+    if i.get() < a.len().min(b.len()) {
+        c.set(i, a[i.get()] + b[i.get()]);
     }
 }
 

@@ -25,7 +25,6 @@ pub const SUCCESS: Status = 0;
 pub const ERROR_INVALID_VALUE: Status = 1;
 pub const ERROR_OUT_OF_MEMORY: Status = 2;
 pub const ERROR_NOT_READY: Status = 600;
-pub const ERROR_NO_DEVICE: Status = 100;
 pub const ERROR_LAUNCH_OUT_OF_RESOURCES: Status = 701;
 
 /// Codes with which a kernel's execution fails; they leave the context unusable.
@@ -61,12 +60,6 @@ extern "C" {
     ) -> Status;
     fn cuMemcpyDtoHAsync_v2(
         dst: *mut c_void,
-        src: CUdeviceptr,
-        bytes: usize,
-        stream: CUstream,
-    ) -> Status;
-    fn cuMemcpyDtoDAsync_v2(
-        dst: CUdeviceptr,
         src: CUdeviceptr,
         bytes: usize,
         stream: CUstream,
@@ -297,18 +290,6 @@ pub unsafe fn memcpy_dtoh_async(
 ) -> Status {
     // SAFETY: forwarded to the caller.
     unsafe { cuMemcpyDtoHAsync_v2(dst, src, bytes, stream) }
-}
-
-/// # Safety
-/// Both ranges are device memory of `bytes` that stays allocated until the copy completes.
-pub unsafe fn memcpy_dtod_async(
-    dst: CUdeviceptr,
-    src: CUdeviceptr,
-    bytes: usize,
-    stream: CUstream,
-) -> Status {
-    // SAFETY: forwarded to the caller.
-    unsafe { cuMemcpyDtoDAsync_v2(dst, src, bytes, stream) }
 }
 
 /// Whether host memory at `ptr` is page-locked (pinned or registered with the driver).

@@ -348,7 +348,7 @@ impl SliceArg {
         kernel: &KernelFunction,
         parameter: &'static str,
     ) -> Result<SliceArg> {
-        if view.device != stream_device && view.len > 0 {
+        if view.device != stream_device {
             return Err(Error::WrongDevice {
                 kernel: kernel.entry,
                 parameter,

@@ -3,7 +3,7 @@
 
 use super::model::{Kernel, ParamKind};
 use proc_macro2::TokenStream;
-use quote::{quote, quote_spanned, ToTokens};
+use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 
 pub fn emit(kernel: &Kernel) -> TokenStream {
@@ -87,7 +87,7 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
             let listed = kernel
                 .instances
                 .iter()
-                .map(|i| i.ty.to_token_stream().to_string())
+                .map(|i| i.ty.as_ref().map(super::model::type_name).unwrap_or_default())
                 .collect::<Vec<_>>()
                 .join("`, `");
             let message = format!("kernel `{name_str}` was not compiled for `{{Self}}`");
@@ -152,7 +152,7 @@ fn kernel_signature(kernel: &Kernel) -> String {
     let params = kernel
         .params
         .iter()
-        .map(|p| format!("{}: {}", p.name, p.ty.to_token_stream()))
+        .map(|p| format!("{}: {}", p.name, super::model::type_name(&p.ty)))
         .collect::<Vec<_>>()
         .join(", ");
     let generics = kernel

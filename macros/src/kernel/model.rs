@@ -319,9 +319,31 @@ fn unsupported(ty: &Type, why: &str) -> syn::Error {
         ty.span(),
         format!(
             "unsupported kernel parameter type `{}`: {why}; {SUPPORTED}",
-            ty.to_token_stream()
+            type_name(ty)
         ),
     )
+}
+
+/// A type as a person writes it: `Vec<f32>`, `*const f32`, `&[u8]`.
+pub fn type_name(ty: &Type) -> String {
+    let mut text = ty.to_token_stream().to_string();
+    for (spaced, tight) in [
+        (" < ", "<"),
+        (" <", "<"),
+        ("< ", "<"),
+        (" >", ">"),
+        (" ,", ","),
+        ("& ", "&"),
+        ("* const ", "*const "),
+        ("* mut ", "*mut "),
+        ("[ ", "["),
+        (" ]", "]"),
+        (" ; ", "; "),
+        (" :: ", "::"),
+    ] {
+        text = text.replace(spaced, tight);
+    }
+    text
 }
 
 impl Kernel {

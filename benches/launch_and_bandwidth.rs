@@ -1,0 +1,233 @@
+//! Launch cost and `add_kernel` bandwidth, side by side in one run:
+//! `launch!` against a bare `cust` launch of the same PTX function, CUDA C
+//! built by `nvcc -O3`, CuPy's `RawKernel` and Numba's `@cuda.jit`.
+//!
+//! `scripts/gpu-bundle.sh` builds this and runs it on the GPU machine:
+//!
+//! ```text
+//! launch_and_bandwidth [--cuda-bin PATH] [--python-script PATH]
+//! ```
+//!
+//! `--cuda-bin` is `benches/cuda/add_kernel.cu` built with `nvcc -O3`;
+//! `--python-script` is `benches/python/launch_and_bandwidth.py`. Each prints
+//! `RESULT <name> <value> <unit>` lines, gathered into one table here.
+
+use cust::memory::CopyDestination;
+use cust::prelude::{Context as CustContext, Device as CustDevice, Module as CustModule};
+use cust::stream::{Stream as CustStream, StreamFlags};
+use gpu_kernels::testing::add_unchecked;
+use gpu_kernels::{add_kernel, KERNEL_MODULE};
+use gpu_runtime::{launch, Device, DeviceBuffer, Event, Stream};
+use std::collections::BTreeMap;
+use std::error::Error;
+use std::ffi::c_void;
+use std::process::Command;
+use std::time::Instant;
+
+const LAUNCHES: usize = 20_000;
+const SMALL: usize = 256;
+const BIG: usize = 16 << 20;
+
+type Res<T> = Result<T, Box<dyn Error>>;
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+/// Median over 5 rounds of (time to issue `LAUNCHES` launches and synchronize) / `LAUNCHES`, in µs.
+fn per_launch_us(mut launch_once: impl FnMut() -> Res<()>, sync: impl Fn() -> Res<()>) -> Res<f64> {
+    for _ in 0..200 {
+        launch_once()?;
+    }
+    sync()?;
+    let mut rounds = Vec::new();
+    for _ in 0..5 {
+        let start = Instant::now();
+        for _ in 0..LAUNCHES {
+            launch_once()?;
+        }
+        sync()?;
+        rounds.push(start.elapsed().as_secs_f64() * 1e6 / LAUNCHES as f64);
+    }
+    Ok(median(rounds))
+}
+
+fn rust_launch_us() -> Res<f64> {
+    let stream = Stream::new()?;
+    let a = DeviceBuffer::to_device(&vec![1.0f32; SMALL], &stream)?;
+    let b = DeviceBuffer::to_device(&vec![2.0f32; SMALL], &stream)?;
+    let mut c = DeviceBuffer::<f32>::device_array(SMALL)?;
+    let us = per_launch_us(
+        || Ok(launch!(add_kernel[1, SMALL, stream](&a, &b, &mut c))?),
+        || Ok(stream.synchronize()?),
+    )?;
+    if c.copy_to_host(&stream)?.iter().any(|&x| x != 3.0) {
+        return Err("launch! benchmark computed a wrong result".into());
+    }
+    Ok(us)
+}
+
+fn cust_launch_us() -> Res<f64> {
+    let _context = CustContext::new(CustDevice::get_device(0)?)?;
+    let module = CustModule::from_ptx(KERNEL_MODULE.ptx(), &[])?;
+    let function = module.get_function("add_kernel")?;
+    let stream = CustStream::new(StreamFlags::NON_BLOCKING, None)?;
+    let a = cust::memory::DeviceBuffer::from_slice(&vec![1.0f32; SMALL])?;
+    let b = cust::memory::DeviceBuffer::from_slice(&vec![2.0f32; SMALL])?;
+    let c = cust::memory::DeviceBuffer::from_slice(&vec![0.0f32; SMALL])?;
+    let (pa, pb, pc) = (a.as_device_ptr().as_raw(), b.as_device_ptr().as_raw(), c.as_device_ptr().as_raw());
+    let n = SMALL;
+    let us = per_launch_us(
+        || {
+            let mut args: [*mut c_void; 6] = [
+                &pa as *const u64 as *mut c_void,
+                &n as *const usize as *mut c_void,
+                &pb as *const u64 as *mut c_void,
+                &n as *const usize as *mut c_void,
+                &pc as *const u64 as *mut c_void,
+                &n as *const usize as *mut c_void,
+            ];
+            // SAFETY: the six pointers match add_kernel's PTX parameters
+            // (pointer and length for each slice) and the buffers outlive the launch.
+            unsafe { stream.launch(&function, 1, SMALL as u32, 0, &mut args)? };
+            Ok(())
+        },
+        || Ok(stream.synchronize()?),
+    )?;
+    let mut out = vec![0.0f32; SMALL];
+    c.copy_to(&mut out[..])?;
+    if out.iter().any(|&x| x != 3.0) {
+        return Err("cust benchmark computed a wrong result".into());
+    }
+    Ok(us)
+}
+
+/// Which Rust kernel the bandwidth run launches.
+#[derive(Clone, Copy)]
+enum AddVariant {
+    /// `add_kernel`: safe, bounds-checked, written through the thread-index witness.
+    Safe,
+    /// `testing::add_unchecked`: unchecked, as CUDA C is written.
+    Unchecked,
+}
+
+fn rust_add_gbps(variant: AddVariant) -> Res<f64> {
+    let stream = Stream::new()?;
+    let a_host: Vec<f32> = (0..BIG).map(|i| (i % 1000) as f32).collect();
+    let b_host: Vec<f32> = (0..BIG).map(|i| 2.0 * (i % 777) as f32).collect();
+    let a = DeviceBuffer::to_device(&a_host, &stream)?;
+    let b = DeviceBuffer::to_device(&b_host, &stream)?;
+    let mut c = DeviceBuffer::<f32>::device_array(BIG)?;
+    let blocks = BIG.div_ceil(256);
+    let mut run = |c: &mut DeviceBuffer<f32>| match variant {
+        AddVariant::Safe => launch!(add_kernel[blocks, 256, stream](&a, &b, c)),
+        AddVariant::Unchecked => launch!(add_unchecked[blocks, 256, stream](&a, &b, c)),
+    };
+    for _ in 0..10 {
+        run(&mut c)?;
+    }
+    let (start, stop) = (Event::new()?, Event::new()?);
+    let mut times = Vec::new();
+    for _ in 0..50 {
+        start.record(&stream)?;
+        run(&mut c)?;
+        stop.record(&stream)?;
+        times.push(Event::elapsed_ms(&start, &stop)? as f64);
+    }
+    let c_host = c.copy_to_host(&stream)?;
+    if (0..BIG).any(|i| c_host[i] != a_host[i] + b_host[i]) {
+        return Err("add_kernel bandwidth run computed a wrong result".into());
+    }
+    let ms = median(times);
+    Ok(3.0 * BIG as f64 * 4.0 / (ms * 1e-3) / 1e9)
+}
+
+/// Runs a helper and collects its `RESULT name value unit` lines.
+fn helper(results: &mut BTreeMap<String, f64>, notes: &mut Vec<String>, what: &str, command: &mut Command) {
+    match command.output() {
+        Ok(out) => {
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            for line in stdout.lines() {
+                let fields: Vec<&str> = line.split_whitespace().collect();
+                if let ["RESULT", name, value, ..] = fields[..] {
+                    if let Ok(v) = value.parse() {
+                        results.insert(name.to_string(), v);
+                    }
+                } else if line.starts_with("FAILED") {
+                    notes.push(format!("{what}: {line}"));
+                }
+            }
+            if !out.status.success() {
+                notes.push(format!("{what} exited with {}: {}", out.status, String::from_utf8_lossy(&out.stderr).trim()));
+            }
+        }
+        Err(e) => notes.push(format!("{what} could not run: {e}")),
+    }
+}
+
+fn main() -> Res<()> {
+    let mut args = std::env::args().skip(1);
+    let (mut cuda_bin, mut python_script) = (None, None);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--cuda-bin" => cuda_bin = args.next(),
+            "--python-script" => python_script = args.next(),
+            "--bench" => {}
+            other => return Err(format!("unknown argument `{other}`").into()),
+        }
+    }
+    let device = Device::get(0)?;
+    let mut results = BTreeMap::new();
+    let mut notes = Vec::new();
+
+    results.insert("rust_launch_us".to_string(), rust_launch_us()?);
+    results.insert("cust_launch_us".to_string(), cust_launch_us()?);
+    results.insert("rust_add_16M_gbps".to_string(), rust_add_gbps(AddVariant::Safe)?);
+    results.insert("rust_unchecked_add_16M_gbps".to_string(), rust_add_gbps(AddVariant::Unchecked)?);
+    match &cuda_bin {
+        Some(bin) => helper(&mut results, &mut notes, "CUDA C", &mut Command::new(bin)),
+        None => notes.push("CUDA C: not run (no --cuda-bin)".into()),
+    }
+    match &python_script {
+        Some(script) => {
+            let ptx = std::env::temp_dir().join("gpu_kernels_bench.ptx");
+            std::fs::write(&ptx, KERNEL_MODULE.ptx())?;
+            helper(&mut results, &mut notes, "CuPy/Numba", Command::new("python3").arg(script).arg(&ptx));
+        }
+        None => notes.push("CuPy and Numba: not run (no --python-script)".into()),
+    }
+
+    let get = |k: &str| results.get(k).copied();
+    let fmt = |v: Option<f64>, unit: &str| v.map(|v| format!("{v:.3} {unit}")).unwrap_or_else(|| "not run".into());
+    let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
+        (Some(a), Some(b)) => format!("{:.2}x", a / b),
+        _ => "-".into(),
+    };
+    let rust = get("rust_launch_us");
+    println!();
+    println!("GPU: {} (compute capability {}.{})", device.name(), device.limits().compute_capability.0, device.limits().compute_capability.1);
+    println!();
+    println!("Launch cost: add_kernel (3 pointers), 1 block of {SMALL} threads, {LAUNCHES} launches + synchronize, median of 5");
+    println!("| launcher                 | time per launch | relative to launch! | goal                      |");
+    println!("|--------------------------|-----------------|---------------------|---------------------------|");
+    println!("| launch! (this crate)     | {:>15} | {:>19} | -                         |", fmt(rust, "us"), "1.00x");
+    println!("| bare cust launch         | {:>15} | {:>19} | launch! within 5% of this |", fmt(get("cust_launch_us"), "us"), ratio(get("cust_launch_us"), rust));
+    println!("| CUDA C <<<>>> (nvcc -O3) | {:>15} | {:>19} | -                         |", fmt(get("cuda_c_launch_us"), "us"), ratio(get("cuda_c_launch_us"), rust));
+    println!("| CuPy RawKernel           | {:>15} | {:>19} | >= 1.5x                   |", fmt(get("cupy_rawkernel_launch_us"), "us"), ratio(get("cupy_rawkernel_launch_us"), rust));
+    println!("| Numba @cuda.jit          | {:>15} | {:>19} | >= 7x                     |", fmt(get("numba_jit_launch_us"), "us"), ratio(get("numba_jit_launch_us"), rust));
+    println!();
+    let rust_bw = get("rust_add_16M_gbps");
+    println!("Bandwidth: add_kernel on 16M f32 (3 x 64 MiB moved), events, median of 50");
+    println!("| kernel                   | bandwidth       | relative to nvcc    | goal                      |");
+    println!("|--------------------------|-----------------|---------------------|---------------------------|");
+    println!("| Rust #[kernel]           | {:>15} | {:>19} | >= 0.98x                  |", fmt(rust_bw, "GB/s"), ratio(rust_bw, get("cuda_c_add_16M_gbps")));
+    let unchecked = get("rust_unchecked_add_16M_gbps");
+    println!("| Rust, unchecked (unsafe) | {:>15} | {:>19} | -                         |", fmt(unchecked, "GB/s"), ratio(unchecked, get("cuda_c_add_16M_gbps")));
+    println!("| CUDA C (nvcc -O3)        | {:>15} | {:>19} | -                         |", fmt(get("cuda_c_add_16M_gbps"), "GB/s"), "1.00x");
+    println!("| CuPy cp.add              | {:>15} | {:>19} | -                         |", fmt(get("cupy_add_16M_gbps"), "GB/s"), ratio(get("cupy_add_16M_gbps"), get("cuda_c_add_16M_gbps")));
+    for note in notes {
+        println!("note: {note}");
+    }
+    Ok(())
+}

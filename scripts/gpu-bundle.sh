@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Builds every test, example and benchmark binary (release) and bundles them
+# into .gpu-bundle/ with run-all.sh, which runs them all on a GPU machine:
+#
+#   scripts/gpu-bundle.sh            # here: build and bundle (x86-64, no GPU needed)
+#   bash .gpu-bundle/run-all.sh      # on the GPU machine, from the repository root
+#
+# Left out, with the reason printed: tests that need this machine's tools
+# rather than a GPU (compile_fail needs cargo; ptx needs .tools/ptxas).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+bundle="$root/.gpu-bundle"
+rm -rf "$bundle"
+mkdir -p "$bundle/tests" "$bundle/examples" "$bundle/benches"
+
+executables() { # reads cargo's JSON messages; prints "kind name path" per test or bench executable
+    python3 -c '
+import json, sys
+for line in sys.stdin:
+    try:
+        m = json.loads(line)
+    except ValueError:
+        continue
+    if m.get("reason") == "compiler-artifact" and m.get("executable"):
+        kind = m["target"]["kind"][0]
+        print(kind, m["target"]["name"], m["executable"])
+'
+}
+
+cargo build --release --examples --quiet
+cargo test --workspace --release --no-run --quiet --message-format=json | executables | while read -r kind name path; do
+    case "$name" in
+        compile_fail|ptx) echo "bundle: leaving out tests/$name.rs (runs in CI: needs this machine's tools, not a GPU)" ;;
+        gpu_macros) echo "bundle: leaving out the proc-macro crate's unit tests (they link the toolchain's libstd)" ;;
+        *) [ "$kind" = lib ] && name="unit-$name"; cp "$path" "$bundle/tests/$name" ;;
+    esac
+done
+cargo bench --no-run --quiet --message-format=json | executables | while read -r kind name path; do
+    cp "$path" "$bundle/benches/$name"
+done
+for example in examples/*.rs; do
+    name="$(basename "$example" .rs)"
+    cp "target/release/examples/$name" "$bundle/examples/$name"
+done
+cp benches/cuda/add_kernel.cu benches/python/launch_and_bandwidth.py "$bundle/benches/"
+
+cat > "$bundle/run-all.sh" <<'RUNNER'
+#!/usr/bin/env bash
+# Runs every bundled binary on this GPU machine; one line per binary, then a total.
+cd "$(dirname "${BASH_SOURCE[0]}")"
+nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader
+passed=0; failed=0; failures=""
+run() {
+    local name="$1"; shift
+    echo "=== $name"
+    if "$@"; then
+        passed=$((passed + 1)); echo "--- $name: ok"
+    else
+        failed=$((failed + 1)); failures="$failures $name"; echo "--- $name: FAILED"
+    fi
+}
+for t in tests/*; do
+    name="$(basename "$t")"
+    if [ "$name" = no_gpu ]; then
+        run "$name (with CUDA_VISIBLE_DEVICES= hiding the GPU)" env CUDA_VISIBLE_DEVICES= "$t"
+    else
+        run "$name" "$t" --include-ignored
+    fi
+done
+for e in examples/*; do run "example $(basename "$e")" "$e"; done
+cap="$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1 | tr -d '.')"
+if nvcc -O3 -arch="sm_${cap}" -o /tmp/add_kernel_cuda benches/add_kernel.cu; then
+    cuda_bin=(--cuda-bin /tmp/add_kernel_cuda)
+else
+    echo "nvcc failed: the CUDA C column stays empty"; cuda_bin=()
+fi
+for b in benches/*; do
+    [ -x "$b" ] && [ "${b%.*}" = "$b" ] || continue
+    run "bench $(basename "$b")" "$b" "${cuda_bin[@]}" --python-script benches/launch_and_bandwidth.py
+done
+[ -n "$failures" ] && echo "failed:$failures"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
+RUNNER
+chmod +x "$bundle/run-all.sh"
+du -sh "$bundle"
+echo "bundle: $(ls "$bundle/tests" | wc -l) test binaries, $(ls "$bundle/examples" | wc -l) examples, benches: $(ls "$bundle/benches" | tr '\n' ' ')"

@@ -1,0 +1,85 @@
+//! Streams and events on the GPU: ordering across streams, queries, timing,
+//! and many host threads launching at once.
+
+use gpu_kernels::{add_kernel, fill};
+use gpu_runtime::{launch, Device, DeviceBuffer, Event, Stream};
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: scripts/gpu-bundle.sh runs it on the GPU machine"]
+fn an_event_orders_work_across_non_blocking_streams() {
+    let producer = Stream::new().unwrap();
+    let consumer = Stream::new().unwrap();
+    assert_ne!(producer, consumer);
+    assert_eq!(producer, producer.clone());
+    let n = 1 << 22;
+    for round in 0..5 {
+        let mut x = DeviceBuffer::<f32>::device_array(n).unwrap();
+        let mut y = DeviceBuffer::<f32>::device_array(n).unwrap();
+        // Long work on the producer, then the consumer reads its result.
+        for k in 0..20 {
+            launch!(fill[n / 256, 256, producer](k as f32 + round as f32, &mut x)).unwrap();
+        }
+        let ready = producer.record().unwrap();
+        consumer.wait_event(&ready).unwrap();
+        launch!(add_kernel[n / 256, 256, consumer](&x, &x, &mut y)).unwrap();
+        consumer.wait_event(&ready).unwrap(); // an event can be waited on again
+        let got = y.copy_to_host(&consumer).unwrap();
+        let want = 2.0 * (19.0 + round as f32);
+        assert!(got.iter().all(|&v| v == want), "round {round}: consumer saw unfinished producer work");
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: scripts/gpu-bundle.sh runs it on the GPU machine"]
+fn stream_and_event_queries_and_timing() {
+    let stream = Stream::new().unwrap();
+    let n = 1 << 24;
+    let mut x = DeviceBuffer::<f32>::device_array(n).unwrap();
+    let start = Event::new().unwrap();
+    start.record(&stream).unwrap();
+    for _ in 0..50 {
+        launch!(fill[n / 256, 256, stream](1.0f32, &mut x)).unwrap();
+    }
+    let end = stream.record().unwrap();
+    let ms = Event::elapsed_ms(&start, &end).unwrap();
+    assert!(end.is_done().unwrap(), "elapsed_ms waits for the end event");
+    assert!(stream.is_done().unwrap());
+    assert!(ms > 0.0 && ms < 10_000.0, "{ms} ms");
+    assert!(stream.to_string().starts_with("<Stream 0x") && stream.to_string().ends_with("(device 0)>"));
+    let null = Device::get(0).unwrap().legacy_default_stream();
+    assert_eq!(null.to_string(), "<Stream 0x0 (device 0)>");
+    null.synchronize().unwrap();
+    gpu_runtime::synchronize().unwrap();
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: scripts/gpu-bundle.sh runs it on the GPU machine"]
+fn sixteen_host_threads_launch_on_their_own_streams() {
+    let handles: Vec<_> = (0..16)
+        .map(|t| {
+            std::thread::spawn(move || {
+                let stream = Stream::new().unwrap();
+                let mut out = DeviceBuffer::<u32>::device_array(10_000).unwrap();
+                for _ in 0..10 {
+                    launch!(fill[40, 256, stream](t as u32, &mut out)).unwrap();
+                }
+                out.copy_to_host(&stream).unwrap().iter().all(|&v| v == t as u32)
+            })
+        })
+        .collect();
+    for (t, h) in handles.into_iter().enumerate() {
+        assert!(h.join().unwrap(), "thread {t} saw another thread's values");
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: scripts/gpu-bundle.sh runs it on the GPU machine"]
+fn empty_buffers_copy_and_launch() {
+    let stream = Stream::new().unwrap();
+    let empty = DeviceBuffer::<f32>::to_device(&[], &stream).unwrap();
+    assert!(empty.is_empty());
+    assert_eq!(empty.copy_to_host(&stream).unwrap(), Vec::<f32>::new());
+    let mut out = DeviceBuffer::<f32>::device_array(0).unwrap();
+    launch!(add_kernel[1, 32, stream](&empty, &empty, &mut out)).unwrap();
+    stream.synchronize().unwrap();
+}

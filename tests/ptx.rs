@@ -1,0 +1,91 @@
+//! The PTX that `cargo build` made for gpu-kernels: the entry points and their
+//! parameters, and `ptxas` accepting the module for sm_70, sm_80 and sm_90.
+//! Runs without a GPU; `scripts/setup.sh` installs the two `ptxas`.
+
+use gpu_kernels::KERNEL_MODULE;
+use std::path::PathBuf;
+use std::process::Command;
+
+fn entry_params(name: &str) -> Vec<String> {
+    let ptx = KERNEL_MODULE.ptx();
+    let start = ptx
+        .find(&format!(".visible .entry {name}("))
+        .unwrap_or_else(|| panic!("no entry point `{name}` in the PTX"));
+    let body = &ptx[start..];
+    let end = body.find(')').expect("parameter list closes");
+    body[..end].lines().skip(1).map(|l| l.trim().trim_end_matches(',').to_string()).filter(|l| !l.is_empty()).collect()
+}
+
+#[test]
+fn every_kernel_is_an_entry_point_and_nothing_else_is() {
+    let mut entries = KERNEL_MODULE.entry_points();
+    entries.sort();
+    let expected = [
+        "add_kernel", "add_unchecked", "affine", "atomics_f32", "atomics_f64", "atomics_i32", "atomics_u32", "atomics_u64",
+        "block_sum_static", "coordinates", "empty", "fill_f32", "fill_f64", "fill_i32", "fill_u32", "fill_u64",
+        "launch_shape", "math_f32", "math_f64", "panic_if", "read_at", "reverse_in_blocks", "saxpy", "select",
+        "warp_shuffles",
+    ];
+    assert_eq!(entries, expected);
+    // Helper functions are internal: no other visible functions.
+    assert!(!KERNEL_MODULE.ptx().contains(".visible .func"));
+}
+
+#[test]
+fn slices_pass_as_pointer_and_length_and_values_by_value() {
+    let add = entry_params("add_kernel");
+    assert_eq!(add.len(), 6, "{add:?}");
+    for (i, p) in add.iter().enumerate() {
+        assert!(p.starts_with(".param .u64"), "parameter {i} of add_kernel: {p}");
+    }
+    let saxpy = entry_params("saxpy");
+    assert!(saxpy[0].starts_with(".param .f32"), "{saxpy:?}");
+    assert_eq!(saxpy.len(), 7);
+    // The #[repr(C)] struct Affine { f32, f32, bool } travels as 12 aligned bytes.
+    let affine = entry_params("affine");
+    assert!(affine[0].contains(".align 4 .b8") && affine[0].ends_with("[12]"), "{affine:?}");
+    assert!(entry_params("empty").is_empty());
+    let fill = entry_params("fill_f64");
+    assert!(fill[0].starts_with(".param .f64"), "{fill:?}");
+}
+
+#[test]
+fn shared_memory_is_declared_at_module_scope() {
+    let ptx = KERNEL_MODULE.ptx();
+    assert!(ptx.contains(".extern .shared .align 16 .b8 __gpu_dynamic_shared[];"));
+    assert!(ptx.contains(".shared .align 4 .b8 __gpu_shared_gpu_kernels_"), "static shared array of block_sum_static");
+}
+
+fn ptxas(dir: &str, sub: &str) -> PathBuf {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let path = root.join(".tools").join(dir).join(sub);
+    assert!(path.is_file(), "{} is missing: run scripts/setup.sh, which installs ptxas from PyPI", path.display());
+    path
+}
+
+fn assemble(ptxas: &PathBuf, arch: &str) {
+    let dir = std::env::temp_dir().join(format!("gpu-kernels-ptx-{arch}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let input = dir.join("kernels.ptx");
+    std::fs::write(&input, KERNEL_MODULE.ptx()).unwrap();
+    let out = Command::new(ptxas).arg(format!("-arch={arch}")).arg(&input).arg("-o").arg(dir.join("kernels.cubin")).output().unwrap();
+    assert!(out.status.success(), "ptxas -arch={arch} rejected the PTX:\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(dir.join("kernels.cubin").metadata().unwrap().len() > 0);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn ptxas_accepts_the_module_for_sm_70() {
+    // CUDA 13's ptxas no longer targets sm_70; CUDA 12's does.
+    assemble(&ptxas("ptxas12", "nvidia/cuda_nvcc/bin/ptxas"), "sm_70");
+}
+
+#[test]
+fn ptxas_accepts_the_module_for_sm_80() {
+    assemble(&ptxas("ptxas", "nvidia/cu13/bin/ptxas"), "sm_80");
+}
+
+#[test]
+fn ptxas_accepts_the_module_for_sm_90() {
+    assemble(&ptxas("ptxas", "nvidia/cu13/bin/ptxas"), "sm_90");
+}
