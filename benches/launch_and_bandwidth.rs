@@ -76,11 +76,15 @@ fn cust_launch_us() -> Res<f64> {
     let a = cust::memory::DeviceBuffer::from_slice(&vec![1.0f32; SMALL])?;
     let b = cust::memory::DeviceBuffer::from_slice(&vec![2.0f32; SMALL])?;
     let c = cust::memory::DeviceBuffer::from_slice(&vec![0.0f32; SMALL])?;
-    let (pa, pb, pc) = (a.as_device_ptr().as_raw(), b.as_device_ptr().as_raw(), c.as_device_ptr().as_raw());
+    let (pa, pb, pc) = (
+        a.as_device_ptr().as_raw(),
+        b.as_device_ptr().as_raw(),
+        c.as_device_ptr().as_raw(),
+    );
     let n = SMALL;
     let us = per_launch_us(
         || {
-            let mut args: [*mut c_void; 6] = [
+            let args: [*mut c_void; 6] = [
                 &pa as *const u64 as *mut c_void,
                 &n as *const usize as *mut c_void,
                 &pb as *const u64 as *mut c_void,
@@ -90,7 +94,7 @@ fn cust_launch_us() -> Res<f64> {
             ];
             // SAFETY: the six pointers match add_kernel's PTX parameters
             // (pointer and length for each slice) and the buffers outlive the launch.
-            unsafe { stream.launch(&function, 1, SMALL as u32, 0, &mut args)? };
+            unsafe { stream.launch(&function, 1, SMALL as u32, 0, &args)? };
             Ok(())
         },
         || Ok(stream.synchronize()?),
@@ -120,7 +124,7 @@ fn rust_add_gbps(variant: AddVariant) -> Res<f64> {
     let b = DeviceBuffer::to_device(&b_host, &stream)?;
     let mut c = DeviceBuffer::<f32>::device_array(BIG)?;
     let blocks = BIG.div_ceil(256);
-    let mut run = |c: &mut DeviceBuffer<f32>| match variant {
+    let run = |c: &mut DeviceBuffer<f32>| match variant {
         AddVariant::Safe => launch!(add_kernel[blocks, 256, stream](&a, &b, c)),
         AddVariant::Unchecked => launch!(add_unchecked[blocks, 256, stream](&a, &b, c)),
     };
@@ -144,7 +148,12 @@ fn rust_add_gbps(variant: AddVariant) -> Res<f64> {
 }
 
 /// Runs a helper and collects its `RESULT name value unit` lines.
-fn helper(results: &mut BTreeMap<String, f64>, notes: &mut Vec<String>, what: &str, command: &mut Command) {
+fn helper(
+    results: &mut BTreeMap<String, f64>,
+    notes: &mut Vec<String>,
+    what: &str,
+    command: &mut Command,
+) {
     match command.output() {
         Ok(out) => {
             let stdout = String::from_utf8_lossy(&out.stdout);
@@ -159,7 +168,11 @@ fn helper(results: &mut BTreeMap<String, f64>, notes: &mut Vec<String>, what: &s
                 }
             }
             if !out.status.success() {
-                notes.push(format!("{what} exited with {}: {}", out.status, String::from_utf8_lossy(&out.stderr).trim()));
+                notes.push(format!(
+                    "{what} exited with {}: {}",
+                    out.status,
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ));
             }
         }
         Err(e) => notes.push(format!("{what} could not run: {e}")),
@@ -183,8 +196,14 @@ fn main() -> Res<()> {
 
     results.insert("rust_launch_us".to_string(), rust_launch_us()?);
     results.insert("cust_launch_us".to_string(), cust_launch_us()?);
-    results.insert("rust_add_16M_gbps".to_string(), rust_add_gbps(AddVariant::Safe)?);
-    results.insert("rust_unchecked_add_16M_gbps".to_string(), rust_add_gbps(AddVariant::Unchecked)?);
+    results.insert(
+        "rust_add_16M_gbps".to_string(),
+        rust_add_gbps(AddVariant::Safe)?,
+    );
+    results.insert(
+        "rust_unchecked_add_16M_gbps".to_string(),
+        rust_add_gbps(AddVariant::Unchecked)?,
+    );
     match &cuda_bin {
         Some(bin) => helper(&mut results, &mut notes, "CUDA C", &mut Command::new(bin)),
         None => notes.push("CUDA C: not run (no --cuda-bin)".into()),
@@ -193,39 +212,88 @@ fn main() -> Res<()> {
         Some(script) => {
             let ptx = std::env::temp_dir().join("gpu_kernels_bench.ptx");
             std::fs::write(&ptx, KERNEL_MODULE.ptx())?;
-            helper(&mut results, &mut notes, "CuPy/Numba", Command::new("python3").arg(script).arg(&ptx));
+            helper(
+                &mut results,
+                &mut notes,
+                "CuPy/Numba",
+                Command::new("python3").arg(script).arg(&ptx),
+            );
         }
         None => notes.push("CuPy and Numba: not run (no --python-script)".into()),
     }
 
     let get = |k: &str| results.get(k).copied();
-    let fmt = |v: Option<f64>, unit: &str| v.map(|v| format!("{v:.3} {unit}")).unwrap_or_else(|| "not run".into());
+    let fmt = |v: Option<f64>, unit: &str| {
+        v.map(|v| format!("{v:.3} {unit}"))
+            .unwrap_or_else(|| "not run".into())
+    };
     let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
         (Some(a), Some(b)) => format!("{:.2}x", a / b),
         _ => "-".into(),
     };
     let rust = get("rust_launch_us");
     println!();
-    println!("GPU: {} (compute capability {}.{})", device.name(), device.limits().compute_capability.0, device.limits().compute_capability.1);
+    println!(
+        "GPU: {} (compute capability {}.{})",
+        device.name(),
+        device.limits().compute_capability.0,
+        device.limits().compute_capability.1
+    );
     println!();
     println!("Launch cost: add_kernel (3 pointers), 1 block of {SMALL} threads, {LAUNCHES} launches + synchronize, median of 5");
     println!("| launcher                 | time per launch | relative to launch! | goal                      |");
     println!("|--------------------------|-----------------|---------------------|---------------------------|");
-    println!("| launch! (this crate)     | {:>15} | {:>19} | -                         |", fmt(rust, "us"), "1.00x");
-    println!("| bare cust launch         | {:>15} | {:>19} | launch! within 5% of this |", fmt(get("cust_launch_us"), "us"), ratio(get("cust_launch_us"), rust));
-    println!("| CUDA C <<<>>> (nvcc -O3) | {:>15} | {:>19} | -                         |", fmt(get("cuda_c_launch_us"), "us"), ratio(get("cuda_c_launch_us"), rust));
-    println!("| CuPy RawKernel           | {:>15} | {:>19} | >= 1.5x                   |", fmt(get("cupy_rawkernel_launch_us"), "us"), ratio(get("cupy_rawkernel_launch_us"), rust));
-    println!("| Numba @cuda.jit          | {:>15} | {:>19} | >= 7x                     |", fmt(get("numba_jit_launch_us"), "us"), ratio(get("numba_jit_launch_us"), rust));
+    println!(
+        "| launch! (this crate)     | {:>15} | {:>19} | -                         |",
+        fmt(rust, "us"),
+        "1.00x"
+    );
+    println!(
+        "| bare cust launch         | {:>15} | {:>19} | launch! within 5% of this |",
+        fmt(get("cust_launch_us"), "us"),
+        ratio(get("cust_launch_us"), rust)
+    );
+    println!(
+        "| CUDA C <<<>>> (nvcc -O3) | {:>15} | {:>19} | -                         |",
+        fmt(get("cuda_c_launch_us"), "us"),
+        ratio(get("cuda_c_launch_us"), rust)
+    );
+    println!(
+        "| CuPy RawKernel           | {:>15} | {:>19} | >= 1.5x                   |",
+        fmt(get("cupy_rawkernel_launch_us"), "us"),
+        ratio(get("cupy_rawkernel_launch_us"), rust)
+    );
+    println!(
+        "| Numba @cuda.jit          | {:>15} | {:>19} | >= 7x                     |",
+        fmt(get("numba_jit_launch_us"), "us"),
+        ratio(get("numba_jit_launch_us"), rust)
+    );
     println!();
     let rust_bw = get("rust_add_16M_gbps");
     println!("Bandwidth: add_kernel on 16M f32 (3 x 64 MiB moved), events, median of 50");
     println!("| kernel                   | bandwidth       | relative to nvcc    | goal                      |");
     println!("|--------------------------|-----------------|---------------------|---------------------------|");
-    println!("| Rust #[kernel]           | {:>15} | {:>19} | >= 0.98x                  |", fmt(rust_bw, "GB/s"), ratio(rust_bw, get("cuda_c_add_16M_gbps")));
+    println!(
+        "| Rust #[kernel]           | {:>15} | {:>19} | >= 0.98x                  |",
+        fmt(rust_bw, "GB/s"),
+        ratio(rust_bw, get("cuda_c_add_16M_gbps"))
+    );
     let unchecked = get("rust_unchecked_add_16M_gbps");
-    println!("| Rust, unchecked (unsafe) | {:>15} | {:>19} | -                         |", fmt(unchecked, "GB/s"), ratio(unchecked, get("cuda_c_add_16M_gbps")));
-    println!("| CUDA C (nvcc -O3)        | {:>15} | {:>19} | -                         |", fmt(get("cuda_c_add_16M_gbps"), "GB/s"), "1.00x");
-    println!("| CuPy cp.add              | {:>15} | {:>19} | -                         |", fmt(get("cupy_add_16M_gbps"), "GB/s"), ratio(get("cupy_add_16M_gbps"), get("cuda_c_add_16M_gbps")));
+    println!(
+        "| Rust, unchecked (unsafe) | {:>15} | {:>19} | -                         |",
+        fmt(unchecked, "GB/s"),
+        ratio(unchecked, get("cuda_c_add_16M_gbps"))
+    );
+    println!(
+        "| CUDA C (nvcc -O3)        | {:>15} | {:>19} | -                         |",
+        fmt(get("cuda_c_add_16M_gbps"), "GB/s"),
+        "1.00x"
+    );
+    println!(
+        "| CuPy cp.add              | {:>15} | {:>19} | -                         |",
+        fmt(get("cupy_add_16M_gbps"), "GB/s"),
+        ratio(get("cupy_add_16M_gbps"), get("cuda_c_add_16M_gbps"))
+    );
     for note in notes {
         println!("note: {note}");
     }

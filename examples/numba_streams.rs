@@ -64,10 +64,16 @@ fn run() -> Result<(), Box<dyn Error>> {
     // Check against the CPU: c = a + b, and then a = b + c.
     let a_after = a_gpu.copy_to_host(&current_stream()?)?;
     let mismatches = (0..size)
-        .filter(|&i| c_cpu[i] != a_cpu[i] + b_cpu[i] || a_after[i] != b_cpu[i] + (a_cpu[i] + b_cpu[i]))
+        .filter(|&i| {
+            c_cpu[i] != a_cpu[i] + b_cpu[i] || a_after[i] != b_cpu[i] + (a_cpu[i] + b_cpu[i])
+        })
         .count();
     println!("c[..4] = {:?}, c[-1] = {}", &c_cpu[..4], c_cpu[size - 1]);
-    println!("a[..4] = {:?}, a[-1] = {} (after the second launch)", &a_after[..4], a_after[size - 1]);
+    println!(
+        "a[..4] = {:?}, a[-1] = {} (after the second launch)",
+        &a_after[..4],
+        a_after[size - 1]
+    );
     if mismatches != 0 {
         return Err(format!("{mismatches} of {size} elements differ from the CPU result").into());
     }

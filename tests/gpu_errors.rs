@@ -31,24 +31,42 @@ fn bad_launch_configurations_name_the_kernel_and_the_limit() {
     assert!(reason.contains("grid dimension x is -3"), "{reason}");
 
     let (_, reason) = invalid_launch(launch!(add_kernel[1, 2048, stream](&a, &a, &mut c)));
-    assert!(reason.contains(&format!("limit of {}", limits.max_block_dim[0])), "{reason}");
+    assert!(
+        reason.contains(&format!("limit of {}", limits.max_block_dim[0])),
+        "{reason}"
+    );
 
     let (_, reason) = invalid_launch(launch!(add_kernel[1, (64, 32), stream](&a, &a, &mut c)));
-    assert!(reason.contains("2048 threads") && reason.contains(&limits.max_threads_per_block.to_string()), "{reason}");
+    assert!(
+        reason.contains("2048 threads")
+            && reason.contains(&limits.max_threads_per_block.to_string()),
+        "{reason}"
+    );
 
     let (_, reason) = invalid_launch(launch!(add_kernel[1, (1, 1, 65), stream](&a, &a, &mut c)));
     assert!(reason.contains("block dimension z is 65"), "{reason}");
 
     let (_, reason) = invalid_launch(launch!(add_kernel[(1, 100_000), 32, stream](&a, &a, &mut c)));
-    assert!(reason.contains("grid dimension y is 100000") && reason.contains("65535"), "{reason}");
+    assert!(
+        reason.contains("grid dimension y is 100000") && reason.contains("65535"),
+        "{reason}"
+    );
 
     let too_much = limits.max_shared_per_block_optin as usize + 1;
-    let (kernel, reason) = invalid_launch(launch!(testing::reverse_in_blocks[1, 32, stream, too_much](&DeviceBuffer::<u32>::device_array(32).unwrap(), &mut DeviceBuffer::<u32>::device_array(32).unwrap())));
+    let (kernel, reason) = invalid_launch(
+        launch!(testing::reverse_in_blocks[1, 32, stream, too_much](&DeviceBuffer::<u32>::device_array(32).unwrap(), &mut DeviceBuffer::<u32>::device_array(32).unwrap())),
+    );
     assert_eq!(kernel, "reverse_in_blocks");
-    assert!(reason.contains("dynamic shared memory") && reason.contains(&limits.max_shared_per_block_optin.to_string()), "{reason}");
+    assert!(
+        reason.contains("dynamic shared memory")
+            && reason.contains(&limits.max_shared_per_block_optin.to_string()),
+        "{reason}"
+    );
 
     // Messages read as sentences a user can act on.
-    let message = launch!(add_kernel[0, 64, stream](&a, &a, &mut c)).unwrap_err().to_string();
+    let message = launch!(add_kernel[0, 64, stream](&a, &a, &mut c))
+        .unwrap_err()
+        .to_string();
     assert_eq!(message, "cannot launch kernel `add_kernel`: grid dimension x is 0: every grid dimension must be at least 1");
 
     // None of this disturbed the stream: a good launch still works.
@@ -62,7 +80,11 @@ fn out_of_memory_is_an_error_with_the_sizes() {
     let (free, total) = Device::get(0).unwrap().memory_info().unwrap();
     let request = total + (1 << 30);
     match DeviceBuffer::<u8>::device_array(request) {
-        Err(Error::OutOfMemory { requested, total: reported_total, .. }) => {
+        Err(Error::OutOfMemory {
+            requested,
+            total: reported_total,
+            ..
+        }) => {
             assert_eq!(requested, request);
             assert_eq!(reported_total, total);
         }
@@ -85,11 +107,27 @@ fn copies_of_the_wrong_length_are_refused() {
     let stream = Stream::new().unwrap();
     let mut buffer = DeviceBuffer::<f32>::device_array(10).unwrap();
     let err = buffer.copy_from_host(&[1.0; 9], &stream).unwrap_err();
-    assert_eq!(err, Error::LengthMismatch { operation: "copy to device", destination: 10, source: 9 });
+    assert_eq!(
+        err,
+        Error::LengthMismatch {
+            operation: "copy to device",
+            destination: 10,
+            source: 9
+        }
+    );
     let mut out = vec![0.0f32; 11];
     let err = buffer.copy_to_slice(&mut out, &stream).unwrap_err();
-    assert_eq!(err, Error::LengthMismatch { operation: "copy to host", destination: 11, source: 10 });
-    assert!(err.to_string().contains("holds 11 elements but the source holds 10"));
+    assert_eq!(
+        err,
+        Error::LengthMismatch {
+            operation: "copy to host",
+            destination: 11,
+            source: 10
+        }
+    );
+    assert!(err
+        .to_string()
+        .contains("holds 11 elements but the source holds 10"));
 }
 
 #[test]
@@ -97,6 +135,14 @@ fn copies_of_the_wrong_length_are_refused() {
 fn a_device_that_does_not_exist_is_named() {
     let count = Device::count().unwrap();
     let err = Device::get(count).unwrap_err();
-    assert_eq!(err, Error::InvalidDevice { ordinal: count, count });
-    assert!(err.to_string().contains(&format!("device {count} does not exist")));
+    assert_eq!(
+        err,
+        Error::InvalidDevice {
+            ordinal: count,
+            count
+        }
+    );
+    assert!(err
+        .to_string()
+        .contains(&format!("device {count} does not exist")));
 }

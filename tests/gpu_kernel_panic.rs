@@ -13,7 +13,10 @@ fn a_panicking_kernel_is_reported_by_name() {
     let mut out = DeviceBuffer::<u32>::device_array(64).unwrap();
     // Not triggered: runs normally.
     launch!(testing::panic_if[1, 64, stream](0, &mut out)).unwrap();
-    assert_eq!(out.copy_to_host(&stream).unwrap(), (0..64).collect::<Vec<u32>>());
+    assert_eq!(
+        out.copy_to_host(&stream).unwrap(),
+        (0..64).collect::<Vec<u32>>()
+    );
 
     // Triggered: the launch is queued, the failure surfaces at synchronize.
     launch!(testing::panic_if[1, 64, stream](1, &mut out)).unwrap();
@@ -21,7 +24,11 @@ fn a_panicking_kernel_is_reported_by_name() {
     match &err {
         Error::KernelFailed { kernel, driver, .. } => {
             assert_eq!(*kernel, "panic_if");
-            assert!(driver.code >= 700, "a kernel fault code, got {}", driver.code);
+            assert!(
+                driver.code >= 700,
+                "a kernel fault code, got {}",
+                driver.code
+            );
         }
         other => panic!("expected KernelFailed, got {other:?}"),
     }

@@ -48,10 +48,19 @@ fn launch_without_stream_uses_the_current_stream() {
 #[ignore = "needs an NVIDIA GPU: scripts/gpu-bundle.sh runs it on the GPU machine"]
 fn generic_kernel_runs_each_instance() {
     let stream = Stream::new().unwrap();
-    fn check<T: gpu_runtime::DeviceCopy + PartialEq + std::fmt::Debug + fill::Instance>(value: T, stream: &Stream) {
+    fn check<T: gpu_runtime::DeviceCopy + PartialEq + std::fmt::Debug + fill::Instance>(
+        value: T,
+        stream: &Stream,
+    ) {
         let mut out = DeviceBuffer::<T>::device_array(777).unwrap();
         launch!(fill[4, 256, stream](value, &mut out)).unwrap();
-        assert!(out.copy_to_host(stream).unwrap().iter().all(|v| *v == value), "{value:?}");
+        assert!(
+            out.copy_to_host(stream)
+                .unwrap()
+                .iter()
+                .all(|v| *v == value),
+            "{value:?}"
+        );
     }
     check(1.5f32, &stream);
     check(-2.25f64, &stream);
@@ -68,7 +77,11 @@ fn struct_bool_and_small_scalars_cross_by_value() {
     let dx = DeviceBuffer::to_device(&x, &stream).unwrap();
     let mut out = DeviceBuffer::<f32>::device_array(300).unwrap();
     for negate in [false, true] {
-        let p = Affine { scale: 3.0, offset: -1.0, negate };
+        let p = Affine {
+            scale: 3.0,
+            offset: -1.0,
+            negate,
+        };
         launch!(testing::affine[2, 256, stream](p, &dx, &mut out)).unwrap();
         let got = out.copy_to_host(&stream).unwrap();
         for i in 0..300 {
@@ -78,7 +91,10 @@ fn struct_bool_and_small_scalars_cross_by_value() {
     }
     let a: Vec<i64> = (0..100).collect();
     let b: Vec<i64> = (0..100).map(|i| -i * 1000).collect();
-    let (da, db) = (DeviceBuffer::to_device(&a, &stream).unwrap(), DeviceBuffer::to_device(&b, &stream).unwrap());
+    let (da, db) = (
+        DeviceBuffer::to_device(&a, &stream).unwrap(),
+        DeviceBuffer::to_device(&b, &stream).unwrap(),
+    );
     let mut sel = DeviceBuffer::<i64>::device_array(100).unwrap();
     for (first, offset) in [(true, 7u8), (false, 200u8)] {
         launch!(testing::select[1, 128, stream](first, offset, &da, &db, &mut sel)).unwrap();
@@ -106,12 +122,19 @@ fn thread_index_is_unique_and_grid_3d_matches_cuda() {
         seen[slot] = true;
         assert!(*x < 3 * 8 && *y < 2 * 4 && *z < 2 * 2);
     }
-    let positions: std::collections::HashSet<_> = got.iter().map(|[_, x, y, z]| (*x, *y, *z)).collect();
-    assert_eq!(positions.len(), n, "grid_3d gives every thread its own position");
+    let positions: std::collections::HashSet<_> =
+        got.iter().map(|[_, x, y, z]| (*x, *y, *z)).collect();
+    assert_eq!(
+        positions.len(),
+        n,
+        "grid_3d gives every thread its own position"
+    );
 
     let mut shape = DeviceBuffer::<[u32; 4]>::device_array(5 * 64).unwrap();
     launch!(testing::launch_shape[5, 64, stream](&mut shape)).unwrap();
-    for (i, [gridsize, bdim, gdim, tid]) in shape.copy_to_host(&stream).unwrap().into_iter().enumerate() {
+    for (i, [gridsize, bdim, gdim, tid]) in
+        shape.copy_to_host(&stream).unwrap().into_iter().enumerate()
+    {
         assert_eq!((gridsize, bdim, gdim, tid), (320, 64, 5, (i % 64) as u32));
     }
 }
@@ -142,7 +165,8 @@ fn dynamic_shared_memory_reverses_blocks_including_above_48_kib() {
         let input: Vec<u32> = (0..n as u32).collect();
         let din = DeviceBuffer::to_device(&input, &stream).unwrap();
         let mut out = DeviceBuffer::<u32>::device_array(n).unwrap();
-        launch!(testing::reverse_in_blocks[6, threads, stream, threads * 4](&din, &mut out)).unwrap();
+        launch!(testing::reverse_in_blocks[6, threads, stream, threads * 4](&din, &mut out))
+            .unwrap();
         let got = out.copy_to_host(&stream).unwrap();
         for b in 0..6 {
             for t in 0..threads {
@@ -231,14 +255,35 @@ fn float_math_matches_the_cpu() {
     launch!(testing::math_f32[8, 256, stream](&dx, &mut out)).unwrap();
     let got = out.copy_to_host(&stream).unwrap();
     for (i, &v) in x.iter().enumerate() {
-        let want = [v.sqrt(), v.exp(), v.ln(), v.sin(), v.cos(), v.tanh(), v.floor(), v.powf(1.5)];
+        let want = [
+            v.sqrt(),
+            v.exp(),
+            v.ln(),
+            v.sin(),
+            v.cos(),
+            v.tanh(),
+            v.floor(),
+            v.powf(1.5),
+        ];
         let [sqrt, .., floor, _] = got[i];
         assert_eq!(sqrt, want[0], "sqrt is correctly rounded");
         assert_eq!(floor, want[6]);
-        for (k, name) in [(1, "exp"), (2, "ln"), (3, "sin"), (4, "cos"), (5, "tanh"), (7, "powf")] {
+        for (k, name) in [
+            (1, "exp"),
+            (2, "ln"),
+            (3, "sin"),
+            (4, "cos"),
+            (5, "tanh"),
+            (7, "powf"),
+        ] {
             let err = (got[i][k] - want[k]).abs();
             let tolerance = 2e-6 + 4e-6 * want[k].abs();
-            assert!(err <= tolerance, "{name}({v}) = {} on the GPU, {} on the CPU", got[i][k], want[k]);
+            assert!(
+                err <= tolerance,
+                "{name}({v}) = {} on the GPU, {} on the CPU",
+                got[i][k],
+                want[k]
+            );
         }
     }
     let y: Vec<f64> = (0..500).map(|i| i as f64 * 0.37 - 50.0).collect();
@@ -271,5 +316,8 @@ fn views_launch_on_parts_of_a_buffer() {
         assert_eq!(got[i], a[i] + a[500 + i]);
         assert_eq!(got[500 + i], 9.0);
     }
-    assert!(da.slice(900..1001).is_none(), "out-of-range views are refused");
+    assert!(
+        da.slice(900..1001).is_none(),
+        "out-of-range views are refused"
+    );
 }

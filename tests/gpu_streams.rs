@@ -25,7 +25,10 @@ fn an_event_orders_work_across_non_blocking_streams() {
         consumer.wait_event(&ready).unwrap(); // an event can be waited on again
         let got = y.copy_to_host(&consumer).unwrap();
         let want = 2.0 * (19.0 + round as f32);
-        assert!(got.iter().all(|&v| v == want), "round {round}: consumer saw unfinished producer work");
+        assert!(
+            got.iter().all(|&v| v == want),
+            "round {round}: consumer saw unfinished producer work"
+        );
     }
 }
 
@@ -45,7 +48,9 @@ fn stream_and_event_queries_and_timing() {
     assert!(end.is_done().unwrap(), "elapsed_ms waits for the end event");
     assert!(stream.is_done().unwrap());
     assert!(ms > 0.0 && ms < 10_000.0, "{ms} ms");
-    assert!(stream.to_string().starts_with("<Stream 0x") && stream.to_string().ends_with("(device 0)>"));
+    assert!(
+        stream.to_string().starts_with("<Stream 0x") && stream.to_string().ends_with("(device 0)>")
+    );
     let null = Device::get(0).unwrap().legacy_default_stream();
     assert_eq!(null.to_string(), "<Stream 0x0 (device 0)>");
     null.synchronize().unwrap();
@@ -63,7 +68,10 @@ fn sixteen_host_threads_launch_on_their_own_streams() {
                 for _ in 0..10 {
                     launch!(fill[40, 256, stream](t as u32, &mut out)).unwrap();
                 }
-                out.copy_to_host(&stream).unwrap().iter().all(|&v| v == t as u32)
+                out.copy_to_host(&stream)
+                    .unwrap()
+                    .iter()
+                    .all(|&v| v == t as u32)
             })
         })
         .collect();

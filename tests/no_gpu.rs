@@ -18,6 +18,9 @@ fn no_gpu_is_an_error_not_a_crash() {
     no_device(current_stream().unwrap_err());
     no_device(gpu_runtime::synchronize().unwrap_err());
     let message = Stream::new().unwrap_err().to_string();
-    assert!(message.starts_with("no CUDA device is available"), "{message}");
+    assert!(
+        message.starts_with("no CUDA device is available"),
+        "{message}"
+    );
     assert!(message.contains("needs an NVIDIA GPU"), "{message}");
 }

@@ -13,7 +13,12 @@ fn entry_params(name: &str) -> Vec<String> {
         .unwrap_or_else(|| panic!("no entry point `{name}` in the PTX"));
     let body = &ptx[start..];
     let end = body.find(')').expect("parameter list closes");
-    body[..end].lines().skip(1).map(|l| l.trim().trim_end_matches(',').to_string()).filter(|l| !l.is_empty()).collect()
+    body[..end]
+        .lines()
+        .skip(1)
+        .map(|l| l.trim().trim_end_matches(',').to_string())
+        .filter(|l| !l.is_empty())
+        .collect()
 }
 
 #[test]
@@ -21,9 +26,30 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
     let mut entries = KERNEL_MODULE.entry_points();
     entries.sort();
     let expected = [
-        "add_kernel", "add_unchecked", "affine", "atomics_f32", "atomics_f64", "atomics_i32", "atomics_u32", "atomics_u64",
-        "block_sum_static", "coordinates", "empty", "fill_f32", "fill_f64", "fill_i32", "fill_u32", "fill_u64",
-        "launch_shape", "math_f32", "math_f64", "panic_if", "read_at", "reverse_in_blocks", "saxpy", "select",
+        "add_kernel",
+        "add_unchecked",
+        "affine",
+        "atomics_f32",
+        "atomics_f64",
+        "atomics_i32",
+        "atomics_u32",
+        "atomics_u64",
+        "block_sum_static",
+        "coordinates",
+        "empty",
+        "fill_f32",
+        "fill_f64",
+        "fill_i32",
+        "fill_u32",
+        "fill_u64",
+        "launch_shape",
+        "math_f32",
+        "math_f64",
+        "panic_if",
+        "read_at",
+        "reverse_in_blocks",
+        "saxpy",
+        "select",
         "warp_shuffles",
     ];
     assert_eq!(entries, expected);
@@ -36,14 +62,20 @@ fn slices_pass_as_pointer_and_length_and_values_by_value() {
     let add = entry_params("add_kernel");
     assert_eq!(add.len(), 6, "{add:?}");
     for (i, p) in add.iter().enumerate() {
-        assert!(p.starts_with(".param .u64"), "parameter {i} of add_kernel: {p}");
+        assert!(
+            p.starts_with(".param .u64"),
+            "parameter {i} of add_kernel: {p}"
+        );
     }
     let saxpy = entry_params("saxpy");
     assert!(saxpy[0].starts_with(".param .f32"), "{saxpy:?}");
     assert_eq!(saxpy.len(), 7);
     // The #[repr(C)] struct Affine { f32, f32, bool } travels as 12 aligned bytes.
     let affine = entry_params("affine");
-    assert!(affine[0].contains(".align 4 .b8") && affine[0].ends_with("[12]"), "{affine:?}");
+    assert!(
+        affine[0].contains(".align 4 .b8") && affine[0].ends_with("[12]"),
+        "{affine:?}"
+    );
     assert!(entry_params("empty").is_empty());
     let fill = entry_params("fill_f64");
     assert!(fill[0].starts_with(".param .f64"), "{fill:?}");
@@ -53,13 +85,20 @@ fn slices_pass_as_pointer_and_length_and_values_by_value() {
 fn shared_memory_is_declared_at_module_scope() {
     let ptx = KERNEL_MODULE.ptx();
     assert!(ptx.contains(".extern .shared .align 16 .b8 __gpu_dynamic_shared[];"));
-    assert!(ptx.contains(".shared .align 4 .b8 __gpu_shared_gpu_kernels_"), "static shared array of block_sum_static");
+    assert!(
+        ptx.contains(".shared .align 4 .b8 __gpu_shared_gpu_kernels_"),
+        "static shared array of block_sum_static"
+    );
 }
 
 fn ptxas(dir: &str, sub: &str) -> PathBuf {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let path = root.join(".tools").join(dir).join(sub);
-    assert!(path.is_file(), "{} is missing: run scripts/setup.sh, which installs ptxas from PyPI", path.display());
+    assert!(
+        path.is_file(),
+        "{} is missing: run scripts/setup.sh, which installs ptxas from PyPI",
+        path.display()
+    );
     path
 }
 
@@ -68,8 +107,18 @@ fn assemble(ptxas: &PathBuf, arch: &str) {
     std::fs::create_dir_all(&dir).unwrap();
     let input = dir.join("kernels.ptx");
     std::fs::write(&input, KERNEL_MODULE.ptx()).unwrap();
-    let out = Command::new(ptxas).arg(format!("-arch={arch}")).arg(&input).arg("-o").arg(dir.join("kernels.cubin")).output().unwrap();
-    assert!(out.status.success(), "ptxas -arch={arch} rejected the PTX:\n{}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(ptxas)
+        .arg(format!("-arch={arch}"))
+        .arg(&input)
+        .arg("-o")
+        .arg(dir.join("kernels.cubin"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "ptxas -arch={arch} rejected the PTX:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(dir.join("kernels.cubin").metadata().unwrap().len() > 0);
     std::fs::remove_dir_all(&dir).ok();
 }
@@ -88,4 +137,59 @@ fn ptxas_accepts_the_module_for_sm_80() {
 #[test]
 fn ptxas_accepts_the_module_for_sm_90() {
     assemble(&ptxas("ptxas", "nvidia/cu13/bin/ptxas"), "sm_90");
+}
+
+/// The `rerun-if-changed` lines of gpu-kernels' build script: the kernel
+/// crate's and its local dependencies' sources, nothing from the registry or
+/// the toolchain, so the PTX is rebuilt when kernel code changes and not otherwise.
+#[test]
+fn the_ptx_build_reruns_only_for_local_kernel_sources() {
+    let exe = std::env::current_exe().unwrap();
+    let profile_dir = exe.ancestors().nth(2).unwrap().to_path_buf();
+    let mut outputs: Vec<_> = std::fs::read_dir(profile_dir.join("build"))
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("gpu-kernels-")
+        })
+        .map(|p| p.join("output"))
+        .filter(|p| p.is_file())
+        .collect();
+    outputs.sort_by_key(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok());
+    let output =
+        std::fs::read_to_string(outputs.last().expect("gpu-kernels' build script ran")).unwrap();
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let watched: Vec<PathBuf> = output
+        .lines()
+        .filter_map(|l| l.strip_prefix("cargo:rerun-if-changed="))
+        .map(PathBuf::from)
+        .collect();
+    for required in [
+        "gpu-kernels/src",
+        "gpu-kernels/build.rs",
+        "gpu-kernels/Cargo.toml",
+        "device/src",
+        "macros/src",
+    ] {
+        assert!(
+            watched.contains(&root.join(required)),
+            "{required} is not watched: {watched:?}"
+        );
+    }
+    for path in &watched {
+        assert!(
+            path.starts_with(&root),
+            "{} is outside the workspace",
+            path.display()
+        );
+        assert!(
+            !path.starts_with(root.join("target")),
+            "{} is a build output",
+            path.display()
+        );
+    }
+    assert!(output.contains("cargo:rerun-if-env-changed=GPU_PTX_ARCH"));
 }

@@ -1,12 +1,10 @@
 //! Builds a crate's `#[kernel]` functions into one PTX module, from `build.rs`.
 //!
 //! ```no_run
-//! // build.rs of a kernel crate
-//! fn main() {
-//!     if let Err(e) = gpu_builder::PtxBuilder::this_crate().build() {
-//!         eprintln!("{e}");
-//!         std::process::exit(1);
-//!     }
+//! // The body of `fn main` in a kernel crate's build.rs:
+//! if let Err(e) = gpu_builder::PtxBuilder::this_crate().build() {
+//!     eprintln!("{e}");
+//!     std::process::exit(1);
 //! }
 //! ```
 //!
@@ -25,6 +23,8 @@
 //! The build script reruns when a source file of the crate or of a local
 //! dependency changes (read from the nested build's dep-info), when the
 //! architecture setting changes, and not otherwise.
+
+#![deny(missing_docs)]
 
 mod error;
 mod toolchain;

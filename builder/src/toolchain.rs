@@ -56,6 +56,7 @@ fn is_outer_build_variable(name: &str) -> bool {
 }
 
 impl Toolchain {
+    /// The toolchain of the running build (`RUSTC` and `CARGO`, as cargo sets them).
     pub fn find() -> Result<Toolchain, BuildError> {
         let rustc = env::var_os("RUSTC")
             .map(PathBuf::from)
@@ -63,9 +64,14 @@ impl Toolchain {
         let cargo = env::var_os("CARGO")
             .map(PathBuf::from)
             .unwrap_or_else(|| "cargo".into());
-        let sysroot = run("rustc", Command::new(&rustc).args(["--print", "sysroot"]))?;
+        Toolchain::with(&rustc, cargo)
+    }
+
+    /// The toolchain whose compiler is `rustc`, checked for the components the build needs.
+    fn with(rustc: &Path, cargo: PathBuf) -> Result<Toolchain, BuildError> {
+        let sysroot = run("rustc", Command::new(rustc).args(["--print", "sysroot"]))?;
         let sysroot = PathBuf::from(String::from_utf8_lossy(&sysroot.stdout).trim());
-        let version = run("rustc", Command::new(&rustc).arg("-vV"))?;
+        let version = run("rustc", Command::new(rustc).arg("-vV"))?;
         let version = String::from_utf8_lossy(&version.stdout).into_owned();
         let host = version
             .lines()
@@ -404,6 +410,56 @@ mod tests {
             read_json_string(r#"a\"b\\c\u0041" tail"#),
             Some((r#"a"b\cA"#.to_string(), 14))
         );
+    }
+
+    /// A stand-in `rustc` that reports `sysroot` as its sysroot.
+    fn fake_rustc(dir: &Path, sysroot: &Path) -> PathBuf {
+        let script = dir.join("rustc");
+        fs::write(
+            &script,
+            format!(
+                "#!/bin/sh\ncase \"$1\" in --print) echo {};; *) printf 'rustc 1.97.0-nightly\\nhost: x86_64-unknown-linux-gnu\\n';; esac\n",
+                sysroot.display()
+            ),
+        )
+        .unwrap();
+        fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        script
+    }
+
+    #[test]
+    fn missing_components_print_the_command_that_installs_them() {
+        let dir = env::temp_dir().join(format!("gpu-builder-toolchain-{}", std::process::id()));
+        let sysroot = dir.join("toolchains/nightly-2026-05-20-x86_64-unknown-linux-gnu");
+        fs::create_dir_all(&sysroot).unwrap();
+        let rustc = fake_rustc(&dir, &sysroot);
+        let expect = |component: &str| {
+            let err = Toolchain::with(&rustc, "cargo".into())
+                .err()
+                .expect("a component is missing");
+            let text = err.to_string();
+            // RUSTUP_TOOLCHAIN names the toolchain when rustup runs the build.
+            let toolchain = env::var("RUSTUP_TOOLCHAIN")
+                .unwrap_or_else(|_| "nightly-2026-05-20-x86_64-unknown-linux-gnu".into());
+            assert!(
+                text.contains(&format!(
+                    "rustup component add {component} --toolchain {toolchain}"
+                )),
+                "{text}"
+            );
+        };
+        expect("rust-src");
+        let core = sysroot.join("lib/rustlib/src/rust/library/core");
+        fs::create_dir_all(&core).unwrap();
+        fs::write(core.join("Cargo.toml"), "").unwrap();
+        expect("llvm-tools");
+        let bin = sysroot.join("lib/rustlib/x86_64-unknown-linux-gnu/bin");
+        fs::create_dir_all(&bin).unwrap();
+        for tool in ["llvm-link", "opt", "llc", "llvm-ar", "llvm-dis"] {
+            fs::write(bin.join(tool), "").unwrap();
+        }
+        assert!(Toolchain::with(&rustc, "cargo".into()).is_ok());
+        fs::remove_dir_all(&dir).ok();
     }
 
     #[test]

@@ -40,8 +40,11 @@ impl ThreadIndex {
 /// one) where the kernel takes a `DisjointSlice<T>`; the borrow makes it
 /// impossible to pass the same buffer as an input of the same launch.
 ///
-/// ```ignore
-/// #[kernel]
+/// ```no_run
+/// use gpu_device::{thread_index, DisjointSlice};
+///
+/// // With `#[kernel]` on it, this is a kernel launched as
+/// // `launch!(scale[blocks, threads, stream](&x, 2.0, &mut out))`.
 /// pub fn scale(x: &[f32], factor: f32, mut out: DisjointSlice<f32>) {
 ///     let i = thread_index();
 ///     if let (Some(o), Some(v)) = (out.get_mut(i), x.get(i.get())) {

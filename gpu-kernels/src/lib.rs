@@ -4,6 +4,7 @@
 //! typed `launch` function on the host; `build.rs` builds the PTX and
 //! [`embed_kernels!`](gpu_device::embed_kernels) embeds it.
 #![cfg_attr(target_arch = "nvptx64", no_std, feature(abi_ptx))]
+#![deny(missing_docs)]
 
 use gpu_device::prelude::*;
 

@@ -4,6 +4,8 @@
 //! every problem as a `syn::Error` spanned on the offending tokens, and only
 //! then emits code.
 
+#![deny(missing_docs)]
+
 use proc_macro::TokenStream;
 
 mod device_copy;

@@ -5,7 +5,7 @@
 //! - [`DeviceBuffer`]: device arrays, copies to and from the host, views;
 //! - [`launch!`]: typed kernel launches, as Numba's `kernel[grid, block, stream](args)`.
 //!
-//! ```ignore
+//! ```no_run
 //! use gpu_runtime::{launch, DeviceBuffer, Stream};
 //!
 //! let stream = Stream::new()?;
@@ -19,6 +19,8 @@
 //!
 //! All driver calls go through one internal module (`driver`), the seam where
 //! other backends attach.
+
+#![deny(missing_docs)]
 
 mod device;
 mod driver;

@@ -90,8 +90,10 @@ fn entry(kernel: &Kernel, instance: &Instance, body_name: &Ident) -> TokenStream
         call_args.push(quote!(#name));
     }
     let turbofish = instance.ty.as_ref().map(|ty| quote!(::<#ty>));
+    let docs = &kernel.docs;
     quote! {
         #[cfg(target_arch = "nvptx64")]
+        #(#docs)*
         #[unsafe(no_mangle)]
         #[allow(non_snake_case, clippy::too_many_arguments)]
         pub unsafe extern "ptx-kernel" fn #entry(#(#entry_params),*) {

@@ -87,7 +87,11 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
             let listed = kernel
                 .instances
                 .iter()
-                .map(|i| i.ty.as_ref().map(super::model::type_name).unwrap_or_default())
+                .map(|i| {
+                    i.ty.as_ref()
+                        .map(super::model::type_name)
+                        .unwrap_or_default()
+                })
                 .collect::<Vec<_>>()
                 .join("`, `");
             let message = format!("kernel `{name_str}` was not compiled for `{{Self}}`");

@@ -17,3 +17,153 @@ pub fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
         #host
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::expand;
+    use quote::quote;
+
+    fn expanded(args: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -> String {
+        expand(args, item).expect("expands").to_string()
+    }
+
+    fn error(args: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -> String {
+        expand(args, item).err().expect("is rejected").to_string()
+    }
+
+    #[test]
+    fn slices_become_pointer_and_length_on_the_device() {
+        let out = expanded(
+            quote!(),
+            quote!(
+                pub fn k(a: &[f32], n: u32, mut c: DisjointSlice<f32>) {}
+            ),
+        );
+        assert!(out.contains(r#"extern "ptx-kernel" fn k (a__ptr : * const f32 , a__len : usize , n : u32 , c__ptr : * mut f32 , c__len : usize)"#), "{out}");
+        assert!(out.contains("no_mangle"));
+    }
+
+    #[test]
+    fn the_host_launcher_takes_typed_buffers() {
+        let out = expanded(
+            quote!(),
+            quote!(
+                pub fn k(a: &[f32], n: u32, mut c: DisjointSlice<f32>) {}
+            ),
+        );
+        assert!(out.contains("pub mod k"), "{out}");
+        assert!(
+            out.contains("a : impl :: gpu_runtime :: DeviceInput < f32 >"),
+            "{out}"
+        );
+        assert!(
+            out.contains("mut c : impl :: gpu_runtime :: DeviceOutput < f32 >"),
+            "{out}"
+        );
+        assert!(out.contains("n : u32"));
+        // Five PTX parameters: two per slice, one per scalar.
+        assert!(out.contains("; 5usize]"), "{out}");
+    }
+
+    #[test]
+    fn generic_kernels_get_one_entry_per_listed_type() {
+        let out = expanded(
+            quote!(f32, u64),
+            quote!(
+                pub fn fill<T: Copy>(v: T, mut o: DisjointSlice<T>) {}
+            ),
+        );
+        assert!(
+            out.contains("fn fill_f32 (v : f32 , o__ptr : * mut f32"),
+            "{out}"
+        );
+        assert!(
+            out.contains("fn fill_u64 (v : u64 , o__ptr : * mut u64"),
+            "{out}"
+        );
+        assert!(out.contains("impl Instance for f32"));
+        assert!(out.contains("impl Instance for u64"));
+    }
+
+    #[test]
+    fn atomics_are_rebuilt_as_atomic_cells() {
+        let out = expanded(
+            quote!(),
+            quote!(
+                fn h(bins: &[DeviceAtomic<u32>]) {}
+            ),
+        );
+        assert!(
+            out.contains("cast :: < :: gpu_device :: DeviceAtomic < u32 >> ()"),
+            "{out}"
+        );
+        assert!(out.contains("DeviceOutput < u32 >"), "{out}");
+    }
+
+    #[test]
+    fn bad_kernels_are_rejected_with_reasons() {
+        assert!(error(
+            quote!(),
+            quote!(
+                fn k(x: &mut [f32]) {}
+            )
+        )
+        .contains("DisjointSlice"));
+        assert!(error(
+            quote!(),
+            quote!(
+                fn k(x: &f32) {}
+            )
+        )
+        .contains("references must be to slices"));
+        assert!(error(
+            quote!(),
+            quote!(
+                fn k<T>(x: T) {}
+            )
+        )
+        .contains("must list the types"));
+        assert!(error(
+            quote!(f32),
+            quote!(
+                fn k(x: f32) {}
+            )
+        )
+        .contains("is not generic"));
+        assert!(error(
+            quote!(f32, f32),
+            quote!(
+                fn k<T>(x: T) {}
+            )
+        )
+        .contains("listed twice"));
+        assert!(error(
+            quote!(),
+            quote!(
+                fn k<T, U>(x: T, y: U) {}
+            )
+        )
+        .contains("at most one type parameter"));
+        assert!(error(
+            quote!(),
+            quote!(
+                async fn k() {}
+            )
+        )
+        .contains("`async`"));
+        assert!(error(
+            quote!(),
+            quote!(
+                fn k((a, b): (u32, u32)) {}
+            )
+        )
+        .contains("plain names"));
+        assert!(error(
+            quote!(),
+            quote!(
+                fn k(x: (u32, u32)) {}
+            )
+        )
+        .contains("unsupported kernel parameter type `(u32, u32)`"));
+    }
+}
