@@ -28,7 +28,7 @@ mod tests {
     }
 
     fn error(args: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -> String {
-        expand(args, item).err().expect("is rejected").to_string()
+        expand(args, item).expect_err("is rejected").to_string()
     }
 
     #[test]
