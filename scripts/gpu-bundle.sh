@@ -4,6 +4,7 @@
 #
 #   scripts/gpu-bundle.sh            # here: build and bundle (x86-64, no GPU needed)
 #   bash .gpu-bundle/run-all.sh      # on the GPU machine, from the repository root
+#                                      (BENCH_ROUNDS=3 runs the benchmark three times)
 #
 # Left out, with the reason printed: tests that need this machine's tools
 # rather than a GPU (compile_fail needs cargo; ptx needs .tools/ptxas).
@@ -77,7 +78,9 @@ else
 fi
 for b in benches/*; do
     [ -x "$b" ] && [ "${b%.*}" = "$b" ] || continue
-    run "bench $(basename "$b")" "$b" "${cuda_bin[@]}" --python-script benches/launch_and_bandwidth.py
+    for round in $(seq "${BENCH_ROUNDS:-1}"); do
+        run "bench $(basename "$b") (round $round)" "$b" "${cuda_bin[@]}" --python-script benches/launch_and_bandwidth.py
+    done
 done
 [ -n "$failures" ] && echo "failed:$failures"
 echo "$passed passed, $failed failed"

@@ -63,6 +63,11 @@ fn bad_launch_configurations_name_the_kernel_and_the_limit() {
         "{reason}"
     );
 
+    let max = limits.max_grid_dim;
+    let (_, reason) =
+        invalid_launch(launch!(testing::empty[(max[0], max[1], max[2]), 1024, stream]()));
+    assert!(reason.contains("2^64 threads or more"), "{reason}");
+
     // Messages read as sentences a user can act on.
     let message = launch!(add_kernel[0, 64, stream](&a, &a, &mut c))
         .unwrap_err()

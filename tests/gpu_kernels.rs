@@ -121,6 +121,11 @@ fn thread_index_is_unique_and_grid_3d_matches_cuda() {
         assert!(!seen[slot]);
         seen[slot] = true;
         assert!(*x < 3 * 8 && *y < 2 * 4 && *z < 2 * 2);
+        assert_eq!(
+            *index,
+            x + 24 * (y + 8 * z),
+            "row-major position in a 24 x 8 x 4 grid of threads"
+        );
     }
     let positions: std::collections::HashSet<_> =
         got.iter().map(|[_, x, y, z]| (*x, *y, *z)).collect();

@@ -107,24 +107,25 @@ pub fn gridsize_3d() -> (usize, usize, usize) {
 
 /// This thread's witness index: a number no other thread of the launch holds.
 ///
-/// Threads are numbered block by block (blocks in x, then y, then z order) and,
-/// inside a block, x then y then z. For a one-dimensional launch this is the
-/// same number as [`grid_1d`]. Because the value is unique to the thread, a
-/// [`DisjointSlice`](crate::DisjointSlice) accepts it as the one index this
-/// thread may write.
+/// It is the thread's global position `(x, y, z)` (see [`grid_3d`]) in
+/// row-major order, `x + X * (y + Y * z)` with `(X, Y, _)` = [`gridsize_3d`]:
+/// for a one-dimensional launch it is [`grid_1d`], for a two-dimensional one
+/// the index of element `(y, x)` of a `Y`-by-`X` array. Positions are distinct
+/// per thread, and the runtime refuses launches of 2^64 threads or more, so the
+/// number cannot wrap: a [`DisjointSlice`](crate::DisjointSlice) accepts it as
+/// the one index this thread may write.
 #[inline(always)]
 pub fn thread_index() -> ThreadIndex {
-    let (b, g, t, d) = (block_idx(), grid_dim(), thread_idx(), block_dim());
-    // A one-dimensional launch (the common case) takes the short formula, which
-    // gives the same number as the general one below; the test is uniform
+    let (b, d, t) = (block_idx(), block_dim(), thread_idx());
+    let x = global(b.x, d.x, t.x);
+    let g = grid_dim();
+    // The common one-dimensional launch stops at `x`. The test is uniform
     // across the launch, so it costs no divergence.
     if (g.y | g.z | d.y | d.z) == 1 {
-        return ThreadIndex::new_unique(b.x as usize * d.x as usize + t.x as usize);
+        return ThreadIndex::new_unique(x);
     }
-    // `b.z * g.y + b.y` < 65535 * 65535 + 65535 and the in-block terms < 1024
-    // fit in 32 bits; only the block number needs 64.
-    let block = (b.z * g.y + b.y) as usize * g.x as usize + b.x as usize;
-    let threads_per_block = d.x * d.y * d.z;
-    let within = (t.z * d.y + t.y) * d.x + t.x;
-    ThreadIndex::new_unique(block * threads_per_block as usize + within as usize)
+    let y = global(b.y, d.y, t.y);
+    let z = global(b.z, d.z, t.z);
+    let (width, height) = (g.x as usize * d.x as usize, g.y as usize * d.y as usize);
+    ThreadIndex::new_unique(x + width * (y + height * z))
 }

@@ -141,6 +141,18 @@ impl<'s> LaunchConfig<'s> {
             block[axis] = b as u32;
         }
         let threads = block.iter().map(|&b| b as u64).product::<u64>();
+        // The device's thread index witness relies on the launch having fewer
+        // than 2^64 threads (so that it cannot wrap).
+        let total = grid
+            .iter()
+            .chain(&block)
+            .try_fold(1u64, |n, &d| n.checked_mul(d as u64));
+        if total.is_none() {
+            return Err(fail(format!(
+                "a grid of {}x{}x{} blocks of {threads} threads has 2^64 threads or more",
+                grid[0], grid[1], grid[2]
+            )));
+        }
         if threads > limits.max_threads_per_block as u64 {
             return Err(fail(format!(
                 "a block of {}x{}x{} = {threads} threads exceeds the device's limit of {} threads per block",
