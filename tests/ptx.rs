@@ -25,7 +25,7 @@ fn entry_params(name: &str) -> Vec<String> {
 fn every_kernel_is_an_entry_point_and_nothing_else_is() {
     let mut entries = KERNEL_MODULE.entry_points();
     entries.sort();
-    let expected = [
+    let kernels = [
         "add_kernel",
         "add_unchecked",
         "affine",
@@ -52,6 +52,12 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
         "select",
         "warp_shuffles",
     ];
+    // Each kernel has a general entry point and one for one-dimensional launches.
+    let mut expected: Vec<String> = kernels
+        .iter()
+        .flat_map(|k| [k.to_string(), format!("{k}__1d")])
+        .collect();
+    expected.sort();
     assert_eq!(entries, expected);
     // Helper functions are internal: no other visible functions.
     assert!(!KERNEL_MODULE.ptx().contains(".visible .func"));
@@ -77,6 +83,7 @@ fn slices_pass_as_pointer_and_length_and_values_by_value() {
         "{affine:?}"
     );
     assert!(entry_params("empty").is_empty());
+    assert_eq!(entry_params("add_kernel__1d").len(), 6);
     let fill = entry_params("fill_f64");
     assert!(fill[0].starts_with(".param .f64"), "{fill:?}");
 }

@@ -70,6 +70,7 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::disjoint::slice_from_kernel_param;
+    pub use crate::thread::thread_index_for_shape;
 
     /// Host stand-in for `shared_array!`: shared memory exists only in a running kernel.
     #[cfg(not(target_arch = "nvptx64"))]

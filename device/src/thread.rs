@@ -129,3 +129,17 @@ pub fn thread_index() -> ThreadIndex {
     let (width, height) = (g.x as usize * d.x as usize, g.y as usize * d.y as usize);
     ThreadIndex::new_unique(x + width * (y + height * z))
 }
+
+/// `thread_index` as the `#[kernel]` entry points bind it: for `ONE_DIMENSIONAL`
+/// the launch is known to be one-dimensional, because the runtime launches
+/// that entry point only for grids and blocks of the form `(n, 1, 1)`, and the
+/// witness is [`grid_1d`] without testing the shape.
+#[doc(hidden)]
+#[inline(always)]
+pub fn thread_index_for_shape<const ONE_DIMENSIONAL: bool>() -> ThreadIndex {
+    if ONE_DIMENSIONAL {
+        ThreadIndex::new_unique(grid_1d())
+    } else {
+        thread_index()
+    }
+}

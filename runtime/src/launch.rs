@@ -102,6 +102,11 @@ impl<'s> LaunchConfig<'s> {
         })
     }
 
+    /// Whether grid and block are both of the form `(n, 1, 1)`.
+    fn is_one_dimensional(&self) -> bool {
+        self.grid.0[1] == 1 && self.grid.0[2] == 1 && self.block.0[1] == 1 && self.block.0[2] == 1
+    }
+
     /// Checks the configuration against the device's and the kernel's limits.
     fn check(
         &self,
@@ -200,8 +205,10 @@ impl Deref for StreamRef<'_> {
 /// first launch. The `#[kernel]` macro makes one static per entry point.
 pub struct KernelFunction {
     module: &'static EmbeddedModule,
-    entry: &'static str,
-    per_device: [OnceLock<Result<FunctionInfo>>; MAX_DEVICES],
+    name: &'static str,
+    /// The general entry point and the one for one-dimensional launches.
+    entries: [&'static str; 2],
+    per_device: [[OnceLock<Result<FunctionInfo>>; 2]; MAX_DEVICES],
 }
 
 #[derive(Debug)]
@@ -230,18 +237,27 @@ impl Clone for FunctionInfo {
 }
 
 impl KernelFunction {
-    /// The entry point `entry` of `module`.
-    pub const fn new(module: &'static EmbeddedModule, entry: &'static str) -> Self {
+    /// Kernel `name` of `module`: `entry` launches any shape, `entry_1d` only
+    /// grids and blocks of the form `(n, 1, 1)` (its thread index witness
+    /// relies on that).
+    pub const fn new(
+        module: &'static EmbeddedModule,
+        name: &'static str,
+        entry: &'static str,
+        entry_1d: &'static str,
+    ) -> Self {
         KernelFunction {
             module,
-            entry,
-            per_device: [const { OnceLock::new() }; MAX_DEVICES],
+            name,
+            entries: [entry, entry_1d],
+            per_device: [const { [const { OnceLock::new() }, const { OnceLock::new() }] };
+                MAX_DEVICES],
         }
     }
 
-    /// The PTX entry point's name.
-    pub fn entry(&self) -> &'static str {
-        self.entry
+    /// The kernel's name, as errors report it.
+    pub fn name(&self) -> &'static str {
+        self.name
     }
 
     /// The entry name behind a pointer stored by `Stream::note_launch`.
@@ -250,20 +266,21 @@ impl KernelFunction {
             "<none launched>"
         } else {
             // SAFETY: only pointers to `'static` KernelFunctions are stored.
-            unsafe { &*ptr }.entry
+            unsafe { &*ptr }.name
         }
     }
 
-    fn info(&self, device: &DeviceState) -> Result<&FunctionInfo> {
-        self.per_device[device.ordinal]
+    fn info(&self, device: &DeviceState, which: usize) -> Result<&FunctionInfo> {
+        let entry = self.entries[which];
+        self.per_device[device.ordinal][which]
             .get_or_init(|| {
                 let module = self.module.load(device)?;
-                let name = CString::new(self.entry).expect("entry names have no NUL");
+                let name = CString::new(entry).expect("entry names have no NUL");
                 let handle =
                     driver::module_function(module, &name).map_err(|e| Error::ModuleLoad {
                         crate_name: self.module.crate_name(),
                         driver: e,
-                        log: format!("entry point `{}` is not in the module", self.entry),
+                        log: format!("entry point `{entry}` is not in the module"),
                     })?;
                 let attr = |a| driver::function_attribute(handle, a).map(|v| v.max(0) as u32);
                 let static_shared_bytes = attr(FnAttr::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?;
@@ -294,8 +311,11 @@ impl KernelFunction {
         params: &mut [*mut c_void],
     ) -> Result<()> {
         let device = stream.device_state()?;
-        let info = self.info(device)?;
-        let (grid, block, shared) = config.check(self.entry, &device.limits, info)?;
+        // The one-dimensional entry point is chosen only for shapes (n, 1, 1):
+        // its thread index witness is unique only for those.
+        let which = usize::from(config.is_one_dimensional());
+        let info = self.info(device, which)?;
+        let (grid, block, shared) = config.check(self.name, &device.limits, info)?;
         if shared > info.dynamic_shared_limit.load(Ordering::Relaxed) {
             driver::set_function_attribute(
                 info.handle,
@@ -314,7 +334,7 @@ impl KernelFunction {
                 Ok(())
             }
             driver::ERROR_LAUNCH_OUT_OF_RESOURCES => Err(Error::InvalidLaunch {
-                kernel: self.entry,
+                kernel: self.name,
                 reason: format!(
                     "the device has too few registers or resources for blocks of {}x{}x{} threads",
                     block[0], block[1], block[2]
@@ -362,7 +382,7 @@ impl SliceArg {
     ) -> Result<SliceArg> {
         if view.device != stream_device {
             return Err(Error::WrongDevice {
-                kernel: kernel.entry,
+                kernel: kernel.name,
                 parameter,
                 buffer_device: view.device,
                 stream_device,

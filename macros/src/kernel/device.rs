@@ -1,7 +1,13 @@
 //! Device side: the body as a private function (type-checked on the host
-//! too), and one `ptx-kernel` entry
-//! point per instance that rebuilds slices from the pointers and lengths the
-//! launcher passed.
+//! too), and two `ptx-kernel` entry points per instance that rebuild slices
+//! from the pointers and lengths the launcher passed.
+//!
+//! The two entry points differ in `thread_index()`: the general one computes
+//! the thread's row-major position for any launch shape; the `__1d` one, which
+//! the runtime launches only when the grid and the block are one-dimensional,
+//! takes the shorter formula without testing the shape on the device. The body
+//! is generic over which one it is, and binds the name `thread_index` to the
+//! matching function at its top, shadowing the imported one.
 
 use super::model::{Instance, Kernel, ParamKind};
 use proc_macro2::TokenStream;
@@ -15,10 +21,24 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
     body.sig.ident = body_name.clone();
     body.vis = syn::Visibility::Inherited;
     body.attrs.retain(|a| !a.path().is_ident("doc"));
-    let entries = kernel
-        .instances
-        .iter()
-        .map(|i| entry(kernel, i, &body_name));
+    body.sig
+        .generics
+        .params
+        .push(syn::parse_quote!(const __GPU_ONE_DIMENSIONAL: bool));
+    let user_block = &body.block;
+    body.block = syn::parse_quote!({
+        // Calls of `thread_index()` in the body resolve to this binding: the
+        // shape-specific witness (see the module documentation).
+        #[allow(unused_variables)]
+        let thread_index = ::gpu_device::__private::thread_index_for_shape::<__GPU_ONE_DIMENSIONAL>;
+        #user_block
+    });
+    let entries = kernel.instances.iter().flat_map(|i| {
+        [
+            entry(kernel, i, &body_name, false),
+            entry(kernel, i, &body_name, true),
+        ]
+    });
     quote! {
         // The body is compiled on the host too, so that it type-checks there;
         // only the device calls it.
@@ -35,8 +55,22 @@ fn body_name(name: &Ident) -> Ident {
     format_ident!("__gpu_kernel_body_{}", name)
 }
 
-fn entry(kernel: &Kernel, instance: &Instance, body_name: &Ident) -> TokenStream {
-    let entry = Ident::new(&instance.entry, kernel.span());
+/// The PTX name of an instance's entry point for one-dimensional launches.
+pub fn one_dimensional_entry(entry: &str) -> String {
+    format!("{entry}__1d")
+}
+
+fn entry(
+    kernel: &Kernel,
+    instance: &Instance,
+    body_name: &Ident,
+    one_dimensional: bool,
+) -> TokenStream {
+    let entry = if one_dimensional {
+        Ident::new(&one_dimensional_entry(&instance.entry), kernel.span())
+    } else {
+        Ident::new(&instance.entry, kernel.span())
+    };
     let substitute = |ty: &Type| -> Type {
         let mut ty = ty.clone();
         if let (Some(param), Some(with)) = (&kernel.type_param, &instance.ty) {
@@ -89,7 +123,10 @@ fn entry(kernel: &Kernel, instance: &Instance, body_name: &Ident) -> TokenStream
         }
         call_args.push(quote!(#name));
     }
-    let turbofish = instance.ty.as_ref().map(|ty| quote!(::<#ty>));
+    let turbofish = match &instance.ty {
+        Some(ty) => quote!(::<#ty, #one_dimensional>),
+        None => quote!(::<#one_dimensional>),
+    };
     let docs = &kernel.docs;
     quote! {
         #[cfg(target_arch = "nvptx64")]

@@ -60,11 +60,12 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
     let (generics, function, instance_trait) = match &kernel.type_param {
         None => {
             let entry = &kernel.instances[0].entry;
+            let entry_1d = super::device::one_dimensional_entry(entry);
             (
                 quote!(),
                 quote! {{
                     static FUNCTION: ::gpu_runtime::__private::KernelFunction =
-                        ::gpu_runtime::__private::KernelFunction::new(&crate::KERNEL_MODULE, #entry);
+                        ::gpu_runtime::__private::KernelFunction::new(&crate::KERNEL_MODULE, #name_str, #entry, #entry_1d);
                     &FUNCTION
                 }},
                 quote!(),
@@ -74,11 +75,12 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
             let impls = kernel.instances.iter().map(|i| {
                 let ty = i.ty.as_ref().expect("generic kernels have instance types");
                 let entry = &i.entry;
+                let entry_1d = super::device::one_dimensional_entry(entry);
                 quote! {
                     impl Instance for #ty {
                         fn function() -> &'static ::gpu_runtime::__private::KernelFunction {
                             static FUNCTION: ::gpu_runtime::__private::KernelFunction =
-                                ::gpu_runtime::__private::KernelFunction::new(&crate::KERNEL_MODULE, #entry);
+                                ::gpu_runtime::__private::KernelFunction::new(&crate::KERNEL_MODULE, #name_str, #entry, #entry_1d);
                             &FUNCTION
                         }
                     }

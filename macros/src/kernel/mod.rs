@@ -41,6 +41,13 @@ mod tests {
         );
         assert!(out.contains(r#"extern "ptx-kernel" fn k (a__ptr : * const f32 , a__len : usize , n : u32 , c__ptr : * mut f32 , c__len : usize)"#), "{out}");
         assert!(out.contains("no_mangle"));
+        // The twin for one-dimensional launches takes the same parameters.
+        assert!(
+            out.contains(r#"extern "ptx-kernel" fn k__1d (a__ptr : * const f32"#),
+            "{out}"
+        );
+        assert!(out.contains("__gpu_kernel_body_k :: < true >"), "{out}");
+        assert!(out.contains("__gpu_kernel_body_k :: < false >"), "{out}");
     }
 
     #[test]
