@@ -5,7 +5,7 @@
 //! `scripts/gpu-bundle.sh` builds this and runs it on the GPU machine:
 //!
 //! ```text
-//! launch_and_bandwidth [--cuda-bin PATH] [--python-script PATH]
+//! launch_and_bandwidth [--cuda-bin PATH] [--python-script PATH] | [--helpers DIR]
 //! ```
 //!
 //! `--cuda-bin` is `benches/cuda/add_kernel.cu` built with `nvcc -O3`;
@@ -134,9 +134,9 @@ fn rust_add_gbps(variant: AddVariant) -> Res<f64> {
     let (start, stop) = (Event::new()?, Event::new()?);
     let mut times = Vec::new();
     for _ in 0..50 {
-        start.record(&stream)?;
+        start.record_on(&stream)?;
         run(&mut c)?;
-        stop.record(&stream)?;
+        stop.record_on(&stream)?;
         times.push(Event::elapsed_ms(&start, &stop)? as f64);
     }
     let c_host = c.copy_to_host(&stream)?;
@@ -186,6 +186,13 @@ fn main() -> Res<()> {
         match arg.as_str() {
             "--cuda-bin" => cuda_bin = args.next(),
             "--python-script" => python_script = args.next(),
+            // A directory with `add_kernel_cuda` and `launch_and_bandwidth.py`.
+            "--helpers" => {
+                let dir = std::path::PathBuf::from(args.next().unwrap_or_default());
+                let bin = dir.join("add_kernel_cuda");
+                cuda_bin = bin.is_file().then(|| bin.display().to_string());
+                python_script = Some(dir.join("launch_and_bandwidth.py").display().to_string());
+            }
             "--bench" => {}
             other => return Err(format!("unknown argument `{other}`").into()),
         }

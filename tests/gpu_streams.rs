@@ -2,7 +2,7 @@
 //! and many host threads launching at once.
 
 use gpu_kernels::{add_kernel, fill};
-use gpu_runtime::{launch, Device, DeviceBuffer, Event, Stream};
+use gpu_runtime::{launch, DeviceBuffer, Event, Stream};
 
 #[test]
 #[ignore = "needs an NVIDIA GPU: scripts/gpu-bundle.sh runs it on the GPU machine"]
@@ -39,7 +39,7 @@ fn stream_and_event_queries_and_timing() {
     let n = 1 << 24;
     let mut x = DeviceBuffer::<f32>::device_array(n).unwrap();
     let start = Event::new().unwrap();
-    start.record(&stream).unwrap();
+    start.record_on(&stream).unwrap();
     for _ in 0..50 {
         launch!(fill[n / 256, 256, stream](1.0f32, &mut x)).unwrap();
     }
@@ -48,12 +48,15 @@ fn stream_and_event_queries_and_timing() {
     assert!(end.is_done().unwrap(), "elapsed_ms waits for the end event");
     assert!(stream.is_done().unwrap());
     assert!(ms > 0.0 && ms < 10_000.0, "{ms} ms");
-    assert!(
-        stream.to_string().starts_with("<Stream 0x") && stream.to_string().ends_with("(device 0)>")
+    assert_eq!(
+        stream.to_string(),
+        format!("<Stream {} (device 0)>", stream.as_raw() as usize)
     );
-    let null = Device::get(0).unwrap().legacy_default_stream();
-    assert_eq!(null.to_string(), "<Stream 0x0 (device 0)>");
+    let null = Stream::null();
+    assert_eq!(null.to_string(), "<Stream 0 (device -1)>");
+    assert_eq!(Stream::per_thread().to_string(), "<Stream 2 (device -1)>");
     null.synchronize().unwrap();
+    Stream::per_thread().synchronize().unwrap();
     gpu_runtime::synchronize().unwrap();
 }
 

@@ -51,6 +51,22 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
         "saxpy",
         "select",
         "warp_shuffles",
+        "elementwise_f32",
+        "elementwise_f64",
+        "elementwise_i32",
+        "elementwise_i64",
+        "elementwise_u32",
+        "elementwise_u64",
+        "sum_partials_f32",
+        "sum_partials_f64",
+        "sum_partials_i16",
+        "sum_partials_i32",
+        "sum_partials_i64",
+        "sum_partials_i8",
+        "sum_partials_u16",
+        "sum_partials_u32",
+        "sum_partials_u64",
+        "sum_partials_u8",
     ];
     // Each kernel has a general entry point and one for one-dimensional launches.
     let mut expected: Vec<String> = kernels

@@ -10,6 +10,7 @@ use gpu_device::prelude::*;
 
 gpu_device::embed_kernels!();
 
+pub mod ops;
 pub mod testing;
 
 /// `c[i] = a[i] + b[i]`: the kernel of the Numba streams tutorial.

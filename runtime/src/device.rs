@@ -8,7 +8,6 @@
 use crate::driver::{self, CUcontext, CUdevice, CUdevice_attribute as Attr};
 use crate::error::{Error, Result};
 use crate::launch::KernelFunction;
-use crate::stream::Stream;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::OnceLock;
@@ -48,7 +47,6 @@ pub(crate) struct DeviceState {
     pub(crate) limits: DeviceLimits,
     /// The kernel most recently launched on this device, for error reports.
     pub(crate) last_kernel: AtomicPtr<KernelFunction>,
-    legacy_default: OnceLock<Stream>,
 }
 
 // SAFETY: the context handle is only passed to the driver, which is thread-safe;
@@ -122,7 +120,6 @@ impl DeviceState {
             name: driver::device_name(handle)?,
             limits,
             last_kernel: AtomicPtr::new(std::ptr::null_mut()),
-            legacy_default: OnceLock::new(),
         })
     }
 
@@ -170,8 +167,30 @@ fn opened(ordinal: usize) -> Result<&'static DeviceState> {
         .map_err(Clone::clone)
 }
 
+thread_local! {
+    /// Whether this thread is running a stream callback, where CUDA calls are forbidden.
+    static IN_CALLBACK: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether the calling thread is inside a stream callback.
+pub(crate) fn in_callback() -> bool {
+    IN_CALLBACK.with(Cell::get)
+}
+
+/// Runs `f` marked as a stream callback: runtime calls inside it fail with
+/// `Error::CalledFromCallback` instead of calling CUDA.
+pub(crate) fn while_in_callback<R>(f: impl FnOnce() -> R) -> R {
+    IN_CALLBACK.with(|c| c.set(true));
+    let result = f();
+    IN_CALLBACK.with(|c| c.set(false));
+    result
+}
+
 /// The state of device `ordinal`, with its context current on this thread.
 pub(crate) fn state(ordinal: usize) -> Result<&'static DeviceState> {
+    if in_callback() {
+        return Err(Error::CalledFromCallback);
+    }
     let state = opened(ordinal)?;
     state.bind()?;
     Ok(state)
@@ -179,6 +198,11 @@ pub(crate) fn state(ordinal: usize) -> Result<&'static DeviceState> {
 
 thread_local! {
     static CURRENT_DEVICE: Cell<usize> = const { Cell::new(0) };
+}
+
+/// The calling thread's current device ordinal, without touching the driver.
+pub(crate) fn current_ordinal() -> usize {
+    CURRENT_DEVICE.with(Cell::get)
 }
 
 impl Device {
@@ -248,11 +272,13 @@ impl Device {
         }
     }
 
-    /// The device's legacy default stream (CUDA's stream 0, CuPy's `Stream.null`).
-    pub fn legacy_default_stream(self) -> &'static Stream {
-        self.opened()
-            .legacy_default
-            .get_or_init(|| Stream::legacy_default(self.ordinal))
+    /// Runs `f` with this device current on the calling thread, then restores
+    /// the previous one (CuPy's `with cp.cuda.Device(n):`).
+    pub fn scope<R>(self, f: impl FnOnce() -> R) -> R {
+        let previous = CURRENT_DEVICE.with(|c| c.replace(self.ordinal));
+        let result = f();
+        CURRENT_DEVICE.with(|c| c.set(previous));
+        result
     }
 }
 

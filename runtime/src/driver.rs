@@ -25,6 +25,7 @@ pub const SUCCESS: Status = 0;
 pub const ERROR_INVALID_VALUE: Status = 1;
 pub const ERROR_OUT_OF_MEMORY: Status = 2;
 pub const ERROR_NOT_READY: Status = 600;
+pub const ERROR_NOT_PERMITTED: Status = 800;
 pub const ERROR_LAUNCH_OUT_OF_RESOURCES: Status = 701;
 
 /// Codes with which a kernel's execution fails; they leave the context unusable.
@@ -64,12 +65,21 @@ extern "C" {
         bytes: usize,
         stream: CUstream,
     ) -> Status;
+    fn cuMemcpyDtoDAsync_v2(
+        dst: CUdeviceptr,
+        src: CUdeviceptr,
+        bytes: usize,
+        stream: CUstream,
+    ) -> Status;
     fn cuPointerGetAttribute(data: *mut c_void, attribute: c_int, ptr: CUdeviceptr) -> Status;
     fn cuStreamCreateWithPriority(stream: *mut CUstream, flags: c_uint, priority: c_int) -> Status;
     fn cuStreamDestroy_v2(stream: CUstream) -> Status;
     fn cuStreamSynchronize(stream: CUstream) -> Status;
     fn cuStreamQuery(stream: CUstream) -> Status;
     fn cuStreamWaitEvent(stream: CUstream, event: CUevent, flags: c_uint) -> Status;
+    fn cuLaunchHostFunc(stream: CUstream, function: HostFunction, user_data: *mut c_void)
+        -> Status;
+    fn cuCtxGetStreamPriorityRange(least: *mut c_int, greatest: *mut c_int) -> Status;
     fn cuEventCreate(event: *mut CUevent, flags: c_uint) -> Status;
     fn cuEventDestroy_v2(event: CUevent) -> Status;
     fn cuEventRecord(event: CUevent, stream: CUstream) -> Status;
@@ -112,6 +122,14 @@ extern "C" {
         extra: *mut *mut c_void,
     ) -> Status;
 }
+
+/// A function the driver calls on one of its threads when a stream reaches it.
+pub type HostFunction = unsafe extern "C" fn(user_data: *mut c_void);
+
+/// The legacy default stream's handle (CUDA's stream 0).
+pub const LEGACY_DEFAULT_STREAM: usize = 0;
+/// `CU_STREAM_PER_THREAD`: the per-thread default stream's handle.
+pub const PER_THREAD_DEFAULT_STREAM: usize = 2;
 
 /// A failed driver call: which call, and the driver's name and text for the code.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -292,6 +310,18 @@ pub unsafe fn memcpy_dtoh_async(
     unsafe { cuMemcpyDtoHAsync_v2(dst, src, bytes, stream) }
 }
 
+/// # Safety
+/// Both ranges are device memory of `bytes` that stays allocated until the copy completes.
+pub unsafe fn memcpy_dtod_async(
+    dst: CUdeviceptr,
+    src: CUdeviceptr,
+    bytes: usize,
+    stream: CUstream,
+) -> Status {
+    // SAFETY: forwarded to the caller.
+    unsafe { cuMemcpyDtoDAsync_v2(dst, src, bytes, stream) }
+}
+
 /// Whether host memory at `ptr` is page-locked (pinned or registered with the driver).
 pub fn is_page_locked(ptr: *const c_void) -> bool {
     const CU_POINTER_ATTRIBUTE_MEMORY_TYPE: c_int = 2;
@@ -316,6 +346,29 @@ pub fn stream_create(flags: u32, priority: i32) -> Result<CUstream, DriverError>
         cuStreamCreateWithPriority(&mut s, flags, priority)
     })?;
     Ok(s)
+}
+
+/// The (least, greatest) stream priorities of the current context: numerically,
+/// greatest < least (lower numbers run first).
+pub fn stream_priority_range() -> Result<(i32, i32), DriverError> {
+    let (mut least, mut greatest) = (0, 0);
+    // SAFETY: writes two ints; a context is current (callers bind first).
+    check("cuCtxGetStreamPriorityRange", unsafe {
+        cuCtxGetStreamPriorityRange(&mut least, &mut greatest)
+    })?;
+    Ok((least, greatest))
+}
+
+/// # Safety
+/// `function` must be safe to call once with `user_data` on a driver thread,
+/// and must not call into CUDA.
+pub unsafe fn launch_host_function(
+    stream: CUstream,
+    function: HostFunction,
+    user_data: *mut c_void,
+) -> Status {
+    // SAFETY: forwarded to the caller.
+    unsafe { cuLaunchHostFunc(stream, function, user_data) }
 }
 
 pub fn stream_destroy(stream: CUstream) -> Status {

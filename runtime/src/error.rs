@@ -85,6 +85,37 @@ pub enum Error {
         /// The JIT compiler's log.
         log: String,
     },
+    /// A stream of one device made current while another device is current.
+    StreamOnOtherDevice {
+        /// The stream's device.
+        stream_device: usize,
+        /// The calling thread's current device.
+        current_device: usize,
+    },
+    /// Elapsed time asked of an event that was never recorded.
+    EventNotRecorded {
+        /// `"start"` or `"end"`.
+        which: &'static str,
+    },
+    /// Elapsed time asked of an event created with timing disabled.
+    EventTimingDisabled {
+        /// `"start"` or `"end"`.
+        which: &'static str,
+    },
+    /// Event options CUDA does not allow together.
+    InvalidEventOptions {
+        /// Which options, and why.
+        reason: &'static str,
+    },
+    /// Stream callbacks panicked; reported by the stream's next `synchronize`.
+    CallbackPanicked {
+        /// The stream.
+        stream: String,
+        /// The panic messages, in the order the callbacks ran.
+        messages: Vec<String>,
+    },
+    /// A runtime call from inside a stream callback, where CUDA forbids CUDA calls.
+    CalledFromCallback,
     /// Any other failed driver call.
     Driver(DriverError),
 }
@@ -131,6 +162,29 @@ impl fmt::Display for Error {
                 }
                 Ok(())
             }
+            Error::StreamOnOtherDevice { stream_device, current_device } => write!(
+                f,
+                "cannot make a stream of device {stream_device} current: the current device is {current_device}"
+            ),
+            Error::EventNotRecorded { which } => write!(
+                f,
+                "the {which} event was never recorded: record it on a stream before asking for elapsed time"
+            ),
+            Error::EventTimingDisabled { which } => write!(
+                f,
+                "the {which} event was created with timing disabled, so no elapsed time can be measured with it"
+            ),
+            Error::InvalidEventOptions { reason } => write!(f, "invalid event options: {reason}"),
+            Error::CallbackPanicked { stream, messages } => write!(
+                f,
+                "{} callback(s) on {stream} panicked: {}",
+                messages.len(),
+                messages.join("; ")
+            ),
+            Error::CalledFromCallback => write!(
+                f,
+                "a stream callback called the GPU runtime; CUDA forbids CUDA calls inside stream callbacks"
+            ),
             Error::Driver(e) => write!(f, "CUDA driver error: {e}"),
         }
     }

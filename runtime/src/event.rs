@@ -4,27 +4,104 @@ use crate::device::{self, Device};
 use crate::driver::{self, CUevent};
 use crate::error::{Error, Result};
 use crate::stream::Stream;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// `CU_EVENT_BLOCKING_SYNC`, `CU_EVENT_DISABLE_TIMING`, `CU_EVENT_INTERPROCESS`.
+const BLOCKING_SYNC: u32 = 1;
+const DISABLE_TIMING: u32 = 2;
+const INTERPROCESS: u32 = 4;
+
+/// How to create an event: [`Event::with_options`]. The default, as CuPy's,
+/// records timing and waits by spinning.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EventOptions {
+    blocking_sync: bool,
+    timing: bool,
+    interprocess: bool,
+}
+
+impl Default for EventOptions {
+    fn default() -> Self {
+        EventOptions {
+            blocking_sync: false,
+            timing: true,
+            interprocess: false,
+        }
+    }
+}
+
+impl EventOptions {
+    /// Timing on, spinning wait, not interprocess.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Whether [`Event::synchronize`] blocks the thread (yielding the CPU)
+    /// rather than spinning.
+    pub fn blocking_sync(mut self, on: bool) -> Self {
+        self.blocking_sync = on;
+        self
+    }
+
+    /// Whether the event records a timestamp, for [`Event::elapsed_ms`].
+    /// Events without timing are cheaper to record and wait on.
+    pub fn timing(mut self, on: bool) -> Self {
+        self.timing = on;
+        self
+    }
+
+    /// Whether the event can be shared with other processes. CUDA requires
+    /// such events to have timing disabled.
+    pub fn interprocess(mut self, on: bool) -> Self {
+        self.interprocess = on;
+        self
+    }
+
+    fn flags(self) -> Result<u32> {
+        if self.interprocess && self.timing {
+            return Err(Error::InvalidEventOptions {
+                reason: "an interprocess event must have timing disabled: add `.timing(false)`",
+            });
+        }
+        Ok((if self.blocking_sync { BLOCKING_SYNC } else { 0 })
+            | (if self.timing { 0 } else { DISABLE_TIMING })
+            | (if self.interprocess { INTERPROCESS } else { 0 }))
+    }
+}
 
 /// A marker recorded into a stream. Another stream can wait for it, the host
 /// can wait for it, and two recorded events give the time between them.
 pub struct Event {
     raw: CUevent,
     ordinal: usize,
+    timing: bool,
+    recorded: AtomicBool,
 }
 
 // SAFETY: the event handle is only passed to the driver, which is thread-safe.
 unsafe impl Send for Event {}
-// SAFETY: as above.
+// SAFETY: as above; the flag is atomic.
 unsafe impl Sync for Event {}
 
 impl Event {
-    /// A new event on the current device, with timing.
+    /// A new event on the current device, with timing (CuPy's `cp.cuda.Event()`).
     pub fn new() -> Result<Event> {
-        let device = Device::current()?;
-        device.state()?;
+        Event::with_options(EventOptions::new())
+    }
+
+    /// A new event on the current device with the given options.
+    pub fn with_options(options: EventOptions) -> Result<Event> {
+        Event::on_device(Device::current()?.ordinal(), options)
+    }
+
+    pub(crate) fn on_device(ordinal: usize, options: EventOptions) -> Result<Event> {
+        let flags = options.flags()?;
+        device::state(ordinal)?;
         Ok(Event {
-            raw: driver::event_create(0)?,
-            ordinal: device.ordinal(),
+            raw: driver::event_create(flags)?,
+            ordinal,
+            timing: options.timing,
+            recorded: AtomicBool::new(false),
         })
     }
 
@@ -32,16 +109,31 @@ impl Event {
         self.raw
     }
 
-    /// Records the event at the current end of `stream`.
-    pub fn record(&self, stream: &Stream) -> Result<()> {
+    /// Records the event at the current end of the calling thread's current
+    /// stream (CuPy's `event.record()`).
+    pub fn record(&self) -> Result<()> {
+        self.record_on(&crate::current_stream()?)
+    }
+
+    /// Records the event at the current end of `stream` (CuPy's `event.record(stream)`).
+    pub fn record_on(&self, stream: &Stream) -> Result<()> {
         stream.device_state()?;
         match driver::event_record(self.raw, stream.as_raw()) {
-            driver::SUCCESS => Ok(()),
+            driver::SUCCESS => {
+                self.recorded.store(true, Ordering::Release);
+                Ok(())
+            }
             code => Err(stream.error("cuEventRecord", code)),
         }
     }
 
-    /// Waits until the work before the event's record point has finished.
+    /// Whether the event has been recorded at least once.
+    pub fn is_recorded(&self) -> bool {
+        self.recorded.load(Ordering::Acquire)
+    }
+
+    /// Waits until the work before the event's record point has finished (at
+    /// once for an event never recorded, as in CUDA).
     pub fn synchronize(&self) -> Result<()> {
         let state = device::state(self.ordinal)?;
         match driver::event_synchronize(self.raw) {
@@ -60,14 +152,32 @@ impl Event {
         }
     }
 
-    /// Milliseconds between two recorded events. Waits for `end` to complete
-    /// first, rather than failing as CUDA does when it has not.
+    /// Milliseconds between two recorded events.
+    ///
+    /// When `end` has not completed yet, this waits for it; CUDA (and CuPy,
+    /// which raises `CUDARuntimeError: cudaErrorNotReady`) fail instead. An
+    /// event never recorded, or created without timing, is an error naming
+    /// which of the two it is.
     pub fn elapsed_ms(start: &Event, end: &Event) -> Result<f32> {
+        for (event, which) in [(start, "start"), (end, "end")] {
+            if !event.timing {
+                return Err(Error::EventTimingDisabled { which });
+            }
+            if !event.is_recorded() {
+                return Err(Error::EventNotRecorded { which });
+            }
+        }
         end.synchronize()?;
         let (code, ms) = driver::event_elapsed_ms(start.raw, end.raw);
         driver::check("cuEventElapsedTime", code).map_err(Error::Driver)?;
         Ok(ms)
     }
+}
+
+/// Milliseconds between two recorded events (CuPy's `cp.cuda.get_elapsed_time`):
+/// [`Event::elapsed_ms`].
+pub fn get_elapsed_time(start: &Event, end: &Event) -> Result<f32> {
+    Event::elapsed_ms(start, end)
 }
 
 impl Drop for Event {

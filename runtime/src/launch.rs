@@ -1,11 +1,12 @@
 //! Launch configuration, its checks, and the launch itself.
 
+use crate::current::current_stream;
 use crate::device::{DeviceLimits, DeviceState, MAX_DEVICES};
 use crate::driver::{self, CUfunction, CUfunction_attribute as FnAttr};
 use crate::error::{Error, Result};
 use crate::memory::{DeviceInput, DeviceOutput};
 use crate::module::EmbeddedModule;
-use crate::stream::{current_stream, Stream};
+use crate::stream::Stream;
 use gpu_device::DeviceCopy;
 use std::ffi::{c_void, CString};
 use std::ops::Deref;

@@ -22,6 +22,7 @@
 
 #![deny(missing_docs)]
 
+mod current;
 mod device;
 mod driver;
 mod error;
@@ -31,15 +32,16 @@ mod memory;
 mod module;
 mod stream;
 
+pub use current::{current_stream, StreamScope, PER_THREAD_DEFAULT_STREAM_ENV};
 pub use device::{synchronize, Device, DeviceLimits, MAX_DEVICES};
 pub use driver::DriverError;
 pub use error::{Error, Result};
-pub use event::Event;
+pub use event::{get_elapsed_time, Event, EventOptions};
 pub use gpu_device::DeviceCopy;
 pub use launch::{DimValue, Dims, IntoDims, KernelFunction, LaunchConfig, StreamRef};
 pub use memory::{DeviceBuffer, DeviceInput, DeviceOutput, DeviceView, DeviceViewMut};
 pub use module::EmbeddedModule;
-pub use stream::{current_stream, Stream};
+pub use stream::{Stream, StreamOptions};
 
 /// Launches a `#[kernel]` function, Numba style:
 ///

@@ -72,11 +72,23 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// zeroed, so no host read can see stale bytes). Returns once the memory is
     /// zeroed, so it can be used on any stream.
     pub fn device_array(len: usize) -> Result<Self> {
-        let device = Device::current()?;
-        let stream = device.legacy_default_stream();
-        let buffer = DeviceBuffer::zeroed_on(len, stream)?;
+        Device::current()?;
+        let stream = Stream::null();
+        let buffer = DeviceBuffer::zeroed_on(len, &stream)?;
         stream.synchronize()?;
         Ok(buffer)
+    }
+
+    /// Copies `data` into a new buffer on the current stream (CuPy's
+    /// `cp.asarray(data)`). `data` may be dropped as soon as this returns.
+    pub fn from_host(data: &[T]) -> Result<Self> {
+        DeviceBuffer::to_device(data, &crate::current_stream()?)
+    }
+
+    /// Copies the buffer to a new `Vec` on the current stream (CuPy's
+    /// `cp.asnumpy(buffer)`); returns once the data has arrived.
+    pub fn to_host(&self) -> Result<Vec<T>> {
+        self.copy_to_host(&crate::current_stream()?)
     }
 
     /// A buffer of `len` elements zeroed on `stream`: work queued on `stream`
@@ -96,6 +108,17 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         Ok(buffer)
     }
 
+    /// A buffer of `len` elements on `stream`'s device whose contents are left
+    /// as the allocator found them, for outputs a kernel overwrites entirely
+    /// (zeroing would cost a full extra pass over memory).
+    ///
+    /// # Safety
+    /// Every element must be written (by a kernel or a copy ordered before any
+    /// read) before it is read, on the device or by copying to the host.
+    pub unsafe fn uninitialized(len: usize, stream: &Stream) -> Result<Self> {
+        DeviceBuffer::alloc(len, Device::get(stream.device())?)
+    }
+
     /// Copies `data` into a new buffer on `stream`'s device (Numba's
     /// `cuda.to_device(data, stream=stream)`). `data` may be dropped as soon as
     /// this returns.
@@ -109,6 +132,38 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// `stream`. `data` may be dropped or changed as soon as this returns.
     pub fn copy_from_host(&mut self, data: &[T], stream: &Stream) -> Result<()> {
         self.view_mut().copy_from_host(data, stream)
+    }
+
+    /// Copies `source` (the same length, on the same device) into the buffer,
+    /// queued on `stream`.
+    pub fn copy_from_device(&mut self, source: impl DeviceInput<T>, stream: &Stream) -> Result<()> {
+        let src = source.raw_view();
+        if src.len != self.len {
+            return Err(Error::LengthMismatch {
+                operation: "device-to-device copy",
+                destination: self.len,
+                source: src.len,
+            });
+        }
+        check_device(self.device, stream)?;
+        check_device(src.device, stream)?;
+        if self.len == 0 {
+            return Ok(());
+        }
+        // SAFETY: both ranges are device memory of `len` elements, borrowed for
+        // this call; the buffers' drops wait for queued work before freeing.
+        let code = unsafe {
+            driver::memcpy_dtod_async(
+                self.ptr,
+                src.ptr,
+                self.len * size_of::<T>(),
+                stream.as_raw(),
+            )
+        };
+        if code != driver::SUCCESS {
+            return Err(stream.error("cuMemcpyDtoDAsync", code));
+        }
+        Ok(())
     }
 
     /// Copies the buffer to a new `Vec` after the work queued on `stream` so

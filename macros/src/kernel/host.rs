@@ -99,7 +99,17 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
             let message = format!("kernel `{name_str}` was not compiled for `{{Self}}`");
             let label = format!("`{name_str}` has instances for `{listed}` only");
             (
-                quote!(<#t: Instance>),
+                {
+                    // The kernel's own bounds on its type parameter hold on the
+                    // host too: associated types in parameters may need them.
+                    let bounds = kernel
+                        .function
+                        .sig
+                        .generics
+                        .type_params()
+                        .flat_map(|p| p.bounds.iter());
+                    quote!(<#t: Instance #(+ #bounds)*>)
+                },
                 quote!(<#t as Instance>::function()),
                 quote! {
                     /// The types this kernel was compiled for.
@@ -113,6 +123,7 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
             )
         }
     };
+    let where_clause = &kernel.function.sig.generics.where_clause;
     let launch_doc = format!(
         "Launches `{signature}` with `config`'s grid, block, stream and shared memory.\n\nUsually called through `launch!({name_str}[grid, block, stream](...))`. Returns once the launch is queued; errors name the kernel and what was wrong."
     );
@@ -131,7 +142,7 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
             pub fn launch #generics (
                 config: ::gpu_runtime::LaunchConfig<'_>,
                 #(#launch_params),*
-            ) -> ::gpu_runtime::Result<()> {
+            ) -> ::gpu_runtime::Result<()> #where_clause {
                 #(#checks)*
                 let __function: &'static ::gpu_runtime::__private::KernelFunction = #function;
                 let __stream = config.resolve_stream()?;

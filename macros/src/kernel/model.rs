@@ -283,11 +283,8 @@ fn classify(ty: &Type) -> syn::Result<ParamKind> {
 /// Slice elements must be scalars, a type parameter or a named struct.
 fn check_element(elem: &Type) -> syn::Result<()> {
     match elem {
-        Type::Path(p)
-            if p.qself.is_none() && p.path.segments.iter().all(|s| s.arguments.is_empty()) =>
-        {
-            Ok(())
-        }
+        // `f32`, `Pixel`, `T`, or an associated type such as `<T as Sum>::Acc`.
+        Type::Path(p) if p.path.segments.iter().all(|s| s.arguments.is_empty()) => Ok(()),
         Type::Array(_) => Ok(()),
         _ => Err(unsupported(
             elem,

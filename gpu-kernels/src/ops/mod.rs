@@ -1,0 +1,33 @@
+//! Array operations of the CuPy tutorials, as kernels launched on the current
+//! stream (or a given one): [`sum`] (CuPy's `cp.sum`) and element-wise
+//! arithmetic ([`Expr`], enough for `b * a + 8`).
+//!
+//! ```no_run
+//! use gpu_kernels::ops::{self, DeviceScalar};
+//! use gpu_runtime::DeviceBuffer;
+//!
+//! let a = DeviceBuffer::from_host(&[1i64, 2, 3])?;   // cp.asarray
+//! let b: DeviceScalar<i64> = ops::sum(&a)?;          // cp.sum: a 0-d device array
+//! let c = (&b * &a + 8).eval()?;                     // b * a + 8, one fused kernel
+//! assert_eq!(c.to_host()?, vec![14, 20, 26]);
+//! # Ok::<(), gpu_runtime::Error>(())
+//! ```
+
+mod arithmetic;
+#[cfg(not(target_arch = "nvptx64"))]
+mod expr;
+#[cfg(not(target_arch = "nvptx64"))]
+mod scalar;
+mod sum;
+
+pub use arithmetic::Arithmetic;
+pub use sum::{Lanes, SumElement};
+
+#[cfg(not(target_arch = "nvptx64"))]
+pub use arithmetic::elementwise;
+#[cfg(not(target_arch = "nvptx64"))]
+pub use expr::{array, Expr};
+#[cfg(not(target_arch = "nvptx64"))]
+pub use scalar::DeviceScalar;
+#[cfg(not(target_arch = "nvptx64"))]
+pub use sum::{sum, sum_on, sum_partials};

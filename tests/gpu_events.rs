@@ -1,0 +1,139 @@
+//! Events and stream callbacks: flags, every error, timing, and callbacks in
+//! stream order with panics reported.
+
+use gpu_kernels::fill;
+use gpu_runtime::{
+    current_stream, get_elapsed_time, launch, DeviceBuffer, Error, Event, EventOptions, Stream,
+    StreamOptions,
+};
+use std::sync::{Arc, Mutex};
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: scripts/gpu-bundle.sh runs it on the GPU machine"]
+fn event_errors_are_named() {
+    let stream = Stream::new().unwrap();
+    let (start, end) = (Event::new().unwrap(), Event::new().unwrap());
+    assert_eq!(
+        Event::elapsed_ms(&start, &end).unwrap_err(),
+        Error::EventNotRecorded { which: "start" }
+    );
+    start.record_on(&stream).unwrap();
+    assert_eq!(
+        Event::elapsed_ms(&start, &end).unwrap_err(),
+        Error::EventNotRecorded { which: "end" }
+    );
+    end.record_on(&stream).unwrap();
+    assert!(Event::elapsed_ms(&start, &end).unwrap() >= 0.0);
+
+    let untimed = Event::with_options(EventOptions::new().timing(false)).unwrap();
+    untimed.record_on(&stream).unwrap();
+    assert_eq!(
+        Event::elapsed_ms(&untimed, &end).unwrap_err(),
+        Error::EventTimingDisabled { which: "start" }
+    );
+    let err = get_elapsed_time(&start, &untimed).unwrap_err();
+    assert_eq!(err, Error::EventTimingDisabled { which: "end" });
+    assert!(err.to_string().contains("timing disabled"));
+
+    let err = Event::with_options(EventOptions::new().interprocess(true))
+        .err()
+        .unwrap();
+    assert!(matches!(err, Error::InvalidEventOptions { .. }), "{err:?}");
+    assert!(err.to_string().contains("timing disabled"), "{err}");
+    let ipc = Event::with_options(EventOptions::new().interprocess(true).timing(false)).unwrap();
+    ipc.record_on(&stream).unwrap();
+    ipc.synchronize().unwrap();
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: scripts/gpu-bundle.sh runs it on the GPU machine"]
+fn elapsed_time_waits_for_an_unfinished_end_event() {
+    let stream = Stream::with_options(StreamOptions::new().priority(0)).unwrap();
+    let blocking = Event::with_options(EventOptions::new().blocking_sync(true)).unwrap();
+    let n = 1 << 26;
+    let mut x = DeviceBuffer::<f32>::zeroed_on(n, &stream).unwrap();
+    blocking.record_on(&stream).unwrap();
+    for _ in 0..40 {
+        launch!(fill[n / 256, 256, stream](1.0f32, &mut x)).unwrap();
+    }
+    let end = stream.record().unwrap();
+    assert!(
+        !end.is_done().unwrap(),
+        "40 passes over 256 MiB are still running"
+    );
+    let ms = Event::elapsed_ms(&blocking, &end).unwrap();
+    assert!(end.is_done().unwrap());
+    assert!(ms > 0.1, "{ms} ms for 40 passes over 256 MiB");
+    blocking.synchronize().unwrap();
+    // Recording on the current stream.
+    let e = Event::new().unwrap();
+    e.record().unwrap();
+    current_stream().unwrap().synchronize().unwrap();
+    assert!(e.is_done().unwrap());
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: scripts/gpu-bundle.sh runs it on the GPU machine"]
+fn stream_priorities_are_accepted() {
+    let (least, greatest) = Stream::priority_range().unwrap();
+    assert!(greatest <= least);
+    for priority in [least, greatest] {
+        let s = Stream::with_options(StreamOptions::new().priority(priority)).unwrap();
+        let mut x = DeviceBuffer::<u32>::zeroed_on(100, &s).unwrap();
+        launch!(fill[1, 128, s](7u32, &mut x)).unwrap();
+        assert_eq!(x.copy_to_host(&s).unwrap(), vec![7; 100]);
+    }
+    let blocking = Stream::with_options(StreamOptions::new().non_blocking(false)).unwrap();
+    blocking.synchronize().unwrap();
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: scripts/gpu-bundle.sh runs it on the GPU machine"]
+fn callbacks_fire_in_stream_order_and_panics_are_reported() {
+    let stream = Stream::new().unwrap();
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let n = 1 << 22;
+    let mut x = DeviceBuffer::<f32>::zeroed_on(n, &stream).unwrap();
+    for i in 0..100u32 {
+        if i % 10 == 0 {
+            launch!(fill[n / 256, 256, stream](i as f32, &mut x)).unwrap();
+        }
+        let log = Arc::clone(&log);
+        stream
+            .add_callback(move || log.lock().unwrap().push(i))
+            .unwrap();
+    }
+    stream.synchronize().unwrap();
+    assert_eq!(*log.lock().unwrap(), (0..100).collect::<Vec<u32>>());
+
+    // A panic is caught, later callbacks still run, and synchronize reports it.
+    let after = Arc::new(Mutex::new(false));
+    stream
+        .add_callback(|| panic!("callback number 100 failed"))
+        .unwrap();
+    let flag = Arc::clone(&after);
+    stream
+        .add_callback(move || *flag.lock().unwrap() = true)
+        .unwrap();
+    let err = stream.synchronize().unwrap_err();
+    match &err {
+        Error::CallbackPanicked { messages, .. } => {
+            assert_eq!(messages, &["callback number 100 failed"])
+        }
+        other => panic!("expected CallbackPanicked, got {other:?}"),
+    }
+    assert!(*after.lock().unwrap());
+    stream.synchronize().unwrap(); // reported once
+
+    // CUDA calls inside a callback are refused, not attempted.
+    let seen = Arc::new(Mutex::new(None));
+    let slot = Arc::clone(&seen);
+    stream
+        .add_callback(move || *slot.lock().unwrap() = Some(Stream::new().map(|_| ())))
+        .unwrap();
+    stream.synchronize().unwrap();
+    assert_eq!(
+        seen.lock().unwrap().take(),
+        Some(Err(Error::CalledFromCallback))
+    );
+}
