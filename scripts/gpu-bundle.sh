@@ -31,6 +31,7 @@ for line in sys.stdin:
 
 cargo build --release --examples --quiet
 cargo test --workspace --release --no-run --quiet --message-format=json | executables | while read -r kind name path; do
+    [ "$kind" = example ] && continue # built by `cargo test` too; bundled below
     case "$name" in
         compile_fail|ptx) echo "bundle: leaving out tests/$name.rs (runs in CI: needs this machine's tools, not a GPU)" ;;
         gpu_macros) echo "bundle: leaving out the proc-macro crate's unit tests (they link the toolchain's libstd)" ;;

@@ -49,22 +49,29 @@ fn event_errors_are_named() {
 #[ignore = "needs an NVIDIA GPU: scripts/gpu-bundle.sh runs it on the GPU machine"]
 fn elapsed_time_waits_for_an_unfinished_end_event() {
     let stream = Stream::with_options(StreamOptions::new().priority(0)).unwrap();
-    let blocking = Event::with_options(EventOptions::new().blocking_sync(true)).unwrap();
-    let n = 1 << 26;
-    let mut x = DeviceBuffer::<f32>::zeroed_on(n, &stream).unwrap();
-    blocking.record_on(&stream).unwrap();
-    for _ in 0..40 {
-        launch!(fill[n / 256, 256, stream](1.0f32, &mut x)).unwrap();
-    }
+    let start = Event::with_options(EventOptions::new().blocking_sync(true)).unwrap();
+    start.record_on(&stream).unwrap();
+    // A callback that holds the stream until the test lets it go: the end
+    // event cannot complete before that.
+    let (release, gate) = std::sync::mpsc::channel::<()>();
+    stream.add_callback(move || gate.recv().unwrap()).unwrap();
     let end = stream.record().unwrap();
     assert!(
         !end.is_done().unwrap(),
-        "40 passes over 256 MiB are still running"
+        "the stream is held by the callback"
     );
-    let ms = Event::elapsed_ms(&blocking, &end).unwrap();
+    let releaser = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        release.send(()).unwrap();
+    });
+    let ms = Event::elapsed_ms(&start, &end).unwrap(); // waits instead of failing
+    releaser.join().unwrap();
     assert!(end.is_done().unwrap());
-    assert!(ms > 0.1, "{ms} ms for 40 passes over 256 MiB");
-    blocking.synchronize().unwrap();
+    assert!(
+        ms >= 45.0,
+        "{ms} ms: the held stream took at least the 50 ms hold"
+    );
+    start.synchronize().unwrap();
     // Recording on the current stream.
     let e = Event::new().unwrap();
     e.record().unwrap();

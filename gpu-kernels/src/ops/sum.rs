@@ -48,9 +48,13 @@ macro_rules! sum_element {
             }
             #[inline(always)]
             fn sum_vector(v: Self::Vector) -> $acc {
+                // An index loop of constant trip count unrolls into registers;
+                // the array's by-value iterator kept the vector in local memory.
                 let mut total = $zero;
-                for x in v.0 {
-                    total = $add(total, x as $acc);
+                let mut i = 0;
+                while i < $lanes {
+                    total = $add(total, v.0[i] as $acc);
+                    i += 1;
                 }
                 total
             }
@@ -157,7 +161,7 @@ mod host {
     const THREADS: usize = 256;
     const FINAL_THREADS: usize = 1024;
     /// Blocks per multiprocessor in the first pass: enough to fill it.
-    const BLOCKS_PER_SM: usize = 8;
+    const BLOCKS_PER_SM: usize = 16;
 
     /// The sum of `input` on the current stream (CuPy's `cp.sum(a)`), as a device
     /// scalar; the work is queued, not waited for.
@@ -182,7 +186,11 @@ mod host {
             .div_ceil(lanes * THREADS)
             .clamp(1, sms * BLOCKS_PER_SM);
         // Element 0 is the result, elements 1..=blocks the partials.
-        let mut storage = DeviceBuffer::<T::Acc>::zeroed_on(1 + blocks, stream)?;
+        // SAFETY: the first launch writes every partial (thread 0 of block `b`
+        // writes element `b`, for each of the `blocks` blocks) and the second
+        // writes the result, before anything reads them: both are queued on
+        // `stream` in that order and nothing else sees `storage` until then.
+        let mut storage = unsafe { DeviceBuffer::<T::Acc>::uninitialized(1 + blocks, stream)? };
         let (mut result, mut partials) = storage.view_mut().split_at(1).expect("1 <= 1 + blocks");
         let acc = std::mem::size_of::<T::Acc>();
         launch!(sum_partials[blocks, THREADS, stream, THREADS / 32 * acc](input, partials.reborrow()))?;
