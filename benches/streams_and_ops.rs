@@ -27,20 +27,25 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-/// Median GPU time in ms of `work`, timed with events on `stream`.
-fn gpu_ms(stream: &Stream, mut work: impl FnMut() -> Res<()>) -> Res<f64> {
+/// Median GPU time in ms of `work`, timed with events on `stream`, and the
+/// last result. Each result is dropped only after its end event has been
+/// timed: freeing device memory waits for the device (as `cudaFree` does),
+/// which would otherwise hold back the end event's record.
+fn gpu_ms<R>(stream: &Stream, mut work: impl FnMut() -> Res<R>) -> Res<(f64, R)> {
     for _ in 0..3 {
-        work()?;
+        drop(work()?);
     }
     let (start, end) = (Event::new()?, Event::new()?);
     let mut times = Vec::new();
+    let mut last = None;
     for _ in 0..REPEATS {
         start.record_on(stream)?;
-        work()?;
+        let result = work()?;
         end.record_on(stream)?;
         times.push(Event::elapsed_ms(&start, &end)? as f64);
+        last = Some(result);
     }
-    Ok(median(times))
+    Ok((median(times), last.expect("REPEATS > 0")))
 }
 
 /// Median host time in ns of one call of `op`, over rounds of 100k calls.
@@ -76,30 +81,22 @@ fn main() -> Res<()> {
         .collect();
     let a = DeviceBuffer::to_device(&host, &stream)?;
     let mut copy = DeviceBuffer::<f32>::zeroed_on(N, &stream)?;
-    let ms = gpu_ms(&stream, || Ok(copy.copy_from_device(&a, &stream)?))?;
+    let (ms, ()) = gpu_ms(&stream, || Ok(copy.copy_from_device(&a, &stream)?))?;
     results.insert("copy_read_gbps".into(), bytes / (ms * 1e-3) / 1e9);
     drop(copy);
 
-    let mut total = None;
-    let ms = gpu_ms(&stream, || {
-        total = Some(ops::sum_on(&a, &stream)?);
-        Ok(())
-    })?;
+    let (ms, total) = gpu_ms(&stream, || Ok(ops::sum_on(&a, &stream)?))?;
     results.insert("rust_sum_gbps".into(), bytes / (ms * 1e-3) / 1e9);
-    let got = total.expect("ran").copy_to_host(&stream)? as f64;
+    let got = total.copy_to_host(&stream)? as f64;
     let want: f64 = host.iter().map(|&x| x as f64).sum();
     if (got - want).abs() > 1e-6 * want {
         return Err(format!("sum computed {got}, expected {want}").into());
     }
 
     let b: DeviceScalar<f32> = DeviceScalar::from_value(0.5, &stream)?;
-    let mut out = None;
-    let ms = gpu_ms(&stream, || {
-        out = Some((&b * &a + 8.0).eval_on(&stream)?);
-        Ok(())
-    })?;
+    let (ms, out) = gpu_ms(&stream, || Ok((&b * &a + 8.0).eval_on(&stream)?))?;
     results.insert("rust_axpb_gbps".into(), 2.0 * bytes / (ms * 1e-3) / 1e9);
-    let out = out.expect("ran").copy_to_host(&stream)?;
+    let out = out.copy_to_host(&stream)?;
     if (0..N).step_by(4099).any(|i| out[i] != 0.5 * host[i] + 8.0) {
         return Err("b * a + 8 computed a wrong result".into());
     }

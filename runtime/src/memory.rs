@@ -12,8 +12,9 @@ use std::ops::Range;
 
 /// An array in device memory, like Numba's device arrays and CuPy's `ndarray`.
 ///
-/// Buffers start zeroed or filled from host data; they are freed when
-/// dropped (the driver waits for kernels still using them).
+/// Buffers start zeroed or filled from host data. Dropping one frees it with
+/// `cuMemFree`, which waits for the device (as `cudaFree` does), so no kernel
+/// still using it can see the memory reused.
 pub struct DeviceBuffer<T: DeviceCopy> {
     ptr: CUdeviceptr,
     len: usize,
