@@ -94,3 +94,25 @@ fn empty_buffers_copy_and_launch() {
     launch!(add_kernel[1, 32, stream](&empty, &empty, &mut out)).unwrap();
     stream.synchronize().unwrap();
 }
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: scripts/gpu-bundle.sh runs it on the GPU machine"]
+fn a_stream_of_another_library_is_borrowed_not_owned() {
+    use cust::stream::{Stream as CustStream, StreamFlags};
+    let device = gpu_runtime::Device::get(0).unwrap();
+    let _context =
+        cust::context::Context::new(cust::device::Device::get_device(0).unwrap()).unwrap();
+    let theirs = CustStream::new(StreamFlags::NON_BLOCKING, None).unwrap();
+    let raw = theirs.as_inner();
+    // SAFETY: `theirs` is a live stream of device 0's primary context (cust's
+    // Context::new retains it) and outlives `ours`.
+    let ours = unsafe { Stream::from_external(raw, device) };
+    assert_eq!(ours.as_raw(), raw);
+    assert_eq!(ours, ours.clone());
+    let mut x = DeviceBuffer::<u32>::zeroed_on(1000, &ours).unwrap();
+    launch!(fill[4, 256, ours](5u32, &mut x)).unwrap();
+    assert_eq!(x.copy_to_host(&ours).unwrap(), vec![5; 1000]);
+    drop(ours);
+    // Still alive: dropping the wrapper did not destroy cust's stream.
+    theirs.synchronize().unwrap();
+}
