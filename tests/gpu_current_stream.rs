@@ -1,6 +1,8 @@
 //! The current stream: per host thread and device, scoped and unscoped, and
 //! the work issued without a stream going to it.
 
+mod common;
+
 use gpu_kernels::{fill, ops};
 use gpu_runtime::{
     current_stream, launch, DeviceBuffer, Event, Stream, PER_THREAD_DEFAULT_STREAM_ENV,
@@ -16,7 +18,6 @@ fn initial_default() -> Stream {
 }
 
 #[test]
-#[ignore = "needs an NVIDIA GPU: scripts/gpu-bundle.sh runs it on the GPU machine"]
 fn scopes_restore_exactly_the_previous_stream() {
     std::thread::spawn(|| {
         let (a, b, c) = (
@@ -61,11 +62,10 @@ fn scopes_restore_exactly_the_previous_stream() {
 }
 
 #[test]
-#[ignore = "needs an NVIDIA GPU: scripts/gpu-bundle.sh runs it on the GPU machine"]
 fn work_without_a_stream_goes_to_the_current_stream() {
     std::thread::spawn(|| {
         let s = Stream::new().unwrap();
-        let n = 1 << 24;
+        let n = common::size(1 << 24, 1 << 16);
         let _with_s = s.enter().unwrap();
         // A launch, then a copy and a reduction, all without naming a stream:
         // on a non-blocking stream they would race with work on another stream.
@@ -99,7 +99,6 @@ fn work_without_a_stream_goes_to_the_current_stream() {
 }
 
 #[test]
-#[ignore = "needs an NVIDIA GPU: scripts/gpu-bundle.sh runs it on the GPU machine"]
 fn sixteen_threads_each_have_their_own_current_stream() {
     let threads = 16;
     let barrier = Arc::new(Barrier::new(threads));
@@ -131,7 +130,6 @@ fn sixteen_threads_each_have_their_own_current_stream() {
 }
 
 #[test]
-#[ignore = "needs an NVIDIA GPU: scripts/gpu-bundle.sh runs it on the GPU machine"]
 fn per_thread_default_stream_from_the_environment() {
     // The setting is read once per process: check it in a child process.
     let exe = std::env::current_exe().unwrap();
@@ -165,7 +163,6 @@ fn per_thread_default_stream_from_the_environment() {
 /// Run by `per_thread_default_stream_from_the_environment` with the variable
 /// set; run alone it checks the default for the environment it finds.
 #[test]
-#[ignore = "needs an NVIDIA GPU: scripts/gpu-bundle.sh runs it on the GPU machine"]
 fn child_reports_its_default_stream() {
     let current = current_stream().unwrap();
     assert_eq!(current, initial_default());

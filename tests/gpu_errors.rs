@@ -13,7 +13,6 @@ fn invalid_launch(result: gpu_runtime::Result<()>) -> (&'static str, String) {
 }
 
 #[test]
-#[ignore = "needs an NVIDIA GPU: scripts/gpu-bundle.sh runs it on the GPU machine"]
 fn bad_launch_configurations_name_the_kernel_and_the_limit() {
     let stream = Stream::new().unwrap();
     let limits = Device::get(0).unwrap().limits().clone();
@@ -80,7 +79,6 @@ fn bad_launch_configurations_name_the_kernel_and_the_limit() {
 }
 
 #[test]
-#[ignore = "needs an NVIDIA GPU: scripts/gpu-bundle.sh runs it on the GPU machine"]
 fn out_of_memory_is_an_error_with_the_sizes() {
     let (free, total) = Device::get(0).unwrap().memory_info().unwrap();
     let request = total + (1 << 30);
@@ -107,7 +105,6 @@ fn out_of_memory_is_an_error_with_the_sizes() {
 }
 
 #[test]
-#[ignore = "needs an NVIDIA GPU: scripts/gpu-bundle.sh runs it on the GPU machine"]
 fn copies_of_the_wrong_length_are_refused() {
     let stream = Stream::new().unwrap();
     let mut buffer = DeviceBuffer::<f32>::device_array(10).unwrap();
@@ -136,7 +133,6 @@ fn copies_of_the_wrong_length_are_refused() {
 }
 
 #[test]
-#[ignore = "needs an NVIDIA GPU: scripts/gpu-bundle.sh runs it on the GPU machine"]
 fn a_device_that_does_not_exist_is_named() {
     let count = Device::count().unwrap();
     let err = Device::get(count).unwrap_err();

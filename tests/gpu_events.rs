@@ -1,6 +1,8 @@
 //! Events and stream callbacks: flags, every error, timing, and callbacks in
 //! stream order with panics reported.
 
+mod common;
+
 use gpu_kernels::fill;
 use gpu_runtime::{
     current_stream, get_elapsed_time, launch, DeviceBuffer, Error, Event, EventOptions, Stream,
@@ -9,7 +11,6 @@ use gpu_runtime::{
 use std::sync::{Arc, Mutex};
 
 #[test]
-#[ignore = "needs an NVIDIA GPU: scripts/gpu-bundle.sh runs it on the GPU machine"]
 fn event_errors_are_named() {
     let stream = Stream::new().unwrap();
     let (start, end) = (Event::new().unwrap(), Event::new().unwrap());
@@ -46,7 +47,6 @@ fn event_errors_are_named() {
 }
 
 #[test]
-#[ignore = "needs an NVIDIA GPU: scripts/gpu-bundle.sh runs it on the GPU machine"]
 fn elapsed_time_waits_for_an_unfinished_end_event() {
     let stream = Stream::with_options(StreamOptions::new().priority(0)).unwrap();
     let start = Event::with_options(EventOptions::new().blocking_sync(true)).unwrap();
@@ -80,7 +80,6 @@ fn elapsed_time_waits_for_an_unfinished_end_event() {
 }
 
 #[test]
-#[ignore = "needs an NVIDIA GPU: scripts/gpu-bundle.sh runs it on the GPU machine"]
 fn stream_priorities_are_accepted() {
     let (least, greatest) = Stream::priority_range().unwrap();
     assert!(greatest <= least);
@@ -95,11 +94,10 @@ fn stream_priorities_are_accepted() {
 }
 
 #[test]
-#[ignore = "needs an NVIDIA GPU: scripts/gpu-bundle.sh runs it on the GPU machine"]
 fn callbacks_fire_in_stream_order_and_panics_are_reported() {
     let stream = Stream::new().unwrap();
     let log = Arc::new(Mutex::new(Vec::new()));
-    let n = 1 << 22;
+    let n = common::size(1 << 22, 1 << 14);
     let mut x = DeviceBuffer::<f32>::zeroed_on(n, &stream).unwrap();
     for i in 0..100u32 {
         if i % 10 == 0 {

@@ -10,7 +10,6 @@ fn blocks(n: usize, threads: usize) -> usize {
 }
 
 #[test]
-#[ignore = "needs an NVIDIA GPU: scripts/gpu-bundle.sh runs it on the GPU machine"]
 fn add_kernel_matches_cpu_at_every_size() {
     let stream = Stream::new().unwrap();
     for n in [0usize, 1, 31, 255, 256, 257, 1000, 1 << 20, (1 << 20) + 3] {
@@ -29,7 +28,6 @@ fn add_kernel_matches_cpu_at_every_size() {
 }
 
 #[test]
-#[ignore = "needs an NVIDIA GPU: scripts/gpu-bundle.sh runs it on the GPU machine"]
 fn launch_without_stream_uses_the_current_stream() {
     let stream = current_stream().unwrap();
     let x: Vec<f32> = (0..1000).map(|i| i as f32).collect();
@@ -45,7 +43,6 @@ fn launch_without_stream_uses_the_current_stream() {
 }
 
 #[test]
-#[ignore = "needs an NVIDIA GPU: scripts/gpu-bundle.sh runs it on the GPU machine"]
 fn generic_kernel_runs_each_instance() {
     let stream = Stream::new().unwrap();
     fn check<T: gpu_runtime::DeviceCopy + PartialEq + std::fmt::Debug + fill::Instance>(
@@ -70,7 +67,6 @@ fn generic_kernel_runs_each_instance() {
 }
 
 #[test]
-#[ignore = "needs an NVIDIA GPU: scripts/gpu-bundle.sh runs it on the GPU machine"]
 fn struct_bool_and_small_scalars_cross_by_value() {
     let stream = Stream::new().unwrap();
     let x: Vec<f32> = (0..300).map(|i| i as f32).collect();
@@ -107,7 +103,6 @@ fn struct_bool_and_small_scalars_cross_by_value() {
 }
 
 #[test]
-#[ignore = "needs an NVIDIA GPU: scripts/gpu-bundle.sh runs it on the GPU machine"]
 fn thread_index_is_unique_and_grid_3d_matches_cuda() {
     let stream = Stream::new().unwrap();
     let (grid, block) = ((3u32, 2u32, 2u32), (8u32, 4u32, 2u32));
@@ -145,7 +140,6 @@ fn thread_index_is_unique_and_grid_3d_matches_cuda() {
 }
 
 #[test]
-#[ignore = "needs an NVIDIA GPU: scripts/gpu-bundle.sh runs it on the GPU machine"]
 fn static_shared_memory_and_barriers_sum_each_block() {
     let stream = Stream::new().unwrap();
     let n = 256 * 40 + 17;
@@ -162,7 +156,6 @@ fn static_shared_memory_and_barriers_sum_each_block() {
 }
 
 #[test]
-#[ignore = "needs an NVIDIA GPU: scripts/gpu-bundle.sh runs it on the GPU machine"]
 fn dynamic_shared_memory_reverses_blocks_including_above_48_kib() {
     let stream = Stream::new().unwrap();
     for threads in [32usize, 256, 1024] {
@@ -193,7 +186,6 @@ fn dynamic_shared_memory_reverses_blocks_including_above_48_kib() {
 }
 
 #[test]
-#[ignore = "needs an NVIDIA GPU: scripts/gpu-bundle.sh runs it on the GPU machine"]
 fn warp_shuffles_move_values_between_lanes() {
     let stream = Stream::new().unwrap();
     let n = 128;
@@ -213,7 +205,6 @@ fn warp_shuffles_move_values_between_lanes() {
 }
 
 #[test]
-#[ignore = "needs an NVIDIA GPU: scripts/gpu-bundle.sh runs it on the GPU machine"]
 fn atomics_are_atomic_for_every_type() {
     let stream = Stream::new().unwrap();
     let n = 10_000usize;
@@ -251,7 +242,6 @@ fn atomics_are_atomic_for_every_type() {
 }
 
 #[test]
-#[ignore = "needs an NVIDIA GPU: scripts/gpu-bundle.sh runs it on the GPU machine"]
 fn float_math_matches_the_cpu() {
     let stream = Stream::new().unwrap();
     let x: Vec<f32> = (1..2000).map(|i| i as f32 * 0.0015).collect();
@@ -307,7 +297,6 @@ fn float_math_matches_the_cpu() {
 }
 
 #[test]
-#[ignore = "needs an NVIDIA GPU: scripts/gpu-bundle.sh runs it on the GPU machine"]
 fn views_launch_on_parts_of_a_buffer() {
     let stream = Stream::new().unwrap();
     let a: Vec<f32> = (0..1000).map(|i| i as f32).collect();

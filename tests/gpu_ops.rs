@@ -55,7 +55,6 @@ macro_rules! check_integer_sum {
 }
 
 #[test]
-#[ignore = "needs an NVIDIA GPU: scripts/gpu-bundle.sh runs it on the GPU machine"]
 fn integer_sums_are_exact_and_accumulate_as_numpy_does() {
     let stream = Stream::new().unwrap();
     check_integer_sum!(i8, i64, &stream);
@@ -97,7 +96,6 @@ where
 }
 
 #[test]
-#[ignore = "needs an NVIDIA GPU: scripts/gpu-bundle.sh runs it on the GPU machine"]
 fn float_sums_match_the_cpu() {
     let stream = Stream::new().unwrap();
     let mut numbers = Numbers(42);
@@ -112,7 +110,6 @@ fn float_sums_match_the_cpu() {
 }
 
 #[test]
-#[ignore = "needs an NVIDIA GPU: scripts/gpu-bundle.sh runs it on the GPU machine"]
 fn sums_of_two_to_the_28_elements() {
     let stream = Stream::new().unwrap();
     let n = 1usize << 28;
@@ -137,7 +134,6 @@ fn sums_of_two_to_the_28_elements() {
 }
 
 #[test]
-#[ignore = "needs an NVIDIA GPU: scripts/gpu-bundle.sh runs it on the GPU machine"]
 fn elementwise_expressions_match_the_cpu() {
     let stream = Stream::new().unwrap();
     let _with = stream.enter().unwrap();

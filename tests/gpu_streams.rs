@@ -1,17 +1,18 @@
 //! Streams and events on the GPU: ordering across streams, queries, timing,
 //! and many host threads launching at once.
 
+mod common;
+
 use gpu_kernels::{add_kernel, fill};
 use gpu_runtime::{launch, DeviceBuffer, Event, Stream};
 
 #[test]
-#[ignore = "needs an NVIDIA GPU: scripts/gpu-bundle.sh runs it on the GPU machine"]
 fn an_event_orders_work_across_non_blocking_streams() {
     let producer = Stream::new().unwrap();
     let consumer = Stream::new().unwrap();
     assert_ne!(producer, consumer);
     assert_eq!(producer, producer.clone());
-    let n = 1 << 22;
+    let n = common::size(1 << 22, 1 << 15);
     for round in 0..5 {
         let mut x = DeviceBuffer::<f32>::device_array(n).unwrap();
         let mut y = DeviceBuffer::<f32>::device_array(n).unwrap();
@@ -33,10 +34,9 @@ fn an_event_orders_work_across_non_blocking_streams() {
 }
 
 #[test]
-#[ignore = "needs an NVIDIA GPU: scripts/gpu-bundle.sh runs it on the GPU machine"]
 fn stream_and_event_queries_and_timing() {
     let stream = Stream::new().unwrap();
-    let n = 1 << 24;
+    let n = common::size(1 << 24, 1 << 16);
     let mut x = DeviceBuffer::<f32>::device_array(n).unwrap();
     let start = Event::new().unwrap();
     start.record_on(&stream).unwrap();
@@ -47,7 +47,7 @@ fn stream_and_event_queries_and_timing() {
     let ms = Event::elapsed_ms(&start, &end).unwrap();
     assert!(end.is_done().unwrap(), "elapsed_ms waits for the end event");
     assert!(stream.is_done().unwrap());
-    assert!(ms > 0.0 && ms < 10_000.0, "{ms} ms");
+    assert!(ms > 0.0 && ms.is_finite(), "{ms} ms");
     assert_eq!(
         stream.to_string(),
         format!("<Stream {} (device 0)>", stream.as_raw() as usize)
@@ -61,7 +61,6 @@ fn stream_and_event_queries_and_timing() {
 }
 
 #[test]
-#[ignore = "needs an NVIDIA GPU: scripts/gpu-bundle.sh runs it on the GPU machine"]
 fn sixteen_host_threads_launch_on_their_own_streams() {
     let handles: Vec<_> = (0..16)
         .map(|t| {
@@ -84,7 +83,6 @@ fn sixteen_host_threads_launch_on_their_own_streams() {
 }
 
 #[test]
-#[ignore = "needs an NVIDIA GPU: scripts/gpu-bundle.sh runs it on the GPU machine"]
 fn empty_buffers_copy_and_launch() {
     let stream = Stream::new().unwrap();
     let empty = DeviceBuffer::<f32>::to_device(&[], &stream).unwrap();
@@ -96,7 +94,7 @@ fn empty_buffers_copy_and_launch() {
 }
 
 #[test]
-#[ignore = "needs an NVIDIA GPU: scripts/gpu-bundle.sh runs it on the GPU machine"]
+#[ignore = "needs CUDA: wraps a stream made by cust (scripts/gpu-bundle.sh runs it on the GPU machine)"]
 fn a_stream_of_another_library_is_borrowed_not_owned() {
     use cust::stream::{Stream as CustStream, StreamFlags};
     let device = gpu_runtime::Device::get(0).unwrap();
@@ -115,4 +113,21 @@ fn a_stream_of_another_library_is_borrowed_not_owned() {
     drop(ours);
     // Still alive: dropping the wrapper did not destroy cust's stream.
     theirs.synchronize().unwrap();
+}
+
+#[test]
+fn a_held_stream_does_not_hold_back_another() {
+    let (held, free) = (Stream::new().unwrap(), Stream::new().unwrap());
+    let (release, gate) = std::sync::mpsc::channel::<()>();
+    held.add_callback(move || gate.recv().unwrap()).unwrap();
+    let mut x = DeviceBuffer::<u32>::zeroed_on(4096, &free).unwrap();
+    launch!(fill[16, 256, free](9u32, &mut x)).unwrap();
+    assert_eq!(
+        x.copy_to_host(&free).unwrap(),
+        vec![9; 4096],
+        "the free stream ran while the other was held"
+    );
+    assert!(!held.is_done().unwrap());
+    release.send(()).unwrap();
+    held.synchronize().unwrap();
 }

@@ -40,7 +40,7 @@ pub use copy::DeviceCopy;
 pub use disjoint::{DisjointSlice, ThreadIndex};
 pub use gpu_macros::{embed_kernels, kernel, shared_array, DeviceCopy};
 
-mod arch;
+pub(crate) mod arch;
 pub mod math;
 #[cfg(target_arch = "nvptx64")]
 mod panic;
@@ -72,10 +72,21 @@ pub mod __private {
     pub use crate::disjoint::slice_from_kernel_param;
     pub use crate::thread::thread_index_for_shape;
 
-    /// Host stand-in for `shared_array!`: shared memory exists only in a running kernel.
+    /// `shared_array!` on the host: the simulated block's instance of the array.
     #[cfg(not(target_arch = "nvptx64"))]
     #[track_caller]
-    pub fn static_shared<T>() -> *mut T {
-        panic!("gpu_device::shared_array! was used outside a kernel: shared memory exists only inside a #[kernel] function launched on the GPU")
+    pub fn static_shared<T>(symbol: &'static str, len: usize) -> *mut T {
+        crate::arch::static_shared(
+            symbol,
+            core::mem::size_of::<T>() * len,
+            core::mem::align_of::<T>(),
+        )
+        .cast()
     }
+
+    /// The CPU simulator's view of device code: what an executor provides.
+    #[cfg(not(target_arch = "nvptx64"))]
+    pub use crate::arch::simulation;
+    #[cfg(not(target_arch = "nvptx64"))]
+    pub use crate::arch::ShuffleMode;
 }

@@ -112,7 +112,7 @@ macro_rules! __shared_array_named {
             ptr
         };
         #[cfg(not(target_arch = "nvptx64"))]
-        let ptr: *mut $ty = $crate::__private::static_shared::<$ty>();
+        let ptr: *mut $ty = $crate::__private::static_shared::<$ty>($sym, $len);
         #[allow(unreachable_code)]
         // SAFETY: `ptr` addresses `len` elements of `$ty` in shared memory.
         unsafe { $crate::shared::SharedArray::<$ty>::from_raw_parts(ptr, $len) }

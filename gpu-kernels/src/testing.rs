@@ -222,3 +222,34 @@ pub fn add_unchecked(a: &[f32], b: &[f32], mut c: DisjointSlice<f32>) {
 /// Does nothing: for launch-overhead measurements and error tests.
 #[kernel]
 pub fn empty() {}
+
+/// Threads below `exit_below` return before the block's barrier: on a GPU
+/// the block hangs; the simulator reports it. Never launched on a GPU.
+#[kernel]
+pub fn divergent_barrier(exit_below: u32, mut out: DisjointSlice<u32>) {
+    if thread_idx().x < exit_below {
+        return;
+    }
+    sync_threads();
+    out.set(thread_index(), 1);
+}
+
+/// Threads below `exit_below` return before a full-warp shuffle: undefined
+/// on a GPU; the simulator reports it. Never launched on a GPU.
+#[kernel]
+pub fn shuffle_after_exit(exit_below: u32, mut out: DisjointSlice<u32>) {
+    if thread_idx().x < exit_below {
+        return;
+    }
+    let v = gpu_device::warp::shfl_down_sync(gpu_device::warp::FULL_MASK, thread_idx().x, 1);
+    out.set(thread_index(), v);
+}
+
+/// Panics in thread `thread` of block `block` only.
+#[kernel]
+pub fn panic_at(block: u32, thread: u32, mut out: DisjointSlice<u32>) {
+    if block_idx().x == block && thread_idx().x == thread {
+        panic!("thread {thread} of block {block} gave up");
+    }
+    out.set(thread_index(), 7);
+}

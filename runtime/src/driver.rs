@@ -1,8 +1,9 @@
 //! The one seam between the runtime and the CUDA driver.
 //!
 //! Every driver call of the runtime goes through this module; the rest of the
-//! crate speaks in its own types. (A CPU simulator backend will sit beside
-//! this one.)
+//! crate speaks in its own types. Each operation goes to the CUDA driver or,
+//! when the [backend](crate::backend) is the simulator, to the matching
+//! operation of [`simulator`], whose handles stand in for the driver's.
 //!
 //! Handles and argument enums come from `cust::sys` (cust's raw bindings).
 //! The functions themselves are declared here, returning `c_int` rather than
@@ -10,6 +11,7 @@
 //! code the enum lacks, which would be undefined behaviour. Here an unknown
 //! code is just a number in an error message.
 
+use crate::simulator;
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 use std::ptr;
 
@@ -26,6 +28,7 @@ pub const ERROR_INVALID_VALUE: Status = 1;
 pub const ERROR_OUT_OF_MEMORY: Status = 2;
 pub const ERROR_NOT_READY: Status = 600;
 pub const ERROR_NOT_PERMITTED: Status = 800;
+pub const ERROR_LAUNCH_FAILED: Status = 719;
 pub const ERROR_LAUNCH_OUT_OF_RESOURCES: Status = 701;
 
 /// Codes with which a kernel's execution fails; they leave the context unusable.
@@ -155,6 +158,9 @@ impl std::fmt::Display for DriverError {
 }
 
 fn describe(code: Status) -> (String, String) {
+    if let Some(simulated) = simulator::describe(code) {
+        return simulated;
+    }
     let mut name: *const c_char = ptr::null();
     let mut text: *const c_char = ptr::null();
     // SAFETY: both calls write a pointer to a static, NUL-terminated string or
@@ -192,12 +198,27 @@ pub fn check(call: &'static str, code: Status) -> Result<(), DriverError> {
     }
 }
 
+/// The number of CUDA devices, asking the driver itself (for the choice of backend).
+pub fn cuda_device_count() -> Result<i32, DriverError> {
+    // SAFETY: cuInit takes flags 0; cuDeviceGetCount writes one int.
+    check("cuInit", unsafe { cuInit(0) })?;
+    let mut n = 0;
+    check("cuDeviceGetCount", unsafe { cuDeviceGetCount(&mut n) })?;
+    Ok(n)
+}
+
 pub fn init() -> Result<(), DriverError> {
+    if crate::backend::simulated() {
+        return Ok(());
+    }
     // SAFETY: cuInit takes flags 0 and may be called any number of times.
     check("cuInit", unsafe { cuInit(0) })
 }
 
 pub fn device_count() -> Result<i32, DriverError> {
+    if crate::backend::simulated() {
+        return Ok(1);
+    }
     let mut n = 0;
     // SAFETY: writes one int.
     check("cuDeviceGetCount", unsafe { cuDeviceGetCount(&mut n) })?;
@@ -205,6 +226,9 @@ pub fn device_count() -> Result<i32, DriverError> {
 }
 
 pub fn device(ordinal: i32) -> Result<CUdevice, DriverError> {
+    if crate::backend::simulated() {
+        return Ok(ordinal);
+    }
     let mut d = 0;
     // SAFETY: writes one device handle.
     check("cuDeviceGet", unsafe { cuDeviceGet(&mut d, ordinal) })?;
@@ -212,6 +236,9 @@ pub fn device(ordinal: i32) -> Result<CUdevice, DriverError> {
 }
 
 pub fn device_name(device: CUdevice) -> Result<String, DriverError> {
+    if crate::backend::simulated() {
+        return Ok(simulator::DEVICE_NAME.to_string());
+    }
     let mut buf = [0 as c_char; 256];
     // SAFETY: the driver writes at most `len` bytes, NUL-terminated.
     check("cuDeviceGetName", unsafe {
@@ -227,6 +254,9 @@ pub fn device_attribute(
     device: CUdevice,
     attribute: CUdevice_attribute,
 ) -> Result<i32, DriverError> {
+    if crate::backend::simulated() {
+        return Ok(simulator::device_attribute(attribute));
+    }
     let mut v = 0;
     // SAFETY: writes one int.
     check("cuDeviceGetAttribute", unsafe {
@@ -236,6 +266,9 @@ pub fn device_attribute(
 }
 
 pub fn retain_primary_context(device: CUdevice) -> Result<CUcontext, DriverError> {
+    if crate::backend::simulated() {
+        return Ok(std::ptr::NonNull::dangling().as_ptr());
+    }
     let mut ctx = ptr::null_mut();
     // SAFETY: writes one context handle; the retain is never released, so the
     // primary context lives as long as the process.
@@ -246,16 +279,25 @@ pub fn retain_primary_context(device: CUdevice) -> Result<CUcontext, DriverError
 }
 
 pub fn set_current_context(ctx: CUcontext) -> Result<(), DriverError> {
+    if crate::backend::simulated() {
+        return Ok(());
+    }
     // SAFETY: `ctx` is a retained primary context.
     check("cuCtxSetCurrent", unsafe { cuCtxSetCurrent(ctx) })
 }
 
 pub fn context_synchronize() -> Status {
+    if crate::backend::simulated() {
+        return simulator::synchronize_all();
+    }
     // SAFETY: no arguments; a context is current (callers bind first).
     unsafe { cuCtxSynchronize() }
 }
 
 pub fn mem_alloc(bytes: usize) -> WithStatus<CUdeviceptr> {
+    if crate::backend::simulated() {
+        return simulator::memory::alloc(bytes);
+    }
     let mut p = 0;
     // SAFETY: writes one device pointer.
     let code = unsafe { cuMemAlloc_v2(&mut p, bytes) };
@@ -266,11 +308,17 @@ pub fn mem_alloc(bytes: usize) -> WithStatus<CUdeviceptr> {
 pub type WithStatus<T> = (Status, T);
 
 pub fn mem_free(ptr: CUdeviceptr) -> Status {
+    if crate::backend::simulated() {
+        return simulator::memory::free(ptr);
+    }
     // SAFETY: `ptr` came from `mem_alloc` and is freed once (callers own it).
     unsafe { cuMemFree_v2(ptr) }
 }
 
 pub fn mem_info() -> Result<(usize, usize), DriverError> {
+    if crate::backend::simulated() {
+        return Ok(simulator::memory::info());
+    }
     let (mut free, mut total) = (0, 0);
     // SAFETY: writes two sizes.
     check("cuMemGetInfo", unsafe {
@@ -282,6 +330,9 @@ pub fn mem_info() -> Result<(usize, usize), DriverError> {
 /// # Safety
 /// `dst..dst+bytes` is device memory that stays allocated until the stream reaches the memset.
 pub unsafe fn memset_async(dst: CUdeviceptr, value: u8, bytes: usize, stream: CUstream) -> Status {
+    if crate::backend::simulated() {
+        return simulator::memory::memset(dst, value, bytes, stream);
+    }
     // SAFETY: forwarded to the caller.
     unsafe { cuMemsetD8Async(dst, value, bytes, stream) }
 }
@@ -294,6 +345,9 @@ pub unsafe fn memcpy_htod_async(
     bytes: usize,
     stream: CUstream,
 ) -> Status {
+    if crate::backend::simulated() {
+        return simulator::memory::copy_to_device(dst, src.cast(), bytes, stream);
+    }
     // SAFETY: forwarded to the caller.
     unsafe { cuMemcpyHtoDAsync_v2(dst, src, bytes, stream) }
 }
@@ -306,6 +360,9 @@ pub unsafe fn memcpy_dtoh_async(
     bytes: usize,
     stream: CUstream,
 ) -> Status {
+    if crate::backend::simulated() {
+        return simulator::memory::copy(dst.cast(), src, bytes, stream);
+    }
     // SAFETY: forwarded to the caller.
     unsafe { cuMemcpyDtoHAsync_v2(dst, src, bytes, stream) }
 }
@@ -318,12 +375,18 @@ pub unsafe fn memcpy_dtod_async(
     bytes: usize,
     stream: CUstream,
 ) -> Status {
+    if crate::backend::simulated() {
+        return simulator::memory::copy(dst as *mut u8, src, bytes, stream);
+    }
     // SAFETY: forwarded to the caller.
     unsafe { cuMemcpyDtoDAsync_v2(dst, src, bytes, stream) }
 }
 
 /// Whether host memory at `ptr` is page-locked (pinned or registered with the driver).
 pub fn is_page_locked(ptr: *const c_void) -> bool {
+    if crate::backend::simulated() {
+        return false;
+    }
     const CU_POINTER_ATTRIBUTE_MEMORY_TYPE: c_int = 2;
     const CU_MEMORYTYPE_HOST: c_uint = 1;
     let mut kind: c_uint = 0;
@@ -340,6 +403,10 @@ pub fn is_page_locked(ptr: *const c_void) -> bool {
 }
 
 pub fn stream_create(flags: u32, priority: i32) -> Result<CUstream, DriverError> {
+    if crate::backend::simulated() {
+        let _ = (flags, priority);
+        return Ok(simulator::stream::create());
+    }
     let mut s = ptr::null_mut();
     // SAFETY: writes one stream handle.
     check("cuStreamCreateWithPriority", unsafe {
@@ -351,6 +418,9 @@ pub fn stream_create(flags: u32, priority: i32) -> Result<CUstream, DriverError>
 /// The (least, greatest) stream priorities of the current context: numerically,
 /// greatest < least (lower numbers run first).
 pub fn stream_priority_range() -> Result<(i32, i32), DriverError> {
+    if crate::backend::simulated() {
+        return Ok((0, -5));
+    }
     let (mut least, mut greatest) = (0, 0);
     // SAFETY: writes two ints; a context is current (callers bind first).
     check("cuCtxGetStreamPriorityRange", unsafe {
@@ -367,31 +437,58 @@ pub unsafe fn launch_host_function(
     function: HostFunction,
     user_data: *mut c_void,
 ) -> Status {
+    if crate::backend::simulated() {
+        let data = user_data as usize;
+        return simulator::stream::enqueue(
+            stream,
+            Box::new(move || {
+                // SAFETY: forwarded from the caller.
+                unsafe { function(data as *mut c_void) };
+                Ok(())
+            }),
+        );
+    }
     // SAFETY: forwarded to the caller.
     unsafe { cuLaunchHostFunc(stream, function, user_data) }
 }
 
 pub fn stream_destroy(stream: CUstream) -> Status {
+    if crate::backend::simulated() {
+        return simulator::stream::destroy(stream);
+    }
     // SAFETY: `stream` was created by `stream_create` and is destroyed once.
     unsafe { cuStreamDestroy_v2(stream) }
 }
 
 pub fn stream_synchronize(stream: CUstream) -> Status {
+    if crate::backend::simulated() {
+        return simulator::stream::synchronize(stream);
+    }
     // SAFETY: `stream` is a live stream handle or a default-stream constant.
     unsafe { cuStreamSynchronize(stream) }
 }
 
 pub fn stream_query(stream: CUstream) -> Status {
+    if crate::backend::simulated() {
+        return simulator::stream::query(stream);
+    }
     // SAFETY: as `stream_synchronize`.
     unsafe { cuStreamQuery(stream) }
 }
 
 pub fn stream_wait_event(stream: CUstream, event: CUevent) -> Status {
+    if crate::backend::simulated() {
+        return simulator::event::stream_wait(stream, event);
+    }
     // SAFETY: both handles are live.
     unsafe { cuStreamWaitEvent(stream, event, 0) }
 }
 
 pub fn event_create(flags: u32) -> Result<CUevent, DriverError> {
+    if crate::backend::simulated() {
+        let _ = flags;
+        return Ok(simulator::event::create());
+    }
     let mut e = ptr::null_mut();
     // SAFETY: writes one event handle.
     check("cuEventCreate", unsafe { cuEventCreate(&mut e, flags) })?;
@@ -399,26 +496,41 @@ pub fn event_create(flags: u32) -> Result<CUevent, DriverError> {
 }
 
 pub fn event_destroy(event: CUevent) -> Status {
+    if crate::backend::simulated() {
+        return simulator::event::destroy(event);
+    }
     // SAFETY: `event` was created by `event_create` and is destroyed once.
     unsafe { cuEventDestroy_v2(event) }
 }
 
 pub fn event_record(event: CUevent, stream: CUstream) -> Status {
+    if crate::backend::simulated() {
+        return simulator::event::record(event, stream);
+    }
     // SAFETY: both handles are live.
     unsafe { cuEventRecord(event, stream) }
 }
 
 pub fn event_synchronize(event: CUevent) -> Status {
+    if crate::backend::simulated() {
+        return simulator::event::synchronize(event);
+    }
     // SAFETY: `event` is live.
     unsafe { cuEventSynchronize(event) }
 }
 
 pub fn event_query(event: CUevent) -> Status {
+    if crate::backend::simulated() {
+        return simulator::event::query(event);
+    }
     // SAFETY: `event` is live.
     unsafe { cuEventQuery(event) }
 }
 
 pub fn event_elapsed_ms(start: CUevent, end: CUevent) -> WithStatus<f32> {
+    if crate::backend::simulated() {
+        return simulator::event::elapsed_ms(start, end);
+    }
     let mut ms = 0.0;
     // SAFETY: both events are live; writes one float.
     let code = unsafe { cuEventElapsedTime(&mut ms, start, end) };
@@ -427,6 +539,10 @@ pub fn event_elapsed_ms(start: CUevent, end: CUevent) -> WithStatus<f32> {
 
 /// Loads PTX text; on failure returns the JIT compiler's log too.
 pub fn module_load_ptx(ptx: &CStr) -> Result<CUmodule, (DriverError, String)> {
+    if crate::backend::simulated() {
+        let _ = ptx;
+        return Ok(std::ptr::NonNull::dangling().as_ptr());
+    }
     let mut log = vec![0u8; 16 * 1024];
     let mut options = [
         CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
@@ -454,6 +570,10 @@ pub fn module_load_ptx(ptx: &CStr) -> Result<CUmodule, (DriverError, String)> {
 }
 
 pub fn module_function(module: CUmodule, name: &CStr) -> Result<CUfunction, DriverError> {
+    if crate::backend::simulated() {
+        let _ = (module, name);
+        return Ok(std::ptr::NonNull::dangling().as_ptr());
+    }
     let mut f = ptr::null_mut();
     // SAFETY: `module` is loaded; `name` is NUL-terminated.
     check("cuModuleGetFunction", unsafe {
@@ -466,6 +586,13 @@ pub fn function_attribute(
     f: CUfunction,
     attribute: CUfunction_attribute,
 ) -> Result<i32, DriverError> {
+    if crate::backend::simulated() {
+        return Ok(match attribute {
+            CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK => 1024,
+            CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES => 48 * 1024,
+            _ => 0,
+        });
+    }
     let mut v = 0;
     // SAFETY: `f` is a live function; writes one int.
     check("cuFuncGetAttribute", unsafe {
@@ -479,6 +606,9 @@ pub fn set_function_attribute(
     attribute: CUfunction_attribute,
     value: i32,
 ) -> Result<(), DriverError> {
+    if crate::backend::simulated() {
+        return Ok(());
+    }
     // SAFETY: `f` is a live function.
     check("cuFuncSetAttribute", unsafe {
         cuFuncSetAttribute(f, attribute, value)

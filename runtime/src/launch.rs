@@ -6,6 +6,7 @@ use crate::driver::{self, CUfunction, CUfunction_attribute as FnAttr};
 use crate::error::{Error, Result};
 use crate::memory::{DeviceInput, DeviceOutput};
 use crate::module::EmbeddedModule;
+use crate::simulator;
 use crate::stream::Stream;
 use gpu_device::DeviceCopy;
 use std::ffi::{c_void, CString};
@@ -207,6 +208,8 @@ impl Deref for StreamRef<'_> {
 pub struct KernelFunction {
     module: &'static EmbeddedModule,
     name: &'static str,
+    /// The body as the CPU simulator runs it.
+    host: HostEntry,
     /// The general entry point and the one for one-dimensional launches.
     entries: [&'static str; 2],
     per_device: [[OnceLock<Result<FunctionInfo>>; 2]; MAX_DEVICES],
@@ -226,6 +229,18 @@ unsafe impl Send for FunctionInfo {}
 // SAFETY: as above; the limit is atomic.
 unsafe impl Sync for FunctionInfo {}
 
+impl FunctionInfo {
+    /// What the simulator's launches are checked against.
+    fn simulated() -> FunctionInfo {
+        FunctionInfo {
+            handle: std::ptr::null_mut(),
+            max_threads_per_block: 1024,
+            static_shared_bytes: 0,
+            dynamic_shared_limit: AtomicU32::new(48 * 1024),
+        }
+    }
+}
+
 impl Clone for FunctionInfo {
     fn clone(&self) -> Self {
         FunctionInfo {
@@ -240,16 +255,18 @@ impl Clone for FunctionInfo {
 impl KernelFunction {
     /// Kernel `name` of `module`: `entry` launches any shape, `entry_1d` only
     /// grids and blocks of the form `(n, 1, 1)` (its thread index witness
-    /// relies on that).
+    /// relies on that), `host` runs on the CPU simulator.
     pub const fn new(
         module: &'static EmbeddedModule,
         name: &'static str,
         entry: &'static str,
         entry_1d: &'static str,
+        host: HostEntry,
     ) -> Self {
         KernelFunction {
             module,
             name,
+            host,
             entries: [entry, entry_1d],
             per_device: [const { [const { OnceLock::new() }, const { OnceLock::new() }] };
                 MAX_DEVICES],
@@ -312,6 +329,21 @@ impl KernelFunction {
         params: &mut [*mut c_void],
     ) -> Result<()> {
         let device = stream.device_state()?;
+        if crate::backend::simulated() {
+            let info = FunctionInfo::simulated();
+            let (grid, block, shared) = config.check(self.name, &device.limits, &info)?;
+            let code = simulator::executor::launch(
+                self.name,
+                self.host,
+                params,
+                grid,
+                block,
+                shared,
+                stream.as_raw(),
+            );
+            stream.note_launch(self, device);
+            return driver::check("launch", code).map_err(Error::Driver);
+        }
         // The one-dimensional entry point is chosen only for shapes (n, 1, 1):
         // its thread index witness is unique only for those.
         let which = usize::from(config.is_one_dimensional());
@@ -347,6 +379,16 @@ impl KernelFunction {
     }
 }
 
+/// A kernel instance's body as the CPU simulator calls it: `call` takes one
+/// pointer per PTX parameter, as the entry point does, whose sizes are
+/// `param_sizes` (the simulator copies the values at launch).
+#[doc(hidden)]
+#[derive(Clone, Copy)]
+pub struct HostEntry {
+    pub call: unsafe fn(*const *mut c_void),
+    pub param_sizes: &'static [usize],
+}
+
 /// A slice argument as the entry point receives it: address and length.
 #[doc(hidden)]
 pub struct SliceArg {
@@ -362,7 +404,7 @@ impl SliceArg {
         kernel: &KernelFunction,
         parameter: &'static str,
     ) -> Result<SliceArg> {
-        SliceArg::checked(arg.raw_view(), stream_device, kernel, parameter)
+        SliceArg::checked::<T>(arg.raw_view(), stream_device, kernel, parameter)
     }
 
     /// An output argument; checks it lives on the stream's device.
@@ -372,15 +414,24 @@ impl SliceArg {
         kernel: &KernelFunction,
         parameter: &'static str,
     ) -> Result<SliceArg> {
-        SliceArg::checked(arg.raw_view(), stream_device, kernel, parameter)
+        SliceArg::checked::<T>(arg.raw_view(), stream_device, kernel, parameter)
     }
 
-    fn checked(
+    /// Checks the device; an empty slice gets a non-null, aligned dangling
+    /// address (as Rust's empty slices have), since the device side builds a
+    /// slice from the pointer without a branch.
+    fn checked<T>(
         view: crate::memory::RawView,
         stream_device: usize,
         kernel: &KernelFunction,
         parameter: &'static str,
     ) -> Result<SliceArg> {
+        if view.len == 0 {
+            return Ok(SliceArg {
+                ptr: std::mem::align_of::<T>() as u64,
+                len: 0,
+            });
+        }
         if view.device != stream_device {
             return Err(Error::WrongDevice {
                 kernel: kernel.name,

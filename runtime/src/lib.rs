@@ -22,6 +22,7 @@
 
 #![deny(missing_docs)]
 
+mod backend;
 mod current;
 mod device;
 mod driver;
@@ -30,8 +31,10 @@ mod event;
 mod launch;
 mod memory;
 mod module;
+mod simulator;
 mod stream;
 
+pub use backend::{backend, Backend, BACKEND_ENV};
 pub use current::{current_stream, StreamScope, PER_THREAD_DEFAULT_STREAM_ENV};
 pub use device::{synchronize, Device, DeviceLimits, MAX_DEVICES};
 pub use driver::DriverError;
@@ -72,7 +75,7 @@ macro_rules! launch {
 /// Items the `#[kernel]` macro expands to; not part of the public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::launch::{KernelFunction, SliceArg};
+    pub use crate::launch::{HostEntry, KernelFunction, SliceArg};
 
     /// Fails to compile unless `T` is `DeviceCopy`; the macro spans it on the parameter's type.
     #[inline(always)]

@@ -1,42 +1,128 @@
-//! Host implementations of the device primitives: real math; the functions
-//! that only mean something inside a running kernel panic, naming themselves.
+//! Host implementations of the device primitives.
+//!
+//! Math and atomics are real. Thread coordinates, barriers, warp operations
+//! and shared memory read the simulated thread that a CPU executor has made
+//! current on this OS thread ([`simulation`]); with none, they panic, naming
+//! themselves.
 
 use super::ShuffleMode;
+
+/// The context of a simulated GPU thread, for a CPU executor: the executor
+/// sets one per simulated thread it runs (see [`simulation::run_as`]).
+pub mod simulation {
+    use super::ShuffleMode;
+    use std::cell::Cell;
+
+    /// What a simulated thread asks of its block.
+    pub trait Block {
+        /// Waits until every thread of the block has called it.
+        fn sync_threads(&self, thread: &SimulatedThread);
+        /// Waits until the lanes in `mask` of this thread's warp have called
+        /// it, then returns lane `source`'s `value` (for `mode` and `b`).
+        fn exchange(
+            &self,
+            thread: &SimulatedThread,
+            mask: u32,
+            value: u32,
+            mode: ShuffleMode,
+            b: u32,
+        ) -> u32;
+        /// The block's instance of the static shared array `symbol`.
+        fn static_shared(&self, symbol: &'static str, bytes: usize, align: usize) -> *mut u8;
+        /// The block's dynamic shared memory.
+        fn dynamic_shared(&self) -> (*mut u8, usize);
+    }
+
+    /// One simulated GPU thread's coordinates and its block.
+    pub struct SimulatedThread<'a> {
+        /// `threadIdx`.
+        pub thread_idx: [u32; 3],
+        /// `blockIdx`.
+        pub block_idx: [u32; 3],
+        /// `blockDim`.
+        pub block_dim: [u32; 3],
+        /// `gridDim`.
+        pub grid_dim: [u32; 3],
+        /// The linear index of the thread in its block.
+        pub linear: u32,
+        /// The block's services.
+        pub block: &'a dyn Block,
+    }
+
+    thread_local! {
+        static CURRENT: Cell<*const SimulatedThread<'static>> = const { Cell::new(std::ptr::null()) };
+    }
+
+    /// Runs `f` as simulated thread `thread` on this OS thread: the device
+    /// functions `f` calls read `thread`.
+    pub fn run_as<R>(thread: &SimulatedThread<'_>, f: impl FnOnce() -> R) -> R {
+        struct Restore(*const SimulatedThread<'static>);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                CURRENT.with(|c| c.set(self.0));
+            }
+        }
+        let erased = (thread as *const SimulatedThread<'_>).cast::<SimulatedThread<'static>>();
+        let _restore = Restore(CURRENT.with(|c| c.replace(erased)));
+        f()
+    }
+
+    /// The current simulated thread, if any.
+    pub(crate) fn with<R>(f: impl FnOnce(Option<&SimulatedThread<'_>>) -> R) -> R {
+        let ptr = CURRENT.with(Cell::get);
+        // SAFETY: a non-null pointer was set by `run_as`, whose `thread`
+        // outlives the call that set it, and is reset when that call ends.
+        f(unsafe { ptr.as_ref() })
+    }
+}
+
+use simulation::SimulatedThread;
 
 #[cold]
 #[track_caller]
 fn outside_kernel(function: &str) -> ! {
     panic!(
-        "gpu_device::{function} was called outside a kernel: it only runs inside a #[kernel] function launched on the GPU"
+        "gpu_device::{function} was called outside a kernel: it only runs inside a #[kernel] function launched on the GPU or the simulator"
     )
 }
 
+#[track_caller]
+fn current<R>(function: &str, f: impl FnOnce(&SimulatedThread<'_>) -> R) -> R {
+    simulation::with(|t| match t {
+        Some(t) => f(t),
+        None => outside_kernel(function),
+    })
+}
+
 pub(crate) fn thread_idx() -> [u32; 3] {
-    outside_kernel("thread_idx")
+    current("thread_idx", |t| t.thread_idx)
 }
 
 pub(crate) fn block_idx() -> [u32; 3] {
-    outside_kernel("block_idx")
+    current("block_idx", |t| t.block_idx)
 }
 
 pub(crate) fn block_dim() -> [u32; 3] {
-    outside_kernel("block_dim")
+    current("block_dim", |t| t.block_dim)
 }
 
 pub(crate) fn grid_dim() -> [u32; 3] {
-    outside_kernel("grid_dim")
+    current("grid_dim", |t| t.grid_dim)
 }
 
 pub(crate) fn lane_id() -> u32 {
-    outside_kernel("warp::lane_id")
+    current("warp::lane_id", |t| t.linear % 32)
 }
 
 pub(crate) fn sync_threads() {
-    outside_kernel("sync_threads")
+    current("sync_threads", |t| t.block.sync_threads(t))
 }
 
-pub(crate) fn sync_warp(_mask: u32) {
-    outside_kernel("sync::sync_warp")
+pub(crate) fn sync_warp(mask: u32) {
+    current("sync::sync_warp", |t| {
+        t.block
+            .exchange(t, mask, 0, ShuffleMode::Index, t.linear % 32);
+    })
 }
 
 pub(crate) fn fence_device() {
@@ -47,16 +133,39 @@ pub(crate) fn fence_block() {
     std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst)
 }
 
-pub(crate) fn ballot(_mask: u32, _predicate: bool) -> u32 {
-    outside_kernel("warp::ballot_sync")
+pub(crate) fn ballot(mask: u32, predicate: bool) -> u32 {
+    current("warp::ballot_sync", |t| {
+        // Each lane contributes its bit; a xor-free way: exchange with every
+        // lane and collect, one exchange per lane in the mask.
+        let mut bits = 0;
+        for lane in 0..32 {
+            if mask & (1 << lane) != 0 {
+                let p = t
+                    .block
+                    .exchange(t, mask, predicate as u32, ShuffleMode::Index, lane);
+                bits |= (p & 1) << lane;
+            }
+        }
+        bits
+    })
 }
 
-pub(crate) fn shuffle(_mode: ShuffleMode, _mask: u32, _word: u32, _b: u32) -> u32 {
-    outside_kernel("warp shuffles")
+pub(crate) fn shuffle(mode: ShuffleMode, mask: u32, word: u32, b: u32) -> u32 {
+    current("warp shuffles", |t| {
+        t.block.exchange(t, mask, word, mode, b)
+    })
 }
 
 pub(crate) fn dynamic_shared() -> (*mut u8, usize) {
-    outside_kernel("shared::dynamic")
+    current("shared::dynamic", |t| t.block.dynamic_shared())
+}
+
+/// A static shared array of the current simulated block.
+#[track_caller]
+pub(crate) fn static_shared(symbol: &'static str, bytes: usize, align: usize) -> *mut u8 {
+    current("shared_array!", |t| {
+        t.block.static_shared(symbol, bytes, align)
+    })
 }
 
 pub(crate) mod math {

@@ -15,11 +15,13 @@ pub(crate) use nvptx::*;
 #[cfg(not(target_arch = "nvptx64"))]
 mod host;
 #[cfg(not(target_arch = "nvptx64"))]
+pub use host::simulation;
+#[cfg(not(target_arch = "nvptx64"))]
 pub(crate) use host::*;
 
 /// Which lane a shuffle reads from.
-#[derive(Clone, Copy)]
-pub(crate) enum ShuffleMode {
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShuffleMode {
     /// `lane + b`
     Down,
     /// `lane - b`

@@ -33,12 +33,10 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
         let thread_index = ::gpu_device::__private::thread_index_for_shape::<__GPU_ONE_DIMENSIONAL>;
         #user_block
     });
-    let entries = kernel.instances.iter().flat_map(|i| {
-        [
-            entry(kernel, i, &body_name, false),
-            entry(kernel, i, &body_name, true),
-        ]
-    });
+    let entries = kernel
+        .instances
+        .iter()
+        .flat_map(|i| [entry(kernel, i, false), entry(kernel, i, true)]);
     quote! {
         // The body is compiled on the host too, so that it type-checks there;
         // only the device calls it.
@@ -51,7 +49,7 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
     }
 }
 
-fn body_name(name: &Ident) -> Ident {
+pub fn body_name(name: &Ident) -> Ident {
     format_ident!("__gpu_kernel_body_{}", name)
 }
 
@@ -60,17 +58,20 @@ pub fn one_dimensional_entry(entry: &str) -> String {
     format!("{entry}__1d")
 }
 
-fn entry(
-    kernel: &Kernel,
-    instance: &Instance,
-    body_name: &Ident,
-    one_dimensional: bool,
-) -> TokenStream {
-    let entry = if one_dimensional {
-        Ident::new(&one_dimensional_entry(&instance.entry), kernel.span())
-    } else {
-        Ident::new(&instance.entry, kernel.span())
-    };
+/// How an instance's entry point receives its arguments and rebuilds the
+/// body's parameters from them; shared by the PTX entry point and the host
+/// entry point of the CPU simulator.
+pub struct EntryParts {
+    /// The entry point's parameters, one per PTX parameter, in order.
+    pub params: Vec<(Ident, Type)>,
+    /// Statements turning them into the body's parameters.
+    pub rebuild: Vec<TokenStream>,
+    /// The call of the body.
+    pub call: TokenStream,
+}
+
+pub fn entry_parts(kernel: &Kernel, instance: &Instance, one_dimensional: bool) -> EntryParts {
+    let body_name = body_name(&kernel.name);
     let substitute = |ty: &Type| -> Type {
         let mut ty = ty.clone();
         if let (Some(param), Some(with)) = (&kernel.type_param, &instance.ty) {
@@ -78,7 +79,7 @@ fn entry(
         }
         ty
     };
-    let mut entry_params = Vec::new();
+    let mut params: Vec<(Ident, Type)> = Vec::new();
     let mut rebuild = Vec::new();
     let mut call_args = Vec::new();
     for p in &kernel.params {
@@ -87,12 +88,12 @@ fn entry(
         let len = format_ident!("{}__len", name);
         match &p.kind {
             ParamKind::Scalar(ty) | ParamKind::Value(ty) => {
-                let ty = substitute(ty);
-                entry_params.push(quote!(#name: #ty));
+                params.push((name.clone(), substitute(ty)));
             }
             ParamKind::Input(elem) => {
                 let elem = substitute(elem);
-                entry_params.push(quote!(#ptr: *const #elem, #len: usize));
+                params.push((ptr.clone(), syn::parse_quote!(*const #elem)));
+                params.push((len.clone(), syn::parse_quote!(usize)));
                 rebuild.push(quote! {
                     // SAFETY: the launcher passed a live device allocation of `len`
                     // elements that no argument of this launch writes.
@@ -101,7 +102,8 @@ fn entry(
             }
             ParamKind::Output(elem) => {
                 let elem = substitute(elem);
-                entry_params.push(quote!(#ptr: *mut #elem, #len: usize));
+                params.push((ptr.clone(), syn::parse_quote!(*mut #elem)));
+                params.push((len.clone(), syn::parse_quote!(usize)));
                 rebuild.push(quote! {
                     // SAFETY: the launcher passed a live device allocation of `len`
                     // elements, borrowed mutably for this launch alone; every thread
@@ -111,7 +113,8 @@ fn entry(
             }
             ParamKind::Atomic(elem) => {
                 let elem = substitute(elem);
-                entry_params.push(quote!(#ptr: *const #elem, #len: usize));
+                params.push((ptr.clone(), syn::parse_quote!(*const #elem)));
+                params.push((len.clone(), syn::parse_quote!(usize)));
                 rebuild.push(quote! {
                     // SAFETY: as for outputs; `DeviceAtomic<T>` is `repr(transparent)`
                     // over `T` and accessed only with atomic instructions.
@@ -127,15 +130,34 @@ fn entry(
         Some(ty) => quote!(::<#ty, #one_dimensional>),
         None => quote!(::<#one_dimensional>),
     };
+    EntryParts {
+        params,
+        rebuild,
+        call: quote!(#body_name #turbofish(#(#call_args),*)),
+    }
+}
+
+fn entry(kernel: &Kernel, instance: &Instance, one_dimensional: bool) -> TokenStream {
+    let entry = if one_dimensional {
+        Ident::new(&one_dimensional_entry(&instance.entry), kernel.span())
+    } else {
+        Ident::new(&instance.entry, kernel.span())
+    };
+    let EntryParts {
+        params,
+        rebuild,
+        call,
+    } = entry_parts(kernel, instance, one_dimensional);
+    let params = params.iter().map(|(name, ty)| quote!(#name: #ty));
     let docs = &kernel.docs;
     quote! {
         #[cfg(target_arch = "nvptx64")]
         #(#docs)*
         #[unsafe(no_mangle)]
         #[allow(non_snake_case, clippy::too_many_arguments)]
-        pub unsafe extern "ptx-kernel" fn #entry(#(#entry_params),*) {
+        pub unsafe extern "ptx-kernel" fn #entry(#(#params),*) {
             #(#rebuild)*
-            #body_name #turbofish(#(#call_args),*)
+            #call
         }
     }
 }

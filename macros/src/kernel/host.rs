@@ -59,13 +59,16 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
 
     let (generics, function, instance_trait) = match &kernel.type_param {
         None => {
-            let entry = &kernel.instances[0].entry;
+            let instance = &kernel.instances[0];
+            let entry = &instance.entry;
             let entry_1d = super::device::one_dimensional_entry(entry);
+            let host_entry = host_entry(kernel, instance);
             (
                 quote!(),
                 quote! {{
+                    #host_entry
                     static FUNCTION: ::gpu_runtime::__private::KernelFunction =
-                        ::gpu_runtime::__private::KernelFunction::new(&crate::KERNEL_MODULE, #name_str, #entry, #entry_1d);
+                        ::gpu_runtime::__private::KernelFunction::new(&crate::KERNEL_MODULE, #name_str, #entry, #entry_1d, HOST_ENTRY);
                     &FUNCTION
                 }},
                 quote!(),
@@ -76,11 +79,13 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
                 let ty = i.ty.as_ref().expect("generic kernels have instance types");
                 let entry = &i.entry;
                 let entry_1d = super::device::one_dimensional_entry(entry);
+                let host_entry = host_entry(kernel, i);
                 quote! {
                     impl Instance for #ty {
                         fn function() -> &'static ::gpu_runtime::__private::KernelFunction {
+                            #host_entry
                             static FUNCTION: ::gpu_runtime::__private::KernelFunction =
-                                ::gpu_runtime::__private::KernelFunction::new(&crate::KERNEL_MODULE, #name_str, #entry, #entry_1d);
+                                ::gpu_runtime::__private::KernelFunction::new(&crate::KERNEL_MODULE, #name_str, #entry, #entry_1d, HOST_ENTRY);
                             &FUNCTION
                         }
                     }
@@ -155,6 +160,43 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
                 unsafe { __function.launch(&config, &__stream, &mut __params) }
             }
         }
+    }
+}
+
+/// The instance's body as the CPU simulator calls it, with the PTX entry
+/// point's calling convention (one pointer per PTX parameter), as a `const
+/// HOST_ENTRY` item.
+fn host_entry(kernel: &Kernel, instance: &super::model::Instance) -> TokenStream {
+    let super::device::EntryParts {
+        params,
+        rebuild,
+        call,
+    } = super::device::entry_parts(kernel, instance, false);
+    let reads = params.iter().enumerate().map(|(slot, (name, ty))| {
+        quote! {
+            // SAFETY: slot `#slot` points to a live value of the parameter's type
+            // (the caller's contract, as for the PTX entry point).
+            let #name: #ty = unsafe { ::core::ptr::read((*__gpu_params.add(#slot)).cast::<#ty>()) };
+        }
+    });
+    let sizes = params
+        .iter()
+        .map(|(_, ty)| quote!(::core::mem::size_of::<#ty>()));
+    quote! {
+        /// # Safety
+        /// `params` holds one pointer per PTX parameter of the entry point,
+        /// each to a live value of that parameter's type, and runs inside a
+        /// simulated GPU thread.
+        #[allow(non_snake_case, unused_unsafe, clippy::too_many_arguments)]
+        unsafe fn __host_entry(__gpu_params: *const *mut ::core::ffi::c_void) {
+            #(#reads)*
+            #(#rebuild)*
+            super::#call
+        }
+        const HOST_ENTRY: ::gpu_runtime::__private::HostEntry = ::gpu_runtime::__private::HostEntry {
+            call: __host_entry,
+            param_sizes: &[#(#sizes),*],
+        };
     }
 }
 

@@ -1,0 +1,67 @@
+//! Which backend runs the work: a CUDA device, or the CPU simulator.
+//!
+//! The choice is made once per process, on first use: the environment
+//! variable [`BACKEND_ENV`] forces one (`cuda` or `simulator`); without it,
+//! the CUDA backend is used when the driver finds a device and the simulator
+//! otherwise. The choice is printed once on standard error.
+
+use std::sync::OnceLock;
+
+/// The environment variable that forces a backend: `cuda` or `simulator`.
+pub const BACKEND_ENV: &str = "GPU_BACKEND";
+
+/// Where kernels run and device memory lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// An NVIDIA GPU through the CUDA driver.
+    Cuda,
+    /// The CPU simulator: device memory in host memory, kernels on CPU
+    /// threads with CUDA's semantics, streams on worker threads.
+    Simulator,
+}
+
+/// The backend this process uses (chosen on first call).
+pub fn backend() -> Backend {
+    static CHOICE: OnceLock<Backend> = OnceLock::new();
+    *CHOICE.get_or_init(|| {
+        let (choice, why) = choose();
+        eprintln!(
+            "gpu-runtime: {} ({why})",
+            match choice {
+                Backend::Cuda => "running on the CUDA driver",
+                Backend::Simulator => "running on the CPU simulator",
+            }
+        );
+        choice
+    })
+}
+
+/// Whether work runs on the simulator.
+#[inline]
+pub(crate) fn simulated() -> bool {
+    backend() == Backend::Simulator
+}
+
+fn choose() -> (Backend, String) {
+    match std::env::var(BACKEND_ENV)
+        .map(|v| v.trim().to_ascii_lowercase())
+        .as_deref()
+    {
+        Ok("cuda") => return (Backend::Cuda, format!("{BACKEND_ENV}=cuda")),
+        Ok("simulator") | Ok("sim") => {
+            return (Backend::Simulator, format!("{BACKEND_ENV}=simulator"))
+        }
+        Ok("") | Err(_) => {}
+        Ok(other) => {
+            eprintln!("gpu-runtime: ignoring {BACKEND_ENV}={other}: use `cuda` or `simulator`")
+        }
+    }
+    match crate::driver::cuda_device_count() {
+        Ok(n) if n > 0 => (Backend::Cuda, format!("{n} CUDA device(s) found")),
+        Ok(_) => (
+            Backend::Simulator,
+            "the CUDA driver reports no device".into(),
+        ),
+        Err(e) => (Backend::Simulator, format!("no CUDA device: {e}")),
+    }
+}
