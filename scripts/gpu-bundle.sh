@@ -76,6 +76,10 @@ nvcc -O3 -arch="sm_${cap}" -o benches/add_kernel_cuda benches/add_kernel.cu \
     || echo "nvcc failed: the CUDA C column stays empty"
 for b in benches/*; do
     [ -x "$b" ] && [ "${b%.*}" = "$b" ] && [ "$(basename "$b")" != add_kernel_cuda ] || continue
+    if [ "$(basename "$b")" = simulator ]; then
+        echo "=== bench simulator: not run here (a CPU benchmark: cargo bench --bench simulator -- --helpers benches/python)"
+        continue
+    fi
     for round in $(seq "${BENCH_ROUNDS:-1}"); do
         run "bench $(basename "$b") (round $round)" "$b" --helpers benches
     done

@@ -62,7 +62,7 @@ pub(crate) fn record(handle: CUevent, stream_handle: CUstream) -> Status {
         state.recorded += 1;
         state.recorded
     };
-    stream::enqueue(
+    stream::enqueue_mark(
         stream_handle,
         Box::new(move || {
             let mut state = event.lock();
@@ -71,7 +71,6 @@ pub(crate) fn record(handle: CUevent, stream_handle: CUstream) -> Status {
                 state.time = Some(Instant::now());
             }
             event.changed.notify_all();
-            Ok(())
         }),
     )
 }

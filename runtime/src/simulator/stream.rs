@@ -12,9 +12,19 @@ pub(crate) struct SimStream {
     changed: Condvar,
 }
 
+/// What a stream's queue holds.
+enum Item {
+    /// Work, run outside the stream's lock.
+    Run(Operation),
+    /// A marker (an event record), applied under the stream's lock the moment
+    /// the stream reaches it, so that whoever sees the marker also sees the
+    /// work before it finished.
+    Mark(Box<dyn FnOnce() + Send>),
+}
+
 #[derive(Default)]
 struct State {
-    queue: VecDeque<Operation>,
+    queue: VecDeque<Item>,
     running: bool,
     closing: bool,
     /// The first failure since the last synchronize.
@@ -52,9 +62,17 @@ impl SimStream {
             let operation = {
                 let mut state = self.lock();
                 loop {
-                    if let Some(op) = state.queue.pop_front() {
-                        state.running = true;
-                        break op;
+                    match state.queue.pop_front() {
+                        Some(Item::Run(op)) => {
+                            state.running = true;
+                            break op;
+                        }
+                        Some(Item::Mark(mark)) => {
+                            mark();
+                            self.changed.notify_all();
+                            continue;
+                        }
+                        None => {}
                     }
                     if state.closing {
                         return;
@@ -75,7 +93,13 @@ impl SimStream {
 
     /// Queues `operation` after everything queued so far.
     pub(crate) fn enqueue(&self, operation: Operation) {
-        self.lock().queue.push_back(operation);
+        self.lock().queue.push_back(Item::Run(operation));
+        self.changed.notify_all();
+    }
+
+    /// Queues a marker after everything queued so far (see [`Item::Mark`]).
+    pub(crate) fn enqueue_mark(&self, mark: Box<dyn FnOnce() + Send>) {
+        self.lock().queue.push_back(Item::Mark(mark));
         self.changed.notify_all();
     }
 
@@ -111,16 +135,26 @@ fn legacy() -> &'static Arc<SimStream> {
     LEGACY.get_or_init(SimStream::new)
 }
 
+/// A per-thread default stream, closed when its host thread ends (its worker
+/// holds a reference of its own, so dropping ours alone would not stop it).
+struct PerThread(Arc<SimStream>);
+
+impl Drop for PerThread {
+    fn drop(&mut self) {
+        self.0.close();
+    }
+}
+
 thread_local! {
     /// The calling thread's per-thread default stream.
-    static PER_THREAD: Arc<SimStream> = SimStream::new();
+    static PER_THREAD: PerThread = PerThread(SimStream::new());
 }
 
 /// Runs `f` with the stream a handle names.
 pub(crate) fn with<R>(handle: CUstream, f: impl FnOnce(&Arc<SimStream>) -> R) -> R {
     match handle as usize {
         driver::LEGACY_DEFAULT_STREAM => f(legacy()),
-        driver::PER_THREAD_DEFAULT_STREAM => PER_THREAD.with(|s| f(s)),
+        driver::PER_THREAD_DEFAULT_STREAM => PER_THREAD.with(|s| f(&s.0)),
         _ => {
             // SAFETY: other handles come from `create`, which leaked one strong
             // count that `destroy` gives back; the handle is live until then.
@@ -190,6 +224,12 @@ pub(crate) fn wait_all() {
     for stream in streams {
         drop(stream.wait_idle());
     }
+}
+
+/// Queues a marker on the stream `handle` names.
+pub(crate) fn enqueue_mark(handle: CUstream, mark: Box<dyn FnOnce() + Send>) -> Status {
+    with(handle, |s| s.enqueue_mark(mark));
+    driver::SUCCESS
 }
 
 /// Queues `operation` on the stream `handle` names.

@@ -1,0 +1,84 @@
+"""Numba's CUDA simulator side of benches/simulator.rs (run with NUMBA_ENABLE_CUDASIM=1).
+
+Usage: python3 numba_simulator.py [ELEMENTS]   (default 2^16)
+
+Prints `RESULT <name> <value> <unit>`: the same kernels as the Rust side, one
+timed run each after a small warm-up. (At 2^20 elements Numba's simulator did
+not finish within 18 minutes on a 2-core machine; hence the smaller default.)
+"""
+import os
+import sys
+import time
+
+assert os.environ.get("NUMBA_ENABLE_CUDASIM") == "1", "run with NUMBA_ENABLE_CUDASIM=1"
+
+import numpy as np
+
+np.row_stack = np.vstack  # numba with numpy 2.5 needs this before import
+import numba
+from numba import cuda
+
+N = int(sys.argv[1]) if len(sys.argv) > 1 else 1 << 16
+
+
+@cuda.jit
+def add_kernel(a, b, c):
+    pos = cuda.threadIdx.x + cuda.blockIdx.x * cuda.blockDim.x
+    if pos < a.size:
+        c[pos] = a[pos] + b[pos]
+
+
+@cuda.jit
+def block_sum_static(inp, sums):
+    tile = cuda.shared.array(256, numba.float32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    tile[t] = inp[i] if i < inp.size else 0.0
+    cuda.syncthreads()
+    stride = 128
+    while stride > 0:
+        if t < stride:
+            tile[t] += tile[t + stride]
+        cuda.syncthreads()
+        stride //= 2
+    if t == 0:
+        sums[cuda.blockIdx.x] = tile[0]
+
+
+@cuda.jit
+def empty():
+    pass
+
+
+def timed(f):
+    t0 = time.perf_counter()
+    f()
+    cuda.synchronize()
+    return time.perf_counter() - t0
+
+
+def main():
+    a = np.arange(N, dtype=np.float32)
+    c = np.zeros_like(a)
+    add_kernel[4, 256](a[:1024], a[:1024], c[:1024])
+    s = timed(lambda: add_kernel[N // 256, 256](a, a, c))
+    assert np.array_equal(c, 2 * a)
+    print(f"RESULT numba_add_s {s:.6f} s", flush=True)
+
+    ones = np.ones(N, dtype=np.float32)
+    sums = np.zeros(N // 256, dtype=np.float32)
+    s = timed(lambda: block_sum_static[N // 256, 256](ones, sums))
+    assert np.all(sums == 256)
+    print(f"RESULT numba_reduce_s {s:.6f} s", flush=True)
+
+    empty[1, 1]()
+    launches = 1000
+    s = timed(lambda: [empty[1, 1]() for _ in range(launches)])
+    print(f"RESULT numba_empty_us {s / launches * 1e6:.3f} us", flush=True)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except Exception as e:
+        print(f"FAILED {type(e).__name__}: {e}", flush=True)

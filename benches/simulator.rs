@@ -1,0 +1,176 @@
+//! The CPU simulator beside Numba's CUDA simulator (`NUMBA_ENABLE_CUDASIM=1`)
+//! on the same machine, running the same kernels: `add_kernel` and a
+//! shared-memory block reduction, at 2^16 elements (both simulators) and
+//! 2^20 (this one; Numba's did not finish 2^20 in 18 minutes here); and the
+//! overhead of a simulated launch of an empty kernel.
+//!
+//! Needs no GPU: `cargo bench --bench simulator -- --helpers benches/python`
+//! (the directory holding `numba_simulator.py`; Numba from PyPI).
+
+use gpu_kernels::add_kernel;
+use gpu_kernels::testing::{block_sum_static, empty};
+use gpu_runtime::{backend, launch, Backend, DeviceBuffer, Stream, BACKEND_ENV};
+use std::collections::BTreeMap;
+use std::error::Error;
+use std::process::Command;
+use std::time::Instant;
+
+type Res<T> = Result<T, Box<dyn Error>>;
+
+/// The size both simulators run.
+const SHARED_SIZE: usize = 1 << 16;
+/// The size, for this simulator.
+const LARGE_SIZE: usize = 1 << 20;
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+/// Median wall time in seconds of `work` followed by a synchronize.
+fn seconds(stream: &Stream, rounds: usize, mut work: impl FnMut() -> Res<()>) -> Res<f64> {
+    work()?;
+    stream.synchronize()?;
+    let mut times = Vec::new();
+    for _ in 0..rounds {
+        let start = Instant::now();
+        work()?;
+        stream.synchronize()?;
+        times.push(start.elapsed().as_secs_f64());
+    }
+    Ok(median(times))
+}
+
+/// Median seconds of `add_kernel` and of `block_sum_static` on `n` elements,
+/// results checked.
+fn kernels(stream: &Stream, n: usize) -> Res<(f64, f64)> {
+    let a_host: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let a = DeviceBuffer::to_device(&a_host, stream)?;
+    let b = DeviceBuffer::to_device(&a_host, stream)?;
+    let mut c = DeviceBuffer::<f32>::zeroed_on(n, stream)?;
+    let add = seconds(stream, 5, || {
+        Ok(launch!(add_kernel[n / 256, 256, stream](&a, &b, &mut c))?)
+    })?;
+    if c.copy_to_host(stream)?
+        .iter()
+        .enumerate()
+        .any(|(i, &v)| v != 2.0 * i as f32)
+    {
+        return Err("add_kernel computed a wrong result".into());
+    }
+    let ones = DeviceBuffer::to_device(&vec![1.0f32; n], stream)?;
+    let mut sums = DeviceBuffer::<f32>::zeroed_on(n / 256, stream)?;
+    let reduce = seconds(stream, 5, || {
+        Ok(launch!(block_sum_static[n / 256, 256, stream](&ones, &mut sums))?)
+    })?;
+    if sums.copy_to_host(stream)?.iter().any(|&v| v != 256.0) {
+        return Err("block_sum_static computed a wrong result".into());
+    }
+    Ok((add, reduce))
+}
+
+fn main() -> Res<()> {
+    let mut args = std::env::args().skip(1);
+    let mut helpers = None;
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--helpers" => helpers = args.next(),
+            "--bench" => {}
+            other => return Err(format!("unknown argument `{other}`").into()),
+        }
+    }
+    // This benchmark is about the simulator, with or without a GPU present.
+    std::env::set_var(BACKEND_ENV, "simulator");
+    assert_eq!(backend(), Backend::Simulator);
+    let stream = Stream::new()?;
+    let mut results: BTreeMap<String, f64> = BTreeMap::new();
+
+    for (n, tag) in [(SHARED_SIZE, "small"), (LARGE_SIZE, "large")] {
+        let (add, reduce) = kernels(&stream, n)?;
+        results.insert(format!("rust_add_{tag}_s"), add);
+        results.insert(format!("rust_reduce_{tag}_s"), reduce);
+    }
+
+    let launches = 10_000;
+    let s = seconds(&stream, 3, || {
+        for _ in 0..launches {
+            launch!(empty[1, 1, stream]())?;
+        }
+        Ok(())
+    })?;
+    results.insert("rust_empty_us".into(), s / launches as f64 * 1e6);
+    let s = seconds(&stream, 101, || Ok(launch!(empty[1, 1, stream]())?))?;
+    results.insert("rust_empty_sync_us".into(), s * 1e6);
+
+    let mut notes = Vec::new();
+    match &helpers {
+        Some(dir) => {
+            let script = std::path::Path::new(dir).join("numba_simulator.py");
+            match Command::new("python3")
+                .arg(&script)
+                .env("NUMBA_ENABLE_CUDASIM", "1")
+                .output()
+            {
+                Ok(out) => {
+                    for line in String::from_utf8_lossy(&out.stdout).lines() {
+                        let fields: Vec<&str> = line.split_whitespace().collect();
+                        if let ["RESULT", name, value, ..] = fields[..] {
+                            if let Ok(v) = value.parse() {
+                                results.insert(name.to_string(), v);
+                            }
+                        } else if line.starts_with("FAILED") {
+                            notes.push(format!("Numba: {line}"));
+                        }
+                    }
+                    if !out.status.success() {
+                        notes.push(format!(
+                            "Numba helper exited with {}: {}",
+                            out.status,
+                            String::from_utf8_lossy(&out.stderr).trim()
+                        ));
+                    }
+                }
+                Err(e) => notes.push(format!("Numba helper could not run: {e}")),
+            }
+        }
+        None => notes.push("Numba: not run (no --helpers)".into()),
+    }
+
+    let get = |k: &str| results.get(k).copied();
+    let show = |v: Option<f64>, scale: f64, unit: &str| {
+        v.map(|v| format!("{:.3} {unit}", v * scale))
+            .unwrap_or_else(|| "not run".into())
+    };
+    let speedup = |ours: Option<f64>, theirs: Option<f64>| match (ours, theirs) {
+        (Some(o), Some(t)) => format!("{:.0}x", t / o),
+        _ => "-".into(),
+    };
+    println!();
+    println!(
+        "CPU simulator vs Numba's CUDA simulator, {} host threads",
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
+    println!("| kernel (blocks of 256)                                | this simulator | Numba simulator | speed-up | goal    |");
+    println!("|-------------------------------------------------------|----------------|-----------------|----------|---------|");
+    println!("| add_kernel, 2^16 elements                             | {:>14} | {:>15} | {:>8} | >= 100x |", show(get("rust_add_small_s"), 1e3, "ms"), show(get("numba_add_s"), 1e3, "ms"), speedup(get("rust_add_small_s"), get("numba_add_s")));
+    println!("| shared-memory block reduction, 2^16 elements          | {:>14} | {:>15} | {:>8} | >= 100x |", show(get("rust_reduce_small_s"), 1e3, "ms"), show(get("numba_reduce_s"), 1e3, "ms"), speedup(get("rust_reduce_small_s"), get("numba_reduce_s")));
+    println!("| add_kernel, 2^20 elements                             | {:>14} | {:>15} | {:>8} | >= 100x |", show(get("rust_add_large_s"), 1e3, "ms"), "not run", "-");
+    println!("| shared-memory block reduction, 2^20 elements          | {:>14} | {:>15} | {:>8} | >= 100x |", show(get("rust_reduce_large_s"), 1e3, "ms"), "not run", "-");
+    println!();
+    println!("| empty kernel, 1 thread                      | this simulator | Numba simulator | goal    |");
+    println!("|---------------------------------------------|----------------|-----------------|---------|");
+    println!(
+        "| per launch, 10000 queued then synchronize   | {:>14} | {:>15} | < 20 us |",
+        show(get("rust_empty_us"), 1.0, "us"),
+        show(get("numba_empty_us"), 1.0, "us")
+    );
+    println!(
+        "| one launch + synchronize                    | {:>14} | {:>15} | -       |",
+        show(get("rust_empty_sync_us"), 1.0, "us"),
+        "-"
+    );
+    for note in notes {
+        println!("note: {note}");
+    }
+    Ok(())
+}
