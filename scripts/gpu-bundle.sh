@@ -56,7 +56,8 @@ passed=0; failed=0; failures=""
 run() {
     local name="$1"; shift
     echo "=== $name"
-    if "$@"; then
+    # A hang must not eat the machine's time: each binary gets 5 minutes.
+    if timeout 300 "$@"; then
         passed=$((passed + 1)); echo "--- $name: ok"
     else
         failed=$((failed + 1)); failures="$failures $name"; echo "--- $name: FAILED"

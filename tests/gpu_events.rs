@@ -54,7 +54,11 @@ fn elapsed_time_waits_for_an_unfinished_end_event() {
     // A callback that holds the stream until the test lets it go: the end
     // event cannot complete before that.
     let (release, gate) = std::sync::mpsc::channel::<()>();
-    stream.add_callback(move || gate.recv().unwrap()).unwrap();
+    stream
+        .add_callback(move || {
+            let _ = gate.recv_timeout(std::time::Duration::from_secs(10));
+        })
+        .unwrap();
     let end = stream.record().unwrap();
     assert!(
         !end.is_done().unwrap(),
