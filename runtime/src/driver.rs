@@ -55,6 +55,8 @@ extern "C" {
     fn cuMemAlloc_v2(ptr: *mut CUdeviceptr, bytes: usize) -> Status;
     fn cuMemFree_v2(ptr: CUdeviceptr) -> Status;
     fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) -> Status;
+    fn cuMemHostAlloc(ptr: *mut *mut c_void, bytes: usize, flags: c_uint) -> Status;
+    fn cuMemFreeHost(ptr: *mut c_void) -> Status;
     fn cuMemsetD8Async(ptr: CUdeviceptr, value: u8, count: usize, stream: CUstream) -> Status;
     fn cuMemcpyHtoDAsync_v2(
         dst: CUdeviceptr,
@@ -327,6 +329,27 @@ pub fn mem_info() -> Result<(usize, usize), DriverError> {
     Ok((free, total))
 }
 
+/// Allocates `bytes` of page-locked host memory.
+pub fn host_alloc(bytes: usize) -> WithStatus<*mut c_void> {
+    if crate::backend::simulated() {
+        return simulator::memory::host_alloc(bytes);
+    }
+    let mut p = ptr::null_mut();
+    // SAFETY: writes one pointer; flags 0 (portable within the context).
+    let code = unsafe { cuMemHostAlloc(&mut p, bytes, 0) };
+    (code, p)
+}
+
+/// # Safety
+/// `ptr` came from `host_alloc` and no copy still uses it.
+pub unsafe fn host_free(ptr: *mut c_void) -> Status {
+    if crate::backend::simulated() {
+        return simulator::memory::host_free(ptr);
+    }
+    // SAFETY: forwarded to the caller.
+    unsafe { cuMemFreeHost(ptr) }
+}
+
 /// # Safety
 /// `dst..dst+bytes` is device memory that stays allocated until the stream reaches the memset.
 pub unsafe fn memset_async(dst: CUdeviceptr, value: u8, bytes: usize, stream: CUstream) -> Status {
@@ -385,7 +408,7 @@ pub unsafe fn memcpy_dtod_async(
 /// Whether host memory at `ptr` is page-locked (pinned or registered with the driver).
 pub fn is_page_locked(ptr: *const c_void) -> bool {
     if crate::backend::simulated() {
-        return false;
+        return simulator::memory::is_pinned(ptr.cast());
     }
     const CU_POINTER_ATTRIBUTE_MEMORY_TYPE: c_int = 2;
     const CU_MEMORYTYPE_HOST: c_uint = 1;

@@ -31,6 +31,7 @@ mod event;
 mod launch;
 mod memory;
 mod module;
+mod pinned;
 mod simulator;
 mod stream;
 
@@ -44,6 +45,7 @@ pub use gpu_device::DeviceCopy;
 pub use launch::{DimValue, Dims, IntoDims, KernelFunction, LaunchConfig, StreamRef};
 pub use memory::{DeviceBuffer, DeviceInput, DeviceOutput, DeviceView, DeviceViewMut};
 pub use module::EmbeddedModule;
+pub use pinned::PinnedBuffer;
 pub use stream::{Stream, StreamOptions};
 
 /// Launches a `#[kernel]` function, Numba style:

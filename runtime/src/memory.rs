@@ -290,6 +290,11 @@ pub struct DeviceViewMut<'a, T: DeviceCopy> {
 }
 
 impl<'a, T: DeviceCopy> DeviceView<'a, T> {
+    /// Address, length and device, for the copies of other modules.
+    pub(crate) fn raw_parts(&self) -> (CUdeviceptr, usize, usize) {
+        (self.raw.ptr, self.raw.len, self.raw.device)
+    }
+
     /// The number of elements.
     pub fn len(&self) -> usize {
         self.raw.len
@@ -357,6 +362,11 @@ impl<'a, T: DeviceCopy> DeviceView<'a, T> {
 }
 
 impl<'a, T: DeviceCopy> DeviceViewMut<'a, T> {
+    /// Address, length and device, for the copies of other modules.
+    pub(crate) fn raw_parts(&self) -> (CUdeviceptr, usize, usize) {
+        (self.raw.ptr, self.raw.len, self.raw.device)
+    }
+
     /// The number of elements.
     pub fn len(&self) -> usize {
         self.raw.len

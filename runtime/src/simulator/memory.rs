@@ -3,7 +3,7 @@
 use super::stream;
 use crate::driver::{self, CUdeviceptr, CUstream, Status};
 use std::alloc::Layout;
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::sync::{Mutex, OnceLock};
 
 /// Allocations are aligned as `cuMemAlloc`'s are.
@@ -27,7 +27,8 @@ fn capacity() -> usize {
 }
 
 struct Allocations {
-    sizes: HashMap<CUdeviceptr, usize>,
+    /// Start address to size and whether it is page-locked host memory.
+    sizes: BTreeMap<usize, (usize, bool)>,
     used: usize,
 }
 
@@ -35,13 +36,17 @@ fn allocations() -> &'static Mutex<Allocations> {
     static ALLOCATIONS: OnceLock<Mutex<Allocations>> = OnceLock::new();
     ALLOCATIONS.get_or_init(|| {
         Mutex::new(Allocations {
-            sizes: HashMap::new(),
+            sizes: BTreeMap::new(),
             used: 0,
         })
     })
 }
 
 pub(crate) fn alloc(bytes: usize) -> (Status, CUdeviceptr) {
+    allocate(bytes, false)
+}
+
+fn allocate(bytes: usize, pinned: bool) -> (Status, CUdeviceptr) {
     let mut table = allocations().lock().unwrap_or_else(|e| e.into_inner());
     if bytes > capacity().saturating_sub(table.used) {
         return (driver::ERROR_OUT_OF_MEMORY, 0);
@@ -55,7 +60,7 @@ pub(crate) fn alloc(bytes: usize) -> (Status, CUdeviceptr) {
         return (driver::ERROR_OUT_OF_MEMORY, 0);
     }
     table.used += bytes;
-    table.sizes.insert(ptr as CUdeviceptr, bytes);
+    table.sizes.insert(ptr as usize, (bytes, pinned));
     (driver::SUCCESS, ptr as CUdeviceptr)
 }
 
@@ -63,7 +68,7 @@ pub(crate) fn free(ptr: CUdeviceptr) -> Status {
     // As cuMemFree: wait for the work that may still use the memory.
     stream::wait_all();
     let mut table = allocations().lock().unwrap_or_else(|e| e.into_inner());
-    let Some(bytes) = table.sizes.remove(&ptr) else {
+    let Some((bytes, _)) = table.sizes.remove(&(ptr as usize)) else {
         return driver::ERROR_INVALID_VALUE;
     };
     table.used -= bytes;
@@ -96,14 +101,28 @@ pub(crate) fn memset(dst: CUdeviceptr, value: u8, bytes: usize, handle: CUstream
     )
 }
 
-/// Host to device: the source is read now (as CUDA stages pageable memory),
-/// the destination written in stream order.
+/// Whether `ptr` lies in page-locked host memory of the simulator.
+pub(crate) fn is_pinned(ptr: *const u8) -> bool {
+    let table = allocations().lock().unwrap_or_else(|e| e.into_inner());
+    let address = ptr as usize;
+    table
+        .sizes
+        .range(..=address)
+        .next_back()
+        .is_some_and(|(&start, &(bytes, pinned))| pinned && address < start + bytes.max(1))
+}
+
+/// Host to device. Pageable memory is read now (CUDA stages it before
+/// returning); page-locked memory when the stream gets there, as the DMA does.
 pub(crate) fn copy_to_device(
     dst: CUdeviceptr,
     src: *const u8,
     bytes: usize,
     handle: CUstream,
 ) -> Status {
+    if is_pinned(src) {
+        return copy(dst as *mut u8, src as CUdeviceptr, bytes, handle);
+    }
     // SAFETY: the caller guarantees `src` is readable for `bytes`.
     let staged = unsafe { std::slice::from_raw_parts(src, bytes) }.to_vec();
     let dst = Address(dst as usize);
@@ -130,4 +149,14 @@ pub(crate) fn copy(dst: *mut u8, src: CUdeviceptr, bytes: usize, handle: CUstrea
             Ok(())
         }),
     )
+}
+
+/// Page-locked host memory on the simulator: an aligned host allocation.
+pub(crate) fn host_alloc(bytes: usize) -> (Status, *mut std::ffi::c_void) {
+    let (code, ptr) = allocate(bytes, true);
+    (code, ptr as *mut std::ffi::c_void)
+}
+
+pub(crate) fn host_free(ptr: *mut std::ffi::c_void) -> Status {
+    free(ptr as CUdeviceptr)
 }
