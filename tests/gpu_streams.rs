@@ -114,35 +114,3 @@ fn a_stream_of_another_library_is_borrowed_not_owned() {
     // Still alive: dropping the wrapper did not destroy cust's stream.
     theirs.synchronize().unwrap();
 }
-
-#[test]
-fn a_held_stream_does_not_hold_back_another() {
-    let (held, free) = (Stream::new().unwrap(), Stream::new().unwrap());
-    let mut x = DeviceBuffer::<u32>::zeroed_on(4096, &free).unwrap();
-    launch!(fill[16, 256, free](1u32, &mut x)).unwrap(); // loads the module first
-    free.synchronize().unwrap();
-    // Hold `held` for half a second. The release comes from a timer thread,
-    // never from this test's own progress: freeing device memory anywhere in
-    // the process waits for every stream, this one included.
-    let (release, gate) = std::sync::mpsc::channel::<()>();
-    held.add_callback(move || {
-        let _ = gate.recv_timeout(std::time::Duration::from_secs(10));
-    })
-    .unwrap();
-    let releaser = std::thread::spawn(move || {
-        std::thread::sleep(std::time::Duration::from_millis(500));
-        let _ = release.send(());
-    });
-    launch!(fill[16, 256, free](9u32, &mut x)).unwrap();
-    assert_eq!(
-        x.copy_to_host(&free).unwrap(),
-        vec![9; 4096],
-        "the free stream ran"
-    );
-    assert!(
-        !held.is_done().unwrap(),
-        "the free stream finished while the other was still held"
-    );
-    releaser.join().unwrap();
-    held.synchronize().unwrap();
-}
