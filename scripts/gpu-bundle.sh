@@ -71,6 +71,7 @@ for t in tests/*; do
         run "$name" "$t" --include-ignored
     fi
 done
+export GPU_TIMELINE_DIR="${OUT:-/tmp}" # where day7_pipeline writes its timeline
 for e in examples/*; do run "example $(basename "$e")" "$e"; done
 cap="$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1 | tr -d '.')"
 nvcc -O3 -arch="sm_${cap}" -o benches/add_kernel_cuda benches/add_kernel.cu \

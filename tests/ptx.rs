@@ -35,6 +35,7 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
         "atomics_u32",
         "atomics_u64",
         "block_sum_static",
+        "busy",
         "coordinates",
         "divergent_barrier",
         "empty",

@@ -36,3 +36,20 @@ pub fn saxpy(a: f32, x: &[f32], y: &[f32], mut out: DisjointSlice<f32>) {
 pub fn fill<T: DeviceCopy>(value: T, mut out: DisjointSlice<T>) {
     out.set(thread_index(), value);
 }
+
+/// `out[i] = x[i]` put through `rounds` rounds of `v = v * 0.999 + 0.001`: a
+/// compute-bound kernel whose run time scales with `rounds` (the Day 7
+/// pipeline's "compute" stage).
+#[kernel]
+pub fn busy(x: &[f32], rounds: u32, mut out: DisjointSlice<f32>) {
+    let i = thread_index();
+    if let Some(&v) = x.get(i.get()) {
+        let mut v = v;
+        let mut r = 0;
+        while r < rounds {
+            v = v * 0.999 + 0.001;
+            r += 1;
+        }
+        out.set(i, v);
+    }
+}

@@ -114,6 +114,11 @@ pub enum Error {
         /// The panic messages, in the order the callbacks ran.
         messages: Vec<String>,
     },
+    /// A pipeline that cannot run as asked.
+    InvalidPipeline {
+        /// What was wrong.
+        reason: String,
+    },
     /// A runtime call from inside a stream callback, where CUDA forbids CUDA calls.
     CalledFromCallback,
     /// Any other failed driver call.
@@ -181,6 +186,7 @@ impl fmt::Display for Error {
                 messages.len(),
                 messages.join("; ")
             ),
+            Error::InvalidPipeline { reason } => write!(f, "invalid pipeline: {reason}"),
             Error::CalledFromCallback => write!(
                 f,
                 "a stream callback called the GPU runtime; CUDA forbids CUDA calls inside stream callbacks"

@@ -32,8 +32,10 @@ mod launch;
 mod memory;
 mod module;
 mod pinned;
+mod pipeline;
 mod simulator;
 mod stream;
+pub mod timeline;
 
 pub use backend::{backend, Backend, BACKEND_ENV};
 pub use current::{current_stream, StreamScope, PER_THREAD_DEFAULT_STREAM_ENV};
@@ -46,6 +48,7 @@ pub use launch::{DimValue, Dims, IntoDims, KernelFunction, LaunchConfig, StreamR
 pub use memory::{DeviceBuffer, DeviceInput, DeviceOutput, DeviceView, DeviceViewMut};
 pub use module::EmbeddedModule;
 pub use pinned::PinnedBuffer;
+pub use pipeline::pipeline;
 pub use stream::{Stream, StreamOptions};
 
 /// Launches a `#[kernel]` function, Numba style:

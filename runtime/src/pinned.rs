@@ -26,6 +26,7 @@ use crate::stream::Stream;
 use gpu_device::DeviceCopy;
 use std::marker::PhantomData;
 use std::mem::size_of;
+use std::ops::Range;
 use std::ptr::NonNull;
 use std::sync::Mutex;
 
@@ -40,13 +41,18 @@ pub struct PinnedBuffer<T: DeviceCopy> {
     _owns: PhantomData<T>,
 }
 
-/// Copies in flight that touch the buffer.
+/// Copies in flight that touch the buffer: the element range each touches
+/// and an event recorded after it.
 #[derive(Default)]
 struct Pending {
     /// Copies from the buffer to the device (the device reads it).
-    reads: Vec<Event>,
+    reads: Vec<(Range<usize>, Event)>,
     /// Copies from the device into the buffer (the device writes it).
-    writes: Vec<Event>,
+    writes: Vec<(Range<usize>, Event)>,
+}
+
+fn overlaps(a: &Range<usize>, b: &Range<usize>) -> bool {
+    a.start < b.end && b.start < a.end
 }
 
 // SAFETY: the buffer owns its allocation; host access goes through `&self` /
@@ -137,7 +143,7 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
     /// Whether no copy touching the buffer is still in flight.
     pub fn is_idle(&self) -> Result<bool> {
         let pending = self.lock();
-        for event in pending.reads.iter().chain(&pending.writes) {
+        for (_, event) in pending.reads.iter().chain(&pending.writes) {
             if !event.is_done()? {
                 return Ok(false);
             }
@@ -145,9 +151,9 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
         Ok(true)
     }
 
-    fn range(&self, at: usize, len: usize) -> Result<*mut T> {
+    fn range(&self, at: usize, len: usize) -> Result<(*mut T, Range<usize>)> {
         match at.checked_add(len) {
-            Some(end) if end <= self.len => Ok(self.ptr.as_ptr().wrapping_add(at)),
+            Some(end) if end <= self.len => Ok((self.ptr.as_ptr().wrapping_add(at), at..end)),
             _ => Err(Error::LengthMismatch {
                 operation: "pinned range",
                 destination: self.len,
@@ -155,44 +161,42 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
             }),
         }
     }
-
-    /// Makes `stream` wait for the device accesses `conflicting` selects, and
-    /// records a marker for the new one after the copy `enqueue` queues.
+    /// Makes `stream` wait for the in-flight copies that conflict with a new
+    /// one on `range` (writes conflict with reads and writes, reads with
+    /// writes), queues the copy with `enqueue`, and tracks it.
     fn track(
         &self,
         stream: &Stream,
+        range: Range<usize>,
         write: bool,
         enqueue: impl FnOnce() -> Result<()>,
     ) -> Result<()> {
         let mut pending = self.lock();
-        let conflicting: &[Event] = if write {
-            &pending.reads
-        } else {
-            &pending.writes
-        };
-        for event in conflicting
-            .iter()
-            .chain(if write { &pending.writes[..] } else { &[][..] })
-        {
-            stream.wait_event(event)?;
+        // Completed copies need no more tracking.
+        pending.reads.retain(|(_, e)| !e.is_done().unwrap_or(false));
+        pending
+            .writes
+            .retain(|(_, e)| !e.is_done().unwrap_or(false));
+        let reads = if write { &pending.reads[..] } else { &[][..] };
+        for (other, event) in reads.iter().chain(&pending.writes) {
+            if overlaps(other, &range) {
+                stream.wait_event(event)?;
+            }
         }
         enqueue()?;
         let marker = Event::with_options(EventOptions::new().timing(false))?;
         marker.record_on(stream)?;
-        // Completed markers are dropped as new ones arrive.
-        pending.reads.retain(|e| !e.is_done().unwrap_or(false));
-        pending.writes.retain(|e| !e.is_done().unwrap_or(false));
         if write {
-            pending.writes.push(marker);
+            pending.writes.push((range, marker));
         } else {
-            pending.reads.push(marker);
+            pending.reads.push((range, marker));
         }
         Ok(())
     }
 }
 
-fn wait_all(events: Vec<Event>) -> Result<()> {
-    for event in events {
+fn wait_all(events: Vec<(Range<usize>, Event)>) -> Result<()> {
+    for (_, event) in events {
         event.synchronize()?;
     }
     Ok(())
@@ -232,12 +236,12 @@ impl<T: DeviceCopy> DeviceViewMut<'_, T> {
         stream: &Stream,
     ) -> Result<()> {
         let (dst, len, device) = self.raw_parts();
-        let src = source.range(at, len)?;
+        let (src, range) = source.range(at, len)?;
         check_device(device, stream)?;
         if len == 0 {
             return Ok(());
         }
-        source.track(stream, false, || {
+        source.track(stream, range, false, || {
             // SAFETY: the destination is borrowed device memory of `len`
             // elements (its drop waits for queued work); the source range is
             // in bounds and kept alive and unwritten until the copy completes
@@ -264,12 +268,12 @@ impl<T: DeviceCopy> DeviceView<'_, T> {
         stream: &Stream,
     ) -> Result<()> {
         let (src, len, device) = self.raw_parts();
-        let dst = destination.range(at, len)?;
+        let (dst, range) = destination.range(at, len)?;
         check_device(device, stream)?;
         if len == 0 {
             return Ok(());
         }
-        destination.track(stream, true, || {
+        destination.track(stream, range, true, || {
             // SAFETY: the source is borrowed device memory of `len` elements;
             // the destination range is in bounds, and no host access can happen
             // until the copy completes (tracking; `&mut` excludes live slices).

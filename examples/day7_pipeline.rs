@@ -1,0 +1,172 @@
+//! The Day 7 tutorial (`day7-streams-and-async.md`): the load-compute-store
+//! pattern, done sequentially on one stream and pipelined on 2, 4 and 8
+//! streams, each timed with events, results checked, and the speed-up printed
+//! against the ideal bound max(copy in, compute, copy out). The 4-stream run's
+//! timeline is written as Chrome trace JSON and as SVG (into the directory
+//! named by `GPU_TIMELINE_DIR`, or the current one).
+//!
+//! Run: `cargo run --release --example day7_pipeline`
+
+use gpu_kernels::busy;
+use gpu_runtime::timeline::{to_chrome_trace, to_svg, SpanKind, Timeline};
+use gpu_runtime::{backend, launch, pipeline, Backend, DeviceBuffer, Event, PinnedBuffer, Stream};
+use std::error::Error;
+use std::process::ExitCode;
+
+const CHUNKS: usize = 16;
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("day7_pipeline: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<(), Box<dyn Error>> {
+    // 256 MiB of f32 on a GPU; a small problem on the CPU simulator.
+    let n: usize = if backend() == Backend::Cuda {
+        64 << 20
+    } else {
+        1 << 18
+    };
+    let stream = Stream::new()?;
+    let input = PinnedBuffer::from_slice(
+        &(0..n)
+            .map(|i| (i % 1000) as f32 / 1000.0)
+            .collect::<Vec<_>>(),
+    )?;
+    let mut device_in = DeviceBuffer::<f32>::zeroed_on(n, &stream)?;
+    let mut device_out = DeviceBuffer::<f32>::zeroed_on(n, &stream)?;
+    let blocks = n.div_ceil(256);
+
+    // The kernel should take about as long as one copy: calibrate its rounds.
+    let copy_in_ms = timed(&stream, || Ok(device_in.copy_from_pinned(&input, &stream)?))?;
+    let probe = 64u32;
+    let probe_ms = timed(&stream, || {
+        Ok(launch!(busy[blocks, 256, stream](&device_in, probe, &mut device_out))?)
+    })?;
+    let rounds = ((probe as f64 * copy_in_ms / probe_ms.max(1e-6)) as u32).clamp(1, 1 << 20);
+
+    // Sequential: one stream, copy in, compute, copy out, each timed.
+    let mut sequential = PinnedBuffer::<f32>::new(n)?;
+    let mut timeline = Timeline::new(&stream)?;
+    timeline.record(&stream, 0, SpanKind::CopyIn, "all", || {
+        device_in.copy_from_pinned(&input, &stream)
+    })?;
+    timeline.record(
+        &stream,
+        0,
+        SpanKind::Kernel,
+        "all",
+        || launch!(busy[blocks, 256, stream](&device_in, rounds, &mut device_out)),
+    )?;
+    timeline.record(&stream, 0, SpanKind::CopyOut, "all", || {
+        device_out.copy_to_pinned(&mut sequential, &stream)
+    })?;
+    let stages = timeline.spans()?;
+    let stage = |k: SpanKind| {
+        stages
+            .iter()
+            .find(|s| s.kind == k)
+            .map(|s| s.end_ms - s.start_ms)
+            .unwrap_or(0.0)
+    };
+    let (t_in, t_kernel, t_out) = (
+        stage(SpanKind::CopyIn),
+        stage(SpanKind::Kernel),
+        stage(SpanKind::CopyOut),
+    );
+    let sequential_ms = stages.iter().map(|s| s.end_ms).fold(0.0, f64::max) - stages[0].start_ms;
+    let bound = t_in.max(t_kernel).max(t_out);
+    let expected = sequential.as_slice()?.to_vec();
+    for i in (0..n).step_by(4099) {
+        let mut v = (i % 1000) as f32 / 1000.0;
+        for _ in 0..rounds {
+            v = v * 0.999 + 0.001;
+        }
+        if expected[i] != v {
+            return Err(
+                format!("element {i}: {} on the device, {v} on the CPU", expected[i]).into(),
+            );
+        }
+    }
+
+    println!(
+        "{} elements ({} MiB), {CHUNKS} chunks, kernel of {rounds} rounds",
+        n,
+        (n * 4) >> 20
+    );
+    println!("sequential stages: copy in {t_in:.3} ms, compute {t_kernel:.3} ms, copy out {t_out:.3} ms; total {sequential_ms:.3} ms");
+    println!("ideal bound max(copy in, compute, copy out) = {bound:.3} ms: at most {:.2}x faster than sequential", sequential_ms / bound);
+    println!("| streams | time       | speed-up vs sequential | time / ideal bound |");
+    println!("|---------|------------|------------------------|--------------------|");
+    println!(
+        "| 1 (seq) | {sequential_ms:>7.3} ms | {:>22} | {:>18.2} |",
+        "1.00x",
+        sequential_ms / bound
+    );
+    for count in [2usize, 4, 8] {
+        let streams: Vec<Stream> = (0..count)
+            .map(|_| Stream::new())
+            .collect::<Result<_, _>>()?;
+        let mut output = PinnedBuffer::<f32>::new(n)?;
+        // Warm-up (allocations, first use of each stream), then the timed run.
+        pipeline(&input, &mut output, CHUNKS, &streams, None, |s, x, out| {
+            Ok(launch!(busy[x.len().div_ceil(256), 256, s](x, rounds, out))?)
+        })?;
+        let mut timeline = Timeline::new(&streams[0])?;
+        pipeline(
+            &input,
+            &mut output,
+            CHUNKS,
+            &streams,
+            Some(&mut timeline),
+            |s, x, out| Ok(launch!(busy[x.len().div_ceil(256), 256, s](x, rounds, out))?),
+        )?;
+        if output.as_slice()? != &expected[..] {
+            return Err(format!(
+                "the {count}-stream pipeline's result differs from the sequential one"
+            )
+            .into());
+        }
+        let spans = timeline.spans()?;
+        let start = spans
+            .iter()
+            .map(|s| s.start_ms)
+            .fold(f64::INFINITY, f64::min);
+        let end = spans.iter().map(|s| s.end_ms).fold(0.0, f64::max);
+        let ms = end - start;
+        println!(
+            "| {count:>7} | {ms:>7.3} ms | {:>21.2}x | {:>18.2} |",
+            sequential_ms / ms,
+            ms / bound
+        );
+        if count == 4 {
+            let lanes: Vec<String> = (0..count).map(|i| format!("stream {i}")).collect();
+            let dir = std::path::PathBuf::from(
+                std::env::var("GPU_TIMELINE_DIR").unwrap_or_else(|_| ".".into()),
+            );
+            std::fs::write(
+                dir.join("day7_timeline.json"),
+                to_chrome_trace(&spans, &lanes),
+            )?;
+            std::fs::write(dir.join("day7_timeline.svg"), to_svg(&spans, &lanes))?;
+        }
+    }
+    println!("day7_pipeline: results of every pipeline match the sequential run; timeline written to day7_timeline.json and .svg");
+    Ok(())
+}
+
+/// Milliseconds of the work `f` queues on `stream`, by events.
+fn timed(
+    stream: &Stream,
+    f: impl FnOnce() -> Result<(), Box<dyn Error>>,
+) -> Result<f64, Box<dyn Error>> {
+    let start = stream.record()?;
+    f()?;
+    let end = stream.record()?;
+    Ok(Event::elapsed_ms(&start, &end)? as f64)
+}
