@@ -42,13 +42,18 @@ fn run() -> Result<(), Box<dyn Error>> {
     let mut device_out = DeviceBuffer::<f32>::zeroed_on(n, &stream)?;
     let blocks = n.div_ceil(256);
 
-    // The kernel should take about as long as one copy: calibrate its rounds.
+    // The kernel should take about as long as one copy: calibrate its rounds
+    // (after a warm-up launch, which includes loading the module), then
+    // measure once more and rescale.
     let copy_in_ms = timed(&stream, || Ok(device_in.copy_from_pinned(&input, &stream)?))?;
-    let probe = 64u32;
-    let probe_ms = timed(&stream, || {
-        Ok(launch!(busy[blocks, 256, stream](&device_in, probe, &mut device_out))?)
-    })?;
-    let rounds = ((probe as f64 * copy_in_ms / probe_ms.max(1e-6)) as u32).clamp(1, 1 << 20);
+    let mut rounds = 64u32;
+    launch!(busy[blocks, 256, stream](&device_in, rounds, &mut device_out))?;
+    for _ in 0..2 {
+        let ms = timed(&stream, || {
+            Ok(launch!(busy[blocks, 256, stream](&device_in, rounds, &mut device_out))?)
+        })?;
+        rounds = ((rounds as f64 * copy_in_ms / ms.max(1e-6)) as u32).clamp(1, 1 << 20);
+    }
 
     // Sequential: one stream, copy in, compute, copy out, each timed.
     let mut sequential = PinnedBuffer::<f32>::new(n)?;
