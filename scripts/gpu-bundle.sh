@@ -45,7 +45,7 @@ for example in examples/*.rs; do
     name="$(basename "$example" .rs)"
     cp "target/release/examples/$name" "$bundle/examples/$name"
 done
-cp benches/cuda/add_kernel.cu benches/python/*.py "$bundle/benches/"
+cp benches/cuda/*.cu benches/python/*.py "$bundle/benches/"
 
 cat > "$bundle/run-all.sh" <<'RUNNER'
 #!/usr/bin/env bash
@@ -74,10 +74,12 @@ done
 export GPU_TIMELINE_DIR="${OUT:-/tmp}" # where day7_pipeline writes its timeline
 for e in examples/*; do run "example $(basename "$e")" "$e"; done
 cap="$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1 | tr -d '.')"
-nvcc -O3 -arch="sm_${cap}" -o benches/add_kernel_cuda benches/add_kernel.cu \
-    || echo "nvcc failed: the CUDA C column stays empty"
+for helper in add_kernel pipeline; do
+    nvcc -O3 -arch="sm_${cap}" -o "benches/${helper}_cuda" "benches/${helper}.cu" \
+        || echo "nvcc failed for ${helper}.cu: its CUDA C column stays empty"
+done
 for b in benches/*; do
-    [ -x "$b" ] && [ "${b%.*}" = "$b" ] && [ "$(basename "$b")" != add_kernel_cuda ] || continue
+    [ -x "$b" ] && [ "${b%.*}" = "$b" ] && [ "${b%_cuda}" = "$b" ] || continue
     if [ "$(basename "$b")" = simulator ]; then
         echo "=== bench simulator: not run here (a CPU benchmark: cargo bench --bench simulator -- --helpers benches/python)"
         continue

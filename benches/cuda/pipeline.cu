@@ -1,0 +1,107 @@
+// Pinned transfers and the Day 7 pipeline in CUDA C, for benches/transfers_and_pipeline.rs.
+// Usage: pipeline ROUNDS   (the busy kernel's rounds, calibrated by the Rust side)
+// Prints `RESULT <name> <value> <unit>` lines.
+#include <cuda_runtime.h>
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#define CHECK(call)                                                              \
+    do {                                                                         \
+        cudaError_t err_ = (call);                                               \
+        if (err_ != cudaSuccess) {                                               \
+            fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorString(err_)); \
+            exit(1);                                                             \
+        }                                                                        \
+    } while (0)
+
+__global__ void busy(const float* x, unsigned rounds, float* out, size_t n) {
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        float v = x[i];
+        for (unsigned r = 0; r < rounds; ++r) v = __fadd_rn(__fmul_rn(v, 0.999f), 0.001f);
+        out[i] = v;
+    }
+}
+
+static float median(std::vector<float> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+int main(int argc, char** argv) {
+    unsigned rounds = argc > 1 ? (unsigned)atoi(argv[1]) : 100;
+    const size_t n = 64u << 20, bytes = n * sizeof(float);
+    const int chunks = 16, nstreams = 4;
+    float *in, *out, *dev;
+    CHECK(cudaMallocHost(&in, bytes));
+    CHECK(cudaMallocHost(&out, bytes));
+    CHECK(cudaMalloc(&dev, bytes));
+    for (size_t i = 0; i < n; ++i) in[i] = (float)(i % 1000) / 1000.0f;
+    cudaStream_t s[nstreams];
+    for (int i = 0; i < nstreams; ++i) CHECK(cudaStreamCreateWithFlags(&s[i], cudaStreamNonBlocking));
+    cudaEvent_t a, b;
+    CHECK(cudaEventCreate(&a));
+    CHECK(cudaEventCreate(&b));
+
+    std::vector<float> h2d, d2h;
+    for (int rep = 0; rep < 11; ++rep) {
+        float ms;
+        CHECK(cudaEventRecord(a, s[0]));
+        CHECK(cudaMemcpyAsync(dev, in, bytes, cudaMemcpyHostToDevice, s[0]));
+        CHECK(cudaEventRecord(b, s[0]));
+        CHECK(cudaEventSynchronize(b));
+        CHECK(cudaEventElapsedTime(&ms, a, b));
+        h2d.push_back(ms);
+        CHECK(cudaEventRecord(a, s[0]));
+        CHECK(cudaMemcpyAsync(out, dev, bytes, cudaMemcpyDeviceToHost, s[0]));
+        CHECK(cudaEventRecord(b, s[0]));
+        CHECK(cudaEventSynchronize(b));
+        CHECK(cudaEventElapsedTime(&ms, a, b));
+        d2h.push_back(ms);
+    }
+    printf("RESULT cuda_c_h2d_gbps %.2f GB/s\n", bytes / (median(h2d) * 1e-3) / 1e9);
+    printf("RESULT cuda_c_d2h_gbps %.2f GB/s\n", bytes / (median(d2h) * 1e-3) / 1e9);
+
+    // The pipeline: 16 chunks over 4 streams, per-stream device buffers.
+    const size_t chunk = n / chunks;
+    float *din[nstreams], *dout[nstreams];
+    for (int i = 0; i < nstreams; ++i) {
+        CHECK(cudaMalloc(&din[i], chunk * sizeof(float)));
+        CHECK(cudaMalloc(&dout[i], chunk * sizeof(float)));
+    }
+    std::vector<float> times;
+    for (int rep = 0; rep < 6; ++rep) {
+        CHECK(cudaDeviceSynchronize());
+        CHECK(cudaEventRecord(a, s[0]));
+        for (int i = 1; i < nstreams; ++i) CHECK(cudaStreamWaitEvent(s[i], a, 0));
+        for (int c = 0; c < chunks; ++c) {
+            int k = c % nstreams;
+            size_t off = c * chunk;
+            CHECK(cudaMemcpyAsync(din[k], in + off, chunk * sizeof(float), cudaMemcpyHostToDevice, s[k]));
+            busy<<<(unsigned)((chunk + 255) / 256), 256, 0, s[k]>>>(din[k], rounds, dout[k], chunk);
+            CHECK(cudaMemcpyAsync(out + off, dout[k], chunk * sizeof(float), cudaMemcpyDeviceToHost, s[k]));
+        }
+        for (int i = 1; i < nstreams; ++i) {
+            cudaEvent_t e;
+            CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+            CHECK(cudaEventRecord(e, s[i]));
+            CHECK(cudaStreamWaitEvent(s[0], e, 0));
+            CHECK(cudaEventDestroy(e));
+        }
+        CHECK(cudaEventRecord(b, s[0]));
+        CHECK(cudaEventSynchronize(b));
+        float ms;
+        CHECK(cudaEventElapsedTime(&ms, a, b));
+        if (rep > 0) times.push_back(ms);
+    }
+    CHECK(cudaGetLastError());
+    for (size_t i = 0; i < n; i += 4099) {
+        float v = in[i];
+        for (unsigned r = 0; r < rounds; ++r) v = v * 0.999f + 0.001f;
+        if (out[i] != v) { fprintf(stderr, "wrong result at %zu: %f vs %f\n", i, out[i], v); return 1; }
+    }
+    printf("RESULT cuda_c_pipeline_ms %.4f ms\n", median(times));
+    return 0;
+}
