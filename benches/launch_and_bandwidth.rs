@@ -5,21 +5,23 @@
 //! `scripts/gpu-bundle.sh` builds this and runs it on the GPU machine:
 //!
 //! ```text
-//! launch_and_bandwidth [--cuda-bin PATH] [--python-script PATH] | [--helpers DIR]
+//! launch_and_bandwidth --helpers DIR
 //! ```
 //!
-//! `--cuda-bin` is `benches/cuda/add_kernel.cu` built with `nvcc -O3`;
-//! `--python-script` is `benches/python/launch_and_bandwidth.py`. Each prints
-//! `RESULT <name> <value> <unit>` lines, gathered into one table here.
+//! `DIR` holds `add_kernel_cuda` (`benches/cuda/add_kernel.cu` built with
+//! `nvcc -O3`) and `launch_and_bandwidth.py`. Each prints `RESULT <name>
+//! <value> <unit>` lines, gathered into one table here.
 
+#[path = "common/mod.rs"]
+mod common;
+
+use common::{helpers_dir, median, ratio, run_helper, show, Res, Results};
 use cust::memory::CopyDestination;
 use cust::prelude::{Context as CustContext, Device as CustDevice, Module as CustModule};
 use cust::stream::{Stream as CustStream, StreamFlags};
 use gpu_kernels::testing::add_unchecked;
 use gpu_kernels::{add_kernel, KERNEL_MODULE};
 use gpu_runtime::{launch, Device, DeviceBuffer, Event, Stream};
-use std::collections::BTreeMap;
-use std::error::Error;
 use std::ffi::c_void;
 use std::process::Command;
 use std::time::Instant;
@@ -27,13 +29,6 @@ use std::time::Instant;
 const LAUNCHES: usize = 20_000;
 const SMALL: usize = 256;
 const BIG: usize = 16 << 20;
-
-type Res<T> = Result<T, Box<dyn Error>>;
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
-}
 
 /// Median over 5 rounds of (time to issue `LAUNCHES` launches and synchronize) / `LAUNCHES`, in µs.
 fn per_launch_us(mut launch_once: impl FnMut() -> Res<()>, sync: impl Fn() -> Res<()>) -> Res<f64> {
@@ -147,58 +142,10 @@ fn rust_add_gbps(variant: AddVariant) -> Res<f64> {
     Ok(3.0 * BIG as f64 * 4.0 / (ms * 1e-3) / 1e9)
 }
 
-/// Runs a helper and collects its `RESULT name value unit` lines.
-fn helper(
-    results: &mut BTreeMap<String, f64>,
-    notes: &mut Vec<String>,
-    what: &str,
-    command: &mut Command,
-) {
-    match command.output() {
-        Ok(out) => {
-            let stdout = String::from_utf8_lossy(&out.stdout);
-            for line in stdout.lines() {
-                let fields: Vec<&str> = line.split_whitespace().collect();
-                if let ["RESULT", name, value, ..] = fields[..] {
-                    if let Ok(v) = value.parse() {
-                        results.insert(name.to_string(), v);
-                    }
-                } else if line.starts_with("FAILED") {
-                    notes.push(format!("{what}: {line}"));
-                }
-            }
-            if !out.status.success() {
-                notes.push(format!(
-                    "{what} exited with {}: {}",
-                    out.status,
-                    String::from_utf8_lossy(&out.stderr).trim()
-                ));
-            }
-        }
-        Err(e) => notes.push(format!("{what} could not run: {e}")),
-    }
-}
-
 fn main() -> Res<()> {
-    let mut args = std::env::args().skip(1);
-    let (mut cuda_bin, mut python_script) = (None, None);
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--cuda-bin" => cuda_bin = args.next(),
-            "--python-script" => python_script = args.next(),
-            // A directory with `add_kernel_cuda` and `launch_and_bandwidth.py`.
-            "--helpers" => {
-                let dir = std::path::PathBuf::from(args.next().unwrap_or_default());
-                let bin = dir.join("add_kernel_cuda");
-                cuda_bin = bin.is_file().then(|| bin.display().to_string());
-                python_script = Some(dir.join("launch_and_bandwidth.py").display().to_string());
-            }
-            "--bench" => {}
-            other => return Err(format!("unknown argument `{other}`").into()),
-        }
-    }
+    let helpers = helpers_dir()?;
     let device = Device::get(0)?;
-    let mut results = BTreeMap::new();
+    let mut results = Results::new();
     let mut notes = Vec::new();
 
     results.insert("rust_launch_us".to_string(), rust_launch_us()?);
@@ -211,33 +158,29 @@ fn main() -> Res<()> {
         "rust_unchecked_add_16M_gbps".to_string(),
         rust_add_gbps(AddVariant::Unchecked)?,
     );
-    match &cuda_bin {
-        Some(bin) => helper(&mut results, &mut notes, "CUDA C", &mut Command::new(bin)),
-        None => notes.push("CUDA C: not run (no --cuda-bin)".into()),
-    }
-    match &python_script {
-        Some(script) => {
+    match &helpers {
+        Some(dir) => {
+            let bin = dir.join("add_kernel_cuda");
+            if bin.is_file() {
+                run_helper(&mut results, &mut notes, "CUDA C", &mut Command::new(bin));
+            } else {
+                notes.push("CUDA C: not run (no add_kernel_cuda)".into());
+            }
             let ptx = std::env::temp_dir().join("gpu_kernels_bench.ptx");
             std::fs::write(&ptx, KERNEL_MODULE.ptx())?;
-            helper(
+            let script = dir.join("launch_and_bandwidth.py");
+            run_helper(
                 &mut results,
                 &mut notes,
                 "CuPy/Numba",
                 Command::new("python3").arg(script).arg(&ptx),
             );
         }
-        None => notes.push("CuPy and Numba: not run (no --python-script)".into()),
+        None => notes.push("CUDA C, CuPy and Numba: not run (no --helpers)".into()),
     }
 
     let get = |k: &str| results.get(k).copied();
-    let fmt = |v: Option<f64>, unit: &str| {
-        v.map(|v| format!("{v:.3} {unit}"))
-            .unwrap_or_else(|| "not run".into())
-    };
-    let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
-        (Some(a), Some(b)) => format!("{:.2}x", a / b),
-        _ => "-".into(),
-    };
+    let fmt = |v: Option<f64>, unit: &str| show(v, 3, unit);
     let rust = get("rust_launch_us");
     println!();
     println!(

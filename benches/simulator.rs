@@ -7,25 +7,20 @@
 //! Needs no GPU: `cargo bench --bench simulator -- --helpers benches/python`
 //! (the directory holding `numba_simulator.py`; Numba from PyPI).
 
+#[path = "common/mod.rs"]
+mod common;
+
+use common::{helpers_dir, median, ratio, run_helper, show, Res, Results};
 use gpu_kernels::add_kernel;
 use gpu_kernels::testing::{block_sum_static, empty};
 use gpu_runtime::{backend, launch, Backend, DeviceBuffer, Stream, BACKEND_ENV};
-use std::collections::BTreeMap;
-use std::error::Error;
 use std::process::Command;
 use std::time::Instant;
-
-type Res<T> = Result<T, Box<dyn Error>>;
 
 /// The size both simulators run.
 const SHARED_SIZE: usize = 1 << 16;
 /// The size, for this simulator.
 const LARGE_SIZE: usize = 1 << 20;
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
-}
 
 /// Median wall time in seconds of `work` followed by a synchronize.
 fn seconds(stream: &Stream, rounds: usize, mut work: impl FnMut() -> Res<()>) -> Res<f64> {
@@ -70,20 +65,12 @@ fn kernels(stream: &Stream, n: usize) -> Res<(f64, f64)> {
 }
 
 fn main() -> Res<()> {
-    let mut args = std::env::args().skip(1);
-    let mut helpers = None;
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--helpers" => helpers = args.next(),
-            "--bench" => {}
-            other => return Err(format!("unknown argument `{other}`").into()),
-        }
-    }
+    let helpers = helpers_dir()?;
     // This benchmark is about the simulator, with or without a GPU present.
     std::env::set_var(BACKEND_ENV, "simulator");
     assert_eq!(backend(), Backend::Simulator);
     let stream = Stream::new()?;
-    let mut results: BTreeMap<String, f64> = BTreeMap::new();
+    let mut results = Results::new();
 
     for (n, tag) in [(SHARED_SIZE, "small"), (LARGE_SIZE, "large")] {
         let (add, reduce) = kernels(&stream, n)?;
@@ -104,47 +91,21 @@ fn main() -> Res<()> {
 
     let mut notes = Vec::new();
     match &helpers {
-        Some(dir) => {
-            let script = std::path::Path::new(dir).join("numba_simulator.py");
-            match Command::new("python3")
-                .arg(&script)
-                .env("NUMBA_ENABLE_CUDASIM", "1")
-                .output()
-            {
-                Ok(out) => {
-                    for line in String::from_utf8_lossy(&out.stdout).lines() {
-                        let fields: Vec<&str> = line.split_whitespace().collect();
-                        if let ["RESULT", name, value, ..] = fields[..] {
-                            if let Ok(v) = value.parse() {
-                                results.insert(name.to_string(), v);
-                            }
-                        } else if line.starts_with("FAILED") {
-                            notes.push(format!("Numba: {line}"));
-                        }
-                    }
-                    if !out.status.success() {
-                        notes.push(format!(
-                            "Numba helper exited with {}: {}",
-                            out.status,
-                            String::from_utf8_lossy(&out.stderr).trim()
-                        ));
-                    }
-                }
-                Err(e) => notes.push(format!("Numba helper could not run: {e}")),
-            }
-        }
+        Some(dir) => run_helper(
+            &mut results,
+            &mut notes,
+            "Numba",
+            Command::new("python3")
+                .arg(dir.join("numba_simulator.py"))
+                .arg(SHARED_SIZE.to_string())
+                .env("NUMBA_ENABLE_CUDASIM", "1"),
+        ),
         None => notes.push("Numba: not run (no --helpers)".into()),
     }
 
     let get = |k: &str| results.get(k).copied();
-    let show = |v: Option<f64>, scale: f64, unit: &str| {
-        v.map(|v| format!("{:.3} {unit}", v * scale))
-            .unwrap_or_else(|| "not run".into())
-    };
-    let speedup = |ours: Option<f64>, theirs: Option<f64>| match (ours, theirs) {
-        (Some(o), Some(t)) => format!("{:.0}x", t / o),
-        _ => "-".into(),
-    };
+    let show = |v: Option<f64>, scale: f64, unit: &str| show(v.map(|v| v * scale), 3, unit);
+    let speedup = |ours: Option<f64>, theirs: Option<f64>| ratio(theirs, ours);
     println!();
     println!(
         "CPU simulator vs Numba's CUDA simulator, {} host threads",

@@ -10,22 +10,17 @@
 //! `scripts/gpu-bundle.sh` builds this; on the GPU machine run it with
 //! `--helpers DIR`, the directory holding `streams_and_ops.py`.
 
+#[path = "common/mod.rs"]
+mod common;
+
+use common::{helpers_dir, median, ratio, run_helper, show, Res, Results};
 use gpu_kernels::ops::{self, DeviceScalar};
 use gpu_runtime::{Device, DeviceBuffer, Event, Stream};
-use std::collections::BTreeMap;
-use std::error::Error;
 use std::process::Command;
 use std::time::Instant;
 
-type Res<T> = Result<T, Box<dyn Error>>;
-
 const N: usize = 1 << 28;
 const REPEATS: usize = 30;
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
-}
 
 /// Median GPU time in ms of `work`, timed with events on `stream`, and the
 /// last result. Each result is dropped only after its end event has been
@@ -62,18 +57,10 @@ fn host_ns(mut op: impl FnMut() -> Res<()>) -> Res<f64> {
 }
 
 fn main() -> Res<()> {
-    let mut args = std::env::args().skip(1);
-    let mut helpers = None;
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--helpers" => helpers = args.next(),
-            "--bench" => {}
-            other => return Err(format!("unknown argument `{other}`").into()),
-        }
-    }
+    let helpers = helpers_dir()?;
     let device = Device::get(0)?;
     let stream = Stream::new()?;
-    let mut results: BTreeMap<String, f64> = BTreeMap::new();
+    let mut results = Results::new();
     let bytes = (N * 4) as f64;
 
     let host: Vec<f32> = (0..N)
@@ -124,43 +111,17 @@ fn main() -> Res<()> {
 
     let mut notes = Vec::new();
     match &helpers {
-        Some(dir) => {
-            let script = std::path::Path::new(dir).join("streams_and_ops.py");
-            match Command::new("python3").arg(&script).output() {
-                Ok(out) => {
-                    for line in String::from_utf8_lossy(&out.stdout).lines() {
-                        let fields: Vec<&str> = line.split_whitespace().collect();
-                        if let ["RESULT", name, value, ..] = fields[..] {
-                            if let Ok(v) = value.parse() {
-                                results.insert(name.to_string(), v);
-                            }
-                        } else if line.starts_with("FAILED") {
-                            notes.push(format!("CuPy: {line}"));
-                        }
-                    }
-                    if !out.status.success() {
-                        notes.push(format!(
-                            "CuPy helper exited with {}: {}",
-                            out.status,
-                            String::from_utf8_lossy(&out.stderr).trim()
-                        ));
-                    }
-                }
-                Err(e) => notes.push(format!("CuPy helper could not run: {e}")),
-            }
-        }
+        Some(dir) => run_helper(
+            &mut results,
+            &mut notes,
+            "CuPy",
+            Command::new("python3").arg(dir.join("streams_and_ops.py")),
+        ),
         None => notes.push("CuPy: not run (no --helpers)".into()),
     }
 
     let get = |k: &str| results.get(k).copied();
-    let show = |v: Option<f64>, unit: &str| {
-        v.map(|v| format!("{v:.1} {unit}"))
-            .unwrap_or_else(|| "not run".into())
-    };
-    let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
-        (Some(a), Some(b)) => format!("{:.2}x", a / b),
-        _ => "-".into(),
-    };
+    let show = |v: Option<f64>, unit: &str| show(v, 1, unit);
     let copy_read = get("copy_read_gbps");
     println!();
     println!("GPU: {}", device.name());

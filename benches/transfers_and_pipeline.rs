@@ -10,23 +10,18 @@
 //! `scripts/gpu-bundle.sh` builds it; on the GPU machine run it with
 //! `--helpers DIR`, the directory with `pipeline_cuda` and `pipeline.py`.
 
-use gpu_kernels::busy;
+#[path = "common/mod.rs"]
+mod common;
+
+use common::{helpers_dir, median, ratio, run_helper, show, Res, Results};
+use gpu_kernels::{busy, busy_rounds_lasting};
 use gpu_runtime::timeline::{SpanKind, Timeline};
 use gpu_runtime::{launch, pipeline, Device, DeviceBuffer, Event, PinnedBuffer, Stream};
-use std::collections::BTreeMap;
-use std::error::Error;
 use std::process::Command;
-
-type Res<T> = Result<T, Box<dyn Error>>;
 
 const N: usize = 64 << 20;
 const CHUNKS: usize = 16;
 const STREAMS: usize = 4;
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
-}
 
 fn timed(stream: &Stream, f: impl FnOnce() -> Res<()>) -> Res<f64> {
     let start = stream.record()?;
@@ -35,49 +30,11 @@ fn timed(stream: &Stream, f: impl FnOnce() -> Res<()>) -> Res<f64> {
     Ok(Event::elapsed_ms(&start, &end)? as f64)
 }
 
-fn helper(
-    results: &mut BTreeMap<String, f64>,
-    notes: &mut Vec<String>,
-    what: &str,
-    command: &mut Command,
-) {
-    match command.output() {
-        Ok(out) => {
-            for line in String::from_utf8_lossy(&out.stdout).lines() {
-                let fields: Vec<&str> = line.split_whitespace().collect();
-                if let ["RESULT", name, value, ..] = fields[..] {
-                    if let Ok(v) = value.parse() {
-                        results.insert(name.to_string(), v);
-                    }
-                } else if line.starts_with("FAILED") {
-                    notes.push(format!("{what}: {line}"));
-                }
-            }
-            if !out.status.success() {
-                notes.push(format!(
-                    "{what} exited with {}: {}",
-                    out.status,
-                    String::from_utf8_lossy(&out.stderr).trim()
-                ));
-            }
-        }
-        Err(e) => notes.push(format!("{what} could not run: {e}")),
-    }
-}
-
 fn main() -> Res<()> {
-    let mut args = std::env::args().skip(1);
-    let mut helpers = None;
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--helpers" => helpers = args.next(),
-            "--bench" => {}
-            other => return Err(format!("unknown argument `{other}`").into()),
-        }
-    }
+    let helpers = helpers_dir()?;
     let device = Device::get(0)?;
     let stream = Stream::new()?;
-    let mut results: BTreeMap<String, f64> = BTreeMap::new();
+    let mut results = Results::new();
     let bytes = (N * 4) as f64;
     let input = PinnedBuffer::from_slice(
         &(0..N)
@@ -103,14 +60,7 @@ fn main() -> Res<()> {
 
     // A kernel about as long as one copy.
     let blocks = N.div_ceil(256);
-    let mut rounds = 64u32;
-    launch!(busy[blocks, 256, stream](&device_in, rounds, &mut device_out))?;
-    for _ in 0..2 {
-        let ms = timed(&stream, || {
-            Ok(launch!(busy[blocks, 256, stream](&device_in, rounds, &mut device_out))?)
-        })?;
-        rounds = ((rounds as f64 * t_in / ms.max(1e-6)) as u32).clamp(1, 1 << 20);
-    }
+    let rounds = busy_rounds_lasting(t_in, &device_in, &mut device_out, &stream)?;
     let t_kernel = median(
         (0..5)
             .map(|_| {
@@ -160,10 +110,9 @@ fn main() -> Res<()> {
     let mut notes = Vec::new();
     match &helpers {
         Some(dir) => {
-            let dir = std::path::Path::new(dir);
             let bin = dir.join("pipeline_cuda");
             if bin.is_file() {
-                helper(
+                run_helper(
                     &mut results,
                     &mut notes,
                     "CUDA C",
@@ -172,7 +121,7 @@ fn main() -> Res<()> {
             } else {
                 notes.push("CUDA C: not run (no pipeline_cuda)".into());
             }
-            helper(
+            run_helper(
                 &mut results,
                 &mut notes,
                 "CuPy/Numba",
@@ -185,14 +134,8 @@ fn main() -> Res<()> {
     }
 
     let get = |k: &str| results.get(k).copied();
-    let show = |v: Option<f64>, unit: &str| {
-        v.map(|v| format!("{v:.3} {unit}"))
-            .unwrap_or_else(|| "not run".into())
-    };
-    let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
-        (Some(a), Some(b)) => format!("{:.3}x", a / b),
-        _ => "-".into(),
-    };
+    let show = |v: Option<f64>, unit: &str| show(v, 3, unit);
+
     println!();
     println!("GPU: {}", device.name());
     println!();

@@ -7,7 +7,7 @@
 //!
 //! Run: `cargo run --release --example day7_pipeline`
 
-use gpu_kernels::busy;
+use gpu_kernels::{busy, busy_rounds_lasting};
 use gpu_runtime::timeline::{to_chrome_trace, to_svg, SpanKind, Timeline};
 use gpu_runtime::{backend, launch, pipeline, Backend, DeviceBuffer, Event, PinnedBuffer, Stream};
 use std::error::Error;
@@ -42,18 +42,9 @@ fn run() -> Result<(), Box<dyn Error>> {
     let mut device_out = DeviceBuffer::<f32>::zeroed_on(n, &stream)?;
     let blocks = n.div_ceil(256);
 
-    // The kernel should take about as long as one copy: calibrate its rounds
-    // (after a warm-up launch, which includes loading the module), then
-    // measure once more and rescale.
+    // The kernel should take about as long as one copy.
     let copy_in_ms = timed(&stream, || Ok(device_in.copy_from_pinned(&input, &stream)?))?;
-    let mut rounds = 64u32;
-    launch!(busy[blocks, 256, stream](&device_in, rounds, &mut device_out))?;
-    for _ in 0..2 {
-        let ms = timed(&stream, || {
-            Ok(launch!(busy[blocks, 256, stream](&device_in, rounds, &mut device_out))?)
-        })?;
-        rounds = ((rounds as f64 * copy_in_ms / ms.max(1e-6)) as u32).clamp(1, 1 << 20);
-    }
+    let rounds = busy_rounds_lasting(copy_in_ms, &device_in, &mut device_out, &stream)?;
 
     // Sequential: one stream, copy in, compute, copy out, each timed.
     let mut sequential = PinnedBuffer::<f32>::new(n)?;

@@ -10,17 +10,9 @@ use gpu_runtime::{
 };
 use std::sync::{Arc, Mutex};
 
-/// The tests of this file hold streams with callbacks. On a GPU, `cuMemFree`
-/// in another thread of the process waits for every stream and can hold up
-/// this thread's driver calls until the hold ends, so these tests take turns.
-fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    TURN.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 #[test]
 fn event_errors_are_named() {
-    let _turn = one_at_a_time();
+    let _turn = common::one_at_a_time();
     let stream = Stream::new().unwrap();
     let (start, end) = (Event::new().unwrap(), Event::new().unwrap());
     assert_eq!(
@@ -57,7 +49,7 @@ fn event_errors_are_named() {
 
 #[test]
 fn elapsed_time_waits_for_an_unfinished_end_event() {
-    let _turn = one_at_a_time();
+    let _turn = common::one_at_a_time();
     let stream = Stream::with_options(StreamOptions::new().priority(0)).unwrap();
     let start = Event::with_options(EventOptions::new().blocking_sync(true)).unwrap();
     start.record_on(&stream).unwrap();
@@ -95,7 +87,7 @@ fn elapsed_time_waits_for_an_unfinished_end_event() {
 
 #[test]
 fn stream_priorities_are_accepted() {
-    let _turn = one_at_a_time();
+    let _turn = common::one_at_a_time();
     let (least, greatest) = Stream::priority_range().unwrap();
     assert!(greatest <= least);
     for priority in [least, greatest] {
@@ -110,7 +102,7 @@ fn stream_priorities_are_accepted() {
 
 #[test]
 fn callbacks_fire_in_stream_order_and_panics_are_reported() {
-    let _turn = one_at_a_time();
+    let _turn = common::one_at_a_time();
     let stream = Stream::new().unwrap();
     let log = Arc::new(Mutex::new(Vec::new()));
     let n = common::size(1 << 22, 1 << 14);

@@ -4,6 +4,8 @@
 //! a stream with a callback released by a timer, so the copies are still
 //! pending when the host reaches for the buffer.
 
+mod common;
+
 use gpu_kernels::fill;
 use gpu_runtime::{launch, DeviceBuffer, Error, PinnedBuffer, Stream};
 use std::thread::JoinHandle;
@@ -23,17 +25,9 @@ fn hold(stream: &Stream, ms: u64) -> JoinHandle<()> {
     })
 }
 
-/// The tests of this file hold streams with callbacks. On a GPU, `cuMemFree`
-/// in another thread of the process waits for every stream and can hold up
-/// this thread's driver calls until the hold ends, so these tests take turns.
-fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    TURN.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 #[test]
 fn a_round_trip_needs_no_explicit_synchronize() {
-    let _turn = one_at_a_time();
+    let _turn = common::one_at_a_time();
     let stream = Stream::new().unwrap();
     let data: Vec<f32> = (0..10_000).map(|i| i as f32 * 0.5).collect();
     let input = PinnedBuffer::from_slice(&data).unwrap();
@@ -50,7 +44,7 @@ fn a_round_trip_needs_no_explicit_synchronize() {
 
 #[test]
 fn reading_waits_for_a_copy_into_the_buffer() {
-    let _turn = one_at_a_time();
+    let _turn = common::one_at_a_time();
     let stream = Stream::new().unwrap();
     let mut device = DeviceBuffer::<u32>::zeroed_on(4096, &stream).unwrap();
     launch!(fill[16, 256, stream](42u32, &mut device)).unwrap();
@@ -74,7 +68,7 @@ fn reading_waits_for_a_copy_into_the_buffer() {
 
 #[test]
 fn writing_waits_for_a_copy_out_of_the_buffer() {
-    let _turn = one_at_a_time();
+    let _turn = common::one_at_a_time();
     let stream = Stream::new().unwrap();
     let mut pinned = PinnedBuffer::from_slice(&vec![1u64; 4096]).unwrap();
     let mut device = DeviceBuffer::<u64>::zeroed_on(4096, &stream).unwrap();
@@ -93,7 +87,7 @@ fn writing_waits_for_a_copy_out_of_the_buffer() {
 
 #[test]
 fn dropping_waits_for_pending_copies() {
-    let _turn = one_at_a_time();
+    let _turn = common::one_at_a_time();
     let stream = Stream::new().unwrap();
     let mut device = DeviceBuffer::<u32>::zeroed_on(1 << 16, &stream).unwrap();
     launch!(fill[256, 256, stream](5u32, &mut device)).unwrap();
@@ -112,7 +106,7 @@ fn dropping_waits_for_pending_copies() {
 
 #[test]
 fn copies_on_two_streams_are_ordered_by_the_buffer() {
-    let _turn = one_at_a_time();
+    let _turn = common::one_at_a_time();
     let (first, second) = (Stream::new().unwrap(), Stream::new().unwrap());
     let mut source = DeviceBuffer::<u32>::zeroed_on(4096, &first).unwrap();
     launch!(fill[16, 256, first](77u32, &mut source)).unwrap();
@@ -127,7 +121,7 @@ fn copies_on_two_streams_are_ordered_by_the_buffer() {
 
 #[test]
 fn ranges_and_lengths_are_checked() {
-    let _turn = one_at_a_time();
+    let _turn = common::one_at_a_time();
     let stream = Stream::new().unwrap();
     let pinned = PinnedBuffer::<f32>::new(100).unwrap();
     let mut device = DeviceBuffer::<f32>::zeroed_on(40, &stream).unwrap();

@@ -53,3 +53,27 @@ pub fn busy(x: &[f32], rounds: u32, mut out: DisjointSlice<f32>) {
         out.set(i, v);
     }
 }
+
+/// Rounds of [`busy`] over `x` (into `out`) that take about `target_ms` on
+/// `stream`: measured after a warm-up launch (which loads the module), then
+/// measured and rescaled once more.
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn busy_rounds_lasting(
+    target_ms: f64,
+    x: &gpu_runtime::DeviceBuffer<f32>,
+    out: &mut gpu_runtime::DeviceBuffer<f32>,
+    stream: &gpu_runtime::Stream,
+) -> gpu_runtime::Result<u32> {
+    use gpu_runtime::{launch, Event};
+    let blocks = x.len().div_ceil(256).max(1);
+    let mut rounds = 64u32;
+    launch!(busy[blocks, 256, stream](x, rounds, &mut *out))?;
+    for _ in 0..2 {
+        let start = stream.record()?;
+        launch!(busy[blocks, 256, stream](x, rounds, &mut *out))?;
+        let end = stream.record()?;
+        let ms = Event::elapsed_ms(&start, &end)? as f64;
+        rounds = ((rounds as f64 * target_ms / ms.max(1e-6)) as u32).clamp(1, 1 << 20);
+    }
+    Ok(rounds)
+}

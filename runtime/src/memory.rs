@@ -454,7 +454,8 @@ impl<'a, T: DeviceCopy> DeviceViewMut<'a, T> {
     }
 }
 
-fn check_device(buffer_device: usize, stream: &Stream) -> Result<()> {
+/// Checks that a buffer on `buffer_device` can be copied on `stream`.
+pub(crate) fn check_device(buffer_device: usize, stream: &Stream) -> Result<()> {
     stream.device_state()?;
     if buffer_device != stream.device() {
         return Err(Error::DeviceMismatch {

@@ -21,7 +21,7 @@ use crate::device::{self, Device};
 use crate::driver;
 use crate::error::{Error, Result};
 use crate::event::{Event, EventOptions};
-use crate::memory::{DeviceBuffer, DeviceView, DeviceViewMut};
+use crate::memory::{check_device, DeviceBuffer, DeviceView, DeviceViewMut};
 use crate::stream::Stream;
 use gpu_device::DeviceCopy;
 use std::marker::PhantomData;
@@ -313,15 +313,4 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         }
         self.view().copy_to_pinned(destination, 0, stream)
     }
-}
-
-fn check_device(buffer_device: usize, stream: &Stream) -> Result<()> {
-    stream.device_state()?;
-    if buffer_device != stream.device() {
-        return Err(Error::DeviceMismatch {
-            buffer_device,
-            stream_device: stream.device(),
-        });
-    }
-    Ok(())
 }

@@ -13,3 +13,11 @@ pub fn size(gpu: usize, simulator: usize) -> usize {
         Backend::Simulator => simulator,
     }
 }
+
+/// For tests that hold streams with callbacks: on a GPU, `cuMemFree` in
+/// another thread of the process waits for every stream and can hold up this
+/// thread's driver calls until the hold ends, so such tests take turns.
+pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    TURN.lock().unwrap_or_else(|e| e.into_inner())
+}

@@ -1,0 +1,81 @@
+//! What the benchmark binaries share: argument parsing, medians, the helper
+//! processes (CUDA C, CuPy, Numba) and the formatting of table cells.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::error::Error;
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The benchmarks' result type.
+pub type Res<T> = Result<T, Box<dyn Error>>;
+
+/// Figures by name, from this process and from the helpers.
+pub type Results = BTreeMap<String, f64>;
+
+/// `--helpers DIR`: the directory with the helper programs, if given.
+/// (`--bench`, which `cargo bench` passes, is accepted and ignored.)
+pub fn helpers_dir() -> Res<Option<PathBuf>> {
+    let mut args = std::env::args().skip(1);
+    let mut helpers = None;
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--helpers" => helpers = args.next().map(PathBuf::from),
+            "--bench" => {}
+            other => return Err(format!("unknown argument `{other}`: use --helpers DIR").into()),
+        }
+    }
+    Ok(helpers)
+}
+
+/// The median of `values` (the upper one of an even count).
+pub fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(|a, b| a.total_cmp(b));
+    values[values.len() / 2]
+}
+
+/// Runs a helper and adds its `RESULT <name> <value> <unit>` lines to
+/// `results`; its `FAILED` lines and a failed exit become notes.
+pub fn run_helper(
+    results: &mut Results,
+    notes: &mut Vec<String>,
+    what: &str,
+    command: &mut Command,
+) {
+    match command.output() {
+        Ok(out) => {
+            for line in String::from_utf8_lossy(&out.stdout).lines() {
+                let fields: Vec<&str> = line.split_whitespace().collect();
+                if let ["RESULT", name, value, ..] = fields[..] {
+                    if let Ok(v) = value.parse() {
+                        results.insert(name.to_string(), v);
+                    }
+                } else if line.starts_with("FAILED") {
+                    notes.push(format!("{what}: {line}"));
+                }
+            }
+            if !out.status.success() {
+                notes.push(format!(
+                    "{what} exited with {}: {}",
+                    out.status,
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ));
+            }
+        }
+        Err(e) => notes.push(format!("{what} could not run: {e}")),
+    }
+}
+
+/// A figure with its unit and `digits` decimals, or `not run`.
+pub fn show(value: Option<f64>, digits: usize, unit: &str) -> String {
+    value.map_or_else(|| "not run".into(), |v| format!("{v:.digits$} {unit}"))
+}
+
+/// `a / b` as `1.23x`, or `-` when either is missing.
+pub fn ratio(a: Option<f64>, b: Option<f64>) -> String {
+    match (a, b) {
+        (Some(a), Some(b)) => format!("{:.2}x", a / b),
+        _ => "-".into(),
+    }
+}
