@@ -7,7 +7,7 @@
 #  2. a libcuda to link against (`cust` links libcuda at build time). Machines with the
 #     NVIDIA driver already have one; elsewhere Debian's libcuda1 is unpacked into
 #     .tools/cuda-driver and registered with the dynamic loader, so that programs start
-#     and report "no CUDA device" instead of failing to load;
+#     (and, finding no GPU, run on the CPU simulator);
 #  3. ptxas from PyPI, used by the PTX tests: CUDA 13's (nvidia-cuda-nvcc) in
 #     .tools/ptxas for sm_80 and sm_90, CUDA 12's (nvidia-cuda-nvcc-cu12) in
 #     .tools/ptxas12 for sm_70, which CUDA 13 no longer targets.
@@ -30,14 +30,18 @@ else
 fi
 
 # 2. libcuda ---------------------------------------------------------------------------
+# A real driver is one the loader knows outside any checkout's .tools/cuda-driver
+# (entries of this script's own registrations, possibly of deleted checkouts, do not count).
 driver_dir="$tools/cuda-driver/lib64"
-if [ ! -e "$driver_dir/libcuda.so" ]; then
-    mkdir -p "$driver_dir"
-    system_lib="$(ldconfig -p 2>/dev/null | awk '/libcuda\.so\.1 .*x86-64/ {print $NF; exit}')"
-    if [ -n "$system_lib" ]; then
-        say "linking against the installed driver $system_lib"
-        ln -sf "$system_lib" "$driver_dir/libcuda.so"
-    else
+# One registration per checkout, so that checkouts do not replace each other's.
+registration="/etc/ld.so.conf.d/gpu-workspace-libcuda-$(printf '%s' "$driver_dir" | md5sum | cut -c1-12).conf"
+real_driver="$(ldconfig -p 2>/dev/null | awk '/libcuda\.so\.1 .*x86-64/ {print $NF}' | grep -v '/\.tools/cuda-driver/' | head -n 1 || true)"
+mkdir -p "$driver_dir"
+if [ -n "$real_driver" ]; then
+    say "linking against the installed NVIDIA driver $real_driver"
+    ln -sf "$real_driver" "$driver_dir/libcuda.so"
+else
+    if [ ! -e "$driver_dir/libcuda.so.1" ]; then # missing, or a dangling link
         say "no NVIDIA driver found: unpacking Debian's libcuda1 (non-free) for linking"
         src=/etc/apt/sources.list.d/debian.sources
         if [ -f "$src" ] && ! grep -q 'non-free' "$src"; then
@@ -48,17 +52,18 @@ if [ ! -e "$driver_dir/libcuda.so" ]; then
         (cd "$work" && apt-get download -qq libcuda1 2>/dev/null)
         dpkg -x "$work"/libcuda1_*.deb "$work/root"
         lib="$(find "$work/root" -name 'libcuda.so.*.*' -type f | head -n 1)"
+        rm -f "$driver_dir"/libcuda.so*
         cp "$lib" "$driver_dir/"
         ln -sf "$(basename "$lib")" "$driver_dir/libcuda.so.1"
-        ln -sf libcuda.so.1 "$driver_dir/libcuda.so"
         rm -rf "$work"
     fi
-fi
-# Programs load libcuda.so.1 at start; where the system has none, register ours.
-if ! ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then
-    say "registering $driver_dir with the dynamic loader"
-    echo "$driver_dir" > /etc/ld.so.conf.d/gpu-workspace-libcuda.conf
-    ldconfig
+    ln -sf libcuda.so.1 "$driver_dir/libcuda.so"
+    # Programs load libcuda.so.1 when they start: register this checkout's copy.
+    if [ "$(cat "$registration" 2>/dev/null)" != "$driver_dir" ] || ! ldconfig -p | grep -q "$driver_dir/libcuda\.so\.1"; then
+        say "registering $driver_dir with the dynamic loader"
+        echo "$driver_dir" > "$registration"
+        ldconfig
+    fi
 fi
 
 # 3. ptxas -----------------------------------------------------------------------------
