@@ -198,10 +198,10 @@ impl Launch {
             }));
         }
 
-        let mut status = vec![Status_::Ready; count];
+        let mut status = vec![ThreadState::Ready; count];
         loop {
             for t in 0..count {
-                if status[t] != Status_::Ready {
+                if status[t] != ThreadState::Ready {
                     continue;
                 }
                 let coroutine = coroutines[t]
@@ -210,19 +210,19 @@ impl Launch {
                 let outcome =
                     gpu_device::__private::simulation::run_as(&threads[t], || coroutine.resume(()));
                 status[t] = match outcome {
-                    CoroutineResult::Yield(Suspend::Barrier) => Status_::AtBarrier,
-                    CoroutineResult::Yield(Suspend::Warp { mask }) => Status_::AtWarp(mask),
+                    CoroutineResult::Yield(Suspend::Barrier) => ThreadState::AtBarrier,
+                    CoroutineResult::Yield(Suspend::Warp { mask }) => ThreadState::AtWarp(mask),
                     CoroutineResult::Return(Ok(())) => {
                         let finished = coroutines[t].take().expect("just resumed");
                         give_stack(finished.into_stack());
-                        Status_::Done
+                        ThreadState::Done
                     }
                     CoroutineResult::Return(Err(message)) => {
                         return Err(describe(t, &format!("panicked: {message}")))
                     }
                 };
             }
-            if status.iter().all(|s| *s == Status_::Done) {
+            if status.iter().all(|s| *s == ThreadState::Done) {
                 return Ok(());
             }
             let released = release(&mut status, count);
@@ -235,7 +235,7 @@ impl Launch {
 
 /// Where a suspended simulated thread waits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Status_ {
+enum ThreadState {
     Ready,
     AtBarrier,
     AtWarp(u32),
@@ -258,19 +258,22 @@ struct Stuck {
 
 /// Releases the barrier or the warps whose threads all wait; an error when
 /// nothing can be released.
-fn release(status: &mut [Status_], count: usize) -> Result<(), Stuck> {
+fn release(status: &mut [ThreadState], count: usize) -> Result<(), Stuck> {
     let mut released = false;
-    let at_barrier = status.iter().filter(|s| **s == Status_::AtBarrier).count();
-    let done = status.iter().filter(|s| **s == Status_::Done).count();
+    let at_barrier = status
+        .iter()
+        .filter(|s| **s == ThreadState::AtBarrier)
+        .count();
+    let done = status.iter().filter(|s| **s == ThreadState::Done).count();
     if at_barrier > 0 && at_barrier + done == count {
         if done > 0 {
             let waiting = status
                 .iter()
-                .position(|s| *s == Status_::AtBarrier)
+                .position(|s| *s == ThreadState::AtBarrier)
                 .expect("some wait");
             let exited = status
                 .iter()
-                .position(|s| *s == Status_::Done)
+                .position(|s| *s == ThreadState::Done)
                 .expect("some exited");
             return Err(Stuck {
                 thread: waiting,
@@ -280,7 +283,7 @@ fn release(status: &mut [Status_], count: usize) -> Result<(), Stuck> {
             });
         }
         for s in status.iter_mut() {
-            *s = Status_::Ready;
+            *s = ThreadState::Ready;
         }
         return Ok(());
     }
@@ -288,20 +291,20 @@ fn release(status: &mut [Status_], count: usize) -> Result<(), Stuck> {
         let lanes = warp * 32..((warp + 1) * 32).min(count);
         let waiting: Vec<usize> = lanes
             .clone()
-            .filter(|&t| matches!(status[t], Status_::AtWarp(_)))
+            .filter(|&t| matches!(status[t], ThreadState::AtWarp(_)))
             .collect();
         if waiting.is_empty() {
             continue;
         }
-        let Status_::AtWarp(mask) = status[waiting[0]] else {
+        let ThreadState::AtWarp(mask) = status[waiting[0]] else {
             unreachable!("filtered")
         };
         let needed = lanes.clone().filter(|&t| mask & (1 << (t % 32)) != 0);
         let mut ready = true;
         for t in needed {
             match status[t] {
-                Status_::AtWarp(_) => {}
-                Status_::Done => {
+                ThreadState::AtWarp(_) => {}
+                ThreadState::Done => {
                     return Err(Stuck {
                         thread: waiting[0],
                         reason: format!(
@@ -315,7 +318,7 @@ fn release(status: &mut [Status_], count: usize) -> Result<(), Stuck> {
         }
         if ready {
             for t in waiting {
-                status[t] = Status_::Ready;
+                status[t] = ThreadState::Ready;
             }
             released = true;
         }
@@ -325,7 +328,7 @@ fn release(status: &mut [Status_], count: usize) -> Result<(), Stuck> {
     }
     let waiting = status
         .iter()
-        .position(|s| *s != Status_::Done)
+        .position(|s| *s != ThreadState::Done)
         .expect("not all done");
     Err(Stuck {
         thread: waiting,

@@ -158,10 +158,10 @@ pub(crate) fn with<R>(handle: CUstream, f: impl FnOnce(&Arc<SimStream>) -> R) ->
         _ => {
             // SAFETY: other handles come from `create`, which leaked one strong
             // count that `destroy` gives back; the handle is live until then.
-            let stream = unsafe { &*(handle as *const SimStream) };
-            // Borrow it as an `Arc` without touching the count.
-            let arc = std::mem::ManuallyDrop::new(unsafe { Arc::from_raw(stream) });
-            f(&arc)
+            // `ManuallyDrop` borrows it as an `Arc` without touching the count.
+            let stream =
+                std::mem::ManuallyDrop::new(unsafe { Arc::from_raw(handle as *const SimStream) });
+            f(&stream)
         }
     }
 }
