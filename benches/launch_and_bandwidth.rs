@@ -50,14 +50,14 @@ fn per_launch_us(mut launch_once: impl FnMut() -> Res<()>, sync: impl Fn() -> Re
 
 fn rust_launch_us() -> Res<f64> {
     let stream = Stream::new()?;
-    let a = DeviceBuffer::to_device(&vec![1.0f32; SMALL], &stream)?;
-    let b = DeviceBuffer::to_device(&vec![2.0f32; SMALL], &stream)?;
+    let a = DeviceBuffer::to_device_sync(&vec![1.0f32; SMALL], &stream)?;
+    let b = DeviceBuffer::to_device_sync(&vec![2.0f32; SMALL], &stream)?;
     let mut c = DeviceBuffer::<f32>::device_array(SMALL)?;
     let us = per_launch_us(
         || Ok(launch!(add_kernel[1, SMALL, stream](&a, &b, &mut c))?),
         || Ok(stream.synchronize()?),
     )?;
-    if c.copy_to_host(&stream)?.iter().any(|&x| x != 3.0) {
+    if c.copy_to_host_sync(&stream)?.iter().any(|&x| x != 3.0) {
         return Err("launch! benchmark computed a wrong result".into());
     }
     Ok(us)
@@ -115,8 +115,8 @@ fn rust_add_gbps(variant: AddVariant) -> Res<f64> {
     let stream = Stream::new()?;
     let a_host: Vec<f32> = (0..BIG).map(|i| (i % 1000) as f32).collect();
     let b_host: Vec<f32> = (0..BIG).map(|i| 2.0 * (i % 777) as f32).collect();
-    let a = DeviceBuffer::to_device(&a_host, &stream)?;
-    let b = DeviceBuffer::to_device(&b_host, &stream)?;
+    let a = DeviceBuffer::to_device_sync(&a_host, &stream)?;
+    let b = DeviceBuffer::to_device_sync(&b_host, &stream)?;
     let mut c = DeviceBuffer::<f32>::device_array(BIG)?;
     let blocks = BIG.div_ceil(256);
     let run = |c: &mut DeviceBuffer<f32>| match variant {
@@ -134,7 +134,7 @@ fn rust_add_gbps(variant: AddVariant) -> Res<f64> {
         stop.record_on(&stream)?;
         times.push(Event::elapsed_ms(&start, &stop)? as f64);
     }
-    let c_host = c.copy_to_host(&stream)?;
+    let c_host = c.copy_to_host_sync(&stream)?;
     if (0..BIG).any(|i| c_host[i] != a_host[i] + b_host[i]) {
         return Err("add_kernel bandwidth run computed a wrong result".into());
     }

@@ -40,25 +40,25 @@ fn seconds(stream: &Stream, rounds: usize, mut work: impl FnMut() -> Res<()>) ->
 /// results checked.
 fn kernels(stream: &Stream, n: usize) -> Res<(f64, f64)> {
     let a_host: Vec<f32> = (0..n).map(|i| i as f32).collect();
-    let a = DeviceBuffer::to_device(&a_host, stream)?;
-    let b = DeviceBuffer::to_device(&a_host, stream)?;
+    let a = DeviceBuffer::to_device_sync(&a_host, stream)?;
+    let b = DeviceBuffer::to_device_sync(&a_host, stream)?;
     let mut c = DeviceBuffer::<f32>::zeroed_on(n, stream)?;
     let add = seconds(stream, 5, || {
         Ok(launch!(add_kernel[n / 256, 256, stream](&a, &b, &mut c))?)
     })?;
-    if c.copy_to_host(stream)?
+    if c.copy_to_host_sync(stream)?
         .iter()
         .enumerate()
         .any(|(i, &v)| v != 2.0 * i as f32)
     {
         return Err("add_kernel computed a wrong result".into());
     }
-    let ones = DeviceBuffer::to_device(&vec![1.0f32; n], stream)?;
+    let ones = DeviceBuffer::to_device_sync(&vec![1.0f32; n], stream)?;
     let mut sums = DeviceBuffer::<f32>::zeroed_on(n / 256, stream)?;
     let reduce = seconds(stream, 5, || {
         Ok(launch!(block_sum_static[n / 256, 256, stream](&ones, &mut sums))?)
     })?;
-    if sums.copy_to_host(stream)?.iter().any(|&v| v != 256.0) {
+    if sums.copy_to_host_sync(stream)?.iter().any(|&v| v != 256.0) {
         return Err("block_sum_static computed a wrong result".into());
     }
     Ok((add, reduce))

@@ -66,7 +66,7 @@ fn main() -> Res<()> {
     let host: Vec<f32> = (0..N)
         .map(|i| ((i * 7919) % 1000) as f32 / 1000.0)
         .collect();
-    let a = DeviceBuffer::to_device(&host, &stream)?;
+    let a = DeviceBuffer::to_device_sync(&host, &stream)?;
     let mut copy = DeviceBuffer::<f32>::zeroed_on(N, &stream)?;
     let (ms, ()) = gpu_ms(&stream, || Ok(copy.copy_from_device(&a, &stream)?))?;
     results.insert("copy_read_gbps".into(), bytes / (ms * 1e-3) / 1e9);
@@ -74,7 +74,7 @@ fn main() -> Res<()> {
 
     let (ms, total) = gpu_ms(&stream, || Ok(ops::sum_on(&a, &stream)?))?;
     results.insert("rust_sum_gbps".into(), bytes / (ms * 1e-3) / 1e9);
-    let got = total.copy_to_host(&stream)? as f64;
+    let got = total.copy_to_host_sync(&stream)? as f64;
     let want: f64 = host.iter().map(|&x| x as f64).sum();
     if (got - want).abs() > 1e-6 * want {
         return Err(format!("sum computed {got}, expected {want}").into());
@@ -83,7 +83,7 @@ fn main() -> Res<()> {
     let b: DeviceScalar<f32> = DeviceScalar::from_value(0.5, &stream)?;
     let (ms, out) = gpu_ms(&stream, || Ok((&b * &a + 8.0).eval_on(&stream)?))?;
     results.insert("rust_axpb_gbps".into(), 2.0 * bytes / (ms * 1e-3) / 1e9);
-    let out = out.copy_to_host(&stream)?;
+    let out = out.copy_to_host_sync(&stream)?;
     if (0..N).step_by(4099).any(|i| out[i] != 0.5 * host[i] + 8.0) {
         return Err("b * a + 8 computed a wrong result".into());
     }

@@ -16,7 +16,9 @@ mod common;
 use common::{helpers_dir, median, ratio, run_helper, show, Res, Results};
 use gpu_kernels::{busy, busy_rounds_lasting};
 use gpu_runtime::timeline::{SpanKind, Timeline};
-use gpu_runtime::{launch, pipeline, Device, DeviceBuffer, Event, PinnedBuffer, Stream};
+use gpu_runtime::{
+    launch, Device, DeviceBuffer, Event, EventOptions, PinnedBuffer, Pipeline, Stream,
+};
 use std::process::Command;
 
 const N: usize = 64 << 20;
@@ -76,16 +78,49 @@ fn main() -> Res<()> {
     let streams: Vec<Stream> = (0..STREAMS)
         .map(|_| Stream::new())
         .collect::<Result<_, _>>()?;
-    let run = |timeline: Option<&mut Timeline>, output: &mut PinnedBuffer<f32>| {
-        pipeline(&input, output, CHUNKS, &streams, timeline, |s, x, out| {
-            Ok(launch!(busy[x.len().div_ceil(256), 256, s](x, rounds, out))?)
-        })
-    };
-    run(None, &mut output)?;
+    let mut pipeline = Pipeline::new(&streams)?;
+    let mut run =
+        |chunks: usize, timeline: Option<&mut Timeline>, output: &mut PinnedBuffer<f32>| {
+            pipeline.run(
+                &input,
+                output,
+                chunks,
+                timeline,
+                |s, x, out| launch!(busy[x.len().div_ceil(256), 256, s](x, rounds, out)),
+            )
+        };
+    // Warm-up: allocates the staging buffers.
+    run(CHUNKS, None, &mut output)?;
+    output.as_slice()?;
+    // As CUDA C times it: an event on the first stream that the others wait
+    // for, the run, the others joined back, an event after. With 64 chunks
+    // too, to show the cost of filling and draining the pipeline.
+    for (chunks, key) in [
+        (CHUNKS, "rust_pipeline_ms"),
+        (64, "rust_64_chunks_pipeline_ms"),
+    ] {
+        let mut times = Vec::new();
+        for _ in 0..7 {
+            let start = streams[0].record()?;
+            for s in &streams[1..] {
+                s.wait_event(&start)?;
+            }
+            run(chunks, None, &mut output)?;
+            for s in &streams[1..] {
+                let joined = Event::with_options(EventOptions::new().timing(false))?;
+                joined.record_on(s)?;
+                streams[0].wait_event(&joined)?;
+            }
+            let end = streams[0].record()?;
+            times.push(Event::elapsed_ms(&start, &end)? as f64);
+        }
+        results.insert(key.into(), median(times));
+    }
+    // With a timeline: two timed events around every copy and kernel.
     let mut times = Vec::new();
     for _ in 0..5 {
         let mut timeline = Timeline::new(&streams[0])?;
-        run(Some(&mut timeline), &mut output)?;
+        run(CHUNKS, Some(&mut timeline), &mut output)?;
         let spans = timeline.spans()?;
         let start = spans
             .iter()
@@ -94,7 +129,7 @@ fn main() -> Res<()> {
             .fold(f64::INFINITY, f64::min);
         times.push(spans.iter().map(|s| s.end_ms).fold(0.0, f64::max) - start);
     }
-    results.insert("rust_pipeline_ms".into(), median(times));
+    results.insert("rust_timeline_pipeline_ms".into(), median(times));
     let out = output.as_slice()?;
     for i in (0..N).step_by(4099) {
         let mut v = (i % 1000) as f32 / 1000.0;
@@ -105,6 +140,7 @@ fn main() -> Res<()> {
             return Err(format!("pipeline element {i}: {} vs {v}", out[i]).into());
         }
     }
+    drop(pipeline);
     drop((input, output, device_in, device_out));
 
     let mut notes = Vec::new();
@@ -112,12 +148,12 @@ fn main() -> Res<()> {
         Some(dir) => {
             let bin = dir.join("pipeline_cuda");
             if bin.is_file() {
-                run_helper(
-                    &mut results,
-                    &mut notes,
-                    "CUDA C",
-                    Command::new(bin).arg(rounds.to_string()),
-                );
+                // With the module's PTX, it also runs its pipeline with the
+                // Rust kernel, isolating the host side from the kernel.
+                let mut command = Command::new(bin);
+                command.arg(rounds.to_string());
+                command.arg(ptx_file()?);
+                run_helper(&mut results, &mut notes, "CUDA C", &mut command);
             } else {
                 notes.push("CUDA C: not run (no pipeline_cuda)".into());
             }
@@ -159,40 +195,67 @@ fn main() -> Res<()> {
         ratio(get("rust_d2h_gbps"), get("cuda_c_d2h_gbps"))
     );
     println!();
-    println!("Pipeline: 256 MiB in {CHUNKS} chunks on {STREAMS} streams, kernel of {rounds} rounds ({t_kernel:.3} ms whole; copies {t_in:.3} / {t_out:.3} ms), median of 5");
+    println!("Pipeline: 256 MiB in {CHUNKS} chunks on {STREAMS} streams, kernel of {rounds} rounds ({t_kernel:.3} ms whole; copies {t_in:.3} / {t_out:.3} ms), median of 7 (5 with a timeline)");
+    let row = |name: &str, ms: Option<f64>, goal: &str| {
+        println!(
+            "| {name:<27} | {:>10} | {:>18} | {goal:<36} |",
+            show(ms, "ms"),
+            ratio(ms, get("bound_ms"))
+        )
+    };
     println!(
-        "| implementation   | time          | time / ideal bound | goal                          |"
+        "| {:<27} | {:<10} | time / ideal bound | {:<36} |",
+        "implementation", "time", "goal or note"
     );
-    println!(
-        "|------------------|---------------|--------------------|-------------------------------|"
+    println!("|{:-<29}|{:-<12}|{:-<20}|{:-<38}|", "", "", "", "");
+    row(
+        "ideal bound",
+        get("bound_ms"),
+        "max(copy in, compute, copy out)",
     );
-    println!(
-        "| ideal bound      | {:>13} | {:>18} | max(copy in, compute, copy out) |",
-        show(get("bound_ms"), "ms"),
-        "1.000x"
+    row(
+        "16-chunk floor (computed)",
+        get("bound_ms").map(|b| b * 18.0 / 16.0),
+        "(16 + 2) / 16 stages of 1/16 each",
     );
-    println!(
-        "| this crate       | {:>13} | {:>18} | <= 1.05x, ahead of the others |",
-        show(get("rust_pipeline_ms"), "ms"),
-        ratio(get("rust_pipeline_ms"), get("bound_ms"))
+    row(
+        "this crate",
+        get("rust_pipeline_ms"),
+        "<= 1.05x; ahead of the three below",
     );
-    println!(
-        "| CUDA C           | {:>13} | {:>18} | -                             |",
-        show(get("cuda_c_pipeline_ms"), "ms"),
-        ratio(get("cuda_c_pipeline_ms"), get("bound_ms"))
+    row("CUDA C", get("cuda_c_pipeline_ms"), "");
+    row("CuPy", get("cupy_pipeline_ms"), "");
+    row("Numba", get("numba_pipeline_ms"), "");
+    row(
+        "CUDA C host, Rust kernel",
+        get("cuda_c_rust_kernel_pipeline_ms"),
+        "the kernel's share of a difference",
     );
-    println!(
-        "| CuPy             | {:>13} | {:>18} | -                             |",
-        show(get("cupy_pipeline_ms"), "ms"),
-        ratio(get("cupy_pipeline_ms"), get("bound_ms"))
+    row(
+        "this crate, 64 chunks",
+        get("rust_64_chunks_pipeline_ms"),
+        "floor (64 + 2) / 64 = 1.03x",
     );
-    println!(
-        "| Numba            | {:>13} | {:>18} | -                             |",
-        show(get("numba_pipeline_ms"), "ms"),
-        ratio(get("numba_pipeline_ms"), get("bound_ms"))
+    row(
+        "this crate with a timeline",
+        get("rust_timeline_pipeline_ms"),
+        "a timed event between steps",
     );
+    if let (Some(c), Some(rust)) = (get("cuda_c_kernel_ms"), get("rust_kernel_in_c_ms")) {
+        println!(
+            "The busy kernel alone on all 64M elements (CUDA C host): nvcc {c:.3} ms, Rust {rust:.3} ms ({:.3}x)",
+            rust / c
+        );
+    }
     for note in notes {
         println!("note: {note}");
     }
     Ok(())
+}
+
+/// The kernels' PTX, written to a temporary file for the CUDA C side to load.
+fn ptx_file() -> Res<std::path::PathBuf> {
+    let path = std::env::temp_dir().join(format!("gpu-kernels-{}.ptx", std::process::id()));
+    std::fs::write(&path, gpu_kernels::KERNEL_MODULE.ptx())?;
+    Ok(path)
 }

@@ -27,7 +27,7 @@ fn run() -> Result<(), Box<dyn Error>> {
     // with s:
     let (a_cp, b_cp) = {
         let _with_s = s.enter()?;
-        let a_cp = DeviceBuffer::from_host(&a_np)?; // H2D transfer on stream s
+        let a_cp = DeviceBuffer::from_host_sync(&a_np)?; // H2D transfer on stream s
         let b_cp = ops::sum(&a_cp)?; // kernel launched on stream s
         (a_cp, b_cp)
     };
@@ -40,7 +40,7 @@ fn run() -> Result<(), Box<dyn Error>> {
     // s.use(): any subsequent CUDA operation uses stream s until changed.
     s.make_current()?;
     // b_np = cp.asnumpy(b_cp)
-    let b_np = b_cp.to_host()?;
+    let b_np = b_cp.to_host_sync()?;
     // assert s == cp.cuda.get_current_stream()
     assert_eq!(s, current_stream()?);
 

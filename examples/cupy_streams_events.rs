@@ -32,7 +32,7 @@ fn run() -> Result<(), Box<dyn Error>> {
     // >>> with s:
     let (a_cp, b_cp, first_stream_done) = {
         let _with_s = s.enter()?;
-        let a_cp = DeviceBuffer::from_host(&a_np)?; // H2D transfer on stream s
+        let a_cp = DeviceBuffer::from_host_sync(&a_np)?; // H2D transfer on stream s
         let b_cp = ops::sum(&a_cp)?; // kernel launched on stream s
         assert_eq!(s, current_stream()?); // assert s == cp.cuda.get_current_stream()
         (a_cp, b_cp, s.record()?)
@@ -48,7 +48,7 @@ fn run() -> Result<(), Box<dyn Error>> {
     s.make_current()?;
     println!("{s}");
     // >>> b_np = cp.asnumpy(b_cp)
-    let b_np = b_cp.to_host()?;
+    let b_np = b_cp.to_host_sync()?;
     // >>> assert s == cp.cuda.get_current_stream()
     assert_eq!(s, current_stream()?);
     // >>> cp.cuda.Stream.null.use()  # fall back to the default (null) stream
@@ -75,7 +75,7 @@ fn run() -> Result<(), Box<dyn Error>> {
     let a_np = {
         let _with_s2 = s2.enter()?;
         // the a_cp is guaranteed updated when this copy (on s2) starts
-        a_cp.to_host()?
+        a_cp.to_host_sync()?
     };
 
     // timing

@@ -40,8 +40,8 @@ fn run() -> Result<(), Box<dyn Error>> {
 
     // Allocate device memory (the uploads go on stream1; stream2 is ordered after
     // them by the event below)
-    let mut a_gpu = DeviceBuffer::to_device(&a_cpu, &stream1)?;
-    let b_gpu = DeviceBuffer::to_device(&b_cpu, &stream1)?;
+    let mut a_gpu = DeviceBuffer::to_device_sync(&a_cpu, &stream1)?;
+    let b_gpu = DeviceBuffer::to_device_sync(&b_cpu, &stream1)?;
     let mut c_gpu = DeviceBuffer::<f32>::device_array(size)?;
 
     // Define block and grid dimensions
@@ -59,10 +59,10 @@ fn run() -> Result<(), Box<dyn Error>> {
     stream2.synchronize()?;
 
     // Copy result back to host
-    c_cpu = c_gpu.copy_to_host(&current_stream()?)?;
+    c_cpu = c_gpu.copy_to_host_sync(&current_stream()?)?;
 
     // Check against the CPU: c = a + b, and then a = b + c.
-    let a_after = a_gpu.copy_to_host(&current_stream()?)?;
+    let a_after = a_gpu.copy_to_host_sync(&current_stream()?)?;
     let mismatches = (0..size)
         .filter(|&i| {
             c_cpu[i] != a_cpu[i] + b_cpu[i] || a_after[i] != b_cpu[i] + (a_cpu[i] + b_cpu[i])

@@ -58,8 +58,19 @@ else
         rm -rf "$work"
     fi
     ln -sf libcuda.so.1 "$driver_dir/libcuda.so"
-    # Programs load libcuda.so.1 when they start: register this checkout's copy.
-    if [ "$(cat "$registration" 2>/dev/null)" != "$driver_dir" ] || ! ldconfig -p | grep -q "$driver_dir/libcuda\.so\.1"; then
+    # Programs load libcuda.so.1 when they start, from the loader's first entry
+    # for it: drop registrations of deleted checkouts (their entries would come
+    # first and fail) and register this checkout's copy.
+    stale=0
+    for conf in /etc/ld.so.conf.d/gpu-workspace-libcuda-*.conf; do
+        [ -e "$conf" ] || continue
+        if [ ! -e "$(cat "$conf")/libcuda.so.1" ]; then
+            rm -f "$conf"
+            stale=1
+        fi
+    done
+    first="$(ldconfig -p | awk '/libcuda\.so\.1 .*x86-64/ {print $NF; exit}')"
+    if [ "$stale" = 1 ] || [ "$(cat "$registration" 2>/dev/null)" != "$driver_dir" ] || [ ! -e "$first" ]; then
         say "registering $driver_dir with the dynamic loader"
         echo "$driver_dir" > "$registration"
         ldconfig

@@ -74,14 +74,14 @@ fn work_without_a_stream_goes_to_the_current_stream() {
             launch!(fill[n / 256, 256](k as f32, &mut x)).unwrap();
         }
         assert_eq!(s.last_kernel(), Some("fill"));
-        let host = x.to_host().unwrap();
+        let host = x.to_host_sync().unwrap();
         assert!(
             host.iter().all(|&v| v == 19.0),
             "the copy ran after the launches, on the same stream"
         );
         let total = ops::sum(&x).unwrap();
         assert_eq!(s.last_kernel(), Some("sum_partials"));
-        assert_eq!(total.to_host().unwrap(), 19.0 * n as f32);
+        assert_eq!(total.to_host_sync().unwrap(), 19.0 * n as f32);
         // An event recorded without a stream marks the current stream.
         for k in 0..20 {
             launch!(fill[n / 256, 256](100.0 + k as f32, &mut x)).unwrap();
@@ -92,7 +92,11 @@ fn work_without_a_stream_goes_to_the_current_stream() {
         other.wait_event(&marker).unwrap();
         let mut y = DeviceBuffer::<f32>::zeroed_on(n, &other).unwrap();
         launch!(gpu_kernels::add_kernel[n / 256, 256, other](&x, &x, &mut y)).unwrap();
-        assert!(y.copy_to_host(&other).unwrap().iter().all(|&v| v == 238.0));
+        assert!(y
+            .copy_to_host_sync(&other)
+            .unwrap()
+            .iter()
+            .all(|&v| v == 238.0));
     })
     .join()
     .unwrap();
@@ -116,7 +120,7 @@ fn sixteen_threads_each_have_their_own_current_stream() {
                     launch!(fill[16, 256](t as u32, &mut out)).unwrap();
                 }
                 assert_eq!(own.last_kernel(), Some("fill"));
-                let values = out.to_host().unwrap();
+                let values = out.to_host_sync().unwrap();
                 barrier.wait();
                 drop(_with_own);
                 assert_eq!(current_stream().unwrap(), initial_default());
@@ -168,6 +172,6 @@ fn child_reports_its_default_stream() {
     assert_eq!(current, initial_default());
     let mut out = DeviceBuffer::<u32>::device_array(256).unwrap();
     launch!(fill[1, 256](3u32, &mut out)).unwrap();
-    assert!(out.to_host().unwrap().iter().all(|&v| v == 3));
+    assert!(out.to_host_sync().unwrap().iter().all(|&v| v == 3));
     println!("default stream: {current}");
 }

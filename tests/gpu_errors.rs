@@ -16,7 +16,7 @@ fn invalid_launch(result: gpu_runtime::Result<()>) -> (&'static str, String) {
 fn bad_launch_configurations_name_the_kernel_and_the_limit() {
     let stream = Stream::new().unwrap();
     let limits = Device::get(0).unwrap().limits().clone();
-    let a = DeviceBuffer::to_device(&[1.0f32; 64], &stream).unwrap();
+    let a = DeviceBuffer::to_device_sync(&[1.0f32; 64], &stream).unwrap();
     let mut c = DeviceBuffer::<f32>::device_array(64).unwrap();
 
     let (kernel, reason) = invalid_launch(launch!(add_kernel[0, 64, stream](&a, &a, &mut c)));
@@ -75,7 +75,7 @@ fn bad_launch_configurations_name_the_kernel_and_the_limit() {
 
     // None of this disturbed the stream: a good launch still works.
     launch!(fill[1, 64, stream](4.0f32, &mut c)).unwrap();
-    assert_eq!(c.copy_to_host(&stream).unwrap(), vec![4.0; 64]);
+    assert_eq!(c.copy_to_host_sync(&stream).unwrap(), vec![4.0; 64]);
 }
 
 #[test]
@@ -100,7 +100,7 @@ fn out_of_memory_is_an_error_with_the_sizes() {
     let stream = Stream::new().unwrap();
     let mut small = DeviceBuffer::<f32>::device_array(16).unwrap();
     launch!(fill[1, 16, stream](1.0f32, &mut small)).unwrap();
-    assert_eq!(small.copy_to_host(&stream).unwrap(), vec![1.0; 16]);
+    assert_eq!(small.copy_to_host_sync(&stream).unwrap(), vec![1.0; 16]);
     assert!(free > 0);
 }
 
@@ -108,7 +108,7 @@ fn out_of_memory_is_an_error_with_the_sizes() {
 fn copies_of_the_wrong_length_are_refused() {
     let stream = Stream::new().unwrap();
     let mut buffer = DeviceBuffer::<f32>::device_array(10).unwrap();
-    let err = buffer.copy_from_host(&[1.0; 9], &stream).unwrap_err();
+    let err = buffer.copy_from_host_sync(&[1.0; 9], &stream).unwrap_err();
     assert_eq!(
         err,
         Error::LengthMismatch {
@@ -118,7 +118,7 @@ fn copies_of_the_wrong_length_are_refused() {
         }
     );
     let mut out = vec![0.0f32; 11];
-    let err = buffer.copy_to_slice(&mut out, &stream).unwrap_err();
+    let err = buffer.copy_to_slice_sync(&mut out, &stream).unwrap_err();
     assert_eq!(
         err,
         Error::LengthMismatch {

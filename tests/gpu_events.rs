@@ -94,7 +94,7 @@ fn stream_priorities_are_accepted() {
         let s = Stream::with_options(StreamOptions::new().priority(priority)).unwrap();
         let mut x = DeviceBuffer::<u32>::zeroed_on(100, &s).unwrap();
         launch!(fill[1, 128, s](7u32, &mut x)).unwrap();
-        assert_eq!(x.copy_to_host(&s).unwrap(), vec![7; 100]);
+        assert_eq!(x.copy_to_host_sync(&s).unwrap(), vec![7; 100]);
     }
     let blocking = Stream::with_options(StreamOptions::new().non_blocking(false)).unwrap();
     blocking.synchronize().unwrap();

@@ -13,7 +13,7 @@ fn a_panicking_kernel_is_reported_by_name() {
     // Not triggered: runs normally.
     launch!(testing::panic_if[1, 64, stream](0, &mut out)).unwrap();
     assert_eq!(
-        out.copy_to_host(&stream).unwrap(),
+        out.copy_to_host_sync(&stream).unwrap(),
         (0..64).collect::<Vec<u32>>()
     );
 
@@ -39,7 +39,7 @@ fn a_panicking_kernel_is_reported_by_name() {
         // On a GPU the context is lost: later calls fail cleanly rather than crash.
         Backend::Cuda => {
             assert!(
-                out.copy_to_host(&stream).is_err(),
+                out.copy_to_host_sync(&stream).is_err(),
                 "the context is lost after a trap"
             );
             assert!(launch!(testing::panic_if[1, 64, stream](0, &mut out)).is_err());
@@ -49,7 +49,7 @@ fn a_panicking_kernel_is_reported_by_name() {
             assert!(message.contains("block (0, 0, 0), thread ("), "{message}");
             launch!(testing::panic_if[1, 64, stream](0, &mut out)).unwrap();
             assert_eq!(
-                out.copy_to_host(&stream).unwrap(),
+                out.copy_to_host_sync(&stream).unwrap(),
                 (0..64).collect::<Vec<u32>>()
             );
         }

@@ -15,11 +15,11 @@ fn add_kernel_matches_cpu_at_every_size() {
     for n in [0usize, 1, 31, 255, 256, 257, 1000, 1 << 20, (1 << 20) + 3] {
         let a: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
         let b: Vec<f32> = (0..n).map(|i| 7.0 - i as f32).collect();
-        let da = DeviceBuffer::to_device(&a, &stream).unwrap();
-        let db = DeviceBuffer::to_device(&b, &stream).unwrap();
-        let mut dc = DeviceBuffer::to_device(&vec![f32::NAN; n], &stream).unwrap();
+        let da = DeviceBuffer::to_device_sync(&a, &stream).unwrap();
+        let db = DeviceBuffer::to_device_sync(&b, &stream).unwrap();
+        let mut dc = DeviceBuffer::to_device_sync(&vec![f32::NAN; n], &stream).unwrap();
         launch!(add_kernel[blocks(n, 256), 256, stream](&da, &db, &mut dc)).unwrap();
-        let c = dc.copy_to_host(&stream).unwrap();
+        let c = dc.copy_to_host_sync(&stream).unwrap();
         assert_eq!(c.len(), n);
         for i in 0..n {
             assert_eq!(c[i], a[i] + b[i], "n = {n}, element {i}");
@@ -32,11 +32,11 @@ fn launch_without_stream_uses_the_current_stream() {
     let stream = current_stream().unwrap();
     let x: Vec<f32> = (0..1000).map(|i| i as f32).collect();
     let y: Vec<f32> = (0..1000).map(|i| 1.0 - i as f32).collect();
-    let dx = DeviceBuffer::to_device(&x, &stream).unwrap();
-    let dy = DeviceBuffer::to_device(&y, &stream).unwrap();
+    let dx = DeviceBuffer::to_device_sync(&x, &stream).unwrap();
+    let dy = DeviceBuffer::to_device_sync(&y, &stream).unwrap();
     let mut out = DeviceBuffer::<f32>::device_array(1000).unwrap();
     launch!(saxpy[4, 256](2.5, &dx, &dy, &mut out)).unwrap();
-    let got = out.copy_to_host(&stream).unwrap();
+    let got = out.copy_to_host_sync(&stream).unwrap();
     for i in 0..1000 {
         assert_eq!(got[i], 2.5 * x[i] + y[i]);
     }
@@ -52,7 +52,7 @@ fn generic_kernel_runs_each_instance() {
         let mut out = DeviceBuffer::<T>::device_array(777).unwrap();
         launch!(fill[4, 256, stream](value, &mut out)).unwrap();
         assert!(
-            out.copy_to_host(stream)
+            out.copy_to_host_sync(stream)
                 .unwrap()
                 .iter()
                 .all(|v| *v == value),
@@ -70,7 +70,7 @@ fn generic_kernel_runs_each_instance() {
 fn struct_bool_and_small_scalars_cross_by_value() {
     let stream = Stream::new().unwrap();
     let x: Vec<f32> = (0..300).map(|i| i as f32).collect();
-    let dx = DeviceBuffer::to_device(&x, &stream).unwrap();
+    let dx = DeviceBuffer::to_device_sync(&x, &stream).unwrap();
     let mut out = DeviceBuffer::<f32>::device_array(300).unwrap();
     for negate in [false, true] {
         let p = Affine {
@@ -79,7 +79,7 @@ fn struct_bool_and_small_scalars_cross_by_value() {
             negate,
         };
         launch!(testing::affine[2, 256, stream](p, &dx, &mut out)).unwrap();
-        let got = out.copy_to_host(&stream).unwrap();
+        let got = out.copy_to_host_sync(&stream).unwrap();
         for i in 0..300 {
             let y = 3.0 * x[i] - 1.0;
             assert_eq!(got[i], if negate { -y } else { y });
@@ -88,13 +88,13 @@ fn struct_bool_and_small_scalars_cross_by_value() {
     let a: Vec<i64> = (0..100).collect();
     let b: Vec<i64> = (0..100).map(|i| -i * 1000).collect();
     let (da, db) = (
-        DeviceBuffer::to_device(&a, &stream).unwrap(),
-        DeviceBuffer::to_device(&b, &stream).unwrap(),
+        DeviceBuffer::to_device_sync(&a, &stream).unwrap(),
+        DeviceBuffer::to_device_sync(&b, &stream).unwrap(),
     );
     let mut sel = DeviceBuffer::<i64>::device_array(100).unwrap();
     for (first, offset) in [(true, 7u8), (false, 200u8)] {
         launch!(testing::select[1, 128, stream](first, offset, &da, &db, &mut sel)).unwrap();
-        let got = sel.copy_to_host(&stream).unwrap();
+        let got = sel.copy_to_host_sync(&stream).unwrap();
         let src = if first { &a } else { &b };
         for i in 0..100 {
             assert_eq!(got[i], src[i] + offset as i64);
@@ -109,7 +109,7 @@ fn thread_index_is_unique_and_grid_3d_matches_cuda() {
     let n = 3 * 2 * 2 * 8 * 4 * 2;
     let mut out = DeviceBuffer::<[u32; 4]>::device_array(n).unwrap();
     launch!(testing::coordinates[grid, block, stream](&mut out)).unwrap();
-    let got = out.copy_to_host(&stream).unwrap();
+    let got = out.copy_to_host_sync(&stream).unwrap();
     let mut seen = vec![false; n];
     for (slot, [index, x, y, z]) in got.iter().enumerate() {
         assert_eq!(*index as usize, slot, "each thread writes at its own index");
@@ -132,8 +132,11 @@ fn thread_index_is_unique_and_grid_3d_matches_cuda() {
 
     let mut shape = DeviceBuffer::<[u32; 4]>::device_array(5 * 64).unwrap();
     launch!(testing::launch_shape[5, 64, stream](&mut shape)).unwrap();
-    for (i, [gridsize, bdim, gdim, tid]) in
-        shape.copy_to_host(&stream).unwrap().into_iter().enumerate()
+    for (i, [gridsize, bdim, gdim, tid]) in shape
+        .copy_to_host_sync(&stream)
+        .unwrap()
+        .into_iter()
+        .enumerate()
     {
         assert_eq!((gridsize, bdim, gdim, tid), (320, 64, 5, (i % 64) as u32));
     }
@@ -144,11 +147,11 @@ fn static_shared_memory_and_barriers_sum_each_block() {
     let stream = Stream::new().unwrap();
     let n = 256 * 40 + 17;
     let input: Vec<f32> = (0..n).map(|i| (i % 13) as f32).collect();
-    let din = DeviceBuffer::to_device(&input, &stream).unwrap();
+    let din = DeviceBuffer::to_device_sync(&input, &stream).unwrap();
     let nblocks = blocks(n, 256);
     let mut sums = DeviceBuffer::<f32>::device_array(nblocks).unwrap();
     launch!(testing::block_sum_static[nblocks, 256, stream](&din, &mut sums)).unwrap();
-    let got = sums.copy_to_host(&stream).unwrap();
+    let got = sums.copy_to_host_sync(&stream).unwrap();
     for (b, sum) in got.iter().enumerate() {
         let expected: f32 = input[b * 256..((b + 1) * 256).min(n)].iter().sum();
         assert_eq!(*sum, expected, "block {b}");
@@ -161,11 +164,11 @@ fn dynamic_shared_memory_reverses_blocks_including_above_48_kib() {
     for threads in [32usize, 256, 1024] {
         let n = threads * 6;
         let input: Vec<u32> = (0..n as u32).collect();
-        let din = DeviceBuffer::to_device(&input, &stream).unwrap();
+        let din = DeviceBuffer::to_device_sync(&input, &stream).unwrap();
         let mut out = DeviceBuffer::<u32>::device_array(n).unwrap();
         launch!(testing::reverse_in_blocks[6, threads, stream, threads * 4](&din, &mut out))
             .unwrap();
-        let got = out.copy_to_host(&stream).unwrap();
+        let got = out.copy_to_host_sync(&stream).unwrap();
         for b in 0..6 {
             for t in 0..threads {
                 assert_eq!(got[b * threads + t], input[b * threads + threads - 1 - t]);
@@ -177,10 +180,10 @@ fn dynamic_shared_memory_reverses_blocks_including_above_48_kib() {
     let big = 64 * 1024;
     if Device::get(0).unwrap().limits().max_shared_per_block_optin as usize >= big {
         let input: Vec<u32> = (0..256).collect();
-        let din = DeviceBuffer::to_device(&input, &stream).unwrap();
+        let din = DeviceBuffer::to_device_sync(&input, &stream).unwrap();
         let mut out = DeviceBuffer::<u32>::device_array(256).unwrap();
         launch!(testing::reverse_in_blocks[1, 256, stream, big](&din, &mut out)).unwrap();
-        let got = out.copy_to_host(&stream).unwrap();
+        let got = out.copy_to_host_sync(&stream).unwrap();
         assert_eq!(got, (0..256).rev().collect::<Vec<u32>>());
     }
 }
@@ -190,10 +193,10 @@ fn warp_shuffles_move_values_between_lanes() {
     let stream = Stream::new().unwrap();
     let n = 128;
     let input: Vec<i64> = (0..n as i64).map(|i| i * 1_000_000_007 - 5).collect();
-    let din = DeviceBuffer::to_device(&input, &stream).unwrap();
+    let din = DeviceBuffer::to_device_sync(&input, &stream).unwrap();
     let mut out = DeviceBuffer::<[i64; 4]>::device_array(n).unwrap();
     launch!(testing::warp_shuffles[1, n, stream](&din, &mut out)).unwrap();
-    let got = out.copy_to_host(&stream).unwrap();
+    let got = out.copy_to_host_sync(&stream).unwrap();
     for i in 0..n {
         let warp = i / 32 * 32;
         let lane = i % 32;
@@ -211,13 +214,13 @@ fn atomics_are_atomic_for_every_type() {
     macro_rules! check {
         ($t:ty, $values:expr) => {{
             let values: Vec<$t> = $values;
-            let dv = DeviceBuffer::to_device(&values, &stream).unwrap();
+            let dv = DeviceBuffer::to_device_sync(&values, &stream).unwrap();
             let mut init: Vec<$t> = vec![<$t>::default(); 6];
             init[1] = values[0];
             init[2] = values[0];
-            let mut cells = DeviceBuffer::to_device(&init, &stream).unwrap();
+            let mut cells = DeviceBuffer::to_device_sync(&init, &stream).unwrap();
             launch!(testing::atomics[blocks(n, 256), 256, stream](&dv, &mut cells)).unwrap();
-            let got = cells.copy_to_host(&stream).unwrap();
+            let got = cells.copy_to_host_sync(&stream).unwrap();
             let min = values.iter().copied().fold(values[0], |a, b| if b < a { b } else { a });
             let max = values.iter().copied().fold(values[0], |a, b| if b > a { b } else { a });
             assert_eq!(got[1], min, "{} min", stringify!($t));
@@ -245,10 +248,10 @@ fn atomics_are_atomic_for_every_type() {
 fn float_math_matches_the_cpu() {
     let stream = Stream::new().unwrap();
     let x: Vec<f32> = (1..2000).map(|i| i as f32 * 0.0015).collect();
-    let dx = DeviceBuffer::to_device(&x, &stream).unwrap();
+    let dx = DeviceBuffer::to_device_sync(&x, &stream).unwrap();
     let mut out = DeviceBuffer::<[f32; 8]>::device_array(x.len()).unwrap();
     launch!(testing::math_f32[8, 256, stream](&dx, &mut out)).unwrap();
-    let got = out.copy_to_host(&stream).unwrap();
+    let got = out.copy_to_host_sync(&stream).unwrap();
     for (i, &v) in x.iter().enumerate() {
         let want = [
             v.sqrt(),
@@ -282,10 +285,15 @@ fn float_math_matches_the_cpu() {
         }
     }
     let y: Vec<f64> = (0..500).map(|i| i as f64 * 0.37 - 50.0).collect();
-    let dy = DeviceBuffer::to_device(&y, &stream).unwrap();
+    let dy = DeviceBuffer::to_device_sync(&y, &stream).unwrap();
     let mut out = DeviceBuffer::<[f64; 4]>::device_array(y.len()).unwrap();
     launch!(testing::math_f64[2, 256, stream](&dy, &mut out)).unwrap();
-    for (i, got) in out.copy_to_host(&stream).unwrap().into_iter().enumerate() {
+    for (i, got) in out
+        .copy_to_host_sync(&stream)
+        .unwrap()
+        .into_iter()
+        .enumerate()
+    {
         let v = y[i];
         assert_eq!(got[1..], [v.floor(), v.ceil(), v.mul_add(v, 1.0)]);
         if v >= 0.0 {
@@ -300,12 +308,12 @@ fn float_math_matches_the_cpu() {
 fn views_launch_on_parts_of_a_buffer() {
     let stream = Stream::new().unwrap();
     let a: Vec<f32> = (0..1000).map(|i| i as f32).collect();
-    let da = DeviceBuffer::to_device(&a, &stream).unwrap();
-    let mut out = DeviceBuffer::to_device(&vec![-1.0f32; 1000], &stream).unwrap();
+    let da = DeviceBuffer::to_device_sync(&a, &stream).unwrap();
+    let mut out = DeviceBuffer::to_device_sync(&vec![-1.0f32; 1000], &stream).unwrap();
     let (left, right) = out.view_mut().split_at(500).unwrap();
     launch!(add_kernel[2, 256, stream](da.slice(0..500).unwrap(), da.slice(500..1000).unwrap(), left)).unwrap();
     launch!(fill[2, 256, stream](9.0f32, right)).unwrap();
-    let got = out.copy_to_host(&stream).unwrap();
+    let got = out.copy_to_host_sync(&stream).unwrap();
     for i in 0..500 {
         assert_eq!(got[i], a[i] + a[500 + i]);
         assert_eq!(got[500 + i], 9.0);

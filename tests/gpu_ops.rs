@@ -41,10 +41,10 @@ macro_rules! check_integer_sum {
         let mut numbers = Numbers(0x9e37_79b9_7f4a_7c15 ^ std::mem::size_of::<$t>() as u64);
         for &n in SIZES {
             let host: Vec<$t> = (0..n).map(|_| numbers.next() as $t).collect();
-            let device = DeviceBuffer::to_device(&host, $stream).unwrap();
+            let device = DeviceBuffer::to_device_sync(&host, $stream).unwrap();
             let got: $acc = ops::sum_on(&device, $stream)
                 .unwrap()
-                .copy_to_host($stream)
+                .copy_to_host_sync($stream)
                 .unwrap();
             let want = host
                 .iter()
@@ -66,11 +66,11 @@ fn integer_sums_are_exact_and_accumulate_as_numpy_does() {
     check_integer_sum!(u32, u64, &stream);
     check_integer_sum!(u64, u64, &stream);
     // i32::MAX twice overflows i32 but not the i64 accumulator.
-    let big = DeviceBuffer::to_device(&[i32::MAX, i32::MAX], &stream).unwrap();
+    let big = DeviceBuffer::to_device_sync(&[i32::MAX, i32::MAX], &stream).unwrap();
     assert_eq!(
         ops::sum_on(&big, &stream)
             .unwrap()
-            .copy_to_host(&stream)
+            .copy_to_host_sync(&stream)
             .unwrap(),
         2 * i32::MAX as i64
     );
@@ -80,10 +80,10 @@ fn check_float_sum<T>(host: &[T], stream: &Stream, relative: f64)
 where
     T: SumElement<Acc = T> + ops::sum_partials::Instance + Into<f64> + Copy,
 {
-    let device = DeviceBuffer::to_device(host, stream).unwrap();
+    let device = DeviceBuffer::to_device_sync(host, stream).unwrap();
     let got: f64 = ops::sum_on(&device, stream)
         .unwrap()
-        .copy_to_host(stream)
+        .copy_to_host_sync(stream)
         .unwrap()
         .into();
     let want: f64 = host.iter().map(|&x| x.into()).sum();
@@ -114,12 +114,12 @@ fn sums_of_two_to_the_28_elements() {
     let stream = Stream::new().unwrap();
     let n = 1usize << 28;
     let ints: Vec<i32> = (0..n).map(|i| (i % 1999) as i32 - 999).collect();
-    let device = DeviceBuffer::to_device(&ints, &stream).unwrap();
+    let device = DeviceBuffer::to_device_sync(&ints, &stream).unwrap();
     let want: i64 = ints.iter().map(|&x| x as i64).sum();
     assert_eq!(
         ops::sum_on(&device, &stream)
             .unwrap()
-            .copy_to_host(&stream)
+            .copy_to_host_sync(&stream)
             .unwrap(),
         want
     );
@@ -140,20 +140,24 @@ fn elementwise_expressions_match_the_cpu() {
     for n in [1usize, 10, 255, 257, 100_003] {
         let a: Vec<i64> = (0..n as i64).map(|i| i * 3 - 7).collect();
         let c: Vec<i64> = (0..n as i64).map(|i| 1000 - i).collect();
-        let da = DeviceBuffer::from_host(&a).unwrap();
-        let dc = DeviceBuffer::from_host(&c).unwrap();
+        let da = DeviceBuffer::from_host_sync(&a).unwrap();
+        let dc = DeviceBuffer::from_host_sync(&c).unwrap();
         let b: DeviceScalar<i64> = ops::sum(&da).unwrap();
         let bv: i64 = a.iter().sum();
         // The tutorial's b * a + 8: one fused kernel.
-        let got = (&b * &da + 8).eval().unwrap().to_host().unwrap();
+        let got = (&b * &da + 8).eval().unwrap().to_host_sync().unwrap();
         assert_eq!(got, a.iter().map(|x| bv * x + 8).collect::<Vec<_>>());
         // Array with array, subtraction, and a nested expression with a temporary.
-        let got = (array(&da) * &dc - &b).eval().unwrap().to_host().unwrap();
+        let got = (array(&da) * &dc - &b)
+            .eval()
+            .unwrap()
+            .to_host_sync()
+            .unwrap();
         assert_eq!(got, (0..n).map(|i| a[i] * c[i] - bv).collect::<Vec<_>>());
         let got = ((array(&da) - &dc) * (array(&dc) + 2))
             .eval()
             .unwrap()
-            .to_host()
+            .to_host_sync()
             .unwrap();
         assert_eq!(
             got,
@@ -164,18 +168,25 @@ fn elementwise_expressions_match_the_cpu() {
     }
     // Floats, unsigned (wrapping as NumPy), and a scalar-only expression.
     let x: Vec<f32> = (0..1000).map(|i| i as f32 * 0.25).collect();
-    let dx = DeviceBuffer::from_host(&x).unwrap();
-    let got = (array(&dx) * 2.0 + 0.5).eval().unwrap().to_host().unwrap();
+    let dx = DeviceBuffer::from_host_sync(&x).unwrap();
+    let got = (array(&dx) * 2.0 + 0.5)
+        .eval()
+        .unwrap()
+        .to_host_sync()
+        .unwrap();
     assert_eq!(got, x.iter().map(|v| v * 2.0 + 0.5).collect::<Vec<_>>());
-    let u = DeviceBuffer::from_host(&[0u32, 1, 2]).unwrap();
+    let u = DeviceBuffer::from_host_sync(&[0u32, 1, 2]).unwrap();
     assert_eq!(
-        (array(&u) - 1u32).eval().unwrap().to_host().unwrap(),
+        (array(&u) - 1u32).eval().unwrap().to_host_sync().unwrap(),
         vec![u32::MAX, 0, 1]
     );
     let s = DeviceScalar::from_value(6.0f64, &stream).unwrap();
-    assert_eq!((&s * 7.0).eval().unwrap().to_host().unwrap(), vec![42.0]);
+    assert_eq!(
+        (&s * 7.0).eval().unwrap().to_host_sync().unwrap(),
+        vec![42.0]
+    );
     // Arrays of different lengths are an error naming both lengths.
-    let short = DeviceBuffer::from_host(&[1.0f32; 3]).unwrap();
+    let short = DeviceBuffer::from_host_sync(&[1.0f32; 3]).unwrap();
     let err = (array(&dx) + &short).eval().err().unwrap();
     assert_eq!(
         err,

@@ -32,5 +32,5 @@ fn a_held_stream_does_not_hold_back_another() {
     held.synchronize().unwrap();
     assert!(free_finished, "the free stream finished its work");
     assert!(still_held, "while the other stream was still held");
-    assert_eq!(x.copy_to_host(&free).unwrap(), vec![9; 4096]);
+    assert_eq!(x.copy_to_host_sync(&free).unwrap(), vec![9; 4096]);
 }

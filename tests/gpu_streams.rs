@@ -24,7 +24,7 @@ fn an_event_orders_work_across_non_blocking_streams() {
         consumer.wait_event(&ready).unwrap();
         launch!(add_kernel[n / 256, 256, consumer](&x, &x, &mut y)).unwrap();
         consumer.wait_event(&ready).unwrap(); // an event can be waited on again
-        let got = y.copy_to_host(&consumer).unwrap();
+        let got = y.copy_to_host_sync(&consumer).unwrap();
         let want = 2.0 * (19.0 + round as f32);
         assert!(
             got.iter().all(|&v| v == want),
@@ -70,7 +70,7 @@ fn sixteen_host_threads_launch_on_their_own_streams() {
                 for _ in 0..10 {
                     launch!(fill[40, 256, stream](t as u32, &mut out)).unwrap();
                 }
-                out.copy_to_host(&stream)
+                out.copy_to_host_sync(&stream)
                     .unwrap()
                     .iter()
                     .all(|&v| v == t as u32)
@@ -85,9 +85,9 @@ fn sixteen_host_threads_launch_on_their_own_streams() {
 #[test]
 fn empty_buffers_copy_and_launch() {
     let stream = Stream::new().unwrap();
-    let empty = DeviceBuffer::<f32>::to_device(&[], &stream).unwrap();
+    let empty = DeviceBuffer::<f32>::to_device_sync(&[], &stream).unwrap();
     assert!(empty.is_empty());
-    assert_eq!(empty.copy_to_host(&stream).unwrap(), Vec::<f32>::new());
+    assert_eq!(empty.copy_to_host_sync(&stream).unwrap(), Vec::<f32>::new());
     let mut out = DeviceBuffer::<f32>::device_array(0).unwrap();
     launch!(add_kernel[1, 32, stream](&empty, &empty, &mut out)).unwrap();
     stream.synchronize().unwrap();
@@ -109,7 +109,7 @@ fn a_stream_of_another_library_is_borrowed_not_owned() {
     assert_eq!(ours, ours.clone());
     let mut x = DeviceBuffer::<u32>::zeroed_on(1000, &ours).unwrap();
     launch!(fill[4, 256, ours](5u32, &mut x)).unwrap();
-    assert_eq!(x.copy_to_host(&ours).unwrap(), vec![5; 1000]);
+    assert_eq!(x.copy_to_host_sync(&ours).unwrap(), vec![5; 1000]);
     drop(ours);
     // Still alive: dropping the wrapper did not destroy cust's stream.
     theirs.synchronize().unwrap();

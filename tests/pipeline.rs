@@ -1,10 +1,16 @@
 //! The pipeline helper and the timeline: pipelined results equal sequential
-//! ones for any chunk and stream count; operations in one stream stay in
-//! order; the timeline exports one lane per stream.
+//! ones for any chunk and stream count; `Pipeline::run` only queues, and its
+//! copies stay tracked even when it fails; operations in one stream stay in
+//! order; the timeline exports one lane per stream. The tests take turns:
+//! some hold streams.
 
+mod common;
+
+use common::{hold, one_at_a_time};
 use gpu_kernels::{busy, fill, saxpy};
 use gpu_runtime::timeline::{to_chrome_trace, to_svg, SpanKind, Timeline};
-use gpu_runtime::{launch, pipeline, DeviceBuffer, Error, PinnedBuffer, Stream};
+use gpu_runtime::{launch, pipeline, DeviceBuffer, Error, PinnedBuffer, Pipeline, Stream};
+use std::time::{Duration, Instant};
 
 fn input(n: usize) -> PinnedBuffer<f32> {
     PinnedBuffer::from_slice(&(0..n).map(|i| (i % 977) as f32 * 0.25).collect::<Vec<_>>()).unwrap()
@@ -12,6 +18,7 @@ fn input(n: usize) -> PinnedBuffer<f32> {
 
 #[test]
 fn pipelined_results_equal_sequential_ones() {
+    let _turn = one_at_a_time();
     let n = 10_007;
     let source = input(n);
     let streams: Vec<Stream> = (0..8).map(|_| Stream::new().unwrap()).collect();
@@ -47,6 +54,7 @@ fn pipelined_results_equal_sequential_ones() {
 
 #[test]
 fn bad_pipelines_are_errors() {
+    let _turn = one_at_a_time();
     let streams = [Stream::new().unwrap()];
     let source = input(10);
     let mut wrong = PinnedBuffer::<f32>::new(9).unwrap();
@@ -72,6 +80,7 @@ fn bad_pipelines_are_errors() {
 
 #[test]
 fn operations_in_one_stream_stay_in_order() {
+    let _turn = one_at_a_time();
     let stream = Stream::new().unwrap();
     let n = 1 << 14;
     let mut x = DeviceBuffer::<f32>::zeroed_on(n, &stream).unwrap();
@@ -95,6 +104,7 @@ fn operations_in_one_stream_stay_in_order() {
 
 #[test]
 fn the_timeline_has_a_lane_per_stream_and_a_span_per_step() {
+    let _turn = one_at_a_time();
     let streams: Vec<Stream> = (0..3).map(|_| Stream::new().unwrap()).collect();
     let source = input(4096);
     let mut output = PinnedBuffer::<f32>::new(4096).unwrap();
@@ -127,13 +137,15 @@ fn the_timeline_has_a_lane_per_stream_and_a_span_per_step() {
             "{span:?}"
         );
     }
-    // In one lane, the steps of a chunk follow each other.
+    // In one lane, the steps of a chunk follow each other: one event marks
+    // the end of a step and the start of the next (`Timeline::record_next`),
+    // also from one chunk to the next chunk of the same stream.
     for chunk in spans.chunks(3) {
-        assert!(
-            chunk[0].end_ms <= chunk[1].start_ms + 1e-3
-                && chunk[1].end_ms <= chunk[2].start_ms + 1e-3,
-            "{chunk:?}"
-        );
+        assert_eq!(chunk[0].end_ms, chunk[1].start_ms, "{chunk:?}");
+        assert_eq!(chunk[1].end_ms, chunk[2].start_ms, "{chunk:?}");
+    }
+    for c in 3..6 {
+        assert_eq!(spans[3 * (c - 3) + 2].end_ms, spans[3 * c].start_ms);
     }
     let lanes: Vec<String> = (0..3).map(|i| format!("stream {i}")).collect();
     let json = to_chrome_trace(&spans, &lanes);
@@ -145,4 +157,102 @@ fn the_timeline_has_a_lane_per_stream_and_a_span_per_step() {
     assert!(svg.starts_with("<svg ") && svg.trim_end().ends_with("</svg>"));
     assert_eq!(svg.matches("class=\"lane\"").count(), 3);
     assert_eq!(svg.matches("class=\"span\"").count(), 18);
+}
+
+fn busy_on(
+    stream: &Stream,
+    x: gpu_runtime::DeviceView<'_, f32>,
+    out: gpu_runtime::DeviceViewMut<'_, f32>,
+) -> gpu_runtime::Result<()> {
+    launch!(busy[x.len().div_ceil(256), 256, stream](x, 5, out))
+}
+
+#[test]
+fn run_only_queues_and_reading_the_output_waits() {
+    let _turn = one_at_a_time();
+    let n = 8192;
+    let source = input(n);
+    let streams: Vec<Stream> = (0..2).map(|_| Stream::new().unwrap()).collect();
+    let mut reference = PinnedBuffer::<f32>::new(n).unwrap();
+    pipeline(&source, &mut reference, 1, &streams[..1], None, busy_on).unwrap();
+    let mut output = PinnedBuffer::<f32>::new(n).unwrap();
+    let mut pipe = Pipeline::new(&streams).unwrap();
+    pipe.run(&source, &mut output, 4, None, busy_on).unwrap(); // allocates
+    output.as_slice().unwrap();
+    let timers: Vec<_> = streams.iter().map(|s| hold(s, 300)).collect();
+    let start = Instant::now();
+    pipe.run(&source, &mut output, 4, None, busy_on).unwrap();
+    assert!(
+        start.elapsed() < Duration::from_millis(200),
+        "run returned while its streams were held"
+    );
+    assert!(!output.is_idle().unwrap());
+    assert_eq!(output.as_slice().unwrap(), reference.as_slice().unwrap());
+    assert!(
+        start.elapsed() >= Duration::from_millis(250),
+        "as_slice waited for the held copies"
+    );
+    for t in timers {
+        t.join().unwrap();
+    }
+}
+
+#[test]
+fn a_failing_or_panicking_run_still_tracks_its_copies() {
+    let _turn = one_at_a_time();
+    let n = 8192;
+    let mut source = input(n);
+    let streams: Vec<Stream> = (0..2).map(|_| Stream::new().unwrap()).collect();
+    let mut output = PinnedBuffer::<f32>::new(n).unwrap();
+    let mut pipe = Pipeline::new(&streams).unwrap();
+    pipe.run(&source, &mut output, 4, None, busy_on).unwrap();
+    pipe.synchronize().unwrap();
+
+    // The kernel of the third chunk fails: copies of chunks 0 to 2 are queued.
+    let timers: Vec<_> = streams.iter().map(|s| hold(s, 300)).collect();
+    let start = Instant::now();
+    let mut calls = 0;
+    let err = pipe
+        .run(&source, &mut output, 4, None, |s, x, out| {
+            calls += 1;
+            if calls == 3 {
+                return Err(Error::InvalidPipeline {
+                    reason: "test failure".into(),
+                });
+            }
+            busy_on(s, x, out)
+        })
+        .unwrap_err();
+    assert!(matches!(err, Error::InvalidPipeline { .. }));
+    // Writing the input waits for the queued copies that read it.
+    source.as_mut_slice().unwrap().fill(0.0);
+    assert!(
+        start.elapsed() >= Duration::from_millis(250),
+        "as_mut_slice waited for the held copies"
+    );
+    for t in timers {
+        t.join().unwrap();
+    }
+
+    // The kernel of the second chunk panics.
+    let timers: Vec<_> = streams.iter().map(|s| hold(s, 300)).collect();
+    let start = Instant::now();
+    let mut calls = 0;
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        pipe.run(&source, &mut output, 4, None, |s, x, out| {
+            calls += 1;
+            assert!(calls < 2, "the kernel closure panics");
+            busy_on(s, x, out)
+        })
+    }));
+    assert!(panicked.is_err());
+    // Reading the output waits for the queued copy into it.
+    output.as_slice().unwrap();
+    assert!(
+        start.elapsed() >= Duration::from_millis(250),
+        "as_slice waited for the held copy out"
+    );
+    for t in timers {
+        t.join().unwrap();
+    }
 }

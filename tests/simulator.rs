@@ -28,7 +28,7 @@ fn failure(stream: &Stream) -> (String, String) {
 #[test]
 fn an_out_of_bounds_read_names_kernel_block_and_thread() {
     let stream = simulator();
-    let x = DeviceBuffer::to_device(&[1u32, 2, 3], &stream).unwrap();
+    let x = DeviceBuffer::to_device_sync(&[1u32, 2, 3], &stream).unwrap();
     let mut out = DeviceBuffer::<u32>::zeroed_on(64, &stream).unwrap();
     launch!(testing::read_at[2, 32, stream](&x, 3, &mut out)).unwrap();
     let (kernel, message) = failure(&stream);
@@ -43,7 +43,7 @@ fn an_out_of_bounds_read_names_kernel_block_and_thread() {
     );
     // In bounds, the same kernel works: the simulator carries on.
     launch!(testing::read_at[2, 32, stream](&x, 2, &mut out)).unwrap();
-    assert_eq!(out.copy_to_host(&stream).unwrap(), vec![3; 64]);
+    assert_eq!(out.copy_to_host_sync(&stream).unwrap(), vec![3; 64]);
 }
 
 #[test]
@@ -53,7 +53,7 @@ fn a_barrier_not_reached_by_every_thread_is_reported_not_hung_on() {
     launch!(testing::divergent_barrier[1, 128, stream](0, &mut out)).unwrap();
     stream.synchronize().unwrap();
     assert_eq!(
-        out.copy_to_host(&stream).unwrap(),
+        out.copy_to_host_sync(&stream).unwrap(),
         vec![1; 128],
         "every thread reaching it passes"
     );
@@ -72,7 +72,7 @@ fn a_shuffle_with_exited_lanes_is_reported() {
     let stream = simulator();
     let mut out = DeviceBuffer::<u32>::zeroed_on(64, &stream).unwrap();
     launch!(testing::shuffle_after_exit[1, 64, stream](0, &mut out)).unwrap();
-    let got = out.copy_to_host(&stream).unwrap();
+    let got = out.copy_to_host_sync(&stream).unwrap();
     assert_eq!(got[..3], [1, 2, 3]);
     assert_eq!(got[31], 31, "the last lane keeps its own value");
     launch!(testing::shuffle_after_exit[1, 64, stream](3, &mut out)).unwrap();

@@ -1,10 +1,15 @@
 // Pinned transfers and the Day 7 pipeline in CUDA C, for benches/transfers_and_pipeline.rs.
-// Usage: pipeline ROUNDS   (the busy kernel's rounds, calibrated by the Rust side)
+// Usage: pipeline ROUNDS [PTX]
+//   ROUNDS: the busy kernel's rounds, calibrated by the Rust side;
+//   PTX: the Rust kernels' module; the pipeline then runs a second time with
+//        its `busy__1d` (driver API), separating host code from kernel code.
 // Prints `RESULT <name> <value> <unit>` lines.
+#include <cuda.h>
 #include <cuda_runtime.h>
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #define CHECK(call)                                                              \
@@ -24,6 +29,17 @@ __global__ void busy(const float* x, unsigned rounds, float* out, size_t n) {
         out[i] = v;
     }
 }
+
+#define CHECK_CU(call)                                                  \
+    do {                                                                \
+        CUresult err_ = (call);                                         \
+        if (err_ != CUDA_SUCCESS) {                                     \
+            const char* msg_ = "";                                      \
+            cuGetErrorString(err_, &msg_);                              \
+            fprintf(stderr, "%s failed: %s\n", #call, msg_);            \
+            exit(1);                                                    \
+        }                                                               \
+    } while (0)
 
 static float median(std::vector<float> v) {
     std::sort(v.begin(), v.end());
@@ -71,8 +87,8 @@ int main(int argc, char** argv) {
         CHECK(cudaMalloc(&din[i], chunk * sizeof(float)));
         CHECK(cudaMalloc(&dout[i], chunk * sizeof(float)));
     }
-    std::vector<float> times;
-    for (int rep = 0; rep < 6; ++rep) {
+    // One timed pipeline; `launch(k)` queues the kernel of a chunk on stream k.
+    auto pipeline_ms = [&](auto launch) {
         CHECK(cudaDeviceSynchronize());
         CHECK(cudaEventRecord(a, s[0]));
         for (int i = 1; i < nstreams; ++i) CHECK(cudaStreamWaitEvent(s[i], a, 0));
@@ -80,7 +96,7 @@ int main(int argc, char** argv) {
             int k = c % nstreams;
             size_t off = c * chunk;
             CHECK(cudaMemcpyAsync(din[k], in + off, chunk * sizeof(float), cudaMemcpyHostToDevice, s[k]));
-            busy<<<(unsigned)((chunk + 255) / 256), 256, 0, s[k]>>>(din[k], rounds, dout[k], chunk);
+            launch(k);
             CHECK(cudaMemcpyAsync(out + off, dout[k], chunk * sizeof(float), cudaMemcpyDeviceToHost, s[k]));
         }
         for (int i = 1; i < nstreams; ++i) {
@@ -94,13 +110,70 @@ int main(int argc, char** argv) {
         CHECK(cudaEventSynchronize(b));
         float ms;
         CHECK(cudaEventElapsedTime(&ms, a, b));
+        return ms;
+    };
+    auto check = [&](const char* what) {
+        for (size_t i = 0; i < n; i += 4099) {
+            float v = in[i];
+            for (unsigned r = 0; r < rounds; ++r) v = v * 0.999f + 0.001f;
+            if (out[i] != v) {
+                fprintf(stderr, "%s: wrong result at %zu: %f vs %f\n", what, i, out[i], v);
+                exit(1);
+            }
+        }
+        memset(out, 0, bytes);
+    };
+    std::vector<float> times;
+    for (int rep = 0; rep < 6; ++rep) {
+        float ms = pipeline_ms([&](int k) {
+            busy<<<(unsigned)((chunk + 255) / 256), 256, 0, s[k]>>>(din[k], rounds, dout[k], chunk);
+        });
         if (rep > 0) times.push_back(ms);
     }
     CHECK(cudaGetLastError());
-    for (size_t i = 0; i < n; i += 4099) {
-        float v = in[i];
-        for (unsigned r = 0; r < rounds; ++r) v = v * 0.999f + 0.001f;
-        if (out[i] != v) { fprintf(stderr, "wrong result at %zu: %f vs %f\n", i, out[i], v); return 1; }
+    check("CUDA C pipeline");
+    if (argc > 2) {
+        CUmodule module;
+        CUfunction rust_busy;
+        CHECK_CU(cuModuleLoad(&module, argv[2]));
+        CHECK_CU(cuModuleGetFunction(&rust_busy, module, "busy__1d"));
+        std::vector<float> rust_times;
+        for (int rep = 0; rep < 6; ++rep) {
+            float ms = pipeline_ms([&](int k) {
+                unsigned long long len = chunk;
+                void* params[] = {&din[k], &len, &rounds, &dout[k], &len};
+                CHECK_CU(cuLaunchKernel(rust_busy, (unsigned)((chunk + 255) / 256), 1, 1, 256, 1, 1, 0,
+                                        s[k], params, nullptr));
+            });
+            if (rep > 0) rust_times.push_back(ms);
+        }
+        check("CUDA C pipeline with the Rust kernel");
+        printf("RESULT cuda_c_rust_kernel_pipeline_ms %.4f ms\n", median(rust_times));
+        // The two kernels alone, over all n elements (input and output apart:
+        // the Rust kernel's slices may not alias).
+        float* dev_out;
+        CHECK(cudaMalloc(&dev_out, bytes));
+        std::vector<float> c_kernel, rust_kernel;
+        for (int rep = 0; rep < 7; ++rep) {
+            float ms;
+            CHECK(cudaEventRecord(a, s[0]));
+            busy<<<(unsigned)((n + 255) / 256), 256, 0, s[0]>>>(dev, rounds, dev_out, n);
+            CHECK(cudaEventRecord(b, s[0]));
+            CHECK(cudaEventSynchronize(b));
+            CHECK(cudaEventElapsedTime(&ms, a, b));
+            c_kernel.push_back(ms);
+            unsigned long long len = n;
+            void* params[] = {&dev, &len, &rounds, &dev_out, &len};
+            CHECK(cudaEventRecord(a, s[0]));
+            CHECK_CU(cuLaunchKernel(rust_busy, (unsigned)((n + 255) / 256), 1, 1, 256, 1, 1, 0, s[0], params, nullptr));
+            CHECK(cudaEventRecord(b, s[0]));
+            CHECK(cudaEventSynchronize(b));
+            CHECK(cudaEventElapsedTime(&ms, a, b));
+            rust_kernel.push_back(ms);
+        }
+        CHECK(cudaFree(dev_out));
+        printf("RESULT cuda_c_kernel_ms %.4f ms\n", median(c_kernel));
+        printf("RESULT rust_kernel_in_c_ms %.4f ms\n", median(rust_kernel));
     }
     printf("RESULT cuda_c_pipeline_ms %.4f ms\n", median(times));
     return 0;

@@ -57,6 +57,11 @@ extern "C" {
     fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) -> Status;
     fn cuMemHostAlloc(ptr: *mut *mut c_void, bytes: usize, flags: c_uint) -> Status;
     fn cuMemFreeHost(ptr: *mut c_void) -> Status;
+    fn cuMemHostGetDevicePointer_v2(
+        dptr: *mut CUdeviceptr,
+        ptr: *mut c_void,
+        flags: c_uint,
+    ) -> Status;
     fn cuMemsetD8Async(ptr: CUdeviceptr, value: u8, count: usize, stream: CUstream) -> Status;
     fn cuMemcpyHtoDAsync_v2(
         dst: CUdeviceptr,
@@ -329,15 +334,31 @@ pub fn mem_info() -> Result<(usize, usize), DriverError> {
     Ok((free, total))
 }
 
-/// Allocates `bytes` of page-locked host memory.
-pub fn host_alloc(bytes: usize) -> WithStatus<*mut c_void> {
+/// `CU_MEMHOSTALLOC_DEVICEMAP`: map the allocation into the device's address space.
+const HOST_ALLOC_DEVICE_MAP: c_uint = 2;
+
+/// Allocates `bytes` of page-locked host memory, mapped into the current
+/// context's device address space when `mapped`.
+pub fn host_alloc(bytes: usize, mapped: bool) -> WithStatus<*mut c_void> {
     if crate::backend::simulated() {
         return simulator::memory::host_alloc(bytes);
     }
     let mut p = ptr::null_mut();
-    // SAFETY: writes one pointer; flags 0 (portable within the context).
-    let code = unsafe { cuMemHostAlloc(&mut p, bytes, 0) };
+    let flags = if mapped { HOST_ALLOC_DEVICE_MAP } else { 0 };
+    // SAFETY: writes one pointer.
+    let code = unsafe { cuMemHostAlloc(&mut p, bytes, flags) };
     (code, p)
+}
+
+/// The device address of mapped page-locked memory at `ptr`.
+pub fn host_device_pointer(ptr: *mut c_void) -> WithStatus<CUdeviceptr> {
+    if crate::backend::simulated() {
+        return simulator::memory::host_device_pointer(ptr);
+    }
+    let mut d = 0;
+    // SAFETY: writes one address; the driver checks `ptr` (flags must be 0).
+    let code = unsafe { cuMemHostGetDevicePointer_v2(&mut d, ptr, 0) };
+    (code, d)
 }
 
 /// # Safety

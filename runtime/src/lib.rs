@@ -9,11 +9,11 @@
 //! use gpu_runtime::{launch, DeviceBuffer, Stream};
 //!
 //! let stream = Stream::new()?;
-//! let a = DeviceBuffer::to_device(&[1.0f32; 1000], &stream)?;
-//! let b = DeviceBuffer::to_device(&[2.0f32; 1000], &stream)?;
+//! let a = DeviceBuffer::to_device_sync(&[1.0f32; 1000], &stream)?;
+//! let b = DeviceBuffer::to_device_sync(&[2.0f32; 1000], &stream)?;
 //! let mut c = DeviceBuffer::<f32>::device_array(1000)?;
 //! launch!(gpu_kernels::add_kernel[4, 256, stream](&a, &b, &mut c))?;
-//! assert!(c.copy_to_host(&stream)?.iter().all(|&x| x == 3.0));
+//! assert!(c.copy_to_host_sync(&stream)?.iter().all(|&x| x == 3.0));
 //! # Ok::<(), gpu_runtime::Error>(())
 //! ```
 //!
@@ -47,8 +47,10 @@ pub use gpu_device::DeviceCopy;
 pub use launch::{DimValue, Dims, IntoDims, KernelFunction, LaunchConfig, StreamRef};
 pub use memory::{DeviceBuffer, DeviceInput, DeviceOutput, DeviceView, DeviceViewMut};
 pub use module::EmbeddedModule;
-pub use pinned::PinnedBuffer;
-pub use pipeline::pipeline;
+pub use pinned::{
+    HostOnly, Mapped, MappedBuffer, MappedView, MappedViewMut, Mapping, PinnedBuffer,
+};
+pub use pipeline::{pipeline, Pipeline};
 pub use stream::{Stream, StreamOptions};
 
 /// Launches a `#[kernel]` function, Numba style:

@@ -81,15 +81,18 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     }
 
     /// Copies `data` into a new buffer on the current stream (CuPy's
-    /// `cp.asarray(data)`). `data` may be dropped as soon as this returns.
-    pub fn from_host(data: &[T]) -> Result<Self> {
-        DeviceBuffer::to_device(data, &crate::current_stream()?)
+    /// `cp.asarray(data)`). Synchronous with respect to the host: returns once
+    /// `data` has been read, so it may be dropped or changed at once. For
+    /// copies that return at once, use a [`PinnedBuffer`](crate::PinnedBuffer).
+    pub fn from_host_sync(data: &[T]) -> Result<Self> {
+        DeviceBuffer::to_device_sync(data, &crate::current_stream()?)
     }
 
     /// Copies the buffer to a new `Vec` on the current stream (CuPy's
-    /// `cp.asnumpy(buffer)`); returns once the data has arrived.
-    pub fn to_host(&self) -> Result<Vec<T>> {
-        self.copy_to_host(&crate::current_stream()?)
+    /// `cp.asnumpy(buffer)`). Synchronous: waits for the work queued on the
+    /// stream so far, then for the copy.
+    pub fn to_host_sync(&self) -> Result<Vec<T>> {
+        self.copy_to_host_sync(&crate::current_stream()?)
     }
 
     /// A buffer of `len` elements zeroed on `stream`: work queued on `stream`
@@ -121,18 +124,20 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     }
 
     /// Copies `data` into a new buffer on `stream`'s device (Numba's
-    /// `cuda.to_device(data, stream=stream)`). `data` may be dropped as soon as
-    /// this returns.
-    pub fn to_device(data: &[T], stream: &Stream) -> Result<Self> {
+    /// `cuda.to_device(data, stream=stream)`). Synchronous with respect to the
+    /// host, as Numba's is for ordinary memory: returns once `data` has been
+    /// read, so it may be dropped or changed at once.
+    pub fn to_device_sync(data: &[T], stream: &Stream) -> Result<Self> {
         let mut buffer = DeviceBuffer::alloc(data.len(), Device::get(stream.device())?)?;
-        buffer.copy_from_host(data, stream)?;
+        buffer.copy_from_host_sync(data, stream)?;
         Ok(buffer)
     }
 
     /// Copies `data` (the same length as the buffer) into the buffer on
-    /// `stream`. `data` may be dropped or changed as soon as this returns.
-    pub fn copy_from_host(&mut self, data: &[T], stream: &Stream) -> Result<()> {
-        self.view_mut().copy_from_host(data, stream)
+    /// `stream`. Synchronous with respect to the host: returns once `data` has
+    /// been read, so it may be dropped or changed at once.
+    pub fn copy_from_host_sync(&mut self, data: &[T], stream: &Stream) -> Result<()> {
+        self.view_mut().copy_from_host_sync(data, stream)
     }
 
     /// Copies `source` (the same length, on the same device) into the buffer,
@@ -151,8 +156,10 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         if self.len == 0 {
             return Ok(());
         }
+        source.before_device_access(stream)?;
         // SAFETY: both ranges are device memory of `len` elements, borrowed for
-        // this call; the buffers' drops wait for queued work before freeing.
+        // this call; the buffers' drops wait for queued work before freeing
+        // (mapped host memory: its tracking, told below).
         let code = unsafe {
             driver::memcpy_dtod_async(
                 self.ptr,
@@ -164,20 +171,21 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         if code != driver::SUCCESS {
             return Err(stream.error("cuMemcpyDtoDAsync", code));
         }
-        Ok(())
+        source.after_device_access(stream)
     }
 
     /// Copies the buffer to a new `Vec` after the work queued on `stream` so
-    /// far (Numba's `copy_to_host(stream=stream)`); returns once the data has
-    /// arrived.
-    pub fn copy_to_host(&self, stream: &Stream) -> Result<Vec<T>> {
-        self.view().copy_to_host(stream)
+    /// far (Numba's `copy_to_host(stream=stream)`). Synchronous: returns once
+    /// the data has arrived. For copies that return at once, use
+    /// [`copy_to_pinned`](Self::copy_to_pinned).
+    pub fn copy_to_host_sync(&self, stream: &Stream) -> Result<Vec<T>> {
+        self.view().copy_to_host_sync(stream)
     }
 
     /// Copies the buffer into `out` (the same length) after the work queued on
-    /// `stream` so far; returns once the data has arrived.
-    pub fn copy_to_slice(&self, out: &mut [T], stream: &Stream) -> Result<()> {
-        self.view().copy_to_slice(out, stream)
+    /// `stream` so far. Synchronous: returns once the data has arrived.
+    pub fn copy_to_slice_sync(&self, out: &mut [T], stream: &Stream) -> Result<()> {
+        self.view().copy_to_slice_sync(out, stream)
     }
 
     /// The number of elements.
@@ -313,8 +321,8 @@ impl<'a, T: DeviceCopy> DeviceView<'a, T> {
         })
     }
 
-    /// See [`DeviceBuffer::copy_to_host`].
-    pub fn copy_to_host(&self, stream: &Stream) -> Result<Vec<T>> {
+    /// See [`DeviceBuffer::copy_to_host_sync`].
+    pub fn copy_to_host_sync(&self, stream: &Stream) -> Result<Vec<T>> {
         let mut out: Vec<T> = Vec::with_capacity(self.raw.len);
         self.copy_raw_to_host(out.as_mut_ptr(), self.raw.len, stream)?;
         // SAFETY: the copy wrote all `len` elements as `T` values that a kernel
@@ -323,8 +331,8 @@ impl<'a, T: DeviceCopy> DeviceView<'a, T> {
         Ok(out)
     }
 
-    /// See [`DeviceBuffer::copy_to_slice`].
-    pub fn copy_to_slice(&self, out: &mut [T], stream: &Stream) -> Result<()> {
+    /// See [`DeviceBuffer::copy_to_slice_sync`].
+    pub fn copy_to_slice_sync(&self, out: &mut [T], stream: &Stream) -> Result<()> {
         if out.len() != self.raw.len {
             return Err(Error::LengthMismatch {
                 operation: "copy to host",
@@ -417,8 +425,8 @@ impl<'a, T: DeviceCopy> DeviceViewMut<'a, T> {
         ))
     }
 
-    /// See [`DeviceBuffer::copy_from_host`].
-    pub fn copy_from_host(&mut self, data: &[T], stream: &Stream) -> Result<()> {
+    /// See [`DeviceBuffer::copy_from_host_sync`].
+    pub fn copy_from_host_sync(&mut self, data: &[T], stream: &Stream) -> Result<()> {
         if data.len() != self.raw.len {
             return Err(Error::LengthMismatch {
                 operation: "copy to device",
@@ -466,7 +474,7 @@ pub(crate) fn check_device(buffer_device: usize, stream: &Stream) -> Result<()> 
     Ok(())
 }
 
-mod sealed {
+pub(crate) mod sealed {
     pub trait Sealed {}
 }
 
@@ -480,6 +488,19 @@ mod sealed {
 pub trait DeviceInput<T: DeviceCopy>: sealed::Sealed {
     #[doc(hidden)]
     fn raw_view(&self) -> RawView;
+
+    /// Orders `stream` after device work the access must not overlap (for
+    /// memory the host tracks: mapped pinned memory).
+    #[doc(hidden)]
+    fn before_device_access(&self, _stream: &Stream) -> Result<()> {
+        Ok(())
+    }
+
+    /// Tracks the access just queued on `stream`.
+    #[doc(hidden)]
+    fn after_device_access(&self, _stream: &Stream) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// What a launcher accepts where the kernel writes (`DisjointSlice<T>`,
@@ -493,6 +514,18 @@ pub trait DeviceInput<T: DeviceCopy>: sealed::Sealed {
 pub trait DeviceOutput<T: DeviceCopy>: sealed::Sealed {
     #[doc(hidden)]
     fn raw_view(&mut self) -> RawView;
+
+    /// As [`DeviceInput::before_device_access`], for a write.
+    #[doc(hidden)]
+    fn before_device_access(&self, _stream: &Stream) -> Result<()> {
+        Ok(())
+    }
+
+    /// As [`DeviceInput::after_device_access`], for a write.
+    #[doc(hidden)]
+    fn after_device_access(&self, _stream: &Stream) -> Result<()> {
+        Ok(())
+    }
 }
 
 impl<T: DeviceCopy> sealed::Sealed for &DeviceBuffer<T> {}

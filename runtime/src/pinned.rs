@@ -16,12 +16,21 @@
 //! Tracking in the buffer, rather than a guard returned by the copy, keeps
 //! this sound when a value is leaked with `mem::forget`, and lets a pipeline
 //! queue many copies without holding borrows across them.
+//!
+//! A buffer made with [`PinnedBuffer::new_mapped`] (a [`MappedBuffer`]) is
+//! also mapped into the device's address space: kernels read and write it in
+//! place through [`PinnedBuffer::device_view`] and
+//! [`PinnedBuffer::device_view_mut`], over the bus, without copies (Numba's
+//! `mapped_array`). Kernel launches on such a view are tracked like copies.
 
 use crate::device::{self, Device};
 use crate::driver;
 use crate::error::{Error, Result};
 use crate::event::{Event, EventOptions};
-use crate::memory::{check_device, DeviceBuffer, DeviceView, DeviceViewMut};
+use crate::memory::{
+    check_device, sealed, DeviceBuffer, DeviceInput, DeviceOutput, DeviceView, DeviceViewMut,
+    RawView,
+};
 use crate::stream::Stream;
 use gpu_device::DeviceCopy;
 use std::marker::PhantomData;
@@ -30,15 +39,50 @@ use std::ops::Range;
 use std::ptr::NonNull;
 use std::sync::Mutex;
 
+/// Whether a [`PinnedBuffer`] is mapped into the device's address space:
+/// [`HostOnly`] or [`Mapped`].
+pub trait Mapping: sealed::Sealed + 'static {
+    #[doc(hidden)]
+    const MAPPED: bool;
+}
+
+/// A pinned buffer the device reaches only through copies.
+#[derive(Debug)]
+pub enum HostOnly {}
+
+/// A pinned buffer that kernels can also read and write in place.
+#[derive(Debug)]
+pub enum Mapped {}
+
+impl sealed::Sealed for HostOnly {}
+impl sealed::Sealed for Mapped {}
+impl Mapping for HostOnly {
+    const MAPPED: bool = false;
+}
+impl Mapping for Mapped {
+    const MAPPED: bool = true;
+}
+
+/// Page-locked host memory that kernels can read and write in place: see
+/// [`PinnedBuffer::new_mapped`].
+pub type MappedBuffer<T> = PinnedBuffer<T, Mapped>;
+
 /// Page-locked host memory (Numba's `pinned_array`, CuPy's `empty_pinned`):
 /// copies to and from it run asynchronously, at full bus speed. Allocate once
 /// and reuse; allocation is slow.
-pub struct PinnedBuffer<T: DeviceCopy> {
+///
+/// The second parameter says whether the memory is also mapped into the
+/// device's address space ([`Mapped`], made by
+/// [`new_mapped`](PinnedBuffer::new_mapped)); only then does the buffer have
+/// device views.
+pub struct PinnedBuffer<T: DeviceCopy, M: Mapping = HostOnly> {
     ptr: NonNull<T>,
     len: usize,
     device: usize,
+    /// The device address of the memory (mapped buffers only).
+    device_ptr: u64,
     pending: Mutex<Pending>,
-    _owns: PhantomData<T>,
+    _owns: PhantomData<(T, M)>,
 }
 
 /// Copies in flight that touch the buffer: the element range each touches
@@ -57,13 +101,72 @@ fn overlaps(a: &Range<usize>, b: &Range<usize>) -> bool {
 
 // SAFETY: the buffer owns its allocation; host access goes through `&self` /
 // `&mut self` methods that first wait for the device's accesses.
-unsafe impl<T: DeviceCopy + Send> Send for PinnedBuffer<T> {}
+unsafe impl<T: DeviceCopy + Send, M: Mapping> Send for PinnedBuffer<T, M> {}
 // SAFETY: as above; the pending lists are behind a mutex.
-unsafe impl<T: DeviceCopy + Sync> Sync for PinnedBuffer<T> {}
+unsafe impl<T: DeviceCopy + Sync, M: Mapping> Sync for PinnedBuffer<T, M> {}
 
 impl<T: DeviceCopy> PinnedBuffer<T> {
     /// `len` zeroed elements of page-locked memory, for the current device.
     pub fn new(len: usize) -> Result<Self> {
+        PinnedBuffer::allocate(len)
+    }
+
+    /// Page-locked memory holding a copy of `data`.
+    pub fn from_slice(data: &[T]) -> Result<Self> {
+        PinnedBuffer::allocate_from(data)
+    }
+}
+
+impl<T: DeviceCopy> PinnedBuffer<T, Mapped> {
+    /// `len` zeroed elements of page-locked memory mapped into the current
+    /// device's address space (Numba's `mapped_array`): kernels read and
+    /// write it in place through [`device_view`](Self::device_view) and
+    /// [`device_view_mut`](Self::device_view_mut), each access crossing the
+    /// bus. Suits data a kernel touches once; copies suit the rest.
+    pub fn new_mapped(len: usize) -> Result<Self> {
+        PinnedBuffer::allocate(len)
+    }
+
+    /// Mapped page-locked memory holding a copy of `data`.
+    pub fn mapped_from_slice(data: &[T]) -> Result<Self> {
+        PinnedBuffer::allocate_from(data)
+    }
+
+    /// The buffer as a kernel input, read in place over the bus. A launch
+    /// with it waits on the device for copies and kernels still writing the
+    /// buffer, and the buffer then tracks the launch: the host cannot write
+    /// or free it until the kernel has finished.
+    pub fn device_view(&self) -> MappedView<'_, T> {
+        MappedView {
+            raw: RawView {
+                ptr: self.device_ptr,
+                len: self.len,
+                device: self.device,
+            },
+            pending: &self.pending,
+            _element: PhantomData,
+        }
+    }
+
+    /// The buffer as a kernel output, written in place over the bus. A launch
+    /// with it waits on the device for copies and kernels still using the
+    /// buffer, and the buffer then tracks the launch: the host cannot read,
+    /// write or free it until the kernel has finished.
+    pub fn device_view_mut(&mut self) -> MappedViewMut<'_, T> {
+        MappedViewMut {
+            raw: RawView {
+                ptr: self.device_ptr,
+                len: self.len,
+                device: self.device,
+            },
+            pending: &self.pending,
+            _element: PhantomData,
+        }
+    }
+}
+
+impl<T: DeviceCopy, M: Mapping> PinnedBuffer<T, M> {
+    fn allocate(len: usize) -> Result<Self> {
         let device = Device::current()?;
         device.state()?;
         let bytes = len.checked_mul(size_of::<T>()).ok_or(Error::OutOfMemory {
@@ -74,7 +177,7 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
         let ptr = if bytes == 0 {
             NonNull::dangling()
         } else {
-            match driver::host_alloc(bytes) {
+            match driver::host_alloc(bytes, M::MAPPED) {
                 (driver::SUCCESS, p) => {
                     // SAFETY: the allocation holds `bytes` bytes; zero is a valid `T` (`DeviceCopy`).
                     unsafe { std::ptr::write_bytes(p.cast::<u8>(), 0, bytes) };
@@ -91,18 +194,33 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
                 (code, _) => return Err(device.state()?.error("cuMemHostAlloc", code)),
             }
         };
-        Ok(PinnedBuffer {
+        let mut buffer = PinnedBuffer {
             ptr,
             len,
             device: device.ordinal(),
+            device_ptr: 0,
             pending: Mutex::new(Pending::default()),
             _owns: PhantomData,
-        })
+        };
+        if M::MAPPED {
+            buffer.device_ptr = if bytes == 0 {
+                // Like empty device buffers: an aligned, never dereferenced address.
+                std::mem::align_of::<T>() as u64
+            } else {
+                match driver::host_device_pointer(buffer.ptr.as_ptr().cast()) {
+                    (driver::SUCCESS, d) => d,
+                    // Dropping `buffer` frees the allocation.
+                    (code, _) => {
+                        return Err(device.state()?.error("cuMemHostGetDevicePointer", code))
+                    }
+                }
+            };
+        }
+        Ok(buffer)
     }
 
-    /// Page-locked memory holding a copy of `data`.
-    pub fn from_slice(data: &[T]) -> Result<Self> {
-        let mut buffer = PinnedBuffer::new(data.len())?;
+    fn allocate_from(data: &[T]) -> Result<Self> {
+        let mut buffer = PinnedBuffer::allocate(data.len())?;
         buffer.as_mut_slice()?.copy_from_slice(data);
         Ok(buffer)
     }
@@ -118,7 +236,7 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Pending> {
-        self.pending.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.pending)
     }
 
     /// The contents, once every copy into the buffer has completed.
@@ -161,37 +279,121 @@ impl<T: DeviceCopy> PinnedBuffer<T> {
             }),
         }
     }
-    /// Makes `stream` wait for the in-flight copies that conflict with a new
-    /// one on `range` (writes conflict with reads and writes, reads with
-    /// writes), queues the copy with `enqueue`, and tracks it.
-    fn track(
+    /// Tracks the device accesses to `range` (reads, or writes when `write`)
+    /// queued on `stream` so far, by one event: for batches of copies queued
+    /// with the `_untracked` forms.
+    pub(crate) fn track_queued(
         &self,
         stream: &Stream,
         range: Range<usize>,
         write: bool,
-        enqueue: impl FnOnce() -> Result<()>,
     ) -> Result<()> {
-        let mut pending = self.lock();
-        // Completed copies need no more tracking.
-        pending.reads.retain(|(_, e)| !e.is_done().unwrap_or(false));
-        pending
-            .writes
-            .retain(|(_, e)| !e.is_done().unwrap_or(false));
-        let reads = if write { &pending.reads[..] } else { &[][..] };
-        for (other, event) in reads.iter().chain(&pending.writes) {
-            if overlaps(other, &range) {
+        self.lock().push_after(stream, range, write)
+    }
+}
+
+fn lock(pending: &Mutex<Pending>) -> std::sync::MutexGuard<'_, Pending> {
+    pending.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Pending {
+    /// Makes `stream` wait for the in-flight device accesses that conflict
+    /// with a new one on `range` (writes conflict with reads and writes,
+    /// reads with writes).
+    fn order_before(&mut self, stream: &Stream, range: &Range<usize>, write: bool) -> Result<()> {
+        // Completed accesses need no more tracking.
+        self.reads.retain(|(_, e)| !e.is_done().unwrap_or(false));
+        self.writes.retain(|(_, e)| !e.is_done().unwrap_or(false));
+        let reads = if write { &self.reads[..] } else { &[][..] };
+        for (other, event) in reads.iter().chain(&self.writes) {
+            if overlaps(other, range) {
                 stream.wait_event(event)?;
             }
         }
-        enqueue()?;
+        Ok(())
+    }
+
+    /// Tracks an access to `range` just queued on `stream`, by an event after it.
+    fn push_after(&mut self, stream: &Stream, range: Range<usize>, write: bool) -> Result<()> {
         let marker = Event::with_options(EventOptions::new().timing(false))?;
         marker.record_on(stream)?;
         if write {
-            pending.writes.push((range, marker));
+            self.writes.push((range, marker));
         } else {
-            pending.reads.push((range, marker));
+            self.reads.push((range, marker));
         }
         Ok(())
+    }
+}
+
+/// A [`MappedBuffer`] as a kernel input, read in place: from
+/// [`PinnedBuffer::device_view`].
+pub struct MappedView<'a, T: DeviceCopy> {
+    raw: RawView,
+    pending: &'a Mutex<Pending>,
+    _element: PhantomData<&'a [T]>,
+}
+
+/// A [`MappedBuffer`] as a kernel output, written in place: from
+/// [`PinnedBuffer::device_view_mut`].
+pub struct MappedViewMut<'a, T: DeviceCopy> {
+    raw: RawView,
+    pending: &'a Mutex<Pending>,
+    _element: PhantomData<&'a mut [T]>,
+}
+
+impl<T: DeviceCopy> MappedView<'_, T> {
+    /// The number of elements.
+    pub fn len(&self) -> usize {
+        self.raw.len
+    }
+
+    /// Whether the view has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.raw.len == 0
+    }
+}
+
+impl<T: DeviceCopy> MappedViewMut<'_, T> {
+    /// The number of elements.
+    pub fn len(&self) -> usize {
+        self.raw.len
+    }
+
+    /// Whether the view has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.raw.len == 0
+    }
+}
+
+impl<T: DeviceCopy> sealed::Sealed for MappedView<'_, T> {}
+impl<T: DeviceCopy> sealed::Sealed for MappedViewMut<'_, T> {}
+
+impl<T: DeviceCopy> DeviceInput<T> for MappedView<'_, T> {
+    fn raw_view(&self) -> RawView {
+        self.raw
+    }
+
+    fn before_device_access(&self, stream: &Stream) -> Result<()> {
+        lock(self.pending).order_before(stream, &(0..self.raw.len), false)
+    }
+
+    fn after_device_access(&self, stream: &Stream) -> Result<()> {
+        lock(self.pending).push_after(stream, 0..self.raw.len, false)
+    }
+}
+
+impl<T: DeviceCopy> DeviceOutput<T> for MappedViewMut<'_, T> {
+    fn raw_view(&mut self) -> RawView {
+        self.raw
+    }
+
+    fn before_device_access(&self, stream: &Stream) -> Result<()> {
+        lock(self.pending).order_before(stream, &(0..self.raw.len), true)
+    }
+
+    fn after_device_access(&self, stream: &Stream) -> Result<()> {
+        lock(self.pending).push_after(stream, 0..self.raw.len, true)
     }
 }
 
@@ -202,7 +404,7 @@ fn wait_all(events: Vec<(Range<usize>, Event)>) -> Result<()> {
     Ok(())
 }
 
-impl<T: DeviceCopy> Drop for PinnedBuffer<T> {
+impl<T: DeviceCopy, M: Mapping> Drop for PinnedBuffer<T, M> {
     fn drop(&mut self) {
         let pending = std::mem::take(&mut *self.lock());
         // If waiting fails (a lost context), the driver no longer runs copies.
@@ -215,25 +417,51 @@ impl<T: DeviceCopy> Drop for PinnedBuffer<T> {
     }
 }
 
-impl<T: DeviceCopy> std::fmt::Debug for PinnedBuffer<T> {
+impl<T: DeviceCopy, M: Mapping> std::fmt::Debug for PinnedBuffer<T, M> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "PinnedBuffer<{}>[{}]",
-            std::any::type_name::<T>(),
-            self.len
-        )
+        let name = if M::MAPPED {
+            "MappedBuffer"
+        } else {
+            "PinnedBuffer"
+        };
+        write!(f, "{name}<{}>[{}]", std::any::type_name::<T>(), self.len)
     }
 }
 
 impl<T: DeviceCopy> DeviceViewMut<'_, T> {
     /// Queues a copy of `source[at..at + self.len()]` into this view on
     /// `stream` and returns; `source` tracks the copy (see the module docs).
-    pub fn copy_from_pinned(
+    pub fn copy_from_pinned<M: Mapping>(
         &mut self,
-        source: &PinnedBuffer<T>,
+        source: &PinnedBuffer<T, M>,
         at: usize,
         stream: &Stream,
+    ) -> Result<()> {
+        let mut tracked = None;
+        // SAFETY: the copy is tracked right after it is queued, before this
+        // returns (the source stays borrowed until then).
+        unsafe { self.copy_from_pinned_untracked(source, at, stream, &mut tracked)? };
+        match tracked {
+            Some(range) => source.lock().push_after(stream, range, false),
+            None => Ok(()),
+        }
+    }
+
+    /// [`copy_from_pinned`](Self::copy_from_pinned) without the event after
+    /// the copy, for batches of copies tracked together: waits on `stream`
+    /// for conflicting accesses, queues the copy, and widens `*queued` to
+    /// cover its range.
+    ///
+    /// # Safety
+    /// Before the host can write or free `source`, the caller records the
+    /// copy: [`PinnedBuffer::track_queued`] on `stream` with a range covering
+    /// `*queued`, after the copy in stream order.
+    pub(crate) unsafe fn copy_from_pinned_untracked<M: Mapping>(
+        &mut self,
+        source: &PinnedBuffer<T, M>,
+        at: usize,
+        stream: &Stream,
+        queued: &mut Option<Range<usize>>,
     ) -> Result<()> {
         let (dst, len, device) = self.raw_parts();
         let (src, range) = source.range(at, len)?;
@@ -241,31 +469,57 @@ impl<T: DeviceCopy> DeviceViewMut<'_, T> {
         if len == 0 {
             return Ok(());
         }
-        source.track(stream, range, false, || {
-            // SAFETY: the destination is borrowed device memory of `len`
-            // elements (its drop waits for queued work); the source range is
-            // in bounds and kept alive and unwritten until the copy completes
-            // by the buffer's tracking.
-            let code = unsafe {
-                driver::memcpy_htod_async(dst, src.cast(), len * size_of::<T>(), stream.as_raw())
-            };
-            if code == driver::SUCCESS {
-                Ok(())
-            } else {
-                Err(stream.error("cuMemcpyHtoDAsync", code))
-            }
-        })
+        source.lock().order_before(stream, &range, false)?;
+        // SAFETY: the destination is borrowed device memory of `len` elements
+        // (its drop waits for queued work); the source range is in bounds and
+        // kept alive and unwritten until the copy completes by the buffer's
+        // tracking (the caller's contract).
+        let code = unsafe {
+            driver::memcpy_htod_async(dst, src.cast(), len * size_of::<T>(), stream.as_raw())
+        };
+        if code != driver::SUCCESS {
+            return Err(stream.error("cuMemcpyHtoDAsync", code));
+        }
+        widen(queued, range);
+        Ok(())
     }
 }
 
 impl<T: DeviceCopy> DeviceView<'_, T> {
     /// Queues a copy of this view into `destination[at..at + self.len()]` on
     /// `stream` and returns; `destination` tracks the copy (see the module docs).
-    pub fn copy_to_pinned(
+    pub fn copy_to_pinned<M: Mapping>(
         &self,
-        destination: &mut PinnedBuffer<T>,
+        destination: &mut PinnedBuffer<T, M>,
         at: usize,
         stream: &Stream,
+    ) -> Result<()> {
+        let mut tracked = None;
+        // SAFETY: the copy is tracked right after it is queued, before this
+        // returns (the destination stays borrowed mutably until then).
+        unsafe { self.copy_to_pinned_untracked(destination, at, stream, &mut tracked)? };
+        match tracked {
+            Some(range) => destination.lock().push_after(stream, range, true),
+            None => Ok(()),
+        }
+    }
+
+    /// [`copy_to_pinned`](Self::copy_to_pinned) without the event after the
+    /// copy, for batches of copies tracked together: waits on `stream` for
+    /// conflicting accesses, queues the copy, and widens `*queued` to cover
+    /// its range.
+    ///
+    /// # Safety
+    /// No host slice of `destination` may be alive, and before the host can
+    /// read, write or free it, the caller records the copy:
+    /// [`PinnedBuffer::track_queued`] on `stream` with a range covering
+    /// `*queued`, after the copy in stream order.
+    pub(crate) unsafe fn copy_to_pinned_untracked<M: Mapping>(
+        &self,
+        destination: &PinnedBuffer<T, M>,
+        at: usize,
+        stream: &Stream,
+        queued: &mut Option<Range<usize>>,
     ) -> Result<()> {
         let (src, len, device) = self.raw_parts();
         let (dst, range) = destination.range(at, len)?;
@@ -273,25 +527,36 @@ impl<T: DeviceCopy> DeviceView<'_, T> {
         if len == 0 {
             return Ok(());
         }
-        destination.track(stream, range, true, || {
-            // SAFETY: the source is borrowed device memory of `len` elements;
-            // the destination range is in bounds, and no host access can happen
-            // until the copy completes (tracking; `&mut` excludes live slices).
-            let code = unsafe {
-                driver::memcpy_dtoh_async(dst.cast(), src, len * size_of::<T>(), stream.as_raw())
-            };
-            if code == driver::SUCCESS {
-                Ok(())
-            } else {
-                Err(stream.error("cuMemcpyDtoHAsync", code))
-            }
-        })
+        destination.lock().order_before(stream, &range, true)?;
+        // SAFETY: the source is borrowed device memory of `len` elements; the
+        // destination range is in bounds, and no host access can happen until
+        // the copy completes (the caller's contract, then the tracking).
+        let code = unsafe {
+            driver::memcpy_dtoh_async(dst.cast(), src, len * size_of::<T>(), stream.as_raw())
+        };
+        if code != driver::SUCCESS {
+            return Err(stream.error("cuMemcpyDtoHAsync", code));
+        }
+        widen(queued, range);
+        Ok(())
     }
+}
+
+/// Widens `queued` to cover `range` too.
+fn widen(queued: &mut Option<Range<usize>>, range: Range<usize>) {
+    *queued = Some(match queued.take() {
+        Some(q) => q.start.min(range.start)..q.end.max(range.end),
+        None => range,
+    });
 }
 
 impl<T: DeviceCopy> DeviceBuffer<T> {
     /// Queues a copy of all of `source` (the same length) into the buffer.
-    pub fn copy_from_pinned(&mut self, source: &PinnedBuffer<T>, stream: &Stream) -> Result<()> {
+    pub fn copy_from_pinned<M: Mapping>(
+        &mut self,
+        source: &PinnedBuffer<T, M>,
+        stream: &Stream,
+    ) -> Result<()> {
         if source.len() != self.len() {
             return Err(Error::LengthMismatch {
                 operation: "copy from pinned memory",
@@ -303,7 +568,11 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     }
 
     /// Queues a copy of the buffer into all of `destination` (the same length).
-    pub fn copy_to_pinned(&self, destination: &mut PinnedBuffer<T>, stream: &Stream) -> Result<()> {
+    pub fn copy_to_pinned<M: Mapping>(
+        &self,
+        destination: &mut PinnedBuffer<T, M>,
+        stream: &Stream,
+    ) -> Result<()> {
         if destination.len() != self.len() {
             return Err(Error::LengthMismatch {
                 operation: "copy to pinned memory",

@@ -9,84 +9,223 @@ use crate::pinned::PinnedBuffer;
 use crate::stream::Stream;
 use crate::timeline::{SpanKind, Timeline};
 use gpu_device::DeviceCopy;
+use std::ops::Range;
+
+/// A load-compute-store pipeline over a set of streams. Each stream gets its
+/// own pair of device staging buffers of one chunk, allocated on the first
+/// [`run`](Pipeline::run) and kept for later ones (grown when a later run has
+/// larger chunks), so a pipeline run again and again allocates nothing.
+///
+/// ```no_run
+/// use gpu_runtime::{launch, PinnedBuffer, Pipeline, Stream};
+///
+/// let streams = [Stream::new()?, Stream::new()?, Stream::new()?, Stream::new()?];
+/// let input = PinnedBuffer::from_slice(&vec![1.0f32; 1 << 20])?;
+/// let mut output = PinnedBuffer::<f32>::new(1 << 20)?;
+/// let mut pipeline = Pipeline::new(&streams)?;
+/// pipeline.run(&input, &mut output, 16, None, |stream, x, out| {
+///     launch!(gpu_kernels::busy[x.len().div_ceil(256), 256, stream](x, 10, out))
+/// })?;
+/// // Reading waits for the copies into `output`.
+/// assert_eq!(output.as_slice()?.len(), 1 << 20);
+/// # Ok::<(), gpu_runtime::Error>(())
+/// ```
+pub struct Pipeline<T: DeviceCopy, U: DeviceCopy> {
+    streams: Vec<Stream>,
+    /// Per stream: the chunk copied in and the chunk the kernel writes.
+    staging: Vec<Option<(DeviceBuffer<T>, DeviceBuffer<U>)>>,
+}
+
+impl<T: DeviceCopy, U: DeviceCopy> Pipeline<T, U> {
+    /// A pipeline over `streams` (handles to the same streams; at least one).
+    pub fn new(streams: &[Stream]) -> Result<Self> {
+        if streams.is_empty() {
+            return Err(Error::InvalidPipeline {
+                reason: "a pipeline needs at least one stream (got none)".into(),
+            });
+        }
+        Ok(Pipeline {
+            streams: streams.to_vec(),
+            staging: streams.iter().map(|_| None).collect(),
+        })
+    }
+
+    /// The streams, in the order chunks are dealt to them.
+    pub fn streams(&self) -> &[Stream] {
+        &self.streams
+    }
+
+    /// Queues `kernel` over `input` into `output` (the same length) in
+    /// `chunks` chunks, chunk `c` on stream `c % streams().len()`, and returns
+    /// without waiting: `output` tracks the copies into it, so reading it
+    /// (`as_slice`) waits for them, and `input` cannot be written until the
+    /// copies from it have completed. With a `timeline`, each copy and kernel
+    /// is recorded as a span in the lane of its stream.
+    ///
+    /// The result is the same as one chunk on one stream, provided `kernel`
+    /// queues its work on the stream it is given and computes each element of
+    /// its output from its input alone.
+    pub fn run(
+        &mut self,
+        input: &PinnedBuffer<T>,
+        output: &mut PinnedBuffer<U>,
+        chunks: usize,
+        mut timeline: Option<&mut Timeline>,
+        mut kernel: impl FnMut(&Stream, DeviceView<'_, T>, DeviceViewMut<'_, U>) -> Result<()>,
+    ) -> Result<()> {
+        let n = input.len();
+        if output.len() != n {
+            return Err(Error::LengthMismatch {
+                operation: "pipeline",
+                destination: output.len(),
+                source: n,
+            });
+        }
+        if chunks == 0 {
+            return Err(Error::InvalidPipeline {
+                reason: "a pipeline needs at least one chunk (got 0)".into(),
+            });
+        }
+        let chunk = n.div_ceil(chunks).max(1);
+        for (stream, staging) in self.streams.iter().zip(&mut self.staging) {
+            if staging.as_ref().is_none_or(|(x, _)| x.len() < chunk) {
+                // Dropping smaller buffers first waits for the work using them.
+                *staging = None;
+                // SAFETY: every element of a chunk's range is written by its
+                // copy in before the kernel reads it, in order on this stream;
+                // the kernel reads only the chunk's range.
+                let x = unsafe { DeviceBuffer::<T>::uninitialized(chunk, stream)? };
+                *staging = Some((x, DeviceBuffer::<U>::zeroed_on(chunk, stream)?));
+            }
+        }
+        // The copies are tracked per stream, by one event after the run's
+        // last copy on it rather than one per copy (each event in a stream
+        // costs the device a little time); the guard does it on every way
+        // out of this function, errors and panics included.
+        let output: &PinnedBuffer<U> = output;
+        let mut batch = TrackedBatch {
+            input,
+            output,
+            streams: &self.streams,
+            reads: vec![None; self.streams.len()],
+            writes: vec![None; self.streams.len()],
+        };
+        let mut started = vec![false; self.streams.len()];
+        for c in 0..chunks {
+            let start = c * chunk;
+            if start >= n {
+                break;
+            }
+            let len = chunk.min(n - start);
+            let lane = c % self.streams.len();
+            let stream = &self.streams[lane];
+            let (dev_in, dev_out) = self.staging[lane]
+                .as_mut()
+                .expect("allocated above for every stream");
+            let mut step = |kind: SpanKind, work: &mut dyn FnMut() -> Result<()>| match timeline
+                .as_deref_mut()
+            {
+                // After this run's first step on a stream, nothing else is
+                // queued on it between steps: one event per step suffices.
+                Some(t) if std::mem::replace(&mut started[lane], true) => {
+                    t.record_next(stream, lane, kind, format!("chunk {c}"), work)
+                }
+                Some(t) => t.record(stream, lane, kind, format!("chunk {c}"), work),
+                None => work(),
+            };
+            let (reads, writes) = (&mut batch.reads[lane], &mut batch.writes[lane]);
+            step(SpanKind::CopyIn, &mut || {
+                let mut view = dev_in.slice_mut(0..len).expect("len <= chunk");
+                // SAFETY: `batch` tracks the copy on this stream when it is
+                // dropped, before `run` returns or unwinds; `input` stays
+                // borrowed until then.
+                unsafe { view.copy_from_pinned_untracked(input, start, stream, reads) }
+            })?;
+
+            step(SpanKind::Kernel, &mut || {
+                kernel(
+                    stream,
+                    dev_in.slice(0..len).expect("len <= chunk"),
+                    dev_out.slice_mut(0..len).expect("len <= chunk"),
+                )
+            })?;
+            step(SpanKind::CopyOut, &mut || {
+                let view = dev_out.slice(0..len).expect("len <= chunk");
+                // SAFETY: `output` was borrowed mutably by `run`, so no host
+                // slice of it is alive; `batch` tracks the copy on this stream
+                // when it is dropped, before that borrow ends.
+                unsafe { view.copy_to_pinned_untracked(output, start, stream, writes) }
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Waits for everything queued on the pipeline's streams.
+    pub fn synchronize(&self) -> Result<()> {
+        for stream in &self.streams {
+            stream.synchronize()?;
+        }
+        Ok(())
+    }
+}
+
+/// The pinned ranges a run has read and written per stream, tracked when the
+/// run ends (see [`PinnedBuffer::track_queued`]).
+struct TrackedBatch<'a, T: DeviceCopy, U: DeviceCopy> {
+    input: &'a PinnedBuffer<T>,
+    output: &'a PinnedBuffer<U>,
+    streams: &'a [Stream],
+    reads: Vec<Option<Range<usize>>>,
+    writes: Vec<Option<Range<usize>>>,
+}
+
+impl<T: DeviceCopy, U: DeviceCopy> Drop for TrackedBatch<'_, T, U> {
+    fn drop(&mut self) {
+        for (i, stream) in self.streams.iter().enumerate() {
+            let mut tracked = Ok(());
+            if let Some(range) = self.reads[i].take() {
+                tracked = self.input.track_queued(stream, range, false);
+            }
+            if let Some(range) = self.writes[i].take() {
+                tracked = tracked.and(self.output.track_queued(stream, range, true));
+            }
+            if tracked.is_err() {
+                // No event to track the copies by: wait for them instead. If
+                // that fails too, the context is lost and runs no more copies.
+                let _ = stream.synchronize();
+            }
+        }
+    }
+}
+
+impl<T: DeviceCopy, U: DeviceCopy> std::fmt::Debug for Pipeline<T, U> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let chunk = self.staging.iter().flatten().map(|(x, _)| x.len()).max();
+        f.debug_struct("Pipeline")
+            .field("streams", &self.streams.len())
+            .field("staging_chunk", &chunk)
+            .finish()
+    }
+}
 
 /// Runs `kernel` over `input` into `output` (the same length) in `chunks`
 /// chunks, chunk `c` on `streams[c % streams.len()]`, and returns when all of
-/// it has finished. Each stream gets its own device buffers of one chunk,
-/// allocated once. With a `timeline`, each copy and kernel is recorded as a
-/// span in the lane of its stream. The result is the same as one chunk on one
-/// stream, provided `kernel` computes each element from its input alone.
+/// it has finished: a [`Pipeline`] made, run once and waited for. Code that
+/// runs the same pipeline repeatedly should keep a [`Pipeline`], which
+/// allocates its staging buffers once.
 pub fn pipeline<T, U>(
     input: &PinnedBuffer<T>,
     output: &mut PinnedBuffer<U>,
     chunks: usize,
     streams: &[Stream],
-    mut timeline: Option<&mut Timeline>,
-    mut kernel: impl FnMut(&Stream, DeviceView<'_, T>, DeviceViewMut<'_, U>) -> Result<()>,
+    timeline: Option<&mut Timeline>,
+    kernel: impl FnMut(&Stream, DeviceView<'_, T>, DeviceViewMut<'_, U>) -> Result<()>,
 ) -> Result<()>
 where
     T: DeviceCopy,
     U: DeviceCopy,
 {
-    let n = input.len();
-    if output.len() != n {
-        return Err(Error::LengthMismatch {
-            operation: "pipeline",
-            destination: output.len(),
-            source: n,
-        });
-    }
-    if chunks == 0 || streams.is_empty() {
-        return Err(Error::InvalidPipeline {
-            reason: format!("a pipeline needs at least one chunk and one stream (got {chunks} chunks, {} streams)", streams.len()),
-        });
-    }
-    let chunk = n.div_ceil(chunks).max(1);
-    let mut inputs = Vec::with_capacity(streams.len());
-    let mut outputs = Vec::with_capacity(streams.len());
-    for stream in streams {
-        // SAFETY: every element of a chunk's range is written by its copy in
-        // (inputs) or by the kernel (outputs, per the contract above) before
-        // anything reads it, all in order on this stream.
-        inputs.push(unsafe { DeviceBuffer::<T>::uninitialized(chunk, stream)? });
-        outputs.push(DeviceBuffer::<U>::zeroed_on(chunk, stream)?);
-    }
-    for c in 0..chunks {
-        let start = c * chunk;
-        if start >= n {
-            break;
-        }
-        let len = chunk.min(n - start);
-        let lane = c % streams.len();
-        let stream = &streams[lane];
-        let (dev_in, dev_out) = (&mut inputs[lane], &mut outputs[lane]);
-        let mut step =
-            |kind: SpanKind, work: &mut dyn FnMut() -> Result<()>| match timeline.as_deref_mut() {
-                Some(t) => t.record(stream, lane, kind, format!("chunk {c}"), work),
-                None => work(),
-            };
-        step(SpanKind::CopyIn, &mut || {
-            dev_in
-                .slice_mut(0..len)
-                .expect("len <= chunk")
-                .copy_from_pinned(input, start, stream)
-        })?;
-        step(SpanKind::Kernel, &mut || {
-            kernel(
-                stream,
-                dev_in.slice(0..len).expect("len <= chunk"),
-                dev_out.slice_mut(0..len).expect("len <= chunk"),
-            )
-        })?;
-        step(SpanKind::CopyOut, &mut || {
-            dev_out
-                .slice(0..len)
-                .expect("len <= chunk")
-                .copy_to_pinned(output, start, stream)
-        })?;
-    }
-    for stream in streams {
-        stream.synchronize()?;
-    }
-    Ok(())
+    let mut pipeline = Pipeline::new(streams)?;
+    pipeline.run(input, output, chunks, timeline, kernel)?;
+    pipeline.synchronize()
 }

@@ -2,7 +2,9 @@
 
 #![allow(dead_code)]
 
-use gpu_runtime::{backend, Backend};
+use gpu_runtime::{backend, Backend, Stream};
+use std::thread::JoinHandle;
+use std::time::Duration;
 
 /// A work size: `gpu` on a GPU, where it keeps the device busy long enough for
 /// ordering bugs to show; `simulator` on the CPU simulator, which runs every
@@ -20,4 +22,19 @@ pub fn size(gpu: usize, simulator: usize) -> usize {
 pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
     TURN.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Holds `stream` for `ms` milliseconds: work queued after this waits. Tests
+/// that use it take turns ([`one_at_a_time`]).
+pub fn hold(stream: &Stream, ms: u64) -> JoinHandle<()> {
+    let (release, gate) = std::sync::mpsc::channel::<()>();
+    stream
+        .add_callback(move || {
+            let _ = gate.recv_timeout(Duration::from_secs(10));
+        })
+        .unwrap();
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(ms));
+        let _ = release.send(());
+    })
 }

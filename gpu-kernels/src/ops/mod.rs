@@ -6,10 +6,10 @@
 //! use gpu_kernels::ops::{self, DeviceScalar};
 //! use gpu_runtime::DeviceBuffer;
 //!
-//! let a = DeviceBuffer::from_host(&[1i64, 2, 3])?;   // cp.asarray
+//! let a = DeviceBuffer::from_host_sync(&[1i64, 2, 3])?;   // cp.asarray
 //! let b: DeviceScalar<i64> = ops::sum(&a)?;          // cp.sum: a 0-d device array
 //! let c = (&b * &a + 8).eval()?;                     // b * a + 8, one fused kernel
-//! assert_eq!(c.to_host()?, vec![14, 20, 26]);
+//! assert_eq!(c.to_host_sync()?, vec![14, 20, 26]);
 //! # Ok::<(), gpu_runtime::Error>(())
 //! ```
 

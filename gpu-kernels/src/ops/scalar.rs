@@ -19,7 +19,7 @@ impl<T: DeviceCopy> DeviceScalar<T> {
     /// A device scalar holding `value`, copied on `stream`.
     pub fn from_value(value: T, stream: &Stream) -> Result<Self> {
         Ok(DeviceScalar {
-            storage: DeviceBuffer::to_device(&[value], stream)?,
+            storage: DeviceBuffer::to_device_sync(&[value], stream)?,
         })
     }
 
@@ -31,13 +31,13 @@ impl<T: DeviceCopy> DeviceScalar<T> {
     }
 
     /// The value, copied to the host after the work queued on `stream` so far.
-    pub fn copy_to_host(&self, stream: &Stream) -> Result<T> {
-        Ok(self.view().copy_to_host(stream)?[0])
+    pub fn copy_to_host_sync(&self, stream: &Stream) -> Result<T> {
+        Ok(self.view().copy_to_host_sync(stream)?[0])
     }
 
     /// The value, copied to the host on the current stream (CuPy's `cp.asnumpy(b)`).
-    pub fn to_host(&self) -> Result<T> {
-        self.copy_to_host(&gpu_runtime::current_stream()?)
+    pub fn to_host_sync(&self) -> Result<T> {
+        self.copy_to_host_sync(&gpu_runtime::current_stream()?)
     }
 }
 

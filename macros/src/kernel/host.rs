@@ -16,6 +16,9 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
     let mut marshal = Vec::new();
     let mut slots = Vec::new();
     let mut checks = Vec::new();
+    // Hooks of slice arguments around the launch (tracking of mapped host memory).
+    let mut before = Vec::new();
+    let mut after = Vec::new();
     for p in &kernel.params {
         let pname = &p.name;
         let pname_str = pname.to_string();
@@ -39,18 +42,24 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
                 ));
             }
             ParamKind::Input(elem) => {
+                let slice = quote::format_ident!("__slice_{}", pname);
                 launch_params.push(quote!(#pname: impl ::gpu_runtime::DeviceInput<#elem>));
                 marshal.push(quote! {
-                    let mut #pname = ::gpu_runtime::__private::SliceArg::input(&#pname, __device, __function, #pname_str)?;
+                    let mut #slice = ::gpu_runtime::__private::SliceArg::input(&#pname, __device, __function, #pname_str)?;
                 });
-                slots.extend(slice_slots(pname));
+                before.push(quote!(::gpu_runtime::DeviceInput::<#elem>::before_device_access(&#pname, &__stream)?;));
+                after.push(quote!(::gpu_runtime::DeviceInput::<#elem>::after_device_access(&#pname, &__stream)?;));
+                slots.extend(slice_slots(&slice));
             }
             ParamKind::Output(elem) | ParamKind::Atomic(elem) => {
+                let slice = quote::format_ident!("__slice_{}", pname);
                 launch_params.push(quote!(mut #pname: impl ::gpu_runtime::DeviceOutput<#elem>));
                 marshal.push(quote! {
-                    let mut #pname = ::gpu_runtime::__private::SliceArg::output(&mut #pname, __device, __function, #pname_str)?;
+                    let mut #slice = ::gpu_runtime::__private::SliceArg::output(&mut #pname, __device, __function, #pname_str)?;
                 });
-                slots.extend(slice_slots(pname));
+                before.push(quote!(::gpu_runtime::DeviceOutput::<#elem>::before_device_access(&#pname, &__stream)?;));
+                after.push(quote!(::gpu_runtime::DeviceOutput::<#elem>::after_device_access(&#pname, &__stream)?;));
+                slots.extend(slice_slots(&slice));
             }
         }
     }
@@ -154,10 +163,13 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
                 let __device = __stream.device();
                 #(#marshal)*
                 let mut __params: [*mut ::core::ffi::c_void; #slot_count] = [#(#slots),*];
+                #(#before)*
                 // SAFETY: the parameter slots match the PTX entry point generated
                 // from the same signature: each slice as (pointer, length), each
                 // value by address, and they live until the call returns.
-                unsafe { __function.launch(&config, &__stream, &mut __params) }
+                unsafe { __function.launch(&config, &__stream, &mut __params) }?;
+                #(#after)*
+                ::core::result::Result::Ok(())
             }
         }
     }

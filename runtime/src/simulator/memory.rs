@@ -157,6 +157,16 @@ pub(crate) fn host_alloc(bytes: usize) -> (Status, *mut std::ffi::c_void) {
     (code, ptr as *mut std::ffi::c_void)
 }
 
+/// Mapped page-locked memory on the simulator: the device reads and writes
+/// host memory, so the device address is the host address.
+pub(crate) fn host_device_pointer(ptr: *mut std::ffi::c_void) -> (Status, CUdeviceptr) {
+    let table = allocations().lock().unwrap_or_else(|e| e.into_inner());
+    match table.sizes.get(&(ptr as usize)) {
+        Some(&(_, true)) => (driver::SUCCESS, ptr as CUdeviceptr),
+        _ => (driver::ERROR_INVALID_VALUE, 0),
+    }
+}
+
 pub(crate) fn host_free(ptr: *mut std::ffi::c_void) -> Status {
     free(ptr as CUdeviceptr)
 }
