@@ -59,6 +59,20 @@ fn main() -> Res<()> {
     let (t_in, t_out) = (median(h2d), median(d2h));
     results.insert("rust_h2d_gbps".into(), bytes / (t_in * 1e-3) / 1e9);
     results.insert("rust_d2h_gbps".into(), bytes / (t_out * 1e-3) / 1e9);
+    // Both directions at once, on two streams: what a pipeline's copies face.
+    let other = Stream::new()?;
+    let mut both = Vec::new();
+    for _ in 0..11 {
+        let start = stream.record()?;
+        other.wait_event(&start)?;
+        device_in.copy_from_pinned(&input, &stream)?;
+        device_out.copy_to_pinned(&mut output, &other)?;
+        stream.wait_event(&other.record()?)?;
+        let end = stream.record()?;
+        both.push(Event::elapsed_ms(&start, &end)? as f64);
+    }
+    let t_both = median(both);
+    results.insert("rust_both_gbps".into(), bytes / (t_both * 1e-3) / 1e9);
 
     // A kernel about as long as one copy.
     let blocks = N.div_ceil(256);
@@ -193,6 +207,12 @@ fn main() -> Res<()> {
         show(get("rust_d2h_gbps"), "GB/s"),
         show(get("cuda_c_d2h_gbps"), "GB/s"),
         ratio(get("rust_d2h_gbps"), get("cuda_c_d2h_gbps"))
+    );
+    println!(
+        "| both at once     | {:>15} | {:>23} | {:>7} | (each direction; {t_both:.3} ms) |",
+        show(get("rust_both_gbps"), "GB/s"),
+        "-",
+        "-"
     );
     println!();
     println!("Pipeline: 256 MiB in {CHUNKS} chunks on {STREAMS} streams, kernel of {rounds} rounds ({t_kernel:.3} ms whole; copies {t_in:.3} / {t_out:.3} ms), median of 7 (5 with a timeline)");

@@ -299,8 +299,8 @@ pub struct DeviceViewMut<'a, T: DeviceCopy> {
 
 impl<'a, T: DeviceCopy> DeviceView<'a, T> {
     /// Address, length and device, for the copies of other modules.
-    pub(crate) fn raw_parts(&self) -> (CUdeviceptr, usize, usize) {
-        (self.raw.ptr, self.raw.len, self.raw.device)
+    pub(crate) fn raw(&self) -> RawView {
+        self.raw
     }
 
     /// The number of elements.
@@ -371,8 +371,8 @@ impl<'a, T: DeviceCopy> DeviceView<'a, T> {
 
 impl<'a, T: DeviceCopy> DeviceViewMut<'a, T> {
     /// Address, length and device, for the copies of other modules.
-    pub(crate) fn raw_parts(&self) -> (CUdeviceptr, usize, usize) {
-        (self.raw.ptr, self.raw.len, self.raw.device)
+    pub(crate) fn raw(&self) -> RawView {
+        self.raw
     }
 
     /// The number of elements.

@@ -138,11 +138,7 @@ impl<T: DeviceCopy> PinnedBuffer<T, Mapped> {
     /// or free it until the kernel has finished.
     pub fn device_view(&self) -> MappedView<'_, T> {
         MappedView {
-            raw: RawView {
-                ptr: self.device_ptr,
-                len: self.len,
-                device: self.device,
-            },
+            raw: self.device_range(),
             pending: &self.pending,
             _element: PhantomData,
         }
@@ -154,13 +150,18 @@ impl<T: DeviceCopy> PinnedBuffer<T, Mapped> {
     /// write or free it until the kernel has finished.
     pub fn device_view_mut(&mut self) -> MappedViewMut<'_, T> {
         MappedViewMut {
-            raw: RawView {
-                ptr: self.device_ptr,
-                len: self.len,
-                device: self.device,
-            },
+            raw: self.device_range(),
             pending: &self.pending,
             _element: PhantomData,
+        }
+    }
+
+    /// The whole buffer as device memory (through the mapping).
+    fn device_range(&self) -> RawView {
+        RawView {
+            ptr: self.device_ptr,
+            len: self.len,
+            device: self.device,
         }
     }
 }
@@ -428,6 +429,88 @@ impl<T: DeviceCopy, M: Mapping> std::fmt::Debug for PinnedBuffer<T, M> {
     }
 }
 
+/// Which way a copy between pinned and device memory goes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    /// Pinned memory to the device: the device reads the pinned buffer.
+    ToDevice,
+    /// The device to pinned memory: the device writes the pinned buffer.
+    FromDevice,
+}
+
+impl<T: DeviceCopy, M: Mapping> PinnedBuffer<T, M> {
+    /// Waits on `stream` for conflicting accesses to `self[at..at + len]`,
+    /// queues a copy between it and `device` (a device range of `len`
+    /// elements), and widens `*queued` to cover the range. Does not track it.
+    ///
+    /// # Safety
+    /// `device` is borrowed device memory that outlives the copy (its drop
+    /// waits for queued work), borrowed exclusively when the copy writes it
+    /// ([`Direction::ToDevice`]).
+    /// Before the host can touch the pinned range again (reads too, when the
+    /// copy writes it), the caller tracks the copy with
+    /// [`track_queued`](Self::track_queued) on `stream` after it, for a range
+    /// covering `*queued`; no host slice of the buffer is alive when the copy
+    /// writes it.
+    unsafe fn queue_copy(
+        &self,
+        direction: Direction,
+        device: RawView,
+        at: usize,
+        stream: &Stream,
+        queued: &mut Option<Range<usize>>,
+    ) -> Result<()> {
+        let (host, range) = self.range(at, device.len)?;
+        check_device(device.device, stream)?;
+        if range.is_empty() {
+            return Ok(());
+        }
+        let writes_host = direction == Direction::FromDevice;
+        self.lock().order_before(stream, &range, writes_host)?;
+        let bytes = range.len() * size_of::<T>();
+        // SAFETY: both ranges are in bounds and stay valid and unused by the
+        // host until the copy completes (the caller's contract).
+        let (code, call) = unsafe {
+            match direction {
+                Direction::ToDevice => (
+                    driver::memcpy_htod_async(device.ptr, host.cast(), bytes, stream.as_raw()),
+                    "cuMemcpyHtoDAsync",
+                ),
+                Direction::FromDevice => (
+                    driver::memcpy_dtoh_async(host.cast(), device.ptr, bytes, stream.as_raw()),
+                    "cuMemcpyDtoHAsync",
+                ),
+            }
+        };
+        if code != driver::SUCCESS {
+            return Err(stream.error(call, code));
+        }
+        widen(queued, range);
+        Ok(())
+    }
+
+    /// [`queue_copy`](Self::queue_copy), then an event after the copy that
+    /// tracks it.
+    ///
+    /// # Safety
+    /// As `queue_copy`, but for the tracking, which this does.
+    unsafe fn queue_tracked_copy(
+        &self,
+        direction: Direction,
+        device: RawView,
+        at: usize,
+        stream: &Stream,
+    ) -> Result<()> {
+        let mut queued = None;
+        // SAFETY: forwarded to the caller; tracked below.
+        unsafe { self.queue_copy(direction, device, at, stream, &mut queued)? };
+        match queued {
+            Some(range) => self.track_queued(stream, range, direction == Direction::FromDevice),
+            None => Ok(()),
+        }
+    }
+}
+
 impl<T: DeviceCopy> DeviceViewMut<'_, T> {
     /// Queues a copy of `source[at..at + self.len()]` into this view on
     /// `stream` and returns; `source` tracks the copy (see the module docs).
@@ -437,20 +520,15 @@ impl<T: DeviceCopy> DeviceViewMut<'_, T> {
         at: usize,
         stream: &Stream,
     ) -> Result<()> {
-        let mut tracked = None;
-        // SAFETY: the copy is tracked right after it is queued, before this
-        // returns (the source stays borrowed until then).
-        unsafe { self.copy_from_pinned_untracked(source, at, stream, &mut tracked)? };
-        match tracked {
-            Some(range) => source.lock().push_after(stream, range, false),
-            None => Ok(()),
-        }
+        let device = self.raw();
+        // SAFETY: this view is device memory borrowed exclusively for the
+        // call; the copy is tracked before this returns.
+        unsafe { source.queue_tracked_copy(Direction::ToDevice, device, at, stream) }
     }
 
     /// [`copy_from_pinned`](Self::copy_from_pinned) without the event after
-    /// the copy, for batches of copies tracked together: waits on `stream`
-    /// for conflicting accesses, queues the copy, and widens `*queued` to
-    /// cover its range.
+    /// the copy, for batches of copies tracked together: widens `*queued` to
+    /// cover the copy's range.
     ///
     /// # Safety
     /// Before the host can write or free `source`, the caller records the
@@ -463,25 +541,10 @@ impl<T: DeviceCopy> DeviceViewMut<'_, T> {
         stream: &Stream,
         queued: &mut Option<Range<usize>>,
     ) -> Result<()> {
-        let (dst, len, device) = self.raw_parts();
-        let (src, range) = source.range(at, len)?;
-        check_device(device, stream)?;
-        if len == 0 {
-            return Ok(());
-        }
-        source.lock().order_before(stream, &range, false)?;
-        // SAFETY: the destination is borrowed device memory of `len` elements
-        // (its drop waits for queued work); the source range is in bounds and
-        // kept alive and unwritten until the copy completes by the buffer's
-        // tracking (the caller's contract).
-        let code = unsafe {
-            driver::memcpy_htod_async(dst, src.cast(), len * size_of::<T>(), stream.as_raw())
-        };
-        if code != driver::SUCCESS {
-            return Err(stream.error("cuMemcpyHtoDAsync", code));
-        }
-        widen(queued, range);
-        Ok(())
+        let device = self.raw();
+        // SAFETY: this view is device memory borrowed exclusively for the
+        // call; the tracking is the caller's.
+        unsafe { source.queue_copy(Direction::ToDevice, device, at, stream, queued) }
     }
 }
 
@@ -494,20 +557,14 @@ impl<T: DeviceCopy> DeviceView<'_, T> {
         at: usize,
         stream: &Stream,
     ) -> Result<()> {
-        let mut tracked = None;
-        // SAFETY: the copy is tracked right after it is queued, before this
-        // returns (the destination stays borrowed mutably until then).
-        unsafe { self.copy_to_pinned_untracked(destination, at, stream, &mut tracked)? };
-        match tracked {
-            Some(range) => destination.lock().push_after(stream, range, true),
-            None => Ok(()),
-        }
+        // SAFETY: `&mut` excludes host slices of the destination; the copy is
+        // tracked before this returns.
+        unsafe { destination.queue_tracked_copy(Direction::FromDevice, self.raw(), at, stream) }
     }
 
     /// [`copy_to_pinned`](Self::copy_to_pinned) without the event after the
-    /// copy, for batches of copies tracked together: waits on `stream` for
-    /// conflicting accesses, queues the copy, and widens `*queued` to cover
-    /// its range.
+    /// copy, for batches of copies tracked together: widens `*queued` to
+    /// cover the copy's range.
     ///
     /// # Safety
     /// No host slice of `destination` may be alive, and before the host can
@@ -521,24 +578,8 @@ impl<T: DeviceCopy> DeviceView<'_, T> {
         stream: &Stream,
         queued: &mut Option<Range<usize>>,
     ) -> Result<()> {
-        let (src, len, device) = self.raw_parts();
-        let (dst, range) = destination.range(at, len)?;
-        check_device(device, stream)?;
-        if len == 0 {
-            return Ok(());
-        }
-        destination.lock().order_before(stream, &range, true)?;
-        // SAFETY: the source is borrowed device memory of `len` elements; the
-        // destination range is in bounds, and no host access can happen until
-        // the copy completes (the caller's contract, then the tracking).
-        let code = unsafe {
-            driver::memcpy_dtoh_async(dst.cast(), src, len * size_of::<T>(), stream.as_raw())
-        };
-        if code != driver::SUCCESS {
-            return Err(stream.error("cuMemcpyDtoHAsync", code));
-        }
-        widen(queued, range);
-        Ok(())
+        // SAFETY: forwarded to the caller.
+        unsafe { destination.queue_copy(Direction::FromDevice, self.raw(), at, stream, queued) }
     }
 }
 
