@@ -166,6 +166,9 @@ fn the_host_waits_for_a_kernel_using_mapped_memory() {
     let _turn = common::one_at_a_time();
     let stream = Stream::new().unwrap();
     let mut out = MappedBuffer::<u32>::new_mapped(4096).unwrap();
+    // A first launch loads the module (JIT-compiled on a GPU): not while held.
+    launch!(fill[16, 256, stream](1u32, out.device_view_mut())).unwrap();
+    stream.synchronize().unwrap();
     let timer = hold(&stream, 300);
     let start = Instant::now();
     launch!(fill[16, 256, stream](9u32, out.device_view_mut())).unwrap();

@@ -1,6 +1,11 @@
 //! A record of when stream work ran, taken with events, exported as Chrome
 //! trace JSON (opens in Perfetto or `chrome://tracing`) and as an SVG drawing
 //! with one lane per stream.
+//!
+//! A span runs from the moment its stream reached it to the moment it
+//! finished, so it includes time spent waiting for a copy engine or for
+//! multiprocessors busy with other streams' work: as the tutorial's diagram,
+//! it shows when each stream was occupied, not how long the hardware took.
 
 use crate::error::Result;
 use crate::event::Event;
