@@ -256,3 +256,18 @@ fn a_failing_or_panicking_run_still_tracks_its_copies() {
         t.join().unwrap();
     }
 }
+
+#[test]
+fn a_pipeline_takes_mapped_buffers_too() {
+    let _turn = one_at_a_time();
+    let n = 5000;
+    let source = input(n);
+    let mapped_source =
+        gpu_runtime::MappedBuffer::mapped_from_slice(source.as_slice().unwrap()).unwrap();
+    let streams: Vec<Stream> = (0..3).map(|_| Stream::new().unwrap()).collect();
+    let mut reference = PinnedBuffer::<f32>::new(n).unwrap();
+    pipeline(&source, &mut reference, 5, &streams, None, busy_on).unwrap();
+    let mut output = gpu_runtime::MappedBuffer::<f32>::new_mapped(n).unwrap();
+    pipeline(&mapped_source, &mut output, 5, &streams, None, busy_on).unwrap();
+    assert_eq!(output.as_slice().unwrap(), reference.as_slice().unwrap());
+}

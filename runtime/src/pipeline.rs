@@ -5,7 +5,7 @@
 
 use crate::error::{Error, Result};
 use crate::memory::{DeviceBuffer, DeviceView, DeviceViewMut};
-use crate::pinned::PinnedBuffer;
+use crate::pinned::{Mapping, PinnedBuffer};
 use crate::stream::Stream;
 use crate::timeline::{SpanKind, Timeline};
 use gpu_device::DeviceCopy;
@@ -65,10 +65,10 @@ impl<T: DeviceCopy, U: DeviceCopy> Pipeline<T, U> {
     /// The result is the same as one chunk on one stream, provided `kernel`
     /// queues its work on the stream it is given and computes each element of
     /// its output from its input alone.
-    pub fn run(
+    pub fn run<MI: Mapping, MO: Mapping>(
         &mut self,
-        input: &PinnedBuffer<T>,
-        output: &mut PinnedBuffer<U>,
+        input: &PinnedBuffer<T, MI>,
+        output: &mut PinnedBuffer<U, MO>,
         chunks: usize,
         mut timeline: Option<&mut Timeline>,
         mut kernel: impl FnMut(&Stream, DeviceView<'_, T>, DeviceViewMut<'_, U>) -> Result<()>,
@@ -102,7 +102,7 @@ impl<T: DeviceCopy, U: DeviceCopy> Pipeline<T, U> {
         // last copy on it rather than one per copy (each event in a stream
         // costs the device a little time); the guard does it on every way
         // out of this function, errors and panics included.
-        let output: &PinnedBuffer<U> = output;
+        let output: &PinnedBuffer<U, MO> = output;
         let mut batch = TrackedBatch {
             input,
             output,
@@ -171,15 +171,17 @@ impl<T: DeviceCopy, U: DeviceCopy> Pipeline<T, U> {
 
 /// The pinned ranges a run has read and written per stream, tracked when the
 /// run ends (see [`PinnedBuffer::track_queued`]).
-struct TrackedBatch<'a, T: DeviceCopy, U: DeviceCopy> {
-    input: &'a PinnedBuffer<T>,
-    output: &'a PinnedBuffer<U>,
+struct TrackedBatch<'a, T: DeviceCopy, U: DeviceCopy, MI: Mapping, MO: Mapping> {
+    input: &'a PinnedBuffer<T, MI>,
+    output: &'a PinnedBuffer<U, MO>,
     streams: &'a [Stream],
     reads: Vec<Option<Range<usize>>>,
     writes: Vec<Option<Range<usize>>>,
 }
 
-impl<T: DeviceCopy, U: DeviceCopy> Drop for TrackedBatch<'_, T, U> {
+impl<T: DeviceCopy, U: DeviceCopy, MI: Mapping, MO: Mapping> Drop
+    for TrackedBatch<'_, T, U, MI, MO>
+{
     fn drop(&mut self) {
         for (i, stream) in self.streams.iter().enumerate() {
             let mut tracked = Ok(());
@@ -213,9 +215,9 @@ impl<T: DeviceCopy, U: DeviceCopy> std::fmt::Debug for Pipeline<T, U> {
 /// it has finished: a [`Pipeline`] made, run once and waited for. Code that
 /// runs the same pipeline repeatedly should keep a [`Pipeline`], which
 /// allocates its staging buffers once.
-pub fn pipeline<T, U>(
-    input: &PinnedBuffer<T>,
-    output: &mut PinnedBuffer<U>,
+pub fn pipeline<T, U, MI, MO>(
+    input: &PinnedBuffer<T, MI>,
+    output: &mut PinnedBuffer<U, MO>,
     chunks: usize,
     streams: &[Stream],
     timeline: Option<&mut Timeline>,
@@ -224,6 +226,8 @@ pub fn pipeline<T, U>(
 where
     T: DeviceCopy,
     U: DeviceCopy,
+    MI: Mapping,
+    MO: Mapping,
 {
     let mut pipeline = Pipeline::new(streams)?;
     pipeline.run(input, output, chunks, timeline, kernel)?;

@@ -29,7 +29,7 @@ enum Node<'a, T: DeviceCopy> {
 
 /// An element-wise expression over device arrays, device scalars and host
 /// values, run by [`eval`](Expr::eval). Build one from an array with
-/// [`array`], from a [`DeviceScalar`] with `&scalar * ...`, and combine with
+/// [`array()`], from a [`DeviceScalar`] with `&scalar * ...`, and combine with
 /// `+`, `-`, `*`.
 pub struct Expr<'a, T: DeviceCopy> {
     node: Node<'a, T>,
