@@ -5,10 +5,12 @@
 //!   copy rate (bytes read per second) as the ceiling;
 //! - `b * a + 8` on 2^28 f32 (b a device scalar), beside CuPy's expression;
 //! - host cost of entering and leaving a current-stream scope and of recording
-//!   an event, beside CuPy's `with s:` and `e.record()`.
+//!   an event, beside CuPy's `with s:` and `e.record()`, and CUDA C's
+//!   `cudaEventRecord` (the driver's own cost).
 //!
 //! `scripts/gpu-bundle.sh` builds this; on the GPU machine run it with
-//! `--helpers DIR`, the directory holding `streams_and_ops.py`.
+//! `--helpers DIR`, the directory holding `streams_and_ops.py` and
+//! `event_record_cuda` (built from `benches/cuda/event_record.cu`).
 
 #[path = "common/mod.rs"]
 mod common;
@@ -111,13 +113,21 @@ fn main() -> Res<()> {
 
     let mut notes = Vec::new();
     match &helpers {
-        Some(dir) => run_helper(
-            &mut results,
-            &mut notes,
-            "CuPy",
-            Command::new("python3").arg(dir.join("streams_and_ops.py")),
-        ),
-        None => notes.push("CuPy: not run (no --helpers)".into()),
+        Some(dir) => {
+            run_helper(
+                &mut results,
+                &mut notes,
+                "CuPy",
+                Command::new("python3").arg(dir.join("streams_and_ops.py")),
+            );
+            let bin = dir.join("event_record_cuda");
+            if bin.is_file() {
+                run_helper(&mut results, &mut notes, "CUDA C", &mut Command::new(bin));
+            } else {
+                notes.push("CUDA C: not run (no event_record_cuda)".into());
+            }
+        }
+        None => notes.push("CuPy, CUDA C: not run (no --helpers)".into()),
     }
 
     let get = |k: &str| results.get(k).copied();
@@ -152,26 +162,25 @@ fn main() -> Res<()> {
     );
     println!();
     println!("Host cost per call, median of 7 rounds of 100k calls");
+    println!("| what                                    | this crate   | CuPy         | CUDA C       | goal      |");
+    println!("|-----------------------------------------|--------------|--------------|--------------|-----------|");
     println!(
-        "| what                                    | this crate   | CuPy         | goal     |"
-    );
-    println!(
-        "|-----------------------------------------|--------------|--------------|----------|"
-    );
-    println!(
-        "| enter + leave a current-stream scope    | {:>12} | {:>12} | < 1000 ns |",
+        "| enter + leave a current-stream scope    | {:>12} | {:>12} | {:>12} | < 1000 ns |",
         show(get("rust_scope_ns"), "ns"),
-        show(get("cupy_scope_ns"), "ns")
-    );
-    println!(
-        "| record an event (timing on)             | {:>12} | {:>12} | < 1000 ns |",
-        show(get("rust_record_ns"), "ns"),
-        show(get("cupy_record_ns"), "ns")
-    );
-    println!(
-        "| record an event (timing off)            | {:>12} | {:>12} | -        |",
-        show(get("rust_record_untimed_ns"), "ns"),
+        show(get("cupy_scope_ns"), "ns"),
         "-"
+    );
+    println!(
+        "| record an event (timing on)             | {:>12} | {:>12} | {:>12} | < 1000 ns |",
+        show(get("rust_record_ns"), "ns"),
+        show(get("cupy_record_ns"), "ns"),
+        show(get("cuda_c_record_ns"), "ns")
+    );
+    println!(
+        "| record an event (timing off)            | {:>12} | {:>12} | {:>12} | -         |",
+        show(get("rust_record_untimed_ns"), "ns"),
+        "-",
+        show(get("cuda_c_record_untimed_ns"), "ns")
     );
     for note in notes {
         println!("note: {note}");
