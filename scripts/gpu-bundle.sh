@@ -45,7 +45,7 @@ for example in examples/*.rs; do
     name="$(basename "$example" .rs)"
     cp "target/release/examples/$name" "$bundle/examples/$name"
 done
-cp benches/cuda/*.cu benches/python/*.py "$bundle/benches/"
+cp benches/cuda/*.cu benches/cuda/*.h benches/python/*.py "$bundle/benches/"
 
 cat > "$bundle/run-all.sh" <<'RUNNER'
 #!/usr/bin/env bash

@@ -1,21 +1,12 @@
 // The add_kernel benchmark in CUDA C, for comparison with the Rust kernel.
 // Built on the GPU machine by scripts/gpu-bundle.sh with `nvcc -O3`.
 // Prints `RESULT <name> <value> <unit>` lines that benches/launch_and_bandwidth.rs reads.
-#include <cuda_runtime.h>
+#include "check.h"
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
-
-#define CHECK(call)                                                                 \
-    do {                                                                            \
-        cudaError_t err_ = (call);                                                  \
-        if (err_ != cudaSuccess) {                                                  \
-            fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorString(err_));    \
-            exit(1);                                                                \
-        }                                                                           \
-    } while (0)
 
 __global__ void add_kernel(const float* a, const float* b, float* c, size_t n) {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;

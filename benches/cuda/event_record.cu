@@ -1,21 +1,12 @@
 // The host cost of cudaEventRecord in CUDA C, for benches/streams_and_ops.rs:
 // the floor under any library's event record on this driver.
 // Usage: event_record_cuda        Prints `RESULT <name> <value> <unit>` lines.
-#include <cuda_runtime.h>
+#include "check.h"
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
-
-#define CHECK(call)                                                              \
-    do {                                                                         \
-        cudaError_t err_ = (call);                                               \
-        if (err_ != cudaSuccess) {                                               \
-            fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorString(err_)); \
-            exit(1);                                                             \
-        }                                                                        \
-    } while (0)
 
 // Median over 7 rounds of 100k records on an idle non-blocking stream, in ns.
 static double record_ns(cudaEvent_t event, cudaStream_t stream) {

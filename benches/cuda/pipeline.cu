@@ -4,22 +4,12 @@
 //   PTX: the Rust kernels' module; the pipeline then runs a second time with
 //        its `busy__1d` (driver API), separating host code from kernel code.
 // Prints `RESULT <name> <value> <unit>` lines.
-#include <cuda.h>
-#include <cuda_runtime.h>
+#include "check.h"
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
-
-#define CHECK(call)                                                              \
-    do {                                                                         \
-        cudaError_t err_ = (call);                                               \
-        if (err_ != cudaSuccess) {                                               \
-            fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorString(err_)); \
-            exit(1);                                                             \
-        }                                                                        \
-    } while (0)
 
 __global__ void busy(const float* x, unsigned rounds, float* out, size_t n) {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -29,17 +19,6 @@ __global__ void busy(const float* x, unsigned rounds, float* out, size_t n) {
         out[i] = v;
     }
 }
-
-#define CHECK_CU(call)                                                  \
-    do {                                                                \
-        CUresult err_ = (call);                                         \
-        if (err_ != CUDA_SUCCESS) {                                     \
-            const char* msg_ = "";                                      \
-            cuGetErrorString(err_, &msg_);                              \
-            fprintf(stderr, "%s failed: %s\n", #call, msg_);            \
-            exit(1);                                                    \
-        }                                                               \
-    } while (0)
 
 static float median(std::vector<float> v) {
     std::sort(v.begin(), v.end());
