@@ -100,8 +100,8 @@ impl<T: DeviceCopy, U: DeviceCopy> Pipeline<T, U> {
         }
         // The copies are tracked per stream, by one event after the run's
         // last copy on it rather than one per copy (each event in a stream
-        // costs the device a little time); the guard does it on every way
-        // out of this function, errors and panics included.
+        // costs the device a little time): `batch.track()` at the end, or
+        // the guard's drop after an error or a panic.
         let output: &PinnedBuffer<U, MO> = output;
         let mut batch = TrackedBatch {
             input,
@@ -136,8 +136,9 @@ impl<T: DeviceCopy, U: DeviceCopy> Pipeline<T, U> {
             let (reads, writes) = (&mut batch.reads[lane], &mut batch.writes[lane]);
             step(SpanKind::CopyIn, &mut || {
                 let mut view = dev_in.slice_mut(0..len).expect("len <= chunk");
-                // SAFETY: `batch` tracks the copy on this stream when it is
-                // dropped, before `run` returns or unwinds; `input` stays
+                // SAFETY: `batch` tracks the copy on this stream when the
+                // run ends (`track` below, or its drop after an error or a
+                // panic), before `run` returns or unwinds; `input` stays
                 // borrowed until then.
                 unsafe { view.copy_from_pinned_untracked(input, start, stream, reads) }
             })?;
@@ -153,11 +154,11 @@ impl<T: DeviceCopy, U: DeviceCopy> Pipeline<T, U> {
                 let view = dev_out.slice(0..len).expect("len <= chunk");
                 // SAFETY: `output` was borrowed mutably by `run`, so no host
                 // slice of it is alive; `batch` tracks the copy on this stream
-                // when it is dropped, before that borrow ends.
+                // when the run ends, before that borrow ends (as above).
                 unsafe { view.copy_to_pinned_untracked(output, start, stream, writes) }
             })?;
         }
-        Ok(())
+        batch.track()
     }
 
     /// Waits for everything queued on the pipeline's streams.
@@ -179,24 +180,33 @@ struct TrackedBatch<'a, T: DeviceCopy, U: DeviceCopy, MI: Mapping, MO: Mapping> 
     writes: Vec<Option<Range<usize>>>,
 }
 
+impl<T: DeviceCopy, U: DeviceCopy, MI: Mapping, MO: Mapping> TrackedBatch<'_, T, U, MI, MO> {
+    /// Tracks every queued copy; the first error, if any. Without an event,
+    /// `track_queued` has waited for the stream instead, so the copies are
+    /// accounted for either way.
+    fn track(&mut self) -> Result<()> {
+        let mut first_error = Ok(());
+        for (i, stream) in self.streams.iter().enumerate() {
+            if let Some(range) = self.reads[i].take() {
+                let tracked = self.input.track_queued(stream, range, false);
+                first_error = first_error.and(tracked);
+            }
+            if let Some(range) = self.writes[i].take() {
+                let tracked = self.output.track_queued(stream, range, true);
+                first_error = first_error.and(tracked);
+            }
+        }
+        first_error
+    }
+}
+
 impl<T: DeviceCopy, U: DeviceCopy, MI: Mapping, MO: Mapping> Drop
     for TrackedBatch<'_, T, U, MI, MO>
 {
     fn drop(&mut self) {
-        for (i, stream) in self.streams.iter().enumerate() {
-            let mut tracked = Ok(());
-            if let Some(range) = self.reads[i].take() {
-                tracked = self.input.track_queued(stream, range, false);
-            }
-            if let Some(range) = self.writes[i].take() {
-                tracked = tracked.and(self.output.track_queued(stream, range, true));
-            }
-            if tracked.is_err() {
-                // No event to track the copies by: wait for them instead. If
-                // that fails too, the context is lost and runs no more copies.
-                let _ = stream.synchronize();
-            }
-        }
+        // After an error or a panic in `run`; errors here are dropped, the
+        // copies are accounted for (see `track`).
+        let _ = self.track();
     }
 }
 

@@ -52,15 +52,25 @@ impl Pending {
         Ok(())
     }
 
-    /// Tracks an access to `range` just queued on `stream`, by an event after it.
+    /// Tracks an access to `range` just queued on `stream`, by an event after
+    /// it. Without an event (creating or recording it failed), waits for the
+    /// stream instead, so the access is over when this returns the error.
     pub(super) fn push_after(
         &mut self,
         stream: &Stream,
         range: Range<usize>,
         write: bool,
     ) -> Result<()> {
-        let marker = Event::with_options(EventOptions::new().timing(false))?;
-        marker.record_on(stream)?;
+        let marker = Event::with_options(EventOptions::new().timing(false))
+            .and_then(|marker| marker.record_on(stream).map(|()| marker));
+        let marker = match marker {
+            Ok(marker) => marker,
+            Err(error) => {
+                // If this fails too, the context is lost and runs no more work.
+                let _ = stream.synchronize();
+                return Err(error);
+            }
+        };
         if write {
             self.writes.push((range, marker));
         } else {
