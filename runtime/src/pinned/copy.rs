@@ -26,14 +26,15 @@ impl<T: DeviceCopy, M: Mapping> PinnedBuffer<T, M> {
     /// elements), and widens `*queued` to cover the range. Does not track it.
     ///
     /// # Safety
-    /// `device` is borrowed device memory that outlives the copy (its drop
-    /// waits for queued work), borrowed exclusively when the copy writes it
-    /// ([`Direction::ToDevice`]).
-    /// Before the host can touch the pinned range again (reads too, when the
-    /// copy writes it), the caller tracks the copy with
-    /// [`track_queued`](Self::track_queued) on `stream` after it, for a range
-    /// covering `*queued`; no host slice of the buffer is alive when the copy
-    /// writes it.
+    /// - `device` is borrowed device memory that outlives the copy (its drop
+    ///   waits for queued work), borrowed exclusively when the copy writes it
+    ///   ([`Direction::ToDevice`]).
+    /// - No host slice of the buffer is alive when the copy writes it
+    ///   ([`Direction::FromDevice`]).
+    /// - Before the host can write the pinned range again, or read it after a
+    ///   copy that writes it, the caller tracks the copy with
+    ///   [`track_queued`](Self::track_queued) on `stream`, after the copy,
+    ///   for a range covering `*queued`.
     unsafe fn queue_copy(
         &self,
         direction: Direction,
