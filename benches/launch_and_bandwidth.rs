@@ -15,7 +15,7 @@
 #[path = "common/mod.rs"]
 mod common;
 
-use common::{helpers_dir, median, ratio, run_helper, show, Res, Results};
+use common::{helpers_dir, kernels_ptx_file, median, ratio, run_helper, show, Res, Results};
 use cust::memory::CopyDestination;
 use cust::prelude::{Context as CustContext, Device as CustDevice, Module as CustModule};
 use cust::stream::{Stream as CustStream, StreamFlags};
@@ -166,8 +166,7 @@ fn main() -> Res<()> {
             } else {
                 notes.push("CUDA C: not run (no add_kernel_cuda)".into());
             }
-            let ptx = std::env::temp_dir().join("gpu_kernels_bench.ptx");
-            std::fs::write(&ptx, KERNEL_MODULE.ptx())?;
+            let ptx = kernels_ptx_file()?;
             let script = dir.join("launch_and_bandwidth.py");
             run_helper(
                 &mut results,

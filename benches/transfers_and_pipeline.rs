@@ -13,7 +13,7 @@
 #[path = "common/mod.rs"]
 mod common;
 
-use common::{helpers_dir, median, ratio, run_helper, show, Res, Results};
+use common::{helpers_dir, kernels_ptx_file, median, ratio, run_helper, show, Res, Results};
 use gpu_kernels::{busy, busy_rounds_lasting};
 use gpu_runtime::timeline::{SpanKind, Timeline};
 use gpu_runtime::{
@@ -166,7 +166,7 @@ fn main() -> Res<()> {
                 // Rust kernel, isolating the host side from the kernel.
                 let mut command = Command::new(bin);
                 command.arg(rounds.to_string());
-                command.arg(ptx_file()?);
+                command.arg(kernels_ptx_file()?);
                 run_helper(&mut results, &mut notes, "CUDA C", &mut command);
             } else {
                 notes.push("CUDA C: not run (no pipeline_cuda)".into());
@@ -271,11 +271,4 @@ fn main() -> Res<()> {
         println!("note: {note}");
     }
     Ok(())
-}
-
-/// The kernels' PTX, written to a temporary file for the CUDA C side to load.
-fn ptx_file() -> Res<std::path::PathBuf> {
-    let path = std::env::temp_dir().join(format!("gpu-kernels-{}.ptx", std::process::id()));
-    std::fs::write(&path, gpu_kernels::KERNEL_MODULE.ptx())?;
-    Ok(path)
 }

@@ -79,3 +79,11 @@ pub fn ratio(a: Option<f64>, b: Option<f64>) -> String {
         _ => "-".into(),
     }
 }
+
+/// The kernels' PTX, written to a temporary file for the helpers that load it
+/// (the Python side of the launch benchmark, the CUDA C pipeline).
+pub fn kernels_ptx_file() -> Res<PathBuf> {
+    let path = std::env::temp_dir().join(format!("gpu-kernels-{}.ptx", std::process::id()));
+    std::fs::write(&path, gpu_kernels::KERNEL_MODULE.ptx())?;
+    Ok(path)
+}
