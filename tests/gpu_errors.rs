@@ -93,9 +93,20 @@ fn out_of_memory_is_an_error_with_the_sizes() {
         }
         other => panic!("expected OutOfMemory, got {other:?}"),
     }
+    // A byte size that overflows is its own error, not an out-of-memory one.
     let err = DeviceBuffer::<u64>::device_array(usize::MAX / 4).unwrap_err();
-    assert!(matches!(err, Error::OutOfMemory { .. }), "{err:?}");
-    assert!(err.to_string().starts_with("out of device memory"), "{err}");
+    assert_eq!(
+        err,
+        Error::SizeOverflow {
+            len: usize::MAX / 4,
+            element_bytes: 8
+        }
+    );
+    assert!(
+        err.to_string()
+            .ends_with("elements of 8 bytes do not fit in the address space"),
+        "{err}"
+    );
     // The device still works afterwards.
     let stream = Stream::new().unwrap();
     let mut small = DeviceBuffer::<f32>::device_array(16).unwrap();

@@ -2,21 +2,29 @@
 //!
 //! Work issued without a stream (launches, copies, reductions, event records)
 //! goes to the calling thread's current stream on the current device. It
-//! starts as a default stream (see [`Stream`](crate::Stream)) and changes in
-//! two ways, as in CuPy:
+//! starts as a default stream (see [`Stream`]) and changes in two ways, as in
+//! CuPy:
 //!
 //! - scoped, CuPy's `with stream:` — [`Stream::enter`] returns a guard, and
-//!   [`Stream::scope`] runs a closure; leaving restores exactly the stream that
-//!   was current before, whether a default, an enclosing scope's, or one set
-//!   by `make_current`. (CuPy forgets a stream set by `use()` inside a `with`
-//!   block when the block ends and falls back to the one current at its start;
-//!   so does this crate, and additionally a `use()` *before* the block is
-//!   restored at its end, where CuPy restores the default.)
+//!   [`Stream::scope`] runs a closure; leaving restores exactly the stream the
+//!   scope replaced. Guards dropped out of order never leave a stream current
+//!   once all of them are gone (see [`crate::scope_stack`]).
 //! - unscoped, CuPy's `stream.use()` — [`Stream::make_current`]: current until
-//!   changed.
+//!   changed; inside a scope, until that scope ends (CuPy forgets such a
+//!   `use()` at the end of the enclosing `with` block too).
+//!
+//! Where this differs from CuPy (its `test_mix_use_context`): in
+//! `with s1: s2.use(); with s3: ...`, CuPy makes `s1` current again when the
+//! inner block ends (the enclosing block's stream), this crate `s2` (the
+//! stream the inner scope replaced); and a `use()` *before* a `with` block is
+//! current again after the block here, where CuPy falls back to the default
+//! stream. The rule here is the one a guard follows in Rust: a scope undoes
+//! exactly its own change, so code inside a scope cannot tell whether it was
+//! entered from a `make_current` or from another scope.
 
 use crate::device::{self, Device};
 use crate::error::{Error, Result};
+use crate::scope_stack::{ScopeId, ScopeStack};
 use crate::stream::Stream;
 use std::cell::RefCell;
 use std::marker::PhantomData;
@@ -33,8 +41,8 @@ fn per_thread_is_default() -> bool {
 }
 
 thread_local! {
-    /// Per device ordinal: the stream made current, or `None` for the default.
-    static CURRENT: RefCell<Vec<Option<Stream>>> = const { RefCell::new(Vec::new()) };
+    /// Per device ordinal: the streams made current (`None`: the default stream).
+    static CURRENT: RefCell<Vec<ScopeStack<Option<Stream>>>> = const { RefCell::new(Vec::new()) };
 }
 
 fn default_stream() -> Stream {
@@ -45,14 +53,14 @@ fn default_stream() -> Stream {
     }
 }
 
-/// Replaces the current stream of `ordinal`; returns the one it replaces.
-fn replace(ordinal: usize, stream: Option<Stream>) -> Option<Stream> {
+/// Runs `f` on device `ordinal`'s stack of current streams.
+fn with_stack<R>(ordinal: usize, f: impl FnOnce(&mut ScopeStack<Option<Stream>>) -> R) -> R {
     CURRENT.with(|current| {
         let mut current = current.borrow_mut();
         if current.len() <= ordinal {
-            current.resize(ordinal + 1, None);
+            current.resize_with(ordinal + 1, || ScopeStack::new(None));
         }
-        std::mem::replace(&mut current[ordinal], stream)
+        f(&mut current[ordinal])
     })
 }
 
@@ -63,59 +71,47 @@ pub fn current_stream() -> Result<Stream> {
 }
 
 /// The calling thread's current stream on device `ordinal`.
-fn current_on(ordinal: usize) -> Stream {
-    let set = CURRENT.with(|current| current.borrow().get(ordinal).cloned().flatten());
-    set.unwrap_or_else(default_stream)
+pub(crate) fn current_on(ordinal: usize) -> Stream {
+    with_stack(ordinal, |stack| stack.current().clone()).unwrap_or_else(default_stream)
 }
 
-impl Stream {
-    /// Checks the stream can be current: it belongs to the current device.
-    fn check_current_device(&self) -> Result<usize> {
-        let current = device::current_ordinal();
-        if self.device() != current {
-            return Err(Error::StreamOnOtherDevice {
-                stream_device: self.device(),
-                current_device: current,
-            });
-        }
-        Ok(current)
+/// Checks that `stream` can be current: it belongs to the current device.
+fn check_current_device(stream: &Stream) -> Result<usize> {
+    let current = device::current_ordinal();
+    if stream.device() != current {
+        return Err(Error::StreamOnOtherDevice {
+            stream_device: stream.device(),
+            current_device: current,
+        });
     }
+    Ok(current)
+}
 
-    /// Makes the stream the calling thread's current stream on its device
-    /// until changed (CuPy's `stream.use()`). An error if the stream belongs
-    /// to another device than the current one.
-    pub fn make_current(&self) -> Result<()> {
-        let ordinal = self.check_current_device()?;
-        replace(ordinal, Some(self.clone()));
-        Ok(())
-    }
+/// [`Stream::make_current`].
+pub(crate) fn make_current(stream: &Stream) -> Result<()> {
+    let ordinal = check_current_device(stream)?;
+    with_stack(ordinal, |stack| stack.set(Some(stream.clone())));
+    Ok(())
+}
 
-    /// Makes the stream current until the returned guard is dropped, which
-    /// restores the stream that was current before (CuPy's `with stream:`).
-    pub fn enter(&self) -> Result<StreamScope<'_>> {
-        let ordinal = self.check_current_device()?;
-        let previous = replace(ordinal, Some(self.clone()));
-        Ok(StreamScope {
-            ordinal,
-            previous,
-            _stream: PhantomData,
-            _not_send: PhantomData,
-        })
-    }
-
-    /// Runs `f` with the stream current, then restores the previous one.
-    pub fn scope<R>(&self, f: impl FnOnce() -> R) -> Result<R> {
-        let _scope = self.enter()?;
-        Ok(f())
-    }
+/// [`Stream::enter`].
+pub(crate) fn enter(stream: &Stream) -> Result<StreamScope<'_>> {
+    let ordinal = check_current_device(stream)?;
+    let id = with_stack(ordinal, |stack| stack.push(Some(stream.clone())));
+    Ok(StreamScope {
+        ordinal,
+        id,
+        _stream: PhantomData,
+        _not_send: PhantomData,
+    })
 }
 
 /// The guard of [`Stream::enter`]: while it lives, its stream is current on
-/// this thread; dropping it restores the previous current stream.
+/// this thread; dropping it restores the stream it replaced.
 #[must_use = "the stream is current only while the guard lives"]
 pub struct StreamScope<'a> {
     ordinal: usize,
-    previous: Option<Stream>,
+    id: ScopeId,
     _stream: PhantomData<&'a Stream>,
     /// The current stream is per thread: the guard stays on its thread.
     _not_send: PhantomData<*const ()>,
@@ -123,7 +119,7 @@ pub struct StreamScope<'a> {
 
 impl Drop for StreamScope<'_> {
     fn drop(&mut self) {
-        replace(self.ordinal, self.previous.take());
+        with_stack(self.ordinal, |stack| stack.remove(self.id));
     }
 }
 
@@ -132,10 +128,11 @@ mod tests {
     //! The bookkeeping, without a GPU: the streams here are stand-in handles
     //! that never reach the driver (nothing here calls it).
     use super::*;
-    use crate::stream::Kind;
+    use crate::backend::StreamHandle;
+    use crate::stream::StreamKind;
 
     fn stand_in(handle: usize, ordinal: usize) -> Stream {
-        Stream::from_parts(handle as crate::driver::CUstream, ordinal, Kind::External)
+        Stream::from_parts(StreamHandle(handle), ordinal, StreamKind::External, None)
     }
 
     #[test]
@@ -159,8 +156,45 @@ mod tests {
             assert_eq!(
                 current_on(0),
                 a,
-                "a scope restores a stream set by make_current"
+                "a scope forgets a make_current made inside it, and restores the one before it"
             );
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn guards_dropped_out_of_order_leave_no_stream_current() {
+        std::thread::spawn(|| {
+            let (a, b) = (stand_in(0x100, 0), stand_in(0x200, 0));
+            let outer = a.enter().unwrap();
+            let inner = b.enter().unwrap();
+            drop(outer);
+            assert_eq!(current_on(0), b, "the inner guard is still alive");
+            drop(inner);
+            assert_eq!(current_on(0), default_stream());
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn cupy_mix_use_context_as_this_crate_answers_it() {
+        std::thread::spawn(|| {
+            let (s1, s2, s3) = (stand_in(0x100, 0), stand_in(0x200, 0), stand_in(0x300, 0));
+            {
+                let _s1 = s1.enter().unwrap();
+                s2.make_current().unwrap();
+                assert_eq!(current_on(0), s2);
+                {
+                    let _s3 = s3.enter().unwrap();
+                    assert_eq!(current_on(0), s3);
+                }
+                // CuPy answers s1 here; this crate restores what the scope replaced.
+                assert_eq!(current_on(0), s2);
+            }
+            // The use() inside the block is forgotten, as in CuPy.
+            assert_eq!(current_on(0), default_stream());
         })
         .join()
         .unwrap();

@@ -1,6 +1,6 @@
 //! The runtime's error type.
 
-use crate::driver::DriverError;
+use crate::backend::DriverError;
 use std::fmt;
 
 /// `Result` with the runtime's [`Error`].
@@ -121,6 +121,28 @@ pub enum Error {
     },
     /// A runtime call from inside a stream callback, where CUDA forbids CUDA calls.
     CalledFromCallback,
+    /// A per-thread default stream used from another thread than the one it
+    /// belongs to (CUDA has no handle for another thread's per-thread stream).
+    PerThreadStreamOnOtherThread {
+        /// The thread the stream belongs to.
+        owner: String,
+        /// The thread that used it.
+        caller: String,
+    },
+    /// An event recorded on, or waited for by, a stream of another device.
+    EventOnOtherDevice {
+        /// The event's device.
+        event_device: usize,
+        /// The stream's device.
+        stream_device: usize,
+    },
+    /// An allocation whose size in bytes does not fit in `usize`.
+    SizeOverflow {
+        /// The number of elements asked for.
+        len: usize,
+        /// The size of one element in bytes.
+        element_bytes: usize,
+    },
     /// Any other failed driver call.
     Driver(DriverError),
 }
@@ -191,6 +213,18 @@ impl fmt::Display for Error {
                 f,
                 "a stream callback called the GPU runtime; CUDA forbids CUDA calls inside stream callbacks"
             ),
+            Error::PerThreadStreamOnOtherThread { owner, caller } => write!(
+                f,
+                "the per-thread default stream of thread {owner} was used from thread {caller}; each thread has its own (`Stream::per_thread()` on that thread)"
+            ),
+            Error::EventOnOtherDevice { event_device, stream_device } => write!(
+                f,
+                "the event belongs to device {event_device} but the stream to device {stream_device}: record an event on the stream's own device"
+            ),
+            Error::SizeOverflow { len, element_bytes } => write!(
+                f,
+                "{len} elements of {element_bytes} bytes do not fit in the address space"
+            ),
             Error::Driver(e) => write!(f, "CUDA driver error: {e}"),
         }
     }
@@ -200,6 +234,38 @@ impl std::error::Error for Error {}
 
 impl From<DriverError> for Error {
     fn from(e: DriverError) -> Self {
-        Error::Driver(e)
+        Error::from_driver(e, None, String::new)
+    }
+}
+
+impl Error {
+    /// A failed driver call as the runtime reports it; the one place where a
+    /// kernel fault becomes [`Error::KernelFailed`] (naming `last_kernel`, the
+    /// kernel launched last where the fault surfaced, and `context`) and where
+    /// a call refused inside a stream callback becomes
+    /// [`Error::CalledFromCallback`].
+    pub(crate) fn from_driver(
+        driver: DriverError,
+        last_kernel: Option<&'static str>,
+        context: impl FnOnce() -> String,
+    ) -> Error {
+        if driver.is_kernel_fault() {
+            let context = context();
+            Error::KernelFailed {
+                kernel: last_kernel.unwrap_or("<unknown>"),
+                context: if context.is_empty() {
+                    driver.call.to_string()
+                } else {
+                    format!("{} on {context}", driver.call)
+                },
+                driver,
+            }
+        } else if driver.code == crate::backend::status::NOT_PERMITTED
+            && crate::callback::in_callback()
+        {
+            Error::CalledFromCallback
+        } else {
+            Error::Driver(driver)
+        }
     }
 }

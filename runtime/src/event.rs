@@ -1,15 +1,12 @@
 //! Events: points in a stream, for ordering streams and timing work.
 
+use crate::backend::{driver, EventFlags, EventHandle};
+use crate::callback::in_callback;
+use crate::deferred::defer;
 use crate::device::{self, Device};
-use crate::driver::{self, CUevent};
 use crate::error::{Error, Result};
 use crate::stream::Stream;
 use std::sync::atomic::{AtomicBool, Ordering};
-
-/// `CU_EVENT_BLOCKING_SYNC`, `CU_EVENT_DISABLE_TIMING`, `CU_EVENT_INTERPROCESS`.
-const BLOCKING_SYNC: u32 = 1;
-const DISABLE_TIMING: u32 = 2;
-const INTERPROCESS: u32 = 4;
 
 /// How to create an event: [`Event::with_options`]. The default, as CuPy's,
 /// records timing and waits by spinning.
@@ -57,31 +54,28 @@ impl EventOptions {
         self
     }
 
-    fn flags(self) -> Result<u32> {
+    fn flags(self) -> Result<EventFlags> {
         if self.interprocess && self.timing {
             return Err(Error::InvalidEventOptions {
                 reason: "an interprocess event must have timing disabled: add `.timing(false)`",
             });
         }
-        Ok((if self.blocking_sync { BLOCKING_SYNC } else { 0 })
-            | (if self.timing { 0 } else { DISABLE_TIMING })
-            | (if self.interprocess { INTERPROCESS } else { 0 }))
+        Ok(EventFlags {
+            blocking_sync: self.blocking_sync,
+            timing: self.timing,
+            interprocess: self.interprocess,
+        })
     }
 }
 
 /// A marker recorded into a stream. Another stream can wait for it, the host
 /// can wait for it, and two recorded events give the time between them.
 pub struct Event {
-    raw: CUevent,
+    handle: EventHandle,
     ordinal: usize,
     timing: bool,
     recorded: AtomicBool,
 }
-
-// SAFETY: the event handle is only passed to the driver, which is thread-safe.
-unsafe impl Send for Event {}
-// SAFETY: as above; the flag is atomic.
-unsafe impl Sync for Event {}
 
 impl Event {
     /// A new event on the current device, with timing (CuPy's `cp.cuda.Event()`).
@@ -98,15 +92,20 @@ impl Event {
         let flags = options.flags()?;
         device::state(ordinal)?;
         Ok(Event {
-            raw: driver::event_create(flags)?,
+            handle: driver().event_create(flags)?,
             ordinal,
             timing: options.timing,
             recorded: AtomicBool::new(false),
         })
     }
 
-    pub(crate) fn as_raw(&self) -> CUevent {
-        self.raw
+    pub(crate) fn handle(&self) -> EventHandle {
+        self.handle
+    }
+
+    /// The ordinal of the device the event belongs to.
+    pub fn device(&self) -> usize {
+        self.ordinal
     }
 
     /// Records the event at the current end of the calling thread's current
@@ -115,16 +114,21 @@ impl Event {
         self.record_on(&crate::current_stream()?)
     }
 
-    /// Records the event at the current end of `stream` (CuPy's `event.record(stream)`).
+    /// Records the event at the current end of `stream` (CuPy's
+    /// `event.record(stream)`). The stream must belong to the event's device.
     pub fn record_on(&self, stream: &Stream) -> Result<()> {
-        stream.device_state()?;
-        match driver::event_record(self.raw, stream.as_raw()) {
-            driver::SUCCESS => {
-                self.recorded.store(true, Ordering::Release);
-                Ok(())
-            }
-            code => Err(stream.error("cuEventRecord", code)),
+        if stream.device() != self.ordinal {
+            return Err(Error::EventOnOtherDevice {
+                event_device: self.ordinal,
+                stream_device: stream.device(),
+            });
         }
+        stream.device_state()?;
+        driver()
+            .event_record(self.handle, stream.handle())
+            .map_err(|e| stream.error(e))?;
+        self.recorded.store(true, Ordering::Release);
+        Ok(())
     }
 
     /// Whether the event has been recorded at least once.
@@ -136,20 +140,17 @@ impl Event {
     /// once for an event never recorded, as in CUDA).
     pub fn synchronize(&self) -> Result<()> {
         let state = device::state(self.ordinal)?;
-        match driver::event_synchronize(self.raw) {
-            driver::SUCCESS => Ok(()),
-            code => Err(state.error("cuEventSynchronize", code)),
-        }
+        driver()
+            .event_synchronize(self.handle)
+            .map_err(|e| state.error(e))
     }
 
     /// Whether the work before the record point has finished.
     pub fn is_done(&self) -> Result<bool> {
         let state = device::state(self.ordinal)?;
-        match driver::event_query(self.raw) {
-            driver::SUCCESS => Ok(true),
-            driver::ERROR_NOT_READY => Ok(false),
-            code => Err(state.error("cuEventQuery", code)),
-        }
+        driver()
+            .event_is_done(self.handle)
+            .map_err(|e| state.error(e))
     }
 
     /// Milliseconds between two recorded events.
@@ -168,9 +169,9 @@ impl Event {
             }
         }
         end.synchronize()?;
-        let (code, ms) = driver::event_elapsed_ms(start.raw, end.raw);
-        driver::check("cuEventElapsedTime", code).map_err(Error::Driver)?;
-        Ok(ms)
+        start.synchronize()?;
+        device::state(end.ordinal)?;
+        Ok(driver().event_elapsed_ms(start.handle, end.handle)?)
     }
 }
 
@@ -182,9 +183,18 @@ pub fn get_elapsed_time(start: &Event, end: &Event) -> Result<f32> {
 
 impl Drop for Event {
     fn drop(&mut self) {
-        if device::state(self.ordinal).is_ok() {
-            // Destroying a pending event is allowed: the driver frees it later.
-            let _ = driver::event_destroy(self.raw);
+        let (handle, ordinal) = (self.handle, self.ordinal);
+        let release = move || {
+            if device::state(ordinal).is_ok() {
+                // Destroying a pending event is allowed: the driver frees it later.
+                let _ = driver().event_destroy(handle);
+            }
+        };
+        if in_callback() {
+            // CUDA calls are forbidden here: the release thread does it.
+            defer(Box::new(release));
+        } else {
+            release();
         }
     }
 }

@@ -1,12 +1,15 @@
 //! Launch configuration, its checks, and the launch itself.
 
+use crate::abi::{HostEntry, SliceArg};
+use crate::backend::{
+    driver, status, DeviceLimits, FunctionHandle, FunctionLimits, KernelLaunch, MAX_DEVICES,
+};
 use crate::current::current_stream;
-use crate::device::{DeviceLimits, DeviceState, MAX_DEVICES};
-use crate::driver::{self, CUfunction, CUfunction_attribute as FnAttr};
+use crate::device::DeviceState;
 use crate::error::{Error, Result};
-use crate::memory::{DeviceInput, DeviceOutput};
+use crate::last_kernel::KernelId;
+use crate::memory::{DeviceInput, DeviceOutput, RawView};
 use crate::module::EmbeddedModule;
-use crate::simulator;
 use crate::stream::Stream;
 use gpu_device::DeviceCopy;
 use std::ffi::{c_void, CString};
@@ -114,7 +117,7 @@ impl<'s> LaunchConfig<'s> {
         &self,
         kernel: &'static str,
         limits: &DeviceLimits,
-        function: &FunctionInfo,
+        function: &FunctionLimits,
     ) -> Result<([u32; 3], [u32; 3], u32)> {
         let fail = |reason: String| Error::InvalidLaunch { kernel, reason };
         let mut grid = [0u32; 3];
@@ -212,44 +215,17 @@ pub struct KernelFunction {
     host: HostEntry,
     /// The general entry point and the one for one-dimensional launches.
     entries: [&'static str; 2],
+    /// The name's number, for recording the last launched kernel.
+    id: OnceLock<KernelId>,
     per_device: [[OnceLock<Result<FunctionInfo>>; 2]; MAX_DEVICES],
 }
 
 #[derive(Debug)]
 struct FunctionInfo {
-    handle: CUfunction,
-    max_threads_per_block: u32,
-    static_shared_bytes: u32,
+    handle: FunctionHandle,
+    limits: FunctionLimits,
     /// The dynamic shared memory the function is currently allowed.
     dynamic_shared_limit: AtomicU32,
-}
-
-// SAFETY: the function handle is only passed to the driver, which is thread-safe.
-unsafe impl Send for FunctionInfo {}
-// SAFETY: as above; the limit is atomic.
-unsafe impl Sync for FunctionInfo {}
-
-impl FunctionInfo {
-    /// What the simulator's launches are checked against.
-    fn simulated() -> FunctionInfo {
-        FunctionInfo {
-            handle: std::ptr::null_mut(),
-            max_threads_per_block: 1024,
-            static_shared_bytes: 0,
-            dynamic_shared_limit: AtomicU32::new(48 * 1024),
-        }
-    }
-}
-
-impl Clone for FunctionInfo {
-    fn clone(&self) -> Self {
-        FunctionInfo {
-            handle: self.handle,
-            max_threads_per_block: self.max_threads_per_block,
-            static_shared_bytes: self.static_shared_bytes,
-            dynamic_shared_limit: AtomicU32::new(self.dynamic_shared_limit.load(Ordering::Relaxed)),
-        }
-    }
 }
 
 impl KernelFunction {
@@ -268,6 +244,7 @@ impl KernelFunction {
             name,
             host,
             entries: [entry, entry_1d],
+            id: OnceLock::new(),
             per_device: [const { [const { OnceLock::new() }, const { OnceLock::new() }] };
                 MAX_DEVICES],
         }
@@ -278,16 +255,6 @@ impl KernelFunction {
         self.name
     }
 
-    /// The entry name behind a pointer stored by `Stream::note_launch`.
-    pub(crate) fn name_of(ptr: *const KernelFunction) -> &'static str {
-        if ptr.is_null() {
-            "<none launched>"
-        } else {
-            // SAFETY: only pointers to `'static` KernelFunctions are stored.
-            unsafe { &*ptr }.name
-        }
-    }
-
     fn info(&self, device: &DeviceState, which: usize) -> Result<&FunctionInfo> {
         let entry = self.entries[which];
         self.per_device[device.ordinal][which]
@@ -295,20 +262,18 @@ impl KernelFunction {
                 let module = self.module.load(device)?;
                 let name = CString::new(entry).expect("entry names have no NUL");
                 let handle =
-                    driver::module_function(module, &name).map_err(|e| Error::ModuleLoad {
-                        crate_name: self.module.crate_name(),
-                        driver: e,
-                        log: format!("entry point `{entry}` is not in the module"),
-                    })?;
-                let attr = |a| driver::function_attribute(handle, a).map(|v| v.max(0) as u32);
-                let static_shared_bytes = attr(FnAttr::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?;
+                    driver()
+                        .module_function(module, &name)
+                        .map_err(|e| Error::ModuleLoad {
+                            crate_name: self.module.crate_name(),
+                            driver: e,
+                            log: format!("entry point `{entry}` is not in the module"),
+                        })?;
+                let limits = driver().function_limits(handle)?;
                 Ok(FunctionInfo {
                     handle,
-                    max_threads_per_block: attr(FnAttr::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
-                    static_shared_bytes,
-                    dynamic_shared_limit: AtomicU32::new(attr(
-                        FnAttr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    )?),
+                    limits,
+                    dynamic_shared_limit: AtomicU32::new(limits.max_dynamic_shared_bytes),
                 })
             })
             .as_ref()
@@ -329,44 +294,36 @@ impl KernelFunction {
         params: &mut [*mut c_void],
     ) -> Result<()> {
         let device = stream.device_state()?;
-        if crate::backend::simulated() {
-            let info = FunctionInfo::simulated();
-            let (grid, block, shared) = config.check(self.name, &device.limits, &info)?;
-            let code = simulator::executor::launch(
-                self.name,
-                self.host,
-                params,
-                grid,
-                block,
-                shared,
-                stream.as_raw(),
-            );
-            stream.note_launch(self, device);
-            return driver::check("launch", code).map_err(Error::Driver);
-        }
         // The one-dimensional entry point is chosen only for shapes (n, 1, 1):
         // its thread index witness is unique only for those.
         let which = usize::from(config.is_one_dimensional());
         let info = self.info(device, which)?;
-        let (grid, block, shared) = config.check(self.name, &device.limits, info)?;
+        let (grid, block, shared) = config.check(self.name, &device.limits, &info.limits)?;
         if shared > info.dynamic_shared_limit.load(Ordering::Relaxed) {
-            driver::set_function_attribute(
-                info.handle,
-                FnAttr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                shared as i32,
-            )?;
+            driver().set_max_dynamic_shared(info.handle, shared)?;
             info.dynamic_shared_limit
                 .fetch_max(shared, Ordering::Relaxed);
         }
+        let id = *self.id.get_or_init(|| KernelId::register(self.name));
         // SAFETY: forwarded to the caller; the configuration was checked above.
-        let code =
-            unsafe { driver::launch(info.handle, grid, block, shared, stream.as_raw(), params) };
-        match code {
-            driver::SUCCESS => {
-                stream.note_launch(self, device);
+        let launched = unsafe {
+            driver().launch(KernelLaunch {
+                name: self.name,
+                function: info.handle,
+                host: self.host,
+                grid,
+                block,
+                shared_bytes: shared,
+                stream: stream.handle(),
+                params,
+            })
+        };
+        match launched {
+            Ok(()) => {
+                stream.note_launch(id, device);
                 Ok(())
             }
-            driver::ERROR_LAUNCH_OUT_OF_RESOURCES => Err(Error::InvalidLaunch {
+            Err(e) if e.code == status::LAUNCH_OUT_OF_RESOURCES => Err(Error::InvalidLaunch {
                 kernel: self.name,
                 reason: format!(
                     "the device has too few registers or resources for blocks of {}x{}x{} threads",
@@ -374,26 +331,9 @@ impl KernelFunction {
                 ),
             }),
             // A fault here is left over from an earlier kernel on the stream.
-            code => Err(stream.error("cuLaunchKernel", code)),
+            Err(e) => Err(stream.error(e)),
         }
     }
-}
-
-/// A kernel instance's body as the CPU simulator calls it: `call` takes one
-/// pointer per PTX parameter, as the entry point does, whose sizes are
-/// `param_sizes` (the simulator copies the values at launch).
-#[doc(hidden)]
-#[derive(Clone, Copy)]
-pub struct HostEntry {
-    pub call: unsafe fn(*const *mut c_void),
-    pub param_sizes: &'static [usize],
-}
-
-/// A slice argument as the entry point receives it: address and length.
-#[doc(hidden)]
-pub struct SliceArg {
-    pub ptr: u64,
-    pub len: usize,
 }
 
 impl SliceArg {
@@ -417,19 +357,20 @@ impl SliceArg {
         SliceArg::checked::<T>(arg.raw_view(), stream_device, kernel, parameter)
     }
 
-    /// Checks the device; an empty slice gets a non-null, aligned dangling
-    /// address (as Rust's empty slices have), since the device side builds a
-    /// slice from the pointer without a branch.
+    /// Checks the device; a slice with no bytes (empty, or of a zero-sized
+    /// element type) gets a non-null, aligned dangling address (as Rust's
+    /// empty slices have), since the device side builds a slice from the
+    /// pointer without a branch, and a zero-sized allocation has no address.
     fn checked<T>(
-        view: crate::memory::RawView,
+        view: RawView,
         stream_device: usize,
         kernel: &KernelFunction,
         parameter: &'static str,
     ) -> Result<SliceArg> {
-        if view.len == 0 {
+        if view.len == 0 || std::mem::size_of::<T>() == 0 {
             return Ok(SliceArg {
                 ptr: std::mem::align_of::<T>() as u64,
-                len: 0,
+                len: view.len,
             });
         }
         if view.device != stream_device {

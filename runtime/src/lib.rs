@@ -17,30 +17,36 @@
 //! # Ok::<(), gpu_runtime::Error>(())
 //! ```
 //!
-//! All driver calls go through one internal module (`driver`), the seam where
-//! other backends attach.
+//! Everything below the user-facing types goes through one seam, the
+//! `backend` module's `Driver` trait, which the CUDA driver and the CPU
+//! simulator implement.
 
 #![deny(missing_docs)]
 
+mod abi;
 mod backend;
+mod callback;
 mod current;
+mod deferred;
 mod device;
-mod driver;
 mod error;
 mod event;
+mod last_kernel;
 mod launch;
-mod memory;
+pub mod memory;
 mod module;
+mod panic_message;
 mod pinned;
 mod pipeline;
-mod simulator;
+mod scope_stack;
 mod stream;
 pub mod timeline;
 
-pub use backend::{backend, Backend, BACKEND_ENV};
+pub use backend::simulator::DEVICES_ENV as SIMULATED_DEVICES_ENV;
+pub use backend::{backend, Backend, DeviceLimits, DriverError, BACKEND_ENV, MAX_DEVICES};
+pub use bytemuck;
 pub use current::{current_stream, StreamScope, PER_THREAD_DEFAULT_STREAM_ENV};
-pub use device::{synchronize, Device, DeviceLimits, MAX_DEVICES};
-pub use driver::DriverError;
+pub use device::{synchronize, Device, DeviceScope};
 pub use error::{Error, Result};
 pub use event::{get_elapsed_time, Event, EventOptions};
 pub use gpu_device::DeviceCopy;
@@ -51,7 +57,7 @@ pub use pinned::{
     HostOnly, Mapped, MappedBuffer, MappedView, MappedViewMut, Mapping, PinnedBuffer,
 };
 pub use pipeline::{pipeline, Pipeline};
-pub use stream::{Stream, StreamOptions};
+pub use stream::{Stream, StreamKind, StreamOptions};
 
 /// Launches a `#[kernel]` function, Numba style:
 ///
@@ -82,7 +88,8 @@ macro_rules! launch {
 /// Items the `#[kernel]` macro expands to; not part of the public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::launch::{HostEntry, KernelFunction, SliceArg};
+    pub use crate::abi::{HostEntry, SliceArg};
+    pub use crate::launch::KernelFunction;
 
     /// Fails to compile unless `T` is `DeviceCopy`; the macro spans it on the parameter's type.
     #[inline(always)]

@@ -1,7 +1,7 @@
 //! PTX embedded in a kernel crate, loaded into each device on first use.
 
-use crate::device::{DeviceState, MAX_DEVICES};
-use crate::driver::{self, CUmodule};
+use crate::backend::{driver, status, DriverError, ModuleHandle, MAX_DEVICES};
+use crate::device::DeviceState;
 use crate::error::{Error, Result};
 use std::ffi::CString;
 use std::sync::OnceLock;
@@ -11,16 +11,8 @@ use std::sync::OnceLock;
 pub struct EmbeddedModule {
     crate_name: &'static str,
     ptx: &'static str,
-    loaded: [OnceLock<Result<LoadedModule>>; MAX_DEVICES],
+    loaded: [OnceLock<Result<ModuleHandle>>; MAX_DEVICES],
 }
-
-#[derive(Clone, Copy)]
-struct LoadedModule(CUmodule);
-
-// SAFETY: a module handle is only passed to the driver, which is thread-safe.
-unsafe impl Send for LoadedModule {}
-// SAFETY: as above.
-unsafe impl Sync for LoadedModule {}
 
 impl EmbeddedModule {
     /// Wraps a crate's PTX text. Used by `embed_kernels!()`.
@@ -51,22 +43,22 @@ impl EmbeddedModule {
             .collect()
     }
 
-    /// The module loaded into `device`'s primary context (current on this thread).
-    pub(crate) fn load(&self, device: &DeviceState) -> Result<CUmodule> {
+    /// The module loaded into `device` (bound on this thread).
+    pub(crate) fn load(&self, device: &DeviceState) -> Result<ModuleHandle> {
         self.loaded[device.ordinal]
             .get_or_init(|| {
                 let text = CString::new(self.ptx).map_err(|_| Error::ModuleLoad {
                     crate_name: self.crate_name,
-                    driver: driver::DriverError {
+                    driver: DriverError {
                         call: "cuModuleLoadDataEx",
-                        code: driver::ERROR_INVALID_VALUE,
+                        code: status::INVALID_VALUE,
                         name: "CUDA_ERROR_INVALID_VALUE".into(),
                         description: "the PTX text contains a NUL byte".into(),
                     },
                     log: String::new(),
                 })?;
-                driver::module_load_ptx(&text)
-                    .map(LoadedModule)
+                driver()
+                    .module_load(&text)
                     .map_err(|(driver, log)| Error::ModuleLoad {
                         crate_name: self.crate_name,
                         driver,
@@ -74,6 +66,5 @@ impl EmbeddedModule {
                     })
             })
             .clone()
-            .map(|m| m.0)
     }
 }

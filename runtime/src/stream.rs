@@ -8,26 +8,31 @@
 //!   blocking streams and they wait for it. Streams made by [`Stream::new`] are
 //!   non-blocking, so they do not synchronise with it;
 //! - the **per-thread default stream** ([`Stream::per_thread`], CuPy's
-//!   `Stream.ptds`): one per host thread and device, an ordinary stream that
-//!   does not synchronise with other streams.
+//!   `Stream.ptds`): one per host thread and device, blocking (it
+//!   synchronises with the legacy default stream, not with other streams).
+//!   It belongs to its thread: CUDA names it by a handle that means "the
+//!   calling thread's", so a handle moved to another thread is refused rather
+//!   than silently naming that thread's own stream.
 //!
 //! Which of the two is a thread's initial current stream is decided by the
 //! environment variable [`PER_THREAD_DEFAULT_STREAM_ENV`](crate::PER_THREAD_DEFAULT_STREAM_ENV),
 //! as `CUPY_CUDA_PER_THREAD_DEFAULT_STREAM` does for CuPy.
 
+use crate::backend::{driver, EventFlags, EventHandle, StreamHandle, MAX_DEVICES};
+use crate::callback::{in_callback, while_in_callback};
+use crate::current;
+use crate::deferred::defer;
 use crate::device::{self, Device, DeviceState};
-use crate::driver::{self, CUstream};
 use crate::error::{Error, Result};
 use crate::event::Event;
-use crate::launch::KernelFunction;
+use crate::last_kernel::{KernelId, LastKernel};
+use crate::panic_message::panic_message;
 use std::ffi::c_void;
 use std::fmt;
+use std::hash::{Hash, Hasher};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicPtr, Ordering};
-use std::sync::{Arc, Mutex};
-
-/// `CU_STREAM_NON_BLOCKING`: no implicit synchronisation with the legacy default stream.
-const NON_BLOCKING: u32 = 1;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::thread::ThreadId;
 
 /// How to create a stream: [`Stream::with_options`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,53 +65,59 @@ impl StreamOptions {
     }
 
     /// The stream's priority: lower numbers run first. The device's range is
-    /// [`Stream::priority_range`]; values outside it are clamped by CUDA.
+    /// [`Stream::priority_range`]; values outside it are clamped to it.
     pub fn priority(mut self, priority: i32) -> Self {
         self.priority = priority;
         self
     }
 }
 
+/// What a [`Stream`] handle refers to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StreamKind {
+    /// A stream this crate created, destroyed with its last handle.
+    Owned,
+    /// Another library's stream, wrapped by [`Stream::from_external`]; never destroyed here.
+    External,
+    /// The device's legacy default stream ([`Stream::null`]).
+    LegacyDefault,
+    /// A thread's per-thread default stream ([`Stream::per_thread`]).
+    PerThreadDefault,
+}
+
 /// A queue of device work that runs in issue order. Work on different streams
 /// may overlap.
 ///
 /// `Stream` is a handle: clones refer to the same stream, and two handles are
-/// equal when they refer to the same driver stream. A stream this crate made
-/// is destroyed when the last handle is dropped (after its queued work, which
-/// the driver lets finish).
+/// equal (and hash alike) when they refer to the same stream, so streams can
+/// key a `HashMap` as CuPy's do a `dict`. A stream this crate made is
+/// destroyed when the last handle is dropped (after its queued work, which
+/// the driver lets finish), also when that happens inside a stream callback.
 #[derive(Clone)]
 pub struct Stream {
     inner: Arc<StreamInner>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Kind {
-    Owned,
-    External,
-    LegacyDefault,
-    PerThreadDefault,
-}
-
 struct StreamInner {
-    raw: CUstream,
+    handle: StreamHandle,
     ordinal: usize,
-    kind: Kind,
+    kind: StreamKind,
+    /// The thread a per-thread default stream belongs to.
+    owner: Option<ThreadId>,
+    /// Known flags: `(non_blocking, priority)`; `None` for external streams,
+    /// whose flags are asked of the driver.
+    options: Option<(bool, i32)>,
     /// The kernel most recently launched here, for error reports.
-    last_kernel: AtomicPtr<KernelFunction>,
+    last_kernel: LastKernel,
     /// Messages of callbacks that panicked, reported by the next `synchronize`.
     callback_panics: Arc<Mutex<Vec<String>>>,
+    /// An untimed event, recorded to let other streams wait for this one's work.
+    marker: Mutex<Option<EventHandle>>,
 }
-
-// SAFETY: the stream handle is only passed to the driver, which is thread-safe;
-// the other fields are plain data, atomics or behind a mutex.
-unsafe impl Send for StreamInner {}
-// SAFETY: as above.
-unsafe impl Sync for StreamInner {}
 
 impl Stream {
     /// A new non-blocking stream on the current device (CuPy's
-    /// `cp.cuda.Stream(non_blocking=True)`; `cust` drops this flag, so the
-    /// stream is created through the driver directly).
+    /// `cp.cuda.Stream(non_blocking=True)`).
     pub fn new() -> Result<Stream> {
         Stream::with_options(StreamOptions::new())
     }
@@ -121,42 +132,47 @@ impl Stream {
         Stream::on_device_with_options(device, StreamOptions::new())
     }
 
-    /// A new stream on `device` with the given options.
+    /// A new stream on `device` with the given options. The priority is
+    /// clamped to the device's range, as CUDA does.
     pub fn on_device_with_options(device: Device, options: StreamOptions) -> Result<Stream> {
         device.state()?;
-        let flags = if options.non_blocking {
-            NON_BLOCKING
-        } else {
-            0
-        };
-        let raw = driver::stream_create(flags, options.priority)?;
-        Ok(Stream::from_parts(raw, device.ordinal(), Kind::Owned))
+        let (least, greatest) = driver().stream_priority_range()?;
+        let priority = options.priority.clamp(greatest, least);
+        let handle = driver().stream_create(options.non_blocking, priority)?;
+        Ok(Stream::from_parts(
+            handle,
+            device.ordinal(),
+            StreamKind::Owned,
+            Some((options.non_blocking, priority)),
+        ))
     }
 
     /// The (least, greatest) priorities of streams on the current device; the
     /// greatest priority is the lowest number.
     pub fn priority_range() -> Result<(i32, i32)> {
         Device::current()?.state()?;
-        Ok(driver::stream_priority_range()?)
+        Ok(driver().stream_priority_range()?)
     }
 
     /// The legacy default stream of the current device (CuPy's `Stream.null`).
     pub fn null() -> Stream {
-        Stream::from_parts(
-            driver::LEGACY_DEFAULT_STREAM as CUstream,
-            device::current_ordinal(),
-            Kind::LegacyDefault,
-        )
+        Stream::legacy_on(device::current_ordinal()).clone()
     }
 
     /// The calling thread's per-thread default stream on the current device
-    /// (CuPy's `Stream.ptds`).
+    /// (CuPy's `Stream.ptds`). The handle belongs to the calling thread: used
+    /// from another thread, every operation fails with
+    /// [`Error::PerThreadStreamOnOtherThread`].
     pub fn per_thread() -> Stream {
-        Stream::from_parts(
-            driver::PER_THREAD_DEFAULT_STREAM as CUstream,
+        let mut stream = Stream::from_parts(
+            StreamHandle::PER_THREAD,
             device::current_ordinal(),
-            Kind::PerThreadDefault,
-        )
+            StreamKind::PerThreadDefault,
+            Some((false, 0)),
+        );
+        Arc::get_mut(&mut stream.inner).expect("just made").owner =
+            Some(std::thread::current().id());
+        stream
     }
 
     /// Wraps a stream made by another library (CuPy's `ExternalStream`),
@@ -165,18 +181,31 @@ impl Stream {
     /// # Safety
     /// `raw` must be a live stream of `device`'s primary context, and must
     /// outlive every use of the returned `Stream` and its clones.
-    pub unsafe fn from_external(raw: CUstream, device: Device) -> Stream {
-        Stream::from_parts(raw, device.ordinal(), Kind::External)
+    pub unsafe fn from_external(raw: cust::sys::CUstream, device: Device) -> Stream {
+        Stream::from_parts(
+            StreamHandle(raw as usize),
+            device.ordinal(),
+            StreamKind::External,
+            None,
+        )
     }
 
-    pub(crate) fn from_parts(raw: CUstream, ordinal: usize, kind: Kind) -> Stream {
+    pub(crate) fn from_parts(
+        handle: StreamHandle,
+        ordinal: usize,
+        kind: StreamKind,
+        options: Option<(bool, i32)>,
+    ) -> Stream {
         Stream {
             inner: Arc::new(StreamInner {
-                raw,
+                handle,
                 ordinal,
                 kind,
-                last_kernel: AtomicPtr::new(std::ptr::null_mut()),
+                owner: None,
+                options,
+                last_kernel: LastKernel::new(),
                 callback_panics: Arc::new(Mutex::new(Vec::new())),
+                marker: Mutex::new(None),
             }),
         }
     }
@@ -186,51 +215,112 @@ impl Stream {
         self.inner.ordinal
     }
 
+    /// What the handle refers to: a stream of this crate, another library's,
+    /// or one of the default streams.
+    pub fn kind(&self) -> StreamKind {
+        self.inner.kind
+    }
+
     /// Whether this is one of the two default streams.
     pub fn is_default(&self) -> bool {
         matches!(
             self.inner.kind,
-            Kind::LegacyDefault | Kind::PerThreadDefault
+            StreamKind::LegacyDefault | StreamKind::PerThreadDefault
         )
     }
 
+    /// Whether this crate destroys the stream with its last handle (CuPy
+    /// owns the streams it creates, not those of `ExternalStream`).
+    pub fn is_owned(&self) -> bool {
+        self.inner.kind == StreamKind::Owned
+    }
+
+    /// Whether the stream skips implicit synchronisation with the legacy
+    /// default stream (CuPy's `stream.is_non_blocking`). For another
+    /// library's stream the driver is asked.
+    pub fn is_non_blocking(&self) -> Result<bool> {
+        Ok(self.options()?.0)
+    }
+
+    /// The stream's priority, after clamping to the device's range (CuPy's
+    /// `stream.priority`). For another library's stream the driver is asked.
+    pub fn priority(&self) -> Result<i32> {
+        Ok(self.options()?.1)
+    }
+
+    fn options(&self) -> Result<(bool, i32)> {
+        match self.inner.options {
+            Some(options) => Ok(options),
+            None => {
+                self.device_state()?;
+                Ok(driver().stream_properties(self.inner.handle)?)
+            }
+        }
+    }
+
+    /// The device's state, bound to this thread, after checking that this
+    /// thread may use the stream.
     pub(crate) fn device_state(&self) -> Result<&'static DeviceState> {
+        self.check_thread()?;
         device::state(self.inner.ordinal)
     }
 
-    /// The driver handle, for interoperation with other CUDA libraries.
-    pub fn as_raw(&self) -> CUstream {
-        self.inner.raw
+    /// Whether the calling thread may use the stream (only another thread's
+    /// per-thread default stream is refused).
+    pub(crate) fn is_usable_here(&self) -> bool {
+        self.check_thread().is_ok()
+    }
+
+    fn check_thread(&self) -> Result<()> {
+        match self.inner.owner {
+            Some(owner) if owner != std::thread::current().id() => {
+                Err(Error::PerThreadStreamOnOtherThread {
+                    owner: format!("{owner:?}"),
+                    caller: format!("{:?}", std::thread::current().id()),
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The driver's handle of the stream.
+    pub(crate) fn handle(&self) -> StreamHandle {
+        self.inner.handle
+    }
+
+    /// The CUDA handle, for interoperation with other CUDA libraries (CuPy's
+    /// `stream.ptr`). For the default streams it is CUDA's special value
+    /// (0 or 2); on the simulator it names a simulator stream.
+    pub fn as_raw(&self) -> cust::sys::CUstream {
+        self.inner.handle.0 as cust::sys::CUstream
     }
 
     /// Waits until all work queued on the stream has finished. A kernel that
     /// failed is named in the error, and so is a callback that panicked.
     pub fn synchronize(&self) -> Result<()> {
         self.device_state()?;
-        match driver::stream_synchronize(self.inner.raw) {
-            driver::SUCCESS => self.take_callback_panics(),
-            code => Err(self.error("cuStreamSynchronize", code)),
-        }
+        driver()
+            .stream_synchronize(self.inner.handle)
+            .map_err(|e| self.error(e))?;
+        self.take_callback_panics()
     }
 
     /// Whether all work queued on the stream has finished.
     pub fn is_done(&self) -> Result<bool> {
         self.device_state()?;
-        match driver::stream_query(self.inner.raw) {
-            driver::SUCCESS => Ok(true),
-            driver::ERROR_NOT_READY => Ok(false),
-            code => Err(self.error("cuStreamQuery", code)),
-        }
+        driver()
+            .stream_is_done(self.inner.handle)
+            .map_err(|e| self.error(e))
     }
 
     /// Makes work queued on this stream after this call wait until `event`
     /// has completed. The event is only borrowed: it can be waited on again.
+    /// The event may belong to another device.
     pub fn wait_event(&self, event: &Event) -> Result<()> {
         self.device_state()?;
-        match driver::stream_wait_event(self.inner.raw, event.as_raw()) {
-            driver::SUCCESS => Ok(()),
-            code => Err(self.error("cuStreamWaitEvent", code)),
-        }
+        driver()
+            .stream_wait_event(self.inner.handle, event.handle())
+            .map_err(|e| self.error(e))
     }
 
     /// Records a new event at this point of the stream (CuPy's `Stream.record()`).
@@ -240,13 +330,72 @@ impl Stream {
         Ok(event)
     }
 
+    /// Makes work queued on this stream after this call wait for all the work
+    /// queued on `other` so far, through an untimed event recorded on `other`
+    /// now. Another thread's per-thread default stream cannot be recorded on
+    /// from here: then the event is recorded on the device's legacy default
+    /// stream, which CUDA orders after the earlier work of every blocking
+    /// stream, per-thread ones included.
+    pub(crate) fn wait_for(&self, other: &Stream) -> Result<()> {
+        if self == other {
+            return Ok(());
+        }
+        let source = if !other.is_usable_here() {
+            Stream::legacy_on(other.device())
+        } else {
+            other
+        };
+        let marker = source.record_marker()?;
+        self.device_state()?;
+        driver()
+            .stream_wait_event(self.inner.handle, marker)
+            .map_err(|e| self.error(e))
+    }
+
+    /// The legacy default stream of device `ordinal`, one handle per device.
+    pub(crate) fn legacy_on(ordinal: usize) -> &'static Stream {
+        static LEGACY: [OnceLock<Stream>; MAX_DEVICES] = [const { OnceLock::new() }; MAX_DEVICES];
+        LEGACY[ordinal].get_or_init(|| {
+            Stream::from_parts(
+                StreamHandle::LEGACY,
+                ordinal,
+                StreamKind::LegacyDefault,
+                Some((false, 0)),
+            )
+        })
+    }
+
+    /// Records this stream's marker event after the work queued so far, and
+    /// returns it.
+    fn record_marker(&self) -> Result<EventHandle> {
+        self.device_state()?;
+        let mut marker = self.inner.marker.lock().unwrap_or_else(|e| e.into_inner());
+        let event = match *marker {
+            Some(event) => event,
+            None => {
+                let event = driver().event_create(EventFlags {
+                    blocking_sync: false,
+                    timing: false,
+                    interprocess: false,
+                })?;
+                *marker = Some(event);
+                event
+            }
+        };
+        driver()
+            .event_record(event, self.inner.handle)
+            .map_err(|e| self.error(e))?;
+        Ok(event)
+    }
+
     /// Runs `callback` on a driver thread once the work queued on the stream
     /// so far has finished; work queued afterwards waits for it. Callbacks run
     /// in stream order. A panic in `callback` is caught, and the next
     /// [`synchronize`](Stream::synchronize) of this stream reports it.
     ///
     /// As CUDA requires, the callback must not use CUDA: runtime calls made
-    /// from it return [`Error::CalledFromCallback`].
+    /// from it return [`Error::CalledFromCallback`]. Dropping buffers, streams
+    /// and events inside it is fine: their release is deferred.
     pub fn add_callback(&self, callback: impl FnOnce() + Send + 'static) -> Result<()> {
         self.device_state()?;
         let payload = Box::new(CallbackPayload {
@@ -254,13 +403,15 @@ impl Stream {
             panics: Arc::clone(&self.inner.callback_panics),
         });
         let user_data = Box::into_raw(payload).cast::<c_void>();
-        // SAFETY: `run_callback` takes back the box exactly once; it touches no CUDA API.
-        let code = unsafe { driver::launch_host_function(self.inner.raw, run_callback, user_data) };
-        if code != driver::SUCCESS {
+        // SAFETY: `run_callback` takes back the box exactly once and touches no
+        // CUDA API (runtime calls inside it are refused).
+        let queued =
+            unsafe { driver().launch_host_function(self.inner.handle, run_callback, user_data) };
+        if let Err(e) = queued {
             // SAFETY: the driver refused the function, so it will never run it:
             // the box is still ours.
             drop(unsafe { Box::from_raw(user_data.cast::<CallbackPayload>()) });
-            return Err(self.error("cuLaunchHostFunc", code));
+            return Err(self.error(e));
         }
         Ok(())
     }
@@ -281,41 +432,48 @@ impl Stream {
         }
     }
 
-    pub(crate) fn note_launch(&self, kernel: &'static KernelFunction, device: &DeviceState) {
-        let ptr = kernel as *const KernelFunction as *mut KernelFunction;
-        self.inner.last_kernel.store(ptr, Ordering::Relaxed);
-        device.last_kernel.store(ptr, Ordering::Relaxed);
+    /// Records that `kernel` was launched here (on `device`).
+    #[inline]
+    pub(crate) fn note_launch(&self, kernel: KernelId, device: &DeviceState) {
+        self.inner.last_kernel.note(kernel);
+        device.last_kernel.note(kernel);
     }
 
     /// The kernel most recently launched on this stream.
     pub fn last_kernel(&self) -> Option<&'static str> {
-        let ptr = self.inner.last_kernel.load(Ordering::Relaxed);
-        (!ptr.is_null()).then(|| KernelFunction::name_of(ptr))
+        self.inner.last_kernel.get()
     }
 
-    /// Maps a failed status of an operation on this stream to an error that
-    /// names the stream's last kernel when a kernel fault surfaced.
-    pub(crate) fn error(&self, call: &'static str, code: driver::Status) -> Error {
-        let err = driver::check(call, code).expect_err("called with a failure");
-        if driver::is_kernel_fault(code) {
-            let ptr = self.inner.last_kernel.load(Ordering::Relaxed);
-            let kernel = if ptr.is_null() {
-                device::state(self.inner.ordinal)
-                    .map(|d| d.last_kernel_name())
-                    .unwrap_or("<unknown>")
-            } else {
-                KernelFunction::name_of(ptr)
-            };
-            Error::KernelFailed {
-                kernel,
-                context: format!("{call} on {self}"),
-                driver: err,
-            }
-        } else if code == driver::ERROR_NOT_PERMITTED && device::in_callback() {
-            Error::CalledFromCallback
-        } else {
-            Error::Driver(err)
-        }
+    /// Maps a failed driver call on this stream to an error that names the
+    /// stream's last kernel (or its device's) when a kernel fault surfaced.
+    pub(crate) fn error(&self, driver: crate::backend::DriverError) -> Error {
+        let last = self.inner.last_kernel.get().or_else(|| {
+            device::state(self.inner.ordinal)
+                .ok()
+                .and_then(|d| d.last_kernel.get())
+        });
+        Error::from_driver(driver, last, || self.to_string())
+    }
+
+    /// Makes the stream the calling thread's current stream on its device
+    /// until changed (CuPy's `stream.use()`). Inside a [`Stream::enter`] scope
+    /// it lasts until that scope ends. An error if the stream belongs to
+    /// another device than the current one.
+    pub fn make_current(&self) -> Result<()> {
+        current::make_current(self)
+    }
+
+    /// Makes the stream current until the returned guard is dropped, which
+    /// restores the stream that was current before (CuPy's `with stream:`).
+    pub fn enter(&self) -> Result<current::StreamScope<'_>> {
+        current::enter(self)
+    }
+
+    /// Runs `f` with the stream current, then restores the previous one (also
+    /// when `f` panics).
+    pub fn scope<R>(&self, f: impl FnOnce() -> R) -> Result<R> {
+        let _scope = self.enter()?;
+        Ok(f())
     }
 }
 
@@ -329,28 +487,32 @@ unsafe extern "C" fn run_callback(user_data: *mut c_void) {
     // SAFETY: `user_data` is the box `add_callback` leaked for this call alone.
     let payload = unsafe { Box::from_raw(user_data.cast::<CallbackPayload>()) };
     let CallbackPayload { callback, panics } = *payload;
-    let outcome = device::while_in_callback(|| catch_unwind(AssertUnwindSafe(callback)));
+    let outcome = while_in_callback(|| catch_unwind(AssertUnwindSafe(callback)));
     if let Err(panic) = outcome {
-        let message = panic
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| panic.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "a panic with a non-string payload".to_string());
         panics
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .push(message);
+            .push(panic_message(&*panic));
     }
 }
 
 impl PartialEq for Stream {
     fn eq(&self, other: &Stream) -> bool {
-        self.inner.raw == other.inner.raw
+        self.inner.handle == other.inner.handle
+            && self.inner.owner == other.inner.owner
             && (self.is_default() || self.inner.ordinal == other.inner.ordinal)
     }
 }
 
 impl Eq for Stream {}
+
+/// Consistent with `==`: the handle and, for per-thread streams, the thread.
+impl Hash for Stream {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.inner.handle.hash(state);
+        self.inner.owner.hash(state);
+    }
+}
 
 /// As CuPy prints streams: `<Stream 0 (device -1)>` for the legacy default
 /// stream, `<Stream 2 (device -1)>` for the per-thread one, and the handle and
@@ -362,7 +524,7 @@ impl fmt::Display for Stream {
         } else {
             self.inner.ordinal as i64
         };
-        write!(f, "<Stream {} (device {device})>", self.inner.raw as usize)
+        write!(f, "<Stream {} (device {device})>", self.inner.handle.0)
     }
 }
 
@@ -374,10 +536,32 @@ impl fmt::Debug for Stream {
 
 impl Drop for StreamInner {
     fn drop(&mut self) {
-        if self.kind == Kind::Owned && device::state(self.ordinal).is_ok() {
-            // The driver releases the stream once its queued work completes.
-            // A failure here (a context lost to a kernel fault) leaves nothing to do.
-            let _ = driver::stream_destroy(self.raw);
+        let (handle, ordinal, kind) = (self.handle, self.ordinal, self.kind);
+        let marker = self
+            .marker
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if marker.is_none() && kind != StreamKind::Owned {
+            return;
+        }
+        let release = move || {
+            if device::state(ordinal).is_err() {
+                // A context lost to a kernel fault took its streams and events along.
+                return;
+            }
+            if let Some(marker) = marker {
+                let _ = driver().event_destroy(marker);
+            }
+            if kind == StreamKind::Owned {
+                // The driver releases the stream once its queued work completes.
+                let _ = driver().stream_destroy(handle);
+            }
+        };
+        if in_callback() {
+            defer(Box::new(release));
+        } else {
+            release();
         }
     }
 }

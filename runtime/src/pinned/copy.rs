@@ -3,7 +3,7 @@
 
 use super::tracking::widen;
 use super::{Mapping, PinnedBuffer};
-use crate::driver;
+use crate::backend::driver;
 use crate::error::{Error, Result};
 use crate::memory::{check_device, DeviceBuffer, DeviceView, DeviceViewMut, RawView};
 use crate::stream::Stream;
@@ -53,21 +53,17 @@ impl<T: DeviceCopy, M: Mapping> PinnedBuffer<T, M> {
         let bytes = range.len() * size_of::<T>();
         // SAFETY: both ranges are in bounds and stay valid and unused by the
         // host until the copy completes (the caller's contract).
-        let (code, call) = unsafe {
+        let copied = unsafe {
             match direction {
-                Direction::ToDevice => (
-                    driver::memcpy_htod_async(device.ptr, host.cast(), bytes, stream.as_raw()),
-                    "cuMemcpyHtoDAsync",
-                ),
-                Direction::FromDevice => (
-                    driver::memcpy_dtoh_async(host.cast(), device.ptr, bytes, stream.as_raw()),
-                    "cuMemcpyDtoHAsync",
-                ),
+                Direction::ToDevice => {
+                    driver().copy_to_device_async(device.ptr, host.cast(), bytes, stream.handle())
+                }
+                Direction::FromDevice => {
+                    driver().copy_to_host_async(host.cast(), device.ptr, bytes, stream.handle())
+                }
             }
         };
-        if code != driver::SUCCESS {
-            return Err(stream.error(call, code));
-        }
+        copied.map_err(|e| stream.error(e))?;
         widen(queued, range);
         Ok(())
     }
@@ -104,8 +100,10 @@ impl<T: DeviceCopy> DeviceViewMut<'_, T> {
         stream: &Stream,
     ) -> Result<()> {
         let device = self.raw();
+        self.track_write(stream)?;
         // SAFETY: this view is device memory borrowed exclusively for the
-        // call; the copy is tracked before this returns.
+        // call, ordered after its other uses; the copy is tracked before this
+        // returns.
         unsafe { source.queue_tracked_copy(Direction::ToDevice, device, at, stream) }
     }
 
@@ -125,8 +123,10 @@ impl<T: DeviceCopy> DeviceViewMut<'_, T> {
         queued: &mut Option<Range<usize>>,
     ) -> Result<()> {
         let device = self.raw();
+        self.track_write(stream)?;
         // SAFETY: this view is device memory borrowed exclusively for the
-        // call; the tracking is the caller's.
+        // call, ordered after its other uses; the pinned side's tracking is
+        // the caller's.
         unsafe { source.queue_copy(Direction::ToDevice, device, at, stream, queued) }
     }
 }
@@ -140,8 +140,10 @@ impl<T: DeviceCopy> DeviceView<'_, T> {
         at: usize,
         stream: &Stream,
     ) -> Result<()> {
-        // SAFETY: `&mut` excludes host slices of the destination; the copy is
-        // tracked before this returns.
+        self.track_read(stream)?;
+        // SAFETY: `&mut` excludes host slices of the destination; the device
+        // side is ordered after its writers; the copy is tracked before this
+        // returns.
         unsafe { destination.queue_tracked_copy(Direction::FromDevice, self.raw(), at, stream) }
     }
 
@@ -161,7 +163,9 @@ impl<T: DeviceCopy> DeviceView<'_, T> {
         stream: &Stream,
         queued: &mut Option<Range<usize>>,
     ) -> Result<()> {
-        // SAFETY: forwarded to the caller.
+        self.track_read(stream)?;
+        // SAFETY: forwarded to the caller; the device side is ordered after
+        // its writers.
         unsafe { destination.queue_copy(Direction::FromDevice, self.raw(), at, stream, queued) }
     }
 }

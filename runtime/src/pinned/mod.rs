@@ -29,10 +29,12 @@ mod tracking;
 
 pub use mapped::{MappedView, MappedViewMut};
 
+use crate::backend::driver;
+use crate::callback::in_callback;
+use crate::deferred::defer;
 use crate::device::{self, Device};
-use crate::driver;
 use crate::error::{Error, Result};
-use crate::memory::sealed;
+use crate::memory::{byte_len, sealed};
 use gpu_device::DeviceCopy;
 use std::marker::PhantomData;
 use std::mem::size_of;
@@ -109,29 +111,25 @@ impl<T: DeviceCopy, M: Mapping> PinnedBuffer<T, M> {
     fn allocate(len: usize) -> Result<Self> {
         let device = Device::current()?;
         device.state()?;
-        let bytes = len.checked_mul(size_of::<T>()).ok_or(Error::OutOfMemory {
-            requested: usize::MAX,
-            free: 0,
-            total: 0,
-        })?;
+        let bytes = byte_len::<T>(len)?;
         let ptr = if bytes == 0 {
             NonNull::dangling()
         } else {
-            match driver::host_alloc(bytes, M::MAPPED) {
-                (driver::SUCCESS, p) => {
+            match driver().host_alloc(bytes, M::MAPPED) {
+                Ok(p) => {
                     // SAFETY: the allocation holds `bytes` bytes; zero is a valid `T` (`DeviceCopy`).
-                    unsafe { std::ptr::write_bytes(p.cast::<u8>(), 0, bytes) };
+                    unsafe { std::ptr::write_bytes(p, 0, bytes) };
                     NonNull::new(p.cast::<T>())
                         .expect("the driver returns non-null memory on success")
                 }
-                (driver::ERROR_OUT_OF_MEMORY, _) => {
+                Err(e) if e.is_out_of_memory() => {
                     return Err(Error::OutOfMemory {
                         requested: bytes,
                         free: 0,
                         total: 0,
                     })
                 }
-                (code, _) => return Err(device.state()?.error("cuMemHostAlloc", code)),
+                Err(e) => return Err(device.state()?.error(e)),
             }
         };
         let mut buffer = PinnedBuffer {
@@ -147,12 +145,10 @@ impl<T: DeviceCopy, M: Mapping> PinnedBuffer<T, M> {
                 // Like empty device buffers: an aligned, never dereferenced address.
                 std::mem::align_of::<T>() as u64
             } else {
-                match driver::host_device_pointer(buffer.ptr.as_ptr().cast()) {
-                    (driver::SUCCESS, d) => d,
+                match driver().host_device_pointer(buffer.ptr.as_ptr().cast()) {
+                    Ok(d) => d,
                     // Dropping `buffer` frees the allocation.
-                    (code, _) => {
-                        return Err(device.state()?.error("cuMemHostGetDevicePointer", code))
-                    }
+                    Err(e) => return Err(device.state()?.error(e)),
                 }
             };
         }
@@ -210,11 +206,23 @@ impl<T: DeviceCopy, M: Mapping> PinnedBuffer<T, M> {
 
 impl<T: DeviceCopy, M: Mapping> Drop for PinnedBuffer<T, M> {
     fn drop(&mut self) {
-        // If waiting fails (a lost context), the driver no longer runs copies.
-        let _ = self.lock().wait_for_all();
-        if self.len > 0 && size_of::<T>() > 0 && device::state(self.device).is_ok() {
-            // SAFETY: allocated by `host_alloc`; no copy uses it any more.
-            let _ = unsafe { driver::host_free(self.ptr.as_ptr().cast()) };
+        let pending = std::mem::take(&mut *self.lock());
+        let allocated = self.len > 0 && size_of::<T>() > 0;
+        let (address, device) = (self.ptr.as_ptr() as usize, self.device);
+        let release = move || {
+            let mut pending = pending;
+            // If waiting fails (a lost context), the driver no longer runs copies.
+            let _ = pending.wait_for_all();
+            if allocated && device::state(device).is_ok() {
+                // SAFETY: allocated by `host_alloc`; no copy uses it any more.
+                let _ = unsafe { driver().host_free(address as *mut u8) };
+            }
+        };
+        if in_callback() {
+            // CUDA calls are forbidden here: the release thread waits and frees.
+            defer(Box::new(release));
+        } else {
+            release();
         }
     }
 }

@@ -10,9 +10,9 @@
 //! name and the block and thread indices. Blocks run in parallel on a pool of
 //! persistent helper threads.
 
+use super::super::KernelLaunch;
 use super::stream;
-use crate::driver::{CUstream, Status};
-use crate::launch::HostEntry;
+use crate::panic_message::panic_message;
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use gpu_device::__private::simulation::{Block, SimulatedThread};
@@ -34,47 +34,44 @@ pub(crate) fn parallelism() -> usize {
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
-/// Queues a launch of `entry` on the stream: the parameters are copied now,
-/// as the driver copies kernel parameters at launch.
-pub(crate) fn launch(
-    kernel: &'static str,
-    entry: HostEntry,
-    params: &[*mut c_void],
-    grid: [u32; 3],
-    block: [u32; 3],
-    shared_bytes: u32,
-    handle: CUstream,
-) -> Status {
+/// Queues a launch on its stream: the parameters are copied now, as the
+/// driver copies kernel parameters at launch.
+///
+/// # Safety
+/// As [`Driver::launch`](super::super::Driver::launch).
+pub(crate) unsafe fn launch(launch: KernelLaunch<'_>) {
+    let entry = launch.host;
     let copies: Vec<Box<[u128]>> = entry
         .param_sizes
         .iter()
-        .zip(params)
+        .zip(launch.params.iter())
         .map(|(&size, &param)| {
             let mut copy = vec![0u128; size.div_ceil(16).max(1)].into_boxed_slice();
             // SAFETY: each parameter pointer refers to a live value of the
-            // parameter's type, of `size` bytes (the launcher's contract).
+            // parameter's type, of `size` bytes (the caller's contract); a
+            // byte copy moves padding without reading it.
             unsafe {
                 std::ptr::copy_nonoverlapping(
-                    param.cast::<u8>(),
-                    copy.as_mut_ptr().cast::<u8>(),
+                    param.cast::<std::mem::MaybeUninit<u8>>(),
+                    copy.as_mut_ptr().cast::<std::mem::MaybeUninit<u8>>(),
                     size,
                 )
             };
             copy
         })
         .collect();
-    let launch = Arc::new(Launch {
-        kernel,
+    let run = Arc::new(Launch {
+        kernel: launch.name,
         call: entry.call,
         params: copies,
-        grid,
-        block,
-        shared_bytes: shared_bytes as usize,
+        grid: launch.grid,
+        block: launch.block,
+        shared_bytes: launch.shared_bytes as usize,
         next_block: AtomicU64::new(0),
         failed: AtomicBool::new(false),
         failure: Mutex::new(None),
     });
-    stream::enqueue(handle, Box::new(move || launch.run()))
+    stream::enqueue(launch.stream, Box::new(move || run.run()));
 }
 
 struct Launch {
@@ -417,14 +414,6 @@ impl Block for BlockState {
             self.dynamic_bytes,
         )
     }
-}
-
-fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
-    panic
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic with a non-string payload".to_string())
 }
 
 thread_local! {

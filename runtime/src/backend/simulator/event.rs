@@ -1,7 +1,7 @@
 //! Simulated events: completion and a timestamp, set in stream order.
 
+use super::super::{status, DriverError, EventHandle, StreamHandle};
 use super::stream;
-use crate::driver::{self, CUevent, CUstream, Status};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
 
@@ -34,28 +34,27 @@ impl SimEvent {
     }
 }
 
-fn with<R>(handle: CUevent, f: impl FnOnce(&Arc<SimEvent>) -> R) -> R {
+fn with<R>(handle: EventHandle, f: impl FnOnce(&Arc<SimEvent>) -> R) -> R {
     // SAFETY: handles come from `create`, which leaked one strong count that
     // `destroy` gives back; borrowed here without touching the count.
-    let event = std::mem::ManuallyDrop::new(unsafe { Arc::from_raw(handle as *const SimEvent) });
+    let event = std::mem::ManuallyDrop::new(unsafe { Arc::from_raw(handle.0 as *const SimEvent) });
     f(&event)
 }
 
-pub(crate) fn create() -> CUevent {
-    Arc::into_raw(Arc::new(SimEvent {
+pub(crate) fn create() -> EventHandle {
+    EventHandle(Arc::into_raw(Arc::new(SimEvent {
         state: Mutex::new(State::default()),
         changed: Condvar::new(),
-    })) as CUevent
+    })) as usize)
 }
 
-pub(crate) fn destroy(handle: CUevent) -> Status {
+pub(crate) fn destroy(handle: EventHandle) {
     // SAFETY: the count leaked by `create`, given back once; queued records
     // hold their own counts.
-    drop(unsafe { Arc::from_raw(handle as *const SimEvent) });
-    driver::SUCCESS
+    drop(unsafe { Arc::from_raw(handle.0 as *const SimEvent) });
 }
 
-pub(crate) fn record(handle: CUevent, stream_handle: CUstream) -> Status {
+pub(crate) fn record(handle: EventHandle, stream_handle: StreamHandle) {
     let event = with(handle, Arc::clone);
     let generation = {
         let mut state = event.lock();
@@ -72,30 +71,25 @@ pub(crate) fn record(handle: CUevent, stream_handle: CUstream) -> Status {
             }
             event.changed.notify_all();
         }),
-    )
+    );
 }
 
-pub(crate) fn query(handle: CUevent) -> Status {
+pub(crate) fn is_done(handle: EventHandle) -> bool {
     with(handle, |e| {
         let state = e.lock();
-        if state.completed >= state.recorded {
-            driver::SUCCESS
-        } else {
-            driver::ERROR_NOT_READY
-        }
+        state.completed >= state.recorded
     })
 }
 
-pub(crate) fn synchronize(handle: CUevent) -> Status {
+pub(crate) fn synchronize(handle: EventHandle) {
     with(handle, |e| {
         let target = e.lock().recorded;
         e.wait_for(target);
     });
-    driver::SUCCESS
 }
 
 /// Makes `stream_handle` wait for the event's latest record (as of this call).
-pub(crate) fn stream_wait(stream_handle: CUstream, handle: CUevent) -> Status {
+pub(crate) fn stream_wait(stream_handle: StreamHandle, handle: EventHandle) {
     let event = with(handle, Arc::clone);
     let target = event.lock().recorded;
     stream::enqueue(
@@ -104,10 +98,10 @@ pub(crate) fn stream_wait(stream_handle: CUstream, handle: CUevent) -> Status {
             event.wait_for(target);
             Ok(())
         }),
-    )
+    );
 }
 
-pub(crate) fn elapsed_ms(start: CUevent, end: CUevent) -> (Status, f32) {
+pub(crate) fn elapsed_ms(start: EventHandle, end: EventHandle) -> Result<f32, DriverError> {
     let time = |h| with(h, |e| e.lock().time);
     match (time(start), time(end)) {
         (Some(a), Some(b)) => {
@@ -116,8 +110,13 @@ pub(crate) fn elapsed_ms(start: CUevent, end: CUevent) -> (Status, f32) {
             } else {
                 -((a - b).as_secs_f64() * 1e3)
             };
-            (driver::SUCCESS, ms as f32)
+            Ok(ms as f32)
         }
-        _ => (driver::ERROR_NOT_READY, 0.0),
+        _ => Err(DriverError {
+            call: "cuEventElapsedTime",
+            code: status::NOT_READY,
+            name: "CUDA_ERROR_NOT_READY".into(),
+            description: "an event has not completed yet".into(),
+        }),
     }
 }

@@ -5,6 +5,9 @@
 //! the CUDA backend is used when the driver finds a device and the simulator
 //! otherwise. The choice is printed once on standard error.
 
+use super::cuda::CudaDriver;
+use super::simulator::SimulatorDriver;
+use super::Driver;
 use std::sync::OnceLock;
 
 /// The environment variable that forces a backend: `cuda` or `simulator`.
@@ -19,6 +22,9 @@ pub enum Backend {
     /// threads with CUDA's semantics, streams on worker threads.
     Simulator,
 }
+
+static CUDA: CudaDriver = CudaDriver::new();
+static SIMULATOR: SimulatorDriver = SimulatorDriver::new();
 
 /// The backend this process uses (chosen on first call).
 pub fn backend() -> Backend {
@@ -36,10 +42,13 @@ pub fn backend() -> Backend {
     })
 }
 
-/// Whether work runs on the simulator.
+/// The driver of the chosen backend.
 #[inline]
-pub(crate) fn simulated() -> bool {
-    backend() == Backend::Simulator
+pub(crate) fn driver() -> &'static dyn Driver {
+    match backend() {
+        Backend::Cuda => &CUDA,
+        Backend::Simulator => &SIMULATOR,
+    }
 }
 
 fn choose() -> (Backend, String) {
@@ -56,7 +65,7 @@ fn choose() -> (Backend, String) {
             eprintln!("gpu-runtime: ignoring {BACKEND_ENV}={other}: use `cuda` or `simulator`")
         }
     }
-    match crate::driver::cuda_device_count() {
+    match CUDA.device_count() {
         Ok(n) if n > 0 => (Backend::Cuda, format!("{n} CUDA device(s) found")),
         Ok(_) => (
             Backend::Simulator,

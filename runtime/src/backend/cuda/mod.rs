@@ -1,0 +1,570 @@
+//! The CUDA driver behind the [`Driver`] seam.
+//!
+//! Each device is used through its primary context (the one the CUDA runtime,
+//! CuPy and Numba share), made current on a host thread the first time that
+//! thread binds the device. Device memory comes from the device's default
+//! memory pool (`cuMemAllocAsync`/`cuMemFreeAsync`), which keeps freed memory
+//! for reuse instead of returning it to the system (release threshold: no
+//! limit), as CuPy's pool does.
+
+mod ffi;
+
+use super::{
+    DeviceLimits, DeviceProperties, DevicePtr, Driver, DriverError, EventFlags, EventHandle,
+    FunctionHandle, FunctionLimits, HostFunction, KernelLaunch, ModuleHandle, StreamHandle,
+    MAX_DEVICES,
+};
+use ffi::*;
+use std::cell::Cell;
+use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
+use std::ptr;
+use std::sync::OnceLock;
+
+/// The CUDA driver, with each opened device's primary context and memory pool.
+pub(crate) struct CudaDriver {
+    initialised: OnceLock<Result<(), DriverError>>,
+    devices: [OnceLock<OpenDevice>; MAX_DEVICES],
+}
+
+#[derive(Clone, Copy)]
+struct OpenDevice {
+    context: CUcontext,
+    pool: CUmemoryPool,
+}
+
+// SAFETY: the context and pool handles are only passed to the driver, which
+// is thread-safe.
+unsafe impl Send for OpenDevice {}
+// SAFETY: as above.
+unsafe impl Sync for OpenDevice {}
+
+thread_local! {
+    /// The device ordinal this thread last bound (its context is current).
+    static BOUND: Cell<Option<usize>> = const { Cell::new(None) };
+}
+
+fn describe(code: Status) -> (String, String) {
+    let mut name: *const c_char = ptr::null();
+    let mut text: *const c_char = ptr::null();
+    // SAFETY: both calls write a pointer to a static, NUL-terminated string or
+    // leave it untouched (null) for an unknown code.
+    unsafe {
+        cuGetErrorName(code, &mut name);
+        cuGetErrorString(code, &mut text);
+    }
+    let read = |p: *const c_char, fallback: &str| {
+        if p.is_null() {
+            fallback.to_string()
+        } else {
+            // SAFETY: non-null pointers from the driver are static C strings.
+            unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+        }
+    };
+    (
+        read(name, "CUDA_ERROR_UNKNOWN_CODE"),
+        read(text, "a status code this runtime does not know"),
+    )
+}
+
+/// Turns a status into `Ok(())` or a [`DriverError`] naming `call`.
+fn check(call: &'static str, code: Status) -> Result<(), DriverError> {
+    if code == SUCCESS {
+        Ok(())
+    } else {
+        let (name, description) = describe(code);
+        Err(DriverError {
+            call,
+            code,
+            name,
+            description,
+        })
+    }
+}
+
+/// `Ok(true)` for success, `Ok(false)` for "not ready", an error otherwise.
+fn check_done(call: &'static str, code: Status) -> Result<bool, DriverError> {
+    match code {
+        SUCCESS => Ok(true),
+        ERROR_NOT_READY => Ok(false),
+        code => check(call, code).map(|()| false),
+    }
+}
+
+fn stream(handle: StreamHandle) -> CUstream {
+    handle.0 as CUstream
+}
+
+fn event(handle: EventHandle) -> CUevent {
+    handle.0 as CUevent
+}
+
+impl CudaDriver {
+    pub(crate) const fn new() -> Self {
+        CudaDriver {
+            initialised: OnceLock::new(),
+            devices: [const { OnceLock::new() }; MAX_DEVICES],
+        }
+    }
+
+    fn init(&self) -> Result<(), DriverError> {
+        self.initialised
+            .get_or_init(|| {
+                // SAFETY: cuInit takes flags 0 and may be called any number of times.
+                check("cuInit", unsafe { cuInit(0) })
+            })
+            .clone()
+    }
+
+    fn device_handle(ordinal: usize) -> Result<CUdevice, DriverError> {
+        let mut device = 0;
+        // SAFETY: writes one device handle.
+        check("cuDeviceGet", unsafe {
+            cuDeviceGet(&mut device, ordinal as c_int)
+        })?;
+        Ok(device)
+    }
+
+    /// The pool of the device bound on this thread.
+    fn bound_pool(&self) -> Result<CUmemoryPool, DriverError> {
+        BOUND
+            .with(Cell::get)
+            .and_then(|ordinal| self.devices[ordinal].get())
+            .map(|d| d.pool)
+            .ok_or_else(|| DriverError {
+                call: "cuMemPoolTrimTo",
+                code: super::status::INVALID_VALUE,
+                name: "CUDA_ERROR_INVALID_CONTEXT".into(),
+                description: "no device is bound on this thread".into(),
+            })
+    }
+}
+
+impl Driver for CudaDriver {
+    fn device_count(&self) -> Result<usize, DriverError> {
+        self.init()?;
+        let mut n = 0;
+        // SAFETY: writes one int.
+        check("cuDeviceGetCount", unsafe { cuDeviceGetCount(&mut n) })?;
+        Ok(n.max(0) as usize)
+    }
+
+    fn open(&self, ordinal: usize) -> Result<DeviceProperties, DriverError> {
+        self.init()?;
+        let device = Self::device_handle(ordinal)?;
+        let attr = |a: CUdevice_attribute| -> Result<u32, DriverError> {
+            let mut v = 0;
+            // SAFETY: writes one int.
+            check("cuDeviceGetAttribute", unsafe {
+                cuDeviceGetAttribute(&mut v, a, device)
+            })?;
+            Ok(v.max(0) as u32)
+        };
+        use CUdevice_attribute as A;
+        let limits = DeviceLimits {
+            max_threads_per_block: attr(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+            max_block_dim: [
+                attr(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X)?,
+                attr(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y)?,
+                attr(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z)?,
+            ],
+            max_grid_dim: [
+                attr(A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X)?,
+                attr(A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y)?,
+                attr(A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?,
+            ],
+            max_shared_per_block: attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)?,
+            max_shared_per_block_optin: attr(
+                A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+            )?,
+            multiprocessor_count: attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+            compute_capability: (
+                attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,
+                attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
+            ),
+        };
+        let mut buf = [0 as c_char; 256];
+        // SAFETY: the driver writes at most `len` bytes, NUL-terminated.
+        check("cuDeviceGetName", unsafe {
+            cuDeviceGetName(buf.as_mut_ptr(), buf.len() as c_int, device)
+        })?;
+        // SAFETY: NUL-terminated within the buffer (above).
+        let name = unsafe { CStr::from_ptr(buf.as_ptr()) }
+            .to_string_lossy()
+            .into_owned();
+        let mut context = ptr::null_mut();
+        // SAFETY: writes one context handle; the retain is never released, so
+        // the primary context lives as long as the process.
+        check("cuDevicePrimaryCtxRetain", unsafe {
+            cuDevicePrimaryCtxRetain(&mut context, device)
+        })?;
+        let mut pool = ptr::null_mut();
+        // SAFETY: writes one pool handle.
+        check("cuDeviceGetDefaultMemPool", unsafe {
+            cuDeviceGetDefaultMemPool(&mut pool, device)
+        })?;
+        let mut keep_everything: u64 = u64::MAX;
+        // SAFETY: the release threshold attribute takes a `cuuint64_t`.
+        check("cuMemPoolSetAttribute", unsafe {
+            cuMemPoolSetAttribute(
+                pool,
+                MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                (&mut keep_everything as *mut u64).cast(),
+            )
+        })?;
+        let _ = self.devices[ordinal].set(OpenDevice { context, pool });
+        Ok(DeviceProperties { name, limits })
+    }
+
+    fn bind(&self, ordinal: usize) -> Result<(), DriverError> {
+        if BOUND.with(Cell::get) == Some(ordinal) {
+            return Ok(());
+        }
+        let device = self.devices[ordinal].get().ok_or_else(|| DriverError {
+            call: "cuCtxSetCurrent",
+            code: super::status::INVALID_VALUE,
+            name: "CUDA_ERROR_INVALID_CONTEXT".into(),
+            description: format!("device {ordinal} was not opened"),
+        })?;
+        // SAFETY: `context` is a retained primary context.
+        check("cuCtxSetCurrent", unsafe {
+            cuCtxSetCurrent(device.context)
+        })?;
+        BOUND.with(|b| b.set(Some(ordinal)));
+        Ok(())
+    }
+
+    fn synchronize_device(&self) -> Result<(), DriverError> {
+        // SAFETY: no arguments; a context is current (callers bind first).
+        check("cuCtxSynchronize", unsafe { cuCtxSynchronize() })
+    }
+
+    fn memory_info(&self) -> Result<(usize, usize), DriverError> {
+        let (mut free, mut total) = (0, 0);
+        // SAFETY: writes two sizes.
+        check("cuMemGetInfo", unsafe {
+            cuMemGetInfo_v2(&mut free, &mut total)
+        })?;
+        Ok((free, total))
+    }
+
+    fn trim_memory_pool(&self) -> Result<(), DriverError> {
+        let pool = self.bound_pool()?;
+        // SAFETY: `pool` is the bound device's default pool.
+        check("cuMemPoolTrimTo", unsafe { cuMemPoolTrimTo(pool, 0) })
+    }
+
+    fn alloc_async(&self, bytes: usize, on: StreamHandle) -> Result<DevicePtr, DriverError> {
+        let mut p = 0;
+        // SAFETY: writes one device pointer; `on` is a live stream.
+        check("cuMemAllocAsync", unsafe {
+            cuMemAllocAsync(&mut p, bytes, stream(on))
+        })?;
+        Ok(p)
+    }
+
+    unsafe fn free_async(&self, ptr: DevicePtr, on: StreamHandle) -> Result<(), DriverError> {
+        // SAFETY: forwarded to the caller.
+        check("cuMemFreeAsync", unsafe { cuMemFreeAsync(ptr, stream(on)) })
+    }
+
+    fn host_alloc(&self, bytes: usize, mapped: bool) -> Result<*mut u8, DriverError> {
+        let mut p = ptr::null_mut();
+        let flags = if mapped { HOST_ALLOC_DEVICE_MAP } else { 0 };
+        // SAFETY: writes one pointer.
+        check("cuMemHostAlloc", unsafe {
+            cuMemHostAlloc(&mut p, bytes, flags)
+        })?;
+        Ok(p.cast())
+    }
+
+    fn host_device_pointer(&self, ptr: *mut u8) -> Result<DevicePtr, DriverError> {
+        let mut d = 0;
+        // SAFETY: writes one address; the driver checks `ptr` (flags must be 0).
+        check("cuMemHostGetDevicePointer", unsafe {
+            cuMemHostGetDevicePointer_v2(&mut d, ptr.cast(), 0)
+        })?;
+        Ok(d)
+    }
+
+    unsafe fn host_free(&self, ptr: *mut u8) -> Result<(), DriverError> {
+        // SAFETY: forwarded to the caller.
+        check("cuMemFreeHost", unsafe { cuMemFreeHost(ptr.cast()) })
+    }
+
+    unsafe fn memset_async(
+        &self,
+        dst: DevicePtr,
+        value: u8,
+        bytes: usize,
+        on: StreamHandle,
+    ) -> Result<(), DriverError> {
+        // SAFETY: forwarded to the caller.
+        check("cuMemsetD8Async", unsafe {
+            cuMemsetD8Async(dst, value, bytes, stream(on))
+        })
+    }
+
+    unsafe fn copy_to_device_async(
+        &self,
+        dst: DevicePtr,
+        src: *const u8,
+        bytes: usize,
+        on: StreamHandle,
+    ) -> Result<(), DriverError> {
+        // SAFETY: forwarded to the caller.
+        check("cuMemcpyHtoDAsync", unsafe {
+            cuMemcpyHtoDAsync_v2(dst, src.cast(), bytes, stream(on))
+        })
+    }
+
+    unsafe fn copy_to_host_async(
+        &self,
+        dst: *mut u8,
+        src: DevicePtr,
+        bytes: usize,
+        on: StreamHandle,
+    ) -> Result<(), DriverError> {
+        // SAFETY: forwarded to the caller.
+        check("cuMemcpyDtoHAsync", unsafe {
+            cuMemcpyDtoHAsync_v2(dst.cast(), src, bytes, stream(on))
+        })
+    }
+
+    unsafe fn copy_device_async(
+        &self,
+        dst: DevicePtr,
+        src: DevicePtr,
+        bytes: usize,
+        on: StreamHandle,
+    ) -> Result<(), DriverError> {
+        // SAFETY: forwarded to the caller.
+        check("cuMemcpyDtoDAsync", unsafe {
+            cuMemcpyDtoDAsync_v2(dst, src, bytes, stream(on))
+        })
+    }
+
+    fn stream_create(
+        &self,
+        non_blocking: bool,
+        priority: i32,
+    ) -> Result<StreamHandle, DriverError> {
+        let mut s = ptr::null_mut();
+        let flags = if non_blocking { STREAM_NON_BLOCKING } else { 0 };
+        // SAFETY: writes one stream handle.
+        check("cuStreamCreateWithPriority", unsafe {
+            cuStreamCreateWithPriority(&mut s, flags, priority)
+        })?;
+        Ok(StreamHandle(s as usize))
+    }
+
+    fn stream_properties(&self, on: StreamHandle) -> Result<(bool, i32), DriverError> {
+        let (mut flags, mut priority): (c_uint, c_int) = (0, 0);
+        // SAFETY: a live stream; each call writes one integer.
+        unsafe {
+            check("cuStreamGetFlags", cuStreamGetFlags(stream(on), &mut flags))?;
+            check(
+                "cuStreamGetPriority",
+                cuStreamGetPriority(stream(on), &mut priority),
+            )?;
+        }
+        Ok((flags & STREAM_NON_BLOCKING != 0, priority))
+    }
+
+    fn stream_destroy(&self, on: StreamHandle) -> Result<(), DriverError> {
+        // SAFETY: the stream was created by `stream_create` and is destroyed once.
+        check("cuStreamDestroy", unsafe { cuStreamDestroy_v2(stream(on)) })
+    }
+
+    fn stream_synchronize(&self, on: StreamHandle) -> Result<(), DriverError> {
+        // SAFETY: a live stream handle or a default-stream constant.
+        check("cuStreamSynchronize", unsafe {
+            cuStreamSynchronize(stream(on))
+        })
+    }
+
+    fn stream_is_done(&self, on: StreamHandle) -> Result<bool, DriverError> {
+        // SAFETY: as `stream_synchronize`.
+        check_done("cuStreamQuery", unsafe { cuStreamQuery(stream(on)) })
+    }
+
+    fn stream_wait_event(&self, on: StreamHandle, e: EventHandle) -> Result<(), DriverError> {
+        // SAFETY: both handles are live.
+        check("cuStreamWaitEvent", unsafe {
+            cuStreamWaitEvent(stream(on), event(e), 0)
+        })
+    }
+
+    fn stream_priority_range(&self) -> Result<(i32, i32), DriverError> {
+        let (mut least, mut greatest) = (0, 0);
+        // SAFETY: writes two ints; a context is current (callers bind first).
+        check("cuCtxGetStreamPriorityRange", unsafe {
+            cuCtxGetStreamPriorityRange(&mut least, &mut greatest)
+        })?;
+        Ok((least, greatest))
+    }
+
+    unsafe fn launch_host_function(
+        &self,
+        on: StreamHandle,
+        function: HostFunction,
+        user_data: *mut c_void,
+    ) -> Result<(), DriverError> {
+        // SAFETY: forwarded to the caller.
+        check("cuLaunchHostFunc", unsafe {
+            cuLaunchHostFunc(stream(on), function, user_data)
+        })
+    }
+
+    fn event_create(&self, flags: EventFlags) -> Result<EventHandle, DriverError> {
+        let bits = (if flags.blocking_sync {
+            EVENT_BLOCKING_SYNC
+        } else {
+            0
+        }) | (if flags.timing {
+            0
+        } else {
+            EVENT_DISABLE_TIMING
+        }) | (if flags.interprocess {
+            EVENT_INTERPROCESS
+        } else {
+            0
+        });
+        let mut e = ptr::null_mut();
+        // SAFETY: writes one event handle.
+        check("cuEventCreate", unsafe { cuEventCreate(&mut e, bits) })?;
+        Ok(EventHandle(e as usize))
+    }
+
+    fn event_destroy(&self, e: EventHandle) -> Result<(), DriverError> {
+        // SAFETY: the event was created by `event_create` and is destroyed once.
+        check("cuEventDestroy", unsafe { cuEventDestroy_v2(event(e)) })
+    }
+
+    fn event_record(&self, e: EventHandle, on: StreamHandle) -> Result<(), DriverError> {
+        // SAFETY: both handles are live.
+        check("cuEventRecord", unsafe {
+            cuEventRecord(event(e), stream(on))
+        })
+    }
+
+    fn event_synchronize(&self, e: EventHandle) -> Result<(), DriverError> {
+        // SAFETY: the event is live.
+        check("cuEventSynchronize", unsafe {
+            cuEventSynchronize(event(e))
+        })
+    }
+
+    fn event_is_done(&self, e: EventHandle) -> Result<bool, DriverError> {
+        // SAFETY: the event is live.
+        check_done("cuEventQuery", unsafe { cuEventQuery(event(e)) })
+    }
+
+    fn event_elapsed_ms(&self, start: EventHandle, end: EventHandle) -> Result<f32, DriverError> {
+        let mut ms = 0.0;
+        // SAFETY: both events are live; writes one float.
+        check("cuEventElapsedTime", unsafe {
+            cuEventElapsedTime(&mut ms, event(start), event(end))
+        })?;
+        Ok(ms)
+    }
+
+    fn module_load(&self, ptx: &CStr) -> Result<ModuleHandle, (DriverError, String)> {
+        let mut log = vec![0u8; 16 * 1024];
+        let mut options = [
+            CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
+            CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+        ];
+        let mut values = [log.as_mut_ptr().cast::<c_void>(), log.len() as *mut c_void];
+        let mut module = ptr::null_mut();
+        // SAFETY: `ptx` is NUL-terminated; the option arrays have equal length
+        // and the log buffer outlives the call.
+        let code = unsafe {
+            cuModuleLoadDataEx(
+                &mut module,
+                ptx.as_ptr().cast(),
+                options.len() as c_uint,
+                options.as_mut_ptr(),
+                values.as_mut_ptr(),
+            )
+        };
+        check("cuModuleLoadDataEx", code)
+            .map(|()| ModuleHandle(module as usize))
+            .map_err(|e| {
+                let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
+                (e, String::from_utf8_lossy(&log[..end]).trim().to_string())
+            })
+    }
+
+    fn module_function(
+        &self,
+        module: ModuleHandle,
+        name: &CStr,
+    ) -> Result<FunctionHandle, DriverError> {
+        let mut f = ptr::null_mut();
+        // SAFETY: the module is loaded; `name` is NUL-terminated.
+        check("cuModuleGetFunction", unsafe {
+            cuModuleGetFunction(&mut f, module.0 as CUmodule, name.as_ptr())
+        })?;
+        Ok(FunctionHandle(f as usize))
+    }
+
+    fn function_limits(&self, function: FunctionHandle) -> Result<FunctionLimits, DriverError> {
+        let attr = |a: CUfunction_attribute| -> Result<u32, DriverError> {
+            let mut v = 0;
+            // SAFETY: the function is live; writes one int.
+            check("cuFuncGetAttribute", unsafe {
+                cuFuncGetAttribute(&mut v, a, function.0 as CUfunction)
+            })?;
+            Ok(v.max(0) as u32)
+        };
+        use CUfunction_attribute as F;
+        Ok(FunctionLimits {
+            max_threads_per_block: attr(F::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+            static_shared_bytes: attr(F::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?,
+            max_dynamic_shared_bytes: attr(F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)?,
+        })
+    }
+
+    fn set_max_dynamic_shared(
+        &self,
+        function: FunctionHandle,
+        bytes: u32,
+    ) -> Result<(), DriverError> {
+        // SAFETY: the function is live.
+        check("cuFuncSetAttribute", unsafe {
+            cuFuncSetAttribute(
+                function.0 as CUfunction,
+                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                bytes as c_int,
+            )
+        })
+    }
+
+    unsafe fn launch(&self, launch: KernelLaunch<'_>) -> Result<(), DriverError> {
+        let KernelLaunch {
+            function,
+            grid,
+            block,
+            shared_bytes,
+            stream: on,
+            params,
+            ..
+        } = launch;
+        // SAFETY: forwarded to the caller.
+        check("cuLaunchKernel", unsafe {
+            cuLaunchKernel(
+                function.0 as CUfunction,
+                grid[0],
+                grid[1],
+                grid[2],
+                block[0],
+                block[1],
+                block[2],
+                shared_bytes,
+                stream(on),
+                params.as_mut_ptr(),
+                ptr::null_mut(),
+            )
+        })
+    }
+}

@@ -1,0 +1,333 @@
+//! The one seam between the runtime and what runs the work.
+//!
+//! Everything above this module speaks to a [`Driver`]: the CUDA driver
+//! ([`cuda::CudaDriver`]) or the CPU simulator ([`simulator::SimulatorDriver`]).
+//! Each is a complete implementation of the trait; nothing below the seam
+//! imports anything from above it (both depend only on [`crate::abi`], the
+//! kernels' calling convention). The process picks one driver on first use
+//! ([`choice`]).
+//!
+//! Handles are plain numbers ([`StreamHandle`], [`EventHandle`], ...): each
+//! driver gives its own meaning to them. Every operation returns
+//! `Result<_, DriverError>`, and each error names the call that failed.
+//!
+//! To add a backend: implement [`Driver`] in a module beside `cuda` and
+//! `simulator`, and teach [`choice`] when to pick it.
+
+pub(crate) mod choice;
+pub(crate) mod cuda;
+pub(crate) mod simulator;
+
+use crate::abi::HostEntry;
+use std::ffi::{c_void, CStr};
+
+pub(crate) use choice::driver;
+pub use choice::{backend, Backend, BACKEND_ENV};
+
+/// The most devices one process addresses; per-kernel caches have this many slots.
+pub const MAX_DEVICES: usize = 16;
+
+/// A device address (CUDA's `CUdeviceptr`).
+pub(crate) type DevicePtr = u64;
+
+/// A stream, as a driver names it. Two values are special in CUDA and the
+/// simulator alike: [`StreamHandle::LEGACY`] and [`StreamHandle::PER_THREAD`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct StreamHandle(pub(crate) usize);
+
+impl StreamHandle {
+    /// The legacy default stream of the current device (CUDA's stream 0).
+    pub(crate) const LEGACY: StreamHandle = StreamHandle(0);
+    /// The calling thread's per-thread default stream (`CU_STREAM_PER_THREAD`).
+    pub(crate) const PER_THREAD: StreamHandle = StreamHandle(2);
+}
+
+/// An event, as a driver names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct EventHandle(pub(crate) usize);
+
+/// A loaded module of kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ModuleHandle(pub(crate) usize);
+
+/// One kernel entry point of a loaded module.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct FunctionHandle(pub(crate) usize);
+
+/// A function a driver calls on one of its threads when a stream reaches it.
+pub(crate) type HostFunction = unsafe extern "C" fn(user_data: *mut c_void);
+
+/// A failed driver call: which call, and the driver's name and text for the code.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DriverError {
+    /// The driver function that failed.
+    pub call: &'static str,
+    /// The numeric status code.
+    pub code: i32,
+    /// The driver's symbolic name for the code (`CUDA_ERROR_...`).
+    pub name: String,
+    /// The driver's description of the code.
+    pub description: String,
+}
+
+/// Status codes the runtime tells apart.
+pub(crate) mod status {
+    pub(crate) const INVALID_VALUE: i32 = 1;
+    pub(crate) const OUT_OF_MEMORY: i32 = 2;
+    pub(crate) const LAUNCH_OUT_OF_RESOURCES: i32 = 701;
+    pub(crate) const LAUNCH_FAILED: i32 = 719;
+    pub(crate) const NOT_READY: i32 = 600;
+    pub(crate) const NOT_PERMITTED: i32 = 800;
+}
+
+impl DriverError {
+    /// Whether the code says a kernel failed while running: the context is
+    /// unusable afterwards.
+    pub fn is_kernel_fault(&self) -> bool {
+        matches!(self.code, 700 | 702 | 714..=720)
+    }
+
+    /// Whether the device ran out of memory.
+    pub(crate) fn is_out_of_memory(&self) -> bool {
+        self.code == status::OUT_OF_MEMORY
+    }
+}
+
+impl std::fmt::Display for DriverError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} failed with {} ({}): {}",
+            self.call, self.name, self.code, self.description
+        )
+    }
+}
+
+/// The limits a launch is checked against, read once per device.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceLimits {
+    /// Threads in one block, all dimensions together.
+    pub max_threads_per_block: u32,
+    /// Threads along each block dimension.
+    pub max_block_dim: [u32; 3],
+    /// Blocks along each grid dimension.
+    pub max_grid_dim: [u32; 3],
+    /// Shared memory a block gets without opting in (bytes).
+    pub max_shared_per_block: u32,
+    /// Shared memory a block can opt in to (bytes).
+    pub max_shared_per_block_optin: u32,
+    /// Streaming multiprocessors.
+    pub multiprocessor_count: u32,
+    /// Compute capability (major, minor).
+    pub compute_capability: (u32, u32),
+}
+
+/// What a driver reports of a device when it opens it.
+pub(crate) struct DeviceProperties {
+    pub(crate) name: String,
+    pub(crate) limits: DeviceLimits,
+}
+
+/// What a kernel entry point allows, read once per device.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct FunctionLimits {
+    pub(crate) max_threads_per_block: u32,
+    pub(crate) static_shared_bytes: u32,
+    pub(crate) max_dynamic_shared_bytes: u32,
+}
+
+/// How an event is made (CUDA's event flags).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct EventFlags {
+    pub(crate) blocking_sync: bool,
+    pub(crate) timing: bool,
+    pub(crate) interprocess: bool,
+}
+
+/// A kernel launch as a driver receives it: CUDA runs `function`, the
+/// simulator runs `host`.
+pub(crate) struct KernelLaunch<'a> {
+    /// The kernel's name, for the simulator's reports.
+    pub(crate) name: &'static str,
+    pub(crate) function: FunctionHandle,
+    pub(crate) host: HostEntry,
+    pub(crate) grid: [u32; 3],
+    pub(crate) block: [u32; 3],
+    pub(crate) shared_bytes: u32,
+    pub(crate) stream: StreamHandle,
+    /// One pointer per PTX parameter, each to a live value of that parameter's type.
+    pub(crate) params: &'a mut [*mut c_void],
+}
+
+/// The operations the runtime needs of a device, implemented by the CUDA
+/// driver and by the simulator. Device-scoped operations act on the device
+/// last bound on the calling thread ([`Driver::bind`]); stream-scoped ones on
+/// the stream's device.
+pub(crate) trait Driver: Sync {
+    // Devices -------------------------------------------------------------------
+
+    /// How many devices there are.
+    fn device_count(&self) -> Result<usize, DriverError>;
+    /// Opens device `ordinal` (for CUDA: retains its primary context).
+    fn open(&self, ordinal: usize) -> Result<DeviceProperties, DriverError>;
+    /// Makes device `ordinal` (opened) the one device-scoped calls on this thread act on.
+    fn bind(&self, ordinal: usize) -> Result<(), DriverError>;
+    /// Waits for all work on the bound device.
+    fn synchronize_device(&self) -> Result<(), DriverError>;
+    /// Free and total memory of the bound device.
+    fn memory_info(&self) -> Result<(usize, usize), DriverError>;
+    /// Returns the bound device's cached pool memory that no allocation uses
+    /// to the system.
+    fn trim_memory_pool(&self) -> Result<(), DriverError>;
+
+    // Device memory, ordered on streams -------------------------------------------
+
+    /// Allocates `bytes` (> 0) of device memory, usable on `stream` in stream order.
+    fn alloc_async(&self, bytes: usize, stream: StreamHandle) -> Result<DevicePtr, DriverError>;
+    /// Frees memory from `alloc_async` once `stream` reaches this point.
+    ///
+    /// # Safety
+    /// `ptr` came from `alloc_async` on this device, is freed once, and no
+    /// work queued after this point on any stream uses it.
+    unsafe fn free_async(&self, ptr: DevicePtr, stream: StreamHandle) -> Result<(), DriverError>;
+
+    // Page-locked host memory ---------------------------------------------------
+
+    /// Allocates `bytes` (> 0) of page-locked host memory for the bound device,
+    /// mapped into its address space when `mapped`.
+    fn host_alloc(&self, bytes: usize, mapped: bool) -> Result<*mut u8, DriverError>;
+    /// The device address of mapped page-locked memory.
+    fn host_device_pointer(&self, ptr: *mut u8) -> Result<DevicePtr, DriverError>;
+    /// Frees page-locked memory.
+    ///
+    /// # Safety
+    /// `ptr` came from `host_alloc`, is freed once, and no queued work uses it.
+    unsafe fn host_free(&self, ptr: *mut u8) -> Result<(), DriverError>;
+
+    // Transfers -----------------------------------------------------------------
+
+    /// Sets `bytes` bytes at `dst` to `value`, in stream order.
+    ///
+    /// # Safety
+    /// `dst` is device memory of `bytes` bytes that stays allocated, and
+    /// unused by other streams, until the stream reaches this.
+    unsafe fn memset_async(
+        &self,
+        dst: DevicePtr,
+        value: u8,
+        bytes: usize,
+        stream: StreamHandle,
+    ) -> Result<(), DriverError>;
+    /// Copies host memory to the device in stream order. Pageable `src` is
+    /// read before this returns; page-locked `src`, when the stream gets there.
+    ///
+    /// # Safety
+    /// `src` is readable for `bytes` until the copy has completed; `dst` is
+    /// device memory of `bytes` that stays allocated until then.
+    unsafe fn copy_to_device_async(
+        &self,
+        dst: DevicePtr,
+        src: *const u8,
+        bytes: usize,
+        stream: StreamHandle,
+    ) -> Result<(), DriverError>;
+    /// Copies device memory to the host in stream order.
+    ///
+    /// # Safety
+    /// `dst` is writable for `bytes` and untouched until the copy has
+    /// completed; `src` is device memory that stays allocated until then.
+    unsafe fn copy_to_host_async(
+        &self,
+        dst: *mut u8,
+        src: DevicePtr,
+        bytes: usize,
+        stream: StreamHandle,
+    ) -> Result<(), DriverError>;
+    /// Copies device memory to device memory in stream order.
+    ///
+    /// # Safety
+    /// Both ranges are device memory of `bytes` that stays allocated until
+    /// the copy has completed.
+    unsafe fn copy_device_async(
+        &self,
+        dst: DevicePtr,
+        src: DevicePtr,
+        bytes: usize,
+        stream: StreamHandle,
+    ) -> Result<(), DriverError>;
+
+    // Streams -------------------------------------------------------------------
+
+    /// A new stream on the bound device.
+    fn stream_create(&self, non_blocking: bool, priority: i32)
+        -> Result<StreamHandle, DriverError>;
+    /// Whether the stream is non-blocking, and its priority.
+    fn stream_properties(&self, stream: StreamHandle) -> Result<(bool, i32), DriverError>;
+    /// Destroys a stream once its queued work has completed.
+    fn stream_destroy(&self, stream: StreamHandle) -> Result<(), DriverError>;
+    /// Waits until all work queued on the stream has completed.
+    fn stream_synchronize(&self, stream: StreamHandle) -> Result<(), DriverError>;
+    /// Whether all work queued on the stream has completed.
+    fn stream_is_done(&self, stream: StreamHandle) -> Result<bool, DriverError>;
+    /// Makes work queued on `stream` after this wait for the event's latest record.
+    fn stream_wait_event(
+        &self,
+        stream: StreamHandle,
+        event: EventHandle,
+    ) -> Result<(), DriverError>;
+    /// The (least, greatest) stream priorities of the bound device.
+    fn stream_priority_range(&self) -> Result<(i32, i32), DriverError>;
+    /// Runs `function(user_data)` on a driver thread when the stream gets there.
+    ///
+    /// # Safety
+    /// `function` is safe to call once with `user_data` on another thread, and
+    /// does not call the driver.
+    unsafe fn launch_host_function(
+        &self,
+        stream: StreamHandle,
+        function: HostFunction,
+        user_data: *mut c_void,
+    ) -> Result<(), DriverError>;
+
+    // Events --------------------------------------------------------------------
+
+    /// A new event on the bound device.
+    fn event_create(&self, flags: EventFlags) -> Result<EventHandle, DriverError>;
+    /// Destroys an event (a pending record completes first).
+    fn event_destroy(&self, event: EventHandle) -> Result<(), DriverError>;
+    /// Records the event at the current end of the stream.
+    fn event_record(&self, event: EventHandle, stream: StreamHandle) -> Result<(), DriverError>;
+    /// Waits until the event's latest record has completed.
+    fn event_synchronize(&self, event: EventHandle) -> Result<(), DriverError>;
+    /// Whether the event's latest record has completed.
+    fn event_is_done(&self, event: EventHandle) -> Result<bool, DriverError>;
+    /// Milliseconds between two completed records.
+    fn event_elapsed_ms(&self, start: EventHandle, end: EventHandle) -> Result<f32, DriverError>;
+
+    // Kernels -------------------------------------------------------------------
+
+    /// Loads PTX text into the bound device; on failure the JIT log comes too.
+    fn module_load(&self, ptx: &CStr) -> Result<ModuleHandle, (DriverError, String)>;
+    /// An entry point of a loaded module.
+    fn module_function(
+        &self,
+        module: ModuleHandle,
+        name: &CStr,
+    ) -> Result<FunctionHandle, DriverError>;
+    /// What an entry point allows.
+    fn function_limits(&self, function: FunctionHandle) -> Result<FunctionLimits, DriverError>;
+    /// Lets an entry point use up to `bytes` of dynamic shared memory.
+    fn set_max_dynamic_shared(
+        &self,
+        function: FunctionHandle,
+        bytes: u32,
+    ) -> Result<(), DriverError>;
+    /// Queues a kernel launch.
+    ///
+    /// # Safety
+    /// `launch.params` holds one pointer per parameter of the entry point, each
+    /// to a live value of that parameter's type; device memory they refer to
+    /// stays allocated until the kernel has completed, and no argument that
+    /// the kernel writes is used by other work running at the same time.
+    unsafe fn launch(&self, launch: KernelLaunch<'_>) -> Result<(), DriverError>;
+}

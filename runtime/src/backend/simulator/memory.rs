@@ -1,0 +1,278 @@
+//! Simulated device memory: aligned host allocations, counted against each
+//! device's capacity; copies, fills and frees in stream order.
+
+use super::super::{status, DevicePtr, DriverError, StreamHandle};
+use super::{invalid_value, stream};
+use std::alloc::Layout;
+use std::collections::BTreeMap;
+use std::mem::MaybeUninit;
+use std::sync::{Mutex, OnceLock};
+
+/// Allocations are aligned as `cuMemAlloc`'s are.
+const ALIGN: usize = 256;
+
+/// The host's memory, for the simulated devices' capacity.
+fn host_memory() -> usize {
+    static HOST: OnceLock<usize> = OnceLock::new();
+    *HOST.get_or_init(|| {
+        std::fs::read_to_string("/proc/meminfo")
+            .ok()
+            .and_then(|m| {
+                m.lines()
+                    .find_map(|l| l.strip_prefix("MemTotal:").map(str::to_owned))
+            })
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<usize>().ok())
+            .map(|kib| kib * 1024)
+            .unwrap_or(8 << 30)
+    })
+}
+
+/// Each simulated device's memory: a quarter of the host's, shared out among
+/// the devices, at least 256 MiB.
+fn capacity(devices: usize) -> usize {
+    (host_memory() / 4 / devices.max(1)).max(256 << 20)
+}
+
+/// Where an allocation lives.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Place {
+    Device(usize),
+    PinnedHost,
+}
+
+struct Allocations {
+    /// Start address to size and place.
+    blocks: BTreeMap<usize, (usize, Place)>,
+    /// Bytes in use per device.
+    used: Vec<usize>,
+}
+
+fn allocations() -> std::sync::MutexGuard<'static, Allocations> {
+    static ALLOCATIONS: OnceLock<Mutex<Allocations>> = OnceLock::new();
+    ALLOCATIONS
+        .get_or_init(|| {
+            Mutex::new(Allocations {
+                blocks: BTreeMap::new(),
+                used: vec![0; super::MAX_DEVICES],
+            })
+        })
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+}
+
+fn layout(bytes: usize) -> Option<Layout> {
+    Layout::from_size_align(bytes.max(1), ALIGN).ok()
+}
+
+fn out_of_memory(call: &'static str, bytes: usize) -> DriverError {
+    DriverError {
+        call,
+        code: status::OUT_OF_MEMORY,
+        name: "CUDA_ERROR_OUT_OF_MEMORY".into(),
+        description: format!("the simulated device cannot hold {bytes} more bytes"),
+    }
+}
+
+fn allocate(
+    call: &'static str,
+    bytes: usize,
+    place: Place,
+    devices: usize,
+) -> Result<usize, DriverError> {
+    let mut table = allocations();
+    if let Place::Device(device) = place {
+        if bytes > capacity(devices).saturating_sub(table.used[device]) {
+            return Err(out_of_memory(call, bytes));
+        }
+    }
+    let layout = layout(bytes).ok_or_else(|| out_of_memory(call, bytes))?;
+    // SAFETY: the layout has a non-zero size.
+    let ptr = unsafe { std::alloc::alloc(layout) };
+    if ptr.is_null() {
+        return Err(out_of_memory(call, bytes));
+    }
+    if let Place::Device(device) = place {
+        table.used[device] += bytes;
+    }
+    table.blocks.insert(ptr as usize, (bytes, place));
+    Ok(ptr as usize)
+}
+
+/// Returns an allocation to the host allocator.
+fn release(call: &'static str, ptr: usize) -> Result<(), DriverError> {
+    let mut table = allocations();
+    let Some((bytes, place)) = table.blocks.remove(&ptr) else {
+        return Err(invalid_value(
+            call,
+            format!("{ptr:#x} is not an allocation of the simulator"),
+        ));
+    };
+    if let Place::Device(device) = place {
+        table.used[device] -= bytes;
+    }
+    let layout = layout(bytes).expect("valid when allocated");
+    // SAFETY: `ptr` was allocated by `allocate` with this layout and is freed
+    // once (removed from the table above).
+    unsafe { std::alloc::dealloc(ptr as *mut u8, layout) };
+    Ok(())
+}
+
+pub(crate) fn alloc(bytes: usize, device: usize, devices: usize) -> Result<DevicePtr, DriverError> {
+    allocate("cuMemAllocAsync", bytes, Place::Device(device), devices).map(|p| p as DevicePtr)
+}
+
+/// Frees `ptr` when the stream gets there, as `cuMemFreeAsync` does.
+///
+/// # Safety
+/// `ptr` came from `alloc`, is freed once, and nothing queued after this uses it.
+pub(crate) unsafe fn free_async(ptr: DevicePtr, on: StreamHandle) -> Result<(), DriverError> {
+    if !allocations().blocks.contains_key(&(ptr as usize)) {
+        return Err(invalid_value(
+            "cuMemFreeAsync",
+            format!("{ptr:#x} is not an allocation of the simulator"),
+        ));
+    }
+    stream::enqueue(
+        on,
+        Box::new(move || release("cuMemFreeAsync", ptr as usize).map_err(|e| e.to_string())),
+    );
+    Ok(())
+}
+
+pub(crate) fn info(device: usize, devices: usize) -> (usize, usize) {
+    let used = allocations().used[device];
+    (capacity(devices) - used, capacity(devices))
+}
+
+/// A device or host address carried into a queued operation.
+#[derive(Clone, Copy)]
+struct Address(usize);
+
+/// # Safety
+/// `dst` is a live allocation of `bytes` bytes until the stream reaches the
+/// operation.
+pub(crate) unsafe fn memset(
+    dst: DevicePtr,
+    value: u8,
+    bytes: usize,
+    on: StreamHandle,
+) -> Result<(), DriverError> {
+    let dst = Address(dst as usize);
+    stream::enqueue(
+        on,
+        Box::new(move || {
+            // SAFETY: the caller guarantees `dst` is a live allocation of
+            // `bytes` bytes until the stream gets here.
+            unsafe { std::ptr::write_bytes(dst.0 as *mut u8, value, bytes) };
+            Ok(())
+        }),
+    );
+    Ok(())
+}
+
+/// Whether `ptr` lies in page-locked host memory of the simulator.
+fn is_pinned(ptr: *const u8) -> bool {
+    let table = allocations();
+    let address = ptr as usize;
+    table
+        .blocks
+        .range(..=address)
+        .next_back()
+        .is_some_and(|(&start, &(bytes, place))| {
+            place == Place::PinnedHost && address < start + bytes.max(1)
+        })
+}
+
+/// Host to device. Pageable memory is read now (CUDA stages it before
+/// returning); page-locked memory when the stream gets there, as the DMA does.
+/// The bytes are copied as bytes that may be uninitialised (padding of the
+/// element type), never read as `u8` values.
+///
+/// # Safety
+/// `src` is readable for `bytes` (until the copy ran, for page-locked memory);
+/// `dst` is a live allocation of `bytes` until the stream gets there.
+pub(crate) unsafe fn copy_to_device(
+    dst: DevicePtr,
+    src: *const u8,
+    bytes: usize,
+    on: StreamHandle,
+) -> Result<(), DriverError> {
+    if is_pinned(src) {
+        // SAFETY: forwarded to the caller.
+        return unsafe { copy(dst, src as DevicePtr, bytes, on) };
+    }
+    let mut staged: Vec<MaybeUninit<u8>> = Vec::with_capacity(bytes);
+    // SAFETY: `src` is readable for `bytes`; the staging buffer has room for
+    // them; a byte copy moves uninitialised bytes without reading them as values.
+    unsafe {
+        std::ptr::copy_nonoverlapping(src.cast::<MaybeUninit<u8>>(), staged.as_mut_ptr(), bytes);
+        staged.set_len(bytes);
+    }
+    let dst = Address(dst as usize);
+    stream::enqueue(
+        on,
+        Box::new(move || {
+            // SAFETY: `dst` is a live allocation of `bytes` until the stream
+            // reaches this operation (the caller's contract).
+            unsafe {
+                std::ptr::copy_nonoverlapping(staged.as_ptr(), dst.0 as *mut MaybeUninit<u8>, bytes)
+            };
+            Ok(())
+        }),
+    );
+    Ok(())
+}
+
+/// Device to host, or device to device: in stream order.
+///
+/// # Safety
+/// Both ranges stay valid, and untouched by the host, until the stream
+/// reaches the operation.
+pub(crate) unsafe fn copy(
+    dst: DevicePtr,
+    src: DevicePtr,
+    bytes: usize,
+    on: StreamHandle,
+) -> Result<(), DriverError> {
+    let (dst, src) = (Address(dst as usize), Address(src as usize));
+    stream::enqueue(
+        on,
+        Box::new(move || {
+            // SAFETY: both ranges stay valid and untouched by the host until
+            // the stream reaches this operation (the caller's contract); a
+            // byte copy moves uninitialised bytes without reading them.
+            unsafe {
+                std::ptr::copy(
+                    src.0 as *const MaybeUninit<u8>,
+                    dst.0 as *mut MaybeUninit<u8>,
+                    bytes,
+                )
+            };
+            Ok(())
+        }),
+    );
+    Ok(())
+}
+
+/// Page-locked host memory on the simulator: an aligned host allocation.
+pub(crate) fn host_alloc(bytes: usize) -> Result<*mut u8, DriverError> {
+    allocate("cuMemHostAlloc", bytes, Place::PinnedHost, 1).map(|p| p as *mut u8)
+}
+
+/// Mapped page-locked memory on the simulator: the device reads and writes
+/// host memory, so the device address is the host address.
+pub(crate) fn host_device_pointer(ptr: *mut u8) -> Result<DevicePtr, DriverError> {
+    match allocations().blocks.get(&(ptr as usize)) {
+        Some(&(_, Place::PinnedHost)) => Ok(ptr as DevicePtr),
+        _ => Err(invalid_value(
+            "cuMemHostGetDevicePointer",
+            format!("{ptr:?} is not page-locked memory of the simulator"),
+        )),
+    }
+}
+
+/// # Safety
+/// `ptr` came from `host_alloc` and no queued work uses it.
+pub(crate) unsafe fn host_free(ptr: *mut u8) -> Result<(), DriverError> {
+    release("cuMemFreeHost", ptr as usize)
+}

@@ -1,0 +1,330 @@
+//! The CPU simulator behind the [`Driver`] seam: device memory in host
+//! memory, streams on worker threads, kernels on coroutines.
+//!
+//! Handles are pointers to simulator objects (or the special stream values),
+//! so the runtime above is the same for both backends.
+//!
+//! - memory ([`memory`]): device allocations are aligned host allocations,
+//!   counted against each simulated device's capacity; frees run in stream
+//!   order, as `cuMemFreeAsync`'s do;
+//! - streams ([`stream`]): each stream is a worker thread running its queue of
+//!   operations in order, asynchronously with the host, with CUDA's implicit
+//!   synchronisation between the legacy default stream and blocking streams;
+//! - events ([`event`]): completion and real timestamps, recorded in stream order;
+//! - kernels ([`executor`]): every thread of a block is a coroutine, so
+//!   barriers and warp shuffles are real; blocks run in parallel on the cores.
+//!
+//! The number of simulated devices is [`DEVICES_ENV`] (default 1); each has
+//! its own memory, streams and default streams.
+
+pub(crate) mod event;
+pub(crate) mod executor;
+pub(crate) mod memory;
+pub(crate) mod stream;
+
+use super::{
+    status, DeviceLimits, DeviceProperties, DevicePtr, Driver, DriverError, EventFlags,
+    EventHandle, FunctionHandle, FunctionLimits, HostFunction, KernelLaunch, ModuleHandle,
+    StreamHandle, MAX_DEVICES,
+};
+use std::cell::Cell;
+use std::ffi::{c_void, CStr};
+use std::sync::OnceLock;
+
+/// The simulated devices' name.
+pub(crate) const DEVICE_NAME: &str = "CPU simulator";
+
+/// The environment variable that sets how many devices the simulator has (1 to 16).
+pub const DEVICES_ENV: &str = "GPU_SIM_DEVICES";
+
+/// The CPU simulator as a [`Driver`].
+pub(crate) struct SimulatorDriver {
+    devices: OnceLock<usize>,
+}
+
+thread_local! {
+    /// The simulated device this thread last bound.
+    static BOUND: Cell<usize> = const { Cell::new(0) };
+}
+
+/// The device bound on the calling thread.
+pub(crate) fn bound_device() -> usize {
+    BOUND.with(Cell::get)
+}
+
+/// A simulated kernel failure, as the driver reports a failed launch.
+pub(crate) fn launch_failed(call: &'static str, message: String) -> DriverError {
+    DriverError {
+        call,
+        code: status::LAUNCH_FAILED,
+        name: "CUDA_ERROR_LAUNCH_FAILED (simulated)".into(),
+        description: message,
+    }
+}
+
+/// An argument the simulator refuses, as the driver's `CUDA_ERROR_INVALID_VALUE`.
+pub(crate) fn invalid_value(call: &'static str, description: String) -> DriverError {
+    DriverError {
+        call,
+        code: status::INVALID_VALUE,
+        name: "CUDA_ERROR_INVALID_VALUE".into(),
+        description,
+    }
+}
+
+impl SimulatorDriver {
+    pub(crate) const fn new() -> Self {
+        SimulatorDriver {
+            devices: OnceLock::new(),
+        }
+    }
+
+    fn count(&self) -> usize {
+        *self.devices.get_or_init(|| {
+            match std::env::var(DEVICES_ENV).ok().map(|v| v.trim().parse::<usize>()) {
+                None => 1,
+                Some(Ok(n)) if (1..=MAX_DEVICES).contains(&n) => n,
+                Some(_) => {
+                    eprintln!(
+                        "gpu-runtime: ignoring {DEVICES_ENV}: use a number from 1 to {MAX_DEVICES}; simulating 1 device"
+                    );
+                    1
+                }
+            }
+        })
+    }
+}
+
+fn limits() -> DeviceLimits {
+    DeviceLimits {
+        max_threads_per_block: 1024,
+        max_block_dim: [1024, 1024, 64],
+        max_grid_dim: [i32::MAX as u32, 65535, 65535],
+        max_shared_per_block: 48 * 1024,
+        max_shared_per_block_optin: 227 * 1024,
+        multiprocessor_count: executor::parallelism() as u32,
+        compute_capability: (9, 0),
+    }
+}
+
+impl Driver for SimulatorDriver {
+    fn device_count(&self) -> Result<usize, DriverError> {
+        Ok(self.count())
+    }
+
+    fn open(&self, ordinal: usize) -> Result<DeviceProperties, DriverError> {
+        if ordinal >= self.count() {
+            return Err(invalid_value(
+                "cuDeviceGet",
+                format!(
+                    "the simulator has {} device(s) ({DEVICES_ENV})",
+                    self.count()
+                ),
+            ));
+        }
+        Ok(DeviceProperties {
+            name: DEVICE_NAME.to_string(),
+            limits: limits(),
+        })
+    }
+
+    fn bind(&self, ordinal: usize) -> Result<(), DriverError> {
+        BOUND.with(|b| b.set(ordinal));
+        Ok(())
+    }
+
+    fn synchronize_device(&self) -> Result<(), DriverError> {
+        stream::synchronize_device(bound_device())
+    }
+
+    fn memory_info(&self) -> Result<(usize, usize), DriverError> {
+        Ok(memory::info(bound_device(), self.count()))
+    }
+
+    fn trim_memory_pool(&self) -> Result<(), DriverError> {
+        // Freed memory goes straight back to the host allocator.
+        Ok(())
+    }
+
+    fn alloc_async(&self, bytes: usize, on: StreamHandle) -> Result<DevicePtr, DriverError> {
+        let device = stream::device_of(on);
+        memory::alloc(bytes, device, self.count())
+    }
+
+    unsafe fn free_async(&self, ptr: DevicePtr, on: StreamHandle) -> Result<(), DriverError> {
+        // SAFETY: forwarded to the caller.
+        unsafe { memory::free_async(ptr, on) }
+    }
+
+    fn host_alloc(&self, bytes: usize, _mapped: bool) -> Result<*mut u8, DriverError> {
+        memory::host_alloc(bytes)
+    }
+
+    fn host_device_pointer(&self, ptr: *mut u8) -> Result<DevicePtr, DriverError> {
+        memory::host_device_pointer(ptr)
+    }
+
+    unsafe fn host_free(&self, ptr: *mut u8) -> Result<(), DriverError> {
+        // SAFETY: forwarded to the caller.
+        unsafe { memory::host_free(ptr) }
+    }
+
+    unsafe fn memset_async(
+        &self,
+        dst: DevicePtr,
+        value: u8,
+        bytes: usize,
+        on: StreamHandle,
+    ) -> Result<(), DriverError> {
+        // SAFETY: forwarded to the caller.
+        unsafe { memory::memset(dst, value, bytes, on) }
+    }
+
+    unsafe fn copy_to_device_async(
+        &self,
+        dst: DevicePtr,
+        src: *const u8,
+        bytes: usize,
+        on: StreamHandle,
+    ) -> Result<(), DriverError> {
+        // SAFETY: forwarded to the caller.
+        unsafe { memory::copy_to_device(dst, src, bytes, on) }
+    }
+
+    unsafe fn copy_to_host_async(
+        &self,
+        dst: *mut u8,
+        src: DevicePtr,
+        bytes: usize,
+        on: StreamHandle,
+    ) -> Result<(), DriverError> {
+        // SAFETY: forwarded to the caller.
+        unsafe { memory::copy(dst as DevicePtr, src, bytes, on) }
+    }
+
+    unsafe fn copy_device_async(
+        &self,
+        dst: DevicePtr,
+        src: DevicePtr,
+        bytes: usize,
+        on: StreamHandle,
+    ) -> Result<(), DriverError> {
+        // SAFETY: forwarded to the caller.
+        unsafe { memory::copy(dst, src, bytes, on) }
+    }
+
+    fn stream_create(
+        &self,
+        non_blocking: bool,
+        priority: i32,
+    ) -> Result<StreamHandle, DriverError> {
+        Ok(stream::create(bound_device(), !non_blocking, priority))
+    }
+
+    fn stream_properties(&self, on: StreamHandle) -> Result<(bool, i32), DriverError> {
+        Ok(stream::properties(on))
+    }
+
+    fn stream_destroy(&self, on: StreamHandle) -> Result<(), DriverError> {
+        stream::destroy(on);
+        Ok(())
+    }
+
+    fn stream_synchronize(&self, on: StreamHandle) -> Result<(), DriverError> {
+        stream::synchronize(on)
+    }
+
+    fn stream_is_done(&self, on: StreamHandle) -> Result<bool, DriverError> {
+        Ok(stream::is_idle(on))
+    }
+
+    fn stream_wait_event(&self, on: StreamHandle, e: EventHandle) -> Result<(), DriverError> {
+        event::stream_wait(on, e);
+        Ok(())
+    }
+
+    fn stream_priority_range(&self) -> Result<(i32, i32), DriverError> {
+        Ok((0, -5))
+    }
+
+    unsafe fn launch_host_function(
+        &self,
+        on: StreamHandle,
+        function: HostFunction,
+        user_data: *mut c_void,
+    ) -> Result<(), DriverError> {
+        let data = user_data as usize;
+        stream::enqueue(
+            on,
+            Box::new(move || {
+                // SAFETY: the caller guarantees `function` may be called once
+                // with `user_data` on another thread.
+                unsafe { function(data as *mut c_void) };
+                Ok(())
+            }),
+        );
+        Ok(())
+    }
+
+    fn event_create(&self, _flags: EventFlags) -> Result<EventHandle, DriverError> {
+        Ok(event::create())
+    }
+
+    fn event_destroy(&self, e: EventHandle) -> Result<(), DriverError> {
+        event::destroy(e);
+        Ok(())
+    }
+
+    fn event_record(&self, e: EventHandle, on: StreamHandle) -> Result<(), DriverError> {
+        event::record(e, on);
+        Ok(())
+    }
+
+    fn event_synchronize(&self, e: EventHandle) -> Result<(), DriverError> {
+        event::synchronize(e);
+        Ok(())
+    }
+
+    fn event_is_done(&self, e: EventHandle) -> Result<bool, DriverError> {
+        Ok(event::is_done(e))
+    }
+
+    fn event_elapsed_ms(&self, start: EventHandle, end: EventHandle) -> Result<f32, DriverError> {
+        event::elapsed_ms(start, end)
+    }
+
+    fn module_load(&self, _ptx: &CStr) -> Result<ModuleHandle, (DriverError, String)> {
+        // Kernels run from their host entry points; the PTX is not needed.
+        Ok(ModuleHandle(0))
+    }
+
+    fn module_function(
+        &self,
+        _module: ModuleHandle,
+        _name: &CStr,
+    ) -> Result<FunctionHandle, DriverError> {
+        Ok(FunctionHandle(0))
+    }
+
+    fn function_limits(&self, _function: FunctionHandle) -> Result<FunctionLimits, DriverError> {
+        Ok(FunctionLimits {
+            max_threads_per_block: 1024,
+            static_shared_bytes: 0,
+            max_dynamic_shared_bytes: 48 * 1024,
+        })
+    }
+
+    fn set_max_dynamic_shared(
+        &self,
+        _function: FunctionHandle,
+        _bytes: u32,
+    ) -> Result<(), DriverError> {
+        Ok(())
+    }
+
+    unsafe fn launch(&self, launch: KernelLaunch<'_>) -> Result<(), DriverError> {
+        // SAFETY: forwarded to the caller.
+        unsafe { executor::launch(launch) };
+        Ok(())
+    }
+}

@@ -1,0 +1,333 @@
+//! Simulated streams: a worker thread per stream runs its operations in order.
+//!
+//! CUDA's implicit synchronisation is kept: work queued on a device's legacy
+//! default stream waits for the work already queued on that device's blocking
+//! streams (made without the non-blocking flag, and every per-thread default
+//! stream), and work queued on a blocking stream waits for the work already
+//! queued on the legacy default stream. Non-blocking streams do neither.
+
+use super::super::{DriverError, StreamHandle, MAX_DEVICES};
+use super::{bound_device, launch_failed};
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
+
+/// One queued operation; an `Err` is a failure reported by the next synchronize.
+pub(crate) type Operation = Box<dyn FnOnce() -> Result<(), String> + Send>;
+
+/// How a stream takes part in implicit synchronisation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// A device's legacy default stream.
+    Legacy,
+    /// Synchronises with the legacy default stream.
+    Blocking,
+    /// Made with the non-blocking flag.
+    NonBlocking,
+}
+
+pub(crate) struct SimStream {
+    device: usize,
+    kind: Kind,
+    priority: i32,
+    state: Mutex<State>,
+    changed: Condvar,
+}
+
+/// What a stream's queue holds.
+enum Item {
+    /// Work, run outside the stream's lock.
+    Run(Operation),
+    /// A marker (an event record), applied under the stream's lock the moment
+    /// the stream reaches it, so that whoever sees the marker also sees the
+    /// work before it finished.
+    Mark(Box<dyn FnOnce() + Send>),
+}
+
+#[derive(Default)]
+struct State {
+    queue: VecDeque<Item>,
+    running: bool,
+    closing: bool,
+    /// The first failure since the last synchronize.
+    failure: Option<String>,
+}
+
+fn registry() -> &'static Mutex<Vec<Weak<SimStream>>> {
+    static STREAMS: OnceLock<Mutex<Vec<Weak<SimStream>>>> = OnceLock::new();
+    STREAMS.get_or_init(|| Mutex::new(Vec::new()))
+}
+
+/// Every live stream of `device`.
+fn streams_of(device: usize) -> Vec<Arc<SimStream>> {
+    let streams = registry().lock().unwrap_or_else(|e| e.into_inner());
+    streams
+        .iter()
+        .filter_map(Weak::upgrade)
+        .filter(|s| s.device == device)
+        .collect()
+}
+
+/// A point in one stream that work in another stream can wait for.
+#[derive(Clone, Default)]
+struct Fence(Arc<(Mutex<bool>, Condvar)>);
+
+impl Fence {
+    fn signal(&self) {
+        let (reached, changed) = &*self.0;
+        *reached.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        changed.notify_all();
+    }
+
+    fn wait(&self) {
+        let (reached, changed) = &*self.0;
+        let mut reached = reached.lock().unwrap_or_else(|e| e.into_inner());
+        while !*reached {
+            reached = changed.wait(reached).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+}
+
+impl SimStream {
+    fn new(device: usize, kind: Kind, priority: i32) -> Arc<SimStream> {
+        let stream = Arc::new(SimStream {
+            device,
+            kind,
+            priority,
+            state: Mutex::new(State::default()),
+            changed: Condvar::new(),
+        });
+        let worker = Arc::clone(&stream);
+        std::thread::Builder::new()
+            .name("gpu-sim-stream".into())
+            .spawn(move || worker.work())
+            .expect("the simulator can start a stream thread");
+        let mut streams = registry().lock().unwrap_or_else(|e| e.into_inner());
+        streams.retain(|s| s.strong_count() > 0);
+        streams.push(Arc::downgrade(&stream));
+        stream
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn work(self: Arc<Self>) {
+        loop {
+            let operation = {
+                let mut state = self.lock();
+                loop {
+                    match state.queue.pop_front() {
+                        Some(Item::Run(op)) => {
+                            state.running = true;
+                            break op;
+                        }
+                        Some(Item::Mark(mark)) => {
+                            mark();
+                            self.changed.notify_all();
+                            continue;
+                        }
+                        None => {}
+                    }
+                    if state.closing {
+                        return;
+                    }
+                    state = self.changed.wait(state).unwrap_or_else(|e| e.into_inner());
+                }
+            };
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(operation))
+                .unwrap_or_else(|_| Err("a simulator operation panicked".to_string()));
+            let mut state = self.lock();
+            state.running = false;
+            if let Err(message) = outcome {
+                state.failure.get_or_insert(message);
+            }
+            self.changed.notify_all();
+        }
+    }
+
+    fn push(&self, item: Item) {
+        self.lock().queue.push_back(item);
+        self.changed.notify_all();
+    }
+
+    /// A fence after everything queued here so far.
+    fn fence(&self) -> Fence {
+        let fence = Fence::default();
+        let signal = fence.clone();
+        self.push(Item::Mark(Box::new(move || signal.signal())));
+        fence
+    }
+
+    /// Makes what is queued here next wait for what CUDA's implicit
+    /// synchronisation orders it after (see the module documentation).
+    fn order_implicitly(&self) {
+        let waits: Vec<Fence> = match self.kind {
+            Kind::NonBlocking => return,
+            Kind::Blocking => match LEGACY[self.device].get() {
+                Some(legacy) if !legacy.is_idle() => vec![legacy.fence()],
+                _ => return,
+            },
+            Kind::Legacy => streams_of(self.device)
+                .into_iter()
+                .filter(|s| s.kind == Kind::Blocking && !s.is_idle())
+                .map(|s| s.fence())
+                .collect(),
+        };
+        for fence in waits {
+            self.push(Item::Run(Box::new(move || {
+                fence.wait();
+                Ok(())
+            })));
+        }
+    }
+
+    /// Queues `operation` after everything queued so far.
+    fn enqueue(&self, operation: Operation) {
+        self.order_implicitly();
+        self.push(Item::Run(operation));
+    }
+
+    /// Queues a marker after everything queued so far (see [`Item::Mark`]).
+    fn enqueue_mark(&self, mark: Box<dyn FnOnce() + Send>) {
+        self.order_implicitly();
+        self.push(Item::Mark(mark));
+    }
+
+    /// Waits until the queue is empty and idle; returns and clears the first failure.
+    fn synchronize(&self) -> Result<(), String> {
+        self.wait_idle().failure.take().map_or(Ok(()), Err)
+    }
+
+    /// Waits until the queue is empty and idle, leaving any failure for the
+    /// stream's own `synchronize` to report.
+    fn wait_idle(&self) -> std::sync::MutexGuard<'_, State> {
+        let mut state = self.lock();
+        while state.running || !state.queue.is_empty() {
+            state = self.changed.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
+        state
+    }
+
+    fn is_idle(&self) -> bool {
+        let state = self.lock();
+        !state.running && state.queue.is_empty()
+    }
+
+    fn close(&self) {
+        self.lock().closing = true;
+        self.changed.notify_all();
+    }
+}
+
+/// Each device's legacy default stream: one, shared by all host threads.
+static LEGACY: [OnceLock<Arc<SimStream>>; MAX_DEVICES] = [const { OnceLock::new() }; MAX_DEVICES];
+
+fn legacy(device: usize) -> &'static Arc<SimStream> {
+    LEGACY[device].get_or_init(|| SimStream::new(device, Kind::Legacy, 0))
+}
+
+/// A per-thread default stream, closed when its host thread ends (its worker
+/// holds a reference of its own, so dropping ours alone would not stop it).
+struct PerThread(Arc<SimStream>);
+
+impl Drop for PerThread {
+    fn drop(&mut self) {
+        self.0.close();
+    }
+}
+
+thread_local! {
+    /// The calling thread's per-thread default stream of each device.
+    static PER_THREAD: RefCell<Vec<Option<PerThread>>> = const { RefCell::new(Vec::new()) };
+}
+
+fn per_thread(device: usize) -> Arc<SimStream> {
+    PER_THREAD.with(|streams| {
+        let mut streams = streams.borrow_mut();
+        if streams.len() <= device {
+            streams.resize_with(device + 1, || None);
+        }
+        let own = streams[device]
+            .get_or_insert_with(|| PerThread(SimStream::new(device, Kind::Blocking, 0)));
+        Arc::clone(&own.0)
+    })
+}
+
+/// Runs `f` with the stream a handle names; the default streams are those of
+/// the device bound on the calling thread.
+fn with<R>(handle: StreamHandle, f: impl FnOnce(&Arc<SimStream>) -> R) -> R {
+    match handle {
+        StreamHandle::LEGACY => f(legacy(bound_device())),
+        StreamHandle::PER_THREAD => f(&per_thread(bound_device())),
+        StreamHandle(raw) => {
+            // SAFETY: other handles come from `create`, which leaked one strong
+            // count that `destroy` gives back; the handle is live until then.
+            // `ManuallyDrop` borrows it as an `Arc` without touching the count.
+            let stream =
+                std::mem::ManuallyDrop::new(unsafe { Arc::from_raw(raw as *const SimStream) });
+            f(&stream)
+        }
+    }
+}
+
+/// The device a stream belongs to.
+pub(crate) fn device_of(handle: StreamHandle) -> usize {
+    with(handle, |s| s.device)
+}
+
+pub(crate) fn create(device: usize, blocking: bool, priority: i32) -> StreamHandle {
+    let kind = if blocking {
+        Kind::Blocking
+    } else {
+        Kind::NonBlocking
+    };
+    StreamHandle(Arc::into_raw(SimStream::new(device, kind, priority)) as usize)
+}
+
+/// Whether the stream is non-blocking, and its priority.
+pub(crate) fn properties(handle: StreamHandle) -> (bool, i32) {
+    with(handle, |s| (s.kind == Kind::NonBlocking, s.priority))
+}
+
+pub(crate) fn destroy(handle: StreamHandle) {
+    if matches!(handle, StreamHandle::LEGACY | StreamHandle::PER_THREAD) {
+        return;
+    }
+    // SAFETY: the count leaked by `create`, given back once.
+    let stream = unsafe { Arc::from_raw(handle.0 as *const SimStream) };
+    // The worker finishes what is queued, then exits.
+    stream.close();
+}
+
+pub(crate) fn synchronize(handle: StreamHandle) -> Result<(), DriverError> {
+    with(handle, |s| s.synchronize()).map_err(|m| launch_failed("cuStreamSynchronize", m))
+}
+
+pub(crate) fn is_idle(handle: StreamHandle) -> bool {
+    with(handle, |s| s.is_idle())
+}
+
+/// Waits for every stream of `device`, as `cuCtxSynchronize` does. A failure
+/// is reported here and left for its stream's own `synchronize` too.
+pub(crate) fn synchronize_device(device: usize) -> Result<(), DriverError> {
+    let mut first = Ok(());
+    for stream in streams_of(device) {
+        if let Some(message) = stream.wait_idle().failure.clone() {
+            if first.is_ok() {
+                first = Err(launch_failed("cuCtxSynchronize", message));
+            }
+        }
+    }
+    first
+}
+
+/// Queues a marker on the stream `handle` names.
+pub(crate) fn enqueue_mark(handle: StreamHandle, mark: Box<dyn FnOnce() + Send>) {
+    with(handle, |s| s.enqueue_mark(mark));
+}
+
+/// Queues `operation` on the stream `handle` names.
+pub(crate) fn enqueue(handle: StreamHandle, operation: Operation) {
+    with(handle, |s| s.enqueue(operation));
+}

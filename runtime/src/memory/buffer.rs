@@ -1,0 +1,315 @@
+//! [`DeviceBuffer`]: an owned array in device memory, allocated and freed in
+//! stream order from the device's memory pool.
+
+use super::tracking::{Access, AccessTracker, Accesses};
+use super::view::{DeviceView, DeviceViewMut, RawView};
+use crate::backend::{driver, DevicePtr};
+use crate::callback::in_callback;
+use crate::deferred::defer;
+use crate::device;
+use crate::error::{Error, Result};
+use crate::stream::Stream;
+use bytemuck::AnyBitPattern;
+use gpu_device::DeviceCopy;
+use std::marker::PhantomData;
+use std::mem::size_of;
+use std::ops::Range;
+
+/// An array in device memory, like Numba's device arrays and CuPy's `ndarray`.
+///
+/// Memory comes from the device's pool in stream order (`cuMemAllocAsync`)
+/// and goes back to it in stream order when the buffer is dropped
+/// (`cuMemFreeAsync`, on the stream that used it last, after its uses on
+/// other streams): dropping never waits for the device and never holds up
+/// other threads. Uses of the buffer on different streams are ordered
+/// automatically (see [the tracking](crate::memory#ordering-across-streams)).
+///
+/// A buffer starts zeroed or filled from host data; [`DeviceBuffer::empty`]
+/// skips the zeroing for element types valid for every bit pattern.
+pub struct DeviceBuffer<T: DeviceCopy> {
+    ptr: DevicePtr,
+    len: usize,
+    device: usize,
+    tracker: AccessTracker,
+    _element: PhantomData<T>,
+}
+
+// SAFETY: the buffer owns device memory, reachable from the host only through
+// `&self`/`&mut self` methods that go through the driver; the tracker is
+// behind a mutex.
+unsafe impl<T: DeviceCopy + Send> Send for DeviceBuffer<T> {}
+// SAFETY: `&DeviceBuffer` only reads device memory, through the driver.
+unsafe impl<T: DeviceCopy + Sync> Sync for DeviceBuffer<T> {}
+
+/// The byte size of `len` elements of `T`, or an error naming the overflow.
+pub(crate) fn byte_len<T>(len: usize) -> Result<usize> {
+    len.checked_mul(size_of::<T>()).ok_or(Error::SizeOverflow {
+        len,
+        element_bytes: size_of::<T>(),
+    })
+}
+
+impl<T: DeviceCopy> DeviceBuffer<T> {
+    /// Allocates `len` elements on `stream`'s device, usable on `stream` in
+    /// stream order (and on other streams after it, through the tracking),
+    /// without initialising them.
+    fn alloc_on(len: usize, stream: &Stream) -> Result<Self> {
+        let state = stream.device_state()?;
+        let bytes = byte_len::<T>(len)?;
+        let ptr = if bytes == 0 {
+            0
+        } else {
+            match driver().alloc_async(bytes, stream.handle()) {
+                Ok(ptr) => ptr,
+                Err(e) if e.is_out_of_memory() => {
+                    // Buffers freed on streams that have not reached the free
+                    // yet still hold memory: wait for them once, and retry.
+                    driver().synchronize_device().map_err(|e| state.error(e))?;
+                    driver().alloc_async(bytes, stream.handle()).map_err(|e| {
+                        if e.is_out_of_memory() {
+                            let (free, total) = driver().memory_info().unwrap_or((0, 0));
+                            Error::OutOfMemory {
+                                requested: bytes,
+                                free,
+                                total,
+                            }
+                        } else {
+                            stream.error(e)
+                        }
+                    })?
+                }
+                Err(e) => return Err(stream.error(e)),
+            }
+        };
+        Ok(DeviceBuffer {
+            ptr,
+            len,
+            device: stream.device(),
+            tracker: AccessTracker::written_on(stream),
+            _element: PhantomData,
+        })
+    }
+
+    /// A zeroed buffer of `len` elements on the current device, made on the
+    /// current stream (Numba's `cuda.device_array`, which leaves memory
+    /// uninitialised; here it is zeroed, so nothing can read stale bytes:
+    /// [`empty`](Self::empty) skips that for types valid for any bytes).
+    /// Returns at once; uses on other streams wait for the zeroing.
+    pub fn device_array(len: usize) -> Result<Self> {
+        DeviceBuffer::zeroed_on(len, &crate::current_stream()?)
+    }
+
+    /// A buffer of `len` elements zeroed on `stream`: work queued on `stream`
+    /// afterwards sees zeros, and so does work on other streams, which the
+    /// tracking orders after the zeroing.
+    pub fn zeroed_on(len: usize, stream: &Stream) -> Result<Self> {
+        let mut buffer = DeviceBuffer::alloc_on(len, stream)?;
+        buffer.zero(stream)?;
+        Ok(buffer)
+    }
+
+    /// A buffer of `len` elements on `stream`'s device whose contents are left
+    /// as the allocator found them.
+    ///
+    /// # Safety
+    /// Every element must be written (by a kernel or a copy ordered before any
+    /// read) before it is read, on the device or by copying to the host;
+    /// otherwise the read may see bytes that are not a valid `T`. For element
+    /// types valid for every bit pattern, [`empty_on`](Self::empty_on) is the
+    /// safe form.
+    pub unsafe fn uninitialized(len: usize, stream: &Stream) -> Result<Self> {
+        DeviceBuffer::alloc_on(len, stream)
+    }
+
+    /// Copies `data` into a new buffer on the current stream (CuPy's
+    /// `cp.asarray(data)`). Returns once the copy has completed on the device.
+    /// For copies that return at once, use a [`PinnedBuffer`](crate::PinnedBuffer).
+    pub fn from_host_sync(data: &[T]) -> Result<Self> {
+        DeviceBuffer::to_device_sync(data, &crate::current_stream()?)
+    }
+
+    /// Copies the buffer to a new `Vec` on the current stream (CuPy's
+    /// `cp.asnumpy(buffer)`). Waits for the buffer's last writer (wherever it
+    /// ran), then for the copy.
+    pub fn to_host_sync(&self) -> Result<Vec<T>> {
+        self.copy_to_host_sync(&crate::current_stream()?)
+    }
+
+    /// Copies `data` into a new buffer on `stream`'s device (Numba's
+    /// `cuda.to_device(data, stream=stream)`). Blocking, as Numba's is for
+    /// ordinary memory: returns once the copy has completed on the device, so
+    /// `data` may change at once and any stream, on any thread, sees the data.
+    pub fn to_device_sync(data: &[T], stream: &Stream) -> Result<Self> {
+        let mut buffer = DeviceBuffer::alloc_on(data.len(), stream)?;
+        buffer.copy_from_host_sync(data, stream)?;
+        Ok(buffer)
+    }
+
+    /// Sets every element to zero, queued on `stream`.
+    pub fn zero(&mut self, stream: &Stream) -> Result<()> {
+        let bytes = self.len * size_of::<T>();
+        self.view_mut().queue_write(stream, |dst| {
+            // SAFETY: `dst` is this buffer's memory of `bytes` bytes, borrowed
+            // mutably; zero bytes are a valid `T` (`DeviceCopy`).
+            unsafe { driver().memset_async(dst.ptr, 0, bytes, stream.handle()) }
+        })
+    }
+
+    /// Sets every element to `value`, queued on `stream`, without
+    /// reallocating (CuPy's `a.fill(value)`): one element is copied from the
+    /// host, then doubled by device-to-device copies.
+    pub fn fill(&mut self, value: T, stream: &Stream) -> Result<()> {
+        self.view_mut().fill(value, stream)
+    }
+
+    /// Frees the buffer now, in the synchronous way: queues the free on the
+    /// stream that used it last, then waits until that stream has reached it
+    /// (so the memory is back in the pool, for
+    /// [`Device::release_pool_memory`]). Plain dropping never waits.
+    pub fn free_sync(mut self) -> Result<()> {
+        let accesses = self.tracker.take();
+        // The drop that follows finds nothing to free.
+        let ptr = std::mem::replace(&mut self.ptr, 0);
+        match release(ptr, self.device, &accesses)? {
+            Some(stream) => stream.synchronize(),
+            None => Ok(()),
+        }
+    }
+
+    /// The number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the buffer has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The ordinal of the device holding the buffer.
+    pub fn device(&self) -> usize {
+        self.device
+    }
+
+    /// The device address of the first element (0 for an empty buffer).
+    /// Work queued through this address (another library, raw driver calls)
+    /// is outside the buffer's tracking: order it with events yourself.
+    pub fn as_raw(&self) -> DevicePtr {
+        self.ptr
+    }
+
+    /// The whole buffer as a read-only view.
+    pub fn view(&self) -> DeviceView<'_, T> {
+        DeviceView::new(self.raw(), &self.tracker)
+    }
+
+    /// The whole buffer as a writable view.
+    pub fn view_mut(&mut self) -> DeviceViewMut<'_, T> {
+        DeviceViewMut::new(self.raw(), &self.tracker)
+    }
+
+    /// Elements `range` as a read-only view, or `None` if the range is out of bounds.
+    pub fn slice(&self, range: Range<usize>) -> Option<DeviceView<'_, T>> {
+        self.view().slice(range)
+    }
+
+    /// Elements `range` as a writable view, or `None` if the range is out of bounds.
+    pub fn slice_mut(&mut self, range: Range<usize>) -> Option<DeviceViewMut<'_, T>> {
+        self.view_mut().into_slice(range)
+    }
+
+    pub(crate) fn raw(&self) -> RawView {
+        RawView {
+            ptr: self.ptr,
+            len: self.len,
+            device: self.device,
+        }
+    }
+
+    /// Records an access queued through other means than the buffer's own
+    /// methods (orders it after conflicting accesses on other streams).
+    pub(crate) fn track(&self, stream: &Stream, access: Access) -> Result<()> {
+        self.tracker.access(stream, access)
+    }
+}
+
+impl<T: DeviceCopy + AnyBitPattern> DeviceBuffer<T> {
+    /// `len` elements on the current device, made on the current stream, left
+    /// as the allocator found them (CuPy's `cp.empty`, Numba's
+    /// `cuda.device_array`): for element types every bit pattern is a valid
+    /// value of (bytemuck's `AnyBitPattern`: numbers, arrays and plain structs
+    /// of them; not `bool`), so reading an element nothing wrote yields some
+    /// value, never undefined behaviour. Other types use
+    /// [`device_array`](Self::device_array), which zeroes.
+    pub fn empty(len: usize) -> Result<Self> {
+        DeviceBuffer::empty_on(len, &crate::current_stream()?)
+    }
+
+    /// [`empty`](Self::empty) on `stream`.
+    pub fn empty_on(len: usize, stream: &Stream) -> Result<Self> {
+        DeviceBuffer::alloc_on(len, stream)
+    }
+}
+
+/// Frees `ptr` (of `device`) in stream order after `accesses`: on the stream
+/// of the last access (its readers' last, else its writer), made to wait for
+/// the others. Returns that stream, or `None` when there was nothing to free
+/// or the context is gone (with it, the memory).
+fn release(ptr: DevicePtr, device: usize, accesses: &Accesses) -> Result<Option<Stream>> {
+    if ptr == 0 || device::state(device).is_err() {
+        return Ok(None);
+    }
+    let last = accesses
+        .readers
+        .last()
+        .or(accesses.writer.as_ref())
+        .cloned()
+        .unwrap_or_else(|| Stream::legacy_on(device).clone());
+    // Another thread's per-thread default stream cannot be queued on from
+    // here; the legacy default stream is ordered after it.
+    let on = if last.is_usable_here() {
+        last
+    } else {
+        Stream::legacy_on(device).clone()
+    };
+    for other in accesses.streams() {
+        on.wait_for(other)?;
+    }
+    on.device_state()?;
+    // SAFETY: `ptr` was allocated by `alloc_on` on this device and is freed
+    // once (the buffer is gone); `on` waits for every tracked use of it, and
+    // no later work can use it (nothing holds the buffer any more).
+    unsafe { driver().free_async(ptr, on.handle()) }.map_err(|e| on.error(e))?;
+    Ok(Some(on))
+}
+
+impl<T: DeviceCopy> Drop for DeviceBuffer<T> {
+    fn drop(&mut self) {
+        if self.ptr == 0 {
+            return;
+        }
+        let accesses = self.tracker.take();
+        let (ptr, device) = (self.ptr, self.device);
+        if in_callback() {
+            // CUDA calls are forbidden here: the release thread frees it.
+            defer(Box::new(move || {
+                let _ = release(ptr, device, &accesses);
+            }));
+        } else {
+            // A failure means the context is lost, and the memory with it.
+            let _ = release(ptr, device, &accesses);
+        }
+    }
+}
+
+impl<T: DeviceCopy> std::fmt::Debug for DeviceBuffer<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "DeviceBuffer<{}>[{}] on device {}",
+            std::any::type_name::<T>(),
+            self.len,
+            self.device
+        )
+    }
+}

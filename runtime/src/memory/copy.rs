@@ -1,0 +1,230 @@
+//! Copies between device buffers and ordinary (pageable) host memory, between
+//! device buffers, and fills. Every copy is ordered across streams by the
+//! buffers' tracking; the `_sync` ones return once the copy has completed on
+//! the device.
+
+use super::buffer::{byte_len, DeviceBuffer};
+use super::view::{DeviceInput, DeviceView, DeviceViewMut, RawView};
+use crate::backend::{driver, DriverError};
+use crate::error::{Error, Result};
+use crate::stream::Stream;
+use gpu_device::DeviceCopy;
+use std::mem::size_of;
+
+/// Checks that a buffer on `buffer_device` can be copied on `stream`.
+pub(crate) fn check_device(buffer_device: usize, stream: &Stream) -> Result<()> {
+    stream.device_state()?;
+    if buffer_device != stream.device() {
+        return Err(Error::DeviceMismatch {
+            buffer_device,
+            stream_device: stream.device(),
+        });
+    }
+    Ok(())
+}
+
+/// Waits for `stream` after queueing `queued`: the copy is complete when this
+/// returns, also when queueing failed after part of the work was queued.
+fn complete(stream: &Stream, queued: std::result::Result<(), DriverError>) -> Result<()> {
+    match queued {
+        Ok(()) => stream.synchronize(),
+        Err(e) => {
+            let _ = stream.synchronize();
+            Err(stream.error(e))
+        }
+    }
+}
+
+impl<T: DeviceCopy> DeviceBuffer<T> {
+    /// Copies `data` (the same length as the buffer) into the buffer on
+    /// `stream`. Blocking: returns once the copy has completed on the device,
+    /// so `data` may change at once and work on any stream sees the data.
+    pub fn copy_from_host_sync(&mut self, data: &[T], stream: &Stream) -> Result<()> {
+        self.view_mut().copy_from_host_sync(data, stream)
+    }
+
+    /// Copies `source` (the same length, on the same device) into the buffer,
+    /// queued on `stream` after the work that writes `source` and the work
+    /// that uses the buffer.
+    pub fn copy_from_device(&mut self, source: impl DeviceInput<T>, stream: &Stream) -> Result<()> {
+        self.view_mut().copy_from_device(source, stream)
+    }
+
+    /// Copies the buffer to a new `Vec` after its last writer, on whatever
+    /// stream that ran (Numba's `copy_to_host(stream=stream)`). Blocking:
+    /// returns once the data has arrived. For copies that return at once, use
+    /// [`copy_to_pinned`](Self::copy_to_pinned).
+    pub fn copy_to_host_sync(&self, stream: &Stream) -> Result<Vec<T>> {
+        self.view().copy_to_host_sync(stream)
+    }
+
+    /// Copies the buffer into `out` (the same length) after its last writer.
+    /// Blocking: returns once the data has arrived.
+    pub fn copy_to_slice_sync(&self, out: &mut [T], stream: &Stream) -> Result<()> {
+        self.view().copy_to_slice_sync(out, stream)
+    }
+}
+
+impl<T: DeviceCopy> DeviceView<'_, T> {
+    /// See [`DeviceBuffer::copy_to_host_sync`].
+    pub fn copy_to_host_sync(&self, stream: &Stream) -> Result<Vec<T>> {
+        let len = self.len();
+        let mut out: Vec<T> = Vec::with_capacity(len);
+        self.copy_raw_to_host(out.as_mut_ptr(), len, stream)?;
+        // SAFETY: the copy wrote all `len` elements from device memory holding
+        // `T` values (every buffer starts zeroed, filled from the host, or
+        // `empty` of a type valid for any bytes) and has completed.
+        unsafe { out.set_len(len) };
+        Ok(out)
+    }
+
+    /// See [`DeviceBuffer::copy_to_slice_sync`].
+    pub fn copy_to_slice_sync(&self, out: &mut [T], stream: &Stream) -> Result<()> {
+        if out.len() != self.len() {
+            return Err(Error::LengthMismatch {
+                operation: "copy to host",
+                destination: out.len(),
+                source: self.len(),
+            });
+        }
+        self.copy_raw_to_host(out.as_mut_ptr(), out.len(), stream)
+    }
+
+    /// Copies into `dst` (room for `len` elements) and waits for the copy.
+    fn copy_raw_to_host(&self, dst: *mut T, len: usize, stream: &Stream) -> Result<()> {
+        check_device(self.raw().device, stream)?;
+        if len == 0 || size_of::<T>() == 0 {
+            return Ok(());
+        }
+        self.track_read(stream)?;
+        // SAFETY: `dst` has room for `len` elements and is neither read nor
+        // freed before `complete` has waited for the copy; the source is
+        // borrowed device memory of `len` elements, kept until the copy ran
+        // (its buffer's drop frees in stream order after tracked uses).
+        let queued = unsafe {
+            driver().copy_to_host_async(
+                dst.cast(),
+                self.raw().ptr,
+                len * size_of::<T>(),
+                stream.handle(),
+            )
+        };
+        complete(stream, queued)
+    }
+}
+
+impl<T: DeviceCopy> DeviceViewMut<'_, T> {
+    /// See [`DeviceBuffer::copy_from_host_sync`].
+    pub fn copy_from_host_sync(&mut self, data: &[T], stream: &Stream) -> Result<()> {
+        if data.len() != self.len() {
+            return Err(Error::LengthMismatch {
+                operation: "copy to device",
+                destination: self.len(),
+                source: data.len(),
+            });
+        }
+        check_device(self.raw().device, stream)?;
+        if data.is_empty() || size_of::<T>() == 0 {
+            return Ok(());
+        }
+        self.track_write(stream)?;
+        // SAFETY: the destination is borrowed device memory of `len` elements;
+        // `data` is read before `complete` returns (it waits for the copy).
+        let queued = unsafe {
+            driver().copy_to_device_async(
+                self.raw().ptr,
+                data.as_ptr().cast(),
+                std::mem::size_of_val(data),
+                stream.handle(),
+            )
+        };
+        complete(stream, queued)
+    }
+
+    /// See [`DeviceBuffer::copy_from_device`].
+    pub fn copy_from_device(&mut self, source: impl DeviceInput<T>, stream: &Stream) -> Result<()> {
+        let src = source.raw_view();
+        if src.len != self.len() {
+            return Err(Error::LengthMismatch {
+                operation: "device-to-device copy",
+                destination: self.len(),
+                source: src.len,
+            });
+        }
+        check_device(self.raw().device, stream)?;
+        check_device(src.device, stream)?;
+        if self.is_empty() || size_of::<T>() == 0 {
+            return Ok(());
+        }
+        source.before_device_access(stream)?;
+        self.track_write(stream)?;
+        // SAFETY: both ranges are device memory of `len` elements, borrowed
+        // for this call and ordered after their conflicting uses; buffers free
+        // in stream order after their tracked uses (mapped host memory: its
+        // own tracking, told below).
+        unsafe {
+            driver().copy_device_async(
+                self.raw().ptr,
+                src.ptr,
+                self.len() * size_of::<T>(),
+                stream.handle(),
+            )
+        }
+        .map_err(|e| stream.error(e))?;
+        source.after_device_access(stream)
+    }
+
+    /// Sets every element to `value`, queued on `stream`: one element is
+    /// copied from the host (as bytes, padding included, never read as
+    /// values), then doubled by device-to-device copies.
+    pub fn fill(&mut self, value: T, stream: &Stream) -> Result<()> {
+        check_device(self.raw().device, stream)?;
+        let len = self.len();
+        if len == 0 || size_of::<T>() == 0 {
+            return Ok(());
+        }
+        let bytes = byte_len::<T>(len)?;
+        let element = size_of::<T>();
+        self.track_write(stream)?;
+        let dst = self.raw();
+        // SAFETY: `value` lives until this returns, and a pageable source is
+        // read before the copy call returns; the destination is this view's
+        // memory, borrowed mutably.
+        unsafe {
+            driver().copy_to_device_async(
+                dst.ptr,
+                (&value as *const T).cast(),
+                element,
+                stream.handle(),
+            )
+        }
+        .map_err(|e| stream.error(e))?;
+        let mut filled = element;
+        while filled < bytes {
+            let chunk = filled.min(bytes - filled);
+            // SAFETY: both ranges lie in this view's memory and do not overlap
+            // (`[0, chunk)` and `[filled, filled + chunk)`, `chunk <= filled`).
+            unsafe {
+                driver().copy_device_async(dst.ptr + filled as u64, dst.ptr, chunk, stream.handle())
+            }
+            .map_err(|e| stream.error(e))?;
+            filled += chunk;
+        }
+        Ok(())
+    }
+
+    /// Queues a write of this view's memory on `stream` by `queue`, after
+    /// checking the device and ordering it after conflicting uses.
+    pub(crate) fn queue_write(
+        &mut self,
+        stream: &Stream,
+        queue: impl FnOnce(RawView) -> std::result::Result<(), DriverError>,
+    ) -> Result<()> {
+        check_device(self.raw().device, stream)?;
+        if self.is_empty() || size_of::<T>() == 0 {
+            return Ok(());
+        }
+        self.track_write(stream)?;
+        queue(self.raw()).map_err(|e| stream.error(e))
+    }
+}
