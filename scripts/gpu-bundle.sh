@@ -5,6 +5,8 @@
 #   scripts/gpu-bundle.sh            # here: build and bundle (x86-64, no GPU needed)
 #   bash .gpu-bundle/run-all.sh      # on the GPU machine, from the repository root
 #                                      (BENCH_ROUNDS=3 runs the benchmark three times)
+#   bash .gpu-bundle/sanitize.sh     # on the GPU machine: every test and example
+#                                      under compute-sanitizer's four tools
 #
 # Left out, with the reason printed: tests that need this machine's tools
 # rather than a GPU (compile_fail needs cargo; ptx needs .tools/ptxas).
@@ -46,6 +48,7 @@ for example in examples/*.rs; do
     cp "target/release/examples/$name" "$bundle/examples/$name"
 done
 cp benches/cuda/*.cu benches/cuda/*.h benches/python/*.py "$bundle/benches/"
+cp scripts/sanitize.sh "$bundle/sanitize.sh"
 
 cat > "$bundle/run-all.sh" <<'RUNNER'
 #!/usr/bin/env bash
@@ -74,7 +77,7 @@ done
 export GPU_TIMELINE_DIR="${OUT:-/tmp}" # where day7_pipeline writes its timeline
 for e in examples/*; do run "example $(basename "$e")" "$e"; done
 cap="$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1 | tr -d '.')"
-for helper in add_kernel pipeline event_record; do
+for helper in add_kernel pipeline event_record kernels memory; do
     nvcc -O3 -arch="sm_${cap}" -o "benches/${helper}_cuda" "benches/${helper}.cu" -lcuda \
         || echo "nvcc failed for ${helper}.cu: its CUDA C column stays empty"
 done

@@ -5,8 +5,17 @@
 //! handed to one background thread, which runs it at once: nothing leaks, and
 //! the callback does not wait.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Sender};
 use std::sync::{Mutex, OnceLock};
+
+/// How many deferred releases have run, for tests that check nothing leaks.
+static COMPLETED: AtomicU64 = AtomicU64::new(0);
+
+/// The number of deferred releases that have run so far.
+pub fn completed() -> u64 {
+    COMPLETED.load(Ordering::SeqCst)
+}
 
 type Release = Box<dyn FnOnce() + Send>;
 
@@ -20,6 +29,7 @@ pub(crate) fn defer(release: Release) {
             .spawn(move || {
                 for release in receiver {
                     release();
+                    COMPLETED.fetch_add(1, Ordering::SeqCst);
                 }
             })
             .expect("the runtime can start its release thread");

@@ -24,6 +24,8 @@ pub(crate) struct DeviceState {
     pub(crate) ordinal: usize,
     pub(crate) name: String,
     pub(crate) limits: DeviceLimits,
+    /// The device's memory in bytes.
+    pub(crate) total_memory: usize,
     /// The kernel most recently launched on this device, for error reports.
     pub(crate) last_kernel: LastKernel,
 }
@@ -58,10 +60,13 @@ fn devices() -> Result<&'static Devices> {
 impl DeviceState {
     fn open(ordinal: usize) -> Result<DeviceState> {
         let properties = driver().open(ordinal)?;
+        driver().bind(ordinal)?;
+        let (_, total_memory) = driver().memory_info()?;
         Ok(DeviceState {
             ordinal,
             name: properties.name,
             limits: properties.limits,
+            total_memory,
             last_kernel: LastKernel::new(),
         })
     }

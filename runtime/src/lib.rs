@@ -89,6 +89,7 @@ macro_rules! launch {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::abi::{HostEntry, SliceArg};
+    pub use crate::deferred::completed as deferred_releases_completed;
     pub use crate::launch::KernelFunction;
 
     /// Fails to compile unless `T` is `DeviceCopy`; the macro spans it on the parameter's type.

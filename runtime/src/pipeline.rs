@@ -89,13 +89,14 @@ impl<T: DeviceCopy, U: DeviceCopy> Pipeline<T, U> {
         let chunk = n.div_ceil(chunks).max(1);
         for (stream, staging) in self.streams.iter().zip(&mut self.staging) {
             if staging.as_ref().is_none_or(|(x, _)| x.len() < chunk) {
-                // Dropping smaller buffers first waits for the work using them.
+                // Smaller buffers go back to the pool after the work using them.
                 *staging = None;
-                // SAFETY: every element of a chunk's range is written by its
-                // copy in before the kernel reads it, in order on this stream;
-                // the kernel reads only the chunk's range.
-                let x = unsafe { DeviceBuffer::<T>::uninitialized(chunk, stream)? };
-                *staging = Some((x, DeviceBuffer::<U>::zeroed_on(chunk, stream)?));
+                // Zeroed, as every buffer whose element type may have invalid
+                // bit patterns: the kernel closure sees whole views of them.
+                *staging = Some((
+                    DeviceBuffer::<T>::zeroed_on(chunk, stream)?,
+                    DeviceBuffer::<U>::zeroed_on(chunk, stream)?,
+                ));
             }
         }
         // The copies are tracked per stream, by one event after the run's

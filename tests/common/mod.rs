@@ -8,11 +8,13 @@ use std::time::Duration;
 
 /// A work size: `gpu` on a GPU, where it keeps the device busy long enough for
 /// ordering bugs to show; `simulator` on the CPU simulator, which runs every
-/// simulated thread in turn (tens of nanoseconds each).
+/// simulated thread in turn (tens of nanoseconds each), and on a GPU under
+/// compute-sanitizer (`GPU_TEST_SMALL=1`, set by `scripts/sanitize.sh`), whose
+/// instrumentation slows kernels down as much.
 pub fn size(gpu: usize, simulator: usize) -> usize {
     match backend() {
-        Backend::Cuda => gpu,
-        Backend::Simulator => simulator,
+        Backend::Cuda if std::env::var_os("GPU_TEST_SMALL").is_none() => gpu,
+        _ => simulator,
     }
 }
 

@@ -56,8 +56,19 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     fn alloc_on(len: usize, stream: &Stream) -> Result<Self> {
         let state = stream.device_state()?;
         let bytes = byte_len::<T>(len)?;
+        let out_of_memory = || {
+            let (free, total) = driver().memory_info().unwrap_or((0, state.total_memory));
+            Error::OutOfMemory {
+                requested: bytes,
+                free,
+                total,
+            }
+        };
         let ptr = if bytes == 0 {
             0
+        } else if bytes > state.total_memory {
+            // More than the device has: refused without asking the driver.
+            return Err(out_of_memory());
         } else {
             match driver().alloc_async(bytes, stream.handle()) {
                 Ok(ptr) => ptr,
@@ -67,12 +78,7 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
                     driver().synchronize_device().map_err(|e| state.error(e))?;
                     driver().alloc_async(bytes, stream.handle()).map_err(|e| {
                         if e.is_out_of_memory() {
-                            let (free, total) = driver().memory_info().unwrap_or((0, 0));
-                            Error::OutOfMemory {
-                                requested: bytes,
-                                free,
-                                total,
-                            }
+                            out_of_memory()
                         } else {
                             stream.error(e)
                         }

@@ -1,0 +1,371 @@
+//! What the tracking of device buffers across streams and stream-ordered
+//! allocation cost, side by side in one run:
+//!
+//! - a hand-off between streams (a kernel on `s1` writes a buffer, a kernel on
+//!   `s2` reads it, and the next write on `s1` waits for that read): ordered
+//!   by the tracking here, by hand-written events with bare `cust` and in CUDA C;
+//! - allocating and freeing 1 MiB and 64 MiB: this crate (stream-ordered, from
+//!   the device's pool) against CuPy's pool (`cp.empty`, `del`), Numba's
+//!   `device_array`, and CUDA C's `cudaMallocAsync`/`cudaFreeAsync` and
+//!   `cudaMalloc`/`cudaFree`;
+//! - the Day 7 pipeline whose kernel step allocates and drops a temporary
+//!   device buffer per chunk, against the same pipeline with a scratch buffer
+//!   per stream allocated once.
+//!
+//! The launch cost of `launch!` with tracking is in `launch_and_bandwidth`.
+//! On the GPU machine: `memory_and_tracking --helpers DIR`, `DIR` holding
+//! `memory_cuda` (`benches/cuda/memory.cu`) and `memory.py`.
+
+#[path = "common/mod.rs"]
+mod common;
+
+use common::{helpers_dir, median, ratio, run_helper, show, Res, Results};
+use gpu_kernels::{add_kernel, busy, busy_rounds_lasting, fill, KERNEL_MODULE};
+use gpu_runtime::{
+    launch, Device, DeviceBuffer, Event, EventOptions, PinnedBuffer, Pipeline, Stream,
+};
+use std::ffi::c_void;
+use std::process::Command;
+use std::time::Instant;
+
+const HANDOFFS: usize = 20_000;
+const PAIRS: usize = 5_000;
+const N: usize = 64 << 20;
+const CHUNKS: usize = 16;
+const STREAMS: usize = 4;
+
+/// Median of 5 rounds of `rounds` calls of `step` and a final `sync`, in µs per call.
+fn per_call_us(
+    rounds: usize,
+    mut step: impl FnMut() -> Res<()>,
+    sync: impl Fn() -> Res<()>,
+) -> Res<f64> {
+    for _ in 0..rounds / 10 {
+        step()?;
+    }
+    sync()?;
+    let mut times = Vec::new();
+    for _ in 0..5 {
+        let start = Instant::now();
+        for _ in 0..rounds {
+            step()?;
+        }
+        sync()?;
+        times.push(start.elapsed().as_secs_f64() * 1e6 / rounds as f64);
+    }
+    Ok(median(times))
+}
+
+/// Hand-offs ordered by the tracking: nothing but the two launches.
+fn tracked_handoff_us() -> Res<f64> {
+    let (s1, s2) = (Stream::new()?, Stream::new()?);
+    let mut x = DeviceBuffer::<f32>::zeroed_on(256, &s1)?;
+    let ones = DeviceBuffer::to_device_sync(&[1.0f32; 256], &s2)?;
+    let mut y = DeviceBuffer::<f32>::zeroed_on(256, &s2)?;
+    let mut value = 0.0f32;
+    let us = per_call_us(
+        HANDOFFS,
+        || {
+            value += 1.0;
+            launch!(fill[1, 256, s1](value, &mut x))?;
+            launch!(add_kernel[1, 256, s2](&x, &ones, &mut y))?;
+            Ok(())
+        },
+        || Ok(s2.synchronize()?),
+    )?;
+    if y.copy_to_host_sync(&s2)? != vec![value + 1.0; 256] {
+        return Err("the tracked hand-off computed a wrong result".into());
+    }
+    Ok(us)
+}
+
+/// The same two launches on one stream: the launches alone.
+fn one_stream_us() -> Res<f64> {
+    let s = Stream::new()?;
+    let mut x = DeviceBuffer::<f32>::zeroed_on(256, &s)?;
+    let ones = DeviceBuffer::to_device_sync(&[1.0f32; 256], &s)?;
+    let mut y = DeviceBuffer::<f32>::zeroed_on(256, &s)?;
+    per_call_us(
+        HANDOFFS,
+        || {
+            launch!(fill[1, 256, s](1.0f32, &mut x))?;
+            launch!(add_kernel[1, 256, s](&x, &ones, &mut y))?;
+            Ok(())
+        },
+        || Ok(s.synchronize()?),
+    )
+}
+
+/// Hand-offs with bare `cust`: the same PTX functions, two untimed events
+/// recorded and waited for by hand (through `cust::sys`, since cust's
+/// `Stream::wait_event` takes the event by value and destroys it).
+fn cust_handoff_us() -> Res<f64> {
+    use cust::prelude::{Context, Device as CustDevice, Module};
+    use cust::stream::{Stream as CustStream, StreamFlags};
+    use cust::sys::{cuEventCreate, cuEventRecord, cuStreamWaitEvent, CUresult};
+    let _context = Context::new(CustDevice::get_device(0)?)?;
+    let module = Module::from_ptx(KERNEL_MODULE.ptx(), &[])?;
+    let (fill_fn, add_fn) = (
+        module.get_function("fill_f32__1d")?,
+        module.get_function("add_kernel__1d")?,
+    );
+    let (s1, s2) = (
+        CustStream::new(StreamFlags::NON_BLOCKING, None)?,
+        CustStream::new(StreamFlags::NON_BLOCKING, None)?,
+    );
+    let x = cust::memory::DeviceBuffer::from_slice(&[0.0f32; 256])?;
+    let ones = cust::memory::DeviceBuffer::from_slice(&[1.0f32; 256])?;
+    let y = cust::memory::DeviceBuffer::from_slice(&[0.0f32; 256])?;
+    let (px, po, py, n) = (
+        x.as_device_ptr().as_raw(),
+        ones.as_device_ptr().as_raw(),
+        y.as_device_ptr().as_raw(),
+        256usize,
+    );
+    let (mut written, mut read) = (std::ptr::null_mut(), std::ptr::null_mut());
+    let check = |r: CUresult| match r {
+        CUresult::CUDA_SUCCESS => Ok(()),
+        other => Err(format!("{other:?}")),
+    };
+    // SAFETY: each call writes one event handle; 2 = CU_EVENT_DISABLE_TIMING.
+    unsafe {
+        check(cuEventCreate(&mut written, 2))?;
+        check(cuEventCreate(&mut read, 2))?;
+    }
+    let arg = |p: &u64| p as *const u64 as *mut c_void;
+    let value = 1.0f32;
+    per_call_us(
+        HANDOFFS,
+        || {
+            let fill_args = [
+                &value as *const f32 as *mut c_void,
+                arg(&px),
+                &n as *const usize as *mut c_void,
+            ];
+            let add_args = [
+                arg(&px),
+                &n as *const usize as *mut c_void,
+                arg(&po),
+                &n as *const usize as *mut c_void,
+                arg(&py),
+                &n as *const usize as *mut c_void,
+            ];
+            // SAFETY: the argument arrays match the entry points' PTX parameters
+            // (a scalar, or pointer and length per slice); the buffers and events
+            // outlive the launches and waits; the streams belong to `_context`.
+            unsafe {
+                s1.launch(&fill_fn, 1, 256, 0, &fill_args)?;
+                check(cuEventRecord(written, s1.as_inner()))?;
+                check(cuStreamWaitEvent(s2.as_inner(), written, 0))?;
+                s2.launch(&add_fn, 1, 256, 0, &add_args)?;
+                check(cuEventRecord(read, s2.as_inner()))?;
+                check(cuStreamWaitEvent(s1.as_inner(), read, 0))?;
+            }
+            Ok(())
+        },
+        || Ok(s2.synchronize()?),
+    )
+}
+
+/// Allocating and dropping a buffer of `bytes`, in µs per pair.
+fn alloc_free_us(bytes: usize, zeroed: bool) -> Res<f64> {
+    let s = Stream::new()?;
+    per_call_us(
+        PAIRS,
+        || {
+            let buffer = if zeroed {
+                DeviceBuffer::<u8>::zeroed_on(bytes, &s)?
+            } else {
+                DeviceBuffer::<u8>::empty_on(bytes, &s)?
+            };
+            drop(buffer);
+            Ok(())
+        },
+        || Ok(s.synchronize()?),
+    )
+}
+
+/// The Day 7 pipeline whose kernel step writes a scratch buffer, then copies
+/// it into the chunk's output: with a temporary scratch per chunk, or with one
+/// allocated per stream beforehand. Median of 7 runs, in ms.
+fn pipeline_ms(temporaries: bool, rounds: u32) -> Res<f64> {
+    let streams: Vec<Stream> = (0..STREAMS)
+        .map(|_| Stream::new())
+        .collect::<Result<_, _>>()?;
+    let input = PinnedBuffer::from_slice(
+        &(0..N)
+            .map(|i| (i % 1000) as f32 / 1000.0)
+            .collect::<Vec<_>>(),
+    )?;
+    let mut output = PinnedBuffer::<f32>::new(N)?;
+    let chunk = N.div_ceil(CHUNKS);
+    let mut scratch: Vec<DeviceBuffer<f32>> = streams
+        .iter()
+        .map(|s| DeviceBuffer::<f32>::zeroed_on(chunk, s))
+        .collect::<Result<_, _>>()?;
+    let mut pipeline = Pipeline::new(&streams)?;
+    let mut times = Vec::new();
+    for run in 0..8 {
+        let start = streams[0].record()?;
+        for s in &streams[1..] {
+            s.wait_event(&start)?;
+        }
+        let mut lane = 0;
+        pipeline.run(&input, &mut output, CHUNKS, None, |s, x, mut out| {
+            let blocks = x.len().div_ceil(256);
+            if temporaries {
+                let mut tmp = DeviceBuffer::<f32>::empty_on(x.len(), s)?;
+                launch!(busy[blocks, 256, s](x, rounds, &mut tmp))?;
+                out.copy_from_device(&tmp, s)
+            } else {
+                let tmp = &mut scratch[lane % STREAMS];
+                lane += 1;
+                let mut tmp = tmp.slice_mut(0..x.len()).expect("chunk-sized");
+                launch!(busy[blocks, 256, s](x, rounds, tmp.reborrow()))?;
+                out.copy_from_device(tmp, s)
+            }
+        })?;
+        for s in &streams[1..] {
+            let joined = Event::with_options(EventOptions::new().timing(false))?;
+            joined.record_on(s)?;
+            streams[0].wait_event(&joined)?;
+        }
+        let end = streams[0].record()?;
+        let ms = Event::elapsed_ms(&start, &end)? as f64;
+        if run > 0 {
+            times.push(ms);
+        }
+    }
+    let expected: Vec<f32> = {
+        let x = DeviceBuffer::to_device_sync(&input.as_slice()?[..1024], &streams[0])?;
+        let mut y = DeviceBuffer::<f32>::zeroed_on(1024, &streams[0])?;
+        launch!(busy[4, 256, streams[0]](&x, rounds, &mut y))?;
+        y.copy_to_host_sync(&streams[0])?
+    };
+    if output.as_slice()?[..1024] != expected[..] {
+        return Err("the pipeline computed a wrong result".into());
+    }
+    Ok(median(times))
+}
+
+fn main() -> Res<()> {
+    let helpers = helpers_dir()?;
+    let device = Device::get(0)?;
+    let mut results = Results::new();
+    let mut notes = Vec::new();
+
+    results.insert("rust_handoff_us".into(), tracked_handoff_us()?);
+    results.insert("rust_one_stream_us".into(), one_stream_us()?);
+    match cust_handoff_us() {
+        Ok(us) => {
+            results.insert("cust_handoff_us".into(), us);
+        }
+        Err(e) => notes.push(format!("bare cust hand-off: {e}")),
+    }
+    for (bytes, name) in [(1usize << 20, "1mib"), (64 << 20, "64mib")] {
+        results.insert(
+            format!("rust_empty_{name}_us"),
+            alloc_free_us(bytes, false)?,
+        );
+        results.insert(
+            format!("rust_zeroed_{name}_us"),
+            alloc_free_us(bytes, true)?,
+        );
+    }
+
+    // A kernel about as long as one chunk's copy in: 256 MiB at ~55 GB/s over 16 chunks.
+    let stream = Stream::new()?;
+    let x = DeviceBuffer::<f32>::zeroed_on(N / CHUNKS, &stream)?;
+    let mut y = DeviceBuffer::<f32>::zeroed_on(N / CHUNKS, &stream)?;
+    let rounds = busy_rounds_lasting(0.3, &x, &mut y, &stream)?;
+    results.insert(
+        "rust_pipeline_preallocated_ms".into(),
+        pipeline_ms(false, rounds)?,
+    );
+    results.insert(
+        "rust_pipeline_temporaries_ms".into(),
+        pipeline_ms(true, rounds)?,
+    );
+
+    if let Some(dir) = &helpers {
+        let cuda = dir.join("memory_cuda");
+        if cuda.exists() {
+            run_helper(&mut results, &mut notes, "CUDA C", &mut Command::new(cuda));
+        } else {
+            notes.push(format!("{} is missing: no CUDA C column", cuda.display()));
+        }
+        run_helper(
+            &mut results,
+            &mut notes,
+            "CuPy/Numba",
+            Command::new("python3").arg(dir.join("memory.py")),
+        );
+    } else {
+        notes.push("no --helpers DIR: CUDA C, CuPy and Numba not run".into());
+    }
+
+    let get = |k: &str| results.get(k).copied();
+    println!(
+        "\n{} ({:?})",
+        device.name(),
+        device.limits().compute_capability
+    );
+    println!("\nCross-stream hand-off, two tiny kernels per step (us per step, median of 5 x {HANDOFFS})");
+    println!("| ordered by | us | vs bare cust |");
+    println!("|---|---|---|");
+    for (label, key) in [
+        (
+            "this crate's tracking (no event written)",
+            "rust_handoff_us",
+        ),
+        ("bare cust, two hand-written events", "cust_handoff_us"),
+        ("CUDA C, two hand-written events", "cuda_handoff_us"),
+        (
+            "this crate, both kernels on one stream (no hand-off)",
+            "rust_one_stream_us",
+        ),
+    ] {
+        println!(
+            "| {label} | {} | {} |",
+            show(get(key), 3, "us"),
+            ratio(get(key), get("cust_handoff_us"))
+        );
+    }
+    println!("\nAllocate and free (us per pair, median of 5 x {PAIRS})");
+    println!("| size | this crate `empty` | this crate zeroed | CuPy pool | Numba | CUDA C MallocAsync | CUDA C Malloc | crate vs CuPy |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for name in ["1mib", "64mib"] {
+        let rust = get(&format!("rust_empty_{name}_us"));
+        let cupy = get(&format!("cupy_{name}_us"));
+        println!(
+            "| {name} | {} | {} | {} | {} | {} | {} | {} |",
+            show(rust, 3, "us"),
+            show(get(&format!("rust_zeroed_{name}_us")), 3, "us"),
+            show(cupy, 3, "us"),
+            show(get(&format!("numba_{name}_us")), 3, "us"),
+            show(get(&format!("cuda_async_{name}_us")), 3, "us"),
+            show(get(&format!("cuda_sync_{name}_us")), 3, "us"),
+            ratio(cupy, rust),
+        );
+    }
+    let (pre, tmp) = (
+        get("rust_pipeline_preallocated_ms"),
+        get("rust_pipeline_temporaries_ms"),
+    );
+    println!("\nDay 7 pipeline, 256 MiB, {CHUNKS} chunks, {STREAMS} streams, kernel + device copy per chunk (median of 7)");
+    println!("| scratch buffer | ms | vs preallocated |");
+    println!("|---|---|---|");
+    println!(
+        "| one per stream, allocated once | {} | 1.00x |",
+        show(pre, 3, "ms")
+    );
+    println!(
+        "| allocated and dropped per chunk | {} | {} |",
+        show(tmp, 3, "ms"),
+        ratio(tmp, pre)
+    );
+    for note in &notes {
+        println!("note: {note}");
+    }
+    Ok(())
+}

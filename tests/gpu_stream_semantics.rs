@@ -1,0 +1,221 @@
+//! The details of CuPy's and Numba's stream semantics that a port relies on:
+//! streams as hash keys, stream properties read back, the legacy default
+//! stream's implicit synchronisation, streams dropped inside callbacks.
+//!
+//! Tests that hold a stream observe other streams with non-blocking queries
+//! only, and release holds by timers: on a GPU, host callbacks may share one
+//! driver thread, so one held callback can hold back another stream's
+//! callbacks (but not its kernels and events).
+
+mod common;
+
+use common::{hold, one_at_a_time};
+use gpu_kernels::fill;
+use gpu_runtime::{
+    launch, Device, DeviceBuffer, Event, EventOptions, Stream, StreamKind, StreamOptions,
+};
+use std::collections::{HashMap, HashSet};
+use std::time::{Duration, Instant};
+
+#[test]
+fn streams_key_hash_maps() {
+    let (s1, s2) = (Stream::new().unwrap(), Stream::new().unwrap());
+    let mut per_stream: HashMap<Stream, u32> = HashMap::new();
+    *per_stream.entry(s1.clone()).or_default() += 1;
+    *per_stream.entry(s2.clone()).or_default() += 1;
+    *per_stream.entry(s1.clone()).or_default() += 1;
+    *per_stream.entry(Stream::null()).or_default() += 1;
+    *per_stream.entry(Stream::null()).or_default() += 1;
+    assert_eq!(per_stream[&s1], 2);
+    assert_eq!(per_stream[&s2], 1);
+    assert_eq!(per_stream[&Stream::null()], 2);
+    let mut seen: HashSet<Stream> = HashSet::new();
+    seen.insert(Stream::per_thread());
+    let other_thread = std::thread::spawn(Stream::per_thread).join().unwrap();
+    assert!(
+        seen.insert(other_thread),
+        "another thread's per-thread stream is another key"
+    );
+    assert!(!seen.insert(Stream::per_thread()));
+}
+
+#[test]
+fn stream_properties_can_be_read_back() {
+    let s = Stream::new().unwrap();
+    assert_eq!(s.kind(), StreamKind::Owned);
+    assert!(s.is_owned());
+    assert!(s.is_non_blocking().unwrap());
+    assert_eq!(s.priority().unwrap(), 0);
+
+    let (least, greatest) = Stream::priority_range().unwrap();
+    let urgent =
+        Stream::with_options(StreamOptions::new().non_blocking(false).priority(greatest)).unwrap();
+    assert!(!urgent.is_non_blocking().unwrap());
+    assert_eq!(urgent.priority().unwrap(), greatest);
+    let clamped = Stream::with_options(StreamOptions::new().priority(least + 100)).unwrap();
+    assert_eq!(
+        clamped.priority().unwrap(),
+        least,
+        "priorities are clamped to the range"
+    );
+
+    let null = Stream::null();
+    assert_eq!(null.kind(), StreamKind::LegacyDefault);
+    assert!(!null.is_non_blocking().unwrap() && !null.is_owned());
+    assert_eq!(Stream::per_thread().kind(), StreamKind::PerThreadDefault);
+
+    // Another library's stream: flags asked of the driver.
+    let device = Device::current().unwrap();
+    // SAFETY: `urgent` is a live stream of `device` and outlives `wrapped`.
+    let wrapped = unsafe { Stream::from_external(urgent.as_raw(), device) };
+    assert_eq!(wrapped.kind(), StreamKind::External);
+    assert!(!wrapped.is_owned());
+    assert!(!wrapped.is_non_blocking().unwrap());
+    assert_eq!(wrapped.priority().unwrap(), greatest);
+    assert_eq!(wrapped, urgent);
+}
+
+/// An event recorded on `stream` after a small kernel, queued now.
+fn mark(stream: &Stream, x: &mut DeviceBuffer<u32>) -> Event {
+    launch!(fill[1, 32, stream](1u32, &mut *x)).unwrap();
+    let event = Event::with_options(EventOptions::new().timing(false)).unwrap();
+    event.record_on(stream).unwrap();
+    event
+}
+
+/// Whether `event` completes within `within`, polling without blocking.
+fn completes_within(event: &Event, within: Duration) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < within {
+        if event.is_done().unwrap() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    event.is_done().unwrap()
+}
+
+/// Holds `held` for 400 ms, queues a marker on `other`, and says whether the
+/// marker completed while `held` was still held.
+fn ran_while_held(held: &Stream, other: &Stream) -> bool {
+    let mut x = DeviceBuffer::<u32>::zeroed_on(32, other).unwrap();
+    mark(other, &mut x).synchronize().unwrap(); // loads the module first
+    let release = hold(held, 400);
+    let marker = mark(other, &mut x);
+    let ran = completes_within(&marker, Duration::from_millis(200));
+    release.join().unwrap();
+    held.synchronize().unwrap();
+    other.synchronize().unwrap();
+    ran
+}
+
+#[test]
+fn legacy_stream_work_waits_for_blocking_streams() {
+    let _turn = one_at_a_time();
+    for round in 0..3 {
+        let blocking = Stream::with_options(StreamOptions::new().non_blocking(false)).unwrap();
+        assert!(
+            !ran_while_held(&blocking, &Stream::null()),
+            "round {round}: the legacy stream ran past a held blocking stream"
+        );
+    }
+}
+
+#[test]
+fn blocking_streams_wait_for_the_legacy_stream() {
+    let _turn = one_at_a_time();
+    for round in 0..3 {
+        let blocking = Stream::with_options(StreamOptions::new().non_blocking(false)).unwrap();
+        assert!(
+            !ran_while_held(&Stream::null(), &blocking),
+            "round {round}: a blocking stream ran past the held legacy stream"
+        );
+    }
+}
+
+#[test]
+fn the_per_thread_stream_and_the_legacy_stream_wait_for_each_other() {
+    let _turn = one_at_a_time();
+    for round in 0..3 {
+        assert!(
+            !ran_while_held(&Stream::per_thread(), &Stream::null()),
+            "round {round}: the legacy stream ran past the held per-thread stream"
+        );
+        assert!(
+            !ran_while_held(&Stream::null(), &Stream::per_thread()),
+            "round {round}: the per-thread stream ran past the held legacy stream"
+        );
+    }
+}
+
+#[test]
+fn non_blocking_streams_do_not_wait_for_the_legacy_stream() {
+    let _turn = one_at_a_time();
+    for round in 0..3 {
+        let free = Stream::new().unwrap();
+        assert!(
+            ran_while_held(&Stream::null(), &free),
+            "round {round}: a non-blocking stream waited for the legacy stream"
+        );
+        assert!(
+            ran_while_held(&free, &Stream::null()),
+            "round {round}: the legacy stream waited for a non-blocking stream"
+        );
+    }
+}
+
+#[test]
+fn data_filled_on_the_per_thread_stream_reads_back_through_the_legacy_stream() {
+    let _turn = one_at_a_time();
+    for _ in 0..5 {
+        let own = Stream::per_thread();
+        let mut x = DeviceBuffer::<u32>::zeroed_on(3, &own).unwrap();
+        let held = hold(&own, 100);
+        launch!(fill[1, 3, own](7u32, &mut x)).unwrap();
+        assert_eq!(x.copy_to_host_sync(&Stream::null()).unwrap(), vec![7, 7, 7]);
+        held.join().unwrap();
+    }
+}
+
+#[test]
+fn streams_dropped_inside_their_own_callback_are_destroyed() {
+    let threads = || -> Option<usize> {
+        let status = std::fs::read_to_string("/proc/self/status").ok()?;
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("Threads:"))
+            .and_then(|v| v.trim().parse().ok())
+    };
+    // Warm up: the release thread, the first stream.
+    let warm = Stream::new().unwrap();
+    let inner = warm.clone();
+    warm.add_callback(move || drop(inner)).unwrap();
+    drop(warm);
+    let before_releases = gpu_runtime::__private::deferred_releases_completed();
+    std::thread::sleep(Duration::from_millis(200));
+    let before_threads = threads();
+    for _ in 0..20 {
+        let stream = Stream::new().unwrap();
+        let last = stream.clone();
+        stream.add_callback(move || drop(last)).unwrap();
+    }
+    let start = Instant::now();
+    while gpu_runtime::__private::deferred_releases_completed() < before_releases + 20
+        && start.elapsed() < Duration::from_secs(10)
+    {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(
+        gpu_runtime::__private::deferred_releases_completed() >= before_releases + 20,
+        "20 streams whose last handle was dropped in a callback were released"
+    );
+    if gpu_runtime::backend() == gpu_runtime::Backend::Simulator {
+        // Each simulated stream is a worker thread: none may be left running.
+        std::thread::sleep(Duration::from_millis(200));
+        let (before, after) = (before_threads.unwrap(), threads().unwrap());
+        assert!(
+            after <= before,
+            "{after} threads now, {before} before the 20 streams"
+        );
+    }
+}
