@@ -332,9 +332,15 @@ impl KernelFunction {
         if crate::backend::simulated() {
             let info = FunctionInfo::simulated();
             let (grid, block, shared) = config.check(self.name, &device.limits, &info)?;
+            // As on a GPU, the one-dimensional entry runs one-dimensional
+            // launches only (its witness is unique only there).
+            let mut host = self.host;
+            if config.is_one_dimensional() {
+                host.call = host.call_1d;
+            }
             let code = simulator::executor::launch(
                 self.name,
-                self.host,
+                host,
                 params,
                 grid,
                 block,
@@ -379,15 +385,22 @@ impl KernelFunction {
     }
 }
 
-/// A kernel instance's body as the CPU simulator calls it: `call` takes one
-/// pointer per PTX parameter, as the entry point does, whose sizes are
-/// `param_sizes` (the simulator copies the values at launch).
+/// A kernel instance's body as the CPU simulator calls it: `call` (the
+/// general entry point) and `call_1d` (the one for one-dimensional launches)
+/// take one pointer per PTX parameter, as the entry points do, whose sizes
+/// are `param_sizes` (the simulator copies the values at launch).
 #[doc(hidden)]
 #[derive(Clone, Copy)]
 pub struct HostEntry {
     pub call: unsafe fn(*const *mut c_void),
+    pub call_1d: unsafe fn(*const *mut c_void),
     pub param_sizes: &'static [usize],
 }
+
+/// Names the instance `N` of a const-generic kernel (`#[kernel(16, 32)] fn
+/// k<const TILE: usize>`): the launcher of `k` requires `Const<TILE>:
+/// k::Instance`, which holds for the listed values only.
+pub struct Const<const N: usize>;
 
 /// A slice argument as the entry point receives it: address and length.
 #[doc(hidden)]
@@ -417,9 +430,10 @@ impl SliceArg {
         SliceArg::checked::<T>(arg.raw_view(), stream_device, kernel, parameter)
     }
 
-    /// Checks the device; an empty slice gets a non-null, aligned dangling
-    /// address (as Rust's empty slices have), since the device side builds a
-    /// slice from the pointer without a branch.
+    /// Checks the device; an empty slice, or a slice of a zero-sized type,
+    /// gets a non-null, aligned dangling address (as Rust's empty slices
+    /// have), since the device side builds a slice from the pointer without
+    /// a branch.
     fn checked<T>(
         view: crate::memory::RawView,
         stream_device: usize,
@@ -438,6 +452,12 @@ impl SliceArg {
                 parameter,
                 buffer_device: view.device,
                 stream_device,
+            });
+        }
+        if std::mem::size_of::<T>() == 0 {
+            return Ok(SliceArg {
+                ptr: std::mem::align_of::<T>() as u64,
+                len: view.len,
             });
         }
         Ok(SliceArg {

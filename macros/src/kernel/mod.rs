@@ -4,6 +4,7 @@
 mod device;
 mod host;
 mod model;
+mod substitute;
 
 use proc_macro2::TokenStream;
 use quote::quote;
