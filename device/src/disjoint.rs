@@ -224,9 +224,12 @@ impl<'a, T, const R: usize> DisjointSlice2d<'a, T, R> {
     /// `false` outside the matrix or for `j >= R`.
     #[inline(always)]
     pub fn set_at(&mut self, index: ThreadIndex2d, j: usize, value: T) -> bool {
-        match self.get_mut_at(index, j) {
-            Some(slot) => {
-                *slot = value;
+        // Not through `get_mut_at`: an `Option<&mut T>` keeps a null test of
+        // the pointer in the PTX.
+        match self.offset(index, j) {
+            Some(offset) => {
+                // SAFETY: as in `get_mut_at`.
+                unsafe { *self.ptr.add(offset) = value };
                 true
             }
             None => false,
@@ -288,12 +291,13 @@ impl<'a, T> DisjointSlice3d<'a, T> {
     /// Writes `value` at this thread's element; returns `false` outside the grid.
     #[inline(always)]
     pub fn set(&mut self, index: ThreadIndex3d, value: T) -> bool {
-        match self.get_mut(index) {
-            Some(slot) => {
-                *slot = value;
-                true
-            }
-            None => false,
+        let (x, y, z) = (index.x(), index.y(), index.z());
+        if x < self.cols && y < self.rows && z < self.depth {
+            // SAFETY: as in `get_mut`.
+            unsafe { *self.ptr.add((z * self.rows + y) * self.cols + x) = value };
+            true
+        } else {
+            false
         }
     }
 }

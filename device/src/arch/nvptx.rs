@@ -9,13 +9,21 @@ use core::arch::{asm, nvptx};
 
 #[inline(always)]
 pub(crate) fn thread_idx() -> [u32; 3] {
-    unsafe {
+    let t = unsafe {
         [
             nvptx::_thread_idx_x() as u32,
             nvptx::_thread_idx_y() as u32,
             nvptx::_thread_idx_z() as u32,
         ]
+    };
+    let d = block_dim();
+    // SAFETY: the hardware guarantees `threadIdx < blockDim` on each axis.
+    // Telling LLVM lets a kernel that checked its block shape drop bounds
+    // checks on tile indices derived from `threadIdx`.
+    unsafe {
+        core::hint::assert_unchecked(t[0] < d[0] && t[1] < d[1] && t[2] < d[2]);
     }
+    t
 }
 
 #[inline(always)]
