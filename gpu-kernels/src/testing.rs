@@ -416,3 +416,80 @@ pub fn panic_at(block: u32, thread: u32, mut out: DisjointSlice<u32>) {
     }
     out.set(thread_index(), 7);
 }
+
+/// A `float4`-like value: `#[repr(C, align(16))]`.
+#[derive(Clone, Copy, Debug, PartialEq, DeviceCopy)]
+#[repr(C, align(16))]
+pub struct Float4 {
+    /// x
+    pub x: f32,
+    /// y
+    pub y: f32,
+    /// z
+    pub z: f32,
+    /// w
+    pub w: f32,
+}
+
+/// `out[i] = v` scaled by `i`: a 16-aligned struct by value and as elements.
+#[kernel]
+pub fn scale_float4(v: Float4, mut out: DisjointSlice<Float4>) {
+    let i = thread_index();
+    let s = i.get() as f32;
+    out.set(
+        i,
+        Float4 {
+            x: v.x * s,
+            y: v.y * s,
+            z: v.z * s,
+            w: v.w * s,
+        },
+    );
+}
+
+/// Counts the elements of zero-sized `input` and writes them as `()`-like
+/// zero-sized values: `count[i] = input.len()`.
+#[kernel]
+pub fn zero_sized(
+    input: &[[u8; 0]],
+    mut out: DisjointSlice<[u8; 0]>,
+    mut count: DisjointSlice<u32>,
+) {
+    let i = thread_index();
+    out.set(i, []);
+    count.set(i, input.len() as u32 + out.len() as u32 * 1000);
+}
+
+/// 32 bytes aligned to 32: a shared element with an alignment above 16.
+#[derive(Clone, Copy, Debug, Default, PartialEq, DeviceCopy)]
+#[repr(C, align(32))]
+pub struct Aligned32(pub [u32; 8]);
+
+// SAFETY: eight `u32`s with no padding (the alignment equals the size):
+// every bit pattern is valid and all-zero is valid.
+unsafe impl bytemuck::Zeroable for Aligned32 {}
+// SAFETY: as above.
+unsafe impl bytemuck::AnyBitPattern for Aligned32 {}
+
+/// Each thread writes the misalignment (address modulo 32) of its slot in
+/// the dynamic shared array of `Aligned32`, and of the raw escape hatch's
+/// view, and the number of slots: `out[i] = [safe, raw, len]`.
+#[kernel]
+pub fn dynamic_alignment(
+    mut out: DisjointSlice<[u32; 3]>,
+    smem: DynamicShared<Aligned32>,
+    block: Block,
+) {
+    let mut w = block;
+    let i = thread_index();
+    let raw = gpu_device::shared::dynamic::<Aligned32>();
+    let len = smem.len() as u32;
+    let safe = match w.own_slot(0, smem.len()) {
+        Some(_) => {
+            let slot: *const Aligned32 = smem.own_mut(&mut w, 0);
+            (slot as usize % 32) as u32
+        }
+        None => 99,
+    };
+    out.set(i, [safe, (raw.as_mut_ptr() as usize % 32) as u32, len]);
+}
