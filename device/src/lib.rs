@@ -82,6 +82,11 @@ pub mod __private {
     pub use crate::shared::SharedStorage;
     pub use crate::thread::EntryShape;
 
+    /// Fails to compile unless `T` may live in shared memory: `shared_array!`
+    /// calls it first, so the error names the element type.
+    #[inline(always)]
+    pub fn require_shared_element<T: crate::shared::SharedElement>() {}
+
     /// `shared_array!` on the host: the simulated block's instance of the
     /// array, aligned for `T` (the simulator's allocations are 16-aligned, so
     /// the array is over-allocated by the alignment and its start aligned up).

@@ -104,6 +104,7 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
         }
     };
     Ok(quote! {{
+        ::gpu_device::__private::require_shared_element::<#element>();
         #[cfg(target_arch = "nvptx64")]
         let __gpu_shared: *mut #element = {
             #[unsafe(export_name = #symbol)]
