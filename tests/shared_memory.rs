@@ -102,9 +102,9 @@ fn generic_and_const_generic_kernels_have_shared_arrays() {
     let mut out = DeviceBuffer::to_device_sync(&vec![-1.0f32; n], &stream).unwrap();
     launch!(testing::swap_pairs[n.div_ceil(64), 64, stream](&din, &mut out)).unwrap();
     let got = out.copy_to_host_sync(&stream).unwrap();
-    for i in 0..n {
+    for (i, &got) in got.iter().enumerate() {
         let expected = if (i ^ 1) < n { (i ^ 1) as f32 } else { -1.0 };
-        assert_eq!(got[i], expected, "f32 element {i}");
+        assert_eq!(got, expected, "f32 element {i}");
     }
     let wide: Vec<u64> = (0..n as u64).map(|i| i << 40).collect();
     let dwide = DeviceBuffer::to_device_sync(&wide, &stream).unwrap();

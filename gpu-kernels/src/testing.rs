@@ -217,7 +217,9 @@ pub fn shared_2d_transpose(mut out: DisjointSlice2d<u32>, block: Block) {
     let r = w.sync();
     let i = thread_index_2d();
     let (row, col) = (i.row() % 8, i.col() % 8);
-    out.set(i, tile.get(&r, col, row) + tile.row(&r, row)[col] * 0);
+    // Through `get` and through `row`: the same slot.
+    let (a, b) = (tile.get(&r, col, row), tile.row(&r, col)[row]);
+    out.set(i, if a == b { a } else { u32::MAX - 1 });
 }
 
 /// Reads shared slot `index` of a 64-slot array: out of range, it panics
@@ -236,7 +238,7 @@ pub fn shared_read_at(index: usize, mut out: DisjointSlice<u32>, block: Block) {
 /// `sync_threads` and at a phase barrier never pair.
 #[kernel]
 pub fn phase_and_threads_barriers(mixed: bool, mut out: DisjointSlice<u32>, block: Block) {
-    if mixed && thread_idx().x % 2 == 0 {
+    if mixed && thread_idx().x.is_multiple_of(2) {
         sync_threads();
         out.set(thread_index(), 1);
         return;

@@ -23,9 +23,9 @@ struct SharedArrayInput {
 enum Shape {
     Linear(Expr),
     Matrix {
-        rows: Expr,
-        cols: Expr,
-        padding: Option<Expr>,
+        rows: Box<Expr>,
+        cols: Box<Expr>,
+        padding: Option<Box<Expr>>,
     },
 }
 
@@ -56,7 +56,7 @@ impl Parse for SharedArrayInput {
                 ));
             }
             input.parse::<Token![=]>()?;
-            padding = Some(input.parse()?);
+            padding = Some(Box::new(input.parse()?));
             input.parse::<Option<Token![,]>>()?;
         }
         if !input.is_empty() {
@@ -65,8 +65,8 @@ impl Parse for SharedArrayInput {
         Ok(SharedArrayInput {
             element,
             shape: Shape::Matrix {
-                rows: first,
-                cols,
+                rows: Box::new(first),
+                cols: Box::new(cols),
                 padding,
             },
         })
@@ -109,7 +109,7 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
         let __gpu_shared: *mut #element = {
             #[unsafe(export_name = #symbol)]
             static STORAGE: ::gpu_device::__private::SharedStorage<#element, { #len }> =
-                ::gpu_device::__private::SharedStorage::UNINIT;
+                ::gpu_device::__private::SharedStorage::uninit();
             STORAGE.as_ptr()
         };
         #[cfg(not(target_arch = "nvptx64"))]

@@ -237,7 +237,9 @@ unsafe impl<T, const LEN: usize> Sync for SharedStorage<T, LEN> {}
 
 impl<T, const LEN: usize> SharedStorage<T, LEN> {
     /// Uninitialised storage (shared memory has no initial value).
-    pub const UNINIT: Self = SharedStorage(UnsafeCell::new(MaybeUninit::uninit()));
+    pub const fn uninit() -> Self {
+        SharedStorage(UnsafeCell::new(MaybeUninit::uninit()))
+    }
 
     /// The generic address of the first slot.
     #[inline(always)]
