@@ -103,33 +103,83 @@ fn struct_bool_and_small_scalars_cross_by_value() {
 }
 
 #[test]
-fn thread_index_is_unique_and_grid_3d_matches_cuda() {
+fn the_3d_witness_is_grid_3d_and_writes_its_own_element() {
     let stream = Stream::new().unwrap();
     let (grid, block) = ((3u32, 2u32, 2u32), (8u32, 4u32, 2u32));
-    let n = 3 * 2 * 2 * 8 * 4 * 2;
-    let mut out = DeviceBuffer::<[u32; 4]>::device_array(n).unwrap();
-    launch!(testing::coordinates[grid, block, stream](&mut out)).unwrap();
+    let (depth, rows, cols) = (2 * 2, 2 * 4, 3 * 8);
+    let n = depth * rows * cols;
+    let mut out = DeviceBuffer::<[u32; 6]>::device_array(n).unwrap();
+    launch!(testing::coordinates[grid, block, stream](
+        out.view_3d_mut(depth, rows, cols).unwrap()
+    ))
+    .unwrap();
     let got = out.copy_to_host_sync(&stream).unwrap();
-    let mut seen = vec![false; n];
-    for (slot, [index, x, y, z]) in got.iter().enumerate() {
-        assert_eq!(*index as usize, slot, "each thread writes at its own index");
-        assert!(!seen[slot]);
-        seen[slot] = true;
-        assert!(*x < 3 * 8 && *y < 2 * 4 && *z < 2 * 2);
+    for (slot, [x, y, z, gx, gy, gz]) in got.iter().enumerate() {
+        let expected = (slot % cols, slot / cols % rows, slot / (cols * rows));
         assert_eq!(
-            *index,
-            x + 24 * (y + 8 * z),
-            "row-major position in a 24 x 8 x 4 grid of threads"
+            (*x as usize, *y as usize, *z as usize),
+            expected,
+            "element {slot} is written by the thread at its (x, y, z)"
         );
+        assert_eq!((x, y, z), (gx, gy, gz), "the witness is grid_3d()");
     }
-    let positions: std::collections::HashSet<_> =
-        got.iter().map(|[_, x, y, z]| (*x, *y, *z)).collect();
-    assert_eq!(
-        positions.len(),
-        n,
-        "grid_3d gives every thread its own position"
-    );
+}
 
+#[test]
+fn the_2d_witness_writes_row_y_column_x_of_a_matrix_larger_and_smaller_than_the_grid() {
+    let stream = Stream::new().unwrap();
+    // 3 x 2 blocks of 16 x 8 threads: 48 x 16 threads over a 13 x 37 matrix
+    // (fewer rows, fewer columns than threads: per-axis bounds).
+    for (rows, cols) in [(13usize, 37usize), (16, 48), (20, 50)] {
+        let mut out =
+            DeviceBuffer::to_device_sync(&vec![[u32::MAX; 2]; rows * cols], &stream).unwrap();
+        launch!(testing::coordinates_2d[(3, 2), (16, 8), stream](
+            out.view_2d_mut(rows, cols).unwrap()
+        ))
+        .unwrap();
+        let got = out.copy_to_host_sync(&stream).unwrap();
+        for r in 0..rows {
+            for c in 0..cols {
+                let expected = if r < 16 && c < 48 {
+                    [c as u32, r as u32]
+                } else {
+                    [u32::MAX; 2]
+                };
+                assert_eq!(
+                    got[r * cols + c],
+                    expected,
+                    "{rows} x {cols}, element ({r}, {c})"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_view_too_large_for_its_buffer_is_an_error_naming_the_sizes() {
+    let mut out = DeviceBuffer::<f32>::device_array(100).unwrap();
+    let err = out
+        .view_2d_mut(11, 10)
+        .err()
+        .expect("11 x 10 does not fit 100");
+    let text = err.to_string();
+    assert!(
+        text.contains("11 x 10") && text.contains("110") && text.contains("100"),
+        "{text}"
+    );
+    let err = out.view_3d_mut(usize::MAX, 2, 1).err().expect("overflows");
+    assert!(err.to_string().contains("usize"), "{err}");
+    assert_eq!(out.view_2d_mut(10, 10).unwrap().extents(), (10, 10));
+    assert_eq!(
+        out.view_2d_mut(3, 7).unwrap().into_flat().len(),
+        21,
+        "the prefix of 21 elements"
+    );
+}
+
+#[test]
+fn launch_shape_helpers_match_cuda() {
+    let stream = Stream::new().unwrap();
     let mut shape = DeviceBuffer::<[u32; 4]>::device_array(5 * 64).unwrap();
     launch!(testing::launch_shape[5, 64, stream](&mut shape)).unwrap();
     for (i, [gridsize, bdim, gdim, tid]) in shape

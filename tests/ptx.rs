@@ -34,33 +34,47 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
         "atomics_i32",
         "atomics_u32",
         "atomics_u64",
+        "block_sum_shuffles",
         "block_sum_static",
         "busy",
         "coordinates",
+        "coordinates_2d",
         "divergent_barrier",
-        "empty",
-        "fill_f32",
-        "fill_f64",
-        "fill_i32",
-        "fill_u32",
-        "fill_u64",
-        "launch_shape",
-        "math_f32",
-        "math_f64",
-        "panic_at",
-        "panic_if",
-        "read_at",
-        "reverse_in_blocks",
-        "saxpy",
-        "select",
-        "shuffle_after_exit",
-        "warp_shuffles",
+        "dynamic_alignment",
         "elementwise_f32",
         "elementwise_f64",
         "elementwise_i32",
         "elementwise_i64",
         "elementwise_u32",
         "elementwise_u64",
+        "empty",
+        "fill_f32",
+        "fill_f64",
+        "fill_i32",
+        "fill_u32",
+        "fill_u64",
+        "histogram256",
+        "jacobi5",
+        "launch_shape",
+        "math_f32",
+        "math_f64",
+        "matmul_tiled",
+        "one_dimensional_witness",
+        "panic_at",
+        "panic_if",
+        "phase_and_threads_barriers",
+        "read_at",
+        "reverse_in_blocks",
+        "reverse_tiles_16",
+        "reverse_tiles_32",
+        "saxpy",
+        "scale_float4",
+        "select",
+        "shared_2d_transpose",
+        "shared_counters",
+        "shared_read_at",
+        "shuffle_after_exit",
+        "stencil1d_r4",
         "sum_partials_f32",
         "sum_partials_f64",
         "sum_partials_i16",
@@ -71,6 +85,13 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
         "sum_partials_u32",
         "sum_partials_u64",
         "sum_partials_u8",
+        "swap_pairs_f32",
+        "swap_pairs_u64",
+        "transpose_32x32",
+        "transpose_32x8",
+        "warp_shuffles",
+        "witness_from_helper",
+        "zero_sized",
     ];
     // Each kernel has a general entry point and one for one-dimensional launches.
     let mut expected: Vec<String> = kernels
@@ -108,13 +129,60 @@ fn slices_pass_as_pointer_and_length_and_values_by_value() {
     assert!(fill[0].starts_with(".param .f64"), "{fill:?}");
 }
 
-#[test]
-fn shared_memory_is_declared_at_module_scope() {
+/// The body of entry point `name` in the PTX.
+fn entry_body(name: &str) -> &'static str {
     let ptx = KERNEL_MODULE.ptx();
-    assert!(ptx.contains(".extern .shared .align 16 .b8 __gpu_dynamic_shared[];"));
+    let start = ptx
+        .find(&format!(".visible .entry {name}("))
+        .unwrap_or_else(|| panic!("no entry point `{name}` in the PTX"));
+    let body = &ptx[start..];
+    &body[..body.find("\n}").expect("the entry's body closes")]
+}
+
+#[test]
+fn shared_memory_is_in_the_shared_state_space() {
+    let ptx = KERNEL_MODULE.ptx();
+    assert!(ptx.contains(".extern .shared .align 16 .b8 __gpu_shared_dynamic[];"));
     assert!(
         ptx.contains(".shared .align 4 .b8 __gpu_shared_gpu_kernels_"),
-        "static shared array of block_sum_static"
+        "static shared arrays are .shared variables"
+    );
+    // Shared accesses are ld.shared/st.shared/atom.shared, never generic.
+    let matmul = entry_body("matmul_tiled");
+    assert_eq!(matmul.matches("ld.shared.b32").count(), 32, "{matmul}");
+    assert_eq!(matmul.matches("st.shared.b32").count(), 2, "{matmul}");
+    assert!(
+        !matmul.contains("ld.b32") && !matmul.contains("st.b32"),
+        "{matmul}"
+    );
+    assert!(entry_body("histogram256").contains("atom.shared.add.u32"));
+    assert!(entry_body("histogram256").contains("atom.global.add.u32"));
+    let reverse = entry_body("reverse_in_blocks__1d");
+    assert!(
+        reverse.contains("st.shared") && reverse.contains("ld.shared"),
+        "{reverse}"
+    );
+}
+
+#[test]
+fn barriers_count_threads_and_phases_use_their_own_barrier() {
+    let ptx = KERNEL_MODULE.ptx();
+    // `bar.sync` is `barrier.sync.aligned`, undefined in divergent code.
+    assert!(!ptx.contains("bar.sync"), "an aligned barrier is emitted");
+    assert!(entry_body("divergent_barrier__1d").contains("barrier.sync \t0;"));
+    let matmul = entry_body("matmul_tiled");
+    assert_eq!(matmul.matches("barrier.sync 	1;").count(), 2, "{matmul}");
+}
+
+#[test]
+fn multiplies_and_adds_are_fused() {
+    let matmul = entry_body("matmul_tiled");
+    assert_eq!(matmul.matches("fma.rn.f32").count(), 16, "{matmul}");
+    // The general entry of a kernel using `thread_index()` is launched only
+    // in 2-D and 3-D launches, where it fails at once: look at the 1-D one.
+    assert_eq!(
+        entry_body("stencil1d_r4__1d").matches("fma.rn.f32").count(),
+        8
     );
 }
 

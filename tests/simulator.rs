@@ -105,3 +105,83 @@ fn the_simulated_device_describes_itself() {
     let (free, total) = device.memory_info().unwrap();
     assert!(free <= total && total >= 1 << 30);
 }
+
+#[test]
+fn a_matmul_launched_with_another_block_shape_fails_instead_of_computing_garbage() {
+    let stream = simulator();
+    let (m, n, k) = (40usize, 40usize, 40usize);
+    let da = DeviceBuffer::to_device_sync(&vec![1.0f32; m * k], &stream).unwrap();
+    let db = DeviceBuffer::to_device_sync(&vec![1.0f32; k * n], &stream).unwrap();
+    let mut c = DeviceBuffer::<f32>::zeroed_on(m * n, &stream).unwrap();
+    launch!(gpu_kernels::classic::matmul_tiled[(2, 5), (32, 8), stream](
+        &da,
+        &db,
+        k,
+        c.view_2d_mut(m, n).unwrap()
+    ))
+    .unwrap();
+    let (kernel, message) = failure(&stream);
+    assert_eq!(kernel, "matmul_tiled");
+    assert!(
+        message.contains("matmul_tiled needs blocks of (16, 16, 1) threads"),
+        "{message}"
+    );
+}
+
+#[test]
+fn the_one_dimensional_witness_fails_in_a_two_dimensional_launch() {
+    let stream = simulator();
+    let mut out = DeviceBuffer::<u32>::zeroed_on(64, &stream).unwrap();
+    // The kernel body's `thread_index()` (the general entry point's)...
+    launch!(testing::one_dimensional_witness[(2, 2), (4, 4), stream](&mut out)).unwrap();
+    let (kernel, message) = failure(&stream);
+    assert_eq!(kernel, "one_dimensional_witness");
+    assert!(message.contains("use thread_index_2d()"), "{message}");
+    // ... and the unshadowed one, called from a helper, which tests the shape.
+    launch!(testing::witness_from_helper[(1, 2), 32, stream](&mut out)).unwrap();
+    let (_, message) = failure(&stream);
+    assert!(message.contains("use thread_index_2d()"), "{message}");
+    // In one-dimensional launches both work.
+    launch!(testing::one_dimensional_witness[2, 32, stream](&mut out)).unwrap();
+    assert_eq!(
+        out.copy_to_host_sync(&stream).unwrap(),
+        (0..64).collect::<Vec<u32>>()
+    );
+    launch!(testing::witness_from_helper[2, 32, stream](&mut out)).unwrap();
+    assert_eq!(
+        out.copy_to_host_sync(&stream).unwrap(),
+        (1..65).collect::<Vec<u32>>()
+    );
+}
+
+#[test]
+fn an_out_of_range_shared_read_names_kernel_block_and_thread() {
+    let stream = simulator();
+    let mut out = DeviceBuffer::<u32>::zeroed_on(64, &stream).unwrap();
+    launch!(testing::shared_read_at[1, 64, stream](64, &mut out)).unwrap();
+    let (kernel, message) = failure(&stream);
+    assert_eq!(kernel, "shared_read_at");
+    assert!(
+        message.starts_with("kernel `shared_read_at`, block (0, 0, 0), thread ("),
+        "{message}"
+    );
+    assert!(
+        message.contains("shared array index out of bounds: the len is 64 but the index is 64"),
+        "{message}"
+    );
+    launch!(testing::shared_read_at[1, 64, stream](63, &mut out)).unwrap();
+    assert_eq!(out.copy_to_host_sync(&stream).unwrap(), vec![63; 64]);
+}
+
+#[test]
+fn a_phase_barrier_never_pairs_with_sync_threads() {
+    let stream = simulator();
+    let mut out = DeviceBuffer::<u32>::zeroed_on(64, &stream).unwrap();
+    launch!(testing::phase_and_threads_barriers[1, 64, stream](false, &mut out)).unwrap();
+    assert_eq!(out.copy_to_host_sync(&stream).unwrap(), vec![2; 64]);
+    // Half the threads at sync_threads(), half at Block::sync(): a hang on a
+    // GPU, reported here.
+    launch!(testing::phase_and_threads_barriers[1, 64, stream](true, &mut out)).unwrap();
+    let (_, message) = failure(&stream);
+    assert!(message.contains("wait at different barriers"), "{message}");
+}

@@ -15,10 +15,15 @@
 //!    crate with `-Clinker-plugin-lto`, so every rlib holds LLVM bitcode;
 //! 2. `llvm-link`: the crate's bitcode with all of its dependencies' (`core`
 //!    and `compiler_builtins` included) into one module;
-//! 3. `opt`: internalize everything but the kernel entry points, drop what
+//! 3. shared memory: `llvm-dis`, then the statics of `shared_array!` (and the
+//!    dynamic array) move to LLVM's address space 3 (see [`shared_memory`]),
+//!    then `llvm-as`, so that their accesses become `ld.shared`/`st.shared`;
+//! 4. `opt`: internalize everything but the kernel entry points, drop what
 //!    they do not reach, optimise at `-O3`;
-//! 4. `llc -mcpu=<arch>`: PTX, written to `$OUT_DIR/kernels.ptx`, where
-//!    `gpu_device::embed_kernels!()` finds it.
+//! 5. `llc -mcpu=<arch>`: PTX, written to `$OUT_DIR/kernels.ptx`, where
+//!    `gpu_device::embed_kernels!()` finds it. Floating-point contraction is
+//!    on (`-fp-contract=fast`), as nvcc's `-fmad=true`: see
+//!    [`PtxBuilder::fma_contraction`].
 //!
 //! The build script reruns when a source file of the crate or of a local
 //! dependency changes (read from the nested build's dep-info), when the
@@ -27,6 +32,7 @@
 #![deny(missing_docs)]
 
 mod error;
+pub mod shared_memory;
 mod toolchain;
 
 pub use error::BuildError;
@@ -52,6 +58,7 @@ pub struct PtxBuilder {
     crate_dir: PathBuf,
     arch: String,
     out_dir: Option<PathBuf>,
+    fma_contraction: bool,
 }
 
 /// What [`PtxBuilder::build`] did.
@@ -88,6 +95,7 @@ impl PtxBuilder {
             crate_dir: crate_dir.into(),
             arch,
             out_dir: None,
+            fma_contraction: true,
         }
     }
 
@@ -103,6 +111,21 @@ impl PtxBuilder {
     /// Writes the PTX into `dir` instead of `$OUT_DIR`.
     pub fn out_dir(mut self, dir: impl Into<PathBuf>) -> PtxBuilder {
         self.out_dir = Some(dir.into());
+        self
+    }
+
+    /// Whether `a * b + c` may be fused into one `fma` instruction (on by
+    /// default, as nvcc's `-fmad=true`).
+    ///
+    /// A fused multiply-add rounds once, where a multiply then an add round
+    /// twice: results are usually more accurate, but not bitwise equal to the
+    /// unfused formula (nor to the CPU simulator, which does not fuse, nor to
+    /// a CPU reference written `a * b + c`). Compare such results with a
+    /// tolerance, or write `a.mul_add(b, c)` on both sides where the exact
+    /// bits matter. `false` keeps each multiply and add separately rounded, as
+    /// written. Explicit `mul_add` calls fuse either way.
+    pub fn fma_contraction(mut self, on: bool) -> PtxBuilder {
+        self.fma_contraction = on;
         self
     }
 
@@ -139,11 +162,17 @@ impl PtxBuilder {
         let mut all = vec![crate_bc];
         all.extend(artifacts.dependency_objects.iter().cloned());
         toolchain.link(&all, &linked)?;
+        let with_shared = work.join("shared.bc");
+        let linked = if toolchain.move_shared_memory(&linked, &with_shared)? {
+            with_shared
+        } else {
+            linked
+        };
         let optimized = work.join("optimized.bc");
         toolchain.internalize_and_optimize(&linked, &kernels, &optimized)?;
         fs::create_dir_all(&out_dir).map_err(|e| BuildError::io(&out_dir, e))?;
         let ptx = out_dir.join("kernels.ptx");
-        toolchain.codegen(&optimized, &self.arch, &ptx)?;
+        toolchain.codegen(&optimized, &self.arch, self.fma_contraction, &ptx)?;
         if kernels.is_empty() {
             println!(
                 "cargo:warning=no #[kernel] functions found in {}",

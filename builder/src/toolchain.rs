@@ -97,7 +97,7 @@ impl Toolchain {
             });
         }
         let llvm_bin = sysroot.join("lib/rustlib").join(&host).join("bin");
-        if ["llvm-link", "opt", "llc", "llvm-ar", "llvm-dis"]
+        if ["llvm-link", "opt", "llc", "llvm-ar", "llvm-dis", "llvm-as"]
             .iter()
             .any(|t| !llvm_bin.join(t).is_file())
         {
@@ -313,13 +313,46 @@ impl Toolchain {
         Ok(())
     }
 
-    /// Generates PTX for `arch`.
-    pub fn codegen(&self, input: &Path, arch: &str, out: &Path) -> Result<(), BuildError> {
+    /// Moves the shared-memory statics of `input` into address space 3
+    /// (see [`crate::shared_memory`]), writing `out`; `false` (and no file)
+    /// when the module has none.
+    pub fn move_shared_memory(&self, input: &Path, out: &Path) -> Result<bool, BuildError> {
+        let text = run(
+            "llvm-dis",
+            self.tool("llvm-dis").arg(input).arg("-o").arg("-"),
+        )?;
+        let text = String::from_utf8_lossy(&text.stdout);
+        let moved = crate::shared_memory::move_to_shared_space(&text).map_err(|e| {
+            BuildError::ToolFailed {
+                tool: "gpu-builder (shared memory)".into(),
+                status: "unreadable IR".into(),
+                stderr: e,
+            }
+        })?;
+        let Some(moved) = moved else {
+            return Ok(false);
+        };
+        let ll = out.with_extension("ll");
+        fs::write(&ll, moved).map_err(|e| BuildError::io(&ll, e))?;
+        run("llvm-as", self.tool("llvm-as").arg(&ll).arg("-o").arg(out))?;
+        Ok(true)
+    }
+
+    /// Generates PTX for `arch`, fusing multiplies and adds when `contract`.
+    pub fn codegen(
+        &self,
+        input: &Path,
+        arch: &str,
+        contract: bool,
+        out: &Path,
+    ) -> Result<(), BuildError> {
+        let fp_contract = if contract { "fast" } else { "off" };
         run(
             "llc",
             self.tool("llc")
                 .arg(format!("-mcpu={arch}"))
                 .arg("-O3")
+                .arg(format!("-fp-contract={fp_contract}"))
                 .arg(input)
                 .arg("-o")
                 .arg(out),
@@ -455,7 +488,7 @@ mod tests {
         expect("llvm-tools");
         let bin = sysroot.join("lib/rustlib/x86_64-unknown-linux-gnu/bin");
         fs::create_dir_all(&bin).unwrap();
-        for tool in ["llvm-link", "opt", "llc", "llvm-ar", "llvm-dis"] {
+        for tool in ["llvm-link", "opt", "llc", "llvm-ar", "llvm-dis", "llvm-as"] {
             fs::write(bin.join(tool), "").unwrap();
         }
         assert!(Toolchain::with(&rustc, "cargo".into()).is_ok());

@@ -5,8 +5,13 @@
 //! `&mut DeviceBuffer<T>`: the kernel writes it, so no other argument of the
 //! launch may alias it.
 //!
-//! All operations are relaxed and have GPU scope (PTX `atom` without
-//! qualifiers): they are atomic with respect to every thread of the device.
+//! Cells in shared memory come from `shared_array!(DeviceAtomic<u32>; 256)`
+//! (see [`shared`](crate::shared)): every thread of the block may update any
+//! of them between two phase barriers.
+//!
+//! All operations are relaxed and atomic with respect to every thread of the
+//! device (integer operations in shared memory compile to `atom.shared.*`,
+//! in global memory to `atom.global.*`).
 
 use core::cell::UnsafeCell;
 
@@ -56,6 +61,11 @@ pub trait AtomicElement: sealed::Sealed + BitEq + Copy {
     /// # Safety
     /// As [`AtomicElement::atomic_add`].
     unsafe fn atomic_compare_and_swap(ptr: *mut Self, current: Self, new: Self) -> Self;
+    /// Atomically reads the value.
+    ///
+    /// # Safety
+    /// As [`AtomicElement::atomic_add`].
+    unsafe fn atomic_load(ptr: *mut Self) -> Self;
 }
 
 impl<T: AtomicElement> DeviceAtomic<T> {
@@ -108,9 +118,31 @@ impl<T: AtomicElement> DeviceAtomic<T> {
     /// Reads the value atomically.
     #[inline(always)]
     pub fn load(&self) -> T {
-        // SAFETY: as in `fetch_add`. A compare-and-swap of zero for zero
-        // changes nothing and returns the value: an atomic read for all five types.
-        unsafe { T::atomic_compare_and_swap(self.ptr(), T::ZERO, T::ZERO) }
+        // SAFETY: as in `fetch_add`.
+        unsafe { T::atomic_load(self.ptr()) }
+    }
+}
+
+impl<T> DeviceAtomic<T> {
+    /// A cell holding `value` (for a slot of shared memory, written in the
+    /// `Writing` phase: `*tile.own_mut(&mut block, 0) = DeviceAtomic::new(0)`).
+    #[inline(always)]
+    pub const fn new(value: T) -> Self {
+        DeviceAtomic {
+            value: UnsafeCell::new(value),
+        }
+    }
+
+    /// The value, through an exclusive borrow: no atomic instruction needed.
+    #[inline(always)]
+    pub fn get_mut(&mut self) -> &mut T {
+        self.value.get_mut()
+    }
+
+    /// The value, consuming the cell.
+    #[inline(always)]
+    pub fn into_inner(self) -> T {
+        self.value.into_inner()
     }
 }
 
@@ -148,205 +180,12 @@ impl sealed::Sealed for u64 {}
 impl sealed::Sealed for f32 {}
 impl sealed::Sealed for f64 {}
 
-#[cfg(target_arch = "nvptx64")]
-mod ptx {
-    use super::AtomicElement;
-    use core::arch::asm;
-
-    /// One `atom.<op>.<type>` instruction with one operand.
-    macro_rules! atom1 {
-        ($name:ident, $ty:ty, $instr:literal, $class:ident) => {
-            #[inline(always)]
-            unsafe fn $name(ptr: *mut $ty, v: $ty) -> $ty {
-                let old: $ty;
-                // SAFETY: the caller guarantees `ptr` is valid, aligned device memory.
-                unsafe {
-                    asm!(concat!($instr, " {old}, [{ptr}], {v};"),
-                         old = out($class) old, ptr = in(reg64) ptr, v = in($class) v,
-                         options(nostack));
-                }
-                old
-            }
-        };
-    }
-
-    /// `atom.cas.<bits>`.
-    macro_rules! cas {
-        ($name:ident, $ty:ty, $instr:literal, $class:ident) => {
-            #[inline(always)]
-            unsafe fn $name(ptr: *mut $ty, current: $ty, new: $ty) -> $ty {
-                let old: $ty;
-                // SAFETY: the caller guarantees `ptr` is valid, aligned device memory.
-                unsafe {
-                    asm!(concat!($instr, " {old}, [{ptr}], {cur}, {new};"),
-                         old = out($class) old, ptr = in(reg64) ptr,
-                         cur = in($class) current, new = in($class) new,
-                         options(nostack));
-                }
-                old
-            }
-        };
-    }
-
-    macro_rules! integer_atomics {
-        ($ty:ty, $class:ident, $add:literal, $min:literal, $max:literal, $exch:literal, $cas:literal) => {
-            impl AtomicElement for $ty {
-                const ZERO: Self = 0 as $ty;
-                const ONE: Self = 1 as $ty;
-                #[inline(always)]
-                unsafe fn atomic_add(ptr: *mut Self, v: Self) -> Self {
-                    atom1!(f, $ty, $add, $class);
-                    // SAFETY: forwarded from the caller.
-                    unsafe { f(ptr, v) }
-                }
-                #[inline(always)]
-                unsafe fn atomic_min(ptr: *mut Self, v: Self) -> Self {
-                    atom1!(f, $ty, $min, $class);
-                    // SAFETY: forwarded from the caller.
-                    unsafe { f(ptr, v) }
-                }
-                #[inline(always)]
-                unsafe fn atomic_max(ptr: *mut Self, v: Self) -> Self {
-                    atom1!(f, $ty, $max, $class);
-                    // SAFETY: forwarded from the caller.
-                    unsafe { f(ptr, v) }
-                }
-                #[inline(always)]
-                unsafe fn atomic_exchange(ptr: *mut Self, v: Self) -> Self {
-                    atom1!(f, $ty, $exch, $class);
-                    // SAFETY: forwarded from the caller.
-                    unsafe { f(ptr, v) }
-                }
-                #[inline(always)]
-                unsafe fn atomic_compare_and_swap(
-                    ptr: *mut Self,
-                    current: Self,
-                    new: Self,
-                ) -> Self {
-                    cas!(f, $ty, $cas, $class);
-                    // SAFETY: forwarded from the caller.
-                    unsafe { f(ptr, current, new) }
-                }
-            }
-        };
-    }
-
-    integer_atomics!(
-        i32,
-        reg32,
-        "atom.add.s32",
-        "atom.min.s32",
-        "atom.max.s32",
-        "atom.exch.b32",
-        "atom.cas.b32"
-    );
-    integer_atomics!(
-        u32,
-        reg32,
-        "atom.add.u32",
-        "atom.min.u32",
-        "atom.max.u32",
-        "atom.exch.b32",
-        "atom.cas.b32"
-    );
-    integer_atomics!(
-        u64,
-        reg64,
-        "atom.add.u64",
-        "atom.min.u64",
-        "atom.max.u64",
-        "atom.exch.b64",
-        "atom.cas.b64"
-    );
-
-    /// Float min/max by compare-and-swap on the bits: `atom.min.f32` needs sm_90.
-    macro_rules! float_atomics {
-        ($ty:ty, $bits:ty, $class:ident, $add:literal, $exch:literal, $cas:literal) => {
-            impl AtomicElement for $ty {
-                const ZERO: Self = 0 as $ty;
-                const ONE: Self = 1 as $ty;
-                #[inline(always)]
-                unsafe fn atomic_add(ptr: *mut Self, v: Self) -> Self {
-                    atom1!(f, $ty, $add, $class);
-                    // SAFETY: forwarded from the caller.
-                    unsafe { f(ptr, v) }
-                }
-                #[inline(always)]
-                unsafe fn atomic_min(ptr: *mut Self, v: Self) -> Self {
-                    // SAFETY: forwarded from the caller.
-                    unsafe { super::cas_loop(ptr, |old| if v < old { v } else { old }) }
-                }
-                #[inline(always)]
-                unsafe fn atomic_max(ptr: *mut Self, v: Self) -> Self {
-                    // SAFETY: forwarded from the caller.
-                    unsafe { super::cas_loop(ptr, |old| if v > old { v } else { old }) }
-                }
-                #[inline(always)]
-                unsafe fn atomic_exchange(ptr: *mut Self, v: Self) -> Self {
-                    atom1!(f, $ty, $exch, $class);
-                    // SAFETY: forwarded from the caller.
-                    unsafe { f(ptr, v) }
-                }
-                #[inline(always)]
-                unsafe fn atomic_compare_and_swap(
-                    ptr: *mut Self,
-                    current: Self,
-                    new: Self,
-                ) -> Self {
-                    cas!(f, $bits, $cas, $class);
-                    // SAFETY: forwarded from the caller; same size and alignment.
-                    <$ty>::from_bits(unsafe { f(ptr.cast(), current.to_bits(), new.to_bits()) })
-                }
-            }
-        };
-    }
-
-    float_atomics!(
-        f32,
-        u32,
-        reg32,
-        "atom.add.f32",
-        "atom.exch.b32",
-        "atom.cas.b32"
-    );
-    float_atomics!(
-        f64,
-        u64,
-        reg64,
-        "atom.add.f64",
-        "atom.exch.b64",
-        "atom.cas.b64"
-    );
-}
-
-/// Applies `update` atomically by retrying compare-and-swap; returns the old value.
-///
-/// # Safety
-/// `ptr` is valid, aligned memory accessed only atomically.
-#[inline(always)]
-unsafe fn cas_loop<T: AtomicElement>(ptr: *mut T, update: impl Fn(T) -> T) -> T {
-    {
-        // SAFETY: the caller guarantees `ptr` is valid memory accessed only
-        // atomically. A compare-and-swap of zero for zero is an atomic read.
-        let mut old = unsafe { T::atomic_compare_and_swap(ptr, T::ZERO, T::ZERO) };
-        loop {
-            let new = update(old);
-            if new.bit_eq(old) {
-                return old;
-            }
-            // SAFETY: as above.
-            let seen = unsafe { T::atomic_compare_and_swap(ptr, old, new) };
-            if seen.bit_eq(old) {
-                return old;
-            }
-            old = seen;
-        }
-    }
-}
-
-/// Host atomics: the same operations with `core::sync::atomic`, relaxed as on the device.
-#[cfg(not(target_arch = "nvptx64"))]
-mod host {
+/// Integer atomics: `core::sync::atomic`, relaxed, on the host and on the
+/// device alike. On the device they are LLVM `atomicrmw`/`cmpxchg`
+/// instructions, which LLVM places in the state space of the address: a
+/// cell in shared memory gets `atom.shared.*`, one in a kernel's buffer
+/// `atom.global.*` (relaxed, GPU scope, as CUDA's `atomicAdd`).
+mod integer {
     use super::AtomicElement;
     use core::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering::Relaxed};
 
@@ -357,18 +196,23 @@ mod host {
             impl AtomicElement for $ty {
                 const ZERO: Self = 0;
                 const ONE: Self = 1;
+                #[inline(always)]
                 unsafe fn atomic_add(ptr: *mut Self, v: Self) -> Self {
                     unsafe { <$atomic>::from_ptr(ptr) }.fetch_add(v, Relaxed)
                 }
+                #[inline(always)]
                 unsafe fn atomic_min(ptr: *mut Self, v: Self) -> Self {
                     unsafe { <$atomic>::from_ptr(ptr) }.fetch_min(v, Relaxed)
                 }
+                #[inline(always)]
                 unsafe fn atomic_max(ptr: *mut Self, v: Self) -> Self {
                     unsafe { <$atomic>::from_ptr(ptr) }.fetch_max(v, Relaxed)
                 }
+                #[inline(always)]
                 unsafe fn atomic_exchange(ptr: *mut Self, v: Self) -> Self {
                     unsafe { <$atomic>::from_ptr(ptr) }.swap(v, Relaxed)
                 }
+                #[inline(always)]
                 unsafe fn atomic_compare_and_swap(
                     ptr: *mut Self,
                     current: Self,
@@ -380,34 +224,67 @@ mod host {
                         Ok(v) | Err(v) => v,
                     }
                 }
+                #[inline(always)]
+                unsafe fn atomic_load(ptr: *mut Self) -> Self {
+                    unsafe { <$atomic>::from_ptr(ptr) }.load(Relaxed)
+                }
             }
         };
     }
     integer_atomics!(i32, AtomicI32);
     integer_atomics!(u32, AtomicU32);
     integer_atomics!(u64, AtomicU64);
+}
+
+/// Float atomics: exchange, compare-and-swap and load on the bits (as
+/// integer atomics); min and max by compare-and-swap (`atom.min.f32` needs
+/// sm_90); add with PTX's `atom.add.f32`/`.f64` on the device (a generic
+/// address: Rust has no float `atomicrmw`) and by compare-and-swap on the host.
+mod float {
+    use super::AtomicElement;
+    use core::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 
     macro_rules! float_atomics {
-        ($ty:ty, $atomic:ty) => {
+        ($ty:ty, $atomic:ty, $add:literal, $class:ident) => {
             // SAFETY (all methods): as for integers; the float has the size and
             // alignment of its bits.
             impl AtomicElement for $ty {
                 const ZERO: Self = 0.0;
                 const ONE: Self = 1.0;
+                #[inline(always)]
                 unsafe fn atomic_add(ptr: *mut Self, v: Self) -> Self {
-                    unsafe { super::cas_loop(ptr, |old| old + v) }
+                    #[cfg(target_arch = "nvptx64")]
+                    {
+                        let old: $ty;
+                        // SAFETY: the caller guarantees `ptr` is valid, aligned
+                        // device memory accessed only atomically.
+                        unsafe {
+                            core::arch::asm!(concat!($add, " {old}, [{ptr}], {v};"),
+                                old = out($class) old, ptr = in(reg64) ptr, v = in($class) v,
+                                options(nostack));
+                        }
+                        old
+                    }
+                    #[cfg(not(target_arch = "nvptx64"))]
+                    unsafe {
+                        super::cas_loop(ptr, |old| old + v)
+                    }
                 }
+                #[inline(always)]
                 unsafe fn atomic_min(ptr: *mut Self, v: Self) -> Self {
                     unsafe { super::cas_loop(ptr, |old| if v < old { v } else { old }) }
                 }
+                #[inline(always)]
                 unsafe fn atomic_max(ptr: *mut Self, v: Self) -> Self {
                     unsafe { super::cas_loop(ptr, |old| if v > old { v } else { old }) }
                 }
+                #[inline(always)]
                 unsafe fn atomic_exchange(ptr: *mut Self, v: Self) -> Self {
                     <$ty>::from_bits(
                         unsafe { <$atomic>::from_ptr(ptr.cast()) }.swap(v.to_bits(), Relaxed),
                     )
                 }
+                #[inline(always)]
                 unsafe fn atomic_compare_and_swap(
                     ptr: *mut Self,
                     current: Self,
@@ -419,9 +296,35 @@ mod host {
                         Ok(v) | Err(v) => <$ty>::from_bits(v),
                     }
                 }
+                #[inline(always)]
+                unsafe fn atomic_load(ptr: *mut Self) -> Self {
+                    <$ty>::from_bits(unsafe { <$atomic>::from_ptr(ptr.cast()) }.load(Relaxed))
+                }
             }
         };
     }
-    float_atomics!(f32, AtomicU32);
-    float_atomics!(f64, AtomicU64);
+    float_atomics!(f32, AtomicU32, "atom.add.f32", reg32);
+    float_atomics!(f64, AtomicU64, "atom.add.f64", reg64);
+}
+
+/// Applies `update` atomically by retrying compare-and-swap; returns the old value.
+///
+/// # Safety
+/// `ptr` is valid, aligned memory accessed only atomically.
+#[inline(always)]
+unsafe fn cas_loop<T: AtomicElement>(ptr: *mut T, update: impl Fn(T) -> T) -> T {
+    // SAFETY: the caller guarantees `ptr` is valid memory accessed only atomically.
+    let mut old = unsafe { T::atomic_load(ptr) };
+    loop {
+        let new = update(old);
+        if new.bit_eq(old) {
+            return old;
+        }
+        // SAFETY: as above.
+        let seen = unsafe { T::atomic_compare_and_swap(ptr, old, new) };
+        if seen.bit_eq(old) {
+            return old;
+        }
+        old = seen;
+    }
 }

@@ -5,33 +5,13 @@
 //! threads at once. Instead a kernel takes a [`DisjointSlice<T>`]: safe code may
 //! touch only the element at the thread's own [`ThreadIndex`], a value that no
 //! other thread of the launch holds, so no two threads ever write one element.
+//! [`DisjointSlice2d`] and [`DisjointSlice3d`] are the row-major matrix and
+//! 3-D grid forms, written at the thread's [`ThreadIndex2d`] and
+//! [`ThreadIndex3d`]. The [`witness`](crate::witness) module explains why
+//! this is sound.
 
+use crate::witness::{ThreadIndex, ThreadIndex2d, ThreadIndex3d};
 use core::marker::PhantomData;
-
-/// A thread's proof of a unique index: no other thread of the same launch can
-/// hold a `ThreadIndex` of the same value.
-///
-/// It cannot be built from a number; it comes from
-/// [`thread_index`](crate::thread::thread_index) on the device.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ThreadIndex {
-    index: usize,
-}
-
-impl ThreadIndex {
-    /// Callers guarantee that no other thread of the launch gets the same value.
-    #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), allow(dead_code))]
-    pub(crate) fn new_unique(index: usize) -> Self {
-        ThreadIndex { index }
-    }
-
-    /// The index as a number, for reading inputs and for bounds checks.
-    #[inline(always)]
-    pub fn get(self) -> usize {
-        self.index
-    }
-}
 
 /// A kernel's output slice: each thread may read and write only the element at
 /// its own [`ThreadIndex`].
@@ -92,11 +72,11 @@ impl<'a, T> DisjointSlice<'a, T> {
     /// This thread's element, or `None` when the index is past the end.
     #[inline(always)]
     pub fn get_mut(&mut self, index: ThreadIndex) -> Option<&mut T> {
-        if index.index < self.len {
+        if index.get() < self.len {
             // SAFETY: in bounds; no other thread holds `index`, so no other
             // thread can reach this element, and `&mut self` stops this thread
             // from holding two references to it.
-            Some(unsafe { &mut *self.ptr.add(index.index) })
+            Some(unsafe { &mut *self.ptr.add(index.get()) })
         } else {
             None
         }
@@ -105,9 +85,9 @@ impl<'a, T> DisjointSlice<'a, T> {
     /// Reads this thread's element, or `None` when the index is past the end.
     #[inline(always)]
     pub fn get(&self, index: ThreadIndex) -> Option<&T> {
-        if index.index < self.len {
+        if index.get() < self.len {
             // SAFETY: as in `get_mut`: only this thread touches this element.
-            Some(unsafe { &*self.ptr.add(index.index) })
+            Some(unsafe { &*self.ptr.add(index.get()) })
         } else {
             None
         }
@@ -117,9 +97,9 @@ impl<'a, T> DisjointSlice<'a, T> {
     /// value) when the index is past the end.
     #[inline(always)]
     pub fn set(&mut self, index: ThreadIndex, value: T) -> bool {
-        if index.index < self.len {
+        if index.get() < self.len {
             // SAFETY: in bounds, and only this thread holds `index` (see `get_mut`).
-            unsafe { self.ptr.add(index.index).write(value) };
+            unsafe { self.ptr.add(index.get()).write(value) };
             true
         } else {
             false
@@ -142,6 +122,183 @@ impl<'a, T> DisjointSlice<'a, T> {
     #[inline(always)]
     pub fn as_mut_ptr(&mut self) -> *mut T {
         self.ptr
+    }
+}
+
+/// A kernel's row-major `rows x cols` output matrix: each thread may read and
+/// write only the elements its [`ThreadIndex2d`] names.
+///
+/// With `R = 1` (the default), thread `(x, y)` owns element `(row, col) =
+/// (y, x)`. With `R > 1`, it owns the `R` elements `(y * R + j, x)` for
+/// `j < R`: a kernel that moves several rows per thread (a transpose with
+/// 32 x 8 blocks and 32 x 32 tiles, `R = 4`) says so in its parameter's type,
+/// `DisjointSlice2d<f32, 4>`, so every thread of the launch uses the same
+/// mapping. Bounds are checked per axis.
+///
+/// On the host, a launcher takes a
+/// `DeviceView2dMut<T>` (`buffer.view_2d_mut(rows, cols)?`) for it.
+///
+/// ```no_run
+/// use gpu_device::{thread_index_2d, DisjointSlice2d};
+///
+/// // With `#[kernel]`: `out[y][x] = x + y`, launched with 2-D grid and block.
+/// pub fn sum_of_coordinates(mut out: DisjointSlice2d<u32>) {
+///     let i = thread_index_2d();
+///     out.set(i, (i.x() + i.y()) as u32);
+/// }
+/// ```
+pub struct DisjointSlice2d<'a, T, const R: usize = 1> {
+    ptr: *mut T,
+    rows: usize,
+    cols: usize,
+    _borrow: PhantomData<&'a mut [T]>,
+}
+
+impl<'a, T, const R: usize> DisjointSlice2d<'a, T, R> {
+    /// Wraps device memory as a `rows x cols` output matrix.
+    ///
+    /// # Safety
+    /// As [`DisjointSlice::from_raw_parts`] for `rows * cols` elements (the
+    /// product does not overflow), and every thread of the launch gets a
+    /// matrix over the same memory with the same extents.
+    #[inline(always)]
+    pub unsafe fn from_raw_parts(ptr: *mut T, rows: usize, cols: usize) -> Self {
+        DisjointSlice2d {
+            ptr,
+            rows,
+            cols,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// The number of rows.
+    #[inline(always)]
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// The number of columns (elements per row).
+    #[inline(always)]
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+
+    /// The offset of row `y * R + j`, column `x`, when in bounds.
+    #[inline(always)]
+    fn offset(&self, index: ThreadIndex2d, j: usize) -> Option<usize> {
+        if j >= R {
+            return None;
+        }
+        // Checked, so a huge `y` cannot wrap onto a small row (for R = 1
+        // both checks fold away).
+        let row = index.y().checked_mul(R)?.checked_add(j)?;
+        (row < self.rows && index.x() < self.cols).then(|| row * self.cols + index.x())
+    }
+
+    /// This thread's element (for `R > 1`, the first of its rows), or `None`
+    /// outside the matrix.
+    #[inline(always)]
+    pub fn get_mut(&mut self, index: ThreadIndex2d) -> Option<&mut T> {
+        self.get_mut_at(index, 0)
+    }
+
+    /// This thread's element in its `j`-th row (`y * R + j`), or `None` outside
+    /// the matrix or for `j >= R`.
+    #[inline(always)]
+    pub fn get_mut_at(&mut self, index: ThreadIndex2d, j: usize) -> Option<&mut T> {
+        let offset = self.offset(index, j)?;
+        // SAFETY: in bounds; the elements at `index` belong to this thread
+        // alone (see the `witness` module), and `&mut self` stops this thread
+        // from holding two references to one.
+        Some(unsafe { &mut *self.ptr.add(offset) })
+    }
+
+    /// Writes `value` at this thread's element (for `R > 1`, in its first
+    /// row); returns `false` (dropping the value) outside the matrix.
+    #[inline(always)]
+    pub fn set(&mut self, index: ThreadIndex2d, value: T) -> bool {
+        self.set_at(index, 0, value)
+    }
+
+    /// Writes `value` at this thread's element in its `j`-th row; returns
+    /// `false` outside the matrix or for `j >= R`.
+    #[inline(always)]
+    pub fn set_at(&mut self, index: ThreadIndex2d, j: usize, value: T) -> bool {
+        // Not through `get_mut_at`: an `Option<&mut T>` keeps a null test of
+        // the pointer in the PTX.
+        match self.offset(index, j) {
+            Some(offset) => {
+                // SAFETY: as in `get_mut_at`.
+                unsafe { *self.ptr.add(offset) = value };
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// A kernel's `depth x rows x cols` output grid, row-major (x fastest, z
+/// slowest): each thread may read and write only element `(z, y, x)` of its
+/// [`ThreadIndex3d`].
+///
+/// On the host, a launcher takes a `DeviceView3dMut<T>`
+/// (`buffer.view_3d_mut(depth, rows, cols)?`) for it.
+pub struct DisjointSlice3d<'a, T> {
+    ptr: *mut T,
+    depth: usize,
+    rows: usize,
+    cols: usize,
+    _borrow: PhantomData<&'a mut [T]>,
+}
+
+impl<'a, T> DisjointSlice3d<'a, T> {
+    /// Wraps device memory as a `depth x rows x cols` output grid.
+    ///
+    /// # Safety
+    /// As [`DisjointSlice2d::from_raw_parts`] for `depth * rows * cols`
+    /// elements.
+    #[inline(always)]
+    pub unsafe fn from_raw_parts(ptr: *mut T, depth: usize, rows: usize, cols: usize) -> Self {
+        DisjointSlice3d {
+            ptr,
+            depth,
+            rows,
+            cols,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// The extents `(depth, rows, cols)`.
+    #[inline(always)]
+    pub fn extents(&self) -> (usize, usize, usize) {
+        (self.depth, self.rows, self.cols)
+    }
+
+    /// This thread's element, or `None` outside the grid.
+    #[inline(always)]
+    pub fn get_mut(&mut self, index: ThreadIndex3d) -> Option<&mut T> {
+        let (x, y, z) = (index.x(), index.y(), index.z());
+        if x < self.cols && y < self.rows && z < self.depth {
+            let offset = (z * self.rows + y) * self.cols + x;
+            // SAFETY: in bounds; element `(z, y, x)` belongs to this thread
+            // alone, and `&mut self` prevents a second reference to it.
+            Some(unsafe { &mut *self.ptr.add(offset) })
+        } else {
+            None
+        }
+    }
+
+    /// Writes `value` at this thread's element; returns `false` outside the grid.
+    #[inline(always)]
+    pub fn set(&mut self, index: ThreadIndex3d, value: T) -> bool {
+        let (x, y, z) = (index.x(), index.y(), index.z());
+        if x < self.cols && y < self.rows && z < self.depth {
+            // SAFETY: as in `get_mut`.
+            unsafe { *self.ptr.add((z * self.rows + y) * self.cols + x) = value };
+            true
+        } else {
+            false
+        }
     }
 }
 

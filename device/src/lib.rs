@@ -6,17 +6,20 @@
 //! something inside a running kernel panic there, naming themselves):
 //!
 //! - [`thread`]: `thread_idx`, `block_idx`, `block_dim`, `grid_dim`, Numba's
-//!   `grid(n)` and `gridsize(n)`, and the [`ThreadIndex`] witness;
+//!   `grid(n)` and `gridsize(n)`, and the witnesses [`thread_index`],
+//!   [`thread_index_2d`], [`thread_index_3d`] (see [`witness`]);
 //! - [`sync_threads`] and the other barriers in [`sync`];
-//! - static ([`shared_array!`]) and dynamic ([`shared::dynamic`]) shared memory;
+//! - shared memory ([`shared`]): static ([`shared_array!`]) and dynamic
+//!   ([`DynamicShared`]) arrays used safely through the phase token [`Block`];
 //! - warp shuffles in [`warp`];
 //! - atomics on [`DeviceAtomic`] cells;
 //! - float math in [`math`].
 //!
 //! On every target it provides the types that appear in kernel signatures:
-//! [`DisjointSlice`] (an output slice each thread may write only at its own
-//! index), [`DeviceAtomic`] and the [`DeviceCopy`] trait for values that may
-//! cross between host and device.
+//! [`DisjointSlice`], [`DisjointSlice2d`] and [`DisjointSlice3d`] (outputs
+//! each thread may write only at its own index), [`DeviceAtomic`], the phase
+//! token [`Block`], [`DynamicShared`], and the [`DeviceCopy`] trait for values
+//! that may cross between host and device.
 //!
 //! A panic inside a kernel executes `trap`: the launch fails and the host
 //! runtime reports the kernel by name.
@@ -25,11 +28,10 @@
     target_arch = "nvptx64",
     feature(stdarch_nvptx, asm_experimental_arch, link_llvm_intrinsics)
 )]
-// `shared_array!` expands to inline PTX in the caller's crate; this lets it do so
-// without that crate enabling `asm_experimental_arch` itself.
-#![feature(allow_internal_unstable)]
-#![allow(internal_features)]
 #![deny(missing_docs)]
+
+// `shared_array!` expands to paths under `::gpu_device`, also inside this crate.
+extern crate self as gpu_device;
 
 mod atomic;
 mod copy;
@@ -37,8 +39,10 @@ mod disjoint;
 
 pub use atomic::{AtomicElement, DeviceAtomic};
 pub use copy::DeviceCopy;
-pub use disjoint::{DisjointSlice, ThreadIndex};
+pub use disjoint::{DisjointSlice, DisjointSlice2d, DisjointSlice3d};
 pub use gpu_macros::{embed_kernels, kernel, shared_array, DeviceCopy};
+pub use shared::{Block, DynamicShared};
+pub use witness::{ThreadIndex, ThreadIndex2d, ThreadIndex3d};
 
 pub(crate) mod arch;
 pub mod math;
@@ -48,21 +52,26 @@ pub mod shared;
 pub mod sync;
 pub mod thread;
 pub mod warp;
+pub mod witness;
 
 pub use sync::sync_threads;
 pub use thread::{
-    block_dim, block_idx, grid_1d, grid_2d, grid_3d, grid_dim, gridsize_1d, gridsize_2d,
-    gridsize_3d, thread_idx, thread_index, Dim3,
+    block_dim, block_idx, block_size, grid_1d, grid_2d, grid_3d, grid_dim, gridsize_1d,
+    gridsize_2d, gridsize_3d, thread_idx, thread_index, thread_index_2d, thread_index_3d,
+    thread_rank, Dim3,
 };
 
 /// Everything a kernel body usually needs, in one import.
 pub mod prelude {
-    pub use crate::{kernel, DeviceAtomic, DeviceCopy, DisjointSlice, ThreadIndex};
+    pub use crate::{
+        kernel, Block, DeviceAtomic, DeviceCopy, DisjointSlice, DisjointSlice2d, DisjointSlice3d,
+        DynamicShared, ThreadIndex, ThreadIndex2d, ThreadIndex3d,
+    };
 
     pub use crate::{
-        block_dim, block_idx, grid_1d, grid_2d, grid_3d, grid_dim, gridsize_1d, gridsize_2d,
-        gridsize_3d, math::FastMath, math::Float, shared_array, sync_threads, thread_idx,
-        thread_index,
+        block_dim, block_idx, block_size, grid_1d, grid_2d, grid_3d, grid_dim, gridsize_1d,
+        gridsize_2d, gridsize_3d, math::FastMath, math::Float, shared_array, sync_threads,
+        thread_idx, thread_index, thread_index_2d, thread_index_3d, thread_rank,
     };
 }
 
@@ -70,18 +79,24 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::disjoint::slice_from_kernel_param;
-    pub use crate::thread::thread_index_for_shape;
+    pub use crate::shared::SharedStorage;
+    pub use crate::thread::EntryShape;
 
-    /// `shared_array!` on the host: the simulated block's instance of the array.
+    /// Fails to compile unless `T` may live in shared memory: `shared_array!`
+    /// calls it first, so the error names the element type.
+    #[inline(always)]
+    pub fn require_shared_element<T: crate::shared::SharedElement>() {}
+
+    /// `shared_array!` on the host: the simulated block's instance of the
+    /// array, aligned for `T` (the simulator's allocations are 16-aligned, so
+    /// the array is over-allocated by the alignment and its start aligned up).
     #[cfg(not(target_arch = "nvptx64"))]
     #[track_caller]
     pub fn static_shared<T>(symbol: &'static str, len: usize) -> *mut T {
-        crate::arch::static_shared(
-            symbol,
-            core::mem::size_of::<T>() * len,
-            core::mem::align_of::<T>(),
-        )
-        .cast()
+        let align = core::mem::align_of::<T>();
+        let base =
+            crate::arch::static_shared(symbol, core::mem::size_of::<T>() * len + align, align);
+        base.wrapping_add(base.align_offset(align)).cast()
     }
 
     /// The CPU simulator's view of device code: what an executor provides.

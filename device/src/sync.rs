@@ -6,11 +6,19 @@ use crate::arch;
 /// their earlier shared and global memory writes visible to the block
 /// (CUDA's `__syncthreads()`, Numba's `cuda.syncthreads()`).
 ///
-/// Every thread of the block must reach the same call; a barrier that only some
-/// threads reach hangs the block.
+/// It is PTX's `barrier.sync 0`, the barrier that counts threads: defined
+/// even when the threads of a warp reach it from divergent code (CUDA's
+/// `__syncthreads()` is `bar.sync 0`, the `.aligned` form, undefined
+/// there). Every thread of the block must reach a `sync_threads()` (any one:
+/// a call in each branch of an `if` pairs up); a barrier that some threads
+/// never reach hangs the block on a GPU, and the simulator reports it.
+///
+/// For shared memory without `unsafe`, use the phase token
+/// [`Block`](crate::shared::Block) instead: its `sync` is a separate
+/// barrier (id 1), so a `sync_threads()` never pairs with a phase change.
 #[inline(always)]
 pub fn sync_threads() {
-    arch::sync_threads()
+    arch::barrier(arch::THREADS_BARRIER)
 }
 
 /// Waits until every lane of the warp named in `mask` has reached this point

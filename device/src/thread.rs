@@ -2,7 +2,7 @@
 //! `blockDim`, `gridDim`) and Numba's `cuda.grid(n)` / `cuda.gridsize(n)`.
 
 use crate::arch;
-use crate::ThreadIndex;
+use crate::witness::{ThreadIndex, ThreadIndex2d, ThreadIndex3d};
 
 /// Three unsigned coordinates, as CUDA's `dim3`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -13,6 +13,21 @@ pub struct Dim3 {
     pub y: u32,
     /// The z coordinate.
     pub z: u32,
+}
+
+impl Dim3 {
+    /// The three coordinates as `usize`, for indexing: `let [tx, ty, _] = thread_idx().as_usize();`.
+    #[inline(always)]
+    pub fn as_usize(self) -> [usize; 3] {
+        [self.x as usize, self.y as usize, self.z as usize]
+    }
+
+    /// The product `x * y * z` as `usize`: the number of threads of a block
+    /// for [`block_dim`], of blocks of the grid for [`grid_dim`].
+    #[inline(always)]
+    pub fn count(self) -> usize {
+        self.x as usize * self.y as usize * self.z as usize
+    }
 }
 
 impl From<[u32; 3]> for Dim3 {
@@ -55,7 +70,8 @@ fn global(block: u32, dim: u32, thread: u32) -> usize {
 /// `blockIdx.x * blockDim.x + threadIdx.x`.
 ///
 /// This is a plain number, good for reading. To *write* an output element, use
-/// [`thread_index`], whose value is unique to the thread in any launch shape.
+/// [`thread_index`], whose value is unique to the thread (in one-dimensional
+/// launches; [`thread_index_2d`] and [`thread_index_3d`] in others).
 #[inline(always)]
 pub fn grid_1d() -> usize {
     let (b, d, t) = (block_idx(), block_dim(), thread_idx());
@@ -105,41 +121,128 @@ pub fn gridsize_3d() -> (usize, usize, usize) {
     )
 }
 
-/// This thread's witness index: a number no other thread of the launch holds.
-///
-/// It is the thread's global position `(x, y, z)` (see [`grid_3d`]) in
-/// row-major order, `x + X * (y + Y * z)` with `(X, Y, _)` = [`gridsize_3d`]:
-/// for a one-dimensional launch it is [`grid_1d`], for a two-dimensional one
-/// the index of element `(y, x)` of a `Y`-by-`X` array. Positions are distinct
-/// per thread, and the runtime refuses launches of 2^64 threads or more, so the
-/// number cannot wrap: a [`DisjointSlice`](crate::DisjointSlice) accepts it as
-/// the one index this thread may write.
+/// This thread's linear index within its block, `x + X * (y + Y * z)` for
+/// `threadIdx` `(x, y, z)` and `blockDim` `(X, Y, _)`: `0..block_size()`.
 #[inline(always)]
-pub fn thread_index() -> ThreadIndex {
-    let (b, d, t) = (block_idx(), block_dim(), thread_idx());
-    let x = global(b.x, d.x, t.x);
-    let g = grid_dim();
-    // The common one-dimensional launch stops at `x`. The test is uniform
-    // across the launch, so it costs no divergence.
-    if (g.y | g.z | d.y | d.z) == 1 {
-        return ThreadIndex::new_unique(x);
-    }
-    let y = global(b.y, d.y, t.y);
-    let z = global(b.z, d.z, t.z);
-    let (width, height) = (g.x as usize * d.x as usize, g.y as usize * d.y as usize);
-    ThreadIndex::new_unique(x + width * (y + height * z))
+pub fn thread_rank() -> usize {
+    let ([x, y, z], d) = (thread_idx().as_usize(), block_dim());
+    x + d.x as usize * (y + d.y as usize * z)
 }
 
-/// `thread_index` as the `#[kernel]` entry points bind it: for `ONE_DIMENSIONAL`
-/// the launch is known to be one-dimensional, because the runtime launches
-/// that entry point only for grids and blocks of the form `(n, 1, 1)`, and the
-/// witness is [`grid_1d`] without testing the shape.
-#[doc(hidden)]
+/// The number of threads in this block (`blockDim.x * blockDim.y * blockDim.z`).
 #[inline(always)]
-pub fn thread_index_for_shape<const ONE_DIMENSIONAL: bool>() -> ThreadIndex {
-    if ONE_DIMENSIONAL {
+pub fn block_size() -> usize {
+    block_dim().count()
+}
+
+/// Whether grid and block both have the shape `(n, 1, 1)`.
+#[inline(always)]
+fn is_one_dimensional() -> bool {
+    let (g, d) = (grid_dim(), block_dim());
+    (g.y | g.z | d.y | d.z) == 1
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn not_one_dimensional() -> ! {
+    panic!("thread_index() is the witness of one-dimensional launches (grid and block of the form (n, 1, 1)); this launch has more dimensions: use thread_index_2d() or thread_index_3d() and a DisjointSlice2d or DisjointSlice3d output")
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn not_two_dimensional() -> ! {
+    panic!("thread_index_2d() is the witness of launches whose grid and block have a z extent of 1; this launch has more: use thread_index_3d() and a DisjointSlice3d output")
+}
+
+/// This thread's one-dimensional witness: [`grid_1d`], a number no other
+/// thread of the launch holds, which a [`DisjointSlice`](crate::DisjointSlice)
+/// accepts as the one element this thread may write.
+///
+/// Valid only in one-dimensional launches (grid and block of the form
+/// `(n, 1, 1)`): in any other launch it panics (on the GPU, a trap that fails
+/// the launch), naming [`thread_index_2d`] and [`thread_index_3d`], the
+/// witnesses of two- and three-dimensional launches. Inside a `#[kernel]` body
+/// the test costs nothing: each kernel has an entry point for one-dimensional
+/// launches, where the witness is `grid_1d()` with no test, and a general one,
+/// where `thread_index()` fails at once; the runtime picks the entry from the
+/// launch's shape. Called from a helper function outside the kernel body, it
+/// tests the shape.
+#[inline(always)]
+#[track_caller]
+pub fn thread_index() -> ThreadIndex {
+    if !is_one_dimensional() {
+        not_one_dimensional()
+    }
+    ThreadIndex::new_unique(grid_1d())
+}
+
+/// This thread's two-dimensional witness: its global position `(x, y)`
+/// ([`grid_2d`]), which no other thread of the launch shares when the grid
+/// and the block have a z extent of 1 (in other launches it panics, naming
+/// [`thread_index_3d`]). A [`DisjointSlice2d`](crate::DisjointSlice2d)
+/// accepts it as the element `(row, col) = (y, x)` this thread may write.
+///
+/// In a one-dimensional launch it is `(grid_1d(), 0)`.
+#[inline(always)]
+#[track_caller]
+pub fn thread_index_2d() -> ThreadIndex2d {
+    let (g, d) = (grid_dim(), block_dim());
+    if g.z as u64 * d.z as u64 != 1 {
+        not_two_dimensional()
+    }
+    let (x, y) = grid_2d();
+    ThreadIndex2d::new_unique(x, y)
+}
+
+/// This thread's three-dimensional witness: its global position `(x, y, z)`
+/// ([`grid_3d`]), unique in every launch. A
+/// [`DisjointSlice3d`](crate::DisjointSlice3d) accepts it as the element
+/// `(z, y, x)` this thread may write.
+#[inline(always)]
+pub fn thread_index_3d() -> ThreadIndex3d {
+    let (x, y, z) = grid_3d();
+    ThreadIndex3d::new_unique(x, y, z)
+}
+
+/// The witnesses as a `#[kernel]` entry point binds them in the body: for
+/// `ONE_DIMENSIONAL` (the `__1d` entry, which the runtime launches only for
+/// grids and blocks of the form `(n, 1, 1)`) without testing the shape; for
+/// the general entry (launched only for other shapes) `thread_index` fails at
+/// once.
+#[doc(hidden)]
+pub struct EntryShape<const ONE_DIMENSIONAL: bool>;
+
+impl<const ONE_DIMENSIONAL: bool> EntryShape<ONE_DIMENSIONAL> {
+    /// See [`thread_index`].
+    #[inline(always)]
+    #[track_caller]
+    pub fn thread_index() -> ThreadIndex {
+        if !ONE_DIMENSIONAL {
+            not_one_dimensional()
+        }
         ThreadIndex::new_unique(grid_1d())
-    } else {
-        thread_index()
+    }
+
+    /// See [`thread_index_2d`].
+    #[inline(always)]
+    #[track_caller]
+    pub fn thread_index_2d() -> ThreadIndex2d {
+        if ONE_DIMENSIONAL {
+            ThreadIndex2d::new_unique(grid_1d(), 0)
+        } else {
+            thread_index_2d()
+        }
+    }
+
+    /// See [`thread_index_3d`].
+    #[inline(always)]
+    pub fn thread_index_3d() -> ThreadIndex3d {
+        if ONE_DIMENSIONAL {
+            ThreadIndex3d::new_unique(grid_1d(), 0, 0)
+        } else {
+            thread_index_3d()
+        }
     }
 }

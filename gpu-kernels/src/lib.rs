@@ -10,6 +10,7 @@ use gpu_device::prelude::*;
 
 gpu_device::embed_kernels!();
 
+pub mod classic;
 pub mod ops;
 pub mod testing;
 

@@ -1,19 +1,56 @@
 //! Kernels that exercise one device feature each, for the test suite.
 
 use gpu_device::prelude::*;
-use gpu_device::shared::dynamic as dynamic_shared;
 use gpu_device::warp::{
     lane_id, shfl_down_sync, shfl_sync, shfl_up_sync, shfl_xor_sync, FULL_MASK,
 };
 use gpu_device::AtomicElement;
 
-/// Writes each thread's coordinates: `out[4 * t] = thread_index`, then the
-/// grid position x, y, z from `grid_3d`.
+/// Writes each thread's coordinates at its `thread_index_3d()`: the witness's
+/// x, y, z, then `grid_3d`'s.
 #[kernel]
-pub fn coordinates(mut out: DisjointSlice<[u32; 4]>) {
-    let i = thread_index();
+pub fn coordinates(mut out: DisjointSlice3d<[u32; 6]>) {
+    let i = thread_index_3d();
     let (x, y, z) = grid_3d();
-    out.set(i, [i.get() as u32, x as u32, y as u32, z as u32]);
+    out.set(
+        i,
+        [
+            i.x() as u32,
+            i.y() as u32,
+            i.z() as u32,
+            x as u32,
+            y as u32,
+            z as u32,
+        ],
+    );
+}
+
+/// Writes `[x, y]` of each thread's `thread_index_2d()` at its element of a
+/// `rows x cols` matrix.
+#[kernel]
+pub fn coordinates_2d(mut out: DisjointSlice2d<[u32; 2]>) {
+    let i = thread_index_2d();
+    out.set(i, [i.col() as u32, i.row() as u32]);
+}
+
+/// Calls `thread_index()` (the one-dimensional witness): in a launch of any
+/// other shape this fails, naming `thread_index_2d`.
+#[kernel]
+pub fn one_dimensional_witness(mut out: DisjointSlice<u32>) {
+    let i = thread_index();
+    out.set(i, i.get() as u32);
+}
+
+/// Calls the unshadowed `gpu_device::thread_index()` from a helper function,
+/// which tests the launch's shape on the device.
+#[kernel]
+pub fn witness_from_helper(mut out: DisjointSlice<u32>) {
+    #[inline(never)]
+    fn index() -> ThreadIndex {
+        gpu_device::thread_index()
+    }
+    let i = index();
+    out.set(i, i.get() as u32 + 1);
 }
 
 /// Writes `gridsize_1d()`, `block_dim().x`, `grid_dim().x` and `thread_idx().x`.
@@ -31,55 +68,183 @@ pub fn launch_shape(mut out: DisjointSlice<[u32; 4]>) {
     );
 }
 
-/// Sums `input` per block through static shared memory and a tree of
-/// `sync_threads` barriers; `sums[block]` receives the block's sum.
-/// Needs blocks of exactly 256 threads.
+/// Sums `input` per block through a static shared array, a tree of phase
+/// barriers and no `unsafe` for shared memory; `sums[block]` receives the
+/// block's sum. Any one-dimensional block size up to 256 works: `fill`
+/// writes all 256 slots whatever the block's size.
 #[kernel]
-pub fn block_sum_static(input: &[f32], mut sums: DisjointSlice<f32>) {
+pub fn block_sum_static(input: &[f32], mut sums: DisjointSlice<f32>, block: Block) {
     let tile = shared_array!(f32; 256);
-    let t = thread_idx().x as usize;
-    let value = input.get(grid_1d()).copied().unwrap_or(0.0);
-    // SAFETY: each thread writes its own slot; the barrier below orders the reads.
-    unsafe { tile.write(t, value) };
-    sync_threads();
+    let mut w = block;
+    let base = block_idx().x as usize * block_dim().x as usize;
+    let threads = block_dim().x as usize;
+    tile.fill(&mut w, |s| {
+        if s < threads {
+            input.get(base + s).copied().unwrap_or(0.0)
+        } else {
+            0.0
+        }
+    });
+    let mut r = w.sync();
     let mut stride = 128;
     while stride > 0 {
+        let t = r.thread_rank();
+        // Reading: slots t and t + stride.
+        let sum = if t < stride {
+            tile.get(&r, t) + tile.get(&r, t + stride)
+        } else {
+            0.0
+        };
+        // Writing: slot t, this thread's own.
+        let mut w = r.sync();
         if t < stride {
-            // SAFETY: slots t and t + stride are written only by thread t in this
-            // step, and read by no other thread before the next barrier.
-            unsafe {
-                let sum = tile.read(t).unwrap_or(0.0) + tile.read(t + stride).unwrap_or(0.0);
-                tile.write(t, sum);
-            }
+            tile.set_own(&mut w, 0, sum);
         }
-        sync_threads();
+        r = w.sync();
         stride /= 2;
     }
-    if t == 0 {
-        // SAFETY: after the last barrier no thread writes slot 0.
-        let sum = unsafe { tile.read(0) }.unwrap_or(0.0);
+    if r.thread_rank() == 0 {
+        let sum = tile.get(&r, 0);
         let block = block_idx().x as usize;
         if block < sums.len() {
-            // SAFETY: in bounds, and only thread 0 of each block writes `sums[block]`.
+            // SAFETY: in bounds, and only thread 0 of each block writes
+            // `sums[block]` (a per-block output the witness does not cover).
             unsafe { *sums.get_unchecked_mut(block) = sum };
         }
     }
 }
 
-/// Reverses each block's chunk of `input` through dynamic shared memory: the
-/// launch gives `block_dim().x * 4` bytes.
+/// The per-block sums of [`block_sum_static`] by the warp-shuffle block
+/// reduction: `sums[block]` receives the sum of the block's inputs.
 #[kernel]
-pub fn reverse_in_blocks(input: &[u32], mut out: DisjointSlice<u32>) {
-    let tile = dynamic_shared::<u32>();
-    let t = thread_idx().x as usize;
+pub fn block_sum_shuffles(input: &[f32], mut sums: DisjointSlice<f32>, block: Block) {
+    let value = input.get(grid_1d()).copied().unwrap_or(0.0);
+    let (r, total) = gpu_device::shared::reduce::block_sum(block, value);
+    if r.thread_rank() == 0 {
+        let block = block_idx().x as usize;
+        if block < sums.len() {
+            // SAFETY: in bounds, and only thread 0 of each block writes `sums[block]`.
+            unsafe { *sums.get_unchecked_mut(block) = total };
+        }
+    }
+}
+
+/// Reverses each block's chunk of `input` through dynamic shared memory: the
+/// launch gives `block_dim().x * 4` bytes (or more).
+#[kernel]
+pub fn reverse_in_blocks(
+    input: &[u32],
+    mut out: DisjointSlice<u32>,
+    tile: DynamicShared<u32>,
+    block: Block,
+) {
+    let mut w = block;
     let n = block_dim().x as usize;
     let base = block_idx().x as usize * n;
-    // SAFETY: each thread writes its own slot, then the barrier orders the reads.
-    unsafe { tile.write(t, input.get(base + t).copied().unwrap_or(0)) };
-    sync_threads();
-    // SAFETY: no thread writes shared memory after the barrier.
-    let value = unsafe { tile.read(n - 1 - t) }.unwrap_or(u32::MAX);
-    out.set(thread_index(), value);
+    tile.fill(&mut w, |s| input.get(base + s).copied().unwrap_or(0));
+    let r = w.sync();
+    let t = r.thread_rank();
+    out.set(thread_index(), tile.get(&r, n - 1 - t));
+}
+
+/// A generic kernel with a shared array of its type parameter: `out[i]` gets
+/// the value of the thread `t ^ 1` of its block (`input` reversed in pairs).
+#[kernel(f32, u64)]
+pub fn swap_pairs<T: DeviceCopy + gpu_device::shared::SharedElement>(
+    input: &[T],
+    mut out: DisjointSlice<T>,
+    block: Block,
+) {
+    let tile = shared_array!(T; 256);
+    let mut w = block;
+    let i = thread_index();
+    if let Some(&v) = input.get(i.get()) {
+        tile.set_own(&mut w, 0, v);
+    }
+    let r = w.sync();
+    let partner = r.thread_rank() ^ 1;
+    if i.get() < input.len() && partner < r.size() && (i.get() ^ 1) < input.len() {
+        out.set(i, tile.get(&r, partner));
+    }
+}
+
+/// A const-generic kernel: each block of `TILE` threads writes its block's
+/// `input` reversed, through a `shared_array!(u32; TILE)`.
+#[kernel(16, 32)]
+pub fn reverse_tiles<const TILE: usize>(input: &[u32], mut out: DisjointSlice<u32>, block: Block) {
+    let tile = shared_array!(u32; TILE);
+    let mut w = block;
+    let i = thread_index();
+    let base = block_idx().x as usize * TILE;
+    tile.fill(&mut w, |s| input.get(base + s).copied().unwrap_or(0));
+    let r = w.sync();
+    let t = r.thread_rank();
+    if t < TILE {
+        out.set(i, tile.get(&r, TILE - 1 - t));
+    }
+}
+
+/// Counts `values` (taken modulo 64) into a shared array of 64 atomic
+/// counters, then adds them to `bins`: shared atomics without `unsafe`.
+#[kernel]
+pub fn shared_counters(values: &[u32], bins: &[DeviceAtomic<u32>], block: Block) {
+    let counters = shared_array!(DeviceAtomic<u32>; 64);
+    let mut w = block;
+    counters.fill(&mut w, |_| DeviceAtomic::new(0));
+    let r = w.sync();
+    if let Some(&v) = values.get(grid_1d()) {
+        counters.get_ref(&r, (v % 64) as usize).fetch_add(1);
+    }
+    let w = r.sync();
+    let mut k = 0;
+    while let Some(slot) = w.own_slot(k, 64) {
+        let count = counters.own(&w, k).load();
+        if count > 0 && slot < bins.len() {
+            bins[slot].fetch_add(count);
+        }
+        k += 1;
+    }
+}
+
+/// Writes `tile[row][col]` of a 2-D shared array (padded rows) as
+/// `row * 100 + col`, then each thread reads the transposed slot: exercises
+/// `Shared2d` with any 2-D block shape (`fill` covers every slot).
+#[kernel]
+pub fn shared_2d_transpose(mut out: DisjointSlice2d<u32>, block: Block) {
+    let tile = shared_array!(u32; 8, 8, padding = 1);
+    let mut w = block;
+    tile.fill(&mut w, |row, col| (row * 100 + col) as u32);
+    let r = w.sync();
+    let i = thread_index_2d();
+    let (row, col) = (i.row() % 8, i.col() % 8);
+    // Through `get` and through `row`: the same slot.
+    let (a, b) = (tile.get(&r, col, row), tile.row(&r, col)[row]);
+    out.set(i, if a == b { a } else { u32::MAX - 1 });
+}
+
+/// Reads shared slot `index` of a 64-slot array: out of range, it panics
+/// (the simulator reports the kernel, block and thread).
+#[kernel]
+pub fn shared_read_at(index: usize, mut out: DisjointSlice<u32>, block: Block) {
+    let tile = shared_array!(u32; 64);
+    let mut w = block;
+    tile.fill(&mut w, |s| s as u32);
+    let r = w.sync();
+    out.set(thread_index(), tile.get(&r, index));
+}
+
+/// Threads below `exit_below` return before the phase barrier; the others
+/// `sync`: on a GPU the block hangs, the simulator reports it. Threads at
+/// `sync_threads` and at a phase barrier never pair.
+#[kernel]
+pub fn phase_and_threads_barriers(mixed: bool, mut out: DisjointSlice<u32>, block: Block) {
+    if mixed && thread_idx().x.is_multiple_of(2) {
+        sync_threads();
+        out.set(thread_index(), 1);
+        return;
+    }
+    let _r = block.sync();
+    out.set(thread_index(), 2);
 }
 
 /// Per warp: `out[i] = [sum over the warp by shfl_xor, value from lane+1 by
@@ -252,4 +417,81 @@ pub fn panic_at(block: u32, thread: u32, mut out: DisjointSlice<u32>) {
         panic!("thread {thread} of block {block} gave up");
     }
     out.set(thread_index(), 7);
+}
+
+/// A `float4`-like value: `#[repr(C, align(16))]`.
+#[derive(Clone, Copy, Debug, PartialEq, DeviceCopy)]
+#[repr(C, align(16))]
+pub struct Float4 {
+    /// x
+    pub x: f32,
+    /// y
+    pub y: f32,
+    /// z
+    pub z: f32,
+    /// w
+    pub w: f32,
+}
+
+/// `out[i] = v` scaled by `i`: a 16-aligned struct by value and as elements.
+#[kernel]
+pub fn scale_float4(v: Float4, mut out: DisjointSlice<Float4>) {
+    let i = thread_index();
+    let s = i.get() as f32;
+    out.set(
+        i,
+        Float4 {
+            x: v.x * s,
+            y: v.y * s,
+            z: v.z * s,
+            w: v.w * s,
+        },
+    );
+}
+
+/// Counts the elements of zero-sized `input` and writes them as `()`-like
+/// zero-sized values: `count[i] = input.len()`.
+#[kernel]
+pub fn zero_sized(
+    input: &[[u8; 0]],
+    mut out: DisjointSlice<[u8; 0]>,
+    mut count: DisjointSlice<u32>,
+) {
+    let i = thread_index();
+    out.set(i, []);
+    count.set(i, input.len() as u32 + out.len() as u32 * 1000);
+}
+
+/// 32 bytes aligned to 32: a shared element with an alignment above 16.
+#[derive(Clone, Copy, Debug, Default, PartialEq, DeviceCopy)]
+#[repr(C, align(32))]
+pub struct Aligned32(pub [u32; 8]);
+
+// SAFETY: eight `u32`s with no padding (the alignment equals the size):
+// every bit pattern is valid and all-zero is valid.
+unsafe impl bytemuck::Zeroable for Aligned32 {}
+// SAFETY: as above.
+unsafe impl bytemuck::AnyBitPattern for Aligned32 {}
+
+/// Each thread writes the misalignment (address modulo 32) of its slot in
+/// the dynamic shared array of `Aligned32`, and of the raw escape hatch's
+/// view, and the number of slots: `out[i] = [safe, raw, len]`.
+#[kernel]
+pub fn dynamic_alignment(
+    mut out: DisjointSlice<[u32; 3]>,
+    smem: DynamicShared<Aligned32>,
+    block: Block,
+) {
+    let mut w = block;
+    let i = thread_index();
+    let raw = gpu_device::shared::dynamic::<Aligned32>();
+    let len = smem.len() as u32;
+    let safe = match w.own_slot(0, smem.len()) {
+        Some(_) => {
+            let slot: *const Aligned32 = smem.own_mut(&mut w, 0);
+            (slot as usize % 32) as u32
+        }
+        None => 99,
+    };
+    out.set(i, [safe, (raw.as_mut_ptr() as usize % 32) as u32, len]);
 }

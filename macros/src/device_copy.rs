@@ -55,13 +55,59 @@ fn has_stable_repr(input: &DeriveInput) -> syn::Result<bool> {
             if meta.path.is_ident("C") || meta.path.is_ident("transparent") {
                 stable = true;
             }
-            // `align(N)` and `packed(N)` carry arguments; accept and skip them.
+            // `align(N)` and `packed(N)` carry arguments; accept and skip them
+            // (the whole parenthesised group, or parsing stops at `N`).
             if meta.input.peek(syn::token::Paren) {
-                let _content;
-                syn::parenthesized!(_content in meta.input);
+                let content;
+                syn::parenthesized!(content in meta.input);
+                content.parse::<TokenStream>()?;
             }
             Ok(())
         })?;
     }
     Ok(stable)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::expand;
+    use quote::quote;
+
+    #[test]
+    fn aligned_and_packed_repr_c_structs_derive() {
+        for item in [
+            quote!(
+                #[repr(C, align(16))]
+                struct F4 {
+                    x: f32,
+                    y: f32,
+                    z: f32,
+                    w: f32,
+                }
+            ),
+            quote!(
+                #[repr(align(8), C)]
+                struct A {
+                    x: u32,
+                }
+            ),
+            quote!(
+                #[repr(C, packed(2))]
+                struct P {
+                    x: u8,
+                    y: u32,
+                }
+            ),
+        ] {
+            let out = expand(item).expect("derives").to_string();
+            assert!(out.contains("DeviceCopy"), "{out}");
+        }
+        assert!(expand(quote!(
+            #[repr(align(16))]
+            struct N {
+                x: f32,
+            }
+        ))
+        .is_err());
+    }
 }

@@ -13,9 +13,14 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
     Ok(quote! {
         /// The PTX module holding this crate's kernels, built by `build.rs`.
         #[cfg(not(target_arch = "nvptx64"))]
-        pub static KERNEL_MODULE: ::gpu_runtime::EmbeddedModule = ::gpu_runtime::EmbeddedModule::new(
-            ::core::env!("CARGO_PKG_NAME"),
-            ::core::include_str!(::core::concat!(::core::env!("OUT_DIR"), "/kernels.ptx")),
-        );
+        // SAFETY: the PTX is the file this crate's build script wrote with
+        // `gpu_builder` from this crate's own `#[kernel]` functions, whose
+        // launchers are the ones that load it.
+        pub static KERNEL_MODULE: ::gpu_runtime::EmbeddedModule = unsafe {
+            ::gpu_runtime::EmbeddedModule::new(
+                ::core::env!("CARGO_PKG_NAME"),
+                ::core::include_str!(::core::concat!(::core::env!("OUT_DIR"), "/kernels.ptx")),
+            )
+        };
     })
 }

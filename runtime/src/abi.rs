@@ -9,14 +9,17 @@
 
 use std::ffi::c_void;
 
-/// A kernel instance's body as the CPU simulator calls it: `call` takes one
-/// pointer per PTX parameter, as the entry point does, whose sizes are
-/// `param_sizes` (the simulator copies the values at launch).
+/// A kernel instance's body as the CPU simulator calls it: `call` (the
+/// general entry point) and `call_1d` (the one for one-dimensional launches)
+/// take one pointer per PTX parameter, as the entry points do, whose sizes
+/// are `param_sizes` (the simulator copies the values at launch).
 #[doc(hidden)]
 #[derive(Clone, Copy)]
 pub struct HostEntry {
-    /// Runs the body as the current simulated thread.
+    /// Runs the general body as the current simulated thread.
     pub call: unsafe fn(*const *mut c_void),
+    /// Runs the one-dimensional body as the current simulated thread.
+    pub call_1d: unsafe fn(*const *mut c_void),
     /// The byte size of each parameter value.
     pub param_sizes: &'static [usize],
 }

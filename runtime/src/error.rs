@@ -114,6 +114,11 @@ pub enum Error {
         /// The panic messages, in the order the callbacks ran.
         messages: Vec<String>,
     },
+    /// A 2-D or 3-D view whose extents do not fit the memory it views.
+    InvalidShape {
+        /// The extents and the length.
+        reason: String,
+    },
     /// A pipeline that cannot run as asked.
     InvalidPipeline {
         /// What was wrong.
@@ -208,6 +213,7 @@ impl fmt::Display for Error {
                 messages.len(),
                 messages.join("; ")
             ),
+            Error::InvalidShape { reason } => write!(f, "invalid shape: {reason}"),
             Error::InvalidPipeline { reason } => write!(f, "invalid pipeline: {reason}"),
             Error::CalledFromCallback => write!(
                 f,

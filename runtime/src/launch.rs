@@ -305,12 +305,18 @@ impl KernelFunction {
                 .fetch_max(shared, Ordering::Relaxed);
         }
         let id = *self.id.get_or_init(|| KernelId::register(self.name));
+        // As on a GPU, the simulator runs the one-dimensional body for
+        // one-dimensional launches only (its witness is unique only there).
+        let mut host = self.host;
+        if which == 1 {
+            host.call = host.call_1d;
+        }
         // SAFETY: forwarded to the caller; the configuration was checked above.
         let launched = unsafe {
             driver().launch(KernelLaunch {
                 name: self.name,
                 function: info.handle,
-                host: self.host,
+                host,
                 grid,
                 block,
                 shared_bytes: shared,
@@ -335,6 +341,11 @@ impl KernelFunction {
         }
     }
 }
+
+/// Names the instance `N` of a const-generic kernel (`#[kernel(16, 32)] fn
+/// k<const TILE: usize>`): the launcher of `k` requires `Const<TILE>:
+/// k::Instance`, which holds for the listed values only.
+pub struct Const<const N: usize>;
 
 impl SliceArg {
     /// An input argument; checks it lives on the stream's device.
@@ -379,6 +390,12 @@ impl SliceArg {
                 parameter,
                 buffer_device: view.device,
                 stream_device,
+            });
+        }
+        if std::mem::size_of::<T>() == 0 {
+            return Ok(SliceArg {
+                ptr: std::mem::align_of::<T>() as u64,
+                len: view.len,
             });
         }
         Ok(SliceArg {

@@ -33,6 +33,7 @@ mod error;
 mod event;
 mod last_kernel;
 mod launch;
+mod matrix;
 pub mod memory;
 mod module;
 mod panic_message;
@@ -50,7 +51,8 @@ pub use device::{synchronize, Device, DeviceScope};
 pub use error::{Error, Result};
 pub use event::{get_elapsed_time, Event, EventOptions};
 pub use gpu_device::DeviceCopy;
-pub use launch::{DimValue, Dims, IntoDims, KernelFunction, LaunchConfig, StreamRef};
+pub use launch::{Const, DimValue, Dims, IntoDims, KernelFunction, LaunchConfig, StreamRef};
+pub use matrix::{DeviceView2dMut, DeviceView3dMut};
 pub use memory::{DeviceBuffer, DeviceInput, DeviceOutput, DeviceView, DeviceViewMut};
 pub use module::EmbeddedModule;
 pub use pinned::{
@@ -66,19 +68,20 @@ pub use stream::{Stream, StreamKind, StreamOptions};
 /// - `launch!(k[grid, block, stream, shared_bytes](args))` with dynamic shared memory.
 ///
 /// `grid` and `block` are a number or a tuple of two or three. `k` is the
-/// kernel's path (`gpu_kernels::add_kernel`). Arguments are checked against
-/// the kernel's parameters at compile time; the launch configuration at run
-/// time. Evaluates to `Result<()>`.
+/// kernel's path (`gpu_kernels::add_kernel`); a const-generic kernel names
+/// its instance, `launch!(k::<16>[grid, block](args))`. Arguments are checked
+/// against the kernel's parameters at compile time; the launch configuration
+/// at run time. Evaluates to `Result<()>`.
 #[macro_export]
 macro_rules! launch {
-    ($($kernel:ident)::+ [$grid:expr, $block:expr $(,)?] ($($arg:expr),* $(,)?)) => {
-        $($kernel)::+::launch($crate::LaunchConfig::new($grid, $block), $($arg),*)
+    ($($kernel:ident)::+ $(::<$($generic:tt),+>)? [$grid:expr, $block:expr $(,)?] ($($arg:expr),* $(,)?)) => {
+        $($kernel)::+::launch $(::<$($generic),+>)? ($crate::LaunchConfig::new($grid, $block), $($arg),*)
     };
-    ($($kernel:ident)::+ [$grid:expr, $block:expr, $stream:expr $(,)?] ($($arg:expr),* $(,)?)) => {
-        $($kernel)::+::launch($crate::LaunchConfig::new($grid, $block).stream(&$stream), $($arg),*)
+    ($($kernel:ident)::+ $(::<$($generic:tt),+>)? [$grid:expr, $block:expr, $stream:expr $(,)?] ($($arg:expr),* $(,)?)) => {
+        $($kernel)::+::launch $(::<$($generic),+>)? ($crate::LaunchConfig::new($grid, $block).stream(&$stream), $($arg),*)
     };
-    ($($kernel:ident)::+ [$grid:expr, $block:expr, $stream:expr, $shared:expr $(,)?] ($($arg:expr),* $(,)?)) => {
-        $($kernel)::+::launch(
+    ($($kernel:ident)::+ $(::<$($generic:tt),+>)? [$grid:expr, $block:expr, $stream:expr, $shared:expr $(,)?] ($($arg:expr),* $(,)?)) => {
+        $($kernel)::+::launch $(::<$($generic),+>)? (
             $crate::LaunchConfig::new($grid, $block).stream(&$stream).shared_bytes($shared),
             $($arg),*
         )

@@ -16,7 +16,15 @@ pub struct EmbeddedModule {
 
 impl EmbeddedModule {
     /// Wraps a crate's PTX text. Used by `embed_kernels!()`.
-    pub const fn new(crate_name: &'static str, ptx: &'static str) -> Self {
+    ///
+    /// # Safety
+    /// `ptx` is the PTX that `gpu-builder` built from the `#[kernel]`
+    /// functions of `crate_name`, whose typed launchers will load it: each
+    /// entry point they name must have exactly the parameters their
+    /// signatures pass, and the device code must uphold the guarantees of
+    /// `gpu-device` (no data race, no out-of-bounds access from safe code).
+    /// Arbitrary PTX under a typed, safe launcher could do anything.
+    pub const unsafe fn new(crate_name: &'static str, ptx: &'static str) -> Self {
         EmbeddedModule {
             crate_name,
             ptx,

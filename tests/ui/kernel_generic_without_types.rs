@@ -1,6 +1,6 @@
 use gpu_device::prelude::*;
 // What `embed_kernels!()` would define; these kernels never reach the GPU.
-pub static KERNEL_MODULE: gpu_runtime::EmbeddedModule = gpu_runtime::EmbeddedModule::new("ui", "");
+pub static KERNEL_MODULE: gpu_runtime::EmbeddedModule = unsafe { gpu_runtime::EmbeddedModule::new("ui", "") };
 
 #[kernel]
 pub fn fill<T: DeviceCopy>(value: T, out: DisjointSlice<T>) {}

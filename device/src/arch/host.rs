@@ -15,8 +15,9 @@ pub mod simulation {
 
     /// What a simulated thread asks of its block.
     pub trait Block {
-        /// Waits until every thread of the block has called it.
-        fn sync_threads(&self, thread: &SimulatedThread);
+        /// Waits until every thread of the block has reached barrier `id`
+        /// (0: `sync_threads`, 1: the shared-memory phase token's `sync`).
+        fn barrier(&self, thread: &SimulatedThread, id: u32);
         /// Waits until the lanes in `mask` of this thread's warp have called
         /// it, then returns lane `source`'s `value` (for `mode` and `b`).
         fn exchange(
@@ -114,8 +115,18 @@ pub(crate) fn lane_id() -> u32 {
     current("warp::lane_id", |t| t.linear % 32)
 }
 
-pub(crate) fn sync_threads() {
-    current("sync_threads", |t| t.block.sync_threads(t))
+/// The barrier of `sync_threads`.
+pub(crate) const THREADS_BARRIER: u32 = 0;
+/// The barrier of the shared-memory phase token (`Block::sync`).
+pub(crate) const PHASE_BARRIER: u32 = 1;
+
+pub(crate) fn barrier(id: u32) {
+    let name = if id == PHASE_BARRIER {
+        "shared::Block::sync"
+    } else {
+        "sync_threads"
+    };
+    current(name, |t| t.block.barrier(t, id))
 }
 
 pub(crate) fn sync_warp(mask: u32) {

@@ -3,22 +3,27 @@
 use super::ShuffleMode;
 use core::arch::{asm, nvptx};
 
-// The block's dynamic shared memory: sized at launch time.
-core::arch::global_asm!(".extern .shared .align 16 .b8 __gpu_dynamic_shared[];");
-
 // SAFETY (whole module): special registers, barriers and arithmetic
 // instructions have no memory-safety preconditions inside a kernel; the
 // register values are never negative, so `as u32` is exact.
 
 #[inline(always)]
 pub(crate) fn thread_idx() -> [u32; 3] {
-    unsafe {
+    let t = unsafe {
         [
             nvptx::_thread_idx_x() as u32,
             nvptx::_thread_idx_y() as u32,
             nvptx::_thread_idx_z() as u32,
         ]
+    };
+    let d = block_dim();
+    // SAFETY: the hardware guarantees `threadIdx < blockDim` on each axis.
+    // Telling LLVM lets a kernel that checked its block shape drop bounds
+    // checks on tile indices derived from `threadIdx`.
+    unsafe {
+        core::hint::assert_unchecked(t[0] < d[0] && t[1] < d[1] && t[2] < d[2]);
     }
+    t
 }
 
 #[inline(always)]
@@ -61,9 +66,24 @@ pub(crate) fn lane_id() -> u32 {
     lane
 }
 
+#[allow(improper_ctypes)]
+extern "C" {
+    /// PTX `barrier.sync id`: the barrier without `.aligned`, defined when
+    /// the threads of a warp reach it from divergent code (each thread
+    /// counts). `bar.sync` (`__syncthreads()`, `_syncthreads`) is
+    /// `barrier.sync.aligned`, undefined there.
+    #[link_name = "llvm.nvvm.barrier.cta.sync.all"]
+    fn barrier_cta_sync_all(id: u32);
+}
+
+/// The barrier of `sync_threads`.
+pub(crate) const THREADS_BARRIER: u32 = 0;
+/// The barrier of the shared-memory phase token (`Block::sync`).
+pub(crate) const PHASE_BARRIER: u32 = 1;
+
 #[inline(always)]
-pub(crate) fn sync_threads() {
-    unsafe { nvptx::_syncthreads() }
+pub(crate) fn barrier(id: u32) {
+    unsafe { barrier_cta_sync_all(id) }
 }
 
 #[inline(always)]
@@ -109,15 +129,24 @@ pub(crate) fn shuffle(mode: ShuffleMode, mask: u32, word: u32, b: u32) -> u32 {
     out
 }
 
+extern "C" {
+    /// The block's dynamic shared memory, sized at launch time. `gpu-builder`
+    /// moves every global named `__gpu_shared_*` into the shared state space
+    /// (LLVM address space 3), so loads and stores through it become
+    /// `ld.shared`/`st.shared`.
+    #[link_name = "__gpu_shared_dynamic"]
+    static DYNAMIC_SHARED: [u128; 0];
+}
+
 /// The generic address and byte size of the block's dynamic shared memory.
 #[inline(always)]
 pub(crate) fn dynamic_shared() -> (*mut u8, usize) {
-    let ptr: *mut u8;
     let bytes: u32;
     unsafe {
-        asm!("cvta.shared.u64 {p}, __gpu_dynamic_shared;", p = out(reg64) ptr, options(pure, nomem, nostack));
-        asm!("mov.u32 {b}, %dynamic_smem_size;", b = out(reg32) bytes, options(pure, nomem, nostack));
-    }
+        asm!("mov.u32 {b}, %dynamic_smem_size;", b = out(reg32) bytes, options(pure, nomem, nostack))
+    };
+    // Only the address is taken (no `unsafe` needed).
+    let ptr = core::ptr::addr_of!(DYNAMIC_SHARED).cast::<u8>().cast_mut();
     (ptr, bytes as usize)
 }
 

@@ -123,17 +123,18 @@ pub fn sum_partials<T: SumElement>(
     }
     let per_warp = shared::dynamic::<T::Acc>();
     let (lane, warp) = (thread_idx().x % 32, thread_idx().x / 32);
-    if lane == 0 {
-        // SAFETY: lane 0 of each warp writes its own slot; the barrier below
-        // orders these writes before the reads.
+    if lane == 0 && (warp as usize) < per_warp.len() {
+        // SAFETY: in bounds; lane 0 of each warp writes its own slot; the
+        // barrier below orders these writes before the reads.
         unsafe { per_warp.write(warp as usize, total) };
     }
     sync_threads();
     if warp == 0 {
         let warps = block_dim().x.div_ceil(32);
-        // SAFETY: nothing writes shared memory after the barrier.
-        let mut block_total = if lane < warps {
-            unsafe { per_warp.read(lane as usize) }.unwrap_or(T::ZERO)
+        // Nothing writes shared memory after the barrier.
+        let mut block_total = if lane < warps && (lane as usize) < per_warp.len() {
+            // SAFETY: in bounds, written as `T::Acc` before the barrier.
+            unsafe { per_warp.read(lane as usize) }
         } else {
             T::ZERO
         };

@@ -1,56 +1,145 @@
-//! Device side: the body as a private function (type-checked on the host
-//! too), and two `ptx-kernel` entry points per instance that rebuild slices
-//! from the pointers and lengths the launcher passed.
+//! Device side: the body as a private function per instance (type-checked on
+//! the host too), and two `ptx-kernel` entry points per instance that rebuild
+//! slices from the pointers and lengths the launcher passed.
 //!
-//! The two entry points differ in `thread_index()`: the general one computes
-//! the thread's row-major position for any launch shape; the `__1d` one, which
-//! the runtime launches only when the grid and the block are one-dimensional,
-//! takes the shorter formula without testing the shape on the device. The body
-//! is generic over which one it is, and binds the name `thread_index` to the
-//! matching function at its top, shadowing the imported one.
+//! A generic kernel's body is copied once per instance with the generic
+//! parameter substituted (see [`super::substitute`]), so nothing in a body is
+//! generic at code generation: a `shared_array!` of `T` becomes a `static` of
+//! the instance's type.
+//!
+//! The two entry points differ in the witnesses: the `__1d` one, which the
+//! runtime launches only when the grid and the block are one-dimensional,
+//! takes `thread_index()` as `grid_1d()` without testing the shape; the
+//! general one, launched for every other shape, fails in `thread_index()` (a
+//! 1-D witness is not unique there). The body is generic over which one it
+//! is, and binds the names `thread_index`, `thread_index_2d` and
+//! `thread_index_3d` to the matching functions at its top, shadowing the
+//! imported ones.
 
 use super::model::{Instance, Kernel, ParamKind};
+use super::substitute::substitute;
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
-use syn::visit_mut::VisitMut;
-use syn::{Ident, Type};
+use quote::{format_ident, quote, ToTokens};
+use syn::{GenericParam, Ident, Type};
 
 pub fn emit(kernel: &Kernel) -> TokenStream {
-    let body_name = body_name(&kernel.name);
-    let mut body = kernel.function.clone();
-    body.sig.ident = body_name.clone();
-    body.vis = syn::Visibility::Inherited;
-    body.attrs.retain(|a| !a.path().is_ident("doc"));
-    body.sig
-        .generics
-        .params
-        .push(syn::parse_quote!(const __GPU_ONE_DIMENSIONAL: bool));
-    let user_block = &body.block;
-    body.block = syn::parse_quote!({
-        // Calls of `thread_index()` in the body resolve to this binding: the
-        // shape-specific witness (see the module documentation).
-        #[allow(unused_variables)]
-        let thread_index = ::gpu_device::__private::thread_index_for_shape::<__GPU_ONE_DIMENSIONAL>;
-        #user_block
-    });
+    let bodies: Vec<TokenStream> = if copies_per_instance(kernel) {
+        kernel
+            .instances
+            .iter()
+            .map(|i| body(kernel, Some(i)))
+            .collect()
+    } else {
+        vec![body(kernel, None)]
+    };
     let entries = kernel
         .instances
         .iter()
         .flat_map(|i| [entry(kernel, i, false), entry(kernel, i, true)]);
     quote! {
-        // The body is compiled on the host too, so that it type-checks there;
-        // only the device calls it.
-        #[cfg_attr(not(target_arch = "nvptx64"), allow(dead_code))]
-        #[inline(always)]
-        #[allow(clippy::too_many_arguments)]
-        #body
-
+        #(#bodies)*
         #(#entries)*
     }
 }
 
-pub fn body_name(name: &Ident) -> Ident {
-    format_ident!("__gpu_kernel_body_{}", name)
+/// Whether the body is copied per instance with the generic parameter
+/// substituted: for const parameters, and for type parameters when the body
+/// has a `shared_array!` (a `static`, which cannot depend on a generic
+/// parameter). Otherwise one generic body serves every instance, so that
+/// `T::Assoc` paths keep resolving through `T`'s bounds (after
+/// substitution, a concrete type needs `<f32 as Trait>::Assoc`).
+pub fn copies_per_instance(kernel: &Kernel) -> bool {
+    fn mentions_shared_array(tokens: TokenStream) -> bool {
+        tokens.into_iter().any(|t| match t {
+            proc_macro2::TokenTree::Ident(i) => i == "shared_array",
+            proc_macro2::TokenTree::Group(g) => mentions_shared_array(g.stream()),
+            _ => false,
+        })
+    }
+    match &kernel.generic {
+        None => false,
+        Some(g) if g.const_type.is_some() => true,
+        Some(_) => mentions_shared_array(kernel.function.block.to_token_stream()),
+    }
+}
+
+/// The body of one instance (or, with `None`, the generic body of all): the
+/// function as written, renamed, with the generic parameter substituted and
+/// the witnesses bound for the entry shape.
+fn body(kernel: &Kernel, instance: Option<&Instance>) -> TokenStream {
+    let mut function = kernel.function.clone();
+    function.sig.ident = match instance {
+        Some(i) => body_name(kernel, i),
+        None => format_ident!("__gpu_kernel_body_{}", kernel.name),
+    };
+    function.vis = syn::Visibility::Inherited;
+    function.attrs.retain(|a| !a.path().is_ident("doc"));
+    if let (Some(generic), Some(arg)) = (&kernel.generic, instance.and_then(|i| i.arg.as_ref())) {
+        // The parameter's bounds hold for the instance: keep them as a where clause.
+        let bounds: Vec<TokenStream> = function
+            .sig
+            .generics
+            .type_params()
+            .filter(|p| p.ident == generic.name && !p.bounds.is_empty())
+            .map(|p| {
+                let b = &p.bounds;
+                quote!(#arg: #b)
+            })
+            .collect();
+        function.sig.generics.params = function
+            .sig
+            .generics
+            .params
+            .iter()
+            .filter(|p| !matches!(p, GenericParam::Type(t) if t.ident == generic.name))
+            .filter(|p| !matches!(p, GenericParam::Const(c) if c.ident == generic.name))
+            .cloned()
+            .collect();
+        if !bounds.is_empty() {
+            let clause = function.sig.generics.make_where_clause();
+            for b in bounds {
+                clause.predicates.push(syn::parse_quote!(#b));
+            }
+        }
+        let tokens = substitute(function.to_token_stream(), &generic.name, arg);
+        function = match syn::parse2(tokens) {
+            Ok(f) => f,
+            Err(e) => return e.into_compile_error(),
+        };
+    }
+    function
+        .sig
+        .generics
+        .params
+        .push(syn::parse_quote!(const __GPU_ONE_DIMENSIONAL: bool));
+    let user_block = &function.block;
+    function.block = syn::parse_quote!({
+        // Calls of the witnesses in the body resolve to these bindings: the
+        // entry shape's versions (see the module documentation).
+        #[allow(unused_variables)]
+        let thread_index = ::gpu_device::__private::EntryShape::<__GPU_ONE_DIMENSIONAL>::thread_index;
+        #[allow(unused_variables)]
+        let thread_index_2d = ::gpu_device::__private::EntryShape::<__GPU_ONE_DIMENSIONAL>::thread_index_2d;
+        #[allow(unused_variables)]
+        let thread_index_3d = ::gpu_device::__private::EntryShape::<__GPU_ONE_DIMENSIONAL>::thread_index_3d;
+        #user_block
+    });
+    quote! {
+        // The body is compiled on the host too: the simulator runs it.
+        #[cfg_attr(not(target_arch = "nvptx64"), allow(dead_code))]
+        #[inline(always)]
+        #[allow(clippy::too_many_arguments, non_snake_case)]
+        #function
+    }
+}
+
+/// The body function of an instance.
+pub fn body_name(kernel: &Kernel, instance: &Instance) -> Ident {
+    if instance.suffix.is_empty() || !copies_per_instance(kernel) {
+        format_ident!("__gpu_kernel_body_{}", kernel.name)
+    } else {
+        format_ident!("__gpu_kernel_body_{}_{}", kernel.name, instance.suffix)
+    }
 }
 
 /// The PTX name of an instance's entry point for one-dimensional launches.
@@ -71,13 +160,21 @@ pub struct EntryParts {
 }
 
 pub fn entry_parts(kernel: &Kernel, instance: &Instance, one_dimensional: bool) -> EntryParts {
-    let body_name = body_name(&kernel.name);
-    let substitute = |ty: &Type| -> Type {
-        let mut ty = ty.clone();
-        if let (Some(param), Some(with)) = (&kernel.type_param, &instance.ty) {
-            Substitute { param, with }.visit_type_mut(&mut ty);
+    let body_name = body_name(kernel, instance);
+    let substitute_type = |ty: &Type| -> Type {
+        match (&kernel.generic, &instance.arg) {
+            (Some(generic), Some(arg)) => {
+                syn::parse2(substitute(ty.to_token_stream(), &generic.name, arg))
+                    .expect("a substituted type is a type")
+            }
+            _ => ty.clone(),
         }
-        ty
+    };
+    let substitute_expr = |e: &syn::Expr| -> TokenStream {
+        match (&kernel.generic, &instance.arg) {
+            (Some(generic), Some(arg)) => substitute(e.to_token_stream(), &generic.name, arg),
+            _ => e.to_token_stream(),
+        }
     };
     let mut params: Vec<(Ident, Type)> = Vec::new();
     let mut rebuild = Vec::new();
@@ -86,12 +183,18 @@ pub fn entry_parts(kernel: &Kernel, instance: &Instance, one_dimensional: bool) 
         let name = &p.name;
         let ptr = format_ident!("{}__ptr", name);
         let len = format_ident!("{}__len", name);
+        let usize_param = |suffix: &str| {
+            (
+                format_ident!("{}__{}", name, suffix),
+                syn::parse_quote!(usize),
+            )
+        };
         match &p.kind {
             ParamKind::Scalar(ty) | ParamKind::Value(ty) => {
-                params.push((name.clone(), substitute(ty)));
+                params.push((name.clone(), substitute_type(ty)));
             }
             ParamKind::Input(elem) => {
-                let elem = substitute(elem);
+                let elem = substitute_type(elem);
                 params.push((ptr.clone(), syn::parse_quote!(*const #elem)));
                 params.push((len.clone(), syn::parse_quote!(usize)));
                 rebuild.push(quote! {
@@ -101,7 +204,7 @@ pub fn entry_parts(kernel: &Kernel, instance: &Instance, one_dimensional: bool) 
                 });
             }
             ParamKind::Output(elem) => {
-                let elem = substitute(elem);
+                let elem = substitute_type(elem);
                 params.push((ptr.clone(), syn::parse_quote!(*mut #elem)));
                 params.push((len.clone(), syn::parse_quote!(usize)));
                 rebuild.push(quote! {
@@ -111,8 +214,43 @@ pub fn entry_parts(kernel: &Kernel, instance: &Instance, one_dimensional: bool) 
                     let #name = unsafe { ::gpu_device::DisjointSlice::<#elem>::from_raw_parts(#ptr, #len) };
                 });
             }
+            ParamKind::Output2d(elem, rows_per_thread) => {
+                let elem = substitute_type(elem);
+                let r = match rows_per_thread {
+                    Some(e) => substitute_expr(e),
+                    None => quote!(1),
+                };
+                let (rows, cols) = (usize_param("rows"), usize_param("cols"));
+                let (rows_name, cols_name) = (rows.0.clone(), cols.0.clone());
+                params.push((ptr.clone(), syn::parse_quote!(*mut #elem)));
+                params.push(rows);
+                params.push(cols);
+                rebuild.push(quote! {
+                    // SAFETY: the launcher passed a live device allocation of
+                    // `rows * cols` elements (a product it checked), borrowed
+                    // mutably for this launch alone; every thread receives the same.
+                    let #name = unsafe { ::gpu_device::DisjointSlice2d::<#elem, { #r }>::from_raw_parts(#ptr, #rows_name, #cols_name) };
+                });
+            }
+            ParamKind::Output3d(elem) => {
+                let elem = substitute_type(elem);
+                let (depth, rows, cols) = (
+                    usize_param("depth"),
+                    usize_param("rows"),
+                    usize_param("cols"),
+                );
+                let (d, r, c) = (depth.0.clone(), rows.0.clone(), cols.0.clone());
+                params.push((ptr.clone(), syn::parse_quote!(*mut #elem)));
+                params.push(depth);
+                params.push(rows);
+                params.push(cols);
+                rebuild.push(quote! {
+                    // SAFETY: as for a matrix, with `depth * rows * cols` elements.
+                    let #name = unsafe { ::gpu_device::DisjointSlice3d::<#elem>::from_raw_parts(#ptr, #d, #r, #c) };
+                });
+            }
             ParamKind::Atomic(elem) => {
-                let elem = substitute(elem);
+                let elem = substitute_type(elem);
                 params.push((ptr.clone(), syn::parse_quote!(*const #elem)));
                 params.push((len.clone(), syn::parse_quote!(usize)));
                 rebuild.push(quote! {
@@ -123,17 +261,32 @@ pub fn entry_parts(kernel: &Kernel, instance: &Instance, one_dimensional: bool) 
                     };
                 });
             }
+            ParamKind::Block => {
+                rebuild.push(quote! {
+                    // SAFETY: the entry point makes each thread's one token,
+                    // before the body runs (the model checked there is one
+                    // `Block` parameter at most).
+                    let #name = unsafe { ::gpu_device::Block::for_kernel_entry() };
+                });
+            }
+            ParamKind::DynamicShared(elem) => {
+                let elem = substitute_type(elem);
+                rebuild.push(quote! {
+                    // SAFETY: the only `DynamicShared` of this kernel (the model
+                    // checked), so every thread views the memory as `#elem`.
+                    let #name = unsafe { ::gpu_device::DynamicShared::<#elem>::for_kernel_entry() };
+                });
+            }
         }
         call_args.push(quote!(#name));
     }
-    let turbofish = match &instance.ty {
-        Some(ty) => quote!(::<#ty, #one_dimensional>),
-        None => quote!(::<#one_dimensional>),
-    };
     EntryParts {
         params,
         rebuild,
-        call: quote!(#body_name #turbofish(#(#call_args),*)),
+        call: match (&instance.arg, copies_per_instance(kernel)) {
+            (Some(arg), false) => quote!(#body_name::<#arg, #one_dimensional>(#(#call_args),*)),
+            _ => quote!(#body_name::<#one_dimensional>(#(#call_args),*)),
+        },
     }
 }
 
@@ -159,23 +312,5 @@ fn entry(kernel: &Kernel, instance: &Instance, one_dimensional: bool) -> TokenSt
             #(#rebuild)*
             #call
         }
-    }
-}
-
-/// Replaces the kernel's type parameter by an instance type.
-struct Substitute<'a> {
-    param: &'a Ident,
-    with: &'a Type,
-}
-
-impl VisitMut for Substitute<'_> {
-    fn visit_type_mut(&mut self, ty: &mut Type) {
-        if let Type::Path(p) = ty {
-            if p.qself.is_none() && p.path.is_ident(self.param) {
-                *ty = self.with.clone();
-                return;
-            }
-        }
-        syn::visit_mut::visit_type_mut(self, ty);
     }
 }

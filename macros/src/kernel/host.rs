@@ -51,6 +51,44 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
                 after.push(quote!(::gpu_runtime::DeviceInput::<#elem>::after_device_access(&#pname, &__stream)?;));
                 slots.extend(slice_slots(&slice));
             }
+            ParamKind::Output2d(elem, _) | ParamKind::Output3d(elem) => {
+                let slice = quote::format_ident!("__slice_{}", pname);
+                let three = matches!(p.kind, ParamKind::Output3d(_));
+                let view = if three {
+                    quote!(::gpu_runtime::DeviceView3dMut<'_, #elem>)
+                } else {
+                    quote!(::gpu_runtime::DeviceView2dMut<'_, #elem>)
+                };
+                launch_params.push(quote!(mut #pname: #view));
+                let extents: Vec<syn::Ident> = if three {
+                    vec![
+                        quote::format_ident!("__depth_{}", pname),
+                        quote::format_ident!("__rows_{}", pname),
+                        quote::format_ident!("__cols_{}", pname),
+                    ]
+                } else {
+                    vec![
+                        quote::format_ident!("__rows_{}", pname),
+                        quote::format_ident!("__cols_{}", pname),
+                    ]
+                };
+                marshal.push(quote! {
+                    let mut #slice = ::gpu_runtime::__private::SliceArg::output(&mut #pname, __device, __function, #pname_str)?;
+                    let (#(mut #extents),*) = #pname.extents();
+                });
+                before.push(quote!(::gpu_runtime::DeviceOutput::<#elem>::before_device_access(&#pname, &__stream)?;));
+                after.push(quote!(::gpu_runtime::DeviceOutput::<#elem>::after_device_access(&#pname, &__stream)?;));
+                slots.push(quote!(
+                    ::core::ptr::addr_of_mut!(#slice.ptr).cast::<::core::ffi::c_void>()
+                ));
+                for e in &extents {
+                    slots.push(quote!(
+                        ::core::ptr::addr_of_mut!(#e).cast::<::core::ffi::c_void>()
+                    ));
+                }
+            }
+            // Built on the device: not an argument of the launcher.
+            ParamKind::Block | ParamKind::DynamicShared(_) => {}
             ParamKind::Output(elem) | ParamKind::Atomic(elem) => {
                 let slice = quote::format_ident!("__slice_{}", pname);
                 launch_params.push(quote!(mut #pname: impl ::gpu_runtime::DeviceOutput<#elem>));
@@ -66,7 +104,7 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
     let slot_count = slots.len();
     let signature = kernel_signature(kernel);
 
-    let (generics, function, instance_trait) = match &kernel.type_param {
+    let (generics, function, instance_trait, extra_where) = match &kernel.generic {
         None => {
             let instance = &kernel.instances[0];
             let entry = &instance.entry;
@@ -81,16 +119,24 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
                     &FUNCTION
                 }},
                 quote!(),
+                quote!(),
             )
         }
-        Some(t) => {
+        Some(generic) => {
+            let t = &generic.name;
+            let is_const = generic.const_type.is_some();
             let impls = kernel.instances.iter().map(|i| {
-                let ty = i.ty.as_ref().expect("generic kernels have instance types");
+                let arg = i.arg.as_ref().expect("generic kernels have instance arguments");
+                let instance_ty = if is_const {
+                    quote!(::gpu_runtime::Const<{ #arg }>)
+                } else {
+                    quote!(#arg)
+                };
                 let entry = &i.entry;
                 let entry_1d = super::device::one_dimensional_entry(entry);
                 let host_entry = host_entry(kernel, i);
                 quote! {
-                    impl Instance for #ty {
+                    impl Instance for #instance_ty {
                         fn function() -> &'static ::gpu_runtime::__private::KernelFunction {
                             #host_entry
                             static FUNCTION: ::gpu_runtime::__private::KernelFunction =
@@ -104,40 +150,81 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
                 .instances
                 .iter()
                 .map(|i| {
-                    i.ty.as_ref()
-                        .map(super::model::type_name)
+                    i.arg
+                        .as_ref()
+                        .map(|a| {
+                            syn::parse2::<syn::Type>(a.clone())
+                                .map(|t| super::model::type_name(&t))
+                                .unwrap_or_else(|_| a.to_string())
+                        })
                         .unwrap_or_default()
                 })
                 .collect::<Vec<_>>()
                 .join("`, `");
-            let message = format!("kernel `{name_str}` was not compiled for `{{Self}}`");
-            let label = format!("`{name_str}` has instances for `{listed}` only");
-            (
-                {
-                    // The kernel's own bounds on its type parameter hold on the
-                    // host too: associated types in parameters may need them.
-                    let bounds = kernel
-                        .function
-                        .sig
-                        .generics
-                        .type_params()
-                        .flat_map(|p| p.bounds.iter());
-                    quote!(<#t: Instance #(+ #bounds)*>)
-                },
-                quote!(<#t as Instance>::function()),
-                quote! {
-                    /// The types this kernel was compiled for.
-                    #[diagnostic::on_unimplemented(message = #message, label = #label, note = "add the type to the list in `#[kernel(...)]`")]
-                    pub trait Instance: ::gpu_device::DeviceCopy {
-                        #[doc(hidden)]
-                        fn function() -> &'static ::gpu_runtime::__private::KernelFunction;
-                    }
-                    #(#impls)*
-                },
-            )
+            let (message, label, note) = if is_const {
+                (
+                    format!("kernel `{name_str}` was not compiled for `{t}` = this value"),
+                    format!("`{name_str}` has instances for `{listed}` only"),
+                    "add the value to the list in `#[kernel(...)]`",
+                )
+            } else {
+                (
+                    format!("kernel `{name_str}` was not compiled for `{{Self}}`"),
+                    format!("`{name_str}` has instances for `{listed}` only"),
+                    "add the type to the list in `#[kernel(...)]`",
+                )
+            };
+            let supertrait = if is_const {
+                quote!()
+            } else {
+                quote!(: ::gpu_device::DeviceCopy)
+            };
+            let instance_trait = quote! {
+                /// The types (or values) this kernel was compiled for.
+                #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
+                pub trait Instance #supertrait {
+                    #[doc(hidden)]
+                    fn function() -> &'static ::gpu_runtime::__private::KernelFunction;
+                }
+                #(#impls)*
+            };
+            if let Some(const_type) = &generic.const_type {
+                (
+                    quote!(<const #t: #const_type>),
+                    quote!(<::gpu_runtime::Const<#t> as Instance>::function()),
+                    instance_trait,
+                    quote!(::gpu_runtime::Const<#t>: Instance,),
+                )
+            } else {
+                // The kernel's own bounds on its type parameter hold on the
+                // host too: associated types in parameters may need them.
+                let bounds = kernel
+                    .function
+                    .sig
+                    .generics
+                    .type_params()
+                    .flat_map(|p| p.bounds.iter());
+                (
+                    quote!(<#t: Instance #(+ #bounds)*>),
+                    quote!(<#t as Instance>::function()),
+                    instance_trait,
+                    quote!(),
+                )
+            }
         }
     };
-    let where_clause = &kernel.function.sig.generics.where_clause;
+    let where_predicates = kernel
+        .function
+        .sig
+        .generics
+        .where_clause
+        .as_ref()
+        .map(|w| {
+            let p = w.predicates.iter();
+            quote!(#(#p,)*)
+        })
+        .unwrap_or_default();
+    let where_clause = quote!(where #extra_where #where_predicates);
     let launch_doc = format!(
         "Launches `{signature}` with `config`'s grid, block, stream and shared memory.\n\nUsually called through `launch!({name_str}[grid, block, stream](...))`. Returns once the launch is queued; errors name the kernel and what was wrong."
     );
@@ -179,36 +266,56 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
 /// point's calling convention (one pointer per PTX parameter), as a `const
 /// HOST_ENTRY` item.
 fn host_entry(kernel: &Kernel, instance: &super::model::Instance) -> TokenStream {
+    let general = host_call(kernel, instance, false, "__host_entry");
+    let one_dimensional = host_call(kernel, instance, true, "__host_entry_1d");
+    let params = super::device::entry_parts(kernel, instance, false).params;
+    let sizes = params
+        .iter()
+        .map(|(_, ty)| quote!(::core::mem::size_of::<#ty>()));
+    quote! {
+        #general
+        #one_dimensional
+        const HOST_ENTRY: ::gpu_runtime::__private::HostEntry = ::gpu_runtime::__private::HostEntry {
+            call: __host_entry,
+            call_1d: __host_entry_1d,
+            param_sizes: &[#(#sizes),*],
+        };
+    }
+}
+
+/// One of the instance's two entry points (general, one-dimensional) as a
+/// host function taking one pointer per PTX parameter.
+fn host_call(
+    kernel: &Kernel,
+    instance: &super::model::Instance,
+    one_dimensional: bool,
+    name: &str,
+) -> TokenStream {
+    let name = syn::Ident::new(name, proc_macro2::Span::call_site());
     let super::device::EntryParts {
         params,
         rebuild,
         call,
-    } = super::device::entry_parts(kernel, instance, false);
+    } = super::device::entry_parts(kernel, instance, one_dimensional);
     let reads = params.iter().enumerate().map(|(slot, (name, ty))| {
         quote! {
             // SAFETY: slot `#slot` points to a live value of the parameter's type
-            // (the caller's contract, as for the PTX entry point).
-            let #name: #ty = unsafe { ::core::ptr::read((*__gpu_params.add(#slot)).cast::<#ty>()) };
+            // (the caller's contract, as for the PTX entry point); the copy the
+            // simulator made may be less aligned than the type.
+            let #name: #ty = unsafe { ::core::ptr::read_unaligned((*__gpu_params.add(#slot)).cast::<#ty>()) };
         }
     });
-    let sizes = params
-        .iter()
-        .map(|(_, ty)| quote!(::core::mem::size_of::<#ty>()));
     quote! {
         /// # Safety
         /// `params` holds one pointer per PTX parameter of the entry point,
         /// each to a live value of that parameter's type, and runs inside a
         /// simulated GPU thread.
         #[allow(non_snake_case, unused_unsafe, clippy::too_many_arguments)]
-        unsafe fn __host_entry(__gpu_params: *const *mut ::core::ffi::c_void) {
+        unsafe fn #name(__gpu_params: *const *mut ::core::ffi::c_void) {
             #(#reads)*
             #(#rebuild)*
             super::#call
         }
-        const HOST_ENTRY: ::gpu_runtime::__private::HostEntry = ::gpu_runtime::__private::HostEntry {
-            call: __host_entry,
-            param_sizes: &[#(#sizes),*],
-        };
     }
 }
 
@@ -227,9 +334,12 @@ fn kernel_signature(kernel: &Kernel) -> String {
         .collect::<Vec<_>>()
         .join(", ");
     let generics = kernel
-        .type_param
+        .generic
         .as_ref()
-        .map(|t| format!("<{t}>"))
+        .map(|g| match &g.const_type {
+            Some(ty) => format!("<const {}: {}>", g.name, super::model::type_name(ty)),
+            None => format!("<{}>", g.name),
+        })
         .unwrap_or_default();
     format!("{}{generics}({params})", kernel.name)
 }

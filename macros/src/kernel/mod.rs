@@ -4,6 +4,7 @@
 mod device;
 mod host;
 mod model;
+mod substitute;
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -108,7 +109,89 @@ mod tests {
     }
 
     #[test]
+    fn matrix_outputs_pass_their_extents_and_device_built_parameters_none() {
+        let out = expanded(
+            quote!(),
+            quote!(
+                pub fn k(
+                    mut c: DisjointSlice2d<f32, 4>,
+                    g: DisjointSlice3d<u8>,
+                    block: Block,
+                    smem: DynamicShared<u32>,
+                ) {
+                }
+            ),
+        );
+        assert!(
+            out.contains(r#"extern "ptx-kernel" fn k (c__ptr : * mut f32 , c__rows : usize , c__cols : usize , g__ptr : * mut u8 , g__depth : usize , g__rows : usize , g__cols : usize)"#),
+            "{out}"
+        );
+        assert!(out.contains("DisjointSlice2d :: < f32 , { 4 } >"), "{out}");
+        assert!(out.contains("Block :: for_kernel_entry ()"), "{out}");
+        assert!(
+            out.contains("DynamicShared :: < u32 > :: for_kernel_entry ()"),
+            "{out}"
+        );
+        assert!(out.contains("DeviceView2dMut < '_ , f32 >"), "{out}");
+        assert!(
+            out.contains("DeviceView3dMut < '_ , u8 >) ->"),
+            "the token and the dynamic array are not launcher arguments: {out}"
+        );
+        assert!(out.contains("; 7usize]"), "{out}");
+    }
+
+    #[test]
+    fn const_generic_kernels_get_one_substituted_body_per_value() {
+        let out = expanded(
+            quote!(16, 32),
+            quote!(
+                pub fn k<const TILE: usize>(mut o: DisjointSlice<u32>, block: Block) {
+                    let t = shared_array!(u32; TILE);
+                }
+            ),
+        );
+        assert!(
+            out.contains("fn __gpu_kernel_body_k_16 < const __GPU_ONE_DIMENSIONAL : bool >"),
+            "{out}"
+        );
+        assert!(out.contains("shared_array ! (u32 ; 32)"), "{out}");
+        assert!(
+            out.contains("impl Instance for :: gpu_runtime :: Const < { 16 } >"),
+            "{out}"
+        );
+        assert!(out.contains("fn k_32 ("), "{out}");
+    }
+
+    #[test]
     fn bad_kernels_are_rejected_with_reasons() {
+        assert!(error(
+            quote!(),
+            quote!(
+                fn k(a: Block, b: Block) {}
+            )
+        )
+        .contains("at most one `Block`"));
+        assert!(error(
+            quote!(),
+            quote!(
+                fn k(a: DynamicShared<u32>, b: DynamicShared<f32>) {}
+            )
+        )
+        .contains("at most one `DynamicShared<T>`"));
+        assert!(error(
+            quote!(),
+            quote!(
+                fn k(a: Block<Reading>) {}
+            )
+        )
+        .contains("starts in the Writing phase"));
+        assert!(error(
+            quote!(1.5),
+            quote!(
+                fn k<const N: usize>() {}
+            )
+        )
+        .contains("integer or `bool` literals"));
         assert!(error(
             quote!(),
             quote!(
@@ -150,7 +233,7 @@ mod tests {
                 fn k<T, U>(x: T, y: U) {}
             )
         )
-        .contains("at most one type parameter"));
+        .contains("at most one generic parameter"));
         assert!(error(
             quote!(),
             quote!(

@@ -18,19 +18,29 @@ pub struct Kernel {
     pub docs: Vec<Attribute>,
     pub vis: Visibility,
     pub name: Ident,
-    /// The single type parameter of a generic kernel.
-    pub type_param: Option<Ident>,
+    /// The single generic parameter of a generic kernel (a type or a const).
+    pub generic: Option<Generic>,
     /// One entry point per instance: the whole kernel for a non-generic kernel.
     pub instances: Vec<Instance>,
     pub params: Vec<Param>,
 }
 
+/// A generic kernel's parameter.
+pub struct Generic {
+    pub name: Ident,
+    /// `const N: usize`: its type; `None` for a type parameter.
+    pub const_type: Option<Type>,
+}
+
 /// One monomorphised entry point.
 pub struct Instance {
-    /// The type substituted for the type parameter (`None` for a non-generic kernel).
-    pub ty: Option<Type>,
+    /// What is substituted for the generic parameter (`None` for a
+    /// non-generic kernel): a type, or a const value.
+    pub arg: Option<TokenStream>,
     /// The PTX entry point name.
     pub entry: String,
+    /// The suffix of the entry name (the type or value), for body names.
+    pub suffix: String,
 }
 
 pub struct Param {
@@ -48,6 +58,15 @@ pub enum ParamKind {
     Input(Type),
     /// `DisjointSlice<T>`: written by each thread at its own index.
     Output(Type),
+    /// `DisjointSlice2d<T>` or `DisjointSlice2d<T, R>`: a row-major matrix;
+    /// passed as pointer, rows, cols.
+    Output2d(Type, Option<syn::Expr>),
+    /// `DisjointSlice3d<T>`: passed as pointer, depth, rows, cols.
+    Output3d(Type),
+    /// `Block`: the shared-memory phase token, built on the device.
+    Block,
+    /// `DynamicShared<T>`: the dynamic shared memory, built on the device.
+    DynamicShared(Type),
     /// `&[DeviceAtomic<T>]`: updated atomically by any thread.
     Atomic(Type),
     /// Any other type by value: must be `DeviceCopy`.
@@ -58,28 +77,35 @@ const SCALARS: &[&str] = &[
     "u8", "u16", "u32", "u64", "usize", "i8", "i16", "i32", "i64", "isize", "f32", "f64", "bool",
 ];
 
-const SUPPORTED: &str = "kernel parameters may be scalars (integers, floats, bool), `&[T]` (read-only input), `DisjointSlice<T>` (output written at each thread's own index), `&[DeviceAtomic<T>]` (atomic updates), or `#[repr(C)]` structs that derive `DeviceCopy`";
+const SUPPORTED: &str = "kernel parameters may be scalars (integers, floats, bool), `&[T]` (read-only input), `DisjointSlice<T>`, `DisjointSlice2d<T>`, `DisjointSlice3d<T>` (outputs written at each thread's own index), `&[DeviceAtomic<T>]` (atomic updates), `#[repr(C)]` structs that derive `DeviceCopy`, and, built on the device, `Block` (the shared-memory phase token) and `DynamicShared<T>`";
 
 impl Kernel {
     pub fn parse(args: TokenStream, item: TokenStream) -> syn::Result<Kernel> {
         let function: ItemFn = syn::parse2(item)?;
-        let instance_types: Vec<Type> = if args.is_empty() {
+        check_signature(&function)?;
+        let generic = generic_parameter(&function)?;
+        let instance_args: Vec<TokenStream> = if args.is_empty() {
             Vec::new()
+        } else if generic.as_ref().is_some_and(|g| g.const_type.is_some()) {
+            syn::parse::Parser::parse2(Punctuated::<syn::Expr, Token![,]>::parse_terminated, args)?
+                .into_iter()
+                .map(|e| e.to_token_stream())
+                .collect()
         } else {
             syn::parse::Parser::parse2(Punctuated::<Type, Token![,]>::parse_terminated, args)?
                 .into_iter()
+                .map(|t| t.to_token_stream())
                 .collect()
         };
-        check_signature(&function)?;
-        let type_param = type_parameter(&function)?;
         let name = function.sig.ident.clone();
-        let instances = instances(&name, type_param.as_ref(), instance_types, &function)?;
+        let instances = instances(&name, generic.as_ref(), instance_args, &function)?;
         let params = function
             .sig
             .inputs
             .iter()
             .map(Param::parse)
             .collect::<syn::Result<Vec<_>>>()?;
+        check_device_built(&params)?;
         let docs = function
             .attrs
             .iter()
@@ -90,7 +116,7 @@ impl Kernel {
             docs,
             vis: function.vis.clone(),
             name,
-            type_param,
+            generic,
             instances,
             params,
             function,
@@ -133,71 +159,127 @@ fn check_signature(function: &ItemFn) -> syn::Result<()> {
     Ok(())
 }
 
-fn type_parameter(function: &ItemFn) -> syn::Result<Option<Ident>> {
-    let mut found: Option<Ident> = None;
+fn generic_parameter(function: &ItemFn) -> syn::Result<Option<Generic>> {
+    let mut found: Option<Generic> = None;
     for param in &function.sig.generics.params {
-        match param {
-            GenericParam::Lifetime(_) => {}
-            GenericParam::Const(c) => {
-                return Err(syn::Error::new_spanned(
-                    c,
-                    "const generic kernels are not supported: pass the value as a scalar parameter",
-                ))
-            }
-            GenericParam::Type(t) => {
-                if found.is_some() {
-                    return Err(syn::Error::new_spanned(
-                        t,
-                        "a #[kernel] may have at most one type parameter",
-                    ));
-                }
-                found = Some(t.ident.clone());
-            }
+        let generic = match param {
+            GenericParam::Lifetime(_) => continue,
+            GenericParam::Const(c) => Generic {
+                name: c.ident.clone(),
+                const_type: Some(c.ty.clone()),
+            },
+            GenericParam::Type(t) => Generic {
+                name: t.ident.clone(),
+                const_type: None,
+            },
+        };
+        if found.is_some() {
+            return Err(syn::Error::new_spanned(
+                param,
+                "a #[kernel] may have at most one generic parameter (a type or a const)",
+            ));
         }
+        found = Some(generic);
     }
     Ok(found)
 }
 
 fn instances(
     name: &Ident,
-    type_param: Option<&Ident>,
-    types: Vec<Type>,
+    generic: Option<&Generic>,
+    args: Vec<TokenStream>,
     function: &ItemFn,
 ) -> syn::Result<Vec<Instance>> {
-    match (type_param, types.is_empty()) {
+    match (generic, args.is_empty()) {
         (None, true) => Ok(vec![Instance {
-            ty: None,
+            arg: None,
             entry: name.to_string(),
+            suffix: String::new(),
         }]),
         (None, false) => Err(syn::Error::new_spanned(
-            &types[0],
+            &args[0],
             format!("`{name}` is not generic: write `#[kernel]` without a type list"),
         )),
-        (Some(t), true) => Err(syn::Error::new_spanned(
-            &function.sig.generics,
-            format!(
-                "generic kernel `{name}` must list the types to compile it for, e.g. `#[kernel(f32, f64)]`: each becomes a PTX entry point `{name}_<type>` (`{t}` is chosen from the launch's arguments)"
-            ),
-        )),
-        (Some(_), false) => {
+        (Some(g), true) => {
+            let example = if g.const_type.is_some() {
+                "`#[kernel(16, 32)]`"
+            } else {
+                "`#[kernel(f32, f64)]`"
+            };
+            Err(syn::Error::new_spanned(
+                &function.sig.generics,
+                format!(
+                    "generic kernel `{name}` must list the {} to compile it for, e.g. {example}: each becomes a PTX entry point `{name}_<{}>` (`{}` is chosen at the launch)",
+                    if g.const_type.is_some() { "values" } else { "types" },
+                    if g.const_type.is_some() { "value" } else { "type" },
+                    g.name
+                ),
+            ))
+        }
+        (Some(g), false) => {
             let mut out: Vec<Instance> = Vec::new();
-            for ty in types {
-                let suffix = type_suffix(&ty)?;
+            for arg in args {
+                let suffix = if g.const_type.is_some() {
+                    value_suffix(&arg)?
+                } else {
+                    type_suffix(&syn::parse2(arg.clone())?)?
+                };
                 let entry = format!("{name}_{suffix}");
                 if out.iter().any(|i| i.entry == entry) {
                     return Err(syn::Error::new_spanned(
-                        &ty,
+                        &arg,
                         format!("`{entry}` is listed twice"),
                     ));
                 }
                 out.push(Instance {
-                    ty: Some(ty),
+                    arg: Some(arg),
                     entry,
+                    suffix,
                 });
             }
             Ok(out)
         }
     }
+}
+
+/// The part of an entry point's name that names a const instance: an
+/// integer or `bool` literal.
+fn value_suffix(arg: &TokenStream) -> syn::Result<String> {
+    match syn::parse2::<syn::Lit>(arg.clone()) {
+        Ok(syn::Lit::Int(i)) => Ok(i.base10_digits().to_string()),
+        Ok(syn::Lit::Bool(b)) => Ok(b.value.to_string()),
+        _ => Err(syn::Error::new_spanned(
+            arg,
+            "const kernel instances must be integer or `bool` literals, such as `16`",
+        )),
+    }
+}
+
+/// At most one phase token and one dynamic shared array per kernel, and the
+/// token starts in the Writing phase.
+fn check_device_built(params: &[Param]) -> syn::Result<()> {
+    let mut seen_block = false;
+    let mut seen_dynamic = false;
+    for p in params {
+        match &p.kind {
+            ParamKind::Block if seen_block => {
+                return Err(syn::Error::new_spanned(
+                    &p.ty,
+                    "a #[kernel] takes at most one `Block`: each thread has one phase token",
+                ))
+            }
+            ParamKind::Block => seen_block = true,
+            ParamKind::DynamicShared(_) if seen_dynamic => {
+                return Err(syn::Error::new_spanned(
+                    &p.ty,
+                    "a #[kernel] takes at most one `DynamicShared<T>`: two would view the same bytes as two types",
+                ))
+            }
+            ParamKind::DynamicShared(_) => seen_dynamic = true,
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// The part of an entry point's name that names the instance type.
@@ -262,13 +344,27 @@ fn classify(ty: &Type) -> syn::Result<ParamKind> {
                 check_element(&inner)?;
                 return Ok(ParamKind::Output(inner));
             }
+            if let Some((inner, rows_per_thread)) = matrix_output(ty) {
+                check_element(&inner)?;
+                return Ok(ParamKind::Output2d(inner, rows_per_thread));
+            }
+            if let Some(inner) = single_generic(ty, "DisjointSlice3d") {
+                check_element(&inner)?;
+                return Ok(ParamKind::Output3d(inner));
+            }
+            if let Some(inner) = single_generic(ty, "DynamicShared") {
+                return Ok(ParamKind::DynamicShared(inner));
+            }
+            if p.path.segments.last().is_some_and(|s| s.ident == "Block") {
+                return phase_token(ty);
+            }
             if let Some(ident) = p.path.get_ident() {
                 if SCALARS.contains(&ident.to_string().as_str()) {
                     return Ok(ParamKind::Scalar(ty.clone()));
                 }
             }
             if p.path.segments.iter().any(|s| !s.arguments.is_empty()) {
-                return Err(unsupported(ty, "generic types other than `DisjointSlice<T>` cannot cross to the device"));
+                return Err(unsupported(ty, "generic types other than the ones below cannot cross to the device"));
             }
             Ok(ParamKind::Value(ty.clone()))
         }
@@ -278,6 +374,55 @@ fn classify(ty: &Type) -> syn::Result<ParamKind> {
         )),
         _ => Err(unsupported(ty, "this type cannot cross to the device")),
     }
+}
+
+/// `Block` or `Block<Writing>`: a kernel starts in the Writing phase.
+fn phase_token(ty: &Type) -> syn::Result<ParamKind> {
+    let Type::Path(p) = ty else {
+        unreachable!("checked by the caller")
+    };
+    match &p.path.segments.last().expect("non-empty").arguments {
+        PathArguments::None => Ok(ParamKind::Block),
+        PathArguments::AngleBracketed(args)
+            if args.args.len() == 1
+                && matches!(&args.args[0], GenericArgument::Type(Type::Path(w)) if w.path.segments.last().is_some_and(|s| s.ident == "Writing")) =>
+        {
+            Ok(ParamKind::Block)
+        }
+        _ => Err(syn::Error::new_spanned(
+            ty,
+            "a kernel's phase token starts in the Writing phase: declare it as `block: Block` (or `Block<Writing>`)",
+        )),
+    }
+}
+
+/// `DisjointSlice2d<T>` or `DisjointSlice2d<T, R>` (optionally with a
+/// lifetime): returns `T` and `R`.
+fn matrix_output(ty: &Type) -> Option<(Type, Option<syn::Expr>)> {
+    let Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last()?;
+    if last.ident != "DisjointSlice2d" {
+        return None;
+    }
+    let PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    let mut rest = args
+        .args
+        .iter()
+        .filter(|a| !matches!(a, GenericArgument::Lifetime(_)));
+    let elem = match rest.next()? {
+        GenericArgument::Type(t) => t.clone(),
+        _ => return None,
+    };
+    let rows_per_thread = match rest.next() {
+        None => None,
+        Some(GenericArgument::Const(e)) => Some(e.clone()),
+        // `DisjointSlice2d<T, R>` with `R` a named const parses as a type.
+        Some(GenericArgument::Type(t)) => Some(syn::parse_quote!(#t)),
+        Some(_) => return None,
+    };
+    rest.next().is_none().then_some((elem, rows_per_thread))
 }
 
 /// Slice elements must be scalars, a type parameter or a named struct.

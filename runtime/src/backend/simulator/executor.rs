@@ -207,7 +207,7 @@ impl Launch {
                 let outcome =
                     gpu_device::__private::simulation::run_as(&threads[t], || coroutine.resume(()));
                 status[t] = match outcome {
-                    CoroutineResult::Yield(Suspend::Barrier) => ThreadState::AtBarrier,
+                    CoroutineResult::Yield(Suspend::Barrier(id)) => ThreadState::AtBarrier(id),
                     CoroutineResult::Yield(Suspend::Warp { mask }) => ThreadState::AtWarp(mask),
                     CoroutineResult::Return(Ok(())) => {
                         let finished = coroutines[t].take().expect("just resumed");
@@ -234,7 +234,8 @@ impl Launch {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum ThreadState {
     Ready,
-    AtBarrier,
+    /// At barrier `id` (0: `sync_threads`, 1: the phase token's `sync`).
+    AtBarrier(u32),
     AtWarp(u32),
     Done,
 }
@@ -242,7 +243,7 @@ enum ThreadState {
 /// What a simulated thread yields to the scheduler.
 #[derive(Clone, Copy, Debug)]
 enum Suspend {
-    Barrier,
+    Barrier(u32),
     Warp { mask: u32 },
 }
 
@@ -257,17 +258,29 @@ struct Stuck {
 /// nothing can be released.
 fn release(status: &mut [ThreadState], count: usize) -> Result<(), Stuck> {
     let mut released = false;
-    let at_barrier = status
-        .iter()
-        .filter(|s| **s == ThreadState::AtBarrier)
-        .count();
+    let at_barrier = |s: &ThreadState| matches!(s, ThreadState::AtBarrier(_));
+    let waiting_at_barrier = status.iter().filter(|s| at_barrier(s)).count();
     let done = status.iter().filter(|s| **s == ThreadState::Done).count();
-    if at_barrier > 0 && at_barrier + done == count {
+    if waiting_at_barrier > 0 && waiting_at_barrier + done == count {
+        let first = status.iter().position(at_barrier).expect("some wait");
+        let ThreadState::AtBarrier(id) = status[first] else {
+            unreachable!("found by position")
+        };
+        if let Some(other) = status
+            .iter()
+            .position(|s| matches!(s, ThreadState::AtBarrier(i) if *i != id))
+        {
+            return Err(Stuck {
+                thread: first,
+                reason: format!(
+                    "threads of the block wait at different barriers (thread {first} at {}, thread {other} at {}); on a GPU this block would hang",
+                    barrier_name(id),
+                    barrier_name(1 - id.min(1))
+                ),
+            });
+        }
         if done > 0 {
-            let waiting = status
-                .iter()
-                .position(|s| *s == ThreadState::AtBarrier)
-                .expect("some wait");
+            let waiting = first;
             let exited = status
                 .iter()
                 .position(|s| *s == ThreadState::Done)
@@ -275,7 +288,8 @@ fn release(status: &mut [ThreadState], count: usize) -> Result<(), Stuck> {
             return Err(Stuck {
                 thread: waiting,
                 reason: format!(
-                    "sync_threads() is not reached by every thread of the block (thread {exited} exited first); on a GPU this block would hang"
+                    "{} is not reached by every thread of the block (thread {exited} exited first); on a GPU this block would hang",
+                    barrier_name(id)
                 ),
             });
         }
@@ -329,8 +343,17 @@ fn release(status: &mut [ThreadState], count: usize) -> Result<(), Stuck> {
         .expect("not all done");
     Err(Stuck {
         thread: waiting,
-        reason: "deadlock: threads wait at sync_threads() while others of the block wait at a warp operation".into(),
+        reason: "deadlock: threads wait at a barrier (sync_threads() or Block::sync()) while others of the block wait at a warp operation".into(),
     })
+}
+
+/// How a barrier is called in kernel code.
+fn barrier_name(id: u32) -> &'static str {
+    if id == 0 {
+        "sync_threads()"
+    } else {
+        "the phase barrier Block::sync()"
+    }
 }
 
 /// A block's shared state: what its simulated threads ask for.
@@ -368,8 +391,8 @@ impl BlockState {
 }
 
 impl Block for BlockState {
-    fn sync_threads(&self, thread: &SimulatedThread<'_>) {
-        self.suspend(thread, Suspend::Barrier);
+    fn barrier(&self, thread: &SimulatedThread<'_>, id: u32) {
+        self.suspend(thread, Suspend::Barrier(id));
     }
 
     fn exchange(

@@ -1,0 +1,472 @@
+//! Safe shared arrays: a static 1-D array ([`Shared`]), a static row-major
+//! 2-D array with an optional row padding ([`Shared2d`]), and the dynamic
+//! array ([`DynamicShared`]). Every access takes the phase token.
+
+use super::phase::{Block, Reading, Writing};
+use super::{SharedArray, SharedElement};
+use core::marker::PhantomData;
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn own_slot_out_of_range(k: usize, rank: usize, size: usize, len: usize) -> ! {
+    panic!(
+        "own slot {k} of thread {rank} (slot {rank} + {k} * {size}) is out of range for a shared array of {len} slots"
+    )
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn out_of_range(index: usize, len: usize) -> ! {
+    panic!("shared array index out of bounds: the len is {len} but the index is {index}")
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn out_of_range_2d(row: usize, col: usize, rows: usize, cols: usize) -> ! {
+    panic!("shared array index out of bounds: the shape is {rows} x {cols} but the index is ({row}, {col})")
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn window_out_of_range(start: usize, width: usize, len: usize) -> ! {
+    panic!("shared array window out of bounds: the len is {len} but the window is {start}..{start} + {width}")
+}
+
+/// Slot `t + k * B` of `block`, checked against `len`.
+#[inline(always)]
+#[track_caller]
+fn own_slot(block: &Block<Writing>, k: usize, len: usize) -> usize {
+    match block.own_slot(k, len) {
+        Some(slot) => slot,
+        None => own_slot_out_of_range(k, block.thread_rank(), block.size(), len),
+    }
+}
+
+/// Calls `store(slot, f(slot))` for each slot `t + k * B < len`, evaluating
+/// four values before storing them, so that their loads are in flight
+/// together. `f` cannot observe the order: it cannot reach the array while
+/// the Writing token is borrowed.
+#[inline(always)]
+fn for_each_own_slot<T>(
+    block: &Block<Writing>,
+    len: usize,
+    mut f: impl FnMut(usize) -> T,
+    mut store: impl FnMut(usize, T),
+) {
+    let (b, mut s) = (block.size(), block.thread_rank());
+    while s < len && len - s > 3 * b {
+        // Named values, not an array: an array's by-value iterator would
+        // stay in local memory.
+        let (v0, v1, v2, v3) = (f(s), f(s + b), f(s + 2 * b), f(s + 3 * b));
+        store(s, v0);
+        store(s + b, v1);
+        store(s + 2 * b, v2);
+        store(s + 3 * b, v3);
+        s += 4 * b;
+    }
+    while s < len {
+        store(s, f(s));
+        s += b;
+    }
+}
+
+/// A block's static shared array of `N` slots of `T`, from
+/// [`shared_array!(T; N)`](crate::shared_array). Accesses take the phase
+/// token: in [`Writing`], only the slots a thread owns (`t + k * B`); in
+/// [`Reading`], any slot, read-only.
+pub struct Shared<T, const N: usize> {
+    ptr: *mut T,
+}
+
+impl<T, const N: usize> Clone for Shared<T, N> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T, const N: usize> Copy for Shared<T, N> {}
+
+/// A block's static `ROWS x COLS` shared array, row-major with rows `STRIDE`
+/// slots apart (`STRIDE > COLS` pads each row, as a 32 x 33 tile avoids bank
+/// conflicts in a transpose), from
+/// [`shared_array!(T; ROWS, COLS)`](crate::shared_array) or
+/// `shared_array!(T; ROWS, COLS, padding = P)`. Ownership is by logical index:
+/// thread `t` owns the slots `(row, col)` with `row * COLS + col = t + k * B`,
+/// so a 16 x 16 tile in a 16 x 16 block, or a 32 x 32 tile in a 32 x 8 block
+/// (four slots each, rows `ty + 8k`), is written in the natural pattern.
+pub struct Shared2d<T, const ROWS: usize, const COLS: usize, const STRIDE: usize> {
+    ptr: *mut T,
+}
+
+impl<T, const ROWS: usize, const COLS: usize, const STRIDE: usize> Clone
+    for Shared2d<T, ROWS, COLS, STRIDE>
+{
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T, const ROWS: usize, const COLS: usize, const STRIDE: usize> Copy
+    for Shared2d<T, ROWS, COLS, STRIDE>
+{
+}
+
+/// The block's dynamic shared memory as an array of `T`, sized by the launch
+/// (`launch!(k[grid, block, stream, bytes](..))`): as many whole elements as
+/// fit after aligning the start for `T`.
+///
+/// A kernel receives it by declaring a parameter of type `DynamicShared<T>`
+/// (at most one): the `#[kernel]` macro builds it on the device and leaves it
+/// out of the launcher's arguments. The element type is therefore the same in
+/// every thread of a launch, which two handles of different types over the
+/// same bytes would break. Accesses take the phase token, as for [`Shared`].
+pub struct DynamicShared<T> {
+    ptr: *mut T,
+    len: usize,
+    _element: PhantomData<T>,
+}
+
+impl<T: SharedElement, const N: usize> Shared<T, N> {
+    /// Wraps the static array at `ptr`.
+    ///
+    /// # Safety
+    /// `ptr` is the generic address of `N` slots of `T` in the block's shared
+    /// memory, aligned for `T`, reserved for this handle (one
+    /// `shared_array!` invocation).
+    #[doc(hidden)]
+    #[inline(always)]
+    pub unsafe fn from_raw(ptr: *mut T) -> Self {
+        super::opaque_contents(ptr);
+        Shared { ptr }
+    }
+
+    /// The number of slots, `N`.
+    #[inline(always)]
+    pub const fn len(&self) -> usize {
+        N
+    }
+
+    /// Whether the array has no slots.
+    #[inline(always)]
+    pub const fn is_empty(&self) -> bool {
+        N == 0
+    }
+
+    /// Writes this thread's `k`-th owned slot, `t + k * B`. Panics (a trap on
+    /// the GPU) if that slot is past the end.
+    #[inline(always)]
+    #[track_caller]
+    pub fn set_own(&self, block: &mut Block<Writing>, k: usize, value: T) {
+        *self.own_mut(block, k) = value;
+    }
+
+    /// This thread's `k`-th owned slot, to write or read (`&mut T`, so a
+    /// [`DeviceAtomic`](crate::DeviceAtomic) slot can be reset). Panics if it
+    /// is past the end.
+    #[inline(always)]
+    #[track_caller]
+    pub fn own_mut<'w>(&self, block: &'w mut Block<Writing>, k: usize) -> &'w mut T {
+        let slot = own_slot(block, k, N);
+        // SAFETY: in bounds; in the Writing phase only thread `t` touches slot
+        // `t + k * B` (no other thread owns it), and the token's exclusive
+        // borrow stops this thread from holding two references into the array.
+        unsafe { &mut *self.ptr.add(slot) }
+    }
+
+    /// Reads this thread's `k`-th owned slot. Panics if it is past the end.
+    #[inline(always)]
+    #[track_caller]
+    pub fn own<'w>(&self, block: &'w Block<Writing>, k: usize) -> &'w T {
+        let slot = own_slot(block, k, N);
+        // SAFETY: as in `own_mut`; the token's shared borrow excludes this
+        // thread's writes while the reference lives.
+        unsafe { &*self.ptr.add(slot) }
+    }
+
+    /// Writes every slot this thread owns: slot `s` gets `f(s)`. With `B`
+    /// threads, thread `t` fills `t, t + B, t + 2B, ...`: all `N` slots are
+    /// written whatever the block's size.
+    #[inline(always)]
+    pub fn fill(&self, block: &mut Block<Writing>, f: impl FnMut(usize) -> T) {
+        let ptr = self.ptr;
+        for_each_own_slot(block, N, f, |slot, value| {
+            // SAFETY: `slot < N` is one of this thread's own slots (see `own_mut`).
+            unsafe { *ptr.add(slot) = value }
+        });
+    }
+
+    /// Slot `index`, shared with the other readers. Panics if `index >= N`.
+    #[inline(always)]
+    #[track_caller]
+    pub fn get_ref<'r>(&self, block: &'r Block<Reading>, index: usize) -> &'r T {
+        if index >= N {
+            out_of_range(index, N)
+        }
+        &self.as_array(block)[index]
+    }
+
+    /// The whole array, shared with the other readers.
+    #[inline(always)]
+    pub fn as_array<'r>(&self, _block: &'r Block<Reading>) -> &'r [T; N] {
+        // SAFETY: in the Reading phase no thread writes the array (non-atomic
+        // writes need a Writing token), and this thread cannot reach the next
+        // phase while the token is borrowed.
+        unsafe { &*self.ptr.cast::<[T; N]>() }
+    }
+
+    /// The `M` slots from `start`, as an array (one bounds check for the
+    /// window, none for constant indices into it). Panics if the window
+    /// does not fit.
+    #[inline(always)]
+    #[track_caller]
+    pub fn window<'r, const M: usize>(
+        &self,
+        _block: &'r Block<Reading>,
+        start: usize,
+    ) -> &'r [T; M] {
+        if start > N || N - start < M {
+            window_out_of_range(start, M, N)
+        }
+        // SAFETY: `start + M <= N`; read-only as in `as_array`.
+        unsafe { &*self.ptr.add(start).cast::<[T; M]>() }
+    }
+
+    /// The raw array, for patterns the phase token cannot express: every
+    /// access through it is `unsafe`.
+    #[inline(always)]
+    pub fn raw(&self) -> SharedArray<T> {
+        // SAFETY: the same `N` slots of shared memory.
+        unsafe { SharedArray::from_raw_parts(self.ptr, N) }
+    }
+}
+
+impl<T: SharedElement + Copy, const N: usize> Shared<T, N> {
+    /// Reads slot `index`. Panics (a trap on the GPU) if `index >= N`.
+    #[inline(always)]
+    #[track_caller]
+    pub fn get(&self, block: &Block<Reading>, index: usize) -> T {
+        *self.get_ref(block, index)
+    }
+}
+
+impl<T: SharedElement, const ROWS: usize, const COLS: usize, const STRIDE: usize>
+    Shared2d<T, ROWS, COLS, STRIDE>
+{
+    /// The number of logical slots, `ROWS * COLS`.
+    const SLOTS: usize = ROWS * COLS;
+
+    /// Wraps the static array at `ptr`.
+    ///
+    /// # Safety
+    /// `ptr` is the generic address of `ROWS * STRIDE` slots of `T` in the
+    /// block's shared memory, aligned for `T`, reserved for this handle, and
+    /// `STRIDE >= COLS`.
+    #[doc(hidden)]
+    #[inline(always)]
+    pub unsafe fn from_raw(ptr: *mut T) -> Self {
+        super::opaque_contents(ptr);
+        Shared2d { ptr }
+    }
+
+    /// The shape `(ROWS, COLS)`.
+    #[inline(always)]
+    pub const fn shape(&self) -> (usize, usize) {
+        (ROWS, COLS)
+    }
+
+    /// The position `(row, col)` of this thread's `k`-th owned slot (logical
+    /// index `t + k * B`), or `None` past the end.
+    #[inline(always)]
+    pub fn own_position(&self, block: &Block<Writing>, k: usize) -> Option<(usize, usize)> {
+        let slot = block.own_slot(k, Self::SLOTS)?;
+        Some((slot / COLS, slot % COLS))
+    }
+
+    /// Writes this thread's `k`-th owned slot. Panics if it is past the end.
+    #[inline(always)]
+    #[track_caller]
+    pub fn set_own(&self, block: &mut Block<Writing>, k: usize, value: T) {
+        *self.own_mut(block, k) = value;
+    }
+
+    /// This thread's `k`-th owned slot, to write or read. Panics if it is past
+    /// the end.
+    #[inline(always)]
+    #[track_caller]
+    pub fn own_mut<'w>(&self, block: &'w mut Block<Writing>, k: usize) -> &'w mut T {
+        let slot = own_slot(block, k, Self::SLOTS);
+        // SAFETY: the logical slot is in bounds, so its physical offset
+        // `row * STRIDE + col < ROWS * STRIDE`; only this thread owns it in
+        // the Writing phase (see `Shared::own_mut`).
+        unsafe { &mut *self.ptr.add(slot / COLS * STRIDE + slot % COLS) }
+    }
+
+    /// Reads this thread's `k`-th owned slot. Panics if it is past the end.
+    #[inline(always)]
+    #[track_caller]
+    pub fn own<'w>(&self, block: &'w Block<Writing>, k: usize) -> &'w T {
+        let slot = own_slot(block, k, Self::SLOTS);
+        // SAFETY: as in `own_mut`, read-only.
+        unsafe { &*self.ptr.add(slot / COLS * STRIDE + slot % COLS) }
+    }
+
+    /// Writes every slot this thread owns: `(row, col)` gets `f(row, col)`.
+    /// All `ROWS * COLS` slots are written whatever the block's size.
+    #[inline(always)]
+    pub fn fill(&self, block: &mut Block<Writing>, mut f: impl FnMut(usize, usize) -> T) {
+        let ptr = self.ptr;
+        for_each_own_slot(
+            block,
+            Self::SLOTS,
+            |slot| f(slot / COLS, slot % COLS),
+            |slot, value| {
+                // SAFETY: an own slot in bounds (see `own_mut`).
+                unsafe { *ptr.add(slot / COLS * STRIDE + slot % COLS) = value }
+            },
+        );
+    }
+
+    /// Row `row`, shared with the other readers. Panics if `row >= ROWS`.
+    #[inline(always)]
+    #[track_caller]
+    pub fn row<'r>(&self, _block: &'r Block<Reading>, row: usize) -> &'r [T; COLS] {
+        if row >= ROWS {
+            out_of_range_2d(row, 0, ROWS, COLS)
+        }
+        // SAFETY: `row < ROWS` and `COLS <= STRIDE`: the row lies in the
+        // array; read-only as in `Shared::as_array`.
+        unsafe { &*self.ptr.add(row * STRIDE).cast::<[T; COLS]>() }
+    }
+
+    /// Slot `(row, col)`, shared with the other readers. Panics outside the
+    /// shape (each axis is checked).
+    #[inline(always)]
+    #[track_caller]
+    pub fn get_ref<'r>(&self, block: &'r Block<Reading>, row: usize, col: usize) -> &'r T {
+        if row >= ROWS || col >= COLS {
+            out_of_range_2d(row, col, ROWS, COLS)
+        }
+        &self.row(block, row)[col]
+    }
+
+    /// The raw array (`ROWS * STRIDE` slots, padding included): every access
+    /// through it is `unsafe`.
+    #[inline(always)]
+    pub fn raw(&self) -> SharedArray<T> {
+        // SAFETY: the same slots of shared memory.
+        unsafe { SharedArray::from_raw_parts(self.ptr, ROWS * STRIDE) }
+    }
+}
+
+impl<T: SharedElement + Copy, const ROWS: usize, const COLS: usize, const STRIDE: usize>
+    Shared2d<T, ROWS, COLS, STRIDE>
+{
+    /// Reads slot `(row, col)`. Panics outside the shape.
+    #[inline(always)]
+    #[track_caller]
+    pub fn get(&self, block: &Block<Reading>, row: usize, col: usize) -> T {
+        *self.get_ref(block, row, col)
+    }
+}
+
+impl<T: SharedElement> DynamicShared<T> {
+    /// The dynamic array of a kernel's entry point.
+    ///
+    /// # Safety
+    /// Called by the `#[kernel]` entry point, at most once per kernel, so
+    /// that every thread of a launch views the dynamic shared memory with the
+    /// same element type `T`.
+    #[doc(hidden)]
+    #[inline(always)]
+    pub unsafe fn for_kernel_entry() -> Self {
+        let (ptr, len) = super::aligned_dynamic::<T>();
+        super::opaque_contents(ptr);
+        DynamicShared {
+            ptr,
+            len,
+            _element: PhantomData,
+        }
+    }
+
+    /// The number of slots.
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the array has no slots (the launch gave too few bytes for one).
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Writes this thread's `k`-th owned slot. Panics if it is past the end.
+    #[inline(always)]
+    #[track_caller]
+    pub fn set_own(&self, block: &mut Block<Writing>, k: usize, value: T) {
+        *self.own_mut(block, k) = value;
+    }
+
+    /// This thread's `k`-th owned slot. Panics if it is past the end.
+    #[inline(always)]
+    #[track_caller]
+    pub fn own_mut<'w>(&self, block: &'w mut Block<Writing>, k: usize) -> &'w mut T {
+        let slot = own_slot(block, k, self.len);
+        // SAFETY: as in `Shared::own_mut`.
+        unsafe { &mut *self.ptr.add(slot) }
+    }
+
+    /// Reads this thread's `k`-th owned slot. Panics if it is past the end.
+    #[inline(always)]
+    #[track_caller]
+    pub fn own<'w>(&self, block: &'w Block<Writing>, k: usize) -> &'w T {
+        let slot = own_slot(block, k, self.len);
+        // SAFETY: as in `Shared::own`.
+        unsafe { &*self.ptr.add(slot) }
+    }
+
+    /// Writes every slot this thread owns: slot `s` gets `f(s)`.
+    #[inline(always)]
+    pub fn fill(&self, block: &mut Block<Writing>, f: impl FnMut(usize) -> T) {
+        let ptr = self.ptr;
+        for_each_own_slot(block, self.len, f, |slot, value| {
+            // SAFETY: an own slot in bounds (see `Shared::own_mut`).
+            unsafe { *ptr.add(slot) = value }
+        });
+    }
+
+    /// The whole array, shared with the other readers.
+    #[inline(always)]
+    pub fn as_slice<'r>(&self, _block: &'r Block<Reading>) -> &'r [T] {
+        // SAFETY: `len` slots in bounds; read-only as in `Shared::as_array`.
+        unsafe { core::slice::from_raw_parts(self.ptr, self.len) }
+    }
+
+    /// Slot `index`, shared with the other readers. Panics if out of range.
+    #[inline(always)]
+    #[track_caller]
+    pub fn get_ref<'r>(&self, block: &'r Block<Reading>, index: usize) -> &'r T {
+        if index >= self.len {
+            out_of_range(index, self.len)
+        }
+        &self.as_slice(block)[index]
+    }
+
+    /// The raw array: every access through it is `unsafe`.
+    #[inline(always)]
+    pub fn raw(&self) -> SharedArray<T> {
+        // SAFETY: the same slots of shared memory.
+        unsafe { SharedArray::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+impl<T: SharedElement + Copy> DynamicShared<T> {
+    /// Reads slot `index`. Panics if out of range.
+    #[inline(always)]
+    #[track_caller]
+    pub fn get(&self, block: &Block<Reading>, index: usize) -> T {
+        *self.get_ref(block, index)
+    }
+}

@@ -1,0 +1,126 @@
+//! Block-wide reductions: warp shuffles, then one round through shared
+//! memory, as CUB's `BlockReduce` does. One phase barrier per reduction.
+//!
+//! ```no_run
+//! use gpu_device::prelude::*;
+//! use gpu_device::shared::reduce::block_reduce;
+//!
+//! // With `#[kernel]`: every thread gets the maximum over its block.
+//! pub fn block_max(x: &[f32], mut out: DisjointSlice<f32>, block: Block) {
+//!     let i = thread_index();
+//!     let v = x.get(i.get()).copied().unwrap_or(f32::MIN);
+//!     let (_r, max) = block_reduce(block, v, |a, b| if a > b { a } else { b });
+//!     out.set(i, max);
+//! }
+//! ```
+
+use super::phase::{Block, Reading, Writing};
+use super::{Shared, SharedElement};
+use crate::warp::{lane_id, shfl_down_sync, Shuffle};
+
+/// Types a block can reduce: those a warp shuffle moves (32- and 64-bit
+/// integers and floats).
+pub trait ReduceElement: Shuffle + SharedElement + Copy {
+    /// The 32 partials of a reduction of this type (one per warp): a static
+    /// array private to this module.
+    #[doc(hidden)]
+    fn scratch() -> Shared<Self, 32>;
+}
+
+macro_rules! reduce_element {
+    ($($t:ty),*) => {$(
+        impl ReduceElement for $t {
+            #[inline(always)]
+            fn scratch() -> Shared<$t, 32> {
+                crate::shared_array!($t; 32)
+            }
+        }
+    )*};
+}
+reduce_element!(u32, i32, f32, u64, i64, f64);
+
+/// The mask of the lanes present in this thread's warp of a block of `size`
+/// threads, and their number.
+#[inline(always)]
+fn warp_lanes(rank: usize, size: usize) -> (u32, usize) {
+    let lanes = (size - rank / 32 * 32).min(32);
+    let mask = if lanes == 32 {
+        u32::MAX
+    } else {
+        (1u32 << lanes) - 1
+    };
+    (mask, lanes)
+}
+
+/// `op` over the values of the `lanes` lanes of this warp: lane 0 gets the
+/// result (other lanes a partial one).
+#[inline(always)]
+fn warp_reduce<T: Shuffle>(mut v: T, mask: u32, lanes: usize, op: &impl Fn(T, T) -> T) -> T {
+    let lane = lane_id() as usize;
+    let mut offset = 16;
+    while offset > 0 {
+        let other = shfl_down_sync(mask, v, offset as u32);
+        if lane + offset < lanes {
+            v = op(v, other);
+        }
+        offset /= 2;
+    }
+    v
+}
+
+/// Combines every thread's `value` with `op` (associative and commutative):
+/// every thread of the block gets the result. Takes the block's phase token
+/// in the Writing phase and returns it in the Reading phase (one barrier);
+/// `sync` it before the next reduction of the same type.
+///
+/// Every thread of the block must call it (it contains a phase barrier and
+/// warp shuffles).
+#[inline(always)]
+pub fn block_reduce<T: ReduceElement>(
+    block: Block<Writing>,
+    value: T,
+    op: impl Fn(T, T) -> T,
+) -> (Block<Reading>, T) {
+    let (rank, size) = (block.thread_rank(), block.size());
+    let (mask, lanes) = warp_lanes(rank, size);
+    let partial = warp_reduce(value, mask, lanes, &op);
+    let scratch = T::scratch();
+    let warp = rank / 32;
+    if rank % 32 == 0 {
+        // SAFETY: `warp < 32` (a block has at most 1024 threads); in this
+        // Writing phase only lane 0 of warp `warp` touches slot `warp` of
+        // this private array (earlier reductions' reads ended before the
+        // phase barrier that gave the caller its Writing token).
+        unsafe { scratch.raw().write(warp, partial) };
+    }
+    let r = block.sync();
+    let warps = size.div_ceil(32);
+    let partials = scratch.as_array(&r);
+    let total = if lanes == 32 {
+        let lane = rank % 32;
+        let mine = partials[lane.min(warps - 1)];
+        let mut v = warp_reduce(mine, mask, warps, &op);
+        // Lane 0 holds the total: broadcast it.
+        v = crate::warp::shfl_sync(mask, v, 0);
+        v
+    } else {
+        // A partial last warp may have fewer lanes than there are partials.
+        let mut v = partials[0];
+        let mut w = 1;
+        while w < warps {
+            v = op(v, partials[w]);
+            w += 1;
+        }
+        v
+    };
+    (r, total)
+}
+
+/// The sum over the block of every thread's `value` (see [`block_reduce`]).
+#[inline(always)]
+pub fn block_sum<T: ReduceElement + core::ops::Add<Output = T>>(
+    block: Block<Writing>,
+    value: T,
+) -> (Block<Reading>, T) {
+    block_reduce(block, value, |a, b| a + b)
+}

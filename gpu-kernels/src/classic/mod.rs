@@ -1,0 +1,41 @@
+//! The five classic CUDA kernels of issue 9's benchmark, written with no
+//! `unsafe` in their bodies: the same algorithms and launch shapes as the
+//! CUDA C versions in `benches/cuda/kernels.cu`.
+//!
+//! - [`matmul_tiled`]: `C = A * B` in `f32` through 16 x 16 shared tiles;
+//! - [`jacobi5`]: one 2-D 5-point Jacobi step;
+//! - [`histogram256`]: 256 bins privatised per block in shared atomics;
+//! - [`transpose_32x32`] and [`transpose_32x8`]: a transpose through a
+//!   padded 32 x 33 shared tile, one or four elements per thread;
+//! - [`stencil1d_r4`]: a 1-D stencil of radius 4 with a shared halo.
+//!
+//! Each kernel that assumes a block shape checks it first and panics (a trap
+//! on the GPU, a report on the simulator) when the launch differs: a wrong
+//! shape is an error, never a silently wrong result.
+
+mod histogram;
+mod matrix;
+mod stencil;
+
+pub use histogram::histogram256;
+pub use matrix::{matmul_tiled, transpose_32x32, transpose_32x8, MATMUL_TILE, TRANSPOSE_TILE};
+pub use stencil::{jacobi5, stencil1d_r4, StencilWeights, STENCIL_BLOCK, STENCIL_RADIUS};
+
+use gpu_device::block_dim;
+
+/// Panics unless the block is `x` by `y` threads (and one deep).
+#[inline(always)]
+#[track_caller]
+fn require_block(kernel: &str, x: u32, y: u32) {
+    let d = block_dim();
+    if d.x != x || d.y != y || d.z != 1 {
+        block_shape_mismatch(kernel, x, y);
+    }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn block_shape_mismatch(kernel: &str, x: u32, y: u32) -> ! {
+    panic!("{kernel} needs blocks of ({x}, {y}, 1) threads")
+}
