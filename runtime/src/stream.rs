@@ -90,7 +90,10 @@ pub enum StreamKind {
 ///
 /// `Stream` is a handle: clones refer to the same stream, and two handles are
 /// equal (and hash alike) when they refer to the same stream, so streams can
-/// key a `HashMap` as CuPy's do a `dict`. A stream this crate made is
+/// key a `HashMap` as CuPy's do a `dict` (clippy's `mutable_key_type` lint
+/// flags that because of the bookkeeping behind the handle; `Hash` and `Eq`
+/// only read the handle, the device and the owning thread, which never
+/// change). A stream this crate made is
 /// destroyed when the last handle is dropped (after its queued work, which
 /// the driver lets finish), also when that happens inside a stream callback.
 #[derive(Clone)]

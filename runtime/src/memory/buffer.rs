@@ -171,7 +171,7 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// Frees the buffer now, in the synchronous way: queues the free on the
     /// stream that used it last, then waits until that stream has reached it
     /// (so the memory is back in the pool, for
-    /// [`Device::release_pool_memory`]). Plain dropping never waits.
+    /// [`Device::release_pool_memory`](crate::Device::release_pool_memory)). Plain dropping never waits.
     pub fn free_sync(mut self) -> Result<()> {
         let accesses = self.tracker.take();
         // The drop that follows finds nothing to free.
