@@ -66,7 +66,7 @@ fn rust_launch_us() -> Res<f64> {
 fn cust_launch_us() -> Res<f64> {
     let _context = CustContext::new(CustDevice::get_device(0)?)?;
     let module = CustModule::from_ptx(KERNEL_MODULE.ptx(), &[])?;
-    let function = module.get_function("add_kernel")?;
+    let function = module.get_function("add_kernel__1d")?;
     let stream = CustStream::new(StreamFlags::NON_BLOCKING, None)?;
     let a = cust::memory::DeviceBuffer::from_slice(&vec![1.0f32; SMALL])?;
     let b = cust::memory::DeviceBuffer::from_slice(&vec![2.0f32; SMALL])?;

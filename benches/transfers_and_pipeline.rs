@@ -148,7 +148,7 @@ fn main() -> Res<()> {
     for i in (0..N).step_by(4099) {
         let mut v = (i % 1000) as f32 / 1000.0;
         for _ in 0..rounds {
-            v = v * 0.999 + 0.001;
+            v = v.mul_add(0.999, 0.001);
         }
         if out[i] != v {
             return Err(format!("pipeline element {i}: {} vs {v}", out[i]).into());

@@ -81,7 +81,7 @@ fn run() -> Result<(), Box<dyn Error>> {
     for i in (0..n).step_by(4099) {
         let mut v = (i % 1000) as f32 / 1000.0;
         for _ in 0..rounds {
-            v = v * 0.999 + 0.001;
+            v = v.mul_add(0.999, 0.001);
         }
         if expected[i] != v {
             return Err(

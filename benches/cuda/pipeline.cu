@@ -15,7 +15,7 @@ __global__ void busy(const float* x, unsigned rounds, float* out, size_t n) {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) {
         float v = x[i];
-        for (unsigned r = 0; r < rounds; ++r) v = __fadd_rn(__fmul_rn(v, 0.999f), 0.001f);
+        for (unsigned r = 0; r < rounds; ++r) v = __fmaf_rn(v, 0.999f, 0.001f);
         out[i] = v;
     }
 }
@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
     auto check = [&](const char* what) {
         for (size_t i = 0; i < n; i += 4099) {
             float v = in[i];
-            for (unsigned r = 0; r < rounds; ++r) v = v * 0.999f + 0.001f;
+            for (unsigned r = 0; r < rounds; ++r) v = fmaf(v, 0.999f, 0.001f);
             if (out[i] != v) {
                 fprintf(stderr, "%s: wrong result at %zu: %f vs %f\n", what, i, out[i], v);
                 exit(1);

@@ -34,7 +34,7 @@ def cupy_side(ptx_path):
     import cupy as cp
 
     module = cp.RawModule(path=ptx_path)
-    add = module.get_function("add_kernel")
+    add = module.get_function("add_kernel__1d")
     a = cp.arange(256, dtype=cp.float32)
     b = cp.arange(256, dtype=cp.float32) * 2
     c = cp.zeros(256, dtype=cp.float32)

@@ -38,7 +38,8 @@ pub fn fill<T: DeviceCopy>(value: T, mut out: DisjointSlice<T>) {
     out.set(thread_index(), value);
 }
 
-/// `out[i] = x[i]` put through `rounds` rounds of `v = v * 0.999 + 0.001`: a
+/// `out[i] = x[i]` put through `rounds` rounds of `v = fma(v, 0.999, 0.001)` (one
+/// fused multiply-add, on the GPU and on the simulator alike): a
 /// compute-bound kernel whose run time scales with `rounds` (the Day 7
 /// pipeline's "compute" stage).
 #[kernel]
@@ -55,13 +56,13 @@ pub fn busy(x: &[f32], rounds: u32, mut out: DisjointSlice<f32>) {
         while left >= 16 {
             let mut k = 0;
             while k < 16 {
-                v = v * 0.999 + 0.001;
+                v = v.mul_add(0.999, 0.001);
                 k += 1;
             }
             left -= 16;
         }
         while left > 0 {
-            v = v * 0.999 + 0.001;
+            v = v.mul_add(0.999, 0.001);
             left -= 1;
         }
         out.set(i, v);

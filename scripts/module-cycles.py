@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""Lists import cycles among a crate's modules, read from its `use` lines.
+
+    python3 scripts/module-cycles.py runtime/src [--allow a.rs:b.rs ...]
+
+Each file is a module. An edge A -> B means A's `use crate::...` or
+`use super::...` lines (or a `crate::`/`super::` path in its code) name B.
+A parent's `mod` declarations and `pub use` re-exports of its children are
+not edges: a `mod.rs` that only declares and re-exports is a facade. Exits 1
+when a cycle is found that is not allowed with `--allow` (a pair of files
+that ARCHITECTURE.md justifies).
+"""
+import re
+import sys
+from pathlib import Path
+
+
+def module_of(root: Path, path: Path) -> tuple:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] in ("mod", "lib"):
+        parts = parts[:-1]
+    return tuple(parts)
+
+
+def resolve(modules: dict, start: tuple, segments: list) -> tuple:
+    """The longest existing module named by `segments` from `start`."""
+    best = None
+    for n in range(len(segments), 0, -1):
+        candidate = start + tuple(segments[:n])
+        if candidate in modules:
+            best = candidate
+            break
+    return best
+
+
+def edges(root: Path, modules: dict) -> dict:
+    graph = {m: set() for m in modules}
+    path_re = re.compile(r"\b(crate|super(?:::super)*)::((?:[A-Za-z_][A-Za-z0-9_]*::)*[A-Za-z_][A-Za-z0-9_]*|\{)")
+    for module, path in modules.items():
+        text = path.read_text()
+        # Drop comments and the bodies of `#[cfg(test)]` modules' use lines are fine to keep.
+        text = re.sub(r"//[^\n]*", "", text)
+        for line in text.splitlines():
+            stripped = line.strip()
+            if stripped.startswith("pub use") and path.name == "mod.rs" or (
+                stripped.startswith("pub use") and path.name == "lib.rs"
+            ):
+                continue  # a facade re-exporting its children
+            if stripped.startswith("pub(crate) use") and path.name in ("mod.rs", "lib.rs"):
+                continue
+            for m in path_re.finditer(line):
+                head, tail = m.group(1), m.group(2)
+                if tail == "{":
+                    # `use crate::{a, b::c}` or `use super::{x, y}`: each first segment.
+                    brace = line[m.end():]
+                    names = re.findall(r"([A-Za-z_][A-Za-z0-9_]*)(?:::([A-Za-z_][A-Za-z0-9_]*))?", brace.split("}")[0])
+                    targets = [[a] + ([b] if b else []) for a, b in names]
+                else:
+                    targets = [tail.split("::")]
+                if head == "crate":
+                    base = ()
+                else:
+                    ups = head.count("super")
+                    base = module
+                    if path.name != "mod.rs" and path.name != "lib.rs":
+                        base = module[:-1]
+                        ups -= 1
+                    base = base[: len(base) - ups] if ups else base
+                    if path.name in ("mod.rs",) and ups == 0:
+                        base = module[:-1]
+                for segments in targets:
+                    target = resolve(modules, base, segments)
+                    if target is None or target == module or target == ():
+                        continue
+                    graph[module].add(target)
+    return graph
+
+
+def cycles(graph: dict) -> list:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    sys.setrecursionlimit(10000)
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def main():
+    args = sys.argv[1:]
+    root = Path(args[0])
+    allowed = set()
+    if "--allow" in args:
+        for pair in args[args.index("--allow") + 1:]:
+            a, b = pair.split(":")
+            allowed.add(frozenset((a, b)))
+    files = sorted(root.rglob("*.rs"))
+    modules = {module_of(root, f): f for f in files}
+    graph = edges(root, modules)
+    name = lambda m: "::".join(m) or "crate"
+    found = cycles(graph)
+    bad = []
+    for component in found:
+        names = [name(m) for m in component]
+        pairs = {frozenset((name(a), name(b))) for a in component for b in graph[a] if b in component}
+        if pairs and pairs <= allowed:
+            print(f"allowed cycle: {' <-> '.join(names)}")
+        else:
+            bad.append(names)
+            print(f"cycle: {' -> '.join(names)}")
+            for a in component:
+                inside = sorted(name(b) for b in graph[a] if b in component)
+                print(f"    {name(a)} uses {', '.join(inside)}")
+    print(f"{len(modules)} modules, {sum(len(e) for e in graph.values())} edges, {len(bad)} cycle(s)")
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()
