@@ -344,10 +344,15 @@ unsafe fn cas_loop<T: AtomicElement>(ptr: *mut T, update: impl Fn(T) -> T) -> T 
     }
 }
 
-/// Host atomics: the same operations with `core::sync::atomic`, relaxed as on the device.
+/// Host atomics: the same operations with `core::sync::atomic`, relaxed as on
+/// the device. Each one then tells the simulator whether it changed memory
+/// ([`crate::arch::after_atomic`]): a thread spinning on an atomic lets the
+/// other threads of its block run, and one that changes nothing for long is
+/// reported as making no progress.
 #[cfg(not(target_arch = "nvptx64"))]
 mod host {
     use super::AtomicElement;
+    use crate::arch::after_atomic;
     use core::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering::Relaxed};
 
     macro_rules! integer_atomics {
@@ -357,28 +362,43 @@ mod host {
             impl AtomicElement for $ty {
                 const ZERO: Self = 0;
                 const ONE: Self = 1;
+                #[inline]
                 unsafe fn atomic_add(ptr: *mut Self, v: Self) -> Self {
-                    unsafe { <$atomic>::from_ptr(ptr) }.fetch_add(v, Relaxed)
+                    let old = unsafe { <$atomic>::from_ptr(ptr) }.fetch_add(v, Relaxed);
+                    after_atomic(v != 0);
+                    old
                 }
+                #[inline]
                 unsafe fn atomic_min(ptr: *mut Self, v: Self) -> Self {
-                    unsafe { <$atomic>::from_ptr(ptr) }.fetch_min(v, Relaxed)
+                    let old = unsafe { <$atomic>::from_ptr(ptr) }.fetch_min(v, Relaxed);
+                    after_atomic(v < old);
+                    old
                 }
+                #[inline]
                 unsafe fn atomic_max(ptr: *mut Self, v: Self) -> Self {
-                    unsafe { <$atomic>::from_ptr(ptr) }.fetch_max(v, Relaxed)
+                    let old = unsafe { <$atomic>::from_ptr(ptr) }.fetch_max(v, Relaxed);
+                    after_atomic(v > old);
+                    old
                 }
+                #[inline]
                 unsafe fn atomic_exchange(ptr: *mut Self, v: Self) -> Self {
-                    unsafe { <$atomic>::from_ptr(ptr) }.swap(v, Relaxed)
+                    let old = unsafe { <$atomic>::from_ptr(ptr) }.swap(v, Relaxed);
+                    after_atomic(v != old);
+                    old
                 }
+                #[inline]
                 unsafe fn atomic_compare_and_swap(
                     ptr: *mut Self,
                     current: Self,
                     new: Self,
                 ) -> Self {
-                    match unsafe { <$atomic>::from_ptr(ptr) }
+                    let old = match unsafe { <$atomic>::from_ptr(ptr) }
                         .compare_exchange(current, new, Relaxed, Relaxed)
                     {
                         Ok(v) | Err(v) => v,
-                    }
+                    };
+                    after_atomic(old == current && new != current);
+                    old
                 }
             }
         };
@@ -390,34 +410,42 @@ mod host {
     macro_rules! float_atomics {
         ($ty:ty, $atomic:ty) => {
             // SAFETY (all methods): as for integers; the float has the size and
-            // alignment of its bits.
+            // alignment of its bits. Add, min and max are compare-and-swap
+            // loops, whose compare-and-swaps tell the simulator what changed.
             impl AtomicElement for $ty {
                 const ZERO: Self = 0.0;
                 const ONE: Self = 1.0;
+                #[inline]
                 unsafe fn atomic_add(ptr: *mut Self, v: Self) -> Self {
                     unsafe { super::cas_loop(ptr, |old| old + v) }
                 }
+                #[inline]
                 unsafe fn atomic_min(ptr: *mut Self, v: Self) -> Self {
                     unsafe { super::cas_loop(ptr, |old| if v < old { v } else { old }) }
                 }
+                #[inline]
                 unsafe fn atomic_max(ptr: *mut Self, v: Self) -> Self {
                     unsafe { super::cas_loop(ptr, |old| if v > old { v } else { old }) }
                 }
+                #[inline]
                 unsafe fn atomic_exchange(ptr: *mut Self, v: Self) -> Self {
-                    <$ty>::from_bits(
-                        unsafe { <$atomic>::from_ptr(ptr.cast()) }.swap(v.to_bits(), Relaxed),
-                    )
+                    let old = unsafe { <$atomic>::from_ptr(ptr.cast()) }.swap(v.to_bits(), Relaxed);
+                    after_atomic(old != v.to_bits());
+                    <$ty>::from_bits(old)
                 }
+                #[inline]
                 unsafe fn atomic_compare_and_swap(
                     ptr: *mut Self,
                     current: Self,
                     new: Self,
                 ) -> Self {
                     let cell = unsafe { <$atomic>::from_ptr(ptr.cast()) };
-                    match cell.compare_exchange(current.to_bits(), new.to_bits(), Relaxed, Relaxed)
-                    {
-                        Ok(v) | Err(v) => <$ty>::from_bits(v),
-                    }
+                    let (current, new) = (current.to_bits(), new.to_bits());
+                    let old = match cell.compare_exchange(current, new, Relaxed, Relaxed) {
+                        Ok(v) | Err(v) => v,
+                    };
+                    after_atomic(old == current && new != current);
+                    <$ty>::from_bits(old)
                 }
             }
         };

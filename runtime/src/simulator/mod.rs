@@ -9,12 +9,18 @@
 //!   operations in order, asynchronously with the host;
 //! - events ([`event`]): completion and real timestamps, recorded in stream order;
 //! - kernels ([`executor`]): every thread of a block is a coroutine, so
-//!   barriers and warp shuffles are real; blocks run in parallel on the cores.
+//!   barriers and warp shuffles are real; blocks run in parallel on the cores;
+//! - robustness: a [`watchdog`] fails blocks that make no progress, and
+//!   [`signals`] stops threads that overflow their stack or loop without
+//!   device calls; both read their [`settings`] from the environment.
 
 pub(crate) mod event;
 pub(crate) mod executor;
 pub(crate) mod memory;
+pub(crate) mod settings;
+pub(crate) mod signals;
 pub(crate) mod stream;
+pub(crate) mod watchdog;
 
 use crate::driver::Status;
 use std::cell::RefCell;
