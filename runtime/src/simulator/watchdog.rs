@@ -58,7 +58,12 @@ impl Worker {
                     // SAFETY: `pthread_self` has no preconditions.
                     thread: Mutex::new(Some(unsafe { libc::pthread_self() })),
                 });
-                registry().lock().unwrap_or_else(|e| e.into_inner()).push(Arc::clone(&worker));
+                let mut workers = registry().lock().unwrap_or_else(|e| e.into_inner());
+                // Threads that ended leave (the watchdog prunes them too,
+                // when it runs).
+                workers.retain(|w| w.thread.lock().unwrap_or_else(|e| e.into_inner()).is_some());
+                workers.push(Arc::clone(&worker));
+                drop(workers);
                 signals::set_worker(Some(&worker));
                 signals::ensure_alternate_stack();
                 Registration(worker)
