@@ -12,7 +12,7 @@ mod common;
 
 use common::{helpers_dir, median, ratio, run_helper, show, Res, Results};
 use gpu_kernels::add_kernel;
-use gpu_kernels::testing::{block_sum_static, empty};
+use gpu_kernels::testing::{block_sum_static, empty, histogram};
 use gpu_runtime::{backend, launch, Backend, DeviceBuffer, Stream, BACKEND_ENV};
 use std::process::Command;
 use std::time::Instant;
@@ -64,6 +64,33 @@ fn kernels(stream: &Stream, n: usize) -> Res<(f64, f64)> {
     Ok((add, reduce))
 }
 
+/// Median seconds of `histogram` on 2^20 values into 256 bins, with one
+/// atomic per thread (4096 blocks) and 64 per thread (64 blocks), results
+/// checked: the cost of atomics, and of the simulator's yield every few of them.
+fn histograms(stream: &Stream) -> Res<(f64, f64)> {
+    let n = LARGE_SIZE;
+    let values: Vec<u32> = (0..n as u32)
+        .map(|i| i.wrapping_mul(2654435761) >> 5)
+        .collect();
+    let mut expected = vec![0u32; 256];
+    for v in &values {
+        expected[*v as usize % 256] += 1;
+    }
+    let input = DeviceBuffer::to_device_sync(&values, stream)?;
+    let mut bins = DeviceBuffer::<u32>::zeroed_on(256, stream)?;
+    let mut time = |blocks: usize| -> Res<f64> {
+        let s = seconds(stream, 5, || {
+            bins.copy_from_host_sync(&[0; 256], stream)?;
+            Ok(launch!(histogram[blocks, 256, stream](&input, &mut bins))?)
+        })?;
+        if bins.copy_to_host_sync(stream)? != expected {
+            return Err("histogram computed a wrong result".into());
+        }
+        Ok(s)
+    };
+    Ok((time(n / 256)?, time(n / 256 / 64)?))
+}
+
 fn main() -> Res<()> {
     let helpers = helpers_dir()?;
     // This benchmark is about the simulator, with or without a GPU present.
@@ -77,6 +104,10 @@ fn main() -> Res<()> {
         results.insert(format!("rust_add_{tag}_s"), add);
         results.insert(format!("rust_reduce_{tag}_s"), reduce);
     }
+
+    let (one, many) = histograms(&stream)?;
+    results.insert("rust_histogram_1_s".into(), one);
+    results.insert("rust_histogram_64_s".into(), many);
 
     let launches = 10_000;
     let s = seconds(&stream, 3, || {
@@ -117,6 +148,17 @@ fn main() -> Res<()> {
     println!("| shared-memory block reduction, 2^16 elements          | {:>14} | {:>15} | {:>8} | >= 100x |", show(get("rust_reduce_small_s"), 1e3, "ms"), show(get("numba_reduce_s"), 1e3, "ms"), speedup(get("rust_reduce_small_s"), get("numba_reduce_s")));
     println!("| add_kernel, 2^20 elements                             | {:>14} | {:>15} | {:>8} | >= 100x |", show(get("rust_add_large_s"), 1e3, "ms"), "not run", "-");
     println!("| shared-memory block reduction, 2^20 elements          | {:>14} | {:>15} | {:>8} | >= 100x |", show(get("rust_reduce_large_s"), 1e3, "ms"), "not run", "-");
+    println!();
+    println!("| atomics: histogram of 2^20 values, 256 bins, blocks of 256 | this simulator |");
+    println!("|------------------------------------------------------------|----------------|");
+    println!(
+        "| one atomic per thread (4096 blocks)                        | {:>14} |",
+        show(get("rust_histogram_1_s"), 1e3, "ms")
+    );
+    println!(
+        "| 64 atomics per thread (64 blocks)                          | {:>14} |",
+        show(get("rust_histogram_64_s"), 1e3, "ms")
+    );
     println!();
     println!("| empty kernel, 1 thread                      | this simulator | Numba simulator | goal    |");
     println!("|---------------------------------------------|----------------|-----------------|---------|");

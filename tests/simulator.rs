@@ -1,21 +1,78 @@
 //! The CPU simulator reports what a GPU would hide: an out-of-bounds access,
 //! a `sync_threads` not reached by every thread, a shuffle with exited lanes,
-//! and panics, each naming the kernel, block and thread; none hangs.
+//! panics, a block that makes no progress and a stack overflow, each naming
+//! the kernel, block and thread; none hangs or crashes the process. A thread
+//! spinning on a flag another thread of its block sets finishes.
 //!
 //! The simulator is forced for this binary, so it runs the same on a GPU
-//! machine (scripts/gpu-bundle.sh) as in CI.
+//! machine (scripts/gpu-bundle.sh) as in CI. Its watchdog is set to
+//! `TIMEOUT_SECS` here, so that stalls are reported quickly.
 
 use gpu_kernels::testing;
-use gpu_runtime::{backend, launch, Backend, DeviceBuffer, Error, Stream, BACKEND_ENV};
-use std::sync::Once;
+use gpu_runtime::{
+    backend, launch, Backend, DeviceBuffer, Error, Stream, BACKEND_ENV, SIM_STACK_BYTES_ENV,
+    SIM_TIMEOUT_ENV,
+};
+use std::process::Command;
+use std::sync::{mpsc, Once};
+use std::time::{Duration, Instant};
+
+/// The watchdog's limit in this binary.
+const TIMEOUT_SECS: u64 = 2;
 
 fn simulator() -> Stream {
     static FORCE: Once = Once::new();
     // Every test calls this first, so no thread reads the environment while
     // it is set.
-    FORCE.call_once(|| std::env::set_var(BACKEND_ENV, "simulator"));
+    FORCE.call_once(|| {
+        std::env::set_var(BACKEND_ENV, "simulator");
+        std::env::set_var(SIM_TIMEOUT_ENV, TIMEOUT_SECS.to_string());
+    });
     assert_eq!(backend(), Backend::Simulator);
     Stream::new().unwrap()
+}
+
+/// Runs `attempt` on a thread of its own and returns its result; fails the
+/// test if it does not finish within `limit` (a hang, which would otherwise
+/// hang the test run), and passes its panic on.
+fn within<T: Send + 'static>(limit: Duration, attempt: impl FnOnce() -> T + Send + 'static) -> T {
+    let (send, receive) = mpsc::channel();
+    let thread = std::thread::spawn(move || {
+        let _ = send.send(attempt());
+    });
+    match receive.recv_timeout(limit) {
+        Ok(value) => value,
+        Err(mpsc::RecvTimeoutError::Timeout) => {
+            panic!("not finished after {limit:?}: the simulator hangs")
+        }
+        Err(mpsc::RecvTimeoutError::Disconnected) => match thread.join() {
+            Err(panic) => std::panic::resume_unwind(panic),
+            Ok(()) => unreachable!("the attempt sends before it ends"),
+        },
+    }
+}
+
+/// Runs the `#[ignore]`d test `test` of this binary in a child process with
+/// `env` set; returns whether it passed and its output.
+fn child(test: &str, env: &[(&str, &str)]) -> (std::process::ExitStatus, String) {
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    command.args([
+        "--ignored",
+        "--exact",
+        test,
+        "--nocapture",
+        "--test-threads=1",
+    ]);
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let output = command.output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status, text)
 }
 
 fn failure(stream: &Stream) -> (String, String) {
@@ -104,6 +161,245 @@ fn the_simulated_device_describes_itself() {
     assert_eq!(device.limits().max_threads_per_block, 1024);
     let (free, total) = device.memory_info().unwrap();
     assert!(free <= total && total >= 1 << 30);
+}
+
+#[test]
+fn a_thread_spinning_on_a_flag_another_thread_of_its_block_sets_finishes() {
+    within(Duration::from_secs(30), || {
+        let stream = simulator();
+        let mut flags = DeviceBuffer::<u32>::zeroed_on(4, &stream).unwrap();
+        let mut out = DeviceBuffer::<u32>::zeroed_on(4 * 64, &stream).unwrap();
+        // Thread 0 spins before the last thread of its block has run at all.
+        launch!(testing::spin_on_flag[4, 64, stream](63, &mut flags, &mut out)).unwrap();
+        stream.synchronize().unwrap();
+        assert_eq!(out.copy_to_host_sync(&stream).unwrap(), vec![1; 4 * 64]);
+        assert_eq!(flags.copy_to_host_sync(&stream).unwrap(), vec![1; 4]);
+    });
+}
+
+#[test]
+fn threads_taking_turns_through_an_atomic_all_get_theirs() {
+    within(Duration::from_secs(60), || {
+        let stream = simulator();
+        let (blocks, threads) = (3, 128);
+        let mut turns = DeviceBuffer::<u32>::zeroed_on(blocks, &stream).unwrap();
+        let mut out = DeviceBuffer::<u32>::zeroed_on(blocks * threads, &stream).unwrap();
+        launch!(testing::take_turns[blocks, threads, stream](&mut turns, &mut out)).unwrap();
+        stream.synchronize().unwrap();
+        let expected: Vec<u32> = (0..blocks * threads)
+            .map(|i| (threads - 1 - i % threads) as u32)
+            .collect();
+        assert_eq!(out.copy_to_host_sync(&stream).unwrap(), expected);
+        assert_eq!(
+            turns.copy_to_host_sync(&stream).unwrap(),
+            vec![threads as u32; blocks]
+        );
+    });
+}
+
+#[test]
+fn atomics_that_yield_still_count_exactly() {
+    let stream = simulator();
+    let n = 1 << 16;
+    let values: Vec<u32> = (0..n as u32)
+        .map(|i| i.wrapping_mul(2654435761) >> 7)
+        .collect();
+    let input = DeviceBuffer::to_device_sync(&values, &stream).unwrap();
+    let mut bins = DeviceBuffer::<u32>::zeroed_on(37, &stream).unwrap();
+    launch!(testing::histogram[n / 256, 256, stream](&input, &mut bins)).unwrap();
+    let mut expected = vec![0u32; 37];
+    for v in &values {
+        expected[*v as usize % 37] += 1;
+    }
+    assert_eq!(bins.copy_to_host_sync(&stream).unwrap(), expected);
+}
+
+/// Checks a stall report: `thread` was running, with `others` after it.
+fn assert_stalled(message: &str, kernel: &str, thread: &str, others: &str) {
+    assert!(
+        message.starts_with(&format!("kernel `{kernel}`, block (")),
+        "{message}"
+    );
+    assert!(
+        message.contains(&format!(
+            "thread {thread}: made no progress for {TIMEOUT_SECS} s (GPU_SIM_TIMEOUT_SECS)"
+        )),
+        "{message}"
+    );
+    assert!(
+        message.contains(&format!(
+            "Threads running: {thread}{others}. A thread spinning"
+        )),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_thread_spinning_on_a_flag_nobody_sets_is_reported_after_the_timeout() {
+    within(Duration::from_secs(60), || {
+        let stream = simulator();
+        let mut flags = DeviceBuffer::<u32>::zeroed_on(3, &stream).unwrap();
+        let mut out = DeviceBuffer::<u32>::zeroed_on(3 * 64, &stream).unwrap();
+        let start = Instant::now();
+        launch!(testing::spin_on_flag[3, 64, stream](64, &mut flags, &mut out)).unwrap();
+        let (kernel, message) = failure(&stream);
+        assert!(start.elapsed() >= Duration::from_secs(TIMEOUT_SECS));
+        assert_eq!(kernel, "spin_on_flag");
+        assert_stalled(&message, "spin_on_flag", "(0, 0, 0)", "; 63 finished");
+        // The process and the stream go on.
+        launch!(testing::spin_on_flag[3, 64, stream](5, &mut flags, &mut out)).unwrap();
+        stream.synchronize().unwrap();
+        assert_eq!(out.copy_to_host_sync(&stream).unwrap(), vec![1; 3 * 64]);
+    });
+}
+
+#[test]
+fn a_thread_looping_without_device_calls_is_stopped_and_reported() {
+    within(Duration::from_secs(60), || {
+        let stream = simulator();
+        let mut out = DeviceBuffer::<u64>::zeroed_on(2 * 32, &stream).unwrap();
+        launch!(testing::busy_loop[2, 32, stream](5, u64::MAX, &mut out)).unwrap();
+        let (kernel, message) = failure(&stream);
+        assert_eq!(kernel, "busy_loop");
+        assert_stalled(
+            &message,
+            "busy_loop",
+            "(5, 0, 0)",
+            "; 26 not started, 5 finished",
+        );
+        // The OS thread was freed: the same stream runs the next launch.
+        launch!(testing::busy_loop[2, 32, stream](5, 3, &mut out)).unwrap();
+        let got = out.copy_to_host_sync(&stream).unwrap();
+        let step = |x: u64| {
+            x.wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407)
+        };
+        assert_eq!(got[5], step(step(step(5))));
+        assert_eq!(got[32 + 6], 6);
+    });
+}
+
+#[test]
+fn a_stack_overflow_fails_the_launch_and_names_the_stack_size() {
+    within(Duration::from_secs(60), || {
+        let stream = simulator();
+        let mut out = DeviceBuffer::<u32>::zeroed_on(2 * 4, &stream).unwrap();
+        launch!(testing::large_local_array[2, 4, stream](1, 2, &mut out)).unwrap();
+        let (kernel, message) = failure(&stream);
+        assert_eq!(kernel, "large_local_array");
+        assert!(
+            message.starts_with("kernel `large_local_array`, block ("),
+            "{message}"
+        );
+        assert!(
+            message.contains("thread (0, 0, 0): overflowed its stack of 262144 bytes"),
+            "{message}"
+        );
+        assert!(
+            message.contains(
+                "set GPU_SIM_STACK_BYTES to more bytes, e.g. GPU_SIM_STACK_BYTES=1048576"
+            ),
+            "{message}"
+        );
+        // The process goes on, and so do other kernels on the stream.
+        let x = DeviceBuffer::to_device_sync(&[4u32, 5, 6], &stream).unwrap();
+        launch!(testing::read_at[2, 4, stream](&x, 1, &mut out)).unwrap();
+        assert_eq!(out.copy_to_host_sync(&stream).unwrap(), vec![5; 8]);
+    });
+}
+
+#[test]
+fn a_larger_stack_can_be_set() {
+    let (status, output) = child(
+        "large_local_array_with_a_larger_stack",
+        &[(SIM_STACK_BYTES_ENV, "1048576")],
+    );
+    assert!(status.success(), "{output}");
+    assert!(output.contains("1 passed"), "{output}");
+}
+
+#[test]
+#[ignore = "run by a_larger_stack_can_be_set, in a process with GPU_SIM_STACK_BYTES set"]
+fn large_local_array_with_a_larger_stack() {
+    let stream = simulator();
+    let mut out = DeviceBuffer::<u32>::zeroed_on(2 * 4, &stream).unwrap();
+    launch!(testing::large_local_array[2, 4, stream](100_000, 100_000, &mut out)).unwrap();
+    assert_eq!(out.copy_to_host_sync(&stream).unwrap(), vec![7; 8]);
+    launch!(testing::large_local_array[2, 4, stream](100_000, 300_000, &mut out)).unwrap();
+    assert_eq!(out.copy_to_host_sync(&stream).unwrap(), vec![0; 8]);
+}
+
+#[test]
+fn a_bad_stack_size_is_an_error_naming_the_variable() {
+    let (status, output) = child(
+        "a_launch_with_a_bad_stack_size",
+        &[(SIM_STACK_BYTES_ENV, "lots")],
+    );
+    assert!(status.success(), "{output}");
+    assert!(output.contains("1 passed"), "{output}");
+}
+
+#[test]
+#[ignore = "run by a_bad_stack_size_is_an_error_naming_the_variable, with GPU_SIM_STACK_BYTES=lots"]
+fn a_launch_with_a_bad_stack_size() {
+    let stream = simulator();
+    let mut out = DeviceBuffer::<u32>::zeroed_on(4, &stream).unwrap();
+    launch!(testing::panic_if[1, 4, stream](0, &mut out)).unwrap();
+    let (_, message) = failure(&stream);
+    assert!(
+        message.starts_with("GPU_SIM_STACK_BYTES=`lots` is not a stack size"),
+        "{message}"
+    );
+}
+
+#[test]
+fn faults_that_are_not_the_simulators_still_end_the_process() {
+    let (status, output) = child("a_null_write_after_a_simulated_launch", &[]);
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(status.signal(), Some(11), "SIGSEGV expected: {output}");
+    assert!(output.contains("launched"), "{output}");
+}
+
+#[test]
+#[ignore = "run by faults_that_are_not_the_simulators_still_end_the_process: it crashes"]
+fn a_null_write_after_a_simulated_launch() {
+    let stream = simulator();
+    let mut out = DeviceBuffer::<u32>::zeroed_on(4, &stream).unwrap();
+    launch!(testing::panic_if[1, 4, stream](0, &mut out)).unwrap();
+    stream.synchronize().unwrap();
+    println!("launched");
+    let address = std::hint::black_box(16usize) as *mut u32;
+    // SAFETY: none: this writes to an unmapped page on purpose, to check
+    // that the simulator's handler passes the fault on to the default action.
+    unsafe { address.write_volatile(1) };
+}
+
+#[test]
+fn rusts_own_stack_overflow_report_still_works() {
+    let (status, output) = child("a_host_thread_overflowing_its_stack", &[]);
+    assert!(!status.success(), "{output}");
+    assert!(output.contains("has overflowed its stack"), "{output}");
+}
+
+#[test]
+#[ignore = "run by rusts_own_stack_overflow_report_still_works: it aborts"]
+fn a_host_thread_overflowing_its_stack() {
+    let stream = simulator();
+    let mut out = DeviceBuffer::<u32>::zeroed_on(4, &stream).unwrap();
+    launch!(testing::panic_if[1, 4, stream](0, &mut out)).unwrap();
+    stream.synchronize().unwrap();
+    #[allow(unconditional_recursion)] // on purpose: it overflows its stack
+    fn recurse(depth: u64) -> u64 {
+        let mut frame = [depth; 64];
+        frame = std::hint::black_box(frame);
+        recurse(depth + 1) + frame[3]
+    }
+    std::thread::Builder::new()
+        .stack_size(64 * 1024)
+        .spawn(|| recurse(0))
+        .unwrap()
+        .join()
+        .unwrap();
 }
 
 #[test]

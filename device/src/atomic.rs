@@ -180,13 +180,25 @@ impl sealed::Sealed for u64 {}
 impl sealed::Sealed for f32 {}
 impl sealed::Sealed for f64 {}
 
+/// Tells the CPU simulator whether an atomic operation just changed memory
+/// (`crate::arch::after_atomic`): a thread spinning on an atomic then lets the
+/// other threads of its block run, and one that changes nothing for long is
+/// reported as making no progress. Nothing on the device.
+#[inline(always)]
+fn after_atomic(changed: bool) {
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::arch::after_atomic(changed);
+    #[cfg(target_arch = "nvptx64")]
+    let _ = changed;
+}
+
 /// Integer atomics: `core::sync::atomic`, relaxed, on the host and on the
 /// device alike. On the device they are LLVM `atomicrmw`/`cmpxchg`
 /// instructions, which LLVM places in the state space of the address: a
 /// cell in shared memory gets `atom.shared.*`, one in a kernel's buffer
 /// `atom.global.*` (relaxed, GPU scope, as CUDA's `atomicAdd`).
 mod integer {
-    use super::AtomicElement;
+    use super::{after_atomic, AtomicElement};
     use core::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering::Relaxed};
 
     macro_rules! integer_atomics {
@@ -198,19 +210,27 @@ mod integer {
                 const ONE: Self = 1;
                 #[inline(always)]
                 unsafe fn atomic_add(ptr: *mut Self, v: Self) -> Self {
-                    unsafe { <$atomic>::from_ptr(ptr) }.fetch_add(v, Relaxed)
+                    let old = unsafe { <$atomic>::from_ptr(ptr) }.fetch_add(v, Relaxed);
+                    after_atomic(v != 0);
+                    old
                 }
                 #[inline(always)]
                 unsafe fn atomic_min(ptr: *mut Self, v: Self) -> Self {
-                    unsafe { <$atomic>::from_ptr(ptr) }.fetch_min(v, Relaxed)
+                    let old = unsafe { <$atomic>::from_ptr(ptr) }.fetch_min(v, Relaxed);
+                    after_atomic(v < old);
+                    old
                 }
                 #[inline(always)]
                 unsafe fn atomic_max(ptr: *mut Self, v: Self) -> Self {
-                    unsafe { <$atomic>::from_ptr(ptr) }.fetch_max(v, Relaxed)
+                    let old = unsafe { <$atomic>::from_ptr(ptr) }.fetch_max(v, Relaxed);
+                    after_atomic(v > old);
+                    old
                 }
                 #[inline(always)]
                 unsafe fn atomic_exchange(ptr: *mut Self, v: Self) -> Self {
-                    unsafe { <$atomic>::from_ptr(ptr) }.swap(v, Relaxed)
+                    let old = unsafe { <$atomic>::from_ptr(ptr) }.swap(v, Relaxed);
+                    after_atomic(v != old);
+                    old
                 }
                 #[inline(always)]
                 unsafe fn atomic_compare_and_swap(
@@ -218,15 +238,19 @@ mod integer {
                     current: Self,
                     new: Self,
                 ) -> Self {
-                    match unsafe { <$atomic>::from_ptr(ptr) }
+                    let old = match unsafe { <$atomic>::from_ptr(ptr) }
                         .compare_exchange(current, new, Relaxed, Relaxed)
                     {
                         Ok(v) | Err(v) => v,
-                    }
+                    };
+                    after_atomic(old == current && new != current);
+                    old
                 }
                 #[inline(always)]
                 unsafe fn atomic_load(ptr: *mut Self) -> Self {
-                    unsafe { <$atomic>::from_ptr(ptr) }.load(Relaxed)
+                    let value = unsafe { <$atomic>::from_ptr(ptr) }.load(Relaxed);
+                    after_atomic(false);
+                    value
                 }
             }
         };
@@ -241,7 +265,7 @@ mod integer {
 /// sm_90); add with PTX's `atom.add.f32`/`.f64` on the device (a generic
 /// address: Rust has no float `atomicrmw`) and by compare-and-swap on the host.
 mod float {
-    use super::AtomicElement;
+    use super::{after_atomic, AtomicElement};
     use core::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 
     macro_rules! float_atomics {
@@ -280,9 +304,9 @@ mod float {
                 }
                 #[inline(always)]
                 unsafe fn atomic_exchange(ptr: *mut Self, v: Self) -> Self {
-                    <$ty>::from_bits(
-                        unsafe { <$atomic>::from_ptr(ptr.cast()) }.swap(v.to_bits(), Relaxed),
-                    )
+                    let old = unsafe { <$atomic>::from_ptr(ptr.cast()) }.swap(v.to_bits(), Relaxed);
+                    after_atomic(old != v.to_bits());
+                    <$ty>::from_bits(old)
                 }
                 #[inline(always)]
                 unsafe fn atomic_compare_and_swap(
@@ -291,14 +315,18 @@ mod float {
                     new: Self,
                 ) -> Self {
                     let cell = unsafe { <$atomic>::from_ptr(ptr.cast()) };
-                    match cell.compare_exchange(current.to_bits(), new.to_bits(), Relaxed, Relaxed)
-                    {
-                        Ok(v) | Err(v) => <$ty>::from_bits(v),
-                    }
+                    let (current, new) = (current.to_bits(), new.to_bits());
+                    let old = match cell.compare_exchange(current, new, Relaxed, Relaxed) {
+                        Ok(v) | Err(v) => v,
+                    };
+                    after_atomic(old == current && new != current);
+                    <$ty>::from_bits(old)
                 }
                 #[inline(always)]
                 unsafe fn atomic_load(ptr: *mut Self) -> Self {
-                    <$ty>::from_bits(unsafe { <$atomic>::from_ptr(ptr.cast()) }.load(Relaxed))
+                    let bits = unsafe { <$atomic>::from_ptr(ptr.cast()) }.load(Relaxed);
+                    after_atomic(false);
+                    <$ty>::from_bits(bits)
                 }
             }
         };

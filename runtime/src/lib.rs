@@ -59,6 +59,7 @@ pub use pinned::{
     HostOnly, Mapped, MappedBuffer, MappedView, MappedViewMut, Mapping, PinnedBuffer,
 };
 pub use pipeline::{pipeline, Pipeline};
+pub use backend::simulator::settings::{SIM_STACK_BYTES_ENV, SIM_TIMEOUT_ENV};
 pub use stream::{Stream, StreamKind, StreamOptions};
 
 /// Launches a `#[kernel]` function, Numba style:

@@ -32,7 +32,29 @@ pub mod simulation {
         fn static_shared(&self, symbol: &'static str, bytes: usize, align: usize) -> *mut u8;
         /// The block's dynamic shared memory.
         fn dynamic_shared(&self) -> (*mut u8, usize);
+        /// Called by `thread` after a run of atomic operations and memory
+        /// fences made on this OS thread: [`SPIN_ATOMICS_PER_CALL`] of them
+        /// when one changed no memory (a load, a fence, a failed
+        /// compare-and-swap or an exchange of equal values: what a spin loop
+        /// does), [`ATOMICS_PER_CALL`] when all changed memory. `changed`
+        /// tells whether any of them changed memory. A thread spinning on an
+        /// atomic comes here regularly, so the executor can run other threads
+        /// of the block from here: a spin-wait on a flag that another thread
+        /// of the block sets then finishes, as it does on GPUs with
+        /// independent thread scheduling (sm_70+).
+        fn after_atomics(&self, thread: &SimulatedThread, changed: bool);
     }
+
+    /// How many atomic operations and fences, one of which changed no
+    /// memory, an OS thread makes between two calls of
+    /// [`Block::after_atomics`]: often enough that a spinning thread lets the
+    /// others of its block run soon.
+    pub const SPIN_ATOMICS_PER_CALL: u32 = 64;
+
+    /// How many atomic operations that all changed memory an OS thread makes
+    /// between two calls of [`Block::after_atomics`]: rarely enough that
+    /// atomic-heavy kernels (histograms) barely notice.
+    pub const ATOMICS_PER_CALL: u32 = 1024;
 
     /// One simulated GPU thread's coordinates and its block.
     pub struct SimulatedThread<'a> {
@@ -137,11 +159,54 @@ pub(crate) fn sync_warp(mask: u32) {
 }
 
 pub(crate) fn fence_device() {
-    std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst)
+    std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+    after_atomic(false);
 }
 
 pub(crate) fn fence_block() {
-    std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst)
+    std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+    after_atomic(false);
+}
+
+thread_local! {
+    /// The atomic operations and fences this OS thread made since it last
+    /// called [`simulation::Block::after_atomics`]: their count times
+    /// [`ATOMIC`], plus [`CHANGED`] if one changed memory and [`UNCHANGED`]
+    /// if one did not.
+    static ATOMICS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+const CHANGED: u32 = 1;
+const UNCHANGED: u32 = 2;
+const ATOMIC: u32 = 4;
+
+/// Counts an atomic operation or fence of the current simulated thread, and
+/// tells its executor after a run of them (see
+/// [`simulation::Block::after_atomics`]). Outside a kernel (host code using
+/// an atomic on host memory) the count leads nowhere.
+#[inline(always)]
+pub(crate) fn after_atomic(changed: bool) {
+    let seen = ATOMICS.with(|a| {
+        let seen = (a.get() + ATOMIC) | if changed { CHANGED } else { UNCHANGED };
+        a.set(seen);
+        seen
+    });
+    if seen >= ATOMIC * simulation::SPIN_ATOMICS_PER_CALL
+        && (seen & UNCHANGED != 0 || seen >= ATOMIC * simulation::ATOMICS_PER_CALL)
+    {
+        call_after_atomics(seen & CHANGED != 0);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn call_after_atomics(changed: bool) {
+    ATOMICS.with(|a| a.set(0));
+    simulation::with(|t| {
+        if let Some(t) = t {
+            t.block.after_atomics(t, changed)
+        }
+    })
 }
 
 pub(crate) fn ballot(mask: u32, predicate: bool) -> u32 {

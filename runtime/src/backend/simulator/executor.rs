@@ -9,30 +9,39 @@
 //! on; so is a panic (an out-of-bounds index among them), with the kernel's
 //! name and the block and thread indices. Blocks run in parallel on a pool of
 //! persistent helper threads.
+//!
+//! A thread also hands control back every few atomic operations
+//! ([`Block::after_atomics`]), so a thread spinning on an atomic lets the other
+//! threads of its block run: a spin-wait on a flag that another thread of the
+//! block sets finishes, as on GPUs with independent thread scheduling. A
+//! block that makes no progress for `GPU_SIM_TIMEOUT_SECS` fails its launch
+//! ([`super::watchdog`]), and a thread that overflows its stack
+//! (`GPU_SIM_STACK_BYTES`) fails it too ([`super::signals`]).
+
+mod failures;
+mod pool;
+mod stacks;
+
+pub(crate) use pool::parallelism;
 
 use super::super::KernelLaunch;
+use super::settings::settings;
+use super::signals::{self, BlockSignals, Finish, Interrupt};
 use super::stream;
-use crate::panic_message::panic_message;
+use super::watchdog::{self, Worker};
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
+use failures::{panic_message, stack_overflow, stalled};
 use gpu_device::__private::simulation::{Block, SimulatedThread};
 use gpu_device::__private::ShuffleMode;
+use pool::pool;
+use stacks::{give_stack, take_stack};
 use std::cell::{Cell, RefCell};
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
-
-/// Stack of one simulated thread: kernel bodies are small, but debug builds
-/// and `catch_unwind` want room.
-const STACK_BYTES: usize = 256 * 1024;
-
-/// The number of blocks run at once: the host's cores.
-pub(crate) fn parallelism() -> usize {
-    static CORES: OnceLock<usize> = OnceLock::new();
-    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-}
+use std::sync::{Arc, Condvar, Mutex};
 
 /// Queues a launch on its stream: the parameters are copied now, as the
 /// driver copies kernel parameters at launch.
@@ -93,18 +102,22 @@ impl Launch {
 
     /// Runs every block, on this thread and the helpers.
     fn run(self: Arc<Self>) -> Result<(), String> {
+        let settings = settings()?;
+        signals::install();
+        watchdog::start(settings.timeout);
+        let stack_bytes = settings.stack_bytes;
         let helpers = (parallelism() as u64).min(self.blocks()).saturating_sub(1) as usize;
         let done = Arc::new((Mutex::new(0usize), Condvar::new()));
         for _ in 0..helpers {
             let (launch, done) = (Arc::clone(&self), Arc::clone(&done));
             pool().submit(Box::new(move || {
-                launch.work();
+                launch.work(stack_bytes);
                 let (count, changed) = &*done;
                 *count.lock().unwrap_or_else(|e| e.into_inner()) += 1;
                 changed.notify_all();
             }));
         }
-        self.work();
+        self.work(stack_bytes);
         let (count, changed) = &*done;
         let mut finished = count.lock().unwrap_or_else(|e| e.into_inner());
         while *finished < helpers {
@@ -121,15 +134,20 @@ impl Launch {
         }
     }
 
-    /// Takes blocks until none is left or one failed.
-    fn work(&self) {
+    /// Takes blocks until none is left or one failed; gives their threads
+    /// stacks of `stack_bytes`.
+    fn work(&self, stack_bytes: usize) {
         let total = self.blocks();
+        let worker = Worker::current();
         loop {
             let block = self.next_block.fetch_add(1, Ordering::Relaxed);
             if block >= total || self.failed.load(Ordering::Relaxed) {
                 return;
             }
-            if let Err(message) = self.run_block(block) {
+            worker.start_block();
+            let outcome = self.run_block(block, &worker, stack_bytes);
+            worker.end_block();
+            if let Err(message) = outcome {
                 self.failed.store(true, Ordering::Relaxed);
                 self.failure
                     .lock()
@@ -140,7 +158,7 @@ impl Launch {
         }
     }
 
-    fn run_block(&self, linear: u64) -> Result<(), String> {
+    fn run_block(&self, linear: u64, worker: &Worker, stack_bytes: usize) -> Result<(), String> {
         let [gx, gy, _] = self.grid.map(u64::from);
         let block_idx = [
             (linear % gx) as u32,
@@ -149,7 +167,12 @@ impl Launch {
         ];
         let [bx, by, bz] = self.block;
         let count = (bx * by * bz) as usize;
-        let state = BlockState::new(count, self.shared_bytes);
+        let state = BlockState::new(
+            count,
+            self.shared_bytes,
+            worker,
+            BlockSignals::new(worker, self.kernel, stack_bytes),
+        );
         let threads: Vec<SimulatedThread<'_>> = (0..count as u32)
             .map(|t| SimulatedThread {
                 thread_idx: [t % bx, (t / bx) % by, t / (bx * by)],
@@ -175,17 +198,26 @@ impl Launch {
 
         let mut coroutines: Vec<Option<SimCoroutine>> = Vec::with_capacity(count);
         for t in 0..count {
-            let (call, params, slot) = (self.call, params.as_ptr() as usize, &state.yielders[t]);
-            let body = move |yielder: &Yielder<(), Suspend>, ()| -> Result<(), String> {
+            let (call, params) = (self.call, params.as_ptr() as usize);
+            let (slot, state) = (&state.yielders[t], &state);
+            let body = move |yielder: &Yielder<(), Suspend>, ()| -> Finish {
                 slot.set(yielder as *const Yielder<(), Suspend>);
                 // SAFETY: the parameter copies outlive the block, and the call
                 // runs as a simulated thread (the executor set it current).
-                catch_unwind(AssertUnwindSafe(|| unsafe {
-                    call(params as *const *mut c_void)
-                }))
-                .map_err(|panic| panic_message(&*panic))
+                let outcome = state.signals.kernel_code(|| {
+                    catch_unwind(AssertUnwindSafe(|| unsafe {
+                        call(params as *const *mut c_void)
+                    }))
+                });
+                match outcome {
+                    Ok(()) => Finish::Returned,
+                    Err(payload) => {
+                        state.panic.replace(Some(panic_message(&*payload)));
+                        Finish::Panicked
+                    }
+                }
             };
-            let stack = take_stack()?;
+            let stack = take_stack(stack_bytes)?;
             // SAFETY: the coroutine borrows `state` and `params`, which live
             // until the end of this function; every coroutine is finished or
             // dropped (unwinding it) before then, as `coroutines` is declared
@@ -196,7 +228,7 @@ impl Launch {
         }
 
         let mut status = vec![ThreadState::Ready; count];
-        loop {
+        state.signals.watch(|| loop {
             for t in 0..count {
                 if status[t] != ThreadState::Ready {
                     continue;
@@ -204,18 +236,43 @@ impl Launch {
                 let coroutine = coroutines[t]
                     .as_mut()
                     .expect("ready threads have a coroutine");
-                let outcome =
-                    gpu_device::__private::simulation::run_as(&threads[t], || coroutine.resume(()));
+                let trap = coroutine.trap_handler();
+                let outcome = gpu_device::__private::simulation::run_as(&threads[t], || {
+                    state.signals.resume(trap, || coroutine.resume(()))
+                });
+                // Progress for the watchdog: a thread reaches a barrier or
+                // warp operation, or finishes. A thread that yielded after
+                // atomics may be spinning: there the watchdog's verdict is read.
                 status[t] = match outcome {
-                    CoroutineResult::Yield(Suspend::Barrier(id)) => ThreadState::AtBarrier(id),
-                    CoroutineResult::Yield(Suspend::Warp { mask }) => ThreadState::AtWarp(mask),
-                    CoroutineResult::Return(Ok(())) => {
+                    CoroutineResult::Yield(Suspend::Yield) => {
+                        if worker.stalled() {
+                            return Err(describe(t, &stalled(&status, &coroutines, t, &threads)));
+                        }
+                        ThreadState::Ready
+                    }
+                    CoroutineResult::Yield(Suspend::Barrier(id)) => {
+                        worker.progress();
+                        ThreadState::AtBarrier(id)
+                    }
+                    CoroutineResult::Yield(Suspend::Warp { mask }) => {
+                        worker.progress();
+                        ThreadState::AtWarp(mask)
+                    }
+                    CoroutineResult::Return(Finish::Returned) => {
+                        worker.progress();
                         let finished = coroutines[t].take().expect("just resumed");
                         give_stack(finished.into_stack());
                         ThreadState::Done
                     }
-                    CoroutineResult::Return(Err(message)) => {
-                        return Err(describe(t, &format!("panicked: {message}")))
+                    CoroutineResult::Return(Finish::Panicked) => {
+                        let message = state.panic.take().unwrap_or_default();
+                        return Err(describe(t, &format!("panicked: {message}")));
+                    }
+                    CoroutineResult::Return(Finish::Interrupted(Interrupt::StackOverflow)) => {
+                        return Err(describe(t, &stack_overflow(stack_bytes)));
+                    }
+                    CoroutineResult::Return(Finish::Interrupted(Interrupt::Stalled)) => {
+                        return Err(describe(t, &stalled(&status, &coroutines, t, &threads)));
                     }
                 };
             }
@@ -226,7 +283,7 @@ impl Launch {
             if let Err(stuck) = released {
                 return Err(describe(stuck.thread, &stuck.reason));
             }
-        }
+        })
     }
 }
 
@@ -243,11 +300,16 @@ enum ThreadState {
 /// What a simulated thread yields to the scheduler.
 #[derive(Clone, Copy, Debug)]
 enum Suspend {
+    /// Lets other threads run (after some atomics); ready again at once.
+    Yield,
+    /// At barrier `id` (0: `sync_threads`, 1: the phase token's `sync`).
     Barrier(u32),
-    Warp { mask: u32 },
+    Warp {
+        mask: u32,
+    },
 }
 
-type SimCoroutine = Coroutine<(), Suspend, Result<(), String>, DefaultStack>;
+type SimCoroutine = Coroutine<(), Suspend, Finish, DefaultStack>;
 
 struct Stuck {
     thread: usize,
@@ -255,7 +317,7 @@ struct Stuck {
 }
 
 /// Releases the barrier or the warps whose threads all wait; an error when
-/// nothing can be released.
+/// nothing can be released and no thread is ready (one that yielded).
 fn release(status: &mut [ThreadState], count: usize) -> Result<(), Stuck> {
     let mut released = false;
     let at_barrier = |s: &ThreadState| matches!(s, ThreadState::AtBarrier(_));
@@ -334,7 +396,7 @@ fn release(status: &mut [ThreadState], count: usize) -> Result<(), Stuck> {
             released = true;
         }
     }
-    if released {
+    if released || status.contains(&ThreadState::Ready) {
         return Ok(());
     }
     let waiting = status
@@ -357,7 +419,7 @@ fn barrier_name(id: u32) -> &'static str {
 }
 
 /// A block's shared state: what its simulated threads ask for.
-struct BlockState {
+struct BlockState<'a> {
     yielders: Vec<Cell<*const Yielder<(), Suspend>>>,
     /// Per thread: how many warp exchanges it has made (to pick a buffer).
     exchanges: Vec<Cell<u64>>,
@@ -366,10 +428,21 @@ struct BlockState {
     dynamic: RefCell<Box<[u128]>>,
     dynamic_bytes: usize,
     statics: RefCell<HashMap<&'static str, Box<[u128]>>>,
+    /// The message of the thread that panicked.
+    panic: Cell<Option<String>>,
+    /// The watchdog's record of this OS thread, for progress.
+    worker: &'a Worker,
+    /// What the signal handlers look at.
+    signals: BlockSignals,
 }
 
-impl BlockState {
-    fn new(count: usize, shared_bytes: usize) -> BlockState {
+impl<'a> BlockState<'a> {
+    fn new(
+        count: usize,
+        shared_bytes: usize,
+        worker: &'a Worker,
+        signals: BlockSignals,
+    ) -> BlockState<'a> {
         BlockState {
             yielders: (0..count).map(|_| Cell::new(std::ptr::null())).collect(),
             exchanges: (0..count).map(|_| Cell::new(0)).collect(),
@@ -379,6 +452,9 @@ impl BlockState {
             dynamic: RefCell::new(vec![0u128; shared_bytes.div_ceil(16)].into_boxed_slice()),
             dynamic_bytes: shared_bytes,
             statics: RefCell::new(HashMap::new()),
+            panic: Cell::new(None),
+            worker,
+            signals,
         }
     }
 
@@ -386,11 +462,12 @@ impl BlockState {
         let yielder = self.yielders[thread.linear as usize].get();
         // SAFETY: set by the thread's coroutine when it started; the thread is
         // running inside that coroutine now.
-        unsafe { &*yielder }.suspend(why);
+        self.signals
+            .runtime_code(|| unsafe { &*yielder }.suspend(why));
     }
 }
 
-impl Block for BlockState {
+impl Block for BlockState<'_> {
     fn barrier(&self, thread: &SimulatedThread<'_>, id: u32) {
         self.suspend(thread, Suspend::Barrier(id));
     }
@@ -424,81 +501,28 @@ impl Block for BlockState {
     }
 
     fn static_shared(&self, symbol: &'static str, bytes: usize, _align: usize) -> *mut u8 {
-        let mut statics = self.statics.borrow_mut();
-        let array = statics
-            .entry(symbol)
-            .or_insert_with(|| vec![0u128; bytes.div_ceil(16)].into_boxed_slice());
-        array.as_mut_ptr().cast()
+        self.signals.runtime_code(|| {
+            let mut statics = self.statics.borrow_mut();
+            let array = statics
+                .entry(symbol)
+                .or_insert_with(|| vec![0u128; bytes.div_ceil(16)].into_boxed_slice());
+            array.as_mut_ptr().cast()
+        })
     }
 
     fn dynamic_shared(&self) -> (*mut u8, usize) {
-        (
-            self.dynamic.borrow_mut().as_mut_ptr().cast(),
-            self.dynamic_bytes,
-        )
+        self.signals.runtime_code(|| {
+            (
+                self.dynamic.borrow_mut().as_mut_ptr().cast(),
+                self.dynamic_bytes,
+            )
+        })
     }
-}
 
-thread_local! {
-    /// Stacks of finished coroutines, for the next ones on this OS thread.
-    static STACKS: RefCell<Vec<DefaultStack>> = const { RefCell::new(Vec::new()) };
-}
-
-fn take_stack() -> Result<DefaultStack, String> {
-    match STACKS.with(|s| s.borrow_mut().pop()) {
-        Some(stack) => Ok(stack),
-        None => DefaultStack::new(STACK_BYTES)
-            .map_err(|e| format!("cannot allocate a simulated thread's stack: {e}")),
-    }
-}
-
-fn give_stack(stack: DefaultStack) {
-    STACKS.with(|s| s.borrow_mut().push(stack));
-}
-
-/// Persistent helper threads that run blocks of launches in parallel.
-struct Pool {
-    tasks: Mutex<VecDeque<Box<dyn FnOnce() + Send>>>,
-    available: Condvar,
-}
-
-fn pool() -> &'static Pool {
-    static POOL: OnceLock<&'static Pool> = OnceLock::new();
-    POOL.get_or_init(|| {
-        let pool: &'static Pool = Box::leak(Box::new(Pool {
-            tasks: Mutex::new(VecDeque::new()),
-            available: Condvar::new(),
-        }));
-        for _ in 0..parallelism().saturating_sub(1) {
-            std::thread::Builder::new()
-                .name("gpu-sim-blocks".into())
-                .spawn(move || loop {
-                    let task = {
-                        let mut tasks = pool.tasks.lock().unwrap_or_else(|e| e.into_inner());
-                        loop {
-                            if let Some(task) = tasks.pop_front() {
-                                break task;
-                            }
-                            tasks = pool
-                                .available
-                                .wait(tasks)
-                                .unwrap_or_else(|e| e.into_inner());
-                        }
-                    };
-                    task();
-                })
-                .expect("the simulator can start its helper threads");
+    fn after_atomics(&self, thread: &SimulatedThread<'_>, changed: bool) {
+        if changed {
+            self.worker.progress();
         }
-        pool
-    })
-}
-
-impl Pool {
-    fn submit(&self, task: Box<dyn FnOnce() + Send>) {
-        self.tasks
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push_back(task);
-        self.available.notify_one();
+        self.suspend(thread, Suspend::Yield);
     }
 }

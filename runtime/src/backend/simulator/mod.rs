@@ -12,7 +12,10 @@
 //!   synchronisation between the legacy default stream and blocking streams;
 //! - events ([`event`]): completion and real timestamps, recorded in stream order;
 //! - kernels ([`executor`]): every thread of a block is a coroutine, so
-//!   barriers and warp shuffles are real; blocks run in parallel on the cores.
+//!   barriers and warp shuffles are real; blocks run in parallel on the cores;
+//! - robustness: a [`watchdog`] fails blocks that make no progress, and
+//!   [`signals`] stops threads that overflow their stack or loop without
+//!   device calls; both read their [`settings`] from the environment.
 //!
 //! The number of simulated devices is [`DEVICES_ENV`] (default 1); each has
 //! its own memory, streams and default streams.
@@ -20,7 +23,10 @@
 pub(crate) mod event;
 pub(crate) mod executor;
 pub(crate) mod memory;
+pub(crate) mod settings;
+pub(crate) mod signals;
 pub(crate) mod stream;
+pub(crate) mod watchdog;
 
 use super::{
     status, DeviceLimits, DeviceProperties, DevicePtr, Driver, DriverError, EventFlags,

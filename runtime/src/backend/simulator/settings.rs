@@ -1,0 +1,114 @@
+//! The simulator's settings from the environment, read once per process.
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// The environment variable that sets the stack size of each simulated GPU
+/// thread, in bytes (default 262144, 256 KiB; at least 65536). A kernel whose
+/// thread overflows its stack fails its launch with an error that names this
+/// variable.
+pub const SIM_STACK_BYTES_ENV: &str = "GPU_SIM_STACK_BYTES";
+
+/// The environment variable that sets, in seconds, how long a simulated block
+/// may go without progress before its launch fails (default 60; `0` turns the
+/// watchdog off). A block makes progress when one of its threads finishes,
+/// reaches a barrier or warp operation, or changes memory with an atomic
+/// operation; a thread spinning on a flag nobody sets, or in a loop without
+/// end, makes none.
+pub const SIM_TIMEOUT_ENV: &str = "GPU_SIM_TIMEOUT_SECS";
+
+const DEFAULT_STACK_BYTES: usize = 256 * 1024;
+const MIN_STACK_BYTES: usize = 64 * 1024;
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// What the environment set.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Settings {
+    /// The stack of one simulated thread.
+    pub(crate) stack_bytes: usize,
+    /// How long a block may go without progress; `None`: forever.
+    pub(crate) timeout: Option<Duration>,
+}
+
+/// The settings, or an error naming the variable that is wrong.
+pub(crate) fn settings() -> Result<Settings, String> {
+    static SETTINGS: OnceLock<Result<Settings, String>> = OnceLock::new();
+    SETTINGS
+        .get_or_init(|| {
+            let var = |name: &str| std::env::var(name).ok();
+            parse(
+                var(SIM_STACK_BYTES_ENV).as_deref(),
+                var(SIM_TIMEOUT_ENV).as_deref(),
+            )
+        })
+        .clone()
+}
+
+fn parse(stack: Option<&str>, timeout: Option<&str>) -> Result<Settings, String> {
+    let stack_bytes = match stack.map(str::trim) {
+        None | Some("") => DEFAULT_STACK_BYTES,
+        Some(text) => match text.parse::<usize>() {
+            Ok(bytes) if bytes >= MIN_STACK_BYTES => bytes,
+            _ => {
+                return Err(format!(
+                    "{SIM_STACK_BYTES_ENV}=`{text}` is not a stack size: give a number of bytes of at least {MIN_STACK_BYTES} (the default is {DEFAULT_STACK_BYTES})"
+                ))
+            }
+        },
+    };
+    let timeout = match timeout.map(str::trim) {
+        None | Some("") => Some(DEFAULT_TIMEOUT),
+        Some(text) => match text.parse::<f64>() {
+            Ok(0.0) => None,
+            Ok(secs) if secs > 0.0 => Duration::try_from_secs_f64(secs).ok(),
+            _ => {
+                return Err(format!(
+                    "{SIM_TIMEOUT_ENV}=`{text}` is not a time: give a number of seconds (0 turns the watchdog off; the default is {})",
+                    DEFAULT_TIMEOUT.as_secs()
+                ))
+            }
+        },
+    };
+    Ok(Settings {
+        stack_bytes,
+        timeout,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_apply_when_unset_or_empty() {
+        let s = parse(None, Some(" ")).unwrap();
+        assert_eq!(s.stack_bytes, 256 * 1024);
+        assert_eq!(s.timeout, Some(Duration::from_secs(60)));
+    }
+
+    #[test]
+    fn values_are_read() {
+        let s = parse(Some("1048576"), Some("2.5")).unwrap();
+        assert_eq!(s.stack_bytes, 1 << 20);
+        assert_eq!(s.timeout, Some(Duration::from_millis(2500)));
+        assert_eq!(parse(None, Some("0")).unwrap().timeout, None);
+    }
+
+    #[test]
+    fn bad_values_name_the_variable() {
+        let e = parse(Some("1M"), None).unwrap_err();
+        assert!(
+            e.starts_with("GPU_SIM_STACK_BYTES=`1M` is not a stack size"),
+            "{e}"
+        );
+        let e = parse(Some("4096"), None).unwrap_err();
+        assert!(e.contains("at least 65536"), "{e}");
+        let e = parse(None, Some("-1")).unwrap_err();
+        assert!(
+            e.starts_with("GPU_SIM_TIMEOUT_SECS=`-1` is not a time"),
+            "{e}"
+        );
+        let e = parse(None, Some("NaN")).unwrap_err();
+        assert!(e.contains("GPU_SIM_TIMEOUT_SECS"), "{e}");
+    }
+}
