@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """Lists import cycles among a crate's modules, read from its `use` lines.
 
-    python3 scripts/module-cycles.py runtime/src [--allow a.rs:b.rs ...]
+    python3 scripts/module-cycles.py runtime/src [--allow a,b ...  (module paths, e.g. stream,stream::event)]
 
-Each file is a module. An edge A -> B means A's `use crate::...` or
-`use super::...` lines (or a `crate::`/`super::` path in its code) name B.
-A parent's `mod` declarations and `pub use` re-exports of its children are
-not edges: a `mod.rs` that only declares and re-exports is a facade. Exits 1
-when a cycle is found that is not allowed with `--allow` (a pair of files
-that ARCHITECTURE.md justifies).
+Each file is a module. An edge A -> B means A names B: a `crate::` or
+`super::` path in A's `use` lines or code, or a path through one of A's own
+child modules (`child::item`). `mod` declarations and `pub use` /
+`pub(crate) use` re-exports are not edges: a module that only declares and
+re-exports its children is a facade. Exits 1 when a cycle is found that is
+not allowed with `--allow` (pairs of modules that ARCHITECTURE.md justifies).
 """
 import re
 import sys
@@ -24,13 +24,12 @@ def module_of(root: Path, path: Path) -> tuple:
 
 def resolve(modules: dict, start: tuple, segments: list) -> tuple:
     """The longest existing module named by `segments` from `start`."""
-    best = None
     for n in range(len(segments), 0, -1):
         candidate = start + tuple(segments[:n])
         if candidate in modules:
-            best = candidate
-            break
-    return best
+            return candidate
+    # An item of `start` itself (`super::Stream`).
+    return start if start in modules else None
 
 
 def edges(root: Path, modules: dict) -> dict:
@@ -38,16 +37,27 @@ def edges(root: Path, modules: dict) -> dict:
     path_re = re.compile(r"\b(crate|super(?:::super)*)::((?:[A-Za-z_][A-Za-z0-9_]*::)*[A-Za-z_][A-Za-z0-9_]*|\{)")
     for module, path in modules.items():
         text = path.read_text()
+        # Names a module re-exports from its children: using them is using the child.
+        reexported = {}
+        for child, names in re.findall(r"pub(?:\([a-z]+\))?\s+use\s+([a-z_][a-z0-9_]*)::\{?([^;}]*)\}?;", text):
+            for name in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", names):
+                if name not in ("self", "as"):
+                    reexported[name] = child
+        children = [c for c in re.findall(r"^\s*(?:pub(?:\([a-z]+\))?\s+)?mod\s+([a-z_][a-z0-9_]*)\s*;", text, re.M)
+                    if module + (c,) in modules]
         # Drop comments and the bodies of `#[cfg(test)]` modules' use lines are fine to keep.
         text = re.sub(r"//[^\n]*", "", text)
         for line in text.splitlines():
             stripped = line.strip()
-            if stripped.startswith("pub use") and path.name == "mod.rs" or (
-                stripped.startswith("pub use") and path.name == "lib.rs"
-            ):
+            if stripped.startswith(("pub use", "pub(crate) use", "pub(super) use")):
                 continue  # a facade re-exporting its children
-            if stripped.startswith("pub(crate) use") and path.name in ("mod.rs", "lib.rs"):
-                continue
+            for child in children:
+                if re.search(r"(?<![A-Za-z0-9_:])" + child + r"::", line):
+                    graph[module].add(module + (child,))
+            if not stripped.startswith(("use ", "mod ", "pub mod", "pub(crate) mod")):
+                for name, child in reexported.items():
+                    if module + (child,) in modules and re.search(r"(?<![A-Za-z0-9_:])" + name + r"\b", line):
+                        graph[module].add(module + (child,))
             for m in path_re.finditer(line):
                 head, tail = m.group(1), m.group(2)
                 if tail == "{":
@@ -115,7 +125,7 @@ def main():
     allowed = set()
     if "--allow" in args:
         for pair in args[args.index("--allow") + 1:]:
-            a, b = pair.split(":")
+            a, b = pair.split(",")
             allowed.add(frozenset((a, b)))
     files = sorted(root.rglob("*.rs"))
     modules = {module_of(root, f): f for f in files}

@@ -4,12 +4,12 @@ use crate::abi::{HostEntry, SliceArg};
 use crate::backend::{
     driver, status, DeviceLimits, FunctionHandle, FunctionLimits, KernelLaunch, MAX_DEVICES,
 };
-use crate::current::current_stream;
 use crate::device::DeviceState;
 use crate::error::{Error, Result};
 use crate::last_kernel::KernelId;
 use crate::memory::{DeviceInput, DeviceOutput, RawView};
 use crate::module::EmbeddedModule;
+use crate::stream::current_stream;
 use crate::stream::Stream;
 use gpu_device::DeviceCopy;
 use std::ffi::{c_void, CString};

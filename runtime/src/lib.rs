@@ -26,11 +26,9 @@
 mod abi;
 mod backend;
 mod callback;
-mod current;
 mod deferred;
 mod device;
 mod error;
-mod event;
 mod last_kernel;
 mod launch;
 mod matrix;
@@ -43,13 +41,12 @@ mod scope_stack;
 mod stream;
 pub mod timeline;
 
+pub use backend::simulator::settings::{SIM_STACK_BYTES_ENV, SIM_TIMEOUT_ENV};
 pub use backend::simulator::DEVICES_ENV as SIMULATED_DEVICES_ENV;
 pub use backend::{backend, Backend, DeviceLimits, DriverError, BACKEND_ENV, MAX_DEVICES};
 pub use bytemuck;
-pub use current::{current_stream, StreamScope, PER_THREAD_DEFAULT_STREAM_ENV};
 pub use device::{synchronize, Device, DeviceScope};
 pub use error::{Error, Result};
-pub use event::{get_elapsed_time, Event, EventOptions};
 pub use gpu_device::DeviceCopy;
 pub use launch::{Const, DimValue, Dims, IntoDims, KernelFunction, LaunchConfig, StreamRef};
 pub use matrix::{DeviceView2dMut, DeviceView3dMut};
@@ -59,8 +56,10 @@ pub use pinned::{
     HostOnly, Mapped, MappedBuffer, MappedView, MappedViewMut, Mapping, PinnedBuffer,
 };
 pub use pipeline::{pipeline, Pipeline};
-pub use backend::simulator::settings::{SIM_STACK_BYTES_ENV, SIM_TIMEOUT_ENV};
-pub use stream::{Stream, StreamKind, StreamOptions};
+pub use stream::{
+    current_stream, get_elapsed_time, Event, EventOptions, Stream, StreamKind, StreamOptions,
+    StreamScope, PER_THREAD_DEFAULT_STREAM_ENV,
+};
 
 /// Launches a `#[kernel]` function, Numba style:
 ///

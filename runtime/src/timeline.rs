@@ -8,7 +8,7 @@
 //! it shows when each stream was occupied, not how long the hardware took.
 
 use crate::error::Result;
-use crate::event::Event;
+use crate::stream::Event;
 use crate::stream::Stream;
 use std::fmt::Write as _;
 

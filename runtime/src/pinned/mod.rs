@@ -35,13 +35,15 @@ use crate::deferred::defer;
 use crate::device::{self, Device};
 use crate::error::{Error, Result};
 use crate::memory::{byte_len, sealed};
+use crate::stream::Stream;
 use gpu_device::DeviceCopy;
 use std::marker::PhantomData;
 use std::mem::size_of;
 use std::ops::Range;
 use std::ptr::NonNull;
 use std::sync::Mutex;
-use tracking::Pending;
+use std::sync::MutexGuard;
+use tracking::{lock, Pending};
 
 /// Whether a [`PinnedBuffer`] is mapped into the device's address space:
 /// [`HostOnly`] or [`Mapped`].
@@ -235,5 +237,23 @@ impl<T: DeviceCopy, M: Mapping> std::fmt::Debug for PinnedBuffer<T, M> {
             "PinnedBuffer"
         };
         write!(f, "{name}<{}>[{}]", std::any::type_name::<T>(), self.len)
+    }
+}
+
+impl<T: DeviceCopy, M: Mapping> PinnedBuffer<T, M> {
+    fn lock(&self) -> MutexGuard<'_, Pending> {
+        lock(&self.pending)
+    }
+
+    /// Tracks the device accesses to `range` (reads, or writes when `write`)
+    /// queued on `stream` so far, by one event: for batches of copies queued
+    /// with the `_untracked` forms.
+    pub(crate) fn track_queued(
+        &self,
+        stream: &Stream,
+        range: Range<usize>,
+        write: bool,
+    ) -> Result<()> {
+        self.lock().push_after(stream, range, write)
     }
 }

@@ -2,11 +2,9 @@
 //! kernels in flight, each with the element range it touches and an event
 //! recorded after it.
 
-use super::{Mapping, PinnedBuffer};
 use crate::error::Result;
-use crate::event::{Event, EventOptions};
 use crate::stream::Stream;
-use gpu_device::DeviceCopy;
+use crate::stream::{Event, EventOptions};
 use std::ops::Range;
 use std::sync::{Mutex, MutexGuard};
 
@@ -107,24 +105,6 @@ impl Pending {
         self.reads.clear();
         self.writes.clear();
         Ok(())
-    }
-}
-
-impl<T: DeviceCopy, M: Mapping> PinnedBuffer<T, M> {
-    pub(super) fn lock(&self) -> MutexGuard<'_, Pending> {
-        lock(&self.pending)
-    }
-
-    /// Tracks the device accesses to `range` (reads, or writes when `write`)
-    /// queued on `stream` so far, by one event: for batches of copies queued
-    /// with the `_untracked` forms.
-    pub(crate) fn track_queued(
-        &self,
-        stream: &Stream,
-        range: Range<usize>,
-        write: bool,
-    ) -> Result<()> {
-        self.lock().push_after(stream, range, write)
     }
 }
 

@@ -21,6 +21,7 @@
 mod failures;
 mod pool;
 mod stacks;
+mod thread_state;
 
 pub(crate) use pool::parallelism;
 
@@ -28,8 +29,8 @@ use super::super::KernelLaunch;
 use super::settings::settings;
 use super::signals::{self, BlockSignals, Finish, Interrupt};
 use super::stream;
-use super::watchdog::{self, Worker};
-use corosensei::stack::DefaultStack;
+use super::watchdog;
+use super::worker::Worker;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use failures::{panic_message, stack_overflow, stalled};
 use gpu_device::__private::simulation::{Block, SimulatedThread};
@@ -42,6 +43,7 @@ use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
+use thread_state::{SimCoroutine, Suspend, ThreadState};
 
 /// Queues a launch on its stream: the parameters are copied now, as the
 /// driver copies kernel parameters at launch.
@@ -138,7 +140,7 @@ impl Launch {
     /// stacks of `stack_bytes`.
     fn work(&self, stack_bytes: usize) {
         let total = self.blocks();
-        let worker = Worker::current();
+        let worker = watchdog::current_worker();
         loop {
             let block = self.next_block.fetch_add(1, Ordering::Relaxed);
             if block >= total || self.failed.load(Ordering::Relaxed) {
@@ -286,30 +288,6 @@ impl Launch {
         })
     }
 }
-
-/// Where a suspended simulated thread waits.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum ThreadState {
-    Ready,
-    /// At barrier `id` (0: `sync_threads`, 1: the phase token's `sync`).
-    AtBarrier(u32),
-    AtWarp(u32),
-    Done,
-}
-
-/// What a simulated thread yields to the scheduler.
-#[derive(Clone, Copy, Debug)]
-enum Suspend {
-    /// Lets other threads run (after some atomics); ready again at once.
-    Yield,
-    /// At barrier `id` (0: `sync_threads`, 1: the phase token's `sync`).
-    Barrier(u32),
-    Warp {
-        mask: u32,
-    },
-}
-
-type SimCoroutine = Coroutine<(), Suspend, Finish, DefaultStack>;
 
 struct Stuck {
     thread: usize,

@@ -1,8 +1,9 @@
 //! Simulated device memory: aligned host allocations, counted against each
 //! device's capacity; copies, fills and frees in stream order.
 
-use super::super::{status, DevicePtr, DriverError, StreamHandle};
-use super::{invalid_value, stream};
+use super::super::{status, DevicePtr, DriverError, StreamHandle, MAX_DEVICES};
+use super::errors::invalid_value;
+use super::stream;
 use std::alloc::Layout;
 use std::collections::BTreeMap;
 use std::mem::MaybeUninit;
@@ -53,7 +54,7 @@ fn allocations() -> std::sync::MutexGuard<'static, Allocations> {
         .get_or_init(|| {
             Mutex::new(Allocations {
                 blocks: BTreeMap::new(),
-                used: vec![0; super::MAX_DEVICES],
+                used: vec![0; MAX_DEVICES],
             })
         })
         .lock()

@@ -20,6 +20,8 @@
 //! The number of simulated devices is [`DEVICES_ENV`] (default 1); each has
 //! its own memory, streams and default streams.
 
+mod bound_device;
+mod errors;
 pub(crate) mod event;
 pub(crate) mod executor;
 pub(crate) mod memory;
@@ -27,13 +29,15 @@ pub(crate) mod settings;
 pub(crate) mod signals;
 pub(crate) mod stream;
 pub(crate) mod watchdog;
+pub(crate) mod worker;
 
 use super::{
-    status, DeviceLimits, DeviceProperties, DevicePtr, Driver, DriverError, EventFlags,
-    EventHandle, FunctionHandle, FunctionLimits, HostFunction, KernelLaunch, ModuleHandle,
-    StreamHandle, MAX_DEVICES,
+    DeviceLimits, DeviceProperties, DevicePtr, Driver, DriverError, EventFlags, EventHandle,
+    FunctionHandle, FunctionLimits, HostFunction, KernelLaunch, ModuleHandle, StreamHandle,
+    MAX_DEVICES,
 };
-use std::cell::Cell;
+use bound_device::bound_device;
+use errors::invalid_value;
 use std::ffi::{c_void, CStr};
 use std::sync::OnceLock;
 
@@ -46,36 +50,6 @@ pub const DEVICES_ENV: &str = "GPU_SIM_DEVICES";
 /// The CPU simulator as a [`Driver`].
 pub(crate) struct SimulatorDriver {
     devices: OnceLock<usize>,
-}
-
-thread_local! {
-    /// The simulated device this thread last bound.
-    static BOUND: Cell<usize> = const { Cell::new(0) };
-}
-
-/// The device bound on the calling thread.
-pub(crate) fn bound_device() -> usize {
-    BOUND.with(Cell::get)
-}
-
-/// A simulated kernel failure, as the driver reports a failed launch.
-pub(crate) fn launch_failed(call: &'static str, message: String) -> DriverError {
-    DriverError {
-        call,
-        code: status::LAUNCH_FAILED,
-        name: "CUDA_ERROR_LAUNCH_FAILED (simulated)".into(),
-        description: message,
-    }
-}
-
-/// An argument the simulator refuses, as the driver's `CUDA_ERROR_INVALID_VALUE`.
-pub(crate) fn invalid_value(call: &'static str, description: String) -> DriverError {
-    DriverError {
-        call,
-        code: status::INVALID_VALUE,
-        name: "CUDA_ERROR_INVALID_VALUE".into(),
-        description,
-    }
 }
 
 impl SimulatorDriver {
@@ -135,7 +109,7 @@ impl Driver for SimulatorDriver {
     }
 
     fn bind(&self, ordinal: usize) -> Result<(), DriverError> {
-        BOUND.with(|b| b.set(ordinal));
+        bound_device::bind(ordinal);
         Ok(())
     }
 

@@ -39,7 +39,7 @@
 //! device calls is reported by the watchdog's scheduler check only if it ever
 //! hands control back.
 
-use super::watchdog::Worker;
+use super::worker::Worker;
 use corosensei::trap::CoroutineTrapHandler;
 use std::cell::Cell;
 use std::sync::atomic::Ordering::{Relaxed, SeqCst};

@@ -7,7 +7,8 @@
 //! queued on the legacy default stream. Non-blocking streams do neither.
 
 use super::super::{DriverError, StreamHandle, MAX_DEVICES};
-use super::{bound_device, launch_failed};
+use super::bound_device::bound_device;
+use super::errors::launch_failed;
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};

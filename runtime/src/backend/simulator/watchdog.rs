@@ -13,98 +13,53 @@
 //! the thread where it is.
 
 use super::signals;
+use super::worker::Worker;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-/// The watchdog's view of one OS thread that runs simulated blocks. Aligned
-/// to its own cache lines: the owning thread writes `epoch` all the time, and
-/// two workers sharing a line would slow each other down.
-#[repr(align(128))]
-pub(crate) struct Worker {
-    /// Moved by the owning thread only: at each block start and end, and at
-    /// each progress event. Starts at 1, so that 0 in `stalled_at` means none.
-    epoch: AtomicU64,
-    /// The epoch at which the watchdog found the running block stalled.
-    stalled_at: AtomicU64,
-    /// Whether the thread runs a block now.
-    running: AtomicBool,
-    /// Set by the watchdog before it signals the thread; taken by the
-    /// thread's signal handler, which so knows the signal is the watchdog's.
-    pub(crate) interrupt_requested: AtomicBool,
-    /// The OS thread, while it lives; locked while the watchdog signals it, so
-    /// that the thread cannot end (and its id be reused) in between.
-    thread: Mutex<Option<libc::pthread_t>>,
+/// This OS thread's worker record, registered with the watchdog (and its
+/// signal handlers) on first use.
+pub(crate) fn current_worker() -> Arc<Worker> {
+    /// Registers the thread on first use; marks it gone when it ends.
+    struct Registration(Arc<Worker>);
+    impl Drop for Registration {
+        fn drop(&mut self) {
+            signals::set_worker(None);
+            *self.0.thread.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        }
+    }
+    thread_local! {
+        static WORKER: Registration = {
+            let worker = Arc::new(Worker {
+                epoch: AtomicU64::new(1),
+                stalled_at: AtomicU64::new(0),
+                running: AtomicBool::new(false),
+                interrupt_requested: AtomicBool::new(false),
+                // SAFETY: `pthread_self` has no preconditions.
+                thread: Mutex::new(Some(unsafe { libc::pthread_self() })),
+            });
+            let mut workers = registry().lock().unwrap_or_else(|e| e.into_inner());
+            // Threads that ended leave (the watchdog prunes them too,
+            // when it runs).
+            workers.retain(|w| w.thread.lock().unwrap_or_else(|e| e.into_inner()).is_some());
+            workers.push(Arc::clone(&worker));
+            drop(workers);
+            signals::set_worker(Some(&worker));
+            signals::ensure_alternate_stack();
+            Registration(worker)
+        };
+    }
+    WORKER.with(|w| Arc::clone(&w.0))
 }
 
-impl Worker {
-    /// This OS thread's record.
-    pub(crate) fn current() -> Arc<Worker> {
-        /// Registers the thread on first use; marks it gone when it ends.
-        struct Registration(Arc<Worker>);
-        impl Drop for Registration {
-            fn drop(&mut self) {
-                signals::set_worker(None);
-                *self.0.thread.lock().unwrap_or_else(|e| e.into_inner()) = None;
-            }
-        }
-        thread_local! {
-            static WORKER: Registration = {
-                let worker = Arc::new(Worker {
-                    epoch: AtomicU64::new(1),
-                    stalled_at: AtomicU64::new(0),
-                    running: AtomicBool::new(false),
-                    interrupt_requested: AtomicBool::new(false),
-                    // SAFETY: `pthread_self` has no preconditions.
-                    thread: Mutex::new(Some(unsafe { libc::pthread_self() })),
-                });
-                let mut workers = registry().lock().unwrap_or_else(|e| e.into_inner());
-                // Threads that ended leave (the watchdog prunes them too,
-                // when it runs).
-                workers.retain(|w| w.thread.lock().unwrap_or_else(|e| e.into_inner()).is_some());
-                workers.push(Arc::clone(&worker));
-                drop(workers);
-                signals::set_worker(Some(&worker));
-                signals::ensure_alternate_stack();
-                Registration(worker)
-            };
-        }
-        WORKER.with(|w| Arc::clone(&w.0))
-    }
-
-    /// A block starts on this thread.
-    pub(crate) fn start_block(&self) {
-        self.progress();
-        self.running.store(true, Relaxed);
-    }
-
-    /// The block ended.
-    pub(crate) fn end_block(&self) {
-        self.running.store(false, Relaxed);
-        self.progress();
-    }
-
-    /// The running block made progress. Only the owning thread calls it.
-    #[inline]
-    pub(crate) fn progress(&self) {
-        self.epoch.store(self.epoch.load(Relaxed) + 1, Relaxed);
-    }
-
-    /// Whether the watchdog found the running block stalled (and it made no
-    /// progress since).
-    #[inline]
-    pub(crate) fn stalled(&self) -> bool {
-        self.stalled_at.load(Relaxed) == self.epoch.load(Relaxed)
-    }
-
-    /// Marks the block running at `epoch` stalled and interrupts the thread.
-    fn stall(&self, epoch: u64) {
-        self.stalled_at.store(epoch, Relaxed);
-        let thread = self.thread.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(thread) = *thread {
-            self.interrupt_requested.store(true, Relaxed);
-            signals::interrupt(thread);
-        }
+/// Marks the block `worker` runs at `epoch` stalled and interrupts its thread.
+fn stall(worker: &Worker, epoch: u64) {
+    worker.stalled_at.store(epoch, Relaxed);
+    let thread = worker.thread.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(thread) = *thread {
+        worker.interrupt_requested.store(true, Relaxed);
+        signals::interrupt(thread);
     }
 }
 
@@ -160,7 +115,7 @@ fn watch(timeout: Duration) {
             } else if now.duration_since(s.since) >= timeout {
                 // Marked again at every look while it lasts: a signal that
                 // found the thread in the runtime's own code did nothing.
-                s.worker.stall(epoch);
+                stall(&s.worker, epoch);
             }
         }
     }

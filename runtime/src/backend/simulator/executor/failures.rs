@@ -1,8 +1,8 @@
 //! What the executor says of a simulated thread that failed.
 
-use super::{SimCoroutine, ThreadState};
-pub(super) use crate::panic_message::panic_message;
 use super::super::settings::{settings, SIM_STACK_BYTES_ENV, SIM_TIMEOUT_ENV};
+use super::thread_state::{SimCoroutine, ThreadState};
+pub(super) use crate::panic_message::panic_message;
 use gpu_device::__private::simulation::SimulatedThread;
 
 /// What a thread that overflowed its stack is told.
@@ -70,4 +70,3 @@ pub(super) fn stalled(
         shown.join(", ")
     )
 }
-

@@ -18,19 +18,21 @@
 //! environment variable [`PER_THREAD_DEFAULT_STREAM_ENV`](crate::PER_THREAD_DEFAULT_STREAM_ENV),
 //! as `CUPY_CUDA_PER_THREAD_DEFAULT_STREAM` does for CuPy.
 
+mod callback;
+mod current;
+mod event;
+
+pub use current::{current_stream, StreamScope, PER_THREAD_DEFAULT_STREAM_ENV};
+pub use event::{get_elapsed_time, Event, EventOptions};
+
 use crate::backend::{driver, EventFlags, EventHandle, StreamHandle, MAX_DEVICES};
-use crate::callback::{in_callback, while_in_callback};
-use crate::current;
+use crate::callback::in_callback;
 use crate::deferred::defer;
 use crate::device::{self, Device, DeviceState};
 use crate::error::{Error, Result};
-use crate::event::Event;
 use crate::last_kernel::{KernelId, LastKernel};
-use crate::panic_message::panic_message;
-use std::ffi::c_void;
 use std::fmt;
 use std::hash::{Hash, Hasher};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::ThreadId;
 
@@ -401,22 +403,12 @@ impl Stream {
     /// and events inside it is fine: their release is deferred.
     pub fn add_callback(&self, callback: impl FnOnce() + Send + 'static) -> Result<()> {
         self.device_state()?;
-        let payload = Box::new(CallbackPayload {
-            callback: Box::new(callback),
-            panics: Arc::clone(&self.inner.callback_panics),
-        });
-        let user_data = Box::into_raw(payload).cast::<c_void>();
-        // SAFETY: `run_callback` takes back the box exactly once and touches no
-        // CUDA API (runtime calls inside it are refused).
-        let queued =
-            unsafe { driver().launch_host_function(self.inner.handle, run_callback, user_data) };
-        if let Err(e) = queued {
-            // SAFETY: the driver refused the function, so it will never run it:
-            // the box is still ours.
-            drop(unsafe { Box::from_raw(user_data.cast::<CallbackPayload>()) });
-            return Err(self.error(e));
-        }
-        Ok(())
+        callback::queue(
+            self.inner.handle,
+            Box::new(callback),
+            &self.inner.callback_panics,
+        )
+        .map_err(|e| self.error(e))
     }
 
     fn take_callback_panics(&self) -> Result<()> {
@@ -477,25 +469,6 @@ impl Stream {
     pub fn scope<R>(&self, f: impl FnOnce() -> R) -> Result<R> {
         let _scope = self.enter()?;
         Ok(f())
-    }
-}
-
-struct CallbackPayload {
-    callback: Box<dyn FnOnce() + Send>,
-    panics: Arc<Mutex<Vec<String>>>,
-}
-
-/// Runs a stream callback on the driver's thread, catching panics.
-unsafe extern "C" fn run_callback(user_data: *mut c_void) {
-    // SAFETY: `user_data` is the box `add_callback` leaked for this call alone.
-    let payload = unsafe { Box::from_raw(user_data.cast::<CallbackPayload>()) };
-    let CallbackPayload { callback, panics } = *payload;
-    let outcome = while_in_callback(|| catch_unwind(AssertUnwindSafe(callback)));
-    if let Err(panic) = outcome {
-        panics
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(panic_message(&*panic));
     }
 }
 

@@ -1,11 +1,11 @@
 //! Events: points in a stream, for ordering streams and timing work.
 
+use super::Stream;
 use crate::backend::{driver, EventFlags, EventHandle};
 use crate::callback::in_callback;
 use crate::deferred::defer;
 use crate::device::{self, Device};
 use crate::error::{Error, Result};
-use crate::stream::Stream;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// How to create an event: [`Event::with_options`]. The default, as CuPy's,
@@ -111,7 +111,7 @@ impl Event {
     /// Records the event at the current end of the calling thread's current
     /// stream (CuPy's `event.record()`).
     pub fn record(&self) -> Result<()> {
-        self.record_on(&crate::current_stream()?)
+        self.record_on(&super::current_stream()?)
     }
 
     /// Records the event at the current end of `stream` (CuPy's

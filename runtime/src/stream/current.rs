@@ -22,10 +22,10 @@
 //! exactly its own change, so code inside a scope cannot tell whether it was
 //! entered from a `make_current` or from another scope.
 
+use super::Stream;
 use crate::device::{self, Device};
 use crate::error::{Error, Result};
 use crate::scope_stack::{ScopeId, ScopeStack};
-use crate::stream::Stream;
 use std::cell::RefCell;
 use std::marker::PhantomData;
 use std::sync::OnceLock;
