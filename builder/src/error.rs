@@ -14,6 +14,12 @@ pub enum BuildError {
         /// The exact command that installs it.
         install: String,
     },
+    /// The toolchain building the kernels is not a nightly one: kernels need
+    /// `-Zbuild-std` and the `abi_ptx` feature.
+    NotNightly {
+        /// What `rustc -vV` reported.
+        version: String,
+    },
     /// The architecture setting is not of the form `sm_NN`.
     BadArch(String),
     /// `build()` ran outside a build script and no output directory was set.
@@ -60,6 +66,10 @@ impl fmt::Display for BuildError {
             BuildError::MissingComponent { component, install } => write!(
                 f,
                 "building kernels to PTX needs the rustup component `{component}`, which is not installed; install it with:\n    {install}"
+            ),
+            BuildError::NotNightly { version } => write!(
+                f,
+                "building kernels to PTX needs a nightly Rust toolchain (-Zbuild-std, abi_ptx), but this is {version}; pin one in rust-toolchain.toml, e.g. channel = \"nightly-2026-05-20\", with the components rust-src and llvm-tools"
             ),
             BuildError::BadArch(arch) => write!(
                 f,

@@ -107,12 +107,13 @@ impl Toolchain {
             });
         }
         if !version.contains("nightly") && env::var_os("RUSTC_BOOTSTRAP").is_none() {
-            return Err(BuildError::ToolFailed {
-                tool: "rustc".into(),
-                status: "not a nightly".into(),
-                stderr: format!(
-                    "kernels need a nightly toolchain (-Zbuild-std, abi_ptx); this is:\n{version}\npin one in rust-toolchain.toml, e.g. channel = \"nightly-2026-05-20\""
-                ),
+            return Err(BuildError::NotNightly {
+                version: version
+                    .lines()
+                    .next()
+                    .unwrap_or("an unknown rustc")
+                    .trim()
+                    .to_string(),
             });
         }
         Ok(Toolchain {
@@ -492,6 +493,45 @@ mod tests {
             fs::write(bin.join(tool), "").unwrap();
         }
         assert!(Toolchain::with(&rustc, "cargo".into()).is_ok());
+        fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn a_stable_toolchain_is_reported_as_such() {
+        let dir = env::temp_dir().join(format!("gpu-builder-stable-{}", std::process::id()));
+        let sysroot = dir.join("toolchains/stable-x86_64-unknown-linux-gnu");
+        let core = sysroot.join("lib/rustlib/src/rust/library/core");
+        fs::create_dir_all(&core).unwrap();
+        fs::write(core.join("Cargo.toml"), "").unwrap();
+        let bin = sysroot.join("lib/rustlib/x86_64-unknown-linux-gnu/bin");
+        fs::create_dir_all(&bin).unwrap();
+        for tool in ["llvm-link", "opt", "llc", "llvm-ar", "llvm-dis", "llvm-as"] {
+            fs::write(bin.join(tool), "").unwrap();
+        }
+        let script = dir.join("rustc");
+        fs::write(
+            &script,
+            format!(
+                "#!/bin/sh\ncase \"$1\" in --print) echo {};; *) printf 'rustc 1.95.0 (stable)\\nhost: x86_64-unknown-linux-gnu\\n';; esac\n",
+                sysroot.display()
+            ),
+        )
+        .unwrap();
+        fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        let saved = env::var_os("RUSTC_BOOTSTRAP");
+        env::remove_var("RUSTC_BOOTSTRAP");
+        let err = Toolchain::with(&script, "cargo".into())
+            .err()
+            .expect("refused");
+        if let Some(v) = saved {
+            env::set_var("RUSTC_BOOTSTRAP", v);
+        }
+        assert!(matches!(err, BuildError::NotNightly { .. }), "{err:?}");
+        assert!(
+            err.to_string().contains("needs a nightly Rust toolchain"),
+            "{err}"
+        );
+        assert!(err.to_string().contains("rustc 1.95.0 (stable)"), "{err}");
         fs::remove_dir_all(&dir).ok();
     }
 

@@ -203,31 +203,37 @@ mod integer {
 
     macro_rules! integer_atomics {
         ($ty:ty, $atomic:ty) => {
-            // SAFETY (all methods): the caller guarantees `ptr` is valid, aligned
-            // memory accessed only atomically, which `from_ptr` requires.
             impl AtomicElement for $ty {
                 const ZERO: Self = 0;
                 const ONE: Self = 1;
                 #[inline(always)]
                 unsafe fn atomic_add(ptr: *mut Self, v: Self) -> Self {
+                    // SAFETY: the caller guarantees `ptr` is valid, aligned memory
+                    // accessed only atomically, which `from_ptr` requires.
                     let old = unsafe { <$atomic>::from_ptr(ptr) }.fetch_add(v, Relaxed);
                     after_atomic(v != 0);
                     old
                 }
                 #[inline(always)]
                 unsafe fn atomic_min(ptr: *mut Self, v: Self) -> Self {
+                    // SAFETY: the caller guarantees `ptr` is valid, aligned memory
+                    // accessed only atomically, which `from_ptr` requires.
                     let old = unsafe { <$atomic>::from_ptr(ptr) }.fetch_min(v, Relaxed);
                     after_atomic(v < old);
                     old
                 }
                 #[inline(always)]
                 unsafe fn atomic_max(ptr: *mut Self, v: Self) -> Self {
+                    // SAFETY: the caller guarantees `ptr` is valid, aligned memory
+                    // accessed only atomically, which `from_ptr` requires.
                     let old = unsafe { <$atomic>::from_ptr(ptr) }.fetch_max(v, Relaxed);
                     after_atomic(v > old);
                     old
                 }
                 #[inline(always)]
                 unsafe fn atomic_exchange(ptr: *mut Self, v: Self) -> Self {
+                    // SAFETY: the caller guarantees `ptr` is valid, aligned memory
+                    // accessed only atomically, which `from_ptr` requires.
                     let old = unsafe { <$atomic>::from_ptr(ptr) }.swap(v, Relaxed);
                     after_atomic(v != old);
                     old
@@ -238,6 +244,8 @@ mod integer {
                     current: Self,
                     new: Self,
                 ) -> Self {
+                    // SAFETY: the caller guarantees `ptr` is valid, aligned memory
+                    // accessed only atomically, which `from_ptr` requires.
                     let old = match unsafe { <$atomic>::from_ptr(ptr) }
                         .compare_exchange(current, new, Relaxed, Relaxed)
                     {
@@ -248,6 +256,8 @@ mod integer {
                 }
                 #[inline(always)]
                 unsafe fn atomic_load(ptr: *mut Self) -> Self {
+                    // SAFETY: the caller guarantees `ptr` is valid, aligned memory
+                    // accessed only atomically, which `from_ptr` requires.
                     let value = unsafe { <$atomic>::from_ptr(ptr) }.load(Relaxed);
                     after_atomic(false);
                     value
@@ -270,8 +280,6 @@ mod float {
 
     macro_rules! float_atomics {
         ($ty:ty, $atomic:ty, $add:literal, $class:ident) => {
-            // SAFETY (all methods): as for integers; the float has the size and
-            // alignment of its bits.
             impl AtomicElement for $ty {
                 const ZERO: Self = 0.0;
                 const ONE: Self = 1.0;
@@ -289,6 +297,8 @@ mod float {
                         }
                         old
                     }
+                    // SAFETY: forwarded from the caller (valid, aligned memory
+                    // accessed only atomically).
                     #[cfg(not(target_arch = "nvptx64"))]
                     unsafe {
                         super::cas_loop(ptr, |old| old + v)
@@ -296,14 +306,18 @@ mod float {
                 }
                 #[inline(always)]
                 unsafe fn atomic_min(ptr: *mut Self, v: Self) -> Self {
+                    // SAFETY: forwarded from the caller.
                     unsafe { super::cas_loop(ptr, |old| if v < old { v } else { old }) }
                 }
                 #[inline(always)]
                 unsafe fn atomic_max(ptr: *mut Self, v: Self) -> Self {
+                    // SAFETY: forwarded from the caller.
                     unsafe { super::cas_loop(ptr, |old| if v > old { v } else { old }) }
                 }
                 #[inline(always)]
                 unsafe fn atomic_exchange(ptr: *mut Self, v: Self) -> Self {
+                    // SAFETY: the caller guarantees `ptr` is valid, aligned memory accessed
+                    // only atomically; the float has the size and alignment of its bits.
                     let old = unsafe { <$atomic>::from_ptr(ptr.cast()) }.swap(v.to_bits(), Relaxed);
                     after_atomic(old != v.to_bits());
                     <$ty>::from_bits(old)
@@ -314,6 +328,8 @@ mod float {
                     current: Self,
                     new: Self,
                 ) -> Self {
+                    // SAFETY: the caller guarantees `ptr` is valid, aligned memory accessed
+                    // only atomically; the float has the size and alignment of its bits.
                     let cell = unsafe { <$atomic>::from_ptr(ptr.cast()) };
                     let (current, new) = (current.to_bits(), new.to_bits());
                     let old = match cell.compare_exchange(current, new, Relaxed, Relaxed) {
@@ -324,6 +340,8 @@ mod float {
                 }
                 #[inline(always)]
                 unsafe fn atomic_load(ptr: *mut Self) -> Self {
+                    // SAFETY: the caller guarantees `ptr` is valid, aligned memory accessed
+                    // only atomically; the float has the size and alignment of its bits.
                     let bits = unsafe { <$atomic>::from_ptr(ptr.cast()) }.load(Relaxed);
                     after_atomic(false);
                     <$ty>::from_bits(bits)

@@ -3,12 +3,13 @@
 use super::ShuffleMode;
 use core::arch::{asm, nvptx};
 
-// SAFETY (whole module): special registers, barriers and arithmetic
-// instructions have no memory-safety preconditions inside a kernel; the
-// register values are never negative, so `as u32` is exact.
+// Special registers, barriers and arithmetic instructions have no
+// memory-safety preconditions inside a kernel; each block below says which
+// it uses. Special-register values are never negative, so `as u32` is exact.
 
 #[inline(always)]
 pub(crate) fn thread_idx() -> [u32; 3] {
+    // SAFETY: reads of the `%tid` special registers, valid in any kernel.
     let t = unsafe {
         [
             nvptx::_thread_idx_x() as u32,
@@ -28,6 +29,7 @@ pub(crate) fn thread_idx() -> [u32; 3] {
 
 #[inline(always)]
 pub(crate) fn block_idx() -> [u32; 3] {
+    // SAFETY: reads of the `%ctaid` special registers, valid in any kernel.
     unsafe {
         [
             nvptx::_block_idx_x() as u32,
@@ -39,6 +41,7 @@ pub(crate) fn block_idx() -> [u32; 3] {
 
 #[inline(always)]
 pub(crate) fn block_dim() -> [u32; 3] {
+    // SAFETY: reads of the `%ntid` special registers, valid in any kernel.
     unsafe {
         [
             nvptx::_block_dim_x() as u32,
@@ -50,6 +53,7 @@ pub(crate) fn block_dim() -> [u32; 3] {
 
 #[inline(always)]
 pub(crate) fn grid_dim() -> [u32; 3] {
+    // SAFETY: reads of the `%nctaid` special registers, valid in any kernel.
     unsafe {
         [
             nvptx::_grid_dim_x() as u32,
@@ -62,6 +66,8 @@ pub(crate) fn grid_dim() -> [u32; 3] {
 #[inline(always)]
 pub(crate) fn lane_id() -> u32 {
     let lane: u32;
+    // SAFETY: reads the `%laneid` special register into a register; touches
+    // no memory.
     unsafe { asm!("mov.u32 {l}, %laneid;", l = out(reg32) lane, options(pure, nomem, nostack)) };
     lane
 }
@@ -83,27 +89,36 @@ pub(crate) const PHASE_BARRIER: u32 = 1;
 
 #[inline(always)]
 pub(crate) fn barrier(id: u32) {
+    // SAFETY: a non-aligned barrier is defined for any control flow (a thread
+    // that never arrives hangs the block, it breaks no memory rule); `id` is
+    // one of this module's two barrier constants, below PTX's limit of 16.
     unsafe { barrier_cta_sync_all(id) }
 }
 
 #[inline(always)]
 pub(crate) fn sync_warp(mask: u32) {
+    // SAFETY: `bar.warp.sync` waits for the lanes in `mask`; any mask is
+    // allowed (lanes not in the warp's active set make it hang, not misbehave).
     unsafe { asm!("bar.warp.sync {m};", m = in(reg32) mask, options(nostack)) }
 }
 
 #[inline(always)]
 pub(crate) fn fence_device() {
+    // SAFETY: a memory fence orders this thread's accesses; it has no operands.
     unsafe { asm!("membar.gl;", options(nostack)) }
 }
 
 #[inline(always)]
 pub(crate) fn fence_block() {
+    // SAFETY: a memory fence orders this thread's accesses; it has no operands.
     unsafe { asm!("membar.cta;", options(nostack)) }
 }
 
 #[inline(always)]
 pub(crate) fn ballot(mask: u32, predicate: bool) -> u32 {
     let bits: u32;
+    // SAFETY: a warp vote on registers; touches no memory. The caller's
+    // `mask` names the lanes that take part (the warp API's contract).
     unsafe {
         asm!("{{ .reg .pred p; setp.ne.u32 p, {v}, 0; vote.sync.ballot.b32 {b}, p, {m}; }}",
              b = out(reg32) bits, v = in(reg32) predicate as u32, m = in(reg32) mask, options(nostack));
@@ -114,6 +129,8 @@ pub(crate) fn ballot(mask: u32, predicate: bool) -> u32 {
 #[inline(always)]
 pub(crate) fn shuffle(mode: ShuffleMode, mask: u32, word: u32, b: u32) -> u32 {
     let out: u32;
+    // SAFETY: warp shuffles move registers between the lanes in `mask`;
+    // they touch no memory.
     unsafe {
         match mode {
             ShuffleMode::Down => asm!("shfl.sync.down.b32 {o}, {w}, {b}, 0x1f, {m};",
@@ -142,6 +159,7 @@ extern "C" {
 #[inline(always)]
 pub(crate) fn dynamic_shared() -> (*mut u8, usize) {
     let bytes: u32;
+    // SAFETY: reads the `%dynamic_smem_size` special register; touches no memory.
     unsafe {
         asm!("mov.u32 {b}, %dynamic_smem_size;", b = out(reg32) bytes, options(pure, nomem, nostack))
     };
@@ -152,6 +170,7 @@ pub(crate) fn dynamic_shared() -> (*mut u8, usize) {
 
 #[inline(always)]
 pub(crate) fn trap() -> ! {
+    // SAFETY: `trap` ends the launch with an error; it has no preconditions.
     unsafe { nvptx::trap() }
 }
 
@@ -159,130 +178,50 @@ pub(crate) fn trap() -> ! {
 pub(crate) mod math {
     use core::arch::asm;
 
-    #[allow(improper_ctypes)]
-    extern "C" {
-        #[link_name = "llvm.sqrt.f32"]
-        fn llvm_sqrt_f32(x: f32) -> f32;
-        #[link_name = "llvm.sqrt.f64"]
-        fn llvm_sqrt_f64(x: f64) -> f64;
-        #[link_name = "llvm.floor.f32"]
-        fn llvm_floor_f32(x: f32) -> f32;
-        #[link_name = "llvm.floor.f64"]
-        fn llvm_floor_f64(x: f64) -> f64;
-        #[link_name = "llvm.ceil.f32"]
-        fn llvm_ceil_f32(x: f32) -> f32;
-        #[link_name = "llvm.ceil.f64"]
-        fn llvm_ceil_f64(x: f64) -> f64;
-        #[link_name = "llvm.round.f32"]
-        fn llvm_round_f32(x: f32) -> f32;
-        #[link_name = "llvm.round.f64"]
-        fn llvm_round_f64(x: f64) -> f64;
-        #[link_name = "llvm.trunc.f32"]
-        fn llvm_trunc_f32(x: f32) -> f32;
-        #[link_name = "llvm.trunc.f64"]
-        fn llvm_trunc_f64(x: f64) -> f64;
-        #[link_name = "llvm.fabs.f32"]
-        fn llvm_abs_f32(x: f32) -> f32;
-        #[link_name = "llvm.fabs.f64"]
-        fn llvm_abs_f64(x: f64) -> f64;
-        #[link_name = "llvm.fma.f32"]
-        fn llvm_fma_f32(a: f32, b: f32, c: f32) -> f32;
-        #[link_name = "llvm.fma.f64"]
-        fn llvm_fma_f64(a: f64, b: f64, c: f64) -> f64;
-        #[link_name = "llvm.minnum.f32"]
-        fn llvm_min_f32(a: f32, b: f32) -> f32;
-        #[link_name = "llvm.minnum.f64"]
-        fn llvm_min_f64(a: f64, b: f64) -> f64;
-        #[link_name = "llvm.maxnum.f32"]
-        fn llvm_max_f32(a: f32, b: f32) -> f32;
-        #[link_name = "llvm.maxnum.f64"]
-        fn llvm_max_f64(a: f64, b: f64) -> f64;
-        #[link_name = "llvm.copysign.f32"]
-        fn llvm_copysign_f32(a: f32, b: f32) -> f32;
-        #[link_name = "llvm.copysign.f64"]
-        fn llvm_copysign_f64(a: f64, b: f64) -> f64;
+    /// A wrapper for an LLVM intrinsic on plain values.
+    macro_rules! intrinsic {
+        ($($name:ident($($arg:ident),+) -> $ty:ty = $llvm:literal;)*) => {
+            mod llvm {
+                #[allow(improper_ctypes)]
+                extern "C" {
+                    $(
+                        #[link_name = $llvm]
+                        pub(super) fn $name($($arg: $ty),+) -> $ty;
+                    )*
+                }
+            }
+            $(
+                #[inline(always)]
+                pub(crate) fn $name($($arg: $ty),+) -> $ty {
+                    // SAFETY: an LLVM math intrinsic on plain values has no
+                    // preconditions (any input, NaN included, is defined).
+                    unsafe { llvm::$name($($arg),+) }
+                }
+            )*
+        };
     }
 
-    // SAFETY (the wrappers): LLVM intrinsics on plain values have no preconditions.
-    #[inline(always)]
-    pub(crate) fn sqrt_f32(x: f32) -> f32 {
-        unsafe { llvm_sqrt_f32(x) }
-    }
-    #[inline(always)]
-    pub(crate) fn sqrt_f64(x: f64) -> f64 {
-        unsafe { llvm_sqrt_f64(x) }
-    }
-    #[inline(always)]
-    pub(crate) fn floor_f32(x: f32) -> f32 {
-        unsafe { llvm_floor_f32(x) }
-    }
-    #[inline(always)]
-    pub(crate) fn floor_f64(x: f64) -> f64 {
-        unsafe { llvm_floor_f64(x) }
-    }
-    #[inline(always)]
-    pub(crate) fn ceil_f32(x: f32) -> f32 {
-        unsafe { llvm_ceil_f32(x) }
-    }
-    #[inline(always)]
-    pub(crate) fn ceil_f64(x: f64) -> f64 {
-        unsafe { llvm_ceil_f64(x) }
-    }
-    #[inline(always)]
-    pub(crate) fn round_f32(x: f32) -> f32 {
-        unsafe { llvm_round_f32(x) }
-    }
-    #[inline(always)]
-    pub(crate) fn round_f64(x: f64) -> f64 {
-        unsafe { llvm_round_f64(x) }
-    }
-    #[inline(always)]
-    pub(crate) fn trunc_f32(x: f32) -> f32 {
-        unsafe { llvm_trunc_f32(x) }
-    }
-    #[inline(always)]
-    pub(crate) fn trunc_f64(x: f64) -> f64 {
-        unsafe { llvm_trunc_f64(x) }
-    }
-    #[inline(always)]
-    pub(crate) fn abs_f32(x: f32) -> f32 {
-        unsafe { llvm_abs_f32(x) }
-    }
-    #[inline(always)]
-    pub(crate) fn abs_f64(x: f64) -> f64 {
-        unsafe { llvm_abs_f64(x) }
-    }
-    #[inline(always)]
-    pub(crate) fn fma_f32(a: f32, b: f32, c: f32) -> f32 {
-        unsafe { llvm_fma_f32(a, b, c) }
-    }
-    #[inline(always)]
-    pub(crate) fn fma_f64(a: f64, b: f64, c: f64) -> f64 {
-        unsafe { llvm_fma_f64(a, b, c) }
-    }
-    #[inline(always)]
-    pub(crate) fn min_f32(a: f32, b: f32) -> f32 {
-        unsafe { llvm_min_f32(a, b) }
-    }
-    #[inline(always)]
-    pub(crate) fn min_f64(a: f64, b: f64) -> f64 {
-        unsafe { llvm_min_f64(a, b) }
-    }
-    #[inline(always)]
-    pub(crate) fn max_f32(a: f32, b: f32) -> f32 {
-        unsafe { llvm_max_f32(a, b) }
-    }
-    #[inline(always)]
-    pub(crate) fn max_f64(a: f64, b: f64) -> f64 {
-        unsafe { llvm_max_f64(a, b) }
-    }
-    #[inline(always)]
-    pub(crate) fn copysign_f32(a: f32, b: f32) -> f32 {
-        unsafe { llvm_copysign_f32(a, b) }
-    }
-    #[inline(always)]
-    pub(crate) fn copysign_f64(a: f64, b: f64) -> f64 {
-        unsafe { llvm_copysign_f64(a, b) }
+    intrinsic! {
+        sqrt_f32(x) -> f32 = "llvm.sqrt.f32";
+        sqrt_f64(x) -> f64 = "llvm.sqrt.f64";
+        floor_f32(x) -> f32 = "llvm.floor.f32";
+        floor_f64(x) -> f64 = "llvm.floor.f64";
+        ceil_f32(x) -> f32 = "llvm.ceil.f32";
+        ceil_f64(x) -> f64 = "llvm.ceil.f64";
+        round_f32(x) -> f32 = "llvm.round.f32";
+        round_f64(x) -> f64 = "llvm.round.f64";
+        trunc_f32(x) -> f32 = "llvm.trunc.f32";
+        trunc_f64(x) -> f64 = "llvm.trunc.f64";
+        abs_f32(x) -> f32 = "llvm.fabs.f32";
+        abs_f64(x) -> f64 = "llvm.fabs.f64";
+        fma_f32(a, b, c) -> f32 = "llvm.fma.f32";
+        fma_f64(a, b, c) -> f64 = "llvm.fma.f64";
+        min_f32(a, b) -> f32 = "llvm.minnum.f32";
+        min_f64(a, b) -> f64 = "llvm.minnum.f64";
+        max_f32(a, b) -> f32 = "llvm.maxnum.f32";
+        max_f64(a, b) -> f64 = "llvm.maxnum.f64";
+        copysign_f32(a, b) -> f32 = "llvm.copysign.f32";
+        copysign_f64(a, b) -> f64 = "llvm.copysign.f64";
     }
 
     macro_rules! approx {

@@ -204,11 +204,12 @@ impl Launch {
             let (slot, state) = (&state.yielders[t], &state);
             let body = move |yielder: &Yielder<(), Suspend>, ()| -> Finish {
                 slot.set(yielder as *const Yielder<(), Suspend>);
-                // SAFETY: the parameter copies outlive the block, and the call
-                // runs as a simulated thread (the executor set it current).
                 let outcome = state.signals.kernel_code(|| {
-                    catch_unwind(AssertUnwindSafe(|| unsafe {
-                        call(params as *const *mut c_void)
+                    catch_unwind(AssertUnwindSafe(|| {
+                        // SAFETY: the parameter copies outlive the block, and
+                        // the call runs as a simulated thread (the executor set
+                        // it current).
+                        unsafe { call(params as *const *mut c_void) }
                     }))
                 });
                 match outcome {
