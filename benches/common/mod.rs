@@ -17,16 +17,34 @@ pub type Results = BTreeMap<String, f64>;
 /// `--helpers DIR`: the directory with the helper programs, if given.
 /// (`--bench`, which `cargo bench` passes, is accepted and ignored.)
 pub fn helpers_dir() -> Res<Option<PathBuf>> {
+    Ok(bench_args(&[])?.0)
+}
+
+/// `--helpers DIR` (the directory with the helper programs, if given) and
+/// which of the switches `flags` (such as `--check`) were given; any other
+/// argument is an error naming it. (`--bench`, which `cargo bench` passes,
+/// is accepted and ignored.)
+pub fn bench_args(flags: &[&str]) -> Res<(Option<PathBuf>, Vec<String>)> {
     let mut args = std::env::args().skip(1);
-    let mut helpers = None;
+    let (mut helpers, mut given) = (None, Vec::new());
     while let Some(arg) = args.next() {
         match arg.as_str() {
-            "--helpers" => helpers = args.next().map(PathBuf::from),
+            "--helpers" => match args.next() {
+                Some(dir) => helpers = Some(PathBuf::from(dir)),
+                None => return Err("--helpers needs a directory: --helpers DIR".into()),
+            },
             "--bench" => {}
-            other => return Err(format!("unknown argument `{other}`: use --helpers DIR").into()),
+            flag if flags.contains(&flag) => given.push(arg),
+            other => {
+                let mut usage = String::from("--helpers DIR");
+                for flag in flags {
+                    usage += &format!(", {flag}");
+                }
+                return Err(format!("unknown argument `{other}`: use {usage}").into());
+            }
         }
     }
-    Ok(helpers)
+    Ok((helpers, given))
 }
 
 /// The median of `values` (the upper one of an even count).

@@ -536,10 +536,29 @@ static void bench_stencil(cudaStream_t stream) {
     CHECK(cudaFree(out));
 }
 
+// Registers and local memory per thread of each kernel as compiled for this GPU,
+// as `RESULT cuda_<kernel>_regs` lines (benches/kernels.rs shows them beside the
+// Rust kernels').
+static void print_registers() {
+    const struct {
+        const char* name;
+        const void* kernel;
+    } kernels[] = {{"matmul", (const void*)matmul_tiled16},   {"jacobi", (const void*)jacobi5},
+                   {"histogram", (const void*)histogram256},  {"transpose_32x8", (const void*)transpose_32x8},
+                   {"transpose_32x32", (const void*)transpose_32x32}, {"stencil", (const void*)stencil1d_r4}};
+    for (const auto& k : kernels) {
+        cudaFuncAttributes attributes;
+        CHECK(cudaFuncGetAttributes(&attributes, k.kernel));
+        printf("RESULT cuda_%s_regs %d registers (%zu bytes of local memory)\n", k.name, attributes.numRegs,
+               attributes.localSizeBytes);
+    }
+}
+
 int main() {
     cudaDeviceProp prop;
     CHECK(cudaGetDeviceProperties(&prop, 0));
     printf("device: %s, sm_%d%d, %d SMs\n", prop.name, prop.major, prop.minor, prop.multiProcessorCount);
+    print_registers();
     cudaStream_t stream;
     CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     bench_matmul(stream);
