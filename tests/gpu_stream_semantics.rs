@@ -200,7 +200,17 @@ fn streams_dropped_inside_their_own_callback_are_destroyed() {
     for _ in 0..20 {
         let stream = Stream::new().unwrap();
         let last = stream.clone();
+        // The stream waits at a gate until this handle is gone, so that the
+        // callback's handle is the last one.
+        let (open, gate) = std::sync::mpsc::channel::<()>();
+        stream
+            .add_callback(move || {
+                let _ = gate.recv_timeout(Duration::from_secs(10));
+            })
+            .unwrap();
         stream.add_callback(move || drop(last)).unwrap();
+        drop(stream);
+        open.send(()).unwrap();
     }
     let start = Instant::now();
     while gpu_runtime::__private::deferred_releases_completed() < before_releases + 20

@@ -35,6 +35,7 @@
 
 use crate::error::Result;
 use crate::stream::Stream;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 /// Whether an access reads or writes the memory.
@@ -60,6 +61,11 @@ impl Accesses {
 
 /// A buffer's tracked accesses.
 pub(crate) struct AccessTracker {
+    /// The id of the stream that wrote the buffer last and is the only one
+    /// to have used it since, or 0. An access on that stream needs no wait
+    /// and changes nothing, so it reads only this (no lock): the common case
+    /// of a buffer that stays on one stream.
+    sole: AtomicU64,
     accesses: Mutex<Accesses>,
 }
 
@@ -68,6 +74,7 @@ impl AccessTracker {
     /// write on `stream`.
     pub(crate) fn written_on(stream: &Stream) -> Self {
         AccessTracker {
+            sole: AtomicU64::new(stream.id()),
             accesses: Mutex::new(Accesses {
                 writer: Some(stream.clone()),
                 readers: Vec::new(),
@@ -81,7 +88,15 @@ impl AccessTracker {
 
     /// Orders an access about to be queued on `stream` after the conflicting
     /// accesses on other streams, and records it (see the module docs).
+    #[inline]
     pub(crate) fn access(&self, stream: &Stream, access: Access) -> Result<()> {
+        if self.sole.load(Ordering::Acquire) == stream.id() {
+            return Ok(());
+        }
+        self.access_slow(stream, access)
+    }
+
+    fn access_slow(&self, stream: &Stream, access: Access) -> Result<()> {
         let mut accesses = self.lock();
         if let Some(writer) = &accesses.writer {
             if writer != stream {
@@ -105,11 +120,17 @@ impl AccessTracker {
                 accesses.writer = Some(stream.clone());
             }
         }
+        let sole = match &accesses.writer {
+            Some(writer) if accesses.readers.is_empty() => writer.id(),
+            _ => 0,
+        };
+        self.sole.store(sole, Ordering::Release);
         Ok(())
     }
 
     /// The accesses, for releasing the memory after them.
     pub(crate) fn take(&mut self) -> Accesses {
+        *self.sole.get_mut() = 0;
         std::mem::take(self.accesses.get_mut().unwrap_or_else(|e| e.into_inner()))
     }
 }

@@ -31,8 +31,10 @@ use crate::deferred::defer;
 use crate::device::{self, Device, DeviceState};
 use crate::error::{Error, Result};
 use crate::last_kernel::{KernelId, LastKernel};
+use std::cell::Cell;
 use std::fmt;
 use std::hash::{Hash, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::ThreadId;
 
@@ -104,6 +106,9 @@ pub struct Stream {
 }
 
 struct StreamInner {
+    /// Unique per stream (the same for every handle of it), for the tracking
+    /// of device memory's fast path: an integer compare.
+    id: u64,
     handle: StreamHandle,
     ordinal: usize,
     kind: StreamKind,
@@ -169,9 +174,11 @@ impl Stream {
     /// from another thread, every operation fails with
     /// [`Error::PerThreadStreamOnOtherThread`].
     pub fn per_thread() -> Stream {
-        let mut stream = Stream::from_parts(
+        let ordinal = device::current_ordinal();
+        let mut stream = Stream::with_id(
+            per_thread_id(ordinal),
             StreamHandle::PER_THREAD,
-            device::current_ordinal(),
+            ordinal,
             StreamKind::PerThreadDefault,
             Some((false, 0)),
         );
@@ -201,8 +208,19 @@ impl Stream {
         kind: StreamKind,
         options: Option<(bool, i32)>,
     ) -> Stream {
+        Stream::with_id(next_id(), handle, ordinal, kind, options)
+    }
+
+    fn with_id(
+        id: u64,
+        handle: StreamHandle,
+        ordinal: usize,
+        kind: StreamKind,
+        options: Option<(bool, i32)>,
+    ) -> Stream {
         Stream {
             inner: Arc::new(StreamInner {
+                id,
                 handle,
                 ordinal,
                 kind,
@@ -213,6 +231,12 @@ impl Stream {
                 marker: Mutex::new(None),
             }),
         }
+    }
+
+    /// A number unique to this stream: every handle of it has the same.
+    #[inline]
+    pub(crate) fn id(&self) -> u64 {
+        self.inner.id
     }
 
     /// The ordinal of the device the stream belongs to.
@@ -472,8 +496,33 @@ impl Stream {
     }
 }
 
+/// A new stream id.
+fn next_id() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// The id of the calling thread's per-thread default stream of `ordinal`:
+/// every `Stream::per_thread()` handle of it gets the same.
+fn per_thread_id(ordinal: usize) -> u64 {
+    thread_local! {
+        static IDS: [Cell<u64>; MAX_DEVICES] = const { [const { Cell::new(0) }; MAX_DEVICES] };
+    }
+    IDS.with(|ids| match ids[ordinal].get() {
+        0 => {
+            let id = next_id();
+            ids[ordinal].set(id);
+            id
+        }
+        id => id,
+    })
+}
+
 impl PartialEq for Stream {
     fn eq(&self, other: &Stream) -> bool {
+        if self.inner.id == other.inner.id {
+            return true;
+        }
         self.inner.handle == other.inner.handle
             && self.inner.owner == other.inner.owner
             && (self.is_default() || self.inner.ordinal == other.inner.ordinal)
