@@ -50,6 +50,12 @@ fn own_slot(block: &Block<Writing>, k: usize, len: usize) -> usize {
 /// four values before storing them, so that their loads are in flight
 /// together. `f` cannot observe the order: it cannot reach the array while
 /// the Writing token is borrowed.
+///
+/// The slots are counted in rounds: every thread owns one slot in each of
+/// the first `len / B` rounds, and threads `t < len % B` one more. With a
+/// block of constant shape ([`Block::require_shape`]) and an array of
+/// constant length, both are constants and the loops unroll to exactly the
+/// thread's slots, with no test left.
 #[inline(always)]
 fn for_each_own_slot<T>(
     block: &Block<Writing>,
@@ -57,8 +63,18 @@ fn for_each_own_slot<T>(
     mut f: impl FnMut(usize) -> T,
     mut store: impl FnMut(usize, T),
 ) {
-    let (b, mut s) = (block.size(), block.thread_rank());
-    while s < len && len - s > 3 * b {
+    let (b, t) = (block.size(), block.thread_rank());
+    if t >= b {
+        // Never: a thread's rank is below its block's size. Tested so that
+        // every slot below is provably in bounds: `t + k * b < (k + 1) * b
+        // <= rounds * b <= len` for `k < rounds`, and `t + rounds * b <
+        // rest + rounds * b = len` for `t < rest`.
+        return;
+    }
+    let (rounds, rest) = (len / b, len % b);
+    let mut s = t;
+    let mut k = 0;
+    while rounds - k >= 4 {
         // Named values, not an array: an array's by-value iterator would
         // stay in local memory.
         let (v0, v1, v2, v3) = (f(s), f(s + b), f(s + 2 * b), f(s + 3 * b));
@@ -67,10 +83,15 @@ fn for_each_own_slot<T>(
         store(s + 2 * b, v2);
         store(s + 3 * b, v3);
         s += 4 * b;
+        k += 4;
     }
-    while s < len {
+    while k < rounds {
         store(s, f(s));
         s += b;
+        k += 1;
+    }
+    if t < rest {
+        store(s, f(s));
     }
 }
 
