@@ -15,11 +15,12 @@ pub fn jacobi5(input: &[f32], mut out: DisjointSlice2d<f32>) {
     if x < w && y < h {
         // Indexed per axis: the tests above are the bounds checks.
         let input = Slice2d::with_shape(input, out.shape());
+        let mid = input.row(y);
         let v = if x > 0 && y > 0 && x + 1 < w && y + 1 < h {
-            0.25 * ((input[(y - 1, x)] + input[(y + 1, x)])
-                + (input[(y, x - 1)] + input[(y, x + 1)]))
+            let (up, down) = (input.row(y - 1), input.row(y + 1));
+            0.25 * ((up[x] + down[x]) + (mid[x - 1] + mid[x + 1]))
         } else {
-            input[(y, x)]
+            mid[x]
         };
         out.set(i, v);
     }
