@@ -1,6 +1,7 @@
 //! Shared memory without `unsafe`: the phase token, the ownership rule,
 //! 2-D tiles, shared atomics, the block reduction, the dynamic array (its
-//! alignment), generic and const-generic kernels with shared arrays; and
+//! alignment), generic and const-generic kernels with shared arrays, block
+//! shapes required by the kernel (`Block::require_shape`); and
 //! the device-side soundness fixes (zero-sized elements, aligned structs).
 //! On the simulator where there is no GPU, on the GPU otherwise.
 
@@ -91,6 +92,50 @@ fn a_padded_2d_tile_is_filled_whatever_the_block_shape() {
             }
         }
     }
+}
+
+/// Checks `shaped_fill`'s output for a launch with blocks of `block` threads.
+fn check_shaped_fill(shaped: bool, block: (u32, u32), stream: &Stream) {
+    let (rows, cols) = (2 * block.1 as usize + 1, 3 * block.0 as usize);
+    let mut out = DeviceBuffer::to_device_sync(&vec![[u32::MAX; 4]; rows * cols], stream).unwrap();
+    let grid = (3, rows.div_ceil(block.1 as usize));
+    launch!(testing::shaped_fill[grid, block, stream](shaped, out.view_2d_mut(rows, cols).unwrap()))
+        .unwrap();
+    let got = out.copy_to_host_sync(stream).unwrap();
+    let size = (block.0 * block.1) as usize;
+    for y in 0..rows {
+        for x in 0..cols {
+            let [rank, got_size, thread_rank, slot] = got[y * cols + x];
+            let expected_rank =
+                (x % block.0 as usize + (y % block.1 as usize) * block.0 as usize) as u32;
+            let j = (7 * x + 13 * y) % 300;
+            assert_eq!(
+                [rank, got_size, thread_rank, slot],
+                [
+                    expected_rank,
+                    size as u32,
+                    expected_rank,
+                    (j * 1000 + j % size) as u32
+                ],
+                "shaped {shaped}, block {block:?}, ({y}, {x})"
+            );
+        }
+    }
+}
+
+#[test]
+fn fill_writes_every_slot_by_its_owner_whatever_the_block_size() {
+    let stream = Stream::new().unwrap();
+    // 300 slots: blocks of fewer, as many as two and a half rounds, more.
+    for block in [(32u32, 4u32), (7, 3), (100, 3), (16, 32), (300, 1), (1, 1)] {
+        check_shaped_fill(false, block, &stream);
+    }
+}
+
+#[test]
+fn a_required_block_shape_gives_the_same_token() {
+    let stream = Stream::new().unwrap();
+    check_shaped_fill(true, (32, 4), &stream);
 }
 
 #[test]

@@ -419,7 +419,59 @@ fn a_matmul_launched_with_another_block_shape_fails_instead_of_computing_garbage
     let (kernel, message) = failure(&stream);
     assert_eq!(kernel, "matmul_tiled");
     assert!(
-        message.contains("matmul_tiled needs blocks of (16, 16, 1) threads"),
+        message.contains(
+            "this kernel needs blocks of (16, 16, 1) threads; the launch has blocks of (32, 8, 1)"
+        ),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_required_block_shape_fails_in_other_launches() {
+    let stream = simulator();
+    let mut out = DeviceBuffer::<[u32; 4]>::zeroed_on(32 * 8, &stream).unwrap();
+    launch!(testing::shaped_fill[(1, 2), (32, 4), stream](true, out.view_2d_mut(8, 32).unwrap()))
+        .unwrap();
+    stream.synchronize().unwrap();
+    launch!(testing::shaped_fill[(1, 1), (32, 8), stream](true, out.view_2d_mut(8, 32).unwrap()))
+        .unwrap();
+    let (kernel, message) = failure(&stream);
+    assert_eq!(kernel, "shaped_fill");
+    assert!(
+        message.contains(
+            "this kernel needs blocks of (32, 4, 1) threads; the launch has blocks of (32, 8, 1)"
+        ),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_matrix_view_of_a_slice_too_short_fails_naming_the_shape() {
+    let stream = simulator();
+    let input = DeviceBuffer::to_device_sync(&[0u32; 11], &stream).unwrap();
+    let mut out = DeviceBuffer::<u32>::zeroed_on(4, &stream).unwrap();
+    launch!(testing::matrix_read[(1, 1), (2, 2), stream](&input, 3, 4, 0, 0, out.view_2d_mut(2, 2).unwrap()))
+        .unwrap();
+    let (kernel, message) = failure(&stream);
+    assert_eq!(kernel, "matrix_read");
+    assert!(
+        message.contains("a 3 x 4 matrix needs more elements than the slice's 11"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_matrix_view_checks_each_axis_not_the_offset() {
+    let stream = simulator();
+    let input = DeviceBuffer::to_device_sync(&[0u32; 12], &stream).unwrap();
+    let mut out = DeviceBuffer::<u32>::zeroed_on(4, &stream).unwrap();
+    // Column 4 of a 3 x 4 view (offsets 4..6, inside the slice).
+    launch!(testing::matrix_read[(1, 1), (2, 2), stream](&input, 3, 4, 0, 3, out.view_2d_mut(2, 2).unwrap()))
+        .unwrap();
+    let (kernel, message) = failure(&stream);
+    assert_eq!(kernel, "matrix_read");
+    assert!(
+        message.contains("matrix index out of bounds: the shape is 3 x 4 but the index is (0, 4)"),
         "{message}"
     );
 }

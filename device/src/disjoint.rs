@@ -10,6 +10,7 @@
 //! [`ThreadIndex3d`]. The [`witness`](crate::witness) module explains why
 //! this is sound.
 
+use crate::slice2d::Shape2d;
 use crate::witness::{ThreadIndex, ThreadIndex2d, ThreadIndex3d};
 use core::marker::PhantomData;
 
@@ -181,6 +182,14 @@ impl<'a, T, const R: usize> DisjointSlice2d<'a, T, R> {
     #[inline(always)]
     pub fn cols(&self) -> usize {
         self.cols
+    }
+
+    /// The shape `rows x cols`, for an input view of the same shape
+    /// ([`Slice2d::with_shape`](crate::Slice2d::with_shape)).
+    #[inline(always)]
+    pub fn shape(&self) -> Shape2d {
+        // SAFETY: `rows * cols` does not overflow (`from_raw_parts`).
+        unsafe { Shape2d::new_unchecked(self.rows, self.cols) }
     }
 
     /// The offset of row `y * R + j`, column `x`, when in bounds.

@@ -19,7 +19,8 @@
 //! [`DisjointSlice`], [`DisjointSlice2d`] and [`DisjointSlice3d`] (outputs
 //! each thread may write only at its own index), [`DeviceAtomic`], the phase
 //! token [`Block`], [`DynamicShared`], and the [`DeviceCopy`] trait for values
-//! that may cross between host and device.
+//! that may cross between host and device; and [`Slice2d`], a read-only
+//! matrix view of an input slice, bounds checked per axis.
 //!
 //! A panic inside a kernel executes `trap`: the launch fails and the host
 //! runtime reports the kernel by name.
@@ -36,12 +37,14 @@ extern crate self as gpu_device;
 mod atomic;
 mod copy;
 mod disjoint;
+mod slice2d;
 
 pub use atomic::{AtomicElement, DeviceAtomic};
 pub use copy::DeviceCopy;
 pub use disjoint::{DisjointSlice, DisjointSlice2d, DisjointSlice3d};
 pub use gpu_macros::{embed_kernels, kernel, shared_array, DeviceCopy};
 pub use shared::{Block, DynamicShared};
+pub use slice2d::{Shape2d, Slice2d};
 pub use witness::{ThreadIndex, ThreadIndex2d, ThreadIndex3d};
 
 pub(crate) mod arch;
@@ -65,7 +68,7 @@ pub use thread::{
 pub mod prelude {
     pub use crate::{
         kernel, Block, DeviceAtomic, DeviceCopy, DisjointSlice, DisjointSlice2d, DisjointSlice3d,
-        DynamicShared, ThreadIndex, ThreadIndex2d, ThreadIndex3d,
+        DynamicShared, Shape2d, Slice2d, ThreadIndex, ThreadIndex2d, ThreadIndex3d,
     };
 
     pub use crate::{

@@ -6,6 +6,9 @@ use gpu_device::warp::{
 };
 use gpu_device::AtomicElement;
 
+mod shapes;
+pub use shapes::{matrix_read, shaped_fill, transposed_row_sums};
+
 /// Writes each thread's coordinates at its `thread_index_3d()`: the witness's
 /// x, y, z, then `grid_3d`'s.
 #[kernel]

@@ -117,6 +117,16 @@ fn current<R>(function: &str, f: impl FnOnce(&SimulatedThread<'_>) -> R) -> R {
     })
 }
 
+/// On the host, only checked in debug builds: the simulator's coordinates
+/// are not trusted as optimisation facts.
+///
+/// # Safety
+/// `condition` is true (as on the GPU, where it is an optimisation fact).
+#[inline(always)]
+pub(crate) unsafe fn assume(condition: bool) {
+    debug_assert!(condition, "an assumed fact is false");
+}
+
 pub(crate) fn thread_idx() -> [u32; 3] {
     current("thread_idx", |t| t.thread_idx)
 }

@@ -27,6 +27,16 @@ pub(crate) fn thread_idx() -> [u32; 3] {
     t
 }
 
+/// Tells LLVM that `condition` holds.
+///
+/// # Safety
+/// `condition` is true.
+#[inline(always)]
+pub(crate) unsafe fn assume(condition: bool) {
+    // SAFETY: upheld by the caller.
+    unsafe { core::hint::assert_unchecked(condition) }
+}
+
 #[inline(always)]
 pub(crate) fn block_idx() -> [u32; 3] {
     // SAFETY: reads of the `%ctaid` special registers, valid in any kernel.

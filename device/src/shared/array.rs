@@ -46,10 +46,28 @@ fn own_slot(block: &Block<Writing>, k: usize, len: usize) -> usize {
     }
 }
 
+/// `(len / b, len % b)`, in 32 bits where both fit (a block's size always
+/// does, an array's length in shared memory too): with a block size known
+/// only at run time, a 64-bit division costs several times a 32-bit one.
+/// With constants, both fold.
+#[inline(always)]
+fn rounds_and_rest(len: usize, b: usize) -> (usize, usize) {
+    match (u32::try_from(len), u32::try_from(b)) {
+        (Ok(len), Ok(b)) => ((len / b) as usize, (len % b) as usize),
+        _ => (len / b, len % b),
+    }
+}
+
 /// Calls `store(slot, f(slot))` for each slot `t + k * B < len`, evaluating
 /// four values before storing them, so that their loads are in flight
 /// together. `f` cannot observe the order: it cannot reach the array while
 /// the Writing token is borrowed.
+///
+/// The slots are counted in rounds: every thread owns one slot in each of
+/// the first `len / B` rounds, and threads `t < len % B` one more. With a
+/// block of constant shape ([`Block::require_shape`]) and an array of
+/// constant length, both are constants and the loops unroll to exactly the
+/// thread's slots, with no test left.
 #[inline(always)]
 fn for_each_own_slot<T>(
     block: &Block<Writing>,
@@ -57,8 +75,18 @@ fn for_each_own_slot<T>(
     mut f: impl FnMut(usize) -> T,
     mut store: impl FnMut(usize, T),
 ) {
-    let (b, mut s) = (block.size(), block.thread_rank());
-    while s < len && len - s > 3 * b {
+    let (b, t) = (block.size(), block.thread_rank());
+    if t >= b {
+        // Never: a thread's rank is below its block's size. Tested so that
+        // every slot below is provably in bounds: `t + k * b < (k + 1) * b
+        // <= rounds * b <= len` for `k < rounds`, and `t + rounds * b <
+        // rest + rounds * b = len` for `t < rest`.
+        return;
+    }
+    let (rounds, rest) = rounds_and_rest(len, b);
+    let mut s = t;
+    let mut k = 0;
+    while rounds - k >= 4 {
         // Named values, not an array: an array's by-value iterator would
         // stay in local memory.
         let (v0, v1, v2, v3) = (f(s), f(s + b), f(s + 2 * b), f(s + 3 * b));
@@ -67,10 +95,72 @@ fn for_each_own_slot<T>(
         store(s + 2 * b, v2);
         store(s + 3 * b, v3);
         s += 4 * b;
+        k += 4;
     }
-    while s < len {
+    while k < rounds {
         store(s, f(s));
         s += b;
+        k += 1;
+    }
+    if t < rest {
+        store(s, f(s));
+    }
+}
+
+/// The two-dimensional form of [`for_each_own_slot`] for a `rows x cols`
+/// array: calls `store(row, col, f(row, col))` for each own slot, whose
+/// logical index `row * cols + col` is `t + k * B`. The position is tracked
+/// as the slot advances by `B` (`B / cols` rows and `B % cols` columns, with
+/// a carry), so no slot index is divided; with a constant block size that
+/// is a multiple of `cols`, each further slot is `B / cols` rows down.
+///
+/// Every position stored has `row * cols + col = t + k * B < rows * cols`
+/// (the rounds of `for_each_own_slot`) and `col < cols`, hence `row < rows`.
+#[inline(always)]
+fn for_each_own_position<T>(
+    block: &Block<Writing>,
+    rows: usize,
+    cols: usize,
+    mut f: impl FnMut(usize, usize) -> T,
+    mut store: impl FnMut(usize, usize, T),
+) {
+    let (b, t) = (block.size(), block.thread_rank());
+    let len = rows * cols;
+    if t >= b || len == 0 {
+        // `t >= b` never happens (see `for_each_own_slot`); an empty array
+        // has no slot (and `cols` may be 0).
+        return;
+    }
+    let (rounds, rest) = rounds_and_rest(len, b);
+    let (row_step, col_step) = (b / cols, b % cols);
+    // Invariant: `row * cols + col = t + k * b` and `col < cols`.
+    let next = |(row, col): (usize, usize)| {
+        let (row, col) = (row + row_step, col + col_step);
+        if col >= cols {
+            (row + 1, col - cols)
+        } else {
+            (row, col)
+        }
+    };
+    let mut p0 = (t / cols, t % cols);
+    let mut k = 0;
+    while rounds - k >= 4 {
+        let (p1, p2, p3) = (next(p0), next(next(p0)), next(next(next(p0))));
+        let (v0, v1, v2, v3) = (f(p0.0, p0.1), f(p1.0, p1.1), f(p2.0, p2.1), f(p3.0, p3.1));
+        store(p0.0, p0.1, v0);
+        store(p1.0, p1.1, v1);
+        store(p2.0, p2.1, v2);
+        store(p3.0, p3.1, v3);
+        p0 = next(p3);
+        k += 4;
+    }
+    while k < rounds {
+        store(p0.0, p0.1, f(p0.0, p0.1));
+        p0 = next(p0);
+        k += 1;
+    }
+    if t < rest {
+        store(p0.0, p0.1, f(p0.0, p0.1));
     }
 }
 
@@ -315,17 +405,14 @@ impl<T: SharedElement, const ROWS: usize, const COLS: usize, const STRIDE: usize
     /// Writes every slot this thread owns: `(row, col)` gets `f(row, col)`.
     /// All `ROWS * COLS` slots are written whatever the block's size.
     #[inline(always)]
-    pub fn fill(&self, block: &mut Block<Writing>, mut f: impl FnMut(usize, usize) -> T) {
+    pub fn fill(&self, block: &mut Block<Writing>, f: impl FnMut(usize, usize) -> T) {
         let ptr = self.ptr;
-        for_each_own_slot(
-            block,
-            Self::SLOTS,
-            |slot| f(slot / COLS, slot % COLS),
-            |slot, value| {
-                // SAFETY: an own slot in bounds (see `own_mut`).
-                unsafe { *ptr.add(slot / COLS * STRIDE + slot % COLS) = value }
-            },
-        );
+        for_each_own_position(block, ROWS, COLS, f, |row, col, value| {
+            // SAFETY: `(row, col)` is an own slot in bounds (`row < ROWS`,
+            // `col < COLS <= STRIDE`, see `for_each_own_position`), so the
+            // offset is below `ROWS * STRIDE`; only this thread owns it.
+            unsafe { *ptr.add(row * STRIDE + col) = value }
+        });
     }
 
     /// Row `row`, shared with the other readers. Panics if `row >= ROWS`.

@@ -7,6 +7,16 @@ mod sealed {
     pub trait Sealed {}
 }
 
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn wrong_block_shape(wanted: [u32; 3], got: crate::thread::Dim3) -> ! {
+    panic!(
+        "this kernel needs blocks of ({}, {}, {}) threads; the launch has blocks of ({}, {}, {})",
+        wanted[0], wanted[1], wanted[2], got.x, got.y, got.z
+    )
+}
+
 /// A barrier phase: [`Writing`] or [`Reading`].
 pub trait Phase: sealed::Sealed {}
 
@@ -80,6 +90,39 @@ impl Block<Reading> {
 }
 
 impl<P: Phase> Block<P> {
+    /// Checks that the block is `x` by `y` by `z` threads, and panics (a trap
+    /// on the GPU; on the simulator a report naming the kernel) when the
+    /// launch's block differs; returns the token.
+    ///
+    /// With constant arguments, the returned token's [`size`](Self::size) is
+    /// a constant and its [`thread_rank`](Self::thread_rank) is known to be
+    /// below it, so the compiler unrolls `fill` to exactly the slots each
+    /// thread owns, with no run-time loop or test (and `threadIdx` is known
+    /// to be below `(x, y, z)`, which folds tile-index bounds checks). A
+    /// kernel whose tiles assume a block shape calls it first:
+    /// `let block = block.require_shape(16, 16, 1);`.
+    #[inline(always)]
+    #[track_caller]
+    pub fn require_shape(self, x: u32, y: u32, z: u32) -> Self {
+        let d = crate::thread::block_dim();
+        if d.x != x || d.y != y || d.z != z {
+            wrong_block_shape([x, y, z], d);
+        }
+        let [tx, ty, tz] = crate::thread::thread_idx().as_usize();
+        let [x, y, z] = [x as usize, y as usize, z as usize];
+        // SAFETY: every thread's `threadIdx` is below `blockDim` on each
+        // axis (the hardware's guarantee, and the simulator's), and
+        // `blockDim` is `(x, y, z)`, tested above.
+        unsafe { arch::assume(tx < x && ty < y && tz < z) };
+        Block {
+            // `thread_rank()`, computed from the constants.
+            rank: tx + x * (ty + y * tz),
+            size: x * y * z,
+            _phase: PhantomData,
+            _thread: PhantomData,
+        }
+    }
+
     #[inline(always)]
     fn next<Q: Phase>(self) -> Block<Q> {
         Block {

@@ -1,6 +1,5 @@
 //! Tiled matrix multiply and transposes through shared tiles.
 
-use super::require_block;
 use gpu_device::prelude::*;
 
 /// The side of [`matmul_tiled`]'s shared tiles and blocks.
@@ -19,10 +18,11 @@ pub const TRANSPOSE_TILE: usize = 32;
 #[kernel]
 pub fn matmul_tiled(a: &[f32], b: &[f32], k: usize, mut c: DisjointSlice2d<f32>, block: Block) {
     const T: usize = MATMUL_TILE;
-    require_block("matmul_tiled", T as u32, T as u32);
+    let block = block.require_shape(T as u32, T as u32, 1);
     let a_tile = shared_array!(f32; T, T);
     let b_tile = shared_array!(f32; T, T);
     let (m, n) = (c.rows(), c.cols());
+    let (a, b) = (Slice2d::new(a, m, k), Slice2d::new(b, k, n));
     let [bx, by, _] = block_idx().as_usize();
     let [tx, ty, _] = thread_idx().as_usize();
     let (row0, col0) = (by * T, bx * T);
@@ -34,7 +34,7 @@ pub fn matmul_tiled(a: &[f32], b: &[f32], k: usize, mut c: DisjointSlice2d<f32>,
         a_tile.fill(&mut w, |r, col| {
             let (row, col) = (row0 + r, k0 + col);
             if row < m && col < k {
-                a[row * k + col]
+                a[(row, col)]
             } else {
                 0.0
             }
@@ -42,7 +42,7 @@ pub fn matmul_tiled(a: &[f32], b: &[f32], k: usize, mut c: DisjointSlice2d<f32>,
         b_tile.fill(&mut w, |r, col| {
             let (row, col) = (k0 + r, col0 + col);
             if row < k && col < n {
-                b[row * n + col]
+                b[(row, col)]
             } else {
                 0.0
             }
@@ -69,9 +69,10 @@ pub fn matmul_tiled(a: &[f32], b: &[f32], k: usize, mut c: DisjointSlice2d<f32>,
 #[kernel]
 pub fn transpose_32x32(input: &[f32], mut out: DisjointSlice2d<f32>, block: Block) {
     const T: usize = TRANSPOSE_TILE;
-    require_block("transpose_32x32", T as u32, T as u32);
+    let block = block.require_shape(T as u32, T as u32, 1);
     let tile = shared_array!(f32; T, T, padding = 1);
     let (w, h) = (out.rows(), out.cols());
+    let input = Slice2d::with_shape(input, out.shape().transposed());
     let [bx, by, _] = block_idx().as_usize();
     let [tx, ty, _] = thread_idx().as_usize();
     let (out_row0, out_col0) = (by * T, bx * T);
@@ -80,7 +81,7 @@ pub fn transpose_32x32(input: &[f32], mut out: DisjointSlice2d<f32>, block: Bloc
     tile.fill(&mut wp, |r, c| {
         let (in_row, in_col) = (out_col0 + r, out_row0 + c);
         if in_row < h && in_col < w {
-            input[in_row * w + in_col]
+            input[(in_row, in_col)]
         } else {
             0.0
         }
@@ -98,9 +99,10 @@ pub fn transpose_32x32(input: &[f32], mut out: DisjointSlice2d<f32>, block: Bloc
 #[kernel]
 pub fn transpose_32x8(input: &[f32], mut out: DisjointSlice2d<f32, 4>, block: Block) {
     const T: usize = TRANSPOSE_TILE;
-    require_block("transpose_32x8", T as u32, 8);
+    let block = block.require_shape(T as u32, 8, 1);
     let tile = shared_array!(f32; T, T, padding = 1);
     let (w, h) = (out.rows(), out.cols());
+    let input = Slice2d::with_shape(input, out.shape().transposed());
     let [bx, by, _] = block_idx().as_usize();
     let [tx, ty, _] = thread_idx().as_usize();
     let (out_row0, out_col0) = (by * T, bx * T);
@@ -109,7 +111,7 @@ pub fn transpose_32x8(input: &[f32], mut out: DisjointSlice2d<f32, 4>, block: Bl
     tile.fill(&mut wp, |r, c| {
         let (in_row, in_col) = (out_col0 + r, out_row0 + c);
         if in_row < h && in_col < w {
-            input[in_row * w + in_col]
+            input[(in_row, in_col)]
         } else {
             0.0
         }

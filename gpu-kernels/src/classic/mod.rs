@@ -9,9 +9,12 @@
 //!   padded 32 x 33 shared tile, one or four elements per thread;
 //! - [`stencil1d_r4`]: a 1-D stencil of radius 4 with a shared halo.
 //!
-//! Each kernel that assumes a block shape checks it first and panics (a trap
-//! on the GPU, a report on the simulator) when the launch differs: a wrong
-//! shape is an error, never a silently wrong result.
+//! Each kernel that assumes a block shape checks it first
+//! ([`Block::require_shape`](gpu_device::Block::require_shape)) and panics (a
+//! trap on the GPU, a report on the simulator) when the launch differs: a
+//! wrong shape is an error, never a silently wrong result. Inputs read as
+//! matrices go through [`Slice2d`](gpu_device::Slice2d), which checks each
+//! axis, so the kernels' own range tests are the only bounds checks.
 
 mod histogram;
 mod matrix;
@@ -20,22 +23,3 @@ mod stencil;
 pub use histogram::histogram256;
 pub use matrix::{matmul_tiled, transpose_32x32, transpose_32x8, MATMUL_TILE, TRANSPOSE_TILE};
 pub use stencil::{jacobi5, stencil1d_r4, StencilWeights, STENCIL_BLOCK, STENCIL_RADIUS};
-
-use gpu_device::block_dim;
-
-/// Panics unless the block is `x` by `y` threads (and one deep).
-#[inline(always)]
-#[track_caller]
-fn require_block(kernel: &str, x: u32, y: u32) {
-    let d = block_dim();
-    if d.x != x || d.y != y || d.z != 1 {
-        block_shape_mismatch(kernel, x, y);
-    }
-}
-
-#[cold]
-#[inline(never)]
-#[track_caller]
-fn block_shape_mismatch(kernel: &str, x: u32, y: u32) -> ! {
-    panic!("{kernel} needs blocks of ({x}, {y}, 1) threads")
-}

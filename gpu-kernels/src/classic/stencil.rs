@@ -1,6 +1,5 @@
 //! Stencils: a 2-D 5-point Jacobi step and a 1-D stencil with a shared halo.
 
-use super::require_block;
 use gpu_device::prelude::*;
 
 /// One Jacobi step on an `h x w` row-major grid (`out`'s extents; `input`
@@ -14,13 +13,14 @@ pub fn jacobi5(input: &[f32], mut out: DisjointSlice2d<f32>) {
     let (h, w) = (out.rows(), out.cols());
     let (x, y) = (i.x(), i.y());
     if x < w && y < h {
+        // Indexed per axis: the tests above are the bounds checks.
+        let input = Slice2d::with_shape(input, out.shape());
+        let mid = input.row(y);
         let v = if x > 0 && y > 0 && x + 1 < w && y + 1 < h {
-            // Row slices: one bounds check per row, none per element.
-            let row = |r: usize| &input[r * w..r * w + w];
-            let (up, mid, down) = (row(y - 1), row(y), row(y + 1));
+            let (up, down) = (input.row(y - 1), input.row(y + 1));
             0.25 * ((up[x] + down[x]) + (mid[x - 1] + mid[x + 1]))
         } else {
-            input[y * w + x]
+            mid[x]
         };
         out.set(i, v);
     }
@@ -56,7 +56,7 @@ pub fn stencil1d_r4(
 ) {
     const R: usize = STENCIL_RADIUS;
     const B: usize = STENCIL_BLOCK;
-    require_block("stencil1d_r4", B as u32, 1);
+    let block = block.require_shape(B as u32, 1, 1);
     let span = shared_array!(f32; B + 2 * R);
     let n = input.len();
     let base = block_idx().x as usize * B;
