@@ -6,14 +6,17 @@
 #   scripts/gpu-bundle.sh              # here: copies this script into .gpu-bundle/
 #   bash .gpu-bundle/sanitize.sh       # on the GPU machine
 #
-# SANITIZER_TOOLS picks tools (default: all four); the four tools of one binary
-# run at the same time. Full logs go to $OUT/sanitizer (or /tmp/sanitizer).
+# SANITIZER_TOOLS picks tools (default: all four); the tools of
+# SANITIZE_JOBS binaries (default 2) run at the same time. Full logs go to
+# /tmp/sanitizer, and as one archive to $OUT/sanitizer-logs.tar.gz when $OUT
+# is set.
 # Tests use their small sizes (GPU_TEST_SMALL=1): instrumentation slows kernels
 # down by orders of magnitude.
 cd "$(dirname "${BASH_SOURCE[0]}")" || exit 1
 export GPU_TEST_SMALL=1
 tools="${SANITIZER_TOOLS:-memcheck racecheck synccheck initcheck}"
-logs="${OUT:-/tmp}/sanitizer"
+logs=/tmp/sanitizer
+jobs="${SANITIZE_JOBS:-2}"
 mkdir -p "$logs"
 if ! command -v compute-sanitizer >/dev/null; then
     echo "sanitize: compute-sanitizer is not on the PATH"
@@ -31,15 +34,19 @@ skip_reason() {
     esac
 }
 
-total=0
-failed_runs=""
-for bin in tests/* examples/*; do
+# Reports in a finished log: memcheck, synccheck and initcheck end with
+# "ERROR SUMMARY: N errors", racecheck with "RACECHECK SUMMARY: N hazards
+# displayed (E errors, W warnings)".
+reports_in() {
+    local log="$1" n
+    n="$(grep -oE 'RACECHECK SUMMARY: [0-9]+ hazards' "$log" | tail -n 1 | awk '{print $3}')"
+    [ -n "$n" ] || n="$(grep -oE 'ERROR SUMMARY: [0-9]+' "$log" | tail -n 1 | awk '{print $3}')"
+    echo "$n"
+}
+
+run_binary() { # runs every tool on one binary
+    local bin="$1" name tool args=()
     name="$(basename "$bin")"
-    if reason="$(skip_reason "$name")"; then
-        printf 'sanitize: %-28s not run: %s\n' "$name" "$reason"
-        continue
-    fi
-    args=()
     [ "${bin%%/*}" = tests ] && args=(--include-ignored)
     for tool in $tools; do
         (
@@ -49,10 +56,30 @@ for bin in tests/* examples/*; do
         ) &
     done
     wait
+}
+
+binaries=()
+for bin in tests/* examples/*; do
+    name="$(basename "$bin")"
+    if reason="$(skip_reason "$name")"; then
+        printf 'sanitize: %-28s not run: %s\n' "$name" "$reason"
+    else
+        binaries+=("$bin")
+    fi
+done
+for ((i = 0; i < ${#binaries[@]}; i += jobs)); do
+    for bin in "${binaries[@]:i:jobs}"; do run_binary "$bin" & done
+    wait
+done
+
+total=0
+failed_runs=""
+for bin in "${binaries[@]}"; do
+    name="$(basename "$bin")"
     for tool in $tools; do
         log="$logs/$name.$tool.log"
-        reports="$(grep -o 'ERROR SUMMARY: [0-9]*' "$log" | tail -n 1 | awk '{print $3}')"
-        status="$(cat "$logs/$name.$tool.status")"
+        reports="$(reports_in "$log")"
+        status="$(cat "$logs/$name.$tool.status" 2>/dev/null || echo '?')"
         if [ -z "$reports" ]; then
             reports="?"
             failed_runs="$failed_runs $name/$tool"
@@ -63,6 +90,7 @@ for bin in tests/* examples/*; do
         printf 'sanitize: %-10s %-28s %s reports, exit %s\n' "$tool" "$name" "$reports" "$status"
     done
 done
+[ -n "${OUT:-}" ] && tar czf "$OUT/sanitizer-logs.tar.gz" -C /tmp sanitizer
 [ -n "$failed_runs" ] && echo "sanitize: runs that did not finish cleanly:$failed_runs"
 echo "sanitize: $total reports in all"
 [ "$total" -eq 0 ] && [ -z "$failed_runs" ]
