@@ -49,6 +49,9 @@ for example in examples/*.rs; do
 done
 cp benches/cuda/*.cu benches/cuda/*.h benches/python/*.py "$bundle/benches/"
 cp scripts/sanitize.sh "$bundle/sanitize.sh"
+# Symbol tables are not needed to run: the bundle must fit the 64 MiB that
+# travel to the GPU machine.
+find "$bundle/tests" "$bundle/examples" "$bundle/benches" -type f -perm -u+x ! -name '*.py' -exec strip {} +
 
 cat > "$bundle/run-all.sh" <<'RUNNER'
 #!/usr/bin/env bash
