@@ -17,7 +17,7 @@ mod common;
 
 use common::{helpers_dir, kernels_ptx_file, median, ratio, run_helper, show, Res, Results};
 use cust::memory::CopyDestination;
-use cust::prelude::{Context as CustContext, Device as CustDevice, Module as CustModule};
+use cust::prelude::Module as CustModule;
 use cust::stream::{Stream as CustStream, StreamFlags};
 use gpu_kernels::testing::add_unchecked;
 use gpu_kernels::{add_kernel, KERNEL_MODULE};
@@ -27,79 +27,87 @@ use std::process::Command;
 use std::time::Instant;
 
 const LAUNCHES: usize = 20_000;
+const ROUNDS: usize = 11;
 const SMALL: usize = 256;
 const BIG: usize = 16 << 20;
 
-/// Median over 5 rounds of (time to issue `LAUNCHES` launches and synchronize) / `LAUNCHES`, in µs.
-fn per_launch_us(mut launch_once: impl FnMut() -> Res<()>, sync: impl Fn() -> Res<()>) -> Res<f64> {
-    for _ in 0..200 {
+/// Microseconds per launch of one round: `LAUNCHES` launches, then a
+/// synchronisation.
+fn round_us(launch_once: &mut dyn FnMut() -> Res<()>, sync: &dyn Fn() -> Res<()>) -> Res<f64> {
+    let start = Instant::now();
+    for _ in 0..LAUNCHES {
         launch_once()?;
     }
     sync()?;
-    let mut rounds = Vec::new();
-    for _ in 0..5 {
-        let start = Instant::now();
-        for _ in 0..LAUNCHES {
-            launch_once()?;
-        }
-        sync()?;
-        rounds.push(start.elapsed().as_secs_f64() * 1e6 / LAUNCHES as f64);
-    }
-    Ok(median(rounds))
+    Ok(start.elapsed().as_secs_f64() * 1e6 / LAUNCHES as f64)
 }
 
-fn rust_launch_us() -> Res<f64> {
+/// `launch!` and a bare `cust` launch of the same PTX function, measured in
+/// alternating rounds (so that the machine's drift reaches both alike), in
+/// the same (primary) context. Returns the median per-launch time of each and
+/// the median of the rounds' ratios, launch! over cust.
+fn launch_costs_us() -> Res<(f64, f64, f64)> {
+    // This crate first: its primary context is then current on the thread,
+    // and cust's calls below use it too.
     let stream = Stream::new()?;
     let a = DeviceBuffer::to_device_sync(&vec![1.0f32; SMALL], &stream)?;
     let b = DeviceBuffer::to_device_sync(&vec![2.0f32; SMALL], &stream)?;
-    let mut c = DeviceBuffer::<f32>::device_array(SMALL)?;
-    let us = per_launch_us(
-        || Ok(launch!(add_kernel[1, SMALL, stream](&a, &b, &mut c))?),
-        || Ok(stream.synchronize()?),
-    )?;
+    let mut c = DeviceBuffer::<f32>::zeroed_on(SMALL, &stream)?;
+    let mut rust = || -> Res<()> { Ok(launch!(add_kernel[1, SMALL, stream](&a, &b, &mut c))?) };
+    let rust_sync = || -> Res<()> { Ok(stream.synchronize()?) };
+
+    let module = CustModule::from_ptx(KERNEL_MODULE.ptx(), &[])?;
+    let function = module.get_function("add_kernel__1d")?;
+    let cust_stream = CustStream::new(StreamFlags::NON_BLOCKING, None)?;
+    let ca = cust::memory::DeviceBuffer::from_slice(&vec![1.0f32; SMALL])?;
+    let cb = cust::memory::DeviceBuffer::from_slice(&vec![2.0f32; SMALL])?;
+    let cc = cust::memory::DeviceBuffer::from_slice(&vec![0.0f32; SMALL])?;
+    let (pa, pb, pc) = (
+        ca.as_device_ptr().as_raw(),
+        cb.as_device_ptr().as_raw(),
+        cc.as_device_ptr().as_raw(),
+    );
+    let n = SMALL;
+    let mut bare = || -> Res<()> {
+        let args: [*mut c_void; 6] = [
+            &pa as *const u64 as *mut c_void,
+            &n as *const usize as *mut c_void,
+            &pb as *const u64 as *mut c_void,
+            &n as *const usize as *mut c_void,
+            &pc as *const u64 as *mut c_void,
+            &n as *const usize as *mut c_void,
+        ];
+        // SAFETY: the six pointers match add_kernel's PTX parameters
+        // (pointer and length for each slice) and the buffers outlive the launch.
+        unsafe { cust_stream.launch(&function, 1, SMALL as u32, 0, &args)? };
+        Ok(())
+    };
+    let bare_sync = || -> Res<()> { Ok(cust_stream.synchronize()?) };
+
+    // Warm-up of both.
+    for _ in 0..1000 {
+        rust()?;
+        bare()?;
+    }
+    rust_sync()?;
+    bare_sync()?;
+    let (mut rust_times, mut bare_times, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        let r = round_us(&mut rust, &rust_sync)?;
+        let b = round_us(&mut bare, &bare_sync)?;
+        rust_times.push(r);
+        bare_times.push(b);
+        ratios.push(r / b);
+    }
     if c.copy_to_host_sync(&stream)?.iter().any(|&x| x != 3.0) {
         return Err("launch! benchmark computed a wrong result".into());
     }
-    Ok(us)
-}
-
-fn cust_launch_us() -> Res<f64> {
-    let _context = CustContext::new(CustDevice::get_device(0)?)?;
-    let module = CustModule::from_ptx(KERNEL_MODULE.ptx(), &[])?;
-    let function = module.get_function("add_kernel__1d")?;
-    let stream = CustStream::new(StreamFlags::NON_BLOCKING, None)?;
-    let a = cust::memory::DeviceBuffer::from_slice(&vec![1.0f32; SMALL])?;
-    let b = cust::memory::DeviceBuffer::from_slice(&vec![2.0f32; SMALL])?;
-    let c = cust::memory::DeviceBuffer::from_slice(&vec![0.0f32; SMALL])?;
-    let (pa, pb, pc) = (
-        a.as_device_ptr().as_raw(),
-        b.as_device_ptr().as_raw(),
-        c.as_device_ptr().as_raw(),
-    );
-    let n = SMALL;
-    let us = per_launch_us(
-        || {
-            let args: [*mut c_void; 6] = [
-                &pa as *const u64 as *mut c_void,
-                &n as *const usize as *mut c_void,
-                &pb as *const u64 as *mut c_void,
-                &n as *const usize as *mut c_void,
-                &pc as *const u64 as *mut c_void,
-                &n as *const usize as *mut c_void,
-            ];
-            // SAFETY: the six pointers match add_kernel's PTX parameters
-            // (pointer and length for each slice) and the buffers outlive the launch.
-            unsafe { stream.launch(&function, 1, SMALL as u32, 0, &args)? };
-            Ok(())
-        },
-        || Ok(stream.synchronize()?),
-    )?;
     let mut out = vec![0.0f32; SMALL];
-    c.copy_to(&mut out[..])?;
+    cc.copy_to(&mut out[..])?;
     if out.iter().any(|&x| x != 3.0) {
         return Err("cust benchmark computed a wrong result".into());
     }
-    Ok(us)
+    Ok((median(rust_times), median(bare_times), median(ratios)))
 }
 
 /// Which Rust kernel the bandwidth run launches.
@@ -148,8 +156,9 @@ fn main() -> Res<()> {
     let mut results = Results::new();
     let mut notes = Vec::new();
 
-    results.insert("rust_launch_us".to_string(), rust_launch_us()?);
-    results.insert("cust_launch_us".to_string(), cust_launch_us()?);
+    let (rust_us, cust_us, paired) = launch_costs_us()?;
+    results.insert("rust_launch_us".to_string(), rust_us);
+    results.insert("cust_launch_us".to_string(), cust_us);
     results.insert(
         "rust_add_16M_gbps".to_string(),
         rust_add_gbps(AddVariant::Safe)?,
@@ -189,7 +198,7 @@ fn main() -> Res<()> {
         device.limits().compute_capability.1
     );
     println!();
-    println!("Launch cost: add_kernel (3 pointers), 1 block of {SMALL} threads, {LAUNCHES} launches + synchronize, median of 5");
+    println!("Launch cost: add_kernel (3 buffers, tracked), 1 block of {SMALL} threads, {LAUNCHES} launches + synchronize, median of {ROUNDS} rounds alternating launch! and bare cust");
     println!("| launcher                 | time per launch | relative to launch! | goal                      |");
     println!("|--------------------------|-----------------|---------------------|---------------------------|");
     println!(
@@ -216,6 +225,9 @@ fn main() -> Res<()> {
         "| Numba @cuda.jit          | {:>15} | {:>19} | >= 7x                     |",
         fmt(get("numba_jit_launch_us"), "us"),
         ratio(get("numba_jit_launch_us"), rust)
+    );
+    println!(
+        "launch! / bare cust, median of the {ROUNDS} paired rounds: {paired:.3} (goal <= 1.05)"
     );
     println!();
     let rust_bw = get("rust_add_16M_gbps");

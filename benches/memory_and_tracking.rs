@@ -46,80 +46,66 @@ fn per_call_us(
     sync()?;
     let mut times = Vec::new();
     for _ in 0..5 {
-        let start = Instant::now();
-        for _ in 0..rounds {
-            step()?;
-        }
-        sync()?;
-        times.push(start.elapsed().as_secs_f64() * 1e6 / rounds as f64);
+        times.push(round_us(rounds, &mut step, &sync)?);
     }
     Ok(median(times))
 }
 
-/// Hand-offs ordered by the tracking: nothing but the two launches.
-fn tracked_handoff_us() -> Res<f64> {
-    let (s1, s2) = (Stream::new()?, Stream::new()?);
+/// One round: `rounds` calls of `step`, then `sync`; µs per call.
+fn round_us(
+    rounds: usize,
+    step: &mut dyn FnMut() -> Res<()>,
+    sync: &dyn Fn() -> Res<()>,
+) -> Res<f64> {
+    let start = Instant::now();
+    for _ in 0..rounds {
+        step()?;
+    }
+    sync()?;
+    Ok(start.elapsed().as_secs_f64() * 1e6 / rounds as f64)
+}
+
+/// A way of running one step of the hand-off: the step and its final wait.
+type Steps<'a> = (
+    Box<dyn FnMut() -> Res<()> + 'a>,
+    Box<dyn Fn() -> Res<()> + 'a>,
+);
+
+/// The three hand-offs (tracked, bare cust with events, both kernels on one
+/// stream), measured in alternating rounds: medians of each, in µs per step,
+/// and the median of the rounds' ratios tracked / bare cust.
+fn handoffs_us() -> Res<(f64, f64, f64, f64)> {
+    use cust::prelude::Module;
+    use cust::stream::{Stream as CustStream, StreamFlags};
+    use cust::sys::{cuEventCreate, cuEventRecord, cuStreamWaitEvent, CUresult};
+
+    // This crate's: tracked across two streams, and on one stream.
+    let (s1, s2, one) = (Stream::new()?, Stream::new()?, Stream::new()?);
     let mut x = DeviceBuffer::<f32>::zeroed_on(256, &s1)?;
     let ones = DeviceBuffer::to_device_sync(&[1.0f32; 256], &s2)?;
     let mut y = DeviceBuffer::<f32>::zeroed_on(256, &s2)?;
+    let mut x1 = DeviceBuffer::<f32>::zeroed_on(256, &one)?;
+    let ones1 = DeviceBuffer::to_device_sync(&[1.0f32; 256], &one)?;
+    let mut y1 = DeviceBuffer::<f32>::zeroed_on(256, &one)?;
     let mut value = 0.0f32;
-    let us = per_call_us(
-        HANDOFFS,
-        || {
-            value += 1.0;
-            launch!(fill[1, 256, s1](value, &mut x))?;
-            launch!(add_kernel[1, 256, s2](&x, &ones, &mut y))?;
-            Ok(())
-        },
-        || Ok(s2.synchronize()?),
-    )?;
-    if y.copy_to_host_sync(&s2)? != vec![value + 1.0; 256] {
-        return Err("the tracked hand-off computed a wrong result".into());
-    }
-    Ok(us)
-}
 
-/// The same two launches on one stream: the launches alone.
-fn one_stream_us() -> Res<f64> {
-    let s = Stream::new()?;
-    let mut x = DeviceBuffer::<f32>::zeroed_on(256, &s)?;
-    let ones = DeviceBuffer::to_device_sync(&[1.0f32; 256], &s)?;
-    let mut y = DeviceBuffer::<f32>::zeroed_on(256, &s)?;
-    per_call_us(
-        HANDOFFS,
-        || {
-            launch!(fill[1, 256, s](1.0f32, &mut x))?;
-            launch!(add_kernel[1, 256, s](&x, &ones, &mut y))?;
-            Ok(())
-        },
-        || Ok(s.synchronize()?),
-    )
-}
-
-/// Hand-offs with bare `cust`: the same PTX functions, two untimed events
-/// recorded and waited for by hand (through `cust::sys`, since cust's
-/// `Stream::wait_event` takes the event by value and destroys it).
-fn cust_handoff_us() -> Res<f64> {
-    use cust::prelude::{Context, Device as CustDevice, Module};
-    use cust::stream::{Stream as CustStream, StreamFlags};
-    use cust::sys::{cuEventCreate, cuEventRecord, cuStreamWaitEvent, CUresult};
-    let _context = Context::new(CustDevice::get_device(0)?)?;
+    // Bare cust in the same (primary) context, current on this thread now.
     let module = Module::from_ptx(KERNEL_MODULE.ptx(), &[])?;
     let (fill_fn, add_fn) = (
         module.get_function("fill_f32__1d")?,
         module.get_function("add_kernel__1d")?,
     );
-    let (s1, s2) = (
+    let (c1, c2) = (
         CustStream::new(StreamFlags::NON_BLOCKING, None)?,
         CustStream::new(StreamFlags::NON_BLOCKING, None)?,
     );
-    let x = cust::memory::DeviceBuffer::from_slice(&[0.0f32; 256])?;
-    let ones = cust::memory::DeviceBuffer::from_slice(&[1.0f32; 256])?;
-    let y = cust::memory::DeviceBuffer::from_slice(&[0.0f32; 256])?;
+    let cx = cust::memory::DeviceBuffer::from_slice(&[0.0f32; 256])?;
+    let cones = cust::memory::DeviceBuffer::from_slice(&[1.0f32; 256])?;
+    let cy = cust::memory::DeviceBuffer::from_slice(&[0.0f32; 256])?;
     let (px, po, py, n) = (
-        x.as_device_ptr().as_raw(),
-        ones.as_device_ptr().as_raw(),
-        y.as_device_ptr().as_raw(),
+        cx.as_device_ptr().as_raw(),
+        cones.as_device_ptr().as_raw(),
+        cy.as_device_ptr().as_raw(),
         256usize,
     );
     let (mut written, mut read) = (std::ptr::null_mut(), std::ptr::null_mut());
@@ -133,38 +119,82 @@ fn cust_handoff_us() -> Res<f64> {
         check(cuEventCreate(&mut read, 2))?;
     }
     let arg = |p: &u64| p as *const u64 as *mut c_void;
-    let value = 1.0f32;
-    per_call_us(
-        HANDOFFS,
-        || {
-            let fill_args = [
-                &value as *const f32 as *mut c_void,
-                arg(&px),
-                &n as *const usize as *mut c_void,
-            ];
-            let add_args = [
-                arg(&px),
-                &n as *const usize as *mut c_void,
-                arg(&po),
-                &n as *const usize as *mut c_void,
-                arg(&py),
-                &n as *const usize as *mut c_void,
-            ];
-            // SAFETY: the argument arrays match the entry points' PTX parameters
-            // (a scalar, or pointer and length per slice); the buffers and events
-            // outlive the launches and waits; the streams belong to `_context`.
-            unsafe {
-                s1.launch(&fill_fn, 1, 256, 0, &fill_args)?;
-                check(cuEventRecord(written, s1.as_inner()))?;
-                check(cuStreamWaitEvent(s2.as_inner(), written, 0))?;
-                s2.launch(&add_fn, 1, 256, 0, &add_args)?;
-                check(cuEventRecord(read, s2.as_inner()))?;
-                check(cuStreamWaitEvent(s1.as_inner(), read, 0))?;
-            }
-            Ok(())
-        },
-        || Ok(s2.synchronize()?),
-    )
+    let cvalue = 1.0f32;
+
+    let mut ways: Vec<Steps<'_>> = vec![
+        (
+            Box::new(|| {
+                value += 1.0;
+                launch!(fill[1, 256, s1](value, &mut x))?;
+                launch!(add_kernel[1, 256, s2](&x, &ones, &mut y))?;
+                Ok(())
+            }),
+            Box::new(|| Ok(s2.synchronize()?)),
+        ),
+        (
+            Box::new(|| {
+                let fill_args = [
+                    &cvalue as *const f32 as *mut c_void,
+                    arg(&px),
+                    &n as *const usize as *mut c_void,
+                ];
+                let add_args = [
+                    arg(&px),
+                    &n as *const usize as *mut c_void,
+                    arg(&po),
+                    &n as *const usize as *mut c_void,
+                    arg(&py),
+                    &n as *const usize as *mut c_void,
+                ];
+                // SAFETY: the argument arrays match the entry points' PTX
+                // parameters (a scalar, or pointer and length per slice); the
+                // buffers and events outlive the launches and waits.
+                unsafe {
+                    c1.launch(&fill_fn, 1, 256, 0, &fill_args)?;
+                    check(cuEventRecord(written, c1.as_inner()))?;
+                    check(cuStreamWaitEvent(c2.as_inner(), written, 0))?;
+                    c2.launch(&add_fn, 1, 256, 0, &add_args)?;
+                    check(cuEventRecord(read, c2.as_inner()))?;
+                    check(cuStreamWaitEvent(c1.as_inner(), read, 0))?;
+                }
+                Ok(())
+            }),
+            Box::new(|| Ok(c2.synchronize()?)),
+        ),
+        (
+            Box::new(|| {
+                launch!(fill[1, 256, one](1.0f32, &mut x1))?;
+                launch!(add_kernel[1, 256, one](&x1, &ones1, &mut y1))?;
+                Ok(())
+            }),
+            Box::new(|| Ok(one.synchronize()?)),
+        ),
+    ];
+    for (step, sync) in ways.iter_mut() {
+        for _ in 0..HANDOFFS / 10 {
+            step()?;
+        }
+        sync()?;
+    }
+    let mut times = vec![Vec::new(); ways.len()];
+    let mut ratios = Vec::new();
+    for _ in 0..7 {
+        for (k, (step, sync)) in ways.iter_mut().enumerate() {
+            times[k].push(round_us(HANDOFFS, step.as_mut(), sync.as_ref())?);
+        }
+        ratios.push(times[0].last().expect("pushed") / times[1].last().expect("pushed"));
+    }
+    drop(ways);
+    if y.copy_to_host_sync(&s2)? != vec![value + 1.0; 256] {
+        return Err("the tracked hand-off computed a wrong result".into());
+    }
+    let mut medians = times.into_iter().map(median);
+    Ok((
+        medians.next().expect("three"),
+        medians.next().expect("three"),
+        medians.next().expect("three"),
+        median(ratios),
+    ))
 }
 
 /// Allocating and dropping a buffer of `bytes`, in µs per pair.
@@ -186,9 +216,12 @@ fn alloc_free_us(bytes: usize, zeroed: bool) -> Res<f64> {
 }
 
 /// The Day 7 pipeline whose kernel step writes a scratch buffer, then copies
-/// it into the chunk's output: with a temporary scratch per chunk, or with one
-/// allocated per stream beforehand. Median of 7 runs, in ms.
-fn pipeline_ms(temporaries: bool, rounds: u32) -> Res<f64> {
+/// it into the chunk's output: with one scratch per stream allocated
+/// beforehand, and with a temporary scratch allocated and dropped per chunk,
+/// the two run alternately. Returns the medians (ms) of each over 9 runs
+/// after a warm-up, and the median of the runs' ratios (temporaries over
+/// preallocated).
+fn pipelines_ms(rounds: u32) -> Res<(f64, f64, f64)> {
     let streams: Vec<Stream> = (0..STREAMS)
         .map(|_| Stream::new())
         .collect::<Result<_, _>>()?;
@@ -204,14 +237,13 @@ fn pipeline_ms(temporaries: bool, rounds: u32) -> Res<f64> {
         .map(|s| DeviceBuffer::<f32>::zeroed_on(chunk, s))
         .collect::<Result<_, _>>()?;
     let mut pipeline = Pipeline::new(&streams)?;
-    let mut times = Vec::new();
-    for run in 0..8 {
+    let mut run = |temporaries: bool, output: &mut PinnedBuffer<f32>| -> Res<f64> {
         let start = streams[0].record()?;
         for s in &streams[1..] {
             s.wait_event(&start)?;
         }
         let mut lane = 0;
-        pipeline.run(&input, &mut output, CHUNKS, None, |s, x, mut out| {
+        pipeline.run(&input, output, CHUNKS, None, |s, x, mut out| {
             let blocks = x.len().div_ceil(256);
             if temporaries {
                 let mut tmp = DeviceBuffer::<f32>::empty_on(x.len(), s)?;
@@ -231,10 +263,17 @@ fn pipeline_ms(temporaries: bool, rounds: u32) -> Res<f64> {
             streams[0].wait_event(&joined)?;
         }
         let end = streams[0].record()?;
-        let ms = Event::elapsed_ms(&start, &end)? as f64;
-        if run > 0 {
-            times.push(ms);
-        }
+        Ok(Event::elapsed_ms(&start, &end)? as f64)
+    };
+    run(false, &mut output)?;
+    run(true, &mut output)?;
+    let (mut pre, mut tmp, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..9 {
+        let p = run(false, &mut output)?;
+        let t = run(true, &mut output)?;
+        pre.push(p);
+        tmp.push(t);
+        ratios.push(t / p);
     }
     let expected: Vec<f32> = {
         let x = DeviceBuffer::to_device_sync(&input.as_slice()?[..1024], &streams[0])?;
@@ -245,7 +284,7 @@ fn pipeline_ms(temporaries: bool, rounds: u32) -> Res<f64> {
     if output.as_slice()?[..1024] != expected[..] {
         return Err("the pipeline computed a wrong result".into());
     }
-    Ok(median(times))
+    Ok((median(pre), median(tmp), median(ratios)))
 }
 
 fn main() -> Res<()> {
@@ -254,14 +293,10 @@ fn main() -> Res<()> {
     let mut results = Results::new();
     let mut notes = Vec::new();
 
-    results.insert("rust_handoff_us".into(), tracked_handoff_us()?);
-    results.insert("rust_one_stream_us".into(), one_stream_us()?);
-    match cust_handoff_us() {
-        Ok(us) => {
-            results.insert("cust_handoff_us".into(), us);
-        }
-        Err(e) => notes.push(format!("bare cust hand-off: {e}")),
-    }
+    let (tracked, bare, one_stream, paired) = handoffs_us()?;
+    results.insert("rust_handoff_us".into(), tracked);
+    results.insert("cust_handoff_us".into(), bare);
+    results.insert("rust_one_stream_us".into(), one_stream);
     for (bytes, name) in [(1usize << 20, "1mib"), (64 << 20, "64mib")] {
         results.insert(
             format!("rust_empty_{name}_us"),
@@ -278,14 +313,9 @@ fn main() -> Res<()> {
     let x = DeviceBuffer::<f32>::zeroed_on(N / CHUNKS, &stream)?;
     let mut y = DeviceBuffer::<f32>::zeroed_on(N / CHUNKS, &stream)?;
     let rounds = busy_rounds_lasting(0.3, &x, &mut y, &stream)?;
-    results.insert(
-        "rust_pipeline_preallocated_ms".into(),
-        pipeline_ms(false, rounds)?,
-    );
-    results.insert(
-        "rust_pipeline_temporaries_ms".into(),
-        pipeline_ms(true, rounds)?,
-    );
+    let (pre, tmp, pipeline_ratio) = pipelines_ms(rounds)?;
+    results.insert("rust_pipeline_preallocated_ms".into(), pre);
+    results.insert("rust_pipeline_temporaries_ms".into(), tmp);
 
     if let Some(dir) = &helpers {
         let cuda = dir.join("memory_cuda");
@@ -310,7 +340,7 @@ fn main() -> Res<()> {
         device.name(),
         device.limits().compute_capability
     );
-    println!("\nCross-stream hand-off, two tiny kernels per step (us per step, median of 5 x {HANDOFFS})");
+    println!("\nCross-stream hand-off, two tiny kernels per step (us per step, median of 7 rounds of {HANDOFFS}, the three ways alternating)");
     println!("| ordered by | us | vs bare cust |");
     println!("|---|---|---|");
     for (label, key) in [
@@ -331,6 +361,7 @@ fn main() -> Res<()> {
             ratio(get(key), get("cust_handoff_us"))
         );
     }
+    println!("tracked / bare cust, median of the paired rounds: {paired:.3}");
     println!("\nAllocate and free (us per pair, median of 5 x {PAIRS})");
     println!("| size | this crate `empty` | this crate zeroed | CuPy pool | Numba | CUDA C MallocAsync | CUDA C Malloc | crate vs CuPy |");
     println!("|---|---|---|---|---|---|---|---|");
@@ -352,7 +383,7 @@ fn main() -> Res<()> {
         get("rust_pipeline_preallocated_ms"),
         get("rust_pipeline_temporaries_ms"),
     );
-    println!("\nDay 7 pipeline, 256 MiB, {CHUNKS} chunks, {STREAMS} streams, kernel + device copy per chunk (median of 7)");
+    println!("\nDay 7 pipeline, 256 MiB, {CHUNKS} chunks, {STREAMS} streams, kernel + device copy per chunk (median of 9 runs of each, alternating)");
     println!("| scratch buffer | ms | vs preallocated |");
     println!("|---|---|---|");
     println!(
@@ -363,6 +394,9 @@ fn main() -> Res<()> {
         "| allocated and dropped per chunk | {} | {} |",
         show(tmp, 3, "ms"),
         ratio(tmp, pre)
+    );
+    println!(
+        "temporaries / preallocated, median of the paired runs: {pipeline_ratio:.3} (goal <= 1.03)"
     );
     for note in &notes {
         println!("note: {note}");
