@@ -26,8 +26,9 @@ fn main() -> ExitCode {
 }
 
 fn run() -> Result<(), Box<dyn Error>> {
-    // 256 MiB of f32 on a GPU; a small problem on the CPU simulator.
-    let n: usize = if backend() == Backend::Cuda {
+    // 256 MiB of f32 on a GPU; a small problem on the CPU simulator, and on a
+    // GPU under compute-sanitizer (`GPU_TEST_SMALL=1`, set by scripts/sanitize.sh).
+    let n: usize = if backend() == Backend::Cuda && std::env::var_os("GPU_TEST_SMALL").is_none() {
         64 << 20
     } else {
         1 << 18

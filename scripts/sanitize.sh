@@ -7,11 +7,13 @@
 #   bash .gpu-bundle/sanitize.sh       # on the GPU machine
 #
 # SANITIZER_TOOLS picks tools (default: all four); the tools of
-# SANITIZE_JOBS binaries (default 2) run at the same time. Full logs go to
+# SANITIZE_JOBS binaries (default 2) run at the same time; SANITIZE_ONLY (names
+# separated by spaces) runs only those binaries, to split a run. Each binary's
+# lines are printed as soon as its tools have finished. Full logs go to
 # /tmp/sanitizer, and as one archive to $OUT/sanitizer-logs.tar.gz when $OUT
 # is set.
-# Tests use their small sizes (GPU_TEST_SMALL=1): instrumentation slows kernels
-# down by orders of magnitude.
+# Tests and examples use their small sizes (GPU_TEST_SMALL=1): instrumentation
+# slows kernels down by orders of magnitude.
 cd "$(dirname "${BASH_SOURCE[0]}")" || exit 1
 export GPU_TEST_SMALL=1
 tools="${SANITIZER_TOOLS:-memcheck racecheck synccheck initcheck}"
@@ -44,23 +46,31 @@ reports_in() {
     echo "$n"
 }
 
-run_binary() { # runs every tool on one binary
-    local bin="$1" name tool args=()
+run_binary() { # runs every tool on one binary, then prints its lines
+    local bin="$1" name tool args=() reports status
     name="$(basename "$bin")"
     [ "${bin%%/*}" = tests ] && args=(--include-ignored)
     for tool in $tools; do
         (
-            timeout 300 compute-sanitizer --tool "$tool" --print-limit 50 \
+            timeout "${SANITIZE_TIMEOUT:-240}" compute-sanitizer --tool "$tool" --print-limit 50 \
                 "$bin" "${args[@]}" >"$logs/$name.$tool.log" 2>&1
             echo $? >"$logs/$name.$tool.status"
         ) &
     done
     wait
+    for tool in $tools; do
+        reports="$(reports_in "$logs/$name.$tool.log")"
+        status="$(cat "$logs/$name.$tool.status")"
+        printf 'sanitize: %-10s %-28s %s reports, exit %s\n' "$tool" "$name" "${reports:-?}" "$status"
+    done
 }
 
 binaries=()
 for bin in tests/* examples/*; do
     name="$(basename "$bin")"
+    if [ -n "${SANITIZE_ONLY:-}" ] && [[ " $SANITIZE_ONLY " != *" $name "* ]]; then
+        continue
+    fi
     if reason="$(skip_reason "$name")"; then
         printf 'sanitize: %-28s not run: %s\n' "$name" "$reason"
     else
@@ -77,20 +87,17 @@ failed_runs=""
 for bin in "${binaries[@]}"; do
     name="$(basename "$bin")"
     for tool in $tools; do
-        log="$logs/$name.$tool.log"
-        reports="$(reports_in "$log")"
+        reports="$(reports_in "$logs/$name.$tool.log")"
         status="$(cat "$logs/$name.$tool.status" 2>/dev/null || echo '?')"
         if [ -z "$reports" ]; then
-            reports="?"
             failed_runs="$failed_runs $name/$tool"
         else
             total=$((total + reports))
         fi
         [ "$status" = 0 ] || failed_runs="$failed_runs $name/$tool(exit $status)"
-        printf 'sanitize: %-10s %-28s %s reports, exit %s\n' "$tool" "$name" "$reports" "$status"
     done
 done
 [ -n "${OUT:-}" ] && tar czf "$OUT/sanitizer-logs.tar.gz" -C /tmp sanitizer
 [ -n "$failed_runs" ] && echo "sanitize: runs that did not finish cleanly:$failed_runs"
-echo "sanitize: $total reports in all"
+echo "sanitize: $total reports in all (${#binaries[@]} binaries)"
 [ "$total" -eq 0 ] && [ -z "$failed_runs" ]
