@@ -183,10 +183,13 @@ impl Stream {
     /// Wraps a stream made by another library (CuPy's `ExternalStream`),
     /// without taking ownership: dropping the `Stream` leaves it alone.
     ///
+    /// `raw` is the library's `CUstream` (`cudaStream_t`), of any pointer
+    /// type (cust's `CUstream`, `*mut c_void`, ...).
+    ///
     /// # Safety
     /// `raw` must be a live stream of `device`'s primary context, and must
     /// outlive every use of the returned `Stream` and its clones.
-    pub unsafe fn from_external(raw: cust::sys::CUstream, device: Device) -> Stream {
+    pub unsafe fn from_external<P>(raw: *mut P, device: Device) -> Stream {
         Stream::from_parts(
             StreamHandle(raw as usize),
             device.ordinal(),
@@ -296,8 +299,8 @@ impl Stream {
     /// The CUDA handle, for interoperation with other CUDA libraries (CuPy's
     /// `stream.ptr`). For the default streams it is CUDA's special value
     /// (0 or 2); on the simulator it names a simulator stream.
-    pub fn as_raw(&self) -> cust::sys::CUstream {
-        self.inner.handle.0 as cust::sys::CUstream
+    pub fn as_raw(&self) -> *mut std::ffi::c_void {
+        self.inner.handle.0 as *mut std::ffi::c_void
     }
 
     /// Waits until all work queued on the stream has finished. A kernel that

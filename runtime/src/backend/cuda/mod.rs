@@ -109,6 +109,12 @@ impl CudaDriver {
     fn init(&self) -> Result<(), DriverError> {
         self.initialised
             .get_or_init(|| {
+                functions().map_err(|reason| DriverError {
+                    call: "loading libcuda",
+                    code: ERROR_NOT_INITIALIZED,
+                    name: "CUDA_ERROR_NOT_INITIALIZED".into(),
+                    description: reason.to_string(),
+                })?;
                 // SAFETY: cuInit takes flags 0 and may be called any number of times.
                 check("cuInit", unsafe { cuInit(0) })
             })
@@ -151,7 +157,7 @@ impl Driver for CudaDriver {
     fn open(&self, ordinal: usize) -> Result<DeviceProperties, DriverError> {
         self.init()?;
         let device = Self::device_handle(ordinal)?;
-        let attr = |a: CUdevice_attribute| -> Result<u32, DriverError> {
+        let attr = |a: c_int| -> Result<u32, DriverError> {
             let mut v = 0;
             // SAFETY: writes one int.
             check("cuDeviceGetAttribute", unsafe {
@@ -159,27 +165,27 @@ impl Driver for CudaDriver {
             })?;
             Ok(v.max(0) as u32)
         };
-        use CUdevice_attribute as A;
+        use device_attribute as A;
         let limits = DeviceLimits {
-            max_threads_per_block: attr(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+            max_threads_per_block: attr(A::MAX_THREADS_PER_BLOCK)?,
             max_block_dim: [
-                attr(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X)?,
-                attr(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y)?,
-                attr(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z)?,
+                attr(A::MAX_BLOCK_DIM_X)?,
+                attr(A::MAX_BLOCK_DIM_Y)?,
+                attr(A::MAX_BLOCK_DIM_Z)?,
             ],
             max_grid_dim: [
-                attr(A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X)?,
-                attr(A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y)?,
-                attr(A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?,
+                attr(A::MAX_GRID_DIM_X)?,
+                attr(A::MAX_GRID_DIM_Y)?,
+                attr(A::MAX_GRID_DIM_Z)?,
             ],
-            max_shared_per_block: attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)?,
+            max_shared_per_block: attr(A::MAX_SHARED_MEMORY_PER_BLOCK)?,
             max_shared_per_block_optin: attr(
-                A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                A::MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
             )?,
-            multiprocessor_count: attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+            multiprocessor_count: attr(A::MULTIPROCESSOR_COUNT)?,
             compute_capability: (
-                attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,
-                attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
+                attr(A::COMPUTE_CAPABILITY_MAJOR)?,
+                attr(A::COMPUTE_CAPABILITY_MINOR)?,
             ),
         };
         let mut buf = [0 as c_char; 256];
@@ -470,10 +476,7 @@ impl Driver for CudaDriver {
 
     fn module_load(&self, ptx: &CStr) -> Result<ModuleHandle, (DriverError, String)> {
         let mut log = vec![0u8; 16 * 1024];
-        let mut options = [
-            CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
-            CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
-        ];
+        let mut options = [JIT_ERROR_LOG_BUFFER, JIT_ERROR_LOG_BUFFER_SIZE_BYTES];
         let mut values = [log.as_mut_ptr().cast::<c_void>(), log.len() as *mut c_void];
         let mut module = ptr::null_mut();
         // SAFETY: `ptx` is NUL-terminated; the option arrays have equal length
@@ -509,7 +512,7 @@ impl Driver for CudaDriver {
     }
 
     fn function_limits(&self, function: FunctionHandle) -> Result<FunctionLimits, DriverError> {
-        let attr = |a: CUfunction_attribute| -> Result<u32, DriverError> {
+        let attr = |a: c_int| -> Result<u32, DriverError> {
             let mut v = 0;
             // SAFETY: the function is live; writes one int.
             check("cuFuncGetAttribute", unsafe {
@@ -517,11 +520,11 @@ impl Driver for CudaDriver {
             })?;
             Ok(v.max(0) as u32)
         };
-        use CUfunction_attribute as F;
+        use function_attribute as F;
         Ok(FunctionLimits {
-            max_threads_per_block: attr(F::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
-            static_shared_bytes: attr(F::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?,
-            max_dynamic_shared_bytes: attr(F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)?,
+            max_threads_per_block: attr(F::MAX_THREADS_PER_BLOCK)?,
+            static_shared_bytes: attr(F::SHARED_SIZE_BYTES)?,
+            max_dynamic_shared_bytes: attr(F::MAX_DYNAMIC_SHARED_SIZE_BYTES)?,
         })
     }
 
@@ -534,7 +537,7 @@ impl Driver for CudaDriver {
         check("cuFuncSetAttribute", unsafe {
             cuFuncSetAttribute(
                 function.0 as CUfunction,
-                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                function_attribute::MAX_DYNAMIC_SHARED_SIZE_BYTES,
                 bytes as c_int,
             )
         })
