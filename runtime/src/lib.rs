@@ -26,6 +26,7 @@
 mod abi;
 mod backend;
 mod callback;
+mod completion;
 mod deferred;
 mod device;
 mod error;
@@ -45,6 +46,7 @@ pub use backend::simulator::settings::{SIM_STACK_BYTES_ENV, SIM_TIMEOUT_ENV};
 pub use backend::simulator::DEVICES_ENV as SIMULATED_DEVICES_ENV;
 pub use backend::{backend, Backend, DeviceLimits, DriverError, BACKEND_ENV, MAX_DEVICES};
 pub use bytemuck;
+pub use completion::Done;
 pub use device::{synchronize, Device, DeviceScope};
 pub use error::{Error, Result};
 pub use gpu_device::DeviceCopy;

@@ -27,6 +27,7 @@ pub use event::{get_elapsed_time, Event, EventOptions};
 
 use crate::backend::{driver, EventFlags, EventHandle, StreamHandle, MAX_DEVICES};
 use crate::callback::in_callback;
+use crate::completion::Done;
 use crate::deferred::defer;
 use crate::device::{self, Device, DeviceState};
 use crate::error::{Error, Result};
@@ -310,6 +311,39 @@ impl Stream {
         driver()
             .stream_synchronize(self.inner.handle)
             .map_err(|e| self.error(e))?;
+        self.take_callback_panics()
+    }
+
+    /// A future that completes when the work queued on the stream so far has
+    /// finished (Numba's `stream.async_done()`), with what
+    /// [`synchronize`](Stream::synchronize) would return then: an error names
+    /// a kernel that failed or a callback that panicked. The driver wakes the
+    /// awaiting task from a stream callback; nothing polls, and any executor
+    /// can await it.
+    ///
+    /// ```no_run
+    /// # async fn f() -> gpu_runtime::Result<()> {
+    /// let stream = gpu_runtime::Stream::new()?;
+    /// // ... queue work on `stream` ...
+    /// stream.async_done()?.await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn async_done(&self) -> Result<Done> {
+        self.device_state()?;
+        let stream = self.clone();
+        Done::on_stream(
+            self.inner.handle,
+            Box::new(move |status| stream.completed_with(status)),
+        )
+        .map_err(|e| self.error(e))
+    }
+
+    /// What `synchronize` reports when the stream has reached a callback
+    /// called with `status`.
+    fn completed_with(&self, status: i32) -> Result<()> {
+        if status != 0 {
+            return Err(self.error(driver().status_error("cuStreamAddCallback", status)));
+        }
         self.take_callback_panics()
     }
 

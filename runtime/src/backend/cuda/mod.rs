@@ -419,6 +419,15 @@ impl Driver for CudaDriver {
         })
     }
 
+    fn status_error(&self, call: &'static str, code: i32) -> DriverError {
+        check(call, code).err().unwrap_or_else(|| DriverError {
+            call,
+            code,
+            name: "CUDA_SUCCESS".into(),
+            description: "no error".into(),
+        })
+    }
+
     unsafe fn stream_add_callback(
         &self,
         on: StreamHandle,

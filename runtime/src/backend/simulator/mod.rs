@@ -33,6 +33,7 @@ pub(crate) mod stream;
 pub(crate) mod watchdog;
 pub(crate) mod worker;
 
+use super::status;
 use super::{
     CompletionCallback, DeviceLimits, DeviceProperties, DevicePtr, Driver, DriverError, EventFlags,
     EventHandle, FunctionHandle, FunctionLimits, GraphExecHandle, GraphHandle, GraphNodeHandle,
@@ -251,6 +252,15 @@ impl Driver for SimulatorDriver {
         )
     }
 
+    fn status_error(&self, call: &'static str, code: i32) -> DriverError {
+        errors::launch_failed(
+            call,
+            format!(
+                "work on the stream failed (status {code}); its synchronize reports which and why"
+            ),
+        )
+    }
+
     unsafe fn stream_add_callback(
         &self,
         on: StreamHandle,
@@ -259,16 +269,15 @@ impl Driver for SimulatorDriver {
     ) -> Result<(), DriverError> {
         let data = user_data as usize;
         let raw = on.0;
-        stream::enqueue(
+        stream::enqueue_reporting(
             on,
-            Box::new(move || {
-                // The simulator carries on after a failed kernel (its
-                // failure is the stream's next synchronize's to report), so
-                // the work before the callback has run: success.
+            Box::new(move |failed| {
+                // A failure since the stream's last synchronize is passed on
+                // as CUDA passes a device error on to later callbacks.
+                let status = if failed { status::LAUNCH_FAILED } else { 0 };
                 // SAFETY: the caller guarantees `callback` may be called once
                 // with `user_data` on another thread.
-                unsafe { callback(raw as *mut c_void, 0, data as *mut c_void) };
-                Ok(())
+                unsafe { callback(raw as *mut c_void, status, data as *mut c_void) };
             }),
         )
     }

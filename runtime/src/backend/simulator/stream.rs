@@ -376,6 +376,23 @@ pub(crate) fn enqueue(handle: StreamHandle, operation: Operation) -> Result<(), 
     with(handle, |s| s.enqueue(operation))
 }
 
+/// Queues `report` on the stream `handle` names, called with whether work on
+/// the stream failed since its last synchronize; an error on a capturing
+/// stream.
+pub(crate) fn enqueue_reporting(
+    handle: StreamHandle,
+    report: Box<dyn FnOnce(bool) + Send>,
+) -> Result<(), DriverError> {
+    with(handle, |s| {
+        let stream = Arc::downgrade(s);
+        s.enqueue(Box::new(move || {
+            let failed = stream.upgrade().is_some_and(|s| s.lock().failure.is_some());
+            report(failed);
+            Ok(())
+        }))
+    })
+}
+
 /// Queues `work` on the stream `handle` names, or captures it as a node.
 pub(crate) fn submit(
     handle: StreamHandle,
