@@ -7,7 +7,8 @@ use crate::backend::{
 use crate::device::DeviceState;
 use crate::error::{Error, Result};
 use crate::last_kernel::KernelId;
-use crate::memory::{DeviceInput, DeviceOutput, RawView};
+use crate::memory::tracking::{Access, GraphUse};
+use crate::memory::{DeviceInput, DeviceOutput, GraphMemory, RawView};
 use crate::module::EmbeddedModule;
 use crate::stream::current_stream;
 use crate::stream::Stream;
@@ -280,6 +281,34 @@ impl KernelFunction {
             .map_err(Clone::clone)
     }
 
+    /// Checks `config` for launching on `stream` and picks the entry point.
+    fn prepare(&'static self, config: &LaunchConfig<'_>, stream: &Stream) -> Result<Prepared> {
+        let device = stream.device_state()?;
+        // The one-dimensional entry point is chosen only for shapes (n, 1, 1):
+        // its thread index witness is unique only for those.
+        let which = usize::from(config.is_one_dimensional());
+        let info = self.info(device, which)?;
+        let (grid, block, shared) = config.check(self.name, &device.limits, &info.limits)?;
+        if shared > info.dynamic_shared_limit.load(Ordering::Relaxed) {
+            driver().set_max_dynamic_shared(info.handle, shared)?;
+            info.dynamic_shared_limit
+                .fetch_max(shared, Ordering::Relaxed);
+        }
+        // As on a GPU, the simulator runs the one-dimensional body for
+        // one-dimensional launches only (its witness is unique only there).
+        let mut host = self.host;
+        if which == 1 {
+            host.call = host.call_1d;
+        }
+        Ok(Prepared {
+            function: info.handle,
+            host,
+            grid,
+            block,
+            shared,
+        })
+    }
+
     /// Launches the entry point.
     ///
     /// # Safety
@@ -293,29 +322,20 @@ impl KernelFunction {
         stream: &Stream,
         params: &mut [*mut c_void],
     ) -> Result<()> {
+        let Prepared {
+            function,
+            host,
+            grid,
+            block,
+            shared,
+        } = self.prepare(config, stream)?;
         let device = stream.device_state()?;
-        // The one-dimensional entry point is chosen only for shapes (n, 1, 1):
-        // its thread index witness is unique only for those.
-        let which = usize::from(config.is_one_dimensional());
-        let info = self.info(device, which)?;
-        let (grid, block, shared) = config.check(self.name, &device.limits, &info.limits)?;
-        if shared > info.dynamic_shared_limit.load(Ordering::Relaxed) {
-            driver().set_max_dynamic_shared(info.handle, shared)?;
-            info.dynamic_shared_limit
-                .fetch_max(shared, Ordering::Relaxed);
-        }
         let id = *self.id.get_or_init(|| KernelId::register(self.name));
-        // As on a GPU, the simulator runs the one-dimensional body for
-        // one-dimensional launches only (its witness is unique only there).
-        let mut host = self.host;
-        if which == 1 {
-            host.call = host.call_1d;
-        }
         // SAFETY: forwarded to the caller; the configuration was checked above.
         let launched = unsafe {
             driver().launch(KernelLaunch {
                 name: self.name,
-                function: info.handle,
+                function,
                 host,
                 grid,
                 block,
@@ -327,7 +347,7 @@ impl KernelFunction {
         match launched {
             Ok(()) => {
                 stream.note_launch(id, device);
-                Ok(())
+                stream.note_captured_launch(self as *const Self as usize, self.name)
             }
             Err(e) if e.code == status::LAUNCH_OUT_OF_RESOURCES => Err(Error::InvalidLaunch {
                 kernel: self.name,
@@ -339,6 +359,140 @@ impl KernelFunction {
             // A fault here is left over from an earlier kernel on the stream.
             Err(e) => Err(stream.error(e)),
         }
+    }
+
+    /// New arguments for a graph's kernel node of this kernel: `config` and
+    /// `params` are checked as a launch on `stream`'s device would be, and
+    /// the parameter values copied. `memory` names each buffer argument (its
+    /// parameter, the memory, whether the kernel writes it).
+    ///
+    /// # Safety
+    /// As [`launch`](Self::launch); the device memory the parameters refer
+    /// to is that of `memory`, which the arguments keep alive.
+    pub unsafe fn arguments(
+        &'static self,
+        config: &LaunchConfig<'_>,
+        stream: &Stream,
+        params: &mut [*mut c_void],
+        memory: Vec<(&'static str, Option<GraphMemory>, bool)>,
+    ) -> Result<KernelArgs> {
+        let prepared = self.prepare(config, stream)?;
+        let values = prepared
+            .host
+            .param_sizes
+            .iter()
+            .zip(params.iter())
+            .map(|(&size, &param)| {
+                let mut copy = vec![0u128; size.div_ceil(16).max(1)].into_boxed_slice();
+                // SAFETY: each parameter pointer refers to a live value of
+                // the parameter's type, of `size` bytes (the caller's
+                // contract); a byte copy moves padding without reading it.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        param.cast::<std::mem::MaybeUninit<u8>>(),
+                        copy.as_mut_ptr().cast::<std::mem::MaybeUninit<u8>>(),
+                        size,
+                    )
+                };
+                copy
+            })
+            .collect();
+        let memory = memory
+            .into_iter()
+            .map(|(parameter, memory, writes)| match memory {
+                Some(GraphMemory(memory)) => Ok((
+                    memory,
+                    if writes { Access::Write } else { Access::Read },
+                )),
+                None => Err(Error::Capture {
+                    capture: 0,
+                    reason: format!(
+                        "argument `{parameter}` of `{}` is mapped pinned memory, which a graph cannot hold",
+                        self.name
+                    ),
+                }),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(KernelArgs {
+            function: self,
+            device: stream.device(),
+            prepared,
+            values,
+            memory,
+        })
+    }
+}
+
+/// A checked launch: the entry point, the simulator's body and the shape.
+#[derive(Clone, Copy)]
+struct Prepared {
+    function: FunctionHandle,
+    host: HostEntry,
+    grid: [u32; 3],
+    block: [u32; 3],
+    shared: u32,
+}
+
+/// A kernel's checked arguments and launch shape, built by the typed
+/// launcher without launching (`kernel_args!(k[grid, block](args))`), for
+/// [`GraphExec::set_kernel_args`](crate::GraphExec::set_kernel_args). It
+/// holds copies of the argument values and keeps the buffers it names alive.
+pub struct KernelArgs {
+    function: &'static KernelFunction,
+    device: usize,
+    prepared: Prepared,
+    values: Vec<Box<[u128]>>,
+    memory: Vec<GraphUse>,
+}
+
+impl KernelArgs {
+    /// The kernel the arguments are for.
+    pub fn kernel_name(&self) -> &'static str {
+        self.function.name
+    }
+
+    /// The `KernelFunction`'s address, which tells kernels apart.
+    pub(crate) fn function_id(&self) -> usize {
+        self.function as *const KernelFunction as usize
+    }
+
+    /// The device the arguments were checked for.
+    pub(crate) fn device(&self) -> usize {
+        self.device
+    }
+
+    /// The memory the arguments use, each with how.
+    pub(crate) fn memory(&self) -> &[GraphUse] {
+        &self.memory
+    }
+
+    /// Runs `f` with the launch these arguments describe (on no stream).
+    pub(crate) fn with_launch<R>(&mut self, f: impl FnOnce(KernelLaunch<'_>) -> R) -> R {
+        let mut params: Vec<*mut c_void> = self
+            .values
+            .iter_mut()
+            .map(|v| v.as_mut_ptr().cast::<c_void>())
+            .collect();
+        f(KernelLaunch {
+            name: self.function.name,
+            function: self.prepared.function,
+            host: self.prepared.host,
+            grid: self.prepared.grid,
+            block: self.prepared.block,
+            shared_bytes: self.prepared.shared,
+            stream: crate::backend::StreamHandle::LEGACY,
+            params: &mut params,
+        })
+    }
+}
+
+impl std::fmt::Debug for KernelArgs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KernelArgs")
+            .field("kernel", &self.function.name)
+            .field("grid", &self.prepared.grid)
+            .field("block", &self.prepared.block)
+            .finish()
     }
 }
 

@@ -1,6 +1,6 @@
 //! Events: points in a stream, for ordering streams and timing work.
 
-use super::Stream;
+use super::{Capture, Stream};
 use crate::backend::MAX_DEVICES;
 use crate::backend::{driver, EventFlags, EventHandle};
 use crate::callback::in_callback;
@@ -9,7 +9,7 @@ use crate::deferred::defer;
 use crate::device::{self, Device};
 use crate::error::{Error, Result};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// Per device: streams that only wait for events, for [`Event::async_done`];
 /// each is taken for one future and given back when it completes.
@@ -82,6 +82,8 @@ pub struct Event {
     ordinal: usize,
     timing: bool,
     recorded: AtomicBool,
+    /// The capture the latest record was made in, if it was.
+    captured: Mutex<Option<Arc<Capture>>>,
 }
 
 impl Event {
@@ -103,6 +105,7 @@ impl Event {
             ordinal,
             timing: options.timing,
             recorded: AtomicBool::new(false),
+            captured: Mutex::new(None),
         })
     }
 
@@ -131,11 +134,37 @@ impl Event {
             });
         }
         stream.device_state()?;
+        let capture = stream.active_capture();
         driver()
             .event_record(self.handle, stream.handle())
             .map_err(|e| stream.error(e))?;
+        // In a capture the record is a point of the graph being built, which
+        // streams waiting for the event join; it never completes as such.
+        *self.captured.lock().unwrap_or_else(|e| e.into_inner()) = capture;
         self.recorded.store(true, Ordering::Release);
         Ok(())
+    }
+
+    /// The capture the latest record was made in, if it was.
+    pub(crate) fn captured_in(&self) -> Option<Arc<Capture>> {
+        self.captured
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// An error if the latest record was captured: it marks a point of a
+    /// graph, not work that completes.
+    fn refuse_captured(&self, operation: &'static str) -> Result<()> {
+        match self.captured_in() {
+            Some(capture) => Err(Error::InCapture {
+                operation,
+                stream: "an event recorded in the capture".into(),
+                capture: capture.id,
+                reason: "the record marks a point of the graph being built, not work that completes; record the event outside the capture (e.g. after launching the graph)",
+            }),
+            None => Ok(()),
+        }
     }
 
     /// Whether the event has been recorded at least once.
@@ -147,6 +176,7 @@ impl Event {
     /// once for an event never recorded, as in CUDA).
     pub fn synchronize(&self) -> Result<()> {
         let state = device::state(self.ordinal)?;
+        self.refuse_captured("Event::synchronize")?;
         driver()
             .event_synchronize(self.handle)
             .map_err(|e| state.error(e))
@@ -158,6 +188,7 @@ impl Event {
     /// driver's callback, so the future does not wait for work queued after
     /// the event on the stream it was recorded on.
     pub fn async_done(&self) -> Result<Done> {
+        self.refuse_captured("Event::async_done")?;
         if !self.is_recorded() {
             return Ok(Done::ready(Ok(())));
         }
@@ -191,6 +222,7 @@ impl Event {
     /// Whether the work before the record point has finished.
     pub fn is_done(&self) -> Result<bool> {
         let state = device::state(self.ordinal)?;
+        self.refuse_captured("Event::is_done")?;
         driver()
             .event_is_done(self.handle)
             .map_err(|e| state.error(e))
@@ -204,6 +236,7 @@ impl Event {
     /// which of the two it is.
     pub fn elapsed_ms(start: &Event, end: &Event) -> Result<f32> {
         for (event, which) in [(start, "start"), (end, "end")] {
+            event.refuse_captured("Event::elapsed_ms")?;
             if !event.timing {
                 return Err(Error::EventTimingDisabled { which });
             }

@@ -19,74 +19,27 @@
 //! as `CUPY_CUDA_PER_THREAD_DEFAULT_STREAM` does for CuPy.
 
 mod callback;
+pub(crate) mod capture;
 mod current;
 mod event;
+mod options;
 
 pub use current::{current_stream, StreamScope, PER_THREAD_DEFAULT_STREAM_ENV};
 pub use event::{get_elapsed_time, Event, EventOptions};
+pub use options::{StreamKind, StreamOptions};
 
-use crate::backend::{driver, EventFlags, EventHandle, StreamHandle, MAX_DEVICES};
+use crate::backend::{driver, EventFlags, EventHandle, GraphHandle, StreamHandle, MAX_DEVICES};
 use crate::callback::in_callback;
 use crate::completion::Done;
 use crate::deferred::defer;
 use crate::device::{self, Device, DeviceState};
 use crate::error::{Error, Result};
 use crate::last_kernel::{KernelId, LastKernel};
+use capture::{CaptureState, CapturedKernel};
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::ThreadId;
-
-/// How to create a stream: [`Stream::with_options`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct StreamOptions {
-    non_blocking: bool,
-    priority: i32,
-}
-
-impl Default for StreamOptions {
-    fn default() -> Self {
-        StreamOptions {
-            non_blocking: true,
-            priority: 0,
-        }
-    }
-}
-
-impl StreamOptions {
-    /// Non-blocking, priority 0: what [`Stream::new`] makes.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Whether the stream skips implicit synchronisation with the legacy
-    /// default stream (default `true`; `false` gives a blocking stream as
-    /// CUDA's `cudaStreamCreate` and Numba's `cuda.stream()` make).
-    pub fn non_blocking(mut self, non_blocking: bool) -> Self {
-        self.non_blocking = non_blocking;
-        self
-    }
-
-    /// The stream's priority: lower numbers run first. The device's range is
-    /// [`Stream::priority_range`]; values outside it are clamped to it.
-    pub fn priority(mut self, priority: i32) -> Self {
-        self.priority = priority;
-        self
-    }
-}
-
-/// What a [`Stream`] handle refers to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum StreamKind {
-    /// A stream this crate created, destroyed with its last handle.
-    Owned,
-    /// Another library's stream, wrapped by [`Stream::from_external`]; never destroyed here.
-    External,
-    /// The device's legacy default stream ([`Stream::null`]).
-    LegacyDefault,
-    /// A thread's per-thread default stream ([`Stream::per_thread`]).
-    PerThreadDefault,
-}
 
 /// A queue of device work that runs in issue order. Work on different streams
 /// may overlap.
@@ -119,6 +72,22 @@ struct StreamInner {
     callback_panics: Arc<Mutex<Vec<String>>>,
     /// An untimed event, recorded to let other streams wait for this one's work.
     marker: Mutex<Option<EventHandle>>,
+    /// The graph capture the stream takes part in, if any.
+    capture: Mutex<Option<Membership>>,
+}
+
+/// Why waiting for a capturing stream is refused.
+const WAITS: &str = "it would wait for work that only runs when the graph is launched; end the capture first, then wait for the graph's launch";
+
+/// A graph capture, with streams as the runtime knows them.
+pub(crate) type Capture = CaptureState<Stream>;
+
+/// A stream's part in a capture: the capture, and an untimed event recorded
+/// just before the stream entered it (what streams outside the capture wait
+/// for: the stream's real work).
+struct Membership {
+    capture: Arc<Capture>,
+    before: EventHandle,
 }
 
 impl Stream {
@@ -215,6 +184,7 @@ impl Stream {
                 last_kernel: LastKernel::new(),
                 callback_panics: Arc::new(Mutex::new(Vec::new())),
                 marker: Mutex::new(None),
+                capture: Mutex::new(None),
             }),
         }
     }
@@ -308,6 +278,7 @@ impl Stream {
     /// failed is named in the error, and so is a callback that panicked.
     pub fn synchronize(&self) -> Result<()> {
         self.device_state()?;
+        self.refuse_in_capture("synchronize", WAITS)?;
         driver()
             .stream_synchronize(self.inner.handle)
             .map_err(|e| self.error(e))?;
@@ -330,6 +301,7 @@ impl Stream {
     /// ```
     pub fn async_done(&self) -> Result<Done> {
         self.device_state()?;
+        self.refuse_in_capture("async_done", WAITS)?;
         let stream = self.clone();
         Done::on_stream(
             self.inner.handle,
@@ -350,6 +322,7 @@ impl Stream {
     /// Whether all work queued on the stream has finished.
     pub fn is_done(&self) -> Result<bool> {
         self.device_state()?;
+        self.refuse_in_capture("is_done", WAITS)?;
         driver()
             .stream_is_done(self.inner.handle)
             .map_err(|e| self.error(e))
@@ -360,6 +333,44 @@ impl Stream {
     /// The event may belong to another device.
     pub fn wait_event(&self, event: &Event) -> Result<()> {
         self.device_state()?;
+        match (self.active_capture(), event.captured_in()) {
+            (_, Some(theirs)) if theirs.has_ended() => {
+                return Err(Error::InCapture {
+                    operation: "wait_event",
+                    stream: "an event".into(),
+                    capture: theirs.id,
+                    reason: "the event was last recorded in a capture that has ended, so it marks no work; record it again",
+                })
+            }
+            (Some(mine), Some(theirs)) if !Arc::ptr_eq(&mine, &theirs) => {
+                return Err(Error::Capture {
+                    capture: mine.id,
+                    reason: format!(
+                        "{self} captures it and cannot wait for an event recorded in capture {}",
+                        theirs.id
+                    ),
+                })
+            }
+            (Some(mine), None) => {
+                return Err(Error::InCapture {
+                    operation: "wait_event",
+                    stream: self.to_string(),
+                    capture: mine.id,
+                    reason: "the event was recorded outside the capture; record it on a stream of the capture, or make the stream wait for it before the capture begins",
+                })
+            }
+            (None, Some(theirs)) => {
+                // A fork: the stream joins the capture.
+                self.join_capture(&theirs)?;
+                let waited = driver().stream_wait_event(self.inner.handle, event.handle());
+                if let Err(e) = waited {
+                    self.leave_capture();
+                    return Err(self.error(e));
+                }
+                return Ok(());
+            }
+            _ => {}
+        }
         driver()
             .stream_wait_event(self.inner.handle, event.handle())
             .map_err(|e| self.error(e))
@@ -382,16 +393,170 @@ impl Stream {
         if self == other {
             return Ok(());
         }
-        let source = if !other.is_usable_here() {
-            Stream::legacy_on(other.device())
-        } else {
-            other
+        let marker = match (self.active_capture(), other.active_capture()) {
+            // Inside one capture: a captured record and wait, a graph edge.
+            (Some(mine), Some(theirs)) if Arc::ptr_eq(&mine, &theirs) => other.record_marker()?,
+            (Some(mine), _) => {
+                return Err(Error::InCapture {
+                    operation: "an ordering between streams",
+                    stream: self.to_string(),
+                    capture: mine.id,
+                    reason: "a capturing stream cannot wait for work outside its capture; the graph is ordered after such work when it is launched",
+                })
+            }
+            // The other stream captures: its real work is what it had queued
+            // when it entered the capture.
+            (None, Some(_)) => other.before_capture().expect("a capturing stream has a marker"),
+            (None, None) => {
+                let source = if !other.is_usable_here() {
+                    Stream::legacy_on(other.device())
+                } else {
+                    other
+                };
+                source.record_marker()?
+            }
         };
-        let marker = source.record_marker()?;
         self.device_state()?;
         driver()
             .stream_wait_event(self.inner.handle, marker)
             .map_err(|e| self.error(e))
+    }
+
+    /// The capture the stream takes part in now, if any.
+    pub(crate) fn active_capture(&self) -> Option<Arc<Capture>> {
+        let membership = self.inner.capture.lock().unwrap_or_else(|e| e.into_inner());
+        membership
+            .as_ref()
+            .filter(|m| !m.capture.has_ended())
+            .map(|m| Arc::clone(&m.capture))
+    }
+
+    /// The event recorded just before the stream entered its capture.
+    fn before_capture(&self) -> Option<EventHandle> {
+        let membership = self.inner.capture.lock().unwrap_or_else(|e| e.into_inner());
+        membership.as_ref().map(|m| m.before)
+    }
+
+    /// An error naming the capture if the stream captures: `operation`
+    /// cannot be captured, for `reason`.
+    pub(crate) fn refuse_in_capture(
+        &self,
+        operation: &'static str,
+        reason: &'static str,
+    ) -> Result<()> {
+        match self.active_capture() {
+            Some(capture) => Err(Error::InCapture {
+                operation,
+                stream: self.to_string(),
+                capture: capture.id,
+                reason,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Makes the stream a member of `capture`, after recording the point
+    /// its real work ends at.
+    fn join_capture(&self, capture: &Arc<Capture>) -> Result<()> {
+        if self.is_default() {
+            return Err(Error::Capture {
+                capture: capture.id,
+                reason: format!(
+                    "{self} is a default stream, which cannot take part in a capture; use a stream made by `Stream::new`"
+                ),
+            });
+        }
+        if self.device() != capture.device {
+            return Err(Error::Capture {
+                capture: capture.id,
+                reason: format!(
+                    "{self} is on device {} and the capture on device {}",
+                    self.device(),
+                    capture.device
+                ),
+            });
+        }
+        let before = driver().event_create(EventFlags {
+            blocking_sync: false,
+            timing: false,
+            interprocess: false,
+        })?;
+        if let Err(e) = driver().event_record(before, self.inner.handle) {
+            let _ = driver().event_destroy(before);
+            return Err(self.error(e));
+        }
+        *self.inner.capture.lock().unwrap_or_else(|e| e.into_inner()) = Some(Membership {
+            capture: Arc::clone(capture),
+            before,
+        });
+        capture.add_member(self);
+        Ok(())
+    }
+
+    /// Leaves the capture (its end, or a failed join).
+    fn leave_capture(&self) {
+        let left = self
+            .inner
+            .capture
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(left) = left {
+            let _ = driver().event_destroy(left.before);
+        }
+    }
+
+    /// Begins capturing the work queued on this stream into a graph.
+    pub(crate) fn begin_capture_state(&self) -> Result<Arc<Capture>> {
+        self.device_state()?;
+        if let Some(capture) = self.active_capture() {
+            return Err(Error::Capture {
+                capture: capture.id,
+                reason: format!("{self} already takes part in this capture"),
+            });
+        }
+        let capture = Arc::new(Capture::new(self.clone(), self.device()));
+        self.join_capture(&capture)?;
+        if let Err(e) = driver().stream_begin_capture(self.inner.handle) {
+            self.leave_capture();
+            capture.end();
+            return Err(self.error(e));
+        }
+        crate::device::capture_began(self.device(), capture.id, self.to_string());
+        Ok(capture)
+    }
+
+    /// Ends `capture`, begun on this stream: every stream that joined it is
+    /// joined back into this one first (so the graph ends when all of its
+    /// work has), then every stream leaves it. Returns the graph and the
+    /// kernel launches it captured; the error of any step, after the capture
+    /// has ended in every case.
+    pub(crate) fn end_capture(
+        &self,
+        capture: &Arc<Capture>,
+    ) -> Result<(GraphHandle, Vec<CapturedKernel>)> {
+        let joined = capture
+            .members()
+            .iter()
+            .try_for_each(|member| self.wait_for(member));
+        let ended = driver()
+            .stream_end_capture(self.inner.handle)
+            .map_err(|e| self.error(e));
+        let (members, kernels, after_end) = capture.end();
+        self.leave_capture();
+        for member in &members {
+            member.leave_capture();
+        }
+        crate::device::capture_ended(self.device(), capture.id);
+        for work in after_end {
+            work();
+        }
+        let graph = ended?;
+        if let Err(e) = joined {
+            let _ = driver().graph_destroy(graph);
+            return Err(e);
+        }
+        Ok((graph, kernels))
     }
 
     /// The legacy default stream of device `ordinal`, one handle per device.
@@ -440,6 +605,10 @@ impl Stream {
     /// and events inside it is fine: their release is deferred.
     pub fn add_callback(&self, callback: impl FnOnce() + Send + 'static) -> Result<()> {
         self.device_state()?;
+        self.refuse_in_capture(
+            "add_callback",
+            "a callback in a graph would run at every launch of the graph, and a closure queued once runs once; add it after launching the graph",
+        )?;
         callback::queue(
             self.inner.handle,
             Box::new(callback),
@@ -461,6 +630,34 @@ impl Stream {
                 stream: self.to_string(),
                 messages: std::mem::take(&mut *panics),
             })
+        }
+    }
+
+    /// Records, in a capture, which node a kernel launch just queued here
+    /// made: the one node the stream's next captured work would depend on.
+    pub(crate) fn note_captured_launch(&self, function: usize, name: &'static str) -> Result<()> {
+        let Some(capture) = self.active_capture() else {
+            return Ok(());
+        };
+        let dependencies = driver()
+            .stream_capture_dependencies(self.inner.handle)
+            .map_err(|e| self.error(e))?;
+        match dependencies[..] {
+            [node] => {
+                capture.add_kernel(CapturedKernel {
+                    node,
+                    function,
+                    name,
+                });
+                Ok(())
+            }
+            _ => Err(Error::Capture {
+                capture: capture.id,
+                reason: format!(
+                    "the launch of `{name}` on {self} left {} capture dependencies instead of its own node",
+                    dependencies.len()
+                ),
+            }),
         }
     }
 
@@ -555,7 +752,15 @@ impl Drop for StreamInner {
             .get_mut()
             .unwrap_or_else(|e| e.into_inner())
             .take();
-        if marker.is_none() && kind != StreamKind::Owned {
+        // Captures end before their streams can go (they hold them), so a
+        // membership left here is only its event.
+        let before = self
+            .capture
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .map(|m| m.before);
+        if marker.is_none() && before.is_none() && kind != StreamKind::Owned {
             return;
         }
         let release = move || {
@@ -563,8 +768,8 @@ impl Drop for StreamInner {
                 // A context lost to a kernel fault took its streams and events along.
                 return;
             }
-            if let Some(marker) = marker {
-                let _ = driver().event_destroy(marker);
+            for event in marker.into_iter().chain(before) {
+                let _ = driver().event_destroy(event);
             }
             if kind == StreamKind::Owned {
                 // The driver releases the stream once its queued work completes.

@@ -92,8 +92,6 @@ pub(crate) mod graph_node_type {
     pub(crate) const MEMCPY: c_int = 1;
     pub(crate) const MEMSET: c_int = 2;
     pub(crate) const EMPTY: c_int = 5;
-    pub(crate) const WAIT_EVENT: c_int = 6;
-    pub(crate) const EVENT_RECORD: c_int = 7;
     pub(crate) const MEM_ALLOC: c_int = 10;
     pub(crate) const MEM_FREE: c_int = 11;
 }

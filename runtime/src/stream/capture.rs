@@ -1,0 +1,97 @@
+//! The state of one graph capture as the runtime sees it: which streams take
+//! part, which kernel launches made which nodes, and what must wait until the
+//! capture ends. Generic over the stream handle type, so that this module
+//! does not depend on the stream module that uses it.
+
+use crate::backend::GraphNodeHandle;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+/// A kernel launch captured as a node.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CapturedKernel {
+    /// The node it made.
+    pub(crate) node: GraphNodeHandle,
+    /// The launched `KernelFunction`'s address: it tells kernels apart.
+    pub(crate) function: usize,
+    /// The kernel's name.
+    pub(crate) name: &'static str,
+}
+
+/// One capture, from `begin` to its end, with streams of type `S`.
+pub(crate) struct CaptureState<S> {
+    /// Unique in the process; names the capture in errors.
+    pub(crate) id: u64,
+    /// The device of its streams.
+    pub(crate) device: usize,
+    /// The stream that began it and ends it.
+    pub(crate) origin: S,
+    /// Every other stream that joined it, in the order they joined.
+    members: Mutex<Vec<S>>,
+    /// The kernel launches captured, in order.
+    kernels: Mutex<Vec<CapturedKernel>>,
+    /// Work to do once the capture has ended (frees of memory whose last
+    /// use is on a capturing stream but that the graph does not use).
+    after_end: Mutex<Vec<Box<dyn FnOnce() + Send>>>,
+    ended: AtomicBool,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl<S: Clone + PartialEq> CaptureState<S> {
+    /// A capture begun on `origin` of `device`.
+    pub(crate) fn new(origin: S, device: usize) -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        CaptureState {
+            id: NEXT.fetch_add(1, Ordering::Relaxed),
+            device,
+            origin,
+            members: Mutex::new(Vec::new()),
+            kernels: Mutex::new(Vec::new()),
+            after_end: Mutex::new(Vec::new()),
+            ended: AtomicBool::new(false),
+        }
+    }
+
+    /// Whether the capture has ended (or was abandoned).
+    pub(crate) fn has_ended(&self) -> bool {
+        self.ended.load(Ordering::Acquire)
+    }
+
+    /// Records that `stream` joined the capture.
+    pub(crate) fn add_member(&self, stream: &S) {
+        let mut members = lock(&self.members);
+        if *stream != self.origin && !members.contains(stream) {
+            members.push(stream.clone());
+        }
+    }
+
+    /// Records a captured kernel launch.
+    pub(crate) fn add_kernel(&self, kernel: CapturedKernel) {
+        lock(&self.kernels).push(kernel);
+    }
+
+    /// Runs `work` once the capture has ended.
+    pub(crate) fn after_end(&self, work: Box<dyn FnOnce() + Send>) {
+        lock(&self.after_end).push(work);
+    }
+
+    /// Marks the capture ended; returns its members (origin excluded), its
+    /// kernels and the work to do now.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn end(&self) -> (Vec<S>, Vec<CapturedKernel>, Vec<Box<dyn FnOnce() + Send>>) {
+        self.ended.store(true, Ordering::Release);
+        (
+            std::mem::take(&mut *lock(&self.members)),
+            std::mem::take(&mut *lock(&self.kernels)),
+            std::mem::take(&mut *lock(&self.after_end)),
+        )
+    }
+
+    /// The members so far (origin excluded).
+    pub(crate) fn members(&self) -> Vec<S> {
+        lock(&self.members).clone()
+    }
+}
