@@ -197,10 +197,24 @@ fn streams_dropped_inside_their_own_callback_are_destroyed() {
     let before_releases = gpu_runtime::__private::deferred_releases_completed();
     std::thread::sleep(Duration::from_millis(200));
     let before_threads = threads();
+    let mut gates = Vec::new();
     for _ in 0..20 {
         let stream = Stream::new().unwrap();
+        // The stream waits at a gate until this thread has dropped its own
+        // handle, so that the callback's is the last one (without the gate,
+        // a callback that runs first leaves the last drop to this thread).
+        let (open, gate) = std::sync::mpsc::channel::<()>();
+        stream
+            .add_callback(move || {
+                let _ = gate.recv_timeout(Duration::from_secs(10));
+            })
+            .unwrap();
         let last = stream.clone();
         stream.add_callback(move || drop(last)).unwrap();
+        gates.push(open);
+    }
+    for open in gates {
+        open.send(()).unwrap();
     }
     let start = Instant::now();
     while gpu_runtime::__private::deferred_releases_completed() < before_releases + 20
