@@ -536,3 +536,115 @@ fn a_dropped_buffer_whose_last_stream_captures_is_freed_after_the_capture() {
     graph.instantiate().unwrap().launch(&s).unwrap();
     assert_eq!(x.copy_to_host_sync(&s).unwrap(), vec![9.0; 64]);
 }
+
+#[test]
+fn an_update_cannot_race_a_branch_the_graph_does_not_order() {
+    let (s, side) = (Stream::new().unwrap(), Stream::new().unwrap());
+    let n = 1024;
+    let x = filled(n, 1.0, &s);
+    let mut a = filled(n, 0.0, &s);
+    let mut b = filled(n, 0.0, &s);
+    let mut fresh = filled(n, 0.0, &s);
+    // Two branches: `a` on s, `b` on side, not ordered with each other.
+    let graph = s
+        .capture(|s| {
+            side.wait_event(&s.record()?)?;
+            launch!(saxpy[blocks(n), 256, s](2.0f32, &x, &x, &mut a))?;
+            launch!(saxpy[blocks(n), 256, side](3.0f32, &x, &x, &mut b))
+        })
+        .unwrap();
+    let [on_s, on_side] = [
+        graph.kernel_nodes()[0].clone(),
+        graph.kernel_nodes()[1].clone(),
+    ];
+    let mut exec = graph.instantiate().unwrap();
+    // The side branch writing `a`, which the other branch writes: refused.
+    let err = exec
+        .set_kernel_args(
+            &on_side,
+            kernel_args!(saxpy[blocks(n), 256, s](3.0f32, &x, &x, &mut a)).unwrap(),
+        )
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("does not order with this node"),
+        "{err}"
+    );
+    // Reading `b`, which the other branch writes: refused too.
+    let err = exec
+        .set_kernel_args(
+            &on_s,
+            kernel_args!(saxpy[blocks(n), 256, s](2.0f32, &b, &x, &mut a)).unwrap(),
+        )
+        .unwrap_err();
+    assert!(matches!(err, Error::Capture { .. }), "{err:?}");
+    // Its own buffers with a new scalar, or a buffer nothing else uses: fine.
+    exec.set_kernel_args(
+        &on_side,
+        kernel_args!(saxpy[blocks(n), 256, s](5.0f32, &x, &x, &mut b)).unwrap(),
+    )
+    .unwrap();
+    exec.set_kernel_args(
+        &on_s,
+        kernel_args!(saxpy[blocks(n), 256, s](4.0f32, &x, &x, &mut fresh)).unwrap(),
+    )
+    .unwrap();
+    // Once `fresh` is written by one branch, the other cannot take it.
+    assert!(exec
+        .set_kernel_args(
+            &on_side,
+            kernel_args!(saxpy[blocks(n), 256, s](5.0f32, &fresh, &x, &mut b)).unwrap(),
+        )
+        .is_err());
+    exec.launch(&s).unwrap();
+    assert_eq!(b.copy_to_host_sync(&s).unwrap(), vec![6.0; n]);
+    assert_eq!(fresh.copy_to_host_sync(&s).unwrap(), vec![5.0; n]);
+}
+
+#[test]
+fn a_graph_captured_from_one_stream_takes_any_buffers() {
+    let s = Stream::new().unwrap();
+    let n = 1024;
+    let x = filled(n, 1.0, &s);
+    let mut a = filled(n, 0.0, &s);
+    let mut b = filled(n, 0.0, &s);
+    let graph = s
+        .capture(|s| {
+            launch!(saxpy[blocks(n), 256, s](2.0f32, &x, &x, &mut a))?;
+            launch!(saxpy[blocks(n), 256, s](3.0f32, &x, &x, &mut b))
+        })
+        .unwrap();
+    let second = graph.kernel_nodes()[1].clone();
+    let mut exec = graph.instantiate().unwrap();
+    // The second node reads what the first writes: ordered, one stream.
+    exec.set_kernel_args(
+        &second,
+        kernel_args!(saxpy[blocks(n), 256, s](3.0f32, &a, &x, &mut b)).unwrap(),
+    )
+    .unwrap();
+    exec.launch(&s).unwrap();
+    assert_eq!(b.copy_to_host_sync(&s).unwrap(), vec![10.0; n]);
+}
+
+#[test]
+fn arguments_naming_a_graph_allocation_are_refused() {
+    let s = Stream::new().unwrap();
+    let n = 256;
+    let x = filled(n, 1.0, &s);
+    let mut out = filled(n, 0.0, &s);
+    let graph = s
+        .capture(|s| launch!(saxpy[1, 256, s](1.0f32, &x, &x, &mut out)))
+        .unwrap();
+    let node = graph.kernel_nodes()[0].clone();
+    let mut exec = graph.instantiate().unwrap();
+    let mut smuggled = None;
+    let err = s
+        .capture(|s| {
+            let mut inside = DeviceBuffer::<f32>::zeroed_on(n, s)?;
+            smuggled = Some(kernel_args!(saxpy[1, 256, s](1.0f32, &x, &x, &mut inside))?);
+            Ok(())
+        })
+        .unwrap_err();
+    assert!(matches!(err, Error::CaptureEscaped { .. }), "{err:?}");
+    let err = exec.set_kernel_args(&node, smuggled.unwrap()).unwrap_err();
+    assert!(matches!(err, Error::BufferOfCapture { .. }), "{err:?}");
+}

@@ -7,7 +7,7 @@ use crate::backend::{
 use crate::device::DeviceState;
 use crate::error::{Error, Result};
 use crate::last_kernel::KernelId;
-use crate::memory::tracking::{Access, GraphUse};
+use crate::memory::tracking::{self, Access, GraphUse};
 use crate::memory::{DeviceInput, DeviceOutput, GraphMemory, RawView};
 use crate::module::EmbeddedModule;
 use crate::stream::current_stream;
@@ -347,7 +347,13 @@ impl KernelFunction {
         match launched {
             Ok(()) => {
                 stream.note_launch(id, device);
-                stream.note_captured_launch(self as *const Self as usize, self.name)
+                let captured =
+                    stream.note_captured_launch(self as *const Self as usize, self.name)?;
+                let memory = PENDING_MEMORY.with(|p| p.take());
+                if let (Some((capture, node)), Some(memory)) = (captured, memory) {
+                    tracking::note_node_memory(capture, node, memory);
+                }
+                Ok(())
             }
             Err(e) if e.code == status::LAUNCH_OUT_OF_RESOURCES => Err(Error::InvalidLaunch {
                 kernel: self.name,
@@ -421,6 +427,38 @@ impl KernelFunction {
             memory,
         })
     }
+}
+
+thread_local! {
+    /// The buffers of the launch about to be captured on this thread, set by
+    /// the launcher just before it launches ([`graph_memory_of_launch`]).
+    static PENDING_MEMORY: std::cell::RefCell<Option<Vec<GraphUse>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Called by a kernel's launcher before it launches on `stream`: in a
+/// capture, the launch's buffer arguments (`memory()` lists them: parameter,
+/// memory, whether the kernel writes it) are recorded with the node it makes,
+/// which bounds what later updates of the node may change. Outside captures
+/// this is one atomic load.
+#[doc(hidden)]
+pub fn graph_memory_of_launch(
+    stream: &Stream,
+    memory: impl FnOnce() -> Vec<(&'static str, Option<GraphMemory>, bool)>,
+) {
+    if stream.active_capture().is_none() {
+        return;
+    }
+    let uses = memory()
+        .into_iter()
+        .filter_map(|(_, memory, writes)| {
+            memory.map(|GraphMemory(m)| (m, if writes { Access::Write } else { Access::Read }))
+        })
+        // The graph's own allocations are freed inside it: holding them would
+        // keep them alive past the capture, and no update can name them.
+        .filter(|(m, _)| m.tracker().graph_allocation().0.is_none())
+        .collect();
+    PENDING_MEMORY.with(|p| *p.borrow_mut() = Some(uses));
 }
 
 /// A checked launch: the entry point, the simulator's body and the shape.

@@ -261,6 +261,7 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
                 #(#marshal)*
                 let mut __params: [*mut ::core::ffi::c_void; #slot_count] = [#(#slots),*];
                 #(#before)*
+                ::gpu_runtime::__private::graph_memory_of_launch(&__stream, || ::std::vec![#(#memory),*]);
                 // SAFETY: the parameter slots match the PTX entry point generated
                 // from the same signature: each slice as (pointer, length), each
                 // value by address, and they live until the call returns.

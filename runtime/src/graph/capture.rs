@@ -92,9 +92,10 @@ impl Capture<'_> {
 /// Ends `state`, begun on `stream`: the graph, or the first error.
 fn finish(stream: &Stream, state: &Arc<stream::Capture>) -> Result<Graph> {
     let ended = stream.end_capture(state);
-    let (memory, escaped) = tracking::end_of_capture(state.id);
-    let (handle, kernels) = ended?;
-    let graph = Graph::new(handle, stream.device(), state.id, kernels, memory);
+    let memory = tracking::end_of_capture(state.id);
+    let (handle, kernels, forked) = ended?;
+    let escaped = memory.escaped;
+    let graph = Graph::new(handle, stream.device(), state.id, kernels, memory, forked);
     if escaped > 0 {
         drop(graph);
         return Err(Error::CaptureEscaped {

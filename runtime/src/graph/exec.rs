@@ -7,7 +7,7 @@ use crate::device;
 use crate::error::{Error, Result};
 use crate::last_kernel::KernelId;
 use crate::launch::KernelArgs;
-use crate::memory::tracking::GraphUse;
+use crate::memory::tracking::{Access, CapturedMemory, GraphUse};
 use crate::stream::capture::CapturedKernel;
 use crate::stream::Stream;
 use std::sync::Arc;
@@ -19,7 +19,13 @@ pub struct Graph {
     device: usize,
     capture: u64,
     kernels: Vec<KernelNode>,
+    /// Every buffer the graph uses, with whether it writes it.
     memory: Vec<GraphUse>,
+    /// Per kernel node (as `kernels`), the buffers its launch used.
+    node_memory: Vec<Vec<GraphUse>>,
+    /// Whether other streams took part in the capture: the graph may then
+    /// have branches it does not order with each other.
+    forked: bool,
 }
 
 /// A kernel launch of a captured graph, in capture order
@@ -30,6 +36,8 @@ pub struct KernelNode {
     function: usize,
     name: &'static str,
     capture: u64,
+    /// Its place in [`Graph::kernel_nodes`].
+    index: usize,
 }
 
 impl KernelNode {
@@ -45,22 +53,31 @@ impl Graph {
         device: usize,
         capture: u64,
         kernels: Vec<CapturedKernel>,
-        memory: Vec<GraphUse>,
+        mut memory: CapturedMemory,
+        forked: bool,
     ) -> Graph {
+        let node_memory = kernels
+            .iter()
+            .map(|k| memory.per_node.remove(&k.node).unwrap_or_default())
+            .collect();
         Graph {
             handle,
             device,
             capture,
             kernels: kernels
                 .into_iter()
-                .map(|k| KernelNode {
+                .enumerate()
+                .map(|(index, k)| KernelNode {
                     node: k.node,
                     function: k.function,
                     name: k.name,
                     capture,
+                    index,
                 })
                 .collect(),
-            memory,
+            memory: memory.all,
+            node_memory,
+            forked,
         }
     }
 
@@ -99,6 +116,10 @@ impl Graph {
             capture: self.capture,
             kernels: self.kernels.clone(),
             memory: self.memory.clone(),
+            captured: self.memory.clone(),
+            original: self.node_memory.clone(),
+            current: self.node_memory.clone(),
+            forked: self.forked,
             last_kernel: self.kernels.last().map(|k| KernelId::register(k.name)),
         })
     }
@@ -140,7 +161,16 @@ pub struct GraphExec {
     device: usize,
     capture: u64,
     kernels: Vec<KernelNode>,
+    /// What the instance keeps alive and tracks at each launch: the graph's
+    /// buffers and those of every update.
     memory: Vec<GraphUse>,
+    /// The graph's buffers as captured.
+    captured: Vec<GraphUse>,
+    /// Per kernel node: its buffers as captured, and as now (after updates).
+    original: Vec<Vec<GraphUse>>,
+    current: Vec<Vec<GraphUse>>,
+    /// Whether the graph may have unordered branches (see [`Graph`]).
+    forked: bool,
     /// The graph's last kernel, which errors of its launches name.
     last_kernel: Option<KernelId>,
 }
@@ -187,6 +217,14 @@ impl GraphExec {
     /// `args` come from the kernel's typed launcher,
     /// `kernel_args!(k[grid, block](args))`, so their types are checked at
     /// compile time; they must be for the node's kernel.
+    ///
+    /// The graph's edges were made for the buffers as captured. In a graph
+    /// captured from one stream every node is ordered after the one before,
+    /// so any buffers may be given. In a graph with forked streams, whose
+    /// branches may run at the same time, a buffer the node did not use as
+    /// captured (or now writes where it read) is refused if other work of
+    /// the graph uses it and one of the two writes it: nothing would order
+    /// the two. Buffers allocated inside a capture are refused.
     pub fn set_kernel_args(&mut self, node: &KernelNode, mut args: KernelArgs) -> Result<()> {
         let state = device::state(self.device)?;
         if node.capture != self.capture {
@@ -214,6 +252,24 @@ impl GraphExec {
                 ),
             });
         }
+        for (memory, access) in args.memory() {
+            if let (Some(capture), _) = memory.tracker().graph_allocation() {
+                return Err(Error::BufferOfCapture {
+                    capture: capture.id,
+                });
+            }
+            if self.forked && !self.may_use(node.index, memory, *access) {
+                return Err(Error::Capture {
+                    capture: self.capture,
+                    reason: format!(
+                        "the new arguments of `{}` {} a buffer that other work of the graph {}, on a branch the graph does not order with this node; capture the graph with these buffers instead",
+                        node.name,
+                        if *access == Access::Write { "write" } else { "read" },
+                        if *access == Access::Write { "uses" } else { "writes" },
+                    ),
+                });
+            }
+        }
         // Kept alive and tracked from now on (the old arguments' memory too,
         // for the launches already queued).
         for (memory, access) in args.memory() {
@@ -227,9 +283,39 @@ impl GraphExec {
         // SAFETY: the arguments were checked and copied by the kernel's typed
         // launcher, which marshals them as the entry point expects; the
         // memory they refer to is kept alive by `self.memory` (above) as long
-        // as the instance, and tracked at each launch.
+        // as the instance, and tracked at each launch; no new access races
+        // with another node's (checked above).
         args.with_launch(|launch| unsafe { driver().graph_exec_set_kernel(exec, handle, launch) })
-            .map_err(|e| state.error(e))
+            .map_err(|e| state.error(e))?;
+        self.current[node.index] = args.memory().to_vec();
+        Ok(())
+    }
+
+    /// Whether kernel node `index` may make `access` of `memory` without an
+    /// edge of the graph ordering it: it did so as captured, or no other work
+    /// of the graph (as captured, or as updated) conflicts with it.
+    fn may_use(
+        &self,
+        index: usize,
+        memory: &Arc<dyn crate::memory::tracking::Tracked>,
+        access: Access,
+    ) -> bool {
+        let same = |m: &Arc<dyn crate::memory::tracking::Tracked>| Arc::ptr_eq(m, memory);
+        if self.original[index]
+            .iter()
+            .any(|(m, a)| same(m) && *a >= access)
+        {
+            return true;
+        }
+        let conflicts =
+            |(m, a): &GraphUse| same(m) && (*a == Access::Write || access == Access::Write);
+        let mut others = self
+            .current
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != index)
+            .flat_map(|(_, uses)| uses);
+        !self.captured.iter().any(conflicts) && !others.any(conflicts)
     }
 }
 

@@ -46,6 +46,7 @@
 //! libraries on their streams, and events the user records; those need
 //! explicit `wait_event`s, as in CUDA.
 
+use crate::backend::GraphNodeHandle;
 use crate::error::{Error, Result};
 use crate::stream::{Capture, Stream};
 use std::collections::HashMap;
@@ -88,6 +89,29 @@ pub(crate) type GraphUse = (Arc<dyn Tracked>, Access);
 struct CaptureUses {
     used: HashMap<usize, GraphUse>,
     allocated: Vec<Weak<dyn Tracked>>,
+    /// Per kernel node: the buffers its launch used.
+    per_node: HashMap<GraphNodeHandle, Vec<GraphUse>>,
+}
+
+/// What a capture's graph uses: all its memory, and each kernel node's.
+pub(crate) struct CapturedMemory {
+    /// Every buffer the graph uses (kernels, copies, memsets), each with
+    /// whether it writes it.
+    pub(crate) all: Vec<GraphUse>,
+    /// Per kernel node, the buffers its launch used.
+    pub(crate) per_node: HashMap<GraphNodeHandle, Vec<GraphUse>>,
+    /// How many graph allocations outlived the capture.
+    pub(crate) escaped: usize,
+}
+
+/// Records the buffers the launch that made kernel node `node` of capture
+/// `capture` used.
+pub(crate) fn note_node_memory(capture: u64, node: GraphNodeHandle, memory: Vec<GraphUse>) {
+    captures()
+        .entry(capture)
+        .or_default()
+        .per_node
+        .insert(node, memory);
 }
 
 fn captures() -> MutexGuard<'static, HashMap<u64, CaptureUses>> {
@@ -98,18 +122,21 @@ fn captures() -> MutexGuard<'static, HashMap<u64, CaptureUses>> {
         .unwrap_or_else(|e| e.into_inner())
 }
 
-/// What capture `id` used: the memory its graph keeps alive, each with
-/// whether the graph writes it; and how many of its graph allocations are
-/// still alive, which are from now on unusable (their memory belongs to a
-/// graph that is discarded).
-pub(crate) fn end_of_capture(id: u64) -> (Vec<GraphUse>, usize) {
+/// What capture `id` used (see [`CapturedMemory`]). Graph allocations still
+/// alive are from now on unusable: their memory belongs to a graph that is
+/// discarded.
+pub(crate) fn end_of_capture(id: u64) -> CapturedMemory {
     let uses = captures().remove(&id).unwrap_or_default();
     let mut escaped = 0;
     for allocation in uses.allocated.iter().filter_map(Weak::upgrade) {
         allocation.tracker().escaped.store(true, Ordering::Release);
         escaped += 1;
     }
-    (uses.used.into_values().collect(), escaped)
+    CapturedMemory {
+        all: uses.used.into_values().collect(),
+        per_node: uses.per_node,
+        escaped,
+    }
 }
 
 /// A buffer's tracked accesses.

@@ -28,7 +28,9 @@ pub use current::{current_stream, StreamScope, PER_THREAD_DEFAULT_STREAM_ENV};
 pub use event::{get_elapsed_time, Event, EventOptions};
 pub use options::{StreamKind, StreamOptions};
 
-use crate::backend::{driver, EventFlags, EventHandle, GraphHandle, StreamHandle, MAX_DEVICES};
+use crate::backend::{
+    driver, EventFlags, EventHandle, GraphHandle, GraphNodeHandle, StreamHandle, MAX_DEVICES,
+};
 use crate::callback::in_callback;
 use crate::completion::Done;
 use crate::deferred::defer;
@@ -38,6 +40,7 @@ use crate::last_kernel::{KernelId, LastKernel};
 use capture::{CaptureState, CapturedKernel};
 use std::fmt;
 use std::hash::{Hash, Hasher};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::ThreadId;
 
@@ -74,6 +77,9 @@ struct StreamInner {
     marker: Mutex<Option<EventHandle>>,
     /// The graph capture the stream takes part in, if any.
     capture: Mutex<Option<Membership>>,
+    /// Whether `capture` holds a membership: read without the lock on
+    /// every tracked access, so work outside captures pays one load.
+    capturing: AtomicBool,
 }
 
 /// Why waiting for a capturing stream is refused.
@@ -185,6 +191,7 @@ impl Stream {
                 callback_panics: Arc::new(Mutex::new(Vec::new())),
                 marker: Mutex::new(None),
                 capture: Mutex::new(None),
+                capturing: AtomicBool::new(false),
             }),
         }
     }
@@ -424,6 +431,9 @@ impl Stream {
 
     /// The capture the stream takes part in now, if any.
     pub(crate) fn active_capture(&self) -> Option<Arc<Capture>> {
+        if !self.inner.capturing.load(Ordering::Acquire) {
+            return None;
+        }
         let membership = self.inner.capture.lock().unwrap_or_else(|e| e.into_inner());
         membership
             .as_ref()
@@ -489,12 +499,14 @@ impl Stream {
             capture: Arc::clone(capture),
             before,
         });
+        self.inner.capturing.store(true, Ordering::Release);
         capture.add_member(self);
         Ok(())
     }
 
     /// Leaves the capture (its end, or a failed join).
     fn leave_capture(&self) {
+        self.inner.capturing.store(false, Ordering::Release);
         let left = self
             .inner
             .capture
@@ -530,11 +542,12 @@ impl Stream {
     /// joined back into this one first (so the graph ends when all of its
     /// work has), then every stream leaves it. Returns the graph and the
     /// kernel launches it captured; the error of any step, after the capture
-    /// has ended in every case.
+    /// has ended in every case. The flag says whether other streams joined
+    /// it (the graph may have unordered branches).
     pub(crate) fn end_capture(
         &self,
         capture: &Arc<Capture>,
-    ) -> Result<(GraphHandle, Vec<CapturedKernel>)> {
+    ) -> Result<(GraphHandle, Vec<CapturedKernel>, bool)> {
         let joined = capture
             .members()
             .iter()
@@ -556,7 +569,7 @@ impl Stream {
             let _ = driver().graph_destroy(graph);
             return Err(e);
         }
-        Ok((graph, kernels))
+        Ok((graph, kernels, !members.is_empty()))
     }
 
     /// The legacy default stream of device `ordinal`, one handle per device.
@@ -635,9 +648,13 @@ impl Stream {
 
     /// Records, in a capture, which node a kernel launch just queued here
     /// made: the one node the stream's next captured work would depend on.
-    pub(crate) fn note_captured_launch(&self, function: usize, name: &'static str) -> Result<()> {
+    pub(crate) fn note_captured_launch(
+        &self,
+        function: usize,
+        name: &'static str,
+    ) -> Result<Option<(u64, GraphNodeHandle)>> {
         let Some(capture) = self.active_capture() else {
-            return Ok(());
+            return Ok(None);
         };
         let dependencies = driver()
             .stream_capture_dependencies(self.inner.handle)
@@ -649,7 +666,7 @@ impl Stream {
                     function,
                     name,
                 });
-                Ok(())
+                Ok(Some((capture.id, node)))
             }
             _ => Err(Error::Capture {
                 capture: capture.id,
