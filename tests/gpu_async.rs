@@ -99,61 +99,75 @@ fn a_single_threaded_runtime_awaits_64_streams_at_once() {
     }
 }
 
+/// A kernel on `stream` that runs for about `ms` milliseconds. (A kernel,
+/// not a blocking callback: on a GPU the driver may run the callbacks of all
+/// streams on one thread, so a blocked callback would hold up the futures'.)
+fn long_kernel(stream: &Stream, ms: f64) -> (DeviceBuffer<f32>, DeviceBuffer<f32>, u32) {
+    let n = size(1 << 16, 1 << 10);
+    let x = DeviceBuffer::to_device_sync(&vec![0.5f32; n], stream).unwrap();
+    let mut out = DeviceBuffer::<f32>::device_array(n).unwrap();
+    let rounds = gpu_kernels::busy_rounds_lasting(ms, &x, &mut out, stream).unwrap();
+    (x, out, rounds)
+}
+
 #[test]
 fn a_future_waits_for_the_work_queued_before_it_and_not_after() {
     let _turn = one_at_a_time();
     let s = Stream::new().unwrap();
-    let first = hold(&s, 200);
+    let (x, mut out, rounds) = long_kernel(&s, 400.0);
+    let n = x.len();
+    let mut first = DeviceBuffer::<f32>::device_array(n).unwrap();
+    launch!(fill[n.div_ceil(256), 256, s](7.0f32, &mut first)).unwrap();
     let done = s.async_done().unwrap();
-    let second = hold(&s, 3000);
-    let start = Instant::now();
+    launch!(busy[n.div_ceil(256), 256, s](&x, rounds, &mut out)).unwrap();
     single_threaded().block_on(done).unwrap();
-    let waited = start.elapsed();
-    assert!(waited >= Duration::from_millis(150), "waited {waited:?}");
     assert!(
-        waited < Duration::from_millis(2500),
-        "the future ignores the work queued after it ({waited:?})"
+        !s.is_done().unwrap(),
+        "the future completed before the kernel queued after it finished"
     );
-    first.join().unwrap();
-    second.join().unwrap();
     s.synchronize().unwrap();
+    assert_eq!(first.copy_to_host_sync(&s).unwrap(), vec![7.0; n]);
 }
 
 #[test]
 fn an_event_future_completes_at_the_event_not_at_the_streams_end() {
     let _turn = one_at_a_time();
     let s = Stream::new().unwrap();
-    let first = hold(&s, 200);
+    let (x, mut out, rounds) = long_kernel(&s, 400.0);
+    let n = x.len();
     let event = s.record().unwrap();
-    let second = hold(&s, 3000);
-    let start = Instant::now();
+    launch!(busy[n.div_ceil(256), 256, s](&x, rounds, &mut out)).unwrap();
     single_threaded()
         .block_on(event.async_done().unwrap())
         .unwrap();
-    let waited = start.elapsed();
-    assert!(waited >= Duration::from_millis(150), "waited {waited:?}");
-    assert!(waited < Duration::from_millis(2500), "waited {waited:?}");
     assert!(event.is_done().unwrap());
-    first.join().unwrap();
-    second.join().unwrap();
+    assert!(
+        !s.is_done().unwrap(),
+        "the event's future waited for the work after the event"
+    );
+    s.synchronize().unwrap();
 }
 
 #[test]
 fn two_event_futures_do_not_wait_for_each_other() {
     let _turn = one_at_a_time();
     let (slow, quick) = (Stream::new().unwrap(), Stream::new().unwrap());
-    let held_slow = hold(&slow, 3000);
+    let (x, mut out, rounds) = long_kernel(&slow, 400.0);
+    let n = x.len();
+    launch!(busy[n.div_ceil(256), 256, slow](&x, rounds, &mut out)).unwrap();
     let late = slow.record().unwrap();
     let early = quick.record().unwrap();
     // The slow event's future first: the quick one's must not queue behind it.
     let late_done = late.async_done().unwrap();
-    let start = Instant::now();
     single_threaded()
         .block_on(early.async_done().unwrap())
         .unwrap();
-    assert!(start.elapsed() < Duration::from_millis(2500));
-    held_slow.join().unwrap();
+    assert!(
+        !late.is_done().unwrap(),
+        "the quick event's future waited for the slow one's"
+    );
     single_threaded().block_on(late_done).unwrap();
+    assert!(late.is_done().unwrap());
 }
 
 #[test]
