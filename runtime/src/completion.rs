@@ -14,9 +14,11 @@
 //! the callback is called exactly once in every case, with the error, and
 //! the future completes with [`Error::KernelFailed`](crate::Error::KernelFailed).
 
-use crate::backend::{driver, DriverError, StreamHandle};
+use crate::backend::{driver, DriverError, StreamHandle, MAX_DEVICES};
 use crate::callback::while_in_callback;
+use crate::device::Device;
 use crate::error::Result;
+use crate::stream::{Event, Stream, WAITS};
 use std::ffi::c_void;
 use std::future::Future;
 use std::pin::Pin;
@@ -174,5 +176,84 @@ impl std::fmt::Debug for Done {
             "Done {{ waiting for {waiting} of {} streams }}",
             self.parts.len()
         )
+    }
+}
+
+impl Stream {
+    /// A future that completes when the work queued on the stream so far has
+    /// finished (Numba's `stream.async_done()`), with what
+    /// [`synchronize`](Stream::synchronize) would return then: an error names
+    /// a kernel that failed or a callback that panicked. The driver wakes the
+    /// awaiting task from a stream callback; nothing polls, and any executor
+    /// can await it.
+    ///
+    /// ```no_run
+    /// # async fn f() -> gpu_runtime::Result<()> {
+    /// let stream = gpu_runtime::Stream::new()?;
+    /// // ... queue work on `stream` ...
+    /// stream.async_done()?.await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn async_done(&self) -> Result<Done> {
+        self.device_state()?;
+        self.refuse_in_capture("async_done", WAITS)?;
+        let stream = self.clone();
+        Done::on_stream(
+            self.handle(),
+            Box::new(move |status| stream.completed_with(status)),
+        )
+        .map_err(|e| self.error(e))
+    }
+
+    /// What `synchronize` reports when the stream has reached a callback
+    /// called with `status`.
+    fn completed_with(&self, status: i32) -> Result<()> {
+        if status != 0 {
+            return Err(self.error(driver().status_error("cuStreamAddCallback", status)));
+        }
+        self.take_callback_panics()
+    }
+}
+
+/// Per device: streams that only wait for events, for [`Event::async_done`];
+/// each is taken for one future and given back when it completes.
+static WAITERS: [Mutex<Vec<Stream>>; MAX_DEVICES] = [const { Mutex::new(Vec::new()) }; MAX_DEVICES];
+
+impl Event {
+    /// A future that completes when the work before the event's latest
+    /// record point has finished (at once for an event never recorded). A
+    /// stream of the event's device that only waits for events carries the
+    /// driver's callback, so the future does not wait for work queued after
+    /// the event on the stream it was recorded on.
+    pub fn async_done(&self) -> Result<Done> {
+        self.refuse_captured("Event::async_done")?;
+        if !self.is_recorded() {
+            return Ok(Done::ready(Ok(())));
+        }
+        let waiters = &WAITERS[self.device()];
+        let taken = waiters.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let waiter = match taken {
+            Some(waiter) => waiter,
+            None => Stream::on_device(Device::get(self.device())?)?,
+        };
+        waiter.wait_event(self)?;
+        waiter.device_state()?;
+        let handle = waiter.handle();
+        let on_waiter = waiter.clone();
+        // Given back once the future has seen the event complete, so that no
+        // two futures share a waiter at once (the later one would wait for
+        // the earlier one's event too).
+        Done::on_stream(
+            handle,
+            Box::new(move |status| {
+                let result = waiter.completed_with(status);
+                WAITERS[waiter.device()]
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(waiter);
+                result
+            }),
+        )
+        .map_err(|e| on_waiter.error(e))
     }
 }

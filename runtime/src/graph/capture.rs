@@ -1,8 +1,10 @@
 //! Capturing the work queued on a stream into a [`Graph`].
 
 use super::exec::Graph;
+use crate::backend::{driver, GraphHandle};
 use crate::error::{Error, Result};
 use crate::memory::tracking;
+use crate::stream::capture::CapturedKernel;
 use crate::stream::{self, Stream};
 use std::sync::Arc;
 
@@ -40,7 +42,7 @@ impl Stream {
                 ),
             });
         }
-        let state = self.begin_capture_state()?;
+        let state = begin(self)?;
         Ok(Capture {
             stream: self,
             state: Some(state),
@@ -91,7 +93,7 @@ impl Capture<'_> {
 
 /// Ends `state`, begun on `stream`: the graph, or the first error.
 fn finish(stream: &Stream, state: &Arc<stream::Capture>) -> Result<Graph> {
-    let ended = stream.end_capture(state);
+    let ended = end(stream, state);
     let memory = tracking::end_of_capture(state.id);
     let (handle, kernels, forked) = ended?;
     let escaped = memory.escaped;
@@ -119,4 +121,59 @@ impl std::fmt::Debug for Capture<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Capture {} on {}", self.id(), self.stream)
     }
+}
+
+/// Begins a capture on `stream`: it joins the new capture (recording where
+/// its real work ends), then the driver captures what is queued on it.
+fn begin(stream: &Stream) -> Result<Arc<stream::Capture>> {
+    stream.device_state()?;
+    if let Some(capture) = stream.active_capture() {
+        return Err(Error::Capture {
+            capture: capture.id,
+            reason: format!("{stream} already takes part in this capture"),
+        });
+    }
+    let capture = Arc::new(stream::Capture::new(stream.clone(), stream.device()));
+    stream.join_capture(&capture)?;
+    if let Err(e) = driver().stream_begin_capture(stream.handle()) {
+        stream.leave_capture();
+        capture.end();
+        return Err(stream.error(e));
+    }
+    crate::device::capture_began(stream.device(), capture.id, stream.to_string());
+    Ok(capture)
+}
+
+/// Ends `capture`, begun on `stream`: every stream that joined it is joined
+/// back into `stream` first (so the graph ends when all of its work has),
+/// then every stream leaves it. Returns the graph, the kernel launches it
+/// captured, and whether other streams joined it (the graph may then have
+/// unordered branches); or the error of any step, after the capture has
+/// ended in every case.
+fn end(
+    stream: &Stream,
+    capture: &Arc<stream::Capture>,
+) -> Result<(GraphHandle, Vec<CapturedKernel>, bool)> {
+    let joined = capture
+        .members()
+        .iter()
+        .try_for_each(|member| stream.wait_for(member));
+    let ended = driver()
+        .stream_end_capture(stream.handle())
+        .map_err(|e| stream.error(e));
+    let (members, kernels, after_end) = capture.end();
+    stream.leave_capture();
+    for member in &members {
+        member.leave_capture();
+    }
+    crate::device::capture_ended(stream.device(), capture.id);
+    for work in after_end {
+        work();
+    }
+    let graph = ended?;
+    if let Err(e) = joined {
+        let _ = driver().graph_destroy(graph);
+        return Err(e);
+    }
+    Ok((graph, kernels, !members.is_empty()))
 }

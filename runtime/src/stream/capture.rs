@@ -3,9 +3,11 @@
 //! capture ends. Generic over the stream handle type, so that this module
 //! does not depend on the stream module that uses it.
 
-use crate::backend::GraphNodeHandle;
+use crate::backend::{EventHandle, GraphNodeHandle};
+use crate::error::Error;
+use std::fmt::Display;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// A kernel launch captured as a node.
 #[derive(Clone, Copy, Debug)]
@@ -93,5 +95,97 @@ impl<S: Clone + PartialEq> CaptureState<S> {
     /// The members so far (origin excluded).
     pub(crate) fn members(&self) -> Vec<S> {
         lock(&self.members).clone()
+    }
+}
+
+/// A stream's part in a capture: the capture, and an untimed event recorded
+/// just before the stream entered it, which marks where its real work ends
+/// (what streams outside the capture wait for).
+pub(crate) struct CaptureLink<S> {
+    membership: Mutex<Option<(Arc<CaptureState<S>>, EventHandle)>>,
+    /// Whether `membership` holds one: read without the lock on every
+    /// tracked access, so work outside captures pays one load.
+    capturing: AtomicBool,
+}
+
+impl<S: Clone + PartialEq> CaptureLink<S> {
+    /// In no capture.
+    pub(crate) const fn new() -> Self {
+        CaptureLink {
+            membership: Mutex::new(None),
+            capturing: AtomicBool::new(false),
+        }
+    }
+
+    /// The capture the stream takes part in now, if any.
+    pub(crate) fn active(&self) -> Option<Arc<CaptureState<S>>> {
+        if !self.capturing.load(Ordering::Acquire) {
+            return None;
+        }
+        lock(&self.membership)
+            .as_ref()
+            .filter(|(capture, _)| !capture.has_ended())
+            .map(|(capture, _)| Arc::clone(capture))
+    }
+
+    /// The event recorded just before the stream entered its capture.
+    pub(crate) fn before(&self) -> Option<EventHandle> {
+        lock(&self.membership).as_ref().map(|(_, before)| *before)
+    }
+
+    /// Enters `capture`; `before` was recorded just before.
+    pub(crate) fn enter(&self, capture: &Arc<CaptureState<S>>, before: EventHandle) {
+        *lock(&self.membership) = Some((Arc::clone(capture), before));
+        self.capturing.store(true, Ordering::Release);
+    }
+
+    /// Leaves the capture; returns the event to destroy.
+    pub(crate) fn leave(&self) -> Option<EventHandle> {
+        self.capturing.store(false, Ordering::Release);
+        lock(&self.membership).take().map(|(_, before)| before)
+    }
+}
+
+/// How a stream waits for an event.
+pub(crate) enum EventWait<S> {
+    /// As outside captures, or inside one capture (a graph edge).
+    Plain,
+    /// The stream joins the capture the event was recorded in.
+    Fork(Arc<CaptureState<S>>),
+    /// Not possible, for the reason the error gives.
+    Refused(Error),
+}
+
+/// How `stream`, in capture `mine` if any, waits for an event whose latest
+/// record was made in capture `theirs`, if any.
+pub(crate) fn event_wait<S: Clone + PartialEq>(
+    stream: &impl Display,
+    mine: Option<Arc<CaptureState<S>>>,
+    theirs: Option<Arc<CaptureState<S>>>,
+) -> EventWait<S> {
+    match (mine, theirs) {
+        (_, Some(theirs)) if theirs.has_ended() => EventWait::Refused(Error::InCapture {
+            operation: "wait_event",
+            stream: "an event".into(),
+            capture: theirs.id,
+            reason: "the event was last recorded in a capture that has ended, so it marks no work; record it again",
+        }),
+        (Some(mine), Some(theirs)) if !Arc::ptr_eq(&mine, &theirs) => {
+            EventWait::Refused(Error::Capture {
+                capture: mine.id,
+                reason: format!(
+                    "{stream} captures it and cannot wait for an event recorded in capture {}",
+                    theirs.id
+                ),
+            })
+        }
+        (Some(mine), None) => EventWait::Refused(Error::InCapture {
+            operation: "wait_event",
+            stream: stream.to_string(),
+            capture: mine.id,
+            reason: "the event was recorded outside the capture; record it on a stream of the capture, or make the stream wait for it before the capture begins",
+        }),
+        (None, Some(theirs)) => EventWait::Fork(theirs),
+        _ => EventWait::Plain,
     }
 }

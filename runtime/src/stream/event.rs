@@ -1,19 +1,13 @@
 //! Events: points in a stream, for ordering streams and timing work.
 
 use super::{Capture, Stream};
-use crate::backend::MAX_DEVICES;
 use crate::backend::{driver, EventFlags, EventHandle};
 use crate::callback::in_callback;
-use crate::completion::Done;
 use crate::deferred::defer;
 use crate::device::{self, Device};
 use crate::error::{Error, Result};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-
-/// Per device: streams that only wait for events, for [`Event::async_done`];
-/// each is taken for one future and given back when it completes.
-static WAITERS: [Mutex<Vec<Stream>>; MAX_DEVICES] = [const { Mutex::new(Vec::new()) }; MAX_DEVICES];
 
 /// How to create an event: [`Event::with_options`]. The default, as CuPy's,
 /// records timing and waits by spinning.
@@ -155,7 +149,7 @@ impl Event {
 
     /// An error if the latest record was captured: it marks a point of a
     /// graph, not work that completes.
-    fn refuse_captured(&self, operation: &'static str) -> Result<()> {
+    pub(crate) fn refuse_captured(&self, operation: &'static str) -> Result<()> {
         match self.captured_in() {
             Some(capture) => Err(Error::InCapture {
                 operation,
@@ -180,43 +174,6 @@ impl Event {
         driver()
             .event_synchronize(self.handle)
             .map_err(|e| state.error(e))
-    }
-
-    /// A future that completes when the work before the event's latest
-    /// record point has finished (at once for an event never recorded). A
-    /// stream of the event's device that only waits for events carries the
-    /// driver's callback, so the future does not wait for work queued after
-    /// the event on the stream it was recorded on.
-    pub fn async_done(&self) -> Result<Done> {
-        self.refuse_captured("Event::async_done")?;
-        if !self.is_recorded() {
-            return Ok(Done::ready(Ok(())));
-        }
-        let waiters = &WAITERS[self.ordinal];
-        let taken = waiters.lock().unwrap_or_else(|e| e.into_inner()).pop();
-        let waiter = match taken {
-            Some(waiter) => waiter,
-            None => Stream::on_device(Device::get(self.ordinal)?)?,
-        };
-        waiter.wait_event(self)?;
-        waiter.device_state()?;
-        let handle = waiter.handle();
-        let on_waiter = waiter.clone();
-        // Given back once the future has seen the event complete, so that no
-        // two futures share a waiter at once (the later one would wait for
-        // the earlier one's event too).
-        Done::on_stream(
-            handle,
-            Box::new(move |status| {
-                let result = waiter.completed_with(status);
-                WAITERS[waiter.device()]
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push(waiter);
-                result
-            }),
-        )
-        .map_err(|e| on_waiter.error(e))
     }
 
     /// Whether the work before the record point has finished.

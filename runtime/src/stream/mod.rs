@@ -28,19 +28,15 @@ pub use current::{current_stream, StreamScope, PER_THREAD_DEFAULT_STREAM_ENV};
 pub use event::{get_elapsed_time, Event, EventOptions};
 pub use options::{StreamKind, StreamOptions};
 
-use crate::backend::{
-    driver, EventFlags, EventHandle, GraphHandle, GraphNodeHandle, StreamHandle, MAX_DEVICES,
-};
+use crate::backend::{driver, EventFlags, EventHandle, StreamHandle, MAX_DEVICES};
 use crate::callback::in_callback;
-use crate::completion::Done;
 use crate::deferred::defer;
 use crate::device::{self, Device, DeviceState};
 use crate::error::{Error, Result};
 use crate::last_kernel::{KernelId, LastKernel};
-use capture::{CaptureState, CapturedKernel};
+use capture::{CaptureLink, CaptureState, EventWait};
 use std::fmt;
 use std::hash::{Hash, Hasher};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::ThreadId;
 
@@ -76,25 +72,14 @@ struct StreamInner {
     /// An untimed event, recorded to let other streams wait for this one's work.
     marker: Mutex<Option<EventHandle>>,
     /// The graph capture the stream takes part in, if any.
-    capture: Mutex<Option<Membership>>,
-    /// Whether `capture` holds a membership: read without the lock on
-    /// every tracked access, so work outside captures pays one load.
-    capturing: AtomicBool,
+    capture: CaptureLink<Stream>,
 }
 
 /// Why waiting for a capturing stream is refused.
-const WAITS: &str = "it would wait for work that only runs when the graph is launched; end the capture first, then wait for the graph's launch";
+pub(crate) const WAITS: &str = "it would wait for work that only runs when the graph is launched; end the capture first, then wait for the graph's launch";
 
 /// A graph capture, with streams as the runtime knows them.
 pub(crate) type Capture = CaptureState<Stream>;
-
-/// A stream's part in a capture: the capture, and an untimed event recorded
-/// just before the stream entered it (what streams outside the capture wait
-/// for: the stream's real work).
-struct Membership {
-    capture: Arc<Capture>,
-    before: EventHandle,
-}
 
 impl Stream {
     /// A new non-blocking stream on the current device (CuPy's
@@ -190,8 +175,7 @@ impl Stream {
                 last_kernel: LastKernel::new(),
                 callback_panics: Arc::new(Mutex::new(Vec::new())),
                 marker: Mutex::new(None),
-                capture: Mutex::new(None),
-                capturing: AtomicBool::new(false),
+                capture: CaptureLink::new(),
             }),
         }
     }
@@ -292,40 +276,6 @@ impl Stream {
         self.take_callback_panics()
     }
 
-    /// A future that completes when the work queued on the stream so far has
-    /// finished (Numba's `stream.async_done()`), with what
-    /// [`synchronize`](Stream::synchronize) would return then: an error names
-    /// a kernel that failed or a callback that panicked. The driver wakes the
-    /// awaiting task from a stream callback; nothing polls, and any executor
-    /// can await it.
-    ///
-    /// ```no_run
-    /// # async fn f() -> gpu_runtime::Result<()> {
-    /// let stream = gpu_runtime::Stream::new()?;
-    /// // ... queue work on `stream` ...
-    /// stream.async_done()?.await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn async_done(&self) -> Result<Done> {
-        self.device_state()?;
-        self.refuse_in_capture("async_done", WAITS)?;
-        let stream = self.clone();
-        Done::on_stream(
-            self.inner.handle,
-            Box::new(move |status| stream.completed_with(status)),
-        )
-        .map_err(|e| self.error(e))
-    }
-
-    /// What `synchronize` reports when the stream has reached a callback
-    /// called with `status`.
-    fn completed_with(&self, status: i32) -> Result<()> {
-        if status != 0 {
-            return Err(self.error(driver().status_error("cuStreamAddCallback", status)));
-        }
-        self.take_callback_panics()
-    }
-
     /// Whether all work queued on the stream has finished.
     pub fn is_done(&self) -> Result<bool> {
         self.device_state()?;
@@ -340,34 +290,11 @@ impl Stream {
     /// The event may belong to another device.
     pub fn wait_event(&self, event: &Event) -> Result<()> {
         self.device_state()?;
-        match (self.active_capture(), event.captured_in()) {
-            (_, Some(theirs)) if theirs.has_ended() => {
-                return Err(Error::InCapture {
-                    operation: "wait_event",
-                    stream: "an event".into(),
-                    capture: theirs.id,
-                    reason: "the event was last recorded in a capture that has ended, so it marks no work; record it again",
-                })
-            }
-            (Some(mine), Some(theirs)) if !Arc::ptr_eq(&mine, &theirs) => {
-                return Err(Error::Capture {
-                    capture: mine.id,
-                    reason: format!(
-                        "{self} captures it and cannot wait for an event recorded in capture {}",
-                        theirs.id
-                    ),
-                })
-            }
-            (Some(mine), None) => {
-                return Err(Error::InCapture {
-                    operation: "wait_event",
-                    stream: self.to_string(),
-                    capture: mine.id,
-                    reason: "the event was recorded outside the capture; record it on a stream of the capture, or make the stream wait for it before the capture begins",
-                })
-            }
-            (None, Some(theirs)) => {
-                // A fork: the stream joins the capture.
+        match capture::event_wait(self, self.active_capture(), event.captured_in()) {
+            EventWait::Plain => {}
+            EventWait::Refused(error) => return Err(error),
+            EventWait::Fork(theirs) => {
+                // The stream joins the capture.
                 self.join_capture(&theirs)?;
                 let waited = driver().stream_wait_event(self.inner.handle, event.handle());
                 if let Err(e) = waited {
@@ -376,7 +303,6 @@ impl Stream {
                 }
                 return Ok(());
             }
-            _ => {}
         }
         driver()
             .stream_wait_event(self.inner.handle, event.handle())
@@ -413,7 +339,11 @@ impl Stream {
             }
             // The other stream captures: its real work is what it had queued
             // when it entered the capture.
-            (None, Some(_)) => other.before_capture().expect("a capturing stream has a marker"),
+            (None, Some(_)) => other
+                .inner
+                .capture
+                .before()
+                .expect("a capturing stream has a marker"),
             (None, None) => {
                 let source = if !other.is_usable_here() {
                     Stream::legacy_on(other.device())
@@ -431,20 +361,7 @@ impl Stream {
 
     /// The capture the stream takes part in now, if any.
     pub(crate) fn active_capture(&self) -> Option<Arc<Capture>> {
-        if !self.inner.capturing.load(Ordering::Acquire) {
-            return None;
-        }
-        let membership = self.inner.capture.lock().unwrap_or_else(|e| e.into_inner());
-        membership
-            .as_ref()
-            .filter(|m| !m.capture.has_ended())
-            .map(|m| Arc::clone(&m.capture))
-    }
-
-    /// The event recorded just before the stream entered its capture.
-    fn before_capture(&self) -> Option<EventHandle> {
-        let membership = self.inner.capture.lock().unwrap_or_else(|e| e.into_inner());
-        membership.as_ref().map(|m| m.before)
+        self.inner.capture.active()
     }
 
     /// An error naming the capture if the stream captures: `operation`
@@ -467,7 +384,7 @@ impl Stream {
 
     /// Makes the stream a member of `capture`, after recording the point
     /// its real work ends at.
-    fn join_capture(&self, capture: &Arc<Capture>) -> Result<()> {
+    pub(crate) fn join_capture(&self, capture: &Arc<Capture>) -> Result<()> {
         if self.is_default() {
             return Err(Error::Capture {
                 capture: capture.id,
@@ -495,81 +412,16 @@ impl Stream {
             let _ = driver().event_destroy(before);
             return Err(self.error(e));
         }
-        *self.inner.capture.lock().unwrap_or_else(|e| e.into_inner()) = Some(Membership {
-            capture: Arc::clone(capture),
-            before,
-        });
-        self.inner.capturing.store(true, Ordering::Release);
+        self.inner.capture.enter(capture, before);
         capture.add_member(self);
         Ok(())
     }
 
     /// Leaves the capture (its end, or a failed join).
-    fn leave_capture(&self) {
-        self.inner.capturing.store(false, Ordering::Release);
-        let left = self
-            .inner
-            .capture
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
-        if let Some(left) = left {
-            let _ = driver().event_destroy(left.before);
+    pub(crate) fn leave_capture(&self) {
+        if let Some(before) = self.inner.capture.leave() {
+            let _ = driver().event_destroy(before);
         }
-    }
-
-    /// Begins capturing the work queued on this stream into a graph.
-    pub(crate) fn begin_capture_state(&self) -> Result<Arc<Capture>> {
-        self.device_state()?;
-        if let Some(capture) = self.active_capture() {
-            return Err(Error::Capture {
-                capture: capture.id,
-                reason: format!("{self} already takes part in this capture"),
-            });
-        }
-        let capture = Arc::new(Capture::new(self.clone(), self.device()));
-        self.join_capture(&capture)?;
-        if let Err(e) = driver().stream_begin_capture(self.inner.handle) {
-            self.leave_capture();
-            capture.end();
-            return Err(self.error(e));
-        }
-        crate::device::capture_began(self.device(), capture.id, self.to_string());
-        Ok(capture)
-    }
-
-    /// Ends `capture`, begun on this stream: every stream that joined it is
-    /// joined back into this one first (so the graph ends when all of its
-    /// work has), then every stream leaves it. Returns the graph and the
-    /// kernel launches it captured; the error of any step, after the capture
-    /// has ended in every case. The flag says whether other streams joined
-    /// it (the graph may have unordered branches).
-    pub(crate) fn end_capture(
-        &self,
-        capture: &Arc<Capture>,
-    ) -> Result<(GraphHandle, Vec<CapturedKernel>, bool)> {
-        let joined = capture
-            .members()
-            .iter()
-            .try_for_each(|member| self.wait_for(member));
-        let ended = driver()
-            .stream_end_capture(self.inner.handle)
-            .map_err(|e| self.error(e));
-        let (members, kernels, after_end) = capture.end();
-        self.leave_capture();
-        for member in &members {
-            member.leave_capture();
-        }
-        crate::device::capture_ended(self.device(), capture.id);
-        for work in after_end {
-            work();
-        }
-        let graph = ended?;
-        if let Err(e) = joined {
-            let _ = driver().graph_destroy(graph);
-            return Err(e);
-        }
-        Ok((graph, kernels, !members.is_empty()))
     }
 
     /// The legacy default stream of device `ordinal`, one handle per device.
@@ -630,7 +482,7 @@ impl Stream {
         .map_err(|e| self.error(e))
     }
 
-    fn take_callback_panics(&self) -> Result<()> {
+    pub(crate) fn take_callback_panics(&self) -> Result<()> {
         let mut panics = self
             .inner
             .callback_panics
@@ -643,38 +495,6 @@ impl Stream {
                 stream: self.to_string(),
                 messages: std::mem::take(&mut *panics),
             })
-        }
-    }
-
-    /// Records, in a capture, which node a kernel launch just queued here
-    /// made: the one node the stream's next captured work would depend on.
-    pub(crate) fn note_captured_launch(
-        &self,
-        function: usize,
-        name: &'static str,
-    ) -> Result<Option<(u64, GraphNodeHandle)>> {
-        let Some(capture) = self.active_capture() else {
-            return Ok(None);
-        };
-        let dependencies = driver()
-            .stream_capture_dependencies(self.inner.handle)
-            .map_err(|e| self.error(e))?;
-        match dependencies[..] {
-            [node] => {
-                capture.add_kernel(CapturedKernel {
-                    node,
-                    function,
-                    name,
-                });
-                Ok(Some((capture.id, node)))
-            }
-            _ => Err(Error::Capture {
-                capture: capture.id,
-                reason: format!(
-                    "the launch of `{name}` on {self} left {} capture dependencies instead of its own node",
-                    dependencies.len()
-                ),
-            }),
         }
     }
 
@@ -771,12 +591,7 @@ impl Drop for StreamInner {
             .take();
         // Captures end before their streams can go (they hold them), so a
         // membership left here is only its event.
-        let before = self
-            .capture
-            .get_mut()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
-            .map(|m| m.before);
+        let before = self.capture.leave();
         if marker.is_none() && before.is_none() && kind != StreamKind::Owned {
             return;
         }
