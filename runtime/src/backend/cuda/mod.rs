@@ -7,13 +7,16 @@
 //! for reuse instead of returning it to the system (release threshold: no
 //! limit), as CuPy's pool does.
 
+mod call;
 mod ffi;
+mod graph;
 
 use super::{
     CompletionCallback, DeviceLimits, DeviceProperties, DevicePtr, Driver, DriverError, EventFlags,
     EventHandle, FunctionHandle, FunctionLimits, GraphExecHandle, GraphHandle, GraphNodeHandle,
     GraphNodeKind, HostFunction, KernelLaunch, ModuleHandle, StreamHandle, MAX_DEVICES,
 };
+use call::{check, check_done, event, stream};
 use ffi::*;
 use std::cell::Cell;
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
@@ -41,61 +44,6 @@ unsafe impl Sync for OpenDevice {}
 thread_local! {
     /// The device ordinal this thread last bound (its context is current).
     static BOUND: Cell<Option<usize>> = const { Cell::new(None) };
-}
-
-fn describe(code: Status) -> (String, String) {
-    let mut name: *const c_char = ptr::null();
-    let mut text: *const c_char = ptr::null();
-    // SAFETY: both calls write a pointer to a static, NUL-terminated string or
-    // leave it untouched (null) for an unknown code.
-    unsafe {
-        cuGetErrorName(code, &mut name);
-        cuGetErrorString(code, &mut text);
-    }
-    let read = |p: *const c_char, fallback: &str| {
-        if p.is_null() {
-            fallback.to_string()
-        } else {
-            // SAFETY: non-null pointers from the driver are static C strings.
-            unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
-        }
-    };
-    (
-        read(name, "CUDA_ERROR_UNKNOWN_CODE"),
-        read(text, "a status code this runtime does not know"),
-    )
-}
-
-/// Turns a status into `Ok(())` or a [`DriverError`] naming `call`.
-fn check(call: &'static str, code: Status) -> Result<(), DriverError> {
-    if code == SUCCESS {
-        Ok(())
-    } else {
-        let (name, description) = describe(code);
-        Err(DriverError {
-            call,
-            code,
-            name,
-            description,
-        })
-    }
-}
-
-/// `Ok(true)` for success, `Ok(false)` for "not ready", an error otherwise.
-fn check_done(call: &'static str, code: Status) -> Result<bool, DriverError> {
-    match code {
-        SUCCESS => Ok(true),
-        ERROR_NOT_READY => Ok(false),
-        code => check(call, code).map(|()| false),
-    }
-}
-
-fn stream(handle: StreamHandle) -> CUstream {
-    handle.0 as CUstream
-}
-
-fn event(handle: EventHandle) -> CUevent {
-    handle.0 as CUevent
 }
 
 impl CudaDriver {
@@ -442,104 +390,33 @@ impl Driver for CudaDriver {
     }
 
     fn stream_begin_capture(&self, on: StreamHandle) -> Result<(), DriverError> {
-        // SAFETY: a live stream; relaxed mode.
-        check("cuStreamBeginCapture", unsafe {
-            cuStreamBeginCapture_v2(stream(on), STREAM_CAPTURE_MODE_RELAXED)
-        })
+        graph::begin_capture(on)
     }
 
     fn stream_end_capture(&self, on: StreamHandle) -> Result<GraphHandle, DriverError> {
-        let mut graph = ptr::null_mut();
-        // SAFETY: a live stream; writes one graph handle.
-        check("cuStreamEndCapture", unsafe {
-            cuStreamEndCapture(stream(on), &mut graph)
-        })?;
-        Ok(GraphHandle(graph as usize))
+        graph::end_capture(on)
     }
 
     fn stream_capture_dependencies(
         &self,
         on: StreamHandle,
     ) -> Result<Vec<GraphNodeHandle>, DriverError> {
-        let (mut status, mut id, mut graph) = (0, 0u64, ptr::null_mut());
-        let (mut nodes, mut count): (*const CUgraphNode, usize) = (ptr::null(), 0);
-        // SAFETY: a live stream; the driver writes the status, id, graph and
-        // a pointer to its own array of `count` nodes, valid until the next
-        // call on the stream (read below, before any).
-        check("cuStreamGetCaptureInfo", unsafe {
-            cuStreamGetCaptureInfo_v2(
-                stream(on),
-                &mut status,
-                &mut id,
-                &mut graph,
-                &mut nodes,
-                &mut count,
-            )
-        })?;
-        if status != STREAM_CAPTURE_STATUS_ACTIVE || nodes.is_null() {
-            return Ok(Vec::new());
-        }
-        // SAFETY: `nodes` points to `count` node handles (above).
-        let nodes = unsafe { std::slice::from_raw_parts(nodes, count) };
-        Ok(nodes.iter().map(|&n| GraphNodeHandle(n as usize)).collect())
+        graph::capture_dependencies(on)
     }
 
     fn graph_nodes(
         &self,
         graph: GraphHandle,
     ) -> Result<Vec<(GraphNodeHandle, GraphNodeKind)>, DriverError> {
-        let mut count = 0usize;
-        // SAFETY: a live graph; with a null array the driver writes the count.
-        check("cuGraphGetNodes", unsafe {
-            cuGraphGetNodes(graph.0 as CUgraph, ptr::null_mut(), &mut count)
-        })?;
-        let mut nodes = vec![ptr::null_mut(); count];
-        // SAFETY: the array has room for `count` handles; the driver writes
-        // at most that many and the number written.
-        check("cuGraphGetNodes", unsafe {
-            cuGraphGetNodes(graph.0 as CUgraph, nodes.as_mut_ptr(), &mut count)
-        })?;
-        nodes.truncate(count);
-        nodes
-            .into_iter()
-            .map(|node| {
-                let mut kind = 0;
-                // SAFETY: a node of the live graph; writes one int.
-                check("cuGraphNodeGetType", unsafe {
-                    cuGraphNodeGetType(node, &mut kind)
-                })?;
-                use graph_node_type as T;
-                let kind = match kind {
-                    T::KERNEL => GraphNodeKind::Kernel,
-                    T::MEMCPY => GraphNodeKind::Memcpy,
-                    T::MEMSET => GraphNodeKind::Memset,
-                    T::MEM_ALLOC => GraphNodeKind::MemAlloc,
-                    T::MEM_FREE => GraphNodeKind::MemFree,
-                    T::EMPTY => GraphNodeKind::Empty,
-                    other => GraphNodeKind::Other(other),
-                };
-                Ok((GraphNodeHandle(node as usize), kind))
-            })
-            .collect()
+        graph::nodes(graph)
     }
 
     fn graph_instantiate(&self, graph: GraphHandle) -> Result<GraphExecHandle, DriverError> {
-        let mut exec = ptr::null_mut();
-        // SAFETY: a live graph; writes one instance handle. No flags: a graph
-        // whose allocations it does not free itself cannot be relaunched,
-        // which the runtime never builds (memory allocated in a capture must
-        // be freed in it).
-        check("cuGraphInstantiate", unsafe {
-            cuGraphInstantiateWithFlags(&mut exec, graph.0 as CUgraph, 0)
-        })?;
-        Ok(GraphExecHandle(exec as usize))
+        graph::instantiate(graph)
     }
 
     fn graph_launch(&self, exec: GraphExecHandle, on: StreamHandle) -> Result<(), DriverError> {
-        // SAFETY: a live instance and stream.
-        check("cuGraphLaunch", unsafe {
-            cuGraphLaunch(exec.0 as CUgraphExec, stream(on))
-        })
+        graph::launch(exec, on)
     }
 
     unsafe fn graph_exec_set_kernel(
@@ -548,33 +425,16 @@ impl Driver for CudaDriver {
         node: GraphNodeHandle,
         launch: KernelLaunch<'_>,
     ) -> Result<(), DriverError> {
-        let params = KernelNodeParams {
-            func: launch.function.0 as CUfunction,
-            grid: launch.grid,
-            block: launch.block,
-            shared_bytes: launch.shared_bytes,
-            kernel_params: launch.params.as_mut_ptr(),
-            extra: ptr::null_mut(),
-        };
-        // SAFETY: the parameter values are copied by the driver during the
-        // call; the rest is forwarded to the caller.
-        check("cuGraphExecKernelNodeSetParams", unsafe {
-            cuGraphExecKernelNodeSetParams(exec.0 as CUgraphExec, node.0 as CUgraphNode, &params)
-        })
+        // SAFETY: forwarded to the caller.
+        unsafe { graph::set_kernel(exec, node, launch) }
     }
 
     fn graph_exec_destroy(&self, exec: GraphExecHandle) -> Result<(), DriverError> {
-        // SAFETY: a live instance, destroyed once.
-        check("cuGraphExecDestroy", unsafe {
-            cuGraphExecDestroy(exec.0 as CUgraphExec)
-        })
+        graph::destroy_exec(exec)
     }
 
     fn graph_destroy(&self, graph: GraphHandle) -> Result<(), DriverError> {
-        // SAFETY: a live graph, destroyed once.
-        check("cuGraphDestroy", unsafe {
-            cuGraphDestroy(graph.0 as CUgraph)
-        })
+        graph::destroy(graph)
     }
 
     fn event_create(&self, flags: EventFlags) -> Result<EventHandle, DriverError> {
