@@ -111,15 +111,36 @@ fn a_replay_is_ordered_before_later_uses_on_other_streams() {
     let _turn = one_at_a_time();
     let (s, reader) = (Stream::new().unwrap(), Stream::new().unwrap());
     let n = size(1 << 16, 1 << 12);
-    let mut y = filled(n, 0.0, &s);
+    // Last written on `reader`: without the launch's tracking, a copy on
+    // `reader` would not wait for the graph on `s`.
+    let mut y = filled(n, 0.0, &reader);
     let graph = s
         .capture(|s| launch!(fill[blocks(n), 256, s](42.0f32, &mut y)))
         .unwrap();
     let exec = graph.instantiate().unwrap();
     let held = hold(&s, 300);
     exec.launch(&s).unwrap();
-    // Without the tracking of the launch, this copy would run first.
     assert_eq!(y.copy_to_host_sync(&reader).unwrap(), vec![42.0; n]);
+    held.join().unwrap();
+}
+
+#[test]
+fn a_replay_waits_for_the_writers_of_what_it_reads() {
+    let _turn = one_at_a_time();
+    let (s, writer) = (Stream::new().unwrap(), Stream::new().unwrap());
+    let n = size(1 << 16, 1 << 12);
+    let mut x = filled(n, 0.0, &s);
+    let ones = filled(n, 1.0, &s);
+    let mut y = filled(n, 0.0, &s);
+    let graph = s
+        .capture(|s| launch!(add_kernel[blocks(n), 256, s](&x, &ones, &mut y)))
+        .unwrap();
+    let exec = graph.instantiate().unwrap();
+    // x is written on another stream, held: the replay must wait for it.
+    let held = hold(&writer, 300);
+    launch!(fill[blocks(n), 256, writer](5.0f32, &mut x)).unwrap();
+    exec.launch(&s).unwrap();
+    assert_eq!(y.copy_to_host_sync(&s).unwrap(), vec![6.0; n]);
     held.join().unwrap();
 }
 
