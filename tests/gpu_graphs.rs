@@ -236,8 +236,10 @@ fn buffers_dropped_after_the_capture_live_as_long_as_the_graph() {
         .unwrap();
     drop(x);
     drop(ones);
-    // Other buffers cannot take the memory the graph reads.
-    let _others: Vec<_> = (0..4).map(|_| filled(n, -7.0, &s)).collect();
+    // The frees would have run by now; other buffers cannot take the memory
+    // the graph reads.
+    s.synchronize().unwrap();
+    let _others: Vec<_> = (0..8).map(|_| filled(n, -7.0, &s)).collect();
     let exec = graph.instantiate().unwrap();
     drop(graph);
     exec.launch(&s).unwrap();
@@ -384,7 +386,8 @@ fn buffers_given_by_an_update_are_kept_alive_by_the_instance() {
     )
     .unwrap();
     drop(fresh);
-    let _others: Vec<_> = (0..4).map(|_| filled(n, -1.0, &s)).collect();
+    s.synchronize().unwrap();
+    let _others: Vec<_> = (0..8).map(|_| filled(n, -1.0, &s)).collect();
     exec.launch(&s).unwrap();
     assert_eq!(out.copy_to_host_sync(&s).unwrap(), vec![8.0; n]);
 }
