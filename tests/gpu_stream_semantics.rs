@@ -197,19 +197,23 @@ fn streams_dropped_inside_their_own_callback_are_destroyed() {
     let before_releases = gpu_runtime::__private::deferred_releases_completed();
     std::thread::sleep(Duration::from_millis(200));
     let before_threads = threads();
+    let mut gates = Vec::new();
     for _ in 0..20 {
         let stream = Stream::new().unwrap();
-        let last = stream.clone();
-        // The stream waits at a gate until this handle is gone, so that the
-        // callback's handle is the last one.
+        // The stream waits at a gate until this thread has dropped its own
+        // handle, so that the callback's is the last one (without the gate,
+        // a callback that runs first leaves the last drop to this thread).
         let (open, gate) = std::sync::mpsc::channel::<()>();
         stream
             .add_callback(move || {
                 let _ = gate.recv_timeout(Duration::from_secs(10));
             })
             .unwrap();
+        let last = stream.clone();
         stream.add_callback(move || drop(last)).unwrap();
-        drop(stream);
+        gates.push(open);
+    }
+    for open in gates {
         open.send(()).unwrap();
     }
     let start = Instant::now();
@@ -224,8 +228,14 @@ fn streams_dropped_inside_their_own_callback_are_destroyed() {
     );
     if gpu_runtime::backend() == gpu_runtime::Backend::Simulator {
         // Each simulated stream is a worker thread: none may be left running.
-        std::thread::sleep(Duration::from_millis(200));
-        let (before, after) = (before_threads.unwrap(), threads().unwrap());
+        // (Other tests of this binary start short-lived threads meanwhile:
+        // wait for the count to settle rather than read it once.)
+        let before = before_threads.unwrap();
+        let start = Instant::now();
+        while threads().unwrap() > before && start.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let after = threads().unwrap();
         assert!(
             after <= before,
             "{after} threads now, {before} before the 20 streams"

@@ -105,7 +105,7 @@ fn a_stream_of_another_library_is_borrowed_not_owned() {
     // SAFETY: `theirs` is a live stream of device 0's primary context (cust's
     // Context::new retains it) and outlives `ours`.
     let ours = unsafe { Stream::from_external(raw, device) };
-    assert_eq!(ours.as_raw(), raw);
+    assert_eq!(ours.as_raw(), raw.cast());
     assert_eq!(ours, ours.clone());
     let mut x = DeviceBuffer::<u32>::zeroed_on(1000, &ours).unwrap();
     launch!(fill[4, 256, ours](5u32, &mut x)).unwrap();

@@ -1,6 +1,7 @@
 //! Behaviour that needs two devices, on the CPU simulator with two simulated
 //! devices (`GPU_SIM_DEVICES=2`), forced for this binary so that it runs the
-//! same on every machine: device scopes, and the device checks of events.
+//! same on every machine: device scopes, and the device checks of events and
+//! graphs.
 
 use gpu_runtime::{Device, DeviceBuffer, Error, Event, Stream, BACKEND_ENV, SIMULATED_DEVICES_ENV};
 use std::sync::Once;
@@ -108,4 +109,34 @@ fn each_simulated_device_has_its_own_memory() {
     })
     .join()
     .unwrap();
+}
+
+#[test]
+fn graphs_stay_on_their_device() {
+    use gpu_kernels::fill;
+    use gpu_runtime::{kernel_args, launch};
+    two_simulated_devices();
+    let (zero, one) = (Device::get(0).unwrap(), Device::get(1).unwrap());
+    let s1 = Stream::on_device(one).unwrap();
+    let s0 = Stream::on_device(zero).unwrap();
+    let mut x = DeviceBuffer::<f32>::zeroed_on(256, &s1).unwrap();
+    let graph = s1
+        .capture(|s| launch!(fill[1, 256, s](3.0f32, &mut x)))
+        .unwrap();
+    let node = graph.kernel_nodes()[0].clone();
+    let mut exec = graph.instantiate().unwrap();
+    // Launched on a stream of another device: an error naming both.
+    let err = exec.launch(&s0).unwrap_err();
+    assert!(err.to_string().contains("device 1"), "{err}");
+    exec.launch(&s1).unwrap();
+    assert_eq!(x.copy_to_host_sync(&s1).unwrap(), vec![3.0; 256]);
+    // Arguments checked for device 0 do not go into a graph of device 1.
+    let mut y = DeviceBuffer::<f32>::zeroed_on(256, &s0).unwrap();
+    let args = kernel_args!(fill[1, 256, s0](4.0f32, &mut y)).unwrap();
+    assert!(exec.set_kernel_args(&node, args).is_err());
+    // A stream of device 0 cannot join a capture of device 1.
+    let capture = s1.begin_capture().unwrap();
+    let e = s1.record().unwrap();
+    assert!(matches!(s0.wait_event(&e), Err(Error::Capture { .. })));
+    capture.end().unwrap();
 }

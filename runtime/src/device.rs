@@ -12,7 +12,43 @@ use crate::last_kernel::LastKernel;
 use crate::scope_stack::{ScopeId, ScopeStack};
 use std::cell::RefCell;
 use std::marker::PhantomData;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
+
+/// Per device: the graph captures in progress, by number and origin stream,
+/// for refusing device-wide waits while they last.
+static CAPTURES: [Mutex<Vec<(u64, String)>>; MAX_DEVICES] =
+    [const { Mutex::new(Vec::new()) }; MAX_DEVICES];
+
+/// Records that capture `id` began on `stream` (described) of device `ordinal`.
+pub(crate) fn capture_began(ordinal: usize, id: u64, stream: String) {
+    CAPTURES[ordinal]
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push((id, stream));
+}
+
+/// Records that capture `id` of device `ordinal` ended.
+pub(crate) fn capture_ended(ordinal: usize, id: u64) {
+    CAPTURES[ordinal]
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .retain(|(i, _)| *i != id);
+}
+
+/// An error if a capture is in progress on device `ordinal`: a device-wide
+/// wait cannot complete while one lasts.
+fn refuse_while_capturing(ordinal: usize, operation: &'static str) -> Result<()> {
+    let captures = CAPTURES[ordinal].lock().unwrap_or_else(|e| e.into_inner());
+    match captures.first() {
+        Some((id, stream)) => Err(Error::InCapture {
+            operation,
+            stream: stream.clone(),
+            capture: *id,
+            reason: "a device-wide wait would wait for the capturing streams, whose work only runs when the graph is launched; end the capture first",
+        }),
+        None => Ok(()),
+    }
+}
 
 /// A device, by ordinal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -201,6 +237,7 @@ impl Device {
     /// next allocation rather than give it back, as CuPy's pool does.)
     pub fn release_pool_memory(self) -> Result<()> {
         let state = self.state()?;
+        refuse_while_capturing(self.ordinal, "Device::release_pool_memory")?;
         driver().synchronize_device().map_err(|e| state.error(e))?;
         Ok(driver().trim_memory_pool()?)
     }
@@ -209,6 +246,7 @@ impl Device {
     /// (Numba's `cuda.synchronize()`). A kernel that failed is named in the error.
     pub fn synchronize(self) -> Result<()> {
         let state = self.state()?;
+        refuse_while_capturing(self.ordinal, "Device::synchronize")?;
         driver().synchronize_device().map_err(|e| state.error(e))
     }
 }

@@ -148,6 +148,46 @@ pub enum Error {
         /// The size of one element in bytes.
         element_bytes: usize,
     },
+    /// An operation refused while a stream captures a graph: it would wait
+    /// for, or run once, work that only exists in the graph being built.
+    InCapture {
+        /// What was refused (`synchronize`, `copy_to_host_sync`, ...).
+        operation: &'static str,
+        /// The capturing stream, or what was refused otherwise.
+        stream: String,
+        /// The capture's number.
+        capture: u64,
+        /// Why, and what to do instead.
+        reason: &'static str,
+    },
+    /// A graph capture that cannot begin, join or end as asked.
+    Capture {
+        /// The capture's number (0 where there is none).
+        capture: u64,
+        /// What was wrong.
+        reason: String,
+    },
+    /// Device buffers allocated inside a capture were still alive when it
+    /// ended: their memory belongs to the graph. The capture's graph is
+    /// discarded, and the buffers can no longer be used.
+    CaptureEscaped {
+        /// The capture's number.
+        capture: u64,
+        /// How many buffers.
+        buffers: usize,
+    },
+    /// A buffer allocated inside a graph capture, used outside it.
+    BufferOfCapture {
+        /// The capture's number.
+        capture: u64,
+    },
+    /// A graph's kernel node given the arguments of another kernel.
+    GraphKernelMismatch {
+        /// The node's kernel.
+        node: &'static str,
+        /// The kernel the arguments are for.
+        given: &'static str,
+    },
     /// Any other failed driver call.
     Driver(DriverError),
 }
@@ -230,6 +270,29 @@ impl fmt::Display for Error {
             Error::SizeOverflow { len, element_bytes } => write!(
                 f,
                 "{len} elements of {element_bytes} bytes do not fit in the address space"
+            ),
+            Error::InCapture { operation, stream, capture, reason } => write!(
+                f,
+                "`{operation}` is not allowed while {stream} captures graph capture {capture}: {reason}"
+            ),
+            Error::Capture { capture, reason } => {
+                if *capture == 0 {
+                    write!(f, "graph capture: {reason}")
+                } else {
+                    write!(f, "graph capture {capture}: {reason}")
+                }
+            }
+            Error::CaptureEscaped { capture, buffers } => write!(
+                f,
+                "graph capture {capture}: {buffers} device buffer(s) allocated inside the capture were still alive at its end; memory allocated in a capture belongs to the graph, so drop such buffers inside the capture, or allocate them before it begins (the graph was discarded)"
+            ),
+            Error::BufferOfCapture { capture } => write!(
+                f,
+                "this device buffer was allocated inside graph capture {capture} and can only be used by the streams of that capture while it lasts"
+            ),
+            Error::GraphKernelMismatch { node, given } => write!(
+                f,
+                "the graph node runs kernel `{node}` but the arguments are for kernel `{given}`"
             ),
             Error::Driver(e) => write!(f, "CUDA driver error: {e}"),
         }

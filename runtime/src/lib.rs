@@ -26,9 +26,11 @@
 mod abi;
 mod backend;
 mod callback;
+mod completion;
 mod deferred;
 mod device;
 mod error;
+mod graph;
 mod last_kernel;
 mod launch;
 mod matrix;
@@ -43,12 +45,17 @@ pub mod timeline;
 
 pub use backend::simulator::settings::{SIM_STACK_BYTES_ENV, SIM_TIMEOUT_ENV};
 pub use backend::simulator::DEVICES_ENV as SIMULATED_DEVICES_ENV;
+pub use backend::GraphNodeKind;
 pub use backend::{backend, Backend, DeviceLimits, DriverError, BACKEND_ENV, MAX_DEVICES};
 pub use bytemuck;
+pub use completion::Done;
 pub use device::{synchronize, Device, DeviceScope};
 pub use error::{Error, Result};
 pub use gpu_device::DeviceCopy;
-pub use launch::{Const, DimValue, Dims, IntoDims, KernelFunction, LaunchConfig, StreamRef};
+pub use graph::{Capture, Graph, GraphExec, KernelNode};
+pub use launch::{
+    Const, DimValue, Dims, IntoDims, KernelArgs, KernelFunction, LaunchConfig, StreamRef,
+};
 pub use matrix::{DeviceView2dMut, DeviceView3dMut};
 pub use memory::{DeviceBuffer, DeviceInput, DeviceOutput, DeviceView, DeviceViewMut};
 pub use module::EmbeddedModule;
@@ -88,12 +95,47 @@ macro_rules! launch {
     };
 }
 
+/// Builds a kernel's arguments without launching, for
+/// [`GraphExec::set_kernel_args`]: the same forms as [`launch!`], checked
+/// the same way (a wrong argument type is a compile error). Evaluates to
+/// `Result<KernelArgs>`.
+///
+/// ```no_run
+/// use gpu_runtime::{kernel_args, launch, DeviceBuffer, Stream};
+/// let stream = Stream::new()?;
+/// let a = DeviceBuffer::to_device_sync(&[1.0f32; 256], &stream)?;
+/// let b = DeviceBuffer::to_device_sync(&[2.0f32; 256], &stream)?;
+/// let mut c = DeviceBuffer::<f32>::device_array(256)?;
+/// let graph = stream.capture(|s| launch!(gpu_kernels::add_kernel[1, 256, s](&a, &a, &mut c)))?;
+/// let mut exec = graph.instantiate()?;
+/// let node = graph.kernel_nodes()[0].clone();
+/// exec.set_kernel_args(&node, kernel_args!(gpu_kernels::add_kernel[1, 256, stream](&a, &b, &mut c))?)?;
+/// exec.launch(&stream)?; // c = a + b
+/// # Ok::<(), gpu_runtime::Error>(())
+/// ```
+#[macro_export]
+macro_rules! kernel_args {
+    ($($kernel:ident)::+ $(::<$($generic:tt),+>)? [$grid:expr, $block:expr $(,)?] ($($arg:expr),* $(,)?)) => {
+        $($kernel)::+::arguments $(::<$($generic),+>)? ($crate::LaunchConfig::new($grid, $block), $($arg),*)
+    };
+    ($($kernel:ident)::+ $(::<$($generic:tt),+>)? [$grid:expr, $block:expr, $stream:expr $(,)?] ($($arg:expr),* $(,)?)) => {
+        $($kernel)::+::arguments $(::<$($generic),+>)? ($crate::LaunchConfig::new($grid, $block).stream(&$stream), $($arg),*)
+    };
+    ($($kernel:ident)::+ $(::<$($generic:tt),+>)? [$grid:expr, $block:expr, $stream:expr, $shared:expr $(,)?] ($($arg:expr),* $(,)?)) => {
+        $($kernel)::+::arguments $(::<$($generic),+>)? (
+            $crate::LaunchConfig::new($grid, $block).stream(&$stream).shared_bytes($shared),
+            $($arg),*
+        )
+    };
+}
+
 /// Items the `#[kernel]` macro expands to; not part of the public API.
 #[doc(hidden)]
 pub mod __private {
     pub use crate::abi::{HostEntry, SliceArg};
     pub use crate::deferred::completed as deferred_releases_completed;
-    pub use crate::launch::KernelFunction;
+    pub use crate::launch::{graph_memory_of_launch, KernelFunction};
+    pub use crate::memory::GraphMemory;
 
     /// Fails to compile unless `T` is `DeviceCopy`; the macro spans it on the parameter's type.
     #[inline(always)]

@@ -6,7 +6,7 @@
 //! tracking, applies) with extents whose product fits in it.
 
 use crate::error::{Error, Result};
-use crate::memory::{sealed, DeviceBuffer, DeviceOutput, DeviceViewMut, RawView};
+use crate::memory::{sealed, DeviceBuffer, DeviceOutput, DeviceViewMut, GraphMemory, RawView};
 use crate::stream::Stream;
 use gpu_device::DeviceCopy;
 
@@ -164,6 +164,9 @@ impl<T: DeviceCopy> DeviceOutput<T> for DeviceView2dMut<'_, T> {
     fn after_device_access(&self, stream: &Stream) -> Result<()> {
         self.view.after_device_access(stream)
     }
+    fn graph_memory(&self) -> Option<GraphMemory> {
+        self.view.graph_memory()
+    }
 }
 
 impl<T: DeviceCopy> DeviceOutput<T> for DeviceView3dMut<'_, T> {
@@ -175,5 +178,8 @@ impl<T: DeviceCopy> DeviceOutput<T> for DeviceView3dMut<'_, T> {
     }
     fn after_device_access(&self, stream: &Stream) -> Result<()> {
         self.view.after_device_access(stream)
+    }
+    fn graph_memory(&self) -> Option<GraphMemory> {
+        self.view.graph_memory()
     }
 }

@@ -3,6 +3,7 @@
 //! the result out, spreading the chunks across streams so that the copies of
 //! one chunk overlap the kernels of others.
 
+use crate::completion::Done;
 use crate::error::{Error, Result};
 use crate::memory::{DeviceBuffer, DeviceView, DeviceViewMut};
 use crate::pinned::{Mapping, PinnedBuffer};
@@ -160,6 +161,50 @@ impl<T: DeviceCopy, U: DeviceCopy> Pipeline<T, U> {
             })?;
         }
         batch.track()
+    }
+
+    /// A future that completes when everything queued on the pipeline's
+    /// streams so far has finished: a service queues the next batch with
+    /// [`run`](Pipeline::run) (into another output) and awaits this one's.
+    ///
+    /// ```no_run
+    /// # async fn f() -> gpu_runtime::Result<()> {
+    /// use gpu_runtime::{launch, PinnedBuffer, Pipeline, Stream};
+    /// let streams = [Stream::new()?, Stream::new()?];
+    /// let mut pipeline = Pipeline::new(&streams)?;
+    /// let inputs = [PinnedBuffer::from_slice(&[1.0f32; 4096])?, PinnedBuffer::from_slice(&[2.0f32; 4096])?];
+    /// let mut outputs = [PinnedBuffer::<f32>::new(4096)?, PinnedBuffer::<f32>::new(4096)?];
+    /// let [out0, out1] = &mut outputs;
+    /// let kernel = |s: &Stream, x: gpu_runtime::DeviceView<'_, f32>, out: gpu_runtime::DeviceViewMut<'_, f32>| {
+    ///     launch!(gpu_kernels::busy[x.len().div_ceil(256), 256, s](x, 10, out))
+    /// };
+    /// pipeline.run(&inputs[0], out0, 4, None, kernel)?;
+    /// let first = pipeline.async_done()?;
+    /// pipeline.run(&inputs[1], out1, 4, None, kernel)?; // queued while the first runs
+    /// first.await?;                                     // the first batch is done
+    /// assert_eq!(out0.as_slice()?.len(), 4096);
+    /// # Ok(()) }
+    /// ```
+    pub fn async_done(&self) -> Result<Done> {
+        let parts = self
+            .streams
+            .iter()
+            .map(Stream::async_done)
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Done::all(parts))
+    }
+
+    /// [`run`](Pipeline::run), then awaits its completion: the async form of
+    /// [`pipeline`]. The host thread is free while the batch runs.
+    pub async fn run_async<MI: Mapping, MO: Mapping>(
+        &mut self,
+        input: &PinnedBuffer<T, MI>,
+        output: &mut PinnedBuffer<U, MO>,
+        chunks: usize,
+        kernel: impl FnMut(&Stream, DeviceView<'_, T>, DeviceViewMut<'_, U>) -> Result<()>,
+    ) -> Result<()> {
+        self.run(input, output, chunks, None, kernel)?;
+        self.async_done()?.await
     }
 
     /// Waits for everything queued on the pipeline's streams.

@@ -19,6 +19,8 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
     // Hooks of slice arguments around the launch (tracking of mapped host memory).
     let mut before = Vec::new();
     let mut after = Vec::new();
+    // The buffer arguments as a graph node holds them.
+    let mut memory = Vec::new();
     for p in &kernel.params {
         let pname = &p.name;
         let pname_str = pname.to_string();
@@ -49,6 +51,7 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
                 });
                 before.push(quote!(::gpu_runtime::DeviceInput::<#elem>::before_device_access(&#pname, &__stream)?;));
                 after.push(quote!(::gpu_runtime::DeviceInput::<#elem>::after_device_access(&#pname, &__stream)?;));
+                memory.push(quote!((#pname_str, ::gpu_runtime::DeviceInput::<#elem>::graph_memory(&#pname), false)));
                 slots.extend(slice_slots(&slice));
             }
             ParamKind::Output2d(elem, _) | ParamKind::Output3d(elem) => {
@@ -78,6 +81,7 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
                 });
                 before.push(quote!(::gpu_runtime::DeviceOutput::<#elem>::before_device_access(&#pname, &__stream)?;));
                 after.push(quote!(::gpu_runtime::DeviceOutput::<#elem>::after_device_access(&#pname, &__stream)?;));
+                memory.push(quote!((#pname_str, ::gpu_runtime::DeviceOutput::<#elem>::graph_memory(&#pname), true)));
                 slots.push(quote!(
                     ::core::ptr::addr_of_mut!(#slice.ptr).cast::<::core::ffi::c_void>()
                 ));
@@ -97,6 +101,7 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
                 });
                 before.push(quote!(::gpu_runtime::DeviceOutput::<#elem>::before_device_access(&#pname, &__stream)?;));
                 after.push(quote!(::gpu_runtime::DeviceOutput::<#elem>::after_device_access(&#pname, &__stream)?;));
+                memory.push(quote!((#pname_str, ::gpu_runtime::DeviceOutput::<#elem>::graph_memory(&#pname), true)));
                 slots.extend(slice_slots(&slice));
             }
         }
@@ -110,15 +115,17 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
             let entry = &instance.entry;
             let entry_1d = super::device::one_dimensional_entry(entry);
             let host_entry = host_entry(kernel, instance);
+            // One static for `launch` and `arguments`: its address tells the
+            // kernel apart (a graph node is updated with its own kernel's
+            // arguments only).
             (
                 quote!(),
-                quote! {{
+                quote!(&FUNCTION),
+                quote! {
                     #host_entry
                     static FUNCTION: ::gpu_runtime::__private::KernelFunction =
                         ::gpu_runtime::__private::KernelFunction::new(&crate::KERNEL_MODULE, #name_str, #entry, #entry_1d, HOST_ENTRY);
-                    &FUNCTION
-                }},
-                quote!(),
+                },
                 quote!(),
             )
         }
@@ -225,6 +232,9 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
         })
         .unwrap_or_default();
     let where_clause = quote!(where #extra_where #where_predicates);
+    let arguments_doc = format!(
+        "The arguments of `{signature}` with `config`'s grid, block and shared memory, checked as a launch on `config`'s stream (or the current one) would be, without launching: for a graph's kernel node (`GraphExec::set_kernel_args`).\n\nUsually called through `kernel_args!({name_str}[grid, block](...))`."
+    );
     let launch_doc = format!(
         "Launches `{signature}` with `config`'s grid, block, stream and shared memory.\n\nUsually called through `launch!({name_str}[grid, block, stream](...))`. Returns once the launch is queued; errors name the kernel and what was wrong."
     );
@@ -251,12 +261,33 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
                 #(#marshal)*
                 let mut __params: [*mut ::core::ffi::c_void; #slot_count] = [#(#slots),*];
                 #(#before)*
+                ::gpu_runtime::__private::graph_memory_of_launch(&__stream, || ::std::vec![#(#memory),*]);
                 // SAFETY: the parameter slots match the PTX entry point generated
                 // from the same signature: each slice as (pointer, length), each
                 // value by address, and they live until the call returns.
                 unsafe { __function.launch(&config, &__stream, &mut __params) }?;
                 #(#after)*
                 ::core::result::Result::Ok(())
+            }
+
+            #[doc = #arguments_doc]
+            #[allow(clippy::too_many_arguments, unused_mut)]
+            pub fn arguments #generics (
+                config: ::gpu_runtime::LaunchConfig<'_>,
+                #(#launch_params),*
+            ) -> ::gpu_runtime::Result<::gpu_runtime::KernelArgs> #where_clause {
+                #(#checks)*
+                let __function: &'static ::gpu_runtime::__private::KernelFunction = #function;
+                let __stream = config.resolve_stream()?;
+                let __device = __stream.device();
+                #(#marshal)*
+                let mut __params: [*mut ::core::ffi::c_void; #slot_count] = [#(#slots),*];
+                let __memory: ::std::vec::Vec<(&'static str, ::core::option::Option<::gpu_runtime::__private::GraphMemory>, bool)> =
+                    ::std::vec![#(#memory),*];
+                // SAFETY: the parameter slots match the PTX entry point, as in
+                // `launch`; the device memory they point to is `__memory`'s,
+                // which the arguments keep alive.
+                unsafe { __function.arguments(&config, &__stream, &mut __params, __memory) }
             }
         }
     }

@@ -57,6 +57,43 @@ pub(crate) struct FunctionHandle(pub(crate) usize);
 /// A function a driver calls on one of its threads when a stream reaches it.
 pub(crate) type HostFunction = unsafe extern "C" fn(user_data: *mut c_void);
 
+/// A function a driver calls once when a stream reaches it, also after a
+/// device error, with the status of the work before it (0: success): CUDA's
+/// `CUstreamCallback` (the stream argument is the raw stream, or null).
+pub(crate) type CompletionCallback =
+    unsafe extern "C" fn(stream: *mut c_void, status: i32, user_data: *mut c_void);
+
+/// A graph captured from streams.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct GraphHandle(pub(crate) usize);
+
+/// An instantiated (executable) graph.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct GraphExecHandle(pub(crate) usize);
+
+/// One node of a graph, also naming the same node in its instantiations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct GraphNodeHandle(pub(crate) usize);
+
+/// What a graph node does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GraphNodeKind {
+    /// A kernel launch.
+    Kernel,
+    /// A copy.
+    Memcpy,
+    /// A memset (zeroing).
+    Memset,
+    /// An allocation in stream order, made inside the graph.
+    MemAlloc,
+    /// A free in stream order of memory the graph allocated.
+    MemFree,
+    /// A node that only orders others.
+    Empty,
+    /// Any other kind, by CUDA's number (`CUgraphNodeType`).
+    Other(i32),
+}
+
 /// A failed driver call: which call, and the driver's name and text for the code.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DriverError {
@@ -78,6 +115,11 @@ pub(crate) mod status {
     pub(crate) const LAUNCH_FAILED: i32 = 719;
     pub(crate) const NOT_READY: i32 = 600;
     pub(crate) const NOT_PERMITTED: i32 = 800;
+    pub(crate) const STREAM_CAPTURE_UNSUPPORTED: i32 = 900;
+    pub(crate) const STREAM_CAPTURE_MERGE: i32 = 902;
+    pub(crate) const STREAM_CAPTURE_UNMATCHED: i32 = 903;
+    pub(crate) const STREAM_CAPTURE_UNJOINED: i32 = 904;
+    pub(crate) const STREAM_CAPTURE_ISOLATION: i32 = 905;
 }
 
 impl DriverError {
@@ -288,6 +330,66 @@ pub(crate) trait Driver: Sync {
         function: HostFunction,
         user_data: *mut c_void,
     ) -> Result<(), DriverError>;
+
+    /// The error a status code passed to a [`CompletionCallback`] stands for.
+    fn status_error(&self, call: &'static str, code: i32) -> DriverError;
+    /// Calls `callback(stream, status, user_data)` once on a driver thread
+    /// when the stream gets there, with the status of the work before it;
+    /// unlike a host function, also after a device error (CUDA's
+    /// `cuStreamAddCallback`). Not capturable.
+    ///
+    /// # Safety
+    /// `callback` is safe to call once with `user_data` on another thread, and
+    /// does not call the driver.
+    unsafe fn stream_add_callback(
+        &self,
+        stream: StreamHandle,
+        callback: CompletionCallback,
+        user_data: *mut c_void,
+    ) -> Result<(), DriverError>;
+
+    // Graphs --------------------------------------------------------------------
+
+    /// Starts capturing the work queued on `stream` into a graph instead of
+    /// running it, in relaxed mode (no call of any thread is refused because
+    /// of the capture; the runtime refuses what cannot be captured itself).
+    /// Streams that wait for an event recorded in the capture join it.
+    fn stream_begin_capture(&self, stream: StreamHandle) -> Result<(), DriverError>;
+    /// Ends the capture begun on `stream` and returns its graph. Every stream
+    /// that joined it must have been joined back into `stream` by an event.
+    fn stream_end_capture(&self, stream: StreamHandle) -> Result<GraphHandle, DriverError>;
+    /// The nodes the next operation captured on `stream` will depend on:
+    /// right after a captured launch, that launch's node.
+    fn stream_capture_dependencies(
+        &self,
+        stream: StreamHandle,
+    ) -> Result<Vec<GraphNodeHandle>, DriverError>;
+    /// A graph's nodes and their kinds.
+    fn graph_nodes(
+        &self,
+        graph: GraphHandle,
+    ) -> Result<Vec<(GraphNodeHandle, GraphNodeKind)>, DriverError>;
+    /// Instantiates a graph; the instance is independent of later changes to
+    /// the graph.
+    fn graph_instantiate(&self, graph: GraphHandle) -> Result<GraphExecHandle, DriverError>;
+    /// Queues a run of the instance on `stream`, after the instance's earlier
+    /// runs on any stream.
+    fn graph_launch(&self, exec: GraphExecHandle, stream: StreamHandle) -> Result<(), DriverError>;
+    /// Replaces the kernel, shape and arguments of a kernel node of the
+    /// instance, for its runs queued afterwards (`launch.stream` is ignored).
+    ///
+    /// # Safety
+    /// As [`Driver::launch`], for every later run of the instance.
+    unsafe fn graph_exec_set_kernel(
+        &self,
+        exec: GraphExecHandle,
+        node: GraphNodeHandle,
+        launch: KernelLaunch<'_>,
+    ) -> Result<(), DriverError>;
+    /// Destroys an instance (runs already queued complete).
+    fn graph_exec_destroy(&self, exec: GraphExecHandle) -> Result<(), DriverError>;
+    /// Destroys a graph (its instances stay usable).
+    fn graph_destroy(&self, graph: GraphHandle) -> Result<(), DriverError>;
 
     // Events --------------------------------------------------------------------
 

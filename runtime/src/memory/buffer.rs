@@ -1,7 +1,7 @@
 //! [`DeviceBuffer`]: an owned array in device memory, allocated and freed in
 //! stream order from the device's memory pool.
 
-use super::tracking::{Access, AccessTracker, Accesses};
+use super::tracking::{Access, AccessTracker, Accesses, Tracked};
 use super::view::{DeviceView, DeviceViewMut, RawView};
 use crate::backend::{driver, DevicePtr};
 use crate::callback::in_callback;
@@ -14,6 +14,7 @@ use gpu_device::DeviceCopy;
 use std::marker::PhantomData;
 use std::mem::size_of;
 use std::ops::Range;
+use std::sync::{Arc, Weak};
 
 /// An array in device memory, like Numba's device arrays and CuPy's `ndarray`.
 ///
@@ -26,12 +27,28 @@ use std::ops::Range;
 ///
 /// A buffer starts zeroed or filled from host data; [`DeviceBuffer::empty`]
 /// skips the zeroing for element types valid for every bit pattern.
+///
+/// A [`Graph`](crate::Graph) whose work uses the buffer keeps its memory
+/// alive: dropping the buffer then frees the memory when the last graph
+/// using it is dropped.
 pub struct DeviceBuffer<T: DeviceCopy> {
-    ptr: DevicePtr,
+    memory: Arc<Allocation>,
     len: usize,
+    _element: PhantomData<T>,
+}
+
+/// Device memory from the pool, freed in stream order when the last owner
+/// (a buffer, graphs using it) lets go of it.
+pub(crate) struct Allocation {
+    ptr: DevicePtr,
     device: usize,
     tracker: AccessTracker,
-    _element: PhantomData<T>,
+}
+
+impl Tracked for Allocation {
+    fn tracker(&self) -> &AccessTracker {
+        &self.tracker
+    }
 }
 
 // SAFETY: the buffer owns device memory, reachable from the host only through
@@ -64,6 +81,7 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
                 total,
             }
         };
+        let capturing = stream.active_capture().is_some();
         let ptr = if bytes == 0 {
             0
         } else if bytes > state.total_memory {
@@ -72,7 +90,8 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         } else {
             match driver().alloc_async(bytes, stream.handle()) {
                 Ok(ptr) => ptr,
-                Err(e) if e.is_out_of_memory() => {
+                // (Not in a capture, where waiting for the device is not possible.)
+                Err(e) if e.is_out_of_memory() && !capturing => {
                     // Buffers freed on streams that have not reached the free
                     // yet still hold memory: wait for them once, and retry.
                     driver().synchronize_device().map_err(|e| state.error(e))?;
@@ -87,11 +106,14 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
                 Err(e) => return Err(stream.error(e)),
             }
         };
-        Ok(DeviceBuffer {
+        let memory = Arc::new_cyclic(|owner: &Weak<Allocation>| Allocation {
             ptr,
-            len,
             device: stream.device(),
-            tracker: AccessTracker::written_on(stream),
+            tracker: AccessTracker::written_on(stream, owner.clone() as Weak<dyn Tracked>),
+        });
+        Ok(DeviceBuffer {
+            memory,
+            len,
             _element: PhantomData,
         })
     }
@@ -172,11 +194,16 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// stream that used it last, then waits until that stream has reached it
     /// (so the memory is back in the pool, for
     /// [`Device::release_pool_memory`](crate::Device::release_pool_memory)). Plain dropping never waits.
-    pub fn free_sync(mut self) -> Result<()> {
-        let accesses = self.tracker.take();
+    /// Memory that a [`Graph`](crate::Graph) still uses is freed when the
+    /// last such graph is dropped instead.
+    pub fn free_sync(self) -> Result<()> {
+        let Ok(mut memory) = Arc::try_unwrap(self.memory) else {
+            return Ok(());
+        };
+        let accesses = memory.tracker.take();
         // The drop that follows finds nothing to free.
-        let ptr = std::mem::replace(&mut self.ptr, 0);
-        match release(ptr, self.device, &accesses)? {
+        let ptr = std::mem::replace(&mut memory.ptr, 0);
+        match release(ptr, memory.device, graph_state(&memory.tracker), &accesses)? {
             Some(stream) => stream.synchronize(),
             None => Ok(()),
         }
@@ -194,24 +221,25 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
 
     /// The ordinal of the device holding the buffer.
     pub fn device(&self) -> usize {
-        self.device
+        self.memory.device
     }
 
     /// The device address of the first element (0 for an empty buffer).
     /// Work queued through this address (another library, raw driver calls)
     /// is outside the buffer's tracking: order it with events yourself.
     pub fn as_raw(&self) -> DevicePtr {
-        self.ptr
+        self.memory.ptr
     }
 
     /// The whole buffer as a read-only view.
     pub fn view(&self) -> DeviceView<'_, T> {
-        DeviceView::new(self.raw(), &self.tracker)
+        DeviceView::new(self.raw(), &self.memory.tracker)
     }
 
     /// The whole buffer as a writable view.
     pub fn view_mut(&mut self) -> DeviceViewMut<'_, T> {
-        DeviceViewMut::new(self.raw(), &self.tracker)
+        let raw = self.raw();
+        DeviceViewMut::new(raw, &self.memory.tracker)
     }
 
     /// Elements `range` as a read-only view, or `None` if the range is out of bounds.
@@ -226,16 +254,21 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
 
     pub(crate) fn raw(&self) -> RawView {
         RawView {
-            ptr: self.ptr,
+            ptr: self.memory.ptr,
             len: self.len,
-            device: self.device,
+            device: self.memory.device,
         }
     }
 
     /// Records an access queued through other means than the buffer's own
     /// methods (orders it after conflicting accesses on other streams).
     pub(crate) fn track(&self, stream: &Stream, access: Access) -> Result<()> {
-        self.tracker.access(stream, access)
+        self.memory.tracker.access(stream, access)
+    }
+
+    /// The memory, for a graph that keeps it alive.
+    pub(crate) fn memory(&self) -> Arc<dyn Tracked> {
+        Arc::clone(&self.memory) as Arc<dyn Tracked>
     }
 }
 
@@ -257,12 +290,31 @@ impl<T: DeviceCopy + AnyBitPattern> DeviceBuffer<T> {
     }
 }
 
-/// Frees `ptr` (of `device`) in stream order after `accesses`: on the stream
-/// of the last access (its readers' last, else its writer), made to wait for
-/// the others. Returns that stream, or `None` when there was nothing to free
-/// or the context is gone (with it, the memory).
-fn release(ptr: DevicePtr, device: usize, accesses: &Accesses) -> Result<Option<Stream>> {
+/// For a graph allocation, the capture that made it; and whether it outlived it.
+type GraphState = (Option<Arc<crate::stream::Capture>>, bool);
+
+fn graph_state(tracker: &AccessTracker) -> GraphState {
+    let (capture, escaped) = tracker.graph_allocation();
+    (capture.cloned(), escaped)
+}
+
+/// Frees `ptr` (of `device`, a graph allocation per `graph`) in stream order after
+/// `accesses`: on the stream of the last access (its readers' last, else its
+/// writer), made to wait for the others. Returns that stream, or `None` when
+/// there was nothing to free, the context is gone (with it, the memory), or
+/// the free waits for a capture to end.
+fn release(
+    ptr: DevicePtr,
+    device: usize,
+    (graph_allocation, escaped): GraphState,
+    accesses: &Accesses,
+) -> Result<Option<Stream>> {
     if ptr == 0 || device::state(device).is_err() {
+        return Ok(None);
+    }
+    if escaped {
+        // A graph allocation that outlived its capture: the memory was the
+        // discarded graph's.
         return Ok(None);
     }
     let last = accesses
@@ -278,32 +330,52 @@ fn release(ptr: DevicePtr, device: usize, accesses: &Accesses) -> Result<Option<
     } else {
         Stream::legacy_on(device).clone()
     };
+    if graph_allocation.is_none() {
+        if let Some(capture) = on.active_capture() {
+            // Memory the graph does not own cannot be freed in it: free it
+            // once the capture has ended, after the real work on the stream.
+            let accesses = Accesses {
+                writer: accesses.writer.clone(),
+                readers: accesses.readers.clone(),
+            };
+            capture.after_end(Box::new(move || {
+                let _ = free_after(ptr, &on, &accesses);
+            }));
+            return Ok(None);
+        }
+    }
+    free_after(ptr, &on, accesses)?;
+    Ok(Some(on))
+}
+
+/// Queues the free of `ptr` on `on` after every stream of `accesses`.
+fn free_after(ptr: DevicePtr, on: &Stream, accesses: &Accesses) -> Result<()> {
     for other in accesses.streams() {
         on.wait_for(other)?;
     }
     on.device_state()?;
     // SAFETY: `ptr` was allocated by `alloc_on` on this device and is freed
-    // once (the buffer is gone); `on` waits for every tracked use of it, and
-    // no later work can use it (nothing holds the buffer any more).
-    unsafe { driver().free_async(ptr, on.handle()) }.map_err(|e| on.error(e))?;
-    Ok(Some(on))
+    // once (its allocation is gone); `on` waits for every tracked use of it,
+    // and no later work can use it (nothing holds the allocation any more:
+    // graphs that used it hold it too).
+    unsafe { driver().free_async(ptr, on.handle()) }.map_err(|e| on.error(e))
 }
 
-impl<T: DeviceCopy> Drop for DeviceBuffer<T> {
+impl Drop for Allocation {
     fn drop(&mut self) {
         if self.ptr == 0 {
             return;
         }
         let accesses = self.tracker.take();
-        let (ptr, device) = (self.ptr, self.device);
+        let (ptr, device, graph) = (self.ptr, self.device, graph_state(&self.tracker));
         if in_callback() {
             // CUDA calls are forbidden here: the release thread frees it.
             defer(Box::new(move || {
-                let _ = release(ptr, device, &accesses);
+                let _ = release(ptr, device, graph, &accesses);
             }));
         } else {
             // A failure means the context is lost, and the memory with it.
-            let _ = release(ptr, device, &accesses);
+            let _ = release(ptr, device, graph, &accesses);
         }
     }
 }
@@ -315,7 +387,7 @@ impl<T: DeviceCopy> std::fmt::Debug for DeviceBuffer<T> {
             "DeviceBuffer<{}>[{}] on device {}",
             std::any::type_name::<T>(),
             self.len,
-            self.device
+            self.memory.device
         )
     }
 }

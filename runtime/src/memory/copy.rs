@@ -23,6 +23,9 @@ pub(crate) fn check_device(buffer_device: usize, stream: &Stream) -> Result<()> 
     Ok(())
 }
 
+/// Why the `_sync` copies are refused in a capture.
+const SYNC_IN_CAPTURE: &str = "a `_sync` copy waits for the stream, whose work only runs when the graph is launched, and a graph would read or write the host memory again at every launch; copy before or after the capture (device-to-device copies can be captured)";
+
 /// Waits for `stream` after queueing `queued`: the copy is complete when this
 /// returns, also when queueing failed after part of the work was queued.
 fn complete(stream: &Stream, queued: std::result::Result<(), DriverError>) -> Result<()> {
@@ -93,6 +96,7 @@ impl<T: DeviceCopy> DeviceView<'_, T> {
     /// Copies into `dst` (room for `len` elements) and waits for the copy.
     fn copy_raw_to_host(&self, dst: *mut T, len: usize, stream: &Stream) -> Result<()> {
         check_device(self.raw().device, stream)?;
+        stream.refuse_in_capture("copy_to_host_sync", SYNC_IN_CAPTURE)?;
         if len == 0 || size_of::<T>() == 0 {
             return Ok(());
         }
@@ -124,6 +128,7 @@ impl<T: DeviceCopy> DeviceViewMut<'_, T> {
             });
         }
         check_device(self.raw().device, stream)?;
+        stream.refuse_in_capture("copy_from_host_sync", SYNC_IN_CAPTURE)?;
         if data.is_empty() || size_of::<T>() == 0 {
             return Ok(());
         }
@@ -179,6 +184,10 @@ impl<T: DeviceCopy> DeviceViewMut<'_, T> {
     /// values), then doubled by device-to-device copies.
     pub fn fill(&mut self, value: T, stream: &Stream) -> Result<()> {
         check_device(self.raw().device, stream)?;
+        stream.refuse_in_capture(
+            "fill",
+            "fill copies its value from host memory, which a graph would read again at every launch; fill with a kernel in the capture (`gpu_kernels::fill`), or before it",
+        )?;
         let len = self.len();
         if len == 0 || size_of::<T>() == 0 {
             return Ok(());

@@ -28,18 +28,33 @@
 //! goes through the device's legacy default stream, whose work waits for all
 //! earlier work of the blocking streams, per-thread ones included.
 //!
+//! # In a graph capture
+//!
+//! An access queued on a capturing stream runs only when the graph is
+//! launched, perhaps many times, long after. So it is not recorded as the
+//! buffer's real access: the buffer's accesses *inside the capture* are kept
+//! apart (ordering them among the capture's streams makes graph edges), and
+//! the capture keeps the buffer alive and remembers whether the graph reads
+//! or writes it. Each launch of the graph is then one tracked access on the
+//! launching stream, ordered after the buffer's real accesses on other
+//! streams, as a kernel launch is. Memory allocated on a capturing stream
+//! belongs to the graph (a graph allocation): it is usable by the capture's
+//! streams only, and must be freed inside the capture.
+//!
 //! Outside the model: device memory reached through raw pointers
 //! ([`DeviceBuffer::as_raw`](super::DeviceBuffer::as_raw)) or by other
 //! libraries on their streams, and events the user records; those need
 //! explicit `wait_event`s, as in CUDA.
 
-use crate::error::Result;
-use crate::stream::Stream;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use crate::backend::GraphNodeHandle;
+use crate::error::{Error, Result};
+use crate::stream::{Capture, Stream};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
 /// Whether an access reads or writes the memory.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Access {
     Read,
     Write,
@@ -59,6 +74,71 @@ impl Accesses {
     }
 }
 
+/// Device memory with tracked accesses, which a graph can keep alive.
+pub(crate) trait Tracked: Send + Sync {
+    /// The memory's tracker.
+    fn tracker(&self) -> &AccessTracker;
+}
+
+/// Memory a graph keeps alive, and whether the graph writes it.
+pub(crate) type GraphUse = (Arc<dyn Tracked>, Access);
+
+/// Per capture in progress: the memory its work uses, by address of the
+/// owner, and the graph allocations made in it.
+#[derive(Default)]
+struct CaptureUses {
+    used: HashMap<usize, GraphUse>,
+    allocated: Vec<Weak<dyn Tracked>>,
+    /// Per kernel node: the buffers its launch used.
+    per_node: HashMap<GraphNodeHandle, Vec<GraphUse>>,
+}
+
+/// What a capture's graph uses: all its memory, and each kernel node's.
+pub(crate) struct CapturedMemory {
+    /// Every buffer the graph uses (kernels, copies, memsets), each with
+    /// whether it writes it.
+    pub(crate) all: Vec<GraphUse>,
+    /// Per kernel node, the buffers its launch used.
+    pub(crate) per_node: HashMap<GraphNodeHandle, Vec<GraphUse>>,
+    /// How many graph allocations outlived the capture.
+    pub(crate) escaped: usize,
+}
+
+/// Records the buffers the launch that made kernel node `node` of capture
+/// `capture` used.
+pub(crate) fn note_node_memory(capture: u64, node: GraphNodeHandle, memory: Vec<GraphUse>) {
+    captures()
+        .entry(capture)
+        .or_default()
+        .per_node
+        .insert(node, memory);
+}
+
+fn captures() -> MutexGuard<'static, HashMap<u64, CaptureUses>> {
+    static CAPTURES: OnceLock<Mutex<HashMap<u64, CaptureUses>>> = OnceLock::new();
+    CAPTURES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+}
+
+/// What capture `id` used (see [`CapturedMemory`]). Graph allocations still
+/// alive are from now on unusable: their memory belongs to a graph that is
+/// discarded.
+pub(crate) fn end_of_capture(id: u64) -> CapturedMemory {
+    let uses = captures().remove(&id).unwrap_or_default();
+    let mut escaped = 0;
+    for allocation in uses.allocated.iter().filter_map(Weak::upgrade) {
+        allocation.tracker().escaped.store(true, Ordering::Release);
+        escaped += 1;
+    }
+    CapturedMemory {
+        all: uses.used.into_values().collect(),
+        per_node: uses.per_node,
+        escaped,
+    }
+}
+
 /// A buffer's tracked accesses.
 pub(crate) struct AccessTracker {
     /// The id of the stream that wrote the buffer last and is the only one
@@ -67,19 +147,53 @@ pub(crate) struct AccessTracker {
     /// of a buffer that stays on one stream.
     sole: AtomicU64,
     accesses: Mutex<Accesses>,
+    /// The memory this tracker belongs to, for captures that keep it alive.
+    owner: Weak<dyn Tracked>,
+    /// For a graph allocation: the capture that made it.
+    graph_allocation: Option<Arc<Capture>>,
+    /// Set when a graph allocation outlived its capture: it has no memory.
+    escaped: AtomicBool,
+    /// Per capture using the memory: its accesses inside the capture.
+    captured: Mutex<Vec<(Arc<Capture>, Accesses)>>,
 }
 
 impl AccessTracker {
-    /// A buffer whose first access (its allocation, in stream order) was a
-    /// write on `stream`.
-    pub(crate) fn written_on(stream: &Stream) -> Self {
+    /// The tracker of memory `owner`, whose first access (its allocation,
+    /// in stream order) was a write on `stream`. Made on a capturing stream,
+    /// the memory is a graph allocation of that capture.
+    pub(crate) fn written_on(stream: &Stream, owner: Weak<dyn Tracked>) -> Self {
+        let graph_allocation = stream.active_capture();
+        if let Some(capture) = &graph_allocation {
+            captures()
+                .entry(capture.id)
+                .or_default()
+                .allocated
+                .push(owner.clone());
+        }
         AccessTracker {
             sole: AtomicU64::new(stream.id()),
             accesses: Mutex::new(Accesses {
                 writer: Some(stream.clone()),
                 readers: Vec::new(),
             }),
+            owner,
+            graph_allocation,
+            escaped: AtomicBool::new(false),
+            captured: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The memory this tracker belongs to, while it lives.
+    pub(crate) fn owner(&self) -> Option<Arc<dyn Tracked>> {
+        self.owner.upgrade()
+    }
+
+    /// The capture whose graph allocation this is, and whether it outlived it.
+    pub(crate) fn graph_allocation(&self) -> (Option<&Arc<Capture>>, bool) {
+        (
+            self.graph_allocation.as_ref(),
+            self.escaped.load(Ordering::Acquire),
+        )
     }
 
     fn lock(&self) -> MutexGuard<'_, Accesses> {
@@ -87,44 +201,58 @@ impl AccessTracker {
     }
 
     /// Orders an access about to be queued on `stream` after the conflicting
-    /// accesses on other streams, and records it (see the module docs).
+    /// accesses on other streams, and records it (see the module docs); in a
+    /// capture, among the capture's accesses, keeping the memory alive for
+    /// the graph.
     #[inline]
     pub(crate) fn access(&self, stream: &Stream, access: Access) -> Result<()> {
-        if self.sole.load(Ordering::Acquire) == stream.id() {
+        // The common case: the buffer stays on one stream, outside captures.
+        if self.sole.load(Ordering::Acquire) == stream.id()
+            && self.graph_allocation.is_none()
+            && stream.active_capture().is_none()
+        {
             return Ok(());
         }
         self.access_slow(stream, access)
     }
 
     fn access_slow(&self, stream: &Stream, access: Access) -> Result<()> {
-        let mut accesses = self.lock();
-        if let Some(writer) = &accesses.writer {
-            if writer != stream {
-                stream.wait_for(writer)?;
+        let capture = stream.active_capture();
+        if let Some(owner) = &self.graph_allocation {
+            let inside = capture.as_ref().is_some_and(|c| Arc::ptr_eq(c, owner));
+            if self.escaped.load(Ordering::Acquire) || !inside {
+                return Err(Error::BufferOfCapture { capture: owner.id });
             }
+            // Only the capture's streams use it: its accesses are the real ones.
+            return order(&mut self.lock(), stream, access);
         }
-        match access {
-            Access::Read => {
-                let known = accesses.streams().any(|s| s == stream);
-                if !known {
-                    accesses.readers.push(stream.clone());
-                }
-            }
-            Access::Write => {
-                for reader in &accesses.readers {
-                    if reader != stream {
-                        stream.wait_for(reader)?;
-                    }
-                }
-                accesses.readers.clear();
-                accesses.writer = Some(stream.clone());
-            }
-        }
-        let sole = match &accesses.writer {
-            Some(writer) if accesses.readers.is_empty() => writer.id(),
-            _ => 0,
+        let Some(capture) = capture else {
+            let mut accesses = self.lock();
+            order(&mut accesses, stream, access)?;
+            let sole = match &accesses.writer {
+                Some(writer) if accesses.readers.is_empty() => writer.id(),
+                _ => 0,
+            };
+            self.sole.store(sole, Ordering::Release);
+            return Ok(());
         };
-        self.sole.store(sole, Ordering::Release);
+        let mut captured = self.captured.lock().unwrap_or_else(|e| e.into_inner());
+        captured.retain(|(c, _)| !c.has_ended());
+        let index = match captured.iter().position(|(c, _)| Arc::ptr_eq(c, &capture)) {
+            Some(index) => index,
+            None => {
+                captured.push((Arc::clone(&capture), Accesses::default()));
+                captured.len() - 1
+            }
+        };
+        order(&mut captured[index].1, stream, access)?;
+        if let Some(owner) = self.owner.upgrade() {
+            let key = Arc::as_ptr(&owner) as *const () as usize;
+            let mut all = captures();
+            let uses = all.entry(capture.id).or_default();
+            let entry = uses.used.entry(key).or_insert((owner, access));
+            entry.1 = entry.1.max(access);
+        }
         Ok(())
     }
 
@@ -133,4 +261,32 @@ impl AccessTracker {
         *self.sole.get_mut() = 0;
         std::mem::take(self.accesses.get_mut().unwrap_or_else(|e| e.into_inner()))
     }
+}
+
+/// Orders an access about to be queued on `stream` after the conflicting
+/// ones among `accesses`, and records it there.
+fn order(accesses: &mut Accesses, stream: &Stream, access: Access) -> Result<()> {
+    if let Some(writer) = &accesses.writer {
+        if writer != stream {
+            stream.wait_for(writer)?;
+        }
+    }
+    match access {
+        Access::Read => {
+            let known = accesses.streams().any(|s| s == stream);
+            if !known {
+                accesses.readers.push(stream.clone());
+            }
+        }
+        Access::Write => {
+            for reader in &accesses.readers {
+                if reader != stream {
+                    stream.wait_for(reader)?;
+                }
+            }
+            accesses.readers.clear();
+            accesses.writer = Some(stream.clone());
+        }
+    }
+    Ok(())
 }

@@ -1,7 +1,7 @@
 //! Borrowed ranges of a [`DeviceBuffer`](super::DeviceBuffer), and the
 //! traits by which kernel launchers accept buffers and views.
 
-use super::tracking::{Access, AccessTracker};
+use super::tracking::{Access, AccessTracker, Tracked};
 use crate::backend::DevicePtr;
 use crate::error::Result;
 use crate::stream::Stream;
@@ -144,6 +144,18 @@ impl<'a, T: DeviceCopy> DeviceViewMut<'a, T> {
     }
 }
 
+/// Device memory as a graph holds it: kept alive while the graph lives, and
+/// tracked at each of its launches.
+#[doc(hidden)]
+#[derive(Clone)]
+pub struct GraphMemory(pub(crate) std::sync::Arc<dyn Tracked>);
+
+impl AccessTracker {
+    fn graph_memory(&self) -> Option<GraphMemory> {
+        self.owner().map(GraphMemory)
+    }
+}
+
 pub(crate) mod sealed {
     pub trait Sealed {}
 }
@@ -170,6 +182,13 @@ pub trait DeviceInput<T: DeviceCopy>: sealed::Sealed {
     fn after_device_access(&self, _stream: &Stream) -> Result<()> {
         Ok(())
     }
+
+    /// The memory, for a graph kernel node that will use it; `None` for
+    /// memory graphs cannot hold (mapped pinned memory).
+    #[doc(hidden)]
+    fn graph_memory(&self) -> Option<GraphMemory> {
+        None
+    }
 }
 
 /// What a launcher accepts where the kernel writes (`DisjointSlice<T>`,
@@ -193,6 +212,12 @@ pub trait DeviceOutput<T: DeviceCopy>: sealed::Sealed {
     fn after_device_access(&self, _stream: &Stream) -> Result<()> {
         Ok(())
     }
+
+    /// As [`DeviceInput::graph_memory`].
+    #[doc(hidden)]
+    fn graph_memory(&self) -> Option<GraphMemory> {
+        None
+    }
 }
 
 use super::DeviceBuffer;
@@ -209,6 +234,9 @@ impl<T: DeviceCopy> DeviceInput<T> for &DeviceBuffer<T> {
     fn before_device_access(&self, stream: &Stream) -> Result<()> {
         self.track(stream, Access::Read)
     }
+    fn graph_memory(&self) -> Option<GraphMemory> {
+        Some(GraphMemory(self.memory()))
+    }
 }
 impl<T: DeviceCopy> DeviceInput<T> for &mut DeviceBuffer<T> {
     fn raw_view(&self) -> RawView {
@@ -216,6 +244,9 @@ impl<T: DeviceCopy> DeviceInput<T> for &mut DeviceBuffer<T> {
     }
     fn before_device_access(&self, stream: &Stream) -> Result<()> {
         self.track(stream, Access::Read)
+    }
+    fn graph_memory(&self) -> Option<GraphMemory> {
+        Some(GraphMemory(self.memory()))
     }
 }
 impl<T: DeviceCopy> DeviceInput<T> for DeviceView<'_, T> {
@@ -225,6 +256,9 @@ impl<T: DeviceCopy> DeviceInput<T> for DeviceView<'_, T> {
     fn before_device_access(&self, stream: &Stream) -> Result<()> {
         self.track_read(stream)
     }
+    fn graph_memory(&self) -> Option<GraphMemory> {
+        self.tracker.graph_memory()
+    }
 }
 impl<T: DeviceCopy> DeviceInput<T> for DeviceViewMut<'_, T> {
     fn raw_view(&self) -> RawView {
@@ -232,6 +266,9 @@ impl<T: DeviceCopy> DeviceInput<T> for DeviceViewMut<'_, T> {
     }
     fn before_device_access(&self, stream: &Stream) -> Result<()> {
         self.tracker.access(stream, Access::Read)
+    }
+    fn graph_memory(&self) -> Option<GraphMemory> {
+        self.tracker.graph_memory()
     }
 }
 impl<T: DeviceCopy> DeviceOutput<T> for &mut DeviceBuffer<T> {
@@ -241,6 +278,9 @@ impl<T: DeviceCopy> DeviceOutput<T> for &mut DeviceBuffer<T> {
     fn before_device_access(&self, stream: &Stream) -> Result<()> {
         self.track(stream, Access::Write)
     }
+    fn graph_memory(&self) -> Option<GraphMemory> {
+        Some(GraphMemory(self.memory()))
+    }
 }
 impl<T: DeviceCopy> DeviceOutput<T> for DeviceViewMut<'_, T> {
     fn raw_view(&mut self) -> RawView {
@@ -248,5 +288,8 @@ impl<T: DeviceCopy> DeviceOutput<T> for DeviceViewMut<'_, T> {
     }
     fn before_device_access(&self, stream: &Stream) -> Result<()> {
         self.track_write(stream)
+    }
+    fn graph_memory(&self) -> Option<GraphMemory> {
+        self.tracker.graph_memory()
     }
 }

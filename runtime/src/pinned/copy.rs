@@ -45,6 +45,10 @@ impl<T: DeviceCopy, M: Mapping> PinnedBuffer<T, M> {
     ) -> Result<()> {
         let (host, range) = self.range(at, device.len)?;
         check_device(device.device, stream)?;
+        stream.refuse_in_capture(
+            "a copy between pinned and device memory",
+            super::NOT_IN_GRAPHS,
+        )?;
         if range.is_empty() {
             return Ok(());
         }

@@ -109,6 +109,7 @@ impl<T: DeviceCopy> DeviceInput<T> for MappedView<'_, T> {
     }
 
     fn before_device_access(&self, stream: &Stream) -> Result<()> {
+        stream.refuse_in_capture("a kernel reading mapped memory", super::NOT_IN_GRAPHS)?;
         lock(self.pending).order_before(stream, &(0..self.raw.len), false)
     }
 
@@ -123,6 +124,7 @@ impl<T: DeviceCopy> DeviceOutput<T> for MappedViewMut<'_, T> {
     }
 
     fn before_device_access(&self, stream: &Stream) -> Result<()> {
+        stream.refuse_in_capture("a kernel writing mapped memory", super::NOT_IN_GRAPHS)?;
         lock(self.pending).order_before(stream, &(0..self.raw.len), true)
     }
 

@@ -45,6 +45,9 @@ use std::sync::Mutex;
 use std::sync::MutexGuard;
 use tracking::{lock, Pending};
 
+/// Why pinned memory stays out of graph captures.
+const NOT_IN_GRAPHS: &str = "pinned memory is tracked by events the host waits for, which a graph cannot record at each launch; copy to and from pinned memory outside the capture, and use device buffers in it";
+
 /// Whether a [`PinnedBuffer`] is mapped into the device's address space:
 /// [`HostOnly`] or [`Mapped`].
 pub trait Mapping: sealed::Sealed + 'static {

@@ -1,12 +1,13 @@
 //! Events: points in a stream, for ordering streams and timing work.
 
-use super::Stream;
+use super::{Capture, Stream};
 use crate::backend::{driver, EventFlags, EventHandle};
 use crate::callback::in_callback;
 use crate::deferred::defer;
 use crate::device::{self, Device};
 use crate::error::{Error, Result};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// How to create an event: [`Event::with_options`]. The default, as CuPy's,
 /// records timing and waits by spinning.
@@ -75,6 +76,8 @@ pub struct Event {
     ordinal: usize,
     timing: bool,
     recorded: AtomicBool,
+    /// The capture the latest record was made in, if it was.
+    captured: Mutex<Option<Arc<Capture>>>,
 }
 
 impl Event {
@@ -96,6 +99,7 @@ impl Event {
             ordinal,
             timing: options.timing,
             recorded: AtomicBool::new(false),
+            captured: Mutex::new(None),
         })
     }
 
@@ -124,11 +128,37 @@ impl Event {
             });
         }
         stream.device_state()?;
+        let capture = stream.active_capture();
         driver()
             .event_record(self.handle, stream.handle())
             .map_err(|e| stream.error(e))?;
+        // In a capture the record is a point of the graph being built, which
+        // streams waiting for the event join; it never completes as such.
+        *self.captured.lock().unwrap_or_else(|e| e.into_inner()) = capture;
         self.recorded.store(true, Ordering::Release);
         Ok(())
+    }
+
+    /// The capture the latest record was made in, if it was.
+    pub(crate) fn captured_in(&self) -> Option<Arc<Capture>> {
+        self.captured
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// An error if the latest record was captured: it marks a point of a
+    /// graph, not work that completes.
+    pub(crate) fn refuse_captured(&self, operation: &'static str) -> Result<()> {
+        match self.captured_in() {
+            Some(capture) => Err(Error::InCapture {
+                operation,
+                stream: "an event recorded in the capture".into(),
+                capture: capture.id,
+                reason: "the record marks a point of the graph being built, not work that completes; record the event outside the capture (e.g. after launching the graph)",
+            }),
+            None => Ok(()),
+        }
     }
 
     /// Whether the event has been recorded at least once.
@@ -140,6 +170,7 @@ impl Event {
     /// once for an event never recorded, as in CUDA).
     pub fn synchronize(&self) -> Result<()> {
         let state = device::state(self.ordinal)?;
+        self.refuse_captured("Event::synchronize")?;
         driver()
             .event_synchronize(self.handle)
             .map_err(|e| state.error(e))
@@ -148,6 +179,7 @@ impl Event {
     /// Whether the work before the record point has finished.
     pub fn is_done(&self) -> Result<bool> {
         let state = device::state(self.ordinal)?;
+        self.refuse_captured("Event::is_done")?;
         driver()
             .event_is_done(self.handle)
             .map_err(|e| state.error(e))
@@ -161,6 +193,7 @@ impl Event {
     /// which of the two it is.
     pub fn elapsed_ms(start: &Event, end: &Event) -> Result<f32> {
         for (event, which) in [(start, "start"), (end, "end")] {
+            event.refuse_captured("Event::elapsed_ms")?;
             if !event.timing {
                 return Err(Error::EventTimingDisabled { which });
             }

@@ -19,11 +19,14 @@
 //! as `CUPY_CUDA_PER_THREAD_DEFAULT_STREAM` does for CuPy.
 
 mod callback;
+pub(crate) mod capture;
 mod current;
 mod event;
+mod options;
 
 pub use current::{current_stream, StreamScope, PER_THREAD_DEFAULT_STREAM_ENV};
 pub use event::{get_elapsed_time, Event, EventOptions};
+pub use options::{StreamKind, StreamOptions};
 
 use crate::backend::{driver, EventFlags, EventHandle, StreamHandle, MAX_DEVICES};
 use crate::callback::in_callback;
@@ -31,63 +34,13 @@ use crate::deferred::defer;
 use crate::device::{self, Device, DeviceState};
 use crate::error::{Error, Result};
 use crate::last_kernel::{KernelId, LastKernel};
+use capture::{CaptureLink, CaptureState, EventWait};
 use std::cell::Cell;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::ThreadId;
-
-/// How to create a stream: [`Stream::with_options`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct StreamOptions {
-    non_blocking: bool,
-    priority: i32,
-}
-
-impl Default for StreamOptions {
-    fn default() -> Self {
-        StreamOptions {
-            non_blocking: true,
-            priority: 0,
-        }
-    }
-}
-
-impl StreamOptions {
-    /// Non-blocking, priority 0: what [`Stream::new`] makes.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Whether the stream skips implicit synchronisation with the legacy
-    /// default stream (default `true`; `false` gives a blocking stream as
-    /// CUDA's `cudaStreamCreate` and Numba's `cuda.stream()` make).
-    pub fn non_blocking(mut self, non_blocking: bool) -> Self {
-        self.non_blocking = non_blocking;
-        self
-    }
-
-    /// The stream's priority: lower numbers run first. The device's range is
-    /// [`Stream::priority_range`]; values outside it are clamped to it.
-    pub fn priority(mut self, priority: i32) -> Self {
-        self.priority = priority;
-        self
-    }
-}
-
-/// What a [`Stream`] handle refers to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum StreamKind {
-    /// A stream this crate created, destroyed with its last handle.
-    Owned,
-    /// Another library's stream, wrapped by [`Stream::from_external`]; never destroyed here.
-    External,
-    /// The device's legacy default stream ([`Stream::null`]).
-    LegacyDefault,
-    /// A thread's per-thread default stream ([`Stream::per_thread`]).
-    PerThreadDefault,
-}
 
 /// A queue of device work that runs in issue order. Work on different streams
 /// may overlap.
@@ -123,7 +76,15 @@ struct StreamInner {
     callback_panics: Arc<Mutex<Vec<String>>>,
     /// An untimed event, recorded to let other streams wait for this one's work.
     marker: Mutex<Option<EventHandle>>,
+    /// The graph capture the stream takes part in, if any.
+    capture: CaptureLink<Stream>,
 }
+
+/// Why waiting for a capturing stream is refused.
+pub(crate) const WAITS: &str = "it would wait for work that only runs when the graph is launched; end the capture first, then wait for the graph's launch";
+
+/// A graph capture, with streams as the runtime knows them.
+pub(crate) type Capture = CaptureState<Stream>;
 
 impl Stream {
     /// A new non-blocking stream on the current device (CuPy's
@@ -190,10 +151,13 @@ impl Stream {
     /// Wraps a stream made by another library (CuPy's `ExternalStream`),
     /// without taking ownership: dropping the `Stream` leaves it alone.
     ///
+    /// `raw` is the library's `CUstream` (`cudaStream_t`), of any pointer
+    /// type (cust's `CUstream`, `*mut c_void`, ...).
+    ///
     /// # Safety
     /// `raw` must be a live stream of `device`'s primary context, and must
     /// outlive every use of the returned `Stream` and its clones.
-    pub unsafe fn from_external(raw: cust::sys::CUstream, device: Device) -> Stream {
+    pub unsafe fn from_external<P>(raw: *mut P, device: Device) -> Stream {
         Stream::from_parts(
             StreamHandle(raw as usize),
             device.ordinal(),
@@ -229,6 +193,7 @@ impl Stream {
                 last_kernel: LastKernel::new(),
                 callback_panics: Arc::new(Mutex::new(Vec::new())),
                 marker: Mutex::new(None),
+                capture: CaptureLink::new(),
             }),
         }
     }
@@ -320,14 +285,15 @@ impl Stream {
     /// The CUDA handle, for interoperation with other CUDA libraries (CuPy's
     /// `stream.ptr`). For the default streams it is CUDA's special value
     /// (0 or 2); on the simulator it names a simulator stream.
-    pub fn as_raw(&self) -> cust::sys::CUstream {
-        self.inner.handle.0 as cust::sys::CUstream
+    pub fn as_raw(&self) -> *mut std::ffi::c_void {
+        self.inner.handle.0 as *mut std::ffi::c_void
     }
 
     /// Waits until all work queued on the stream has finished. A kernel that
     /// failed is named in the error, and so is a callback that panicked.
     pub fn synchronize(&self) -> Result<()> {
         self.device_state()?;
+        self.refuse_in_capture("synchronize", WAITS)?;
         driver()
             .stream_synchronize(self.inner.handle)
             .map_err(|e| self.error(e))?;
@@ -337,6 +303,7 @@ impl Stream {
     /// Whether all work queued on the stream has finished.
     pub fn is_done(&self) -> Result<bool> {
         self.device_state()?;
+        self.refuse_in_capture("is_done", WAITS)?;
         driver()
             .stream_is_done(self.inner.handle)
             .map_err(|e| self.error(e))
@@ -347,6 +314,20 @@ impl Stream {
     /// The event may belong to another device.
     pub fn wait_event(&self, event: &Event) -> Result<()> {
         self.device_state()?;
+        match capture::event_wait(self, self.active_capture(), event.captured_in()) {
+            EventWait::Plain => {}
+            EventWait::Refused(error) => return Err(error),
+            EventWait::Fork(theirs) => {
+                // The stream joins the capture.
+                self.join_capture(&theirs)?;
+                let waited = driver().stream_wait_event(self.inner.handle, event.handle());
+                if let Err(e) = waited {
+                    self.leave_capture();
+                    return Err(self.error(e));
+                }
+                return Ok(());
+            }
+        }
         driver()
             .stream_wait_event(self.inner.handle, event.handle())
             .map_err(|e| self.error(e))
@@ -369,16 +350,102 @@ impl Stream {
         if self == other {
             return Ok(());
         }
-        let source = if !other.is_usable_here() {
-            Stream::legacy_on(other.device())
-        } else {
-            other
+        let marker = match (self.active_capture(), other.active_capture()) {
+            // Inside one capture: a captured record and wait, a graph edge.
+            (Some(mine), Some(theirs)) if Arc::ptr_eq(&mine, &theirs) => other.record_marker()?,
+            (Some(mine), _) => {
+                return Err(Error::InCapture {
+                    operation: "an ordering between streams",
+                    stream: self.to_string(),
+                    capture: mine.id,
+                    reason: "a capturing stream cannot wait for work outside its capture; the graph is ordered after such work when it is launched",
+                })
+            }
+            // The other stream captures: its real work is what it had queued
+            // when it entered the capture.
+            (None, Some(_)) => other
+                .inner
+                .capture
+                .before()
+                .expect("a capturing stream has a marker"),
+            (None, None) => {
+                let source = if !other.is_usable_here() {
+                    Stream::legacy_on(other.device())
+                } else {
+                    other
+                };
+                source.record_marker()?
+            }
         };
-        let marker = source.record_marker()?;
         self.device_state()?;
         driver()
             .stream_wait_event(self.inner.handle, marker)
             .map_err(|e| self.error(e))
+    }
+
+    /// The capture the stream takes part in now, if any.
+    pub(crate) fn active_capture(&self) -> Option<Arc<Capture>> {
+        self.inner.capture.active()
+    }
+
+    /// An error naming the capture if the stream captures: `operation`
+    /// cannot be captured, for `reason`.
+    pub(crate) fn refuse_in_capture(
+        &self,
+        operation: &'static str,
+        reason: &'static str,
+    ) -> Result<()> {
+        match self.active_capture() {
+            Some(capture) => Err(Error::InCapture {
+                operation,
+                stream: self.to_string(),
+                capture: capture.id,
+                reason,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Makes the stream a member of `capture`, after recording the point
+    /// its real work ends at.
+    pub(crate) fn join_capture(&self, capture: &Arc<Capture>) -> Result<()> {
+        if self.is_default() {
+            return Err(Error::Capture {
+                capture: capture.id,
+                reason: format!(
+                    "{self} is a default stream, which cannot take part in a capture; use a stream made by `Stream::new`"
+                ),
+            });
+        }
+        if self.device() != capture.device {
+            return Err(Error::Capture {
+                capture: capture.id,
+                reason: format!(
+                    "{self} is on device {} and the capture on device {}",
+                    self.device(),
+                    capture.device
+                ),
+            });
+        }
+        let before = driver().event_create(EventFlags {
+            blocking_sync: false,
+            timing: false,
+            interprocess: false,
+        })?;
+        if let Err(e) = driver().event_record(before, self.inner.handle) {
+            let _ = driver().event_destroy(before);
+            return Err(self.error(e));
+        }
+        self.inner.capture.enter(capture, before);
+        capture.add_member(self);
+        Ok(())
+    }
+
+    /// Leaves the capture (its end, or a failed join).
+    pub(crate) fn leave_capture(&self) {
+        if let Some(before) = self.inner.capture.leave() {
+            let _ = driver().event_destroy(before);
+        }
     }
 
     /// The legacy default stream of device `ordinal`, one handle per device.
@@ -427,6 +494,10 @@ impl Stream {
     /// and events inside it is fine: their release is deferred.
     pub fn add_callback(&self, callback: impl FnOnce() + Send + 'static) -> Result<()> {
         self.device_state()?;
+        self.refuse_in_capture(
+            "add_callback",
+            "a callback in a graph would run at every launch of the graph, and a closure queued once runs once; add it after launching the graph",
+        )?;
         callback::queue(
             self.inner.handle,
             Box::new(callback),
@@ -435,7 +506,7 @@ impl Stream {
         .map_err(|e| self.error(e))
     }
 
-    fn take_callback_panics(&self) -> Result<()> {
+    pub(crate) fn take_callback_panics(&self) -> Result<()> {
         let mut panics = self
             .inner
             .callback_panics
@@ -567,7 +638,10 @@ impl Drop for StreamInner {
             .get_mut()
             .unwrap_or_else(|e| e.into_inner())
             .take();
-        if marker.is_none() && kind != StreamKind::Owned {
+        // Captures end before their streams can go (they hold them), so a
+        // membership left here is only its event.
+        let before = self.capture.leave();
+        if marker.is_none() && before.is_none() && kind != StreamKind::Owned {
             return;
         }
         let release = move || {
@@ -575,8 +649,8 @@ impl Drop for StreamInner {
                 // A context lost to a kernel fault took its streams and events along.
                 return;
             }
-            if let Some(marker) = marker {
-                let _ = driver().event_destroy(marker);
+            for event in marker.into_iter().chain(before) {
+                let _ = driver().event_destroy(event);
             }
             if kind == StreamKind::Owned {
                 // The driver releases the stream once its queued work completes.

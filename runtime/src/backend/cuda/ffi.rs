@@ -1,23 +1,75 @@
-//! The CUDA driver functions the runtime calls.
+//! The CUDA driver functions the runtime calls, loaded from `libcuda` at run
+//! time.
 //!
-//! Handle and enum types come from `cust::sys` (cust's raw bindings). The
-//! functions are declared here, returning `c_int` rather than
-//! `cust::sys::CUresult`: that is a Rust enum, and a newer driver can return a
-//! code the enum lacks, which would be undefined behaviour. Here an unknown
-//! code is just a number in an error message.
+//! Nothing links against libcuda at build time: a crate that depends on this
+//! runtime builds on any machine, with no CUDA installation and no
+//! environment variable, and runs on the CPU simulator where no driver is
+//! found. The driver library is opened on first use ([`library`]) by the
+//! names the NVIDIA driver installs (`libcuda.so.1`, then `libcuda.so`;
+//! `nvcuda.dll` on Windows), found by the system's loader as every CUDA
+//! program finds it.
+//!
+//! Every function returns a `c_int` status rather than an enum: a newer
+//! driver can return a code no enum here lists, which would be undefined
+//! behaviour. Each wrapper below calls the driver's function through the
+//! table loaded once; when the library could not be opened, it returns
+//! [`ERROR_NOT_INITIALIZED`] without calling anything. Handle types are
+//! opaque pointers, as in `cuda.h`.
 
 use std::ffi::{c_char, c_int, c_uint, c_void};
-
-pub(crate) use cust::sys::{
-    CUcontext, CUdevice, CUdevice_attribute, CUdeviceptr, CUevent, CUfunction,
-    CUfunction_attribute, CUjit_option, CUmemoryPool, CUmodule, CUstream,
-};
+use std::sync::OnceLock;
 
 /// A driver status code.
 pub(crate) type Status = c_int;
 
+pub(crate) type CUdevice = c_int;
+pub(crate) type CUdeviceptr = u64;
+pub(crate) type CUcontext = *mut c_void;
+pub(crate) type CUmodule = *mut c_void;
+pub(crate) type CUfunction = *mut c_void;
+pub(crate) type CUstream = *mut c_void;
+pub(crate) type CUevent = *mut c_void;
+pub(crate) type CUmemoryPool = *mut c_void;
+pub(crate) type CUgraph = *mut c_void;
+pub(crate) type CUgraphExec = *mut c_void;
+pub(crate) type CUgraphNode = *mut c_void;
+/// `CUstreamCallback`: called with the stream, the status of the work before
+/// it, and the user data.
+pub(crate) type StreamCallback = unsafe extern "C" fn(CUstream, Status, *mut c_void);
+
 pub(crate) const SUCCESS: Status = 0;
+/// `CUDA_ERROR_NOT_INITIALIZED`: what every wrapper returns without a driver.
+pub(crate) const ERROR_NOT_INITIALIZED: Status = 3;
 pub(crate) const ERROR_NOT_READY: Status = 600;
+
+/// `CUdevice_attribute` values.
+pub(crate) mod device_attribute {
+    use std::ffi::c_int;
+    pub(crate) const MAX_THREADS_PER_BLOCK: c_int = 1;
+    pub(crate) const MAX_BLOCK_DIM_X: c_int = 2;
+    pub(crate) const MAX_BLOCK_DIM_Y: c_int = 3;
+    pub(crate) const MAX_BLOCK_DIM_Z: c_int = 4;
+    pub(crate) const MAX_GRID_DIM_X: c_int = 5;
+    pub(crate) const MAX_GRID_DIM_Y: c_int = 6;
+    pub(crate) const MAX_GRID_DIM_Z: c_int = 7;
+    pub(crate) const MAX_SHARED_MEMORY_PER_BLOCK: c_int = 8;
+    pub(crate) const MULTIPROCESSOR_COUNT: c_int = 16;
+    pub(crate) const COMPUTE_CAPABILITY_MAJOR: c_int = 75;
+    pub(crate) const COMPUTE_CAPABILITY_MINOR: c_int = 76;
+    pub(crate) const MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: c_int = 97;
+}
+
+/// `CUfunction_attribute` values.
+pub(crate) mod function_attribute {
+    use std::ffi::c_int;
+    pub(crate) const MAX_THREADS_PER_BLOCK: c_int = 0;
+    pub(crate) const SHARED_SIZE_BYTES: c_int = 1;
+    pub(crate) const MAX_DYNAMIC_SHARED_SIZE_BYTES: c_int = 8;
+}
+
+/// `CUjit_option` values.
+pub(crate) const JIT_ERROR_LOG_BUFFER: c_int = 5;
+pub(crate) const JIT_ERROR_LOG_BUFFER_SIZE_BYTES: c_int = 6;
 
 /// `CU_STREAM_NON_BLOCKING`.
 pub(crate) const STREAM_NON_BLOCKING: c_uint = 1;
@@ -29,110 +81,160 @@ pub(crate) const EVENT_INTERPROCESS: c_uint = 4;
 pub(crate) const HOST_ALLOC_DEVICE_MAP: c_uint = 2;
 /// `CU_MEMPOOL_ATTR_RELEASE_THRESHOLD`.
 pub(crate) const MEMPOOL_ATTR_RELEASE_THRESHOLD: c_int = 4;
+/// `CU_STREAM_CAPTURE_MODE_RELAXED`.
+pub(crate) const STREAM_CAPTURE_MODE_RELAXED: c_int = 2;
+/// `CU_STREAM_CAPTURE_STATUS_ACTIVE`.
+pub(crate) const STREAM_CAPTURE_STATUS_ACTIVE: c_int = 1;
+/// `CU_GRAPH_NODE_TYPE_*` values the runtime names.
+pub(crate) mod graph_node_type {
+    use std::ffi::c_int;
+    pub(crate) const KERNEL: c_int = 0;
+    pub(crate) const MEMCPY: c_int = 1;
+    pub(crate) const MEMSET: c_int = 2;
+    pub(crate) const EMPTY: c_int = 5;
+    pub(crate) const MEM_ALLOC: c_int = 10;
+    pub(crate) const MEM_FREE: c_int = 11;
+}
 
-#[link(name = "cuda")]
-extern "C" {
-    pub(crate) fn cuInit(flags: c_uint) -> Status;
-    pub(crate) fn cuGetErrorName(error: Status, name: *mut *const c_char) -> Status;
-    pub(crate) fn cuGetErrorString(error: Status, text: *mut *const c_char) -> Status;
-    pub(crate) fn cuDeviceGetCount(count: *mut c_int) -> Status;
-    pub(crate) fn cuDeviceGet(device: *mut CUdevice, ordinal: c_int) -> Status;
-    pub(crate) fn cuDeviceGetName(name: *mut c_char, len: c_int, device: CUdevice) -> Status;
-    pub(crate) fn cuDeviceGetAttribute(
-        value: *mut c_int,
-        attribute: CUdevice_attribute,
-        device: CUdevice,
-    ) -> Status;
-    pub(crate) fn cuDeviceGetDefaultMemPool(pool: *mut CUmemoryPool, device: CUdevice) -> Status;
-    pub(crate) fn cuDevicePrimaryCtxRetain(ctx: *mut CUcontext, device: CUdevice) -> Status;
-    pub(crate) fn cuCtxSetCurrent(ctx: CUcontext) -> Status;
-    pub(crate) fn cuCtxSynchronize() -> Status;
-    pub(crate) fn cuCtxGetStreamPriorityRange(least: *mut c_int, greatest: *mut c_int) -> Status;
-    pub(crate) fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) -> Status;
-    pub(crate) fn cuMemPoolSetAttribute(
-        pool: CUmemoryPool,
-        attribute: c_int,
-        value: *mut c_void,
-    ) -> Status;
-    pub(crate) fn cuMemPoolTrimTo(pool: CUmemoryPool, keep: usize) -> Status;
-    pub(crate) fn cuMemAllocAsync(ptr: *mut CUdeviceptr, bytes: usize, stream: CUstream) -> Status;
-    pub(crate) fn cuMemFreeAsync(ptr: CUdeviceptr, stream: CUstream) -> Status;
-    pub(crate) fn cuMemHostAlloc(ptr: *mut *mut c_void, bytes: usize, flags: c_uint) -> Status;
-    pub(crate) fn cuMemFreeHost(ptr: *mut c_void) -> Status;
-    pub(crate) fn cuMemHostGetDevicePointer_v2(
-        dptr: *mut CUdeviceptr,
-        ptr: *mut c_void,
-        flags: c_uint,
-    ) -> Status;
-    pub(crate) fn cuMemsetD8Async(
-        ptr: CUdeviceptr,
-        value: u8,
-        count: usize,
+/// `CUDA_KERNEL_NODE_PARAMS` (version 1, what `cuGraphExecKernelNodeSetParams`
+/// takes).
+#[repr(C)]
+pub(crate) struct KernelNodeParams {
+    pub(crate) func: CUfunction,
+    pub(crate) grid: [c_uint; 3],
+    pub(crate) block: [c_uint; 3],
+    pub(crate) shared_bytes: c_uint,
+    pub(crate) kernel_params: *mut *mut c_void,
+    pub(crate) extra: *mut *mut c_void,
+}
+
+/// The names the driver library goes by, tried in order.
+#[cfg(not(windows))]
+pub(crate) const LIBRARY_NAMES: &[&str] = &["libcuda.so.1", "libcuda.so"];
+#[cfg(windows)]
+pub(crate) const LIBRARY_NAMES: &[&str] = &["nvcuda.dll"];
+
+/// Declares the driver functions: a table of function pointers loaded from
+/// the library, and one wrapper per function with the driver's name and
+/// signature.
+macro_rules! driver_functions {
+    ($(fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> Status;)*) => {
+        /// The driver's functions, resolved once.
+        #[allow(non_snake_case)]
+        pub(crate) struct Functions {
+            $($name: unsafe extern "C" fn($($ty),*) -> Status,)*
+            /// Keeps the library loaded (the pointers above point into it).
+            _library: libloading::Library,
+        }
+
+        impl Functions {
+            fn load(library: libloading::Library) -> Result<Functions, String> {
+                // SAFETY: each symbol is a driver function with the signature
+                // of `cuda.h`, declared alike here; the library stays loaded as
+                // long as the table (it is stored in it, and the table lives in
+                // a static).
+                unsafe {
+                    Ok(Functions {
+                        $($name: *library
+                            .get::<unsafe extern "C" fn($($ty),*) -> Status>(
+                                concat!(stringify!($name), "\0").as_bytes(),
+                            )
+                            .map_err(|e| format!(
+                                "the CUDA driver library has no `{}` (a driver older than this runtime needs): {e}",
+                                stringify!($name)
+                            ))?,)*
+                        _library: library,
+                    })
+                }
+            }
+        }
+
+        $(
+            /// The driver function of the same name; [`ERROR_NOT_INITIALIZED`]
+            /// when no driver library was loaded.
+            ///
+            /// # Safety
+            /// As the driver function's contract in `cuda.h`.
+            #[allow(non_snake_case, clippy::too_many_arguments)]
+            pub(crate) unsafe fn $name($($arg: $ty),*) -> Status {
+                match functions() {
+                    // SAFETY: forwarded to the caller.
+                    Ok(f) => unsafe { (f.$name)($($arg),*) },
+                    Err(_) => ERROR_NOT_INITIALIZED,
+                }
+            }
+        )*
+    };
+}
+
+driver_functions! {
+    fn cuInit(flags: c_uint) -> Status;
+    fn cuGetErrorName(error: Status, name: *mut *const c_char) -> Status;
+    fn cuGetErrorString(error: Status, text: *mut *const c_char) -> Status;
+    fn cuDeviceGetCount(count: *mut c_int) -> Status;
+    fn cuDeviceGet(device: *mut CUdevice, ordinal: c_int) -> Status;
+    fn cuDeviceGetName(name: *mut c_char, len: c_int, device: CUdevice) -> Status;
+    fn cuDeviceGetAttribute(value: *mut c_int, attribute: c_int, device: CUdevice) -> Status;
+    fn cuDeviceGetDefaultMemPool(pool: *mut CUmemoryPool, device: CUdevice) -> Status;
+    fn cuDevicePrimaryCtxRetain(ctx: *mut CUcontext, device: CUdevice) -> Status;
+    fn cuCtxSetCurrent(ctx: CUcontext) -> Status;
+    fn cuCtxSynchronize() -> Status;
+    fn cuCtxGetStreamPriorityRange(least: *mut c_int, greatest: *mut c_int) -> Status;
+    fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) -> Status;
+    fn cuMemPoolSetAttribute(pool: CUmemoryPool, attribute: c_int, value: *mut c_void) -> Status;
+    fn cuMemPoolTrimTo(pool: CUmemoryPool, keep: usize) -> Status;
+    fn cuMemAllocAsync(ptr: *mut CUdeviceptr, bytes: usize, stream: CUstream) -> Status;
+    fn cuMemFreeAsync(ptr: CUdeviceptr, stream: CUstream) -> Status;
+    fn cuMemHostAlloc(ptr: *mut *mut c_void, bytes: usize, flags: c_uint) -> Status;
+    fn cuMemFreeHost(ptr: *mut c_void) -> Status;
+    fn cuMemHostGetDevicePointer_v2(dptr: *mut CUdeviceptr, ptr: *mut c_void, flags: c_uint) -> Status;
+    fn cuMemsetD8Async(ptr: CUdeviceptr, value: u8, count: usize, stream: CUstream) -> Status;
+    fn cuMemcpyHtoDAsync_v2(dst: CUdeviceptr, src: *const c_void, bytes: usize, stream: CUstream) -> Status;
+    fn cuMemcpyDtoHAsync_v2(dst: *mut c_void, src: CUdeviceptr, bytes: usize, stream: CUstream) -> Status;
+    fn cuMemcpyDtoDAsync_v2(dst: CUdeviceptr, src: CUdeviceptr, bytes: usize, stream: CUstream) -> Status;
+    fn cuStreamCreateWithPriority(stream: *mut CUstream, flags: c_uint, priority: c_int) -> Status;
+    fn cuStreamDestroy_v2(stream: CUstream) -> Status;
+    fn cuStreamGetFlags(stream: CUstream, flags: *mut c_uint) -> Status;
+    fn cuStreamGetPriority(stream: CUstream, priority: *mut c_int) -> Status;
+    fn cuStreamSynchronize(stream: CUstream) -> Status;
+    fn cuStreamQuery(stream: CUstream) -> Status;
+    fn cuStreamWaitEvent(stream: CUstream, event: CUevent, flags: c_uint) -> Status;
+    fn cuLaunchHostFunc(stream: CUstream, function: unsafe extern "C" fn(*mut c_void), user_data: *mut c_void) -> Status;
+    fn cuStreamAddCallback(stream: CUstream, callback: StreamCallback, user_data: *mut c_void, flags: c_uint) -> Status;
+    fn cuStreamBeginCapture_v2(stream: CUstream, mode: c_int) -> Status;
+    fn cuStreamEndCapture(stream: CUstream, graph: *mut CUgraph) -> Status;
+    fn cuStreamGetCaptureInfo_v2(
         stream: CUstream,
+        status: *mut c_int,
+        id: *mut u64,
+        graph: *mut CUgraph,
+        dependencies: *mut *const CUgraphNode,
+        count: *mut usize,
     ) -> Status;
-    pub(crate) fn cuMemcpyHtoDAsync_v2(
-        dst: CUdeviceptr,
-        src: *const c_void,
-        bytes: usize,
-        stream: CUstream,
-    ) -> Status;
-    pub(crate) fn cuMemcpyDtoHAsync_v2(
-        dst: *mut c_void,
-        src: CUdeviceptr,
-        bytes: usize,
-        stream: CUstream,
-    ) -> Status;
-    pub(crate) fn cuMemcpyDtoDAsync_v2(
-        dst: CUdeviceptr,
-        src: CUdeviceptr,
-        bytes: usize,
-        stream: CUstream,
-    ) -> Status;
-    pub(crate) fn cuStreamCreateWithPriority(
-        stream: *mut CUstream,
-        flags: c_uint,
-        priority: c_int,
-    ) -> Status;
-    pub(crate) fn cuStreamDestroy_v2(stream: CUstream) -> Status;
-    pub(crate) fn cuStreamGetFlags(stream: CUstream, flags: *mut c_uint) -> Status;
-    pub(crate) fn cuStreamGetPriority(stream: CUstream, priority: *mut c_int) -> Status;
-    pub(crate) fn cuStreamSynchronize(stream: CUstream) -> Status;
-    pub(crate) fn cuStreamQuery(stream: CUstream) -> Status;
-    pub(crate) fn cuStreamWaitEvent(stream: CUstream, event: CUevent, flags: c_uint) -> Status;
-    pub(crate) fn cuLaunchHostFunc(
-        stream: CUstream,
-        function: unsafe extern "C" fn(*mut c_void),
-        user_data: *mut c_void,
-    ) -> Status;
-    pub(crate) fn cuEventCreate(event: *mut CUevent, flags: c_uint) -> Status;
-    pub(crate) fn cuEventDestroy_v2(event: CUevent) -> Status;
-    pub(crate) fn cuEventRecord(event: CUevent, stream: CUstream) -> Status;
-    pub(crate) fn cuEventSynchronize(event: CUevent) -> Status;
-    pub(crate) fn cuEventQuery(event: CUevent) -> Status;
-    pub(crate) fn cuEventElapsedTime(ms: *mut f32, start: CUevent, end: CUevent) -> Status;
-    pub(crate) fn cuModuleLoadDataEx(
+    fn cuGraphGetNodes(graph: CUgraph, nodes: *mut CUgraphNode, count: *mut usize) -> Status;
+    fn cuGraphNodeGetType(node: CUgraphNode, kind: *mut c_int) -> Status;
+    fn cuGraphInstantiateWithFlags(exec: *mut CUgraphExec, graph: CUgraph, flags: u64) -> Status;
+    fn cuGraphLaunch(exec: CUgraphExec, stream: CUstream) -> Status;
+    fn cuGraphExecKernelNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *const KernelNodeParams) -> Status;
+    fn cuGraphExecDestroy(exec: CUgraphExec) -> Status;
+    fn cuGraphDestroy(graph: CUgraph) -> Status;
+    fn cuEventCreate(event: *mut CUevent, flags: c_uint) -> Status;
+    fn cuEventDestroy_v2(event: CUevent) -> Status;
+    fn cuEventRecord(event: CUevent, stream: CUstream) -> Status;
+    fn cuEventSynchronize(event: CUevent) -> Status;
+    fn cuEventQuery(event: CUevent) -> Status;
+    fn cuEventElapsedTime(ms: *mut f32, start: CUevent, end: CUevent) -> Status;
+    fn cuModuleLoadDataEx(
         module: *mut CUmodule,
         image: *const c_void,
         count: c_uint,
-        options: *mut CUjit_option,
+        options: *mut c_int,
         values: *mut *mut c_void,
     ) -> Status;
-    pub(crate) fn cuModuleGetFunction(
-        function: *mut CUfunction,
-        module: CUmodule,
-        name: *const c_char,
-    ) -> Status;
-    pub(crate) fn cuFuncGetAttribute(
-        value: *mut c_int,
-        attribute: CUfunction_attribute,
-        function: CUfunction,
-    ) -> Status;
-    pub(crate) fn cuFuncSetAttribute(
-        function: CUfunction,
-        attribute: CUfunction_attribute,
-        value: c_int,
-    ) -> Status;
-    pub(crate) fn cuLaunchKernel(
+    fn cuModuleGetFunction(function: *mut CUfunction, module: CUmodule, name: *const c_char) -> Status;
+    fn cuFuncGetAttribute(value: *mut c_int, attribute: c_int, function: CUfunction) -> Status;
+    fn cuFuncSetAttribute(function: CUfunction, attribute: c_int, value: c_int) -> Status;
+    fn cuLaunchKernel(
         f: CUfunction,
         grid_x: c_uint,
         grid_y: c_uint,
@@ -145,4 +247,28 @@ extern "C" {
         params: *mut *mut c_void,
         extra: *mut *mut c_void,
     ) -> Status;
+}
+
+/// The driver's function table, loaded on first use; the error says which
+/// library names were tried and why each failed.
+pub(crate) fn functions() -> Result<&'static Functions, &'static str> {
+    static FUNCTIONS: OnceLock<Result<Functions, String>> = OnceLock::new();
+    FUNCTIONS
+        .get_or_init(|| {
+            let mut failures = Vec::new();
+            for name in LIBRARY_NAMES {
+                // SAFETY: loading the NVIDIA driver library runs its
+                // initialisers, which have no preconditions.
+                match unsafe { libloading::Library::new(name) } {
+                    Ok(library) => return Functions::load(library),
+                    Err(e) => failures.push(format!("{name}: {e}")),
+                }
+            }
+            Err(format!(
+                "no CUDA driver library found (tried {}); install the NVIDIA driver to run on a GPU",
+                failures.join("; ")
+            ))
+        })
+        .as_ref()
+        .map_err(String::as_str)
 }

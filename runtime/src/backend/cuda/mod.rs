@@ -7,13 +7,16 @@
 //! for reuse instead of returning it to the system (release threshold: no
 //! limit), as CuPy's pool does.
 
+mod call;
 mod ffi;
+mod graph;
 
 use super::{
-    DeviceLimits, DeviceProperties, DevicePtr, Driver, DriverError, EventFlags, EventHandle,
-    FunctionHandle, FunctionLimits, HostFunction, KernelLaunch, ModuleHandle, StreamHandle,
-    MAX_DEVICES,
+    CompletionCallback, DeviceLimits, DeviceProperties, DevicePtr, Driver, DriverError, EventFlags,
+    EventHandle, FunctionHandle, FunctionLimits, GraphExecHandle, GraphHandle, GraphNodeHandle,
+    GraphNodeKind, HostFunction, KernelLaunch, ModuleHandle, StreamHandle, MAX_DEVICES,
 };
+use call::{check, check_done, event, stream};
 use ffi::*;
 use std::cell::Cell;
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
@@ -43,61 +46,6 @@ thread_local! {
     static BOUND: Cell<Option<usize>> = const { Cell::new(None) };
 }
 
-fn describe(code: Status) -> (String, String) {
-    let mut name: *const c_char = ptr::null();
-    let mut text: *const c_char = ptr::null();
-    // SAFETY: both calls write a pointer to a static, NUL-terminated string or
-    // leave it untouched (null) for an unknown code.
-    unsafe {
-        cuGetErrorName(code, &mut name);
-        cuGetErrorString(code, &mut text);
-    }
-    let read = |p: *const c_char, fallback: &str| {
-        if p.is_null() {
-            fallback.to_string()
-        } else {
-            // SAFETY: non-null pointers from the driver are static C strings.
-            unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
-        }
-    };
-    (
-        read(name, "CUDA_ERROR_UNKNOWN_CODE"),
-        read(text, "a status code this runtime does not know"),
-    )
-}
-
-/// Turns a status into `Ok(())` or a [`DriverError`] naming `call`.
-fn check(call: &'static str, code: Status) -> Result<(), DriverError> {
-    if code == SUCCESS {
-        Ok(())
-    } else {
-        let (name, description) = describe(code);
-        Err(DriverError {
-            call,
-            code,
-            name,
-            description,
-        })
-    }
-}
-
-/// `Ok(true)` for success, `Ok(false)` for "not ready", an error otherwise.
-fn check_done(call: &'static str, code: Status) -> Result<bool, DriverError> {
-    match code {
-        SUCCESS => Ok(true),
-        ERROR_NOT_READY => Ok(false),
-        code => check(call, code).map(|()| false),
-    }
-}
-
-fn stream(handle: StreamHandle) -> CUstream {
-    handle.0 as CUstream
-}
-
-fn event(handle: EventHandle) -> CUevent {
-    handle.0 as CUevent
-}
-
 impl CudaDriver {
     pub(crate) const fn new() -> Self {
         CudaDriver {
@@ -109,6 +57,12 @@ impl CudaDriver {
     fn init(&self) -> Result<(), DriverError> {
         self.initialised
             .get_or_init(|| {
+                functions().map_err(|reason| DriverError {
+                    call: "loading libcuda",
+                    code: ERROR_NOT_INITIALIZED,
+                    name: "CUDA_ERROR_NOT_INITIALIZED".into(),
+                    description: reason.to_string(),
+                })?;
                 // SAFETY: cuInit takes flags 0 and may be called any number of times.
                 check("cuInit", unsafe { cuInit(0) })
             })
@@ -151,7 +105,7 @@ impl Driver for CudaDriver {
     fn open(&self, ordinal: usize) -> Result<DeviceProperties, DriverError> {
         self.init()?;
         let device = Self::device_handle(ordinal)?;
-        let attr = |a: CUdevice_attribute| -> Result<u32, DriverError> {
+        let attr = |a: c_int| -> Result<u32, DriverError> {
             let mut v = 0;
             // SAFETY: writes one int.
             check("cuDeviceGetAttribute", unsafe {
@@ -159,27 +113,25 @@ impl Driver for CudaDriver {
             })?;
             Ok(v.max(0) as u32)
         };
-        use CUdevice_attribute as A;
+        use device_attribute as A;
         let limits = DeviceLimits {
-            max_threads_per_block: attr(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+            max_threads_per_block: attr(A::MAX_THREADS_PER_BLOCK)?,
             max_block_dim: [
-                attr(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X)?,
-                attr(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y)?,
-                attr(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z)?,
+                attr(A::MAX_BLOCK_DIM_X)?,
+                attr(A::MAX_BLOCK_DIM_Y)?,
+                attr(A::MAX_BLOCK_DIM_Z)?,
             ],
             max_grid_dim: [
-                attr(A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X)?,
-                attr(A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y)?,
-                attr(A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?,
+                attr(A::MAX_GRID_DIM_X)?,
+                attr(A::MAX_GRID_DIM_Y)?,
+                attr(A::MAX_GRID_DIM_Z)?,
             ],
-            max_shared_per_block: attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)?,
-            max_shared_per_block_optin: attr(
-                A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-            )?,
-            multiprocessor_count: attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+            max_shared_per_block: attr(A::MAX_SHARED_MEMORY_PER_BLOCK)?,
+            max_shared_per_block_optin: attr(A::MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?,
+            multiprocessor_count: attr(A::MULTIPROCESSOR_COUNT)?,
             compute_capability: (
-                attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,
-                attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
+                attr(A::COMPUTE_CAPABILITY_MAJOR)?,
+                attr(A::COMPUTE_CAPABILITY_MINOR)?,
             ),
         };
         let mut buf = [0 as c_char; 256];
@@ -415,6 +367,76 @@ impl Driver for CudaDriver {
         })
     }
 
+    fn status_error(&self, call: &'static str, code: i32) -> DriverError {
+        check(call, code).err().unwrap_or_else(|| DriverError {
+            call,
+            code,
+            name: "CUDA_SUCCESS".into(),
+            description: "no error".into(),
+        })
+    }
+
+    unsafe fn stream_add_callback(
+        &self,
+        on: StreamHandle,
+        callback: CompletionCallback,
+        user_data: *mut c_void,
+    ) -> Result<(), DriverError> {
+        // SAFETY: forwarded to the caller; the signatures are CUDA's
+        // `CUstreamCallback` (a raw stream, a status, the user data).
+        check("cuStreamAddCallback", unsafe {
+            cuStreamAddCallback(stream(on), callback, user_data, 0)
+        })
+    }
+
+    fn stream_begin_capture(&self, on: StreamHandle) -> Result<(), DriverError> {
+        graph::begin_capture(on)
+    }
+
+    fn stream_end_capture(&self, on: StreamHandle) -> Result<GraphHandle, DriverError> {
+        graph::end_capture(on)
+    }
+
+    fn stream_capture_dependencies(
+        &self,
+        on: StreamHandle,
+    ) -> Result<Vec<GraphNodeHandle>, DriverError> {
+        graph::capture_dependencies(on)
+    }
+
+    fn graph_nodes(
+        &self,
+        graph: GraphHandle,
+    ) -> Result<Vec<(GraphNodeHandle, GraphNodeKind)>, DriverError> {
+        graph::nodes(graph)
+    }
+
+    fn graph_instantiate(&self, graph: GraphHandle) -> Result<GraphExecHandle, DriverError> {
+        graph::instantiate(graph)
+    }
+
+    fn graph_launch(&self, exec: GraphExecHandle, on: StreamHandle) -> Result<(), DriverError> {
+        graph::launch(exec, on)
+    }
+
+    unsafe fn graph_exec_set_kernel(
+        &self,
+        exec: GraphExecHandle,
+        node: GraphNodeHandle,
+        launch: KernelLaunch<'_>,
+    ) -> Result<(), DriverError> {
+        // SAFETY: forwarded to the caller.
+        unsafe { graph::set_kernel(exec, node, launch) }
+    }
+
+    fn graph_exec_destroy(&self, exec: GraphExecHandle) -> Result<(), DriverError> {
+        graph::destroy_exec(exec)
+    }
+
+    fn graph_destroy(&self, graph: GraphHandle) -> Result<(), DriverError> {
+        graph::destroy(graph)
+    }
+
     fn event_create(&self, flags: EventFlags) -> Result<EventHandle, DriverError> {
         let bits = (if flags.blocking_sync {
             EVENT_BLOCKING_SYNC
@@ -470,10 +492,7 @@ impl Driver for CudaDriver {
 
     fn module_load(&self, ptx: &CStr) -> Result<ModuleHandle, (DriverError, String)> {
         let mut log = vec![0u8; 16 * 1024];
-        let mut options = [
-            CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
-            CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
-        ];
+        let mut options = [JIT_ERROR_LOG_BUFFER, JIT_ERROR_LOG_BUFFER_SIZE_BYTES];
         let mut values = [log.as_mut_ptr().cast::<c_void>(), log.len() as *mut c_void];
         let mut module = ptr::null_mut();
         // SAFETY: `ptx` is NUL-terminated; the option arrays have equal length
@@ -509,7 +528,7 @@ impl Driver for CudaDriver {
     }
 
     fn function_limits(&self, function: FunctionHandle) -> Result<FunctionLimits, DriverError> {
-        let attr = |a: CUfunction_attribute| -> Result<u32, DriverError> {
+        let attr = |a: c_int| -> Result<u32, DriverError> {
             let mut v = 0;
             // SAFETY: the function is live; writes one int.
             check("cuFuncGetAttribute", unsafe {
@@ -517,11 +536,11 @@ impl Driver for CudaDriver {
             })?;
             Ok(v.max(0) as u32)
         };
-        use CUfunction_attribute as F;
+        use function_attribute as F;
         Ok(FunctionLimits {
-            max_threads_per_block: attr(F::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
-            static_shared_bytes: attr(F::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?,
-            max_dynamic_shared_bytes: attr(F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)?,
+            max_threads_per_block: attr(F::MAX_THREADS_PER_BLOCK)?,
+            static_shared_bytes: attr(F::SHARED_SIZE_BYTES)?,
+            max_dynamic_shared_bytes: attr(F::MAX_DYNAMIC_SHARED_SIZE_BYTES)?,
         })
     }
 
@@ -534,7 +553,7 @@ impl Driver for CudaDriver {
         check("cuFuncSetAttribute", unsafe {
             cuFuncSetAttribute(
                 function.0 as CUfunction,
-                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                function_attribute::MAX_DYNAMIC_SHARED_SIZE_BYTES,
                 bytes as c_int,
             )
         })

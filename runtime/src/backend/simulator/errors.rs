@@ -21,3 +21,21 @@ pub(crate) fn invalid_value(call: &'static str, description: String) -> DriverEr
         description,
     }
 }
+
+/// A stream-capture failure, as the driver's `CUDA_ERROR_STREAM_CAPTURE_*` codes.
+pub(crate) fn capture_error(call: &'static str, code: i32, description: String) -> DriverError {
+    let name = match code {
+        status::STREAM_CAPTURE_UNSUPPORTED => "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED",
+        status::STREAM_CAPTURE_MERGE => "CUDA_ERROR_STREAM_CAPTURE_MERGE",
+        status::STREAM_CAPTURE_UNMATCHED => "CUDA_ERROR_STREAM_CAPTURE_UNMATCHED",
+        status::STREAM_CAPTURE_UNJOINED => "CUDA_ERROR_STREAM_CAPTURE_UNJOINED",
+        status::STREAM_CAPTURE_ISOLATION => "CUDA_ERROR_STREAM_CAPTURE_ISOLATION",
+        _ => "CUDA_ERROR_INVALID_VALUE",
+    };
+    DriverError {
+        call,
+        code,
+        name: name.into(),
+        description,
+    }
+}

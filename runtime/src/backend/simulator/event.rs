@@ -1,7 +1,10 @@
 //! Simulated events: completion and a timestamp, set in stream order.
 
 use super::super::{status, DriverError, EventHandle, StreamHandle};
+use super::capture::Capture;
+use super::errors::capture_error;
 use super::stream;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
 
@@ -18,6 +21,9 @@ struct State {
     completed: u64,
     /// When the stream reached it.
     time: Option<Instant>,
+    /// Where the latest record was captured: the capture and the recording
+    /// stream's tail then (`None` for a record outside captures).
+    captured: Option<(Arc<Capture>, Vec<usize>)>,
 }
 
 impl SimEvent {
@@ -56,8 +62,14 @@ pub(crate) fn destroy(handle: EventHandle) {
 
 pub(crate) fn record(handle: EventHandle, stream_handle: StreamHandle) {
     let event = with(handle, Arc::clone);
+    if let Some(membership) = stream::membership(stream_handle) {
+        // A point of the capture, which streams waiting for it join.
+        event.lock().captured = Some((membership.capture, membership.tail));
+        return;
+    }
     let generation = {
         let mut state = event.lock();
+        state.captured = None;
         state.recorded += 1;
         state.recorded
     };
@@ -74,34 +86,82 @@ pub(crate) fn record(handle: EventHandle, stream_handle: StreamHandle) {
     );
 }
 
-pub(crate) fn is_done(handle: EventHandle) -> bool {
+/// An error if the event's latest record was captured: it never runs.
+fn refuse_captured(state: &State, call: &'static str) -> Result<(), DriverError> {
+    match &state.captured {
+        Some((capture, _)) => Err(capture_error(
+            call,
+            status::STREAM_CAPTURE_UNSUPPORTED,
+            format!("the event was last recorded in capture {}", capture.id),
+        )),
+        None => Ok(()),
+    }
+}
+
+pub(crate) fn is_done(handle: EventHandle) -> Result<bool, DriverError> {
     with(handle, |e| {
         let state = e.lock();
-        state.completed >= state.recorded
+        refuse_captured(&state, "cuEventQuery")?;
+        Ok(state.completed >= state.recorded)
     })
 }
 
-pub(crate) fn synchronize(handle: EventHandle) {
+pub(crate) fn synchronize(handle: EventHandle) -> Result<(), DriverError> {
     with(handle, |e| {
-        let target = e.lock().recorded;
+        let target = {
+            let state = e.lock();
+            refuse_captured(&state, "cuEventSynchronize")?;
+            state.recorded
+        };
         e.wait_for(target);
-    });
+        Ok(())
+    })
 }
 
-/// Makes `stream_handle` wait for the event's latest record (as of this call).
-pub(crate) fn stream_wait(stream_handle: StreamHandle, handle: EventHandle) {
+/// Makes `stream_handle` wait for the event's latest record (as of this
+/// call). A record made in a capture makes the stream join that capture; a
+/// capturing stream cannot wait for a record made outside its capture.
+pub(crate) fn stream_wait(
+    stream_handle: StreamHandle,
+    handle: EventHandle,
+) -> Result<(), DriverError> {
     let event = with(handle, Arc::clone);
-    let target = event.lock().recorded;
-    stream::enqueue(
-        stream_handle,
-        Box::new(move || {
-            event.wait_for(target);
-            Ok(())
-        }),
-    );
+    let (target, captured) = {
+        let state = event.lock();
+        (state.recorded, state.captured.clone())
+    };
+    match (captured, stream::membership(stream_handle)) {
+        (Some((capture, _)), _) if capture.ended.load(Ordering::Acquire) => Err(capture_error(
+            "cuStreamWaitEvent",
+            status::STREAM_CAPTURE_UNSUPPORTED,
+            format!(
+                "the event was last recorded in capture {}, which has ended",
+                capture.id
+            ),
+        )),
+        (Some((capture, tail)), _) => stream::join(stream_handle, &capture, &tail),
+        (None, Some(membership)) => Err(capture_error(
+            "cuStreamWaitEvent",
+            status::STREAM_CAPTURE_ISOLATION,
+            format!(
+                "a stream of capture {} cannot wait for an event recorded outside it",
+                membership.capture.id
+            ),
+        )),
+        (None, None) => stream::enqueue(
+            stream_handle,
+            Box::new(move || {
+                event.wait_for(target);
+                Ok(())
+            }),
+        ),
+    }
 }
 
 pub(crate) fn elapsed_ms(start: EventHandle, end: EventHandle) -> Result<f32, DriverError> {
+    for h in [start, end] {
+        with(h, |e| refuse_captured(&e.lock(), "cuEventElapsedTime"))?;
+    }
     let time = |h| with(h, |e| e.lock().time);
     match (time(start), time(end)) {
         (Some(a), Some(b)) => {

@@ -25,7 +25,7 @@ mod thread_state;
 
 pub(crate) use pool::parallelism;
 
-use super::super::KernelLaunch;
+use super::super::{DriverError, GraphNodeKind, KernelLaunch};
 use super::settings::settings;
 use super::signals::{self, BlockSignals, Finish, Interrupt};
 use super::stream;
@@ -45,12 +45,24 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use thread_state::{SimCoroutine, Suspend, ThreadState};
 
-/// Queues a launch on its stream: the parameters are copied now, as the
-/// driver copies kernel parameters at launch.
+/// Queues a launch on its stream (or captures it): the parameters are
+/// copied now, as the driver copies kernel parameters at launch.
 ///
 /// # Safety
 /// As [`Driver::launch`](super::super::Driver::launch).
-pub(crate) unsafe fn launch(launch: KernelLaunch<'_>) {
+pub(crate) unsafe fn launch(launch: KernelLaunch<'_>) -> Result<(), DriverError> {
+    let stream = launch.stream;
+    // SAFETY: forwarded to the caller.
+    let call = unsafe { prepare(&launch) };
+    stream::submit(stream, GraphNodeKind::Kernel, Arc::new(move || run(&call)))
+}
+
+/// A launch with its parameters copied, runnable any number of times (a
+/// graph's kernel node runs it at each replay).
+///
+/// # Safety
+/// As [`Driver::launch`](super::super::Driver::launch), for every run.
+pub(crate) unsafe fn prepare(launch: &KernelLaunch<'_>) -> Arc<KernelCall> {
     let entry = launch.host;
     let copies: Vec<Box<[u128]>> = entry
         .param_sizes
@@ -71,30 +83,50 @@ pub(crate) unsafe fn launch(launch: KernelLaunch<'_>) {
             copy
         })
         .collect();
-    let run = Arc::new(Launch {
+    Arc::new(KernelCall {
         kernel: launch.name,
         call: entry.call,
         params: copies,
         grid: launch.grid,
         block: launch.block,
         shared_bytes: launch.shared_bytes as usize,
+    })
+}
+
+/// Runs every block of `call` once.
+pub(crate) fn run(call: &Arc<KernelCall>) -> Result<(), String> {
+    Arc::new(Launch {
+        kernel_call: Arc::clone(call),
         next_block: AtomicU64::new(0),
         failed: AtomicBool::new(false),
         failure: Mutex::new(None),
-    });
-    stream::enqueue(launch.stream, Box::new(move || run.run()));
+    })
+    .run()
 }
 
-struct Launch {
+/// What a launch runs: the kernel, its parameter values and its shape.
+pub(crate) struct KernelCall {
     kernel: &'static str,
     call: unsafe fn(*const *mut c_void),
     params: Vec<Box<[u128]>>,
     grid: [u32; 3],
     block: [u32; 3],
     shared_bytes: usize,
+}
+
+/// One run of a [`KernelCall`]: which blocks are taken, and the first failure.
+struct Launch {
+    kernel_call: Arc<KernelCall>,
     next_block: AtomicU64,
     failed: AtomicBool,
     failure: Mutex<Option<String>>,
+}
+
+impl std::ops::Deref for Launch {
+    type Target = KernelCall;
+    fn deref(&self) -> &KernelCall {
+        &self.kernel_call
+    }
 }
 
 impl Launch {

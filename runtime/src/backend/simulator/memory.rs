@@ -1,13 +1,13 @@
 //! Simulated device memory: aligned host allocations, counted against each
 //! device's capacity; copies, fills and frees in stream order.
 
-use super::super::{status, DevicePtr, DriverError, StreamHandle, MAX_DEVICES};
+use super::super::{status, DevicePtr, DriverError, GraphNodeKind, StreamHandle, MAX_DEVICES};
 use super::errors::invalid_value;
 use super::stream;
 use std::alloc::Layout;
 use std::collections::BTreeMap;
 use std::mem::MaybeUninit;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Allocations are aligned as `cuMemAlloc`'s are.
 const ALIGN: usize = 256;
@@ -122,11 +122,32 @@ pub(crate) fn alloc(bytes: usize, device: usize, devices: usize) -> Result<Devic
     allocate("cuMemAllocAsync", bytes, Place::Device(device), devices).map(|p| p as DevicePtr)
 }
 
-/// Frees `ptr` when the stream gets there, as `cuMemFreeAsync` does.
+/// Gives an allocation back now (the memory of a graph, once the graph and
+/// its instances are gone).
+pub(crate) fn free_now(ptr: DevicePtr) {
+    let _ = release("cuGraphDestroy", ptr as usize);
+}
+
+/// Frees `ptr` when the stream gets there, as `cuMemFreeAsync` does. On a
+/// capturing stream, memory the capture allocated gets a free node (the
+/// graph releases it when it is gone); other memory cannot be freed there.
 ///
 /// # Safety
 /// `ptr` came from `alloc`, is freed once, and nothing queued after this uses it.
 pub(crate) unsafe fn free_async(ptr: DevicePtr, on: StreamHandle) -> Result<(), DriverError> {
+    if let Some(membership) = stream::membership(on) {
+        if !membership.capture.memory.contains(ptr) {
+            return Err(invalid_value(
+                "cuMemFreeAsync",
+                format!(
+                    "{ptr:#x} was not allocated in capture {}, which cannot free it",
+                    membership.capture.id
+                ),
+            ));
+        }
+        stream::capture_marker(on, GraphNodeKind::MemFree);
+        return Ok(());
+    }
     if !allocations().blocks.contains_key(&(ptr as usize)) {
         return Err(invalid_value(
             "cuMemFreeAsync",
@@ -136,8 +157,7 @@ pub(crate) unsafe fn free_async(ptr: DevicePtr, on: StreamHandle) -> Result<(), 
     stream::enqueue(
         on,
         Box::new(move || release("cuMemFreeAsync", ptr as usize).map_err(|e| e.to_string())),
-    );
-    Ok(())
+    )
 }
 
 pub(crate) fn info(device: usize, devices: usize) -> (usize, usize) {
@@ -159,16 +179,17 @@ pub(crate) unsafe fn memset(
     on: StreamHandle,
 ) -> Result<(), DriverError> {
     let dst = Address(dst as usize);
-    stream::enqueue(
+    stream::submit(
         on,
-        Box::new(move || {
+        GraphNodeKind::Memset,
+        Arc::new(move || {
             // SAFETY: the caller guarantees `dst` is a live allocation of
-            // `bytes` bytes until the stream gets here.
+            // `bytes` bytes until the stream gets here (at each run of a
+            // captured graph: it outlives the graph).
             unsafe { std::ptr::write_bytes(dst.0 as *mut u8, value, bytes) };
             Ok(())
         }),
-    );
-    Ok(())
+    )
 }
 
 /// Whether `ptr` lies in page-locked host memory of the simulator.
@@ -220,8 +241,7 @@ pub(crate) unsafe fn copy_to_device(
             };
             Ok(())
         }),
-    );
-    Ok(())
+    )
 }
 
 /// Device to host, or device to device: in stream order.
@@ -236,9 +256,10 @@ pub(crate) unsafe fn copy(
     on: StreamHandle,
 ) -> Result<(), DriverError> {
     let (dst, src) = (Address(dst as usize), Address(src as usize));
-    stream::enqueue(
+    stream::submit(
         on,
-        Box::new(move || {
+        GraphNodeKind::Memcpy,
+        Arc::new(move || {
             // SAFETY: both ranges stay valid and untouched by the host until
             // the stream reaches this operation (the caller's contract); a
             // byte copy moves uninitialised bytes without reading them.
@@ -251,8 +272,7 @@ pub(crate) unsafe fn copy(
             };
             Ok(())
         }),
-    );
-    Ok(())
+    )
 }
 
 /// Page-locked host memory on the simulator: an aligned host allocation.

@@ -21,9 +21,11 @@
 //! its own memory, streams and default streams.
 
 mod bound_device;
+pub(crate) mod capture;
 mod errors;
 pub(crate) mod event;
 pub(crate) mod executor;
+pub(crate) mod graph;
 pub(crate) mod memory;
 pub(crate) mod settings;
 pub(crate) mod signals;
@@ -31,10 +33,11 @@ pub(crate) mod stream;
 pub(crate) mod watchdog;
 pub(crate) mod worker;
 
+use super::status;
 use super::{
-    DeviceLimits, DeviceProperties, DevicePtr, Driver, DriverError, EventFlags, EventHandle,
-    FunctionHandle, FunctionLimits, HostFunction, KernelLaunch, ModuleHandle, StreamHandle,
-    MAX_DEVICES,
+    CompletionCallback, DeviceLimits, DeviceProperties, DevicePtr, Driver, DriverError, EventFlags,
+    EventHandle, FunctionHandle, FunctionLimits, GraphExecHandle, GraphHandle, GraphNodeHandle,
+    GraphNodeKind, HostFunction, KernelLaunch, ModuleHandle, StreamHandle, MAX_DEVICES,
 };
 use bound_device::bound_device;
 use errors::invalid_value;
@@ -128,7 +131,12 @@ impl Driver for SimulatorDriver {
 
     fn alloc_async(&self, bytes: usize, on: StreamHandle) -> Result<DevicePtr, DriverError> {
         let device = stream::device_of(on);
-        memory::alloc(bytes, device, self.count())
+        let ptr = memory::alloc(bytes, device, self.count())?;
+        // In a capture the memory belongs to the graph, released with it.
+        if let Some(capture) = stream::capture_marker(on, GraphNodeKind::MemAlloc) {
+            capture.own_memory(ptr, Box::new(move || memory::free_now(ptr)));
+        }
+        Ok(ptr)
     }
 
     unsafe fn free_async(&self, ptr: DevicePtr, on: StreamHandle) -> Result<(), DriverError> {
@@ -215,12 +223,11 @@ impl Driver for SimulatorDriver {
     }
 
     fn stream_is_done(&self, on: StreamHandle) -> Result<bool, DriverError> {
-        Ok(stream::is_idle(on))
+        stream::is_idle(on)
     }
 
     fn stream_wait_event(&self, on: StreamHandle, e: EventHandle) -> Result<(), DriverError> {
-        event::stream_wait(on, e);
-        Ok(())
+        event::stream_wait(on, e)
     }
 
     fn stream_priority_range(&self) -> Result<(i32, i32), DriverError> {
@@ -242,7 +249,88 @@ impl Driver for SimulatorDriver {
                 unsafe { function(data as *mut c_void) };
                 Ok(())
             }),
-        );
+        )
+    }
+
+    fn status_error(&self, call: &'static str, code: i32) -> DriverError {
+        errors::launch_failed(
+            call,
+            format!(
+                "work on the stream failed (status {code}); its synchronize reports which and why"
+            ),
+        )
+    }
+
+    unsafe fn stream_add_callback(
+        &self,
+        on: StreamHandle,
+        callback: CompletionCallback,
+        user_data: *mut c_void,
+    ) -> Result<(), DriverError> {
+        let data = user_data as usize;
+        let raw = on.0;
+        stream::enqueue_reporting(
+            on,
+            Box::new(move |failed| {
+                // A failure since the stream's last synchronize is passed on
+                // as CUDA passes a device error on to later callbacks.
+                let status = if failed { status::LAUNCH_FAILED } else { 0 };
+                // SAFETY: the caller guarantees `callback` may be called once
+                // with `user_data` on another thread.
+                unsafe { callback(raw as *mut c_void, status, data as *mut c_void) };
+            }),
+        )
+    }
+
+    fn stream_begin_capture(&self, on: StreamHandle) -> Result<(), DriverError> {
+        stream::begin_capture(on)
+    }
+
+    fn stream_end_capture(&self, on: StreamHandle) -> Result<GraphHandle, DriverError> {
+        stream::end_capture(on).map(graph::from_capture)
+    }
+
+    fn stream_capture_dependencies(
+        &self,
+        on: StreamHandle,
+    ) -> Result<Vec<GraphNodeHandle>, DriverError> {
+        Ok(stream::membership(on)
+            .map(|m| m.tail.into_iter().map(GraphNodeHandle).collect())
+            .unwrap_or_default())
+    }
+
+    fn graph_nodes(
+        &self,
+        graph: GraphHandle,
+    ) -> Result<Vec<(GraphNodeHandle, GraphNodeKind)>, DriverError> {
+        Ok(graph::nodes(graph))
+    }
+
+    fn graph_instantiate(&self, graph: GraphHandle) -> Result<GraphExecHandle, DriverError> {
+        Ok(graph::instantiate(graph))
+    }
+
+    fn graph_launch(&self, exec: GraphExecHandle, on: StreamHandle) -> Result<(), DriverError> {
+        graph::launch(exec, on)
+    }
+
+    unsafe fn graph_exec_set_kernel(
+        &self,
+        exec: GraphExecHandle,
+        node: GraphNodeHandle,
+        launch: KernelLaunch<'_>,
+    ) -> Result<(), DriverError> {
+        // SAFETY: forwarded to the caller.
+        unsafe { graph::set_kernel(exec, node, launch) }
+    }
+
+    fn graph_exec_destroy(&self, exec: GraphExecHandle) -> Result<(), DriverError> {
+        graph::destroy_exec(exec);
+        Ok(())
+    }
+
+    fn graph_destroy(&self, graph: GraphHandle) -> Result<(), DriverError> {
+        graph::destroy(graph);
         Ok(())
     }
 
@@ -261,12 +349,11 @@ impl Driver for SimulatorDriver {
     }
 
     fn event_synchronize(&self, e: EventHandle) -> Result<(), DriverError> {
-        event::synchronize(e);
-        Ok(())
+        event::synchronize(e)
     }
 
     fn event_is_done(&self, e: EventHandle) -> Result<bool, DriverError> {
-        Ok(event::is_done(e))
+        event::is_done(e)
     }
 
     fn event_elapsed_ms(&self, start: EventHandle, end: EventHandle) -> Result<f32, DriverError> {
@@ -304,7 +391,6 @@ impl Driver for SimulatorDriver {
 
     unsafe fn launch(&self, launch: KernelLaunch<'_>) -> Result<(), DriverError> {
         // SAFETY: forwarded to the caller.
-        unsafe { executor::launch(launch) };
-        Ok(())
+        unsafe { executor::launch(launch) }
     }
 }

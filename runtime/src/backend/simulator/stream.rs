@@ -6,9 +6,10 @@
 //! stream), and work queued on a blocking stream waits for the work already
 //! queued on the legacy default stream. Non-blocking streams do neither.
 
-use super::super::{DriverError, StreamHandle, MAX_DEVICES};
+use super::super::{status, DriverError, GraphNodeKind, StreamHandle, MAX_DEVICES};
 use super::bound_device::bound_device;
-use super::errors::launch_failed;
+use super::capture::{union, Capture, Membership, Work};
+use super::errors::{capture_error, launch_failed};
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
@@ -52,6 +53,8 @@ struct State {
     closing: bool,
     /// The first failure since the last synchronize.
     failure: Option<String>,
+    /// The capture the stream takes part in: what is queued becomes nodes.
+    capture: Option<Membership>,
 }
 
 fn registry() -> &'static Mutex<Vec<Weak<SimStream>>> {
@@ -71,16 +74,16 @@ fn streams_of(device: usize) -> Vec<Arc<SimStream>> {
 
 /// A point in one stream that work in another stream can wait for.
 #[derive(Clone, Default)]
-struct Fence(Arc<(Mutex<bool>, Condvar)>);
+pub(crate) struct Fence(Arc<(Mutex<bool>, Condvar)>);
 
 impl Fence {
-    fn signal(&self) {
+    pub(crate) fn signal(&self) {
         let (reached, changed) = &*self.0;
         *reached.lock().unwrap_or_else(|e| e.into_inner()) = true;
         changed.notify_all();
     }
 
-    fn wait(&self) {
+    pub(crate) fn wait(&self) {
         let (reached, changed) = &*self.0;
         let mut reached = reached.lock().unwrap_or_else(|e| e.into_inner());
         while !*reached {
@@ -183,10 +186,35 @@ impl SimStream {
         }
     }
 
-    /// Queues `operation` after everything queued so far.
-    fn enqueue(&self, operation: Operation) {
+    /// Queues `operation` after everything queued so far; on a capturing
+    /// stream, an error (it cannot run again at each replay).
+    fn enqueue(&self, operation: Operation) -> Result<(), DriverError> {
+        if let Some(membership) = &self.lock().capture {
+            return Err(capture_error(
+                "the simulator",
+                status::STREAM_CAPTURE_UNSUPPORTED,
+                format!(
+                    "this operation cannot be captured (capture {})",
+                    membership.capture.id
+                ),
+            ));
+        }
         self.order_implicitly();
         self.push(Item::Run(operation));
+        Ok(())
+    }
+
+    /// Queues `work`, or captures it as a node of kind `kind`.
+    fn submit(&self, kind: GraphNodeKind, work: Work) -> Result<(), DriverError> {
+        {
+            let mut state = self.lock();
+            if let Some(membership) = &mut state.capture {
+                let node = membership.capture.add(kind, Some(work), &membership.tail);
+                membership.tail = vec![node];
+                return Ok(());
+            }
+        }
+        self.enqueue(Box::new(move || work()))
     }
 
     /// Queues a marker after everything queued so far (see [`Item::Mark`]).
@@ -302,11 +330,25 @@ pub(crate) fn destroy(handle: StreamHandle) {
 }
 
 pub(crate) fn synchronize(handle: StreamHandle) -> Result<(), DriverError> {
+    refuse_in_capture(handle, "cuStreamSynchronize")?;
     with(handle, |s| s.synchronize()).map_err(|m| launch_failed("cuStreamSynchronize", m))
 }
 
-pub(crate) fn is_idle(handle: StreamHandle) -> bool {
-    with(handle, |s| s.is_idle())
+pub(crate) fn is_idle(handle: StreamHandle) -> Result<bool, DriverError> {
+    refuse_in_capture(handle, "cuStreamQuery")?;
+    Ok(with(handle, |s| s.is_idle()))
+}
+
+/// An error if the stream captures, as CUDA refuses to wait for a capture.
+fn refuse_in_capture(handle: StreamHandle, call: &'static str) -> Result<(), DriverError> {
+    match membership(handle) {
+        Some(m) => Err(capture_error(
+            call,
+            status::STREAM_CAPTURE_UNSUPPORTED,
+            format!("the stream captures (capture {})", m.capture.id),
+        )),
+        None => Ok(()),
+    }
 }
 
 /// Waits for every stream of `device`, as `cuCtxSynchronize` does. A failure
@@ -328,7 +370,159 @@ pub(crate) fn enqueue_mark(handle: StreamHandle, mark: Box<dyn FnOnce() + Send>)
     with(handle, |s| s.enqueue_mark(mark));
 }
 
-/// Queues `operation` on the stream `handle` names.
-pub(crate) fn enqueue(handle: StreamHandle, operation: Operation) {
-    with(handle, |s| s.enqueue(operation));
+/// Queues `operation` on the stream `handle` names; an error on a capturing
+/// stream.
+pub(crate) fn enqueue(handle: StreamHandle, operation: Operation) -> Result<(), DriverError> {
+    with(handle, |s| s.enqueue(operation))
+}
+
+/// Queues `report` on the stream `handle` names, called with whether work on
+/// the stream failed since its last synchronize; an error on a capturing
+/// stream.
+pub(crate) fn enqueue_reporting(
+    handle: StreamHandle,
+    report: Box<dyn FnOnce(bool) + Send>,
+) -> Result<(), DriverError> {
+    with(handle, |s| {
+        let stream = Arc::downgrade(s);
+        s.enqueue(Box::new(move || {
+            let failed = stream.upgrade().is_some_and(|s| s.lock().failure.is_some());
+            report(failed);
+            Ok(())
+        }))
+    })
+}
+
+/// Queues `work` on the stream `handle` names, or captures it as a node.
+pub(crate) fn submit(
+    handle: StreamHandle,
+    kind: GraphNodeKind,
+    work: Work,
+) -> Result<(), DriverError> {
+    with(handle, |s| s.submit(kind, work))
+}
+
+/// The capture the stream takes part in, with its tail.
+pub(crate) fn membership(handle: StreamHandle) -> Option<Membership> {
+    with(handle, |s| s.lock().capture.clone())
+}
+
+/// Adds a node without work (an allocation, a free) to the capture of a
+/// capturing stream, after its tail; `None` if the stream is not capturing.
+pub(crate) fn capture_marker(handle: StreamHandle, kind: GraphNodeKind) -> Option<Arc<Capture>> {
+    with(handle, |s| {
+        let mut state = s.lock();
+        let membership = state.capture.as_mut()?;
+        let node = membership.capture.add(kind, None, &membership.tail);
+        membership.tail = vec![node];
+        Some(Arc::clone(&membership.capture))
+    })
+}
+
+/// Makes the stream depend on `tail` of `capture`: it joins the capture, or,
+/// already in it, adds `tail` to its own (an event wait inside a capture).
+pub(crate) fn join(
+    handle: StreamHandle,
+    capture: &Arc<Capture>,
+    tail: &[usize],
+) -> Result<(), DriverError> {
+    with(handle, |s| {
+        let mut state = s.lock();
+        match &mut state.capture {
+            Some(membership) if Arc::ptr_eq(&membership.capture, capture) => {
+                union(&mut membership.tail, tail);
+                Ok(())
+            }
+            Some(membership) => Err(capture_error(
+                "cuStreamWaitEvent",
+                status::STREAM_CAPTURE_MERGE,
+                format!(
+                    "the stream captures into capture {} and the event was recorded in capture {}",
+                    membership.capture.id, capture.id
+                ),
+            )),
+            None if s.kind == Kind::Legacy => Err(capture_error(
+                "cuStreamWaitEvent",
+                status::STREAM_CAPTURE_UNSUPPORTED,
+                "the legacy default stream cannot join a capture".into(),
+            )),
+            None => {
+                state.capture = Some(Membership {
+                    capture: Arc::clone(capture),
+                    tail: tail.to_vec(),
+                });
+                Ok(())
+            }
+        }
+    })
+}
+
+/// Starts a capture on the stream.
+pub(crate) fn begin_capture(handle: StreamHandle) -> Result<(), DriverError> {
+    with(handle, |s| {
+        if s.kind == Kind::Legacy {
+            return Err(capture_error(
+                "cuStreamBeginCapture",
+                status::STREAM_CAPTURE_UNSUPPORTED,
+                "the legacy default stream cannot be captured".into(),
+            ));
+        }
+        let mut state = s.lock();
+        if let Some(membership) = &state.capture {
+            return Err(capture_error(
+                "cuStreamBeginCapture",
+                status::INVALID_VALUE,
+                format!(
+                    "the stream already captures (capture {})",
+                    membership.capture.id
+                ),
+            ));
+        }
+        state.capture = Some(Membership {
+            capture: Capture::new(Arc::as_ptr(s) as usize),
+            tail: Vec::new(),
+        });
+        Ok(())
+    })
+}
+
+/// Ends the capture begun on the stream: every stream leaves it, and its
+/// nodes are returned. Streams that joined it must have been joined back.
+pub(crate) fn end_capture(handle: StreamHandle) -> Result<Arc<Capture>, DriverError> {
+    let (capture, tail, device) = with(handle, |s| {
+        let state = s.lock();
+        match &state.capture {
+            Some(m) if m.capture.origin == Arc::as_ptr(s) as usize => {
+                Ok((Arc::clone(&m.capture), m.tail.clone(), s.device))
+            }
+            _ => Err(capture_error(
+                "cuStreamEndCapture",
+                status::STREAM_CAPTURE_UNMATCHED,
+                "the stream did not begin a capture".into(),
+            )),
+        }
+    })?;
+    let mut unjoined = 0;
+    for stream in streams_of(device) {
+        let mut state = stream.lock();
+        let joined = match &state.capture {
+            Some(m) if Arc::ptr_eq(&m.capture, &capture) => capture.is_joined(&m.tail, &tail),
+            _ => continue,
+        };
+        if !joined {
+            unjoined += 1;
+        }
+        state.capture = None;
+    }
+    capture
+        .ended
+        .store(true, std::sync::atomic::Ordering::Release);
+    if unjoined > 0 {
+        return Err(capture_error(
+            "cuStreamEndCapture",
+            status::STREAM_CAPTURE_UNJOINED,
+            format!("{unjoined} stream(s) forked into the capture were not joined back into the stream that began it"),
+        ));
+    }
+    Ok(capture)
 }

@@ -1,0 +1,62 @@
+//! Turning the driver's status codes into results, and the runtime's handles
+//! into the driver's.
+
+use super::super::{DriverError, EventHandle, StreamHandle};
+use super::ffi::*;
+use std::ffi::{c_char, CStr};
+use std::ptr;
+
+fn describe(code: Status) -> (String, String) {
+    let mut name: *const c_char = ptr::null();
+    let mut text: *const c_char = ptr::null();
+    // SAFETY: both calls write a pointer to a static, NUL-terminated string or
+    // leave it untouched (null) for an unknown code.
+    unsafe {
+        cuGetErrorName(code, &mut name);
+        cuGetErrorString(code, &mut text);
+    }
+    let read = |p: *const c_char, fallback: &str| {
+        if p.is_null() {
+            fallback.to_string()
+        } else {
+            // SAFETY: non-null pointers from the driver are static C strings.
+            unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+        }
+    };
+    (
+        read(name, "CUDA_ERROR_UNKNOWN_CODE"),
+        read(text, "a status code this runtime does not know"),
+    )
+}
+
+/// Turns a status into `Ok(())` or a [`DriverError`] naming `call`.
+pub(super) fn check(call: &'static str, code: Status) -> Result<(), DriverError> {
+    if code == SUCCESS {
+        Ok(())
+    } else {
+        let (name, description) = describe(code);
+        Err(DriverError {
+            call,
+            code,
+            name,
+            description,
+        })
+    }
+}
+
+/// `Ok(true)` for success, `Ok(false)` for "not ready", an error otherwise.
+pub(super) fn check_done(call: &'static str, code: Status) -> Result<bool, DriverError> {
+    match code {
+        SUCCESS => Ok(true),
+        ERROR_NOT_READY => Ok(false),
+        code => check(call, code).map(|()| false),
+    }
+}
+
+pub(super) fn stream(handle: StreamHandle) -> CUstream {
+    handle.0 as CUstream
+}
+
+pub(super) fn event(handle: EventHandle) -> CUevent {
+    handle.0 as CUevent
+}

@@ -1,0 +1,153 @@
+//! Graphs on the simulator: a captured graph, its instances, and their runs.
+//!
+//! A run of an instance is one operation on the launching stream that runs
+//! the nodes in capture order, which lists every node after the nodes it
+//! depends on: one of the orders CUDA may run them in. Runs of one instance
+//! are ordered after its earlier runs, on whatever streams, as
+//! `cuGraphLaunch` orders them. A run takes the nodes as they are when it is
+//! queued, so a later kernel update changes later runs only.
+
+use super::super::{
+    DriverError, GraphExecHandle, GraphHandle, GraphNodeHandle, GraphNodeKind, KernelLaunch,
+    StreamHandle,
+};
+use super::capture::{Capture, GraphMemory, Node};
+use super::errors::invalid_value;
+use super::executor;
+use super::stream::{self, Fence};
+use std::sync::{Arc, Mutex};
+
+/// A captured graph.
+pub(crate) struct SimGraph {
+    nodes: Vec<Node>,
+    memory: Arc<GraphMemory>,
+}
+
+/// An instance of a graph.
+pub(crate) struct SimExec {
+    nodes: Mutex<Vec<Node>>,
+    memory: Arc<GraphMemory>,
+    /// Signalled when the latest run queued so far has finished.
+    previous: Mutex<Option<Fence>>,
+}
+
+fn graph(handle: GraphHandle) -> std::mem::ManuallyDrop<Arc<SimGraph>> {
+    // SAFETY: graph handles come from `from_capture`, which leaked one strong
+    // count that `destroy` gives back; borrowed here without touching it.
+    std::mem::ManuallyDrop::new(unsafe { Arc::from_raw(handle.0 as *const SimGraph) })
+}
+
+fn exec(handle: GraphExecHandle) -> std::mem::ManuallyDrop<Arc<SimExec>> {
+    // SAFETY: as `graph`, for `instantiate` and `destroy_exec`.
+    std::mem::ManuallyDrop::new(unsafe { Arc::from_raw(handle.0 as *const SimExec) })
+}
+
+/// The graph of an ended capture.
+pub(crate) fn from_capture(capture: Arc<Capture>) -> GraphHandle {
+    let graph = SimGraph {
+        nodes: capture.take_nodes(),
+        memory: Arc::clone(&capture.memory),
+    };
+    GraphHandle(Arc::into_raw(Arc::new(graph)) as usize)
+}
+
+pub(crate) fn nodes(handle: GraphHandle) -> Vec<(GraphNodeHandle, GraphNodeKind)> {
+    graph(handle)
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (GraphNodeHandle(i), n.kind))
+        .collect()
+}
+
+pub(crate) fn destroy(handle: GraphHandle) {
+    // SAFETY: the count leaked by `from_capture`, given back once.
+    drop(unsafe { Arc::from_raw(handle.0 as *const SimGraph) });
+}
+
+pub(crate) fn instantiate(handle: GraphHandle) -> GraphExecHandle {
+    let graph = graph(handle);
+    let exec = SimExec {
+        nodes: Mutex::new(graph.nodes.clone()),
+        memory: Arc::clone(&graph.memory),
+        previous: Mutex::new(None),
+    };
+    GraphExecHandle(Arc::into_raw(Arc::new(exec)) as usize)
+}
+
+pub(crate) fn destroy_exec(handle: GraphExecHandle) {
+    // SAFETY: the count leaked by `instantiate`, given back once; queued runs
+    // hold what they use.
+    drop(unsafe { Arc::from_raw(handle.0 as *const SimExec) });
+}
+
+/// Signals a run's fence however the run ends.
+struct SignalOnDrop(Fence);
+
+impl Drop for SignalOnDrop {
+    fn drop(&mut self) {
+        self.0.signal();
+    }
+}
+
+/// Queues a run of the instance on `on`, after its earlier runs.
+pub(crate) fn launch(handle: GraphExecHandle, on: StreamHandle) -> Result<(), DriverError> {
+    let exec = exec(handle);
+    let work: Vec<_> = exec
+        .nodes
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .filter_map(|n| n.work.clone())
+        .collect();
+    let memory = Arc::clone(&exec.memory);
+    let done = Fence::default();
+    let signal = done.clone();
+    let mut previous = exec.previous.lock().unwrap_or_else(|e| e.into_inner());
+    let before = previous.clone();
+    stream::enqueue(
+        on,
+        Box::new(move || {
+            let _memory = memory;
+            let _done = SignalOnDrop(signal);
+            if let Some(before) = before {
+                before.wait();
+            }
+            work.iter().try_for_each(|w| w())
+        }),
+    )?;
+    *previous = Some(done);
+    Ok(())
+}
+
+/// Replaces a kernel node's launch in the instance.
+///
+/// # Safety
+/// As [`Driver::launch`](super::super::Driver::launch), for every later run.
+pub(crate) unsafe fn set_kernel(
+    handle: GraphExecHandle,
+    node: GraphNodeHandle,
+    launch: KernelLaunch<'_>,
+) -> Result<(), DriverError> {
+    let exec = exec(handle);
+    let mut nodes = exec.nodes.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(target) = nodes.get_mut(node.0) else {
+        return Err(invalid_value(
+            "cuGraphExecKernelNodeSetParams",
+            format!("the instance has no node {}", node.0),
+        ));
+    };
+    if target.kind != GraphNodeKind::Kernel {
+        return Err(invalid_value(
+            "cuGraphExecKernelNodeSetParams",
+            format!(
+                "node {} is a {:?} node, not a kernel node",
+                node.0, target.kind
+            ),
+        ));
+    }
+    // SAFETY: forwarded to the caller.
+    let call = unsafe { executor::prepare(&launch) };
+    target.work = Some(Arc::new(move || executor::run(&call)));
+    Ok(())
+}

@@ -1,0 +1,445 @@
+//! Kernel entry points and their launches: the launch itself, and the
+//! arguments of a graph's kernel node built without launching. The
+//! configuration and its checks are in [`config`].
+
+mod config;
+
+pub use config::{DimValue, Dims, IntoDims, LaunchConfig, StreamRef};
+
+use crate::abi::{HostEntry, SliceArg};
+use crate::backend::{
+    driver, status, FunctionHandle, FunctionLimits, GraphNodeHandle, KernelLaunch, MAX_DEVICES,
+};
+use crate::device::DeviceState;
+use crate::error::{Error, Result};
+use crate::last_kernel::KernelId;
+use crate::memory::tracking::{self, Access, GraphUse};
+use crate::memory::{DeviceInput, DeviceOutput, GraphMemory, RawView};
+use crate::module::EmbeddedModule;
+use crate::stream::capture::CapturedKernel;
+use crate::stream::Stream;
+use gpu_device::DeviceCopy;
+use std::ffi::{c_void, CString};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::OnceLock;
+
+/// One kernel entry point of an [`EmbeddedModule`], resolved per device on
+/// first launch. The `#[kernel]` macro makes one static per entry point.
+pub struct KernelFunction {
+    module: &'static EmbeddedModule,
+    name: &'static str,
+    /// The body as the CPU simulator runs it.
+    host: HostEntry,
+    /// The general entry point and the one for one-dimensional launches.
+    entries: [&'static str; 2],
+    /// The name's number, for recording the last launched kernel.
+    id: OnceLock<KernelId>,
+    per_device: [[OnceLock<Result<FunctionInfo>>; 2]; MAX_DEVICES],
+}
+
+#[derive(Debug)]
+struct FunctionInfo {
+    handle: FunctionHandle,
+    limits: FunctionLimits,
+    /// The dynamic shared memory the function is currently allowed.
+    dynamic_shared_limit: AtomicU32,
+}
+
+impl KernelFunction {
+    /// Kernel `name` of `module`: `entry` launches any shape, `entry_1d` only
+    /// grids and blocks of the form `(n, 1, 1)` (its thread index witness
+    /// relies on that), `host` runs on the CPU simulator.
+    pub const fn new(
+        module: &'static EmbeddedModule,
+        name: &'static str,
+        entry: &'static str,
+        entry_1d: &'static str,
+        host: HostEntry,
+    ) -> Self {
+        KernelFunction {
+            module,
+            name,
+            host,
+            entries: [entry, entry_1d],
+            id: OnceLock::new(),
+            per_device: [const { [const { OnceLock::new() }, const { OnceLock::new() }] };
+                MAX_DEVICES],
+        }
+    }
+
+    /// The kernel's name, as errors report it.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn info(&self, device: &DeviceState, which: usize) -> Result<&FunctionInfo> {
+        let entry = self.entries[which];
+        self.per_device[device.ordinal][which]
+            .get_or_init(|| {
+                let module = self.module.load(device)?;
+                let name = CString::new(entry).expect("entry names have no NUL");
+                let handle =
+                    driver()
+                        .module_function(module, &name)
+                        .map_err(|e| Error::ModuleLoad {
+                            crate_name: self.module.crate_name(),
+                            driver: e,
+                            log: format!("entry point `{entry}` is not in the module"),
+                        })?;
+                let limits = driver().function_limits(handle)?;
+                Ok(FunctionInfo {
+                    handle,
+                    limits,
+                    dynamic_shared_limit: AtomicU32::new(limits.max_dynamic_shared_bytes),
+                })
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// Checks `config` for launching on `stream` and picks the entry point.
+    fn prepare(&'static self, config: &LaunchConfig<'_>, stream: &Stream) -> Result<Prepared> {
+        let device = stream.device_state()?;
+        // The one-dimensional entry point is chosen only for shapes (n, 1, 1):
+        // its thread index witness is unique only for those.
+        let which = usize::from(config.is_one_dimensional());
+        let info = self.info(device, which)?;
+        let (grid, block, shared) = config.check(self.name, &device.limits, &info.limits)?;
+        if shared > info.dynamic_shared_limit.load(Ordering::Relaxed) {
+            driver().set_max_dynamic_shared(info.handle, shared)?;
+            info.dynamic_shared_limit
+                .fetch_max(shared, Ordering::Relaxed);
+        }
+        // As on a GPU, the simulator runs the one-dimensional body for
+        // one-dimensional launches only (its witness is unique only there).
+        let mut host = self.host;
+        if which == 1 {
+            host.call = host.call_1d;
+        }
+        Ok(Prepared {
+            function: info.handle,
+            host,
+            grid,
+            block,
+            shared,
+        })
+    }
+
+    /// Launches the entry point.
+    ///
+    /// # Safety
+    /// `params` holds, in order, one pointer per PTX parameter of the entry
+    /// point, each to a live value of that parameter's type; device pointers
+    /// among them refer to memory that outlives the kernel and that no other
+    /// argument of this launch writes.
+    pub unsafe fn launch(
+        &'static self,
+        config: &LaunchConfig<'_>,
+        stream: &Stream,
+        params: &mut [*mut c_void],
+    ) -> Result<()> {
+        let Prepared {
+            function,
+            host,
+            grid,
+            block,
+            shared,
+        } = self.prepare(config, stream)?;
+        let device = stream.device_state()?;
+        let id = *self.id.get_or_init(|| KernelId::register(self.name));
+        // SAFETY: forwarded to the caller; the configuration was checked above.
+        let launched = unsafe {
+            driver().launch(KernelLaunch {
+                name: self.name,
+                function,
+                host,
+                grid,
+                block,
+                shared_bytes: shared,
+                stream: stream.handle(),
+                params,
+            })
+        };
+        match launched {
+            Ok(()) => {
+                stream.note_launch(id, device);
+                let captured = self.note_captured(stream)?;
+                let memory = PENDING_MEMORY.with(|p| p.take());
+                if let (Some((capture, node)), Some(memory)) = (captured, memory) {
+                    tracking::note_node_memory(capture, node, memory);
+                }
+                Ok(())
+            }
+            Err(e) if e.code == status::LAUNCH_OUT_OF_RESOURCES => Err(Error::InvalidLaunch {
+                kernel: self.name,
+                reason: format!(
+                    "the device has too few registers or resources for blocks of {}x{}x{} threads",
+                    block[0], block[1], block[2]
+                ),
+            }),
+            // A fault here is left over from an earlier kernel on the stream.
+            Err(e) => Err(stream.error(e)),
+        }
+    }
+
+    /// New arguments for a graph's kernel node of this kernel: `config` and
+    /// `params` are checked as a launch on `stream`'s device would be, and
+    /// the parameter values copied. `memory` names each buffer argument (its
+    /// parameter, the memory, whether the kernel writes it).
+    ///
+    /// # Safety
+    /// As [`launch`](Self::launch); the device memory the parameters refer
+    /// to is that of `memory`, which the arguments keep alive.
+    pub unsafe fn arguments(
+        &'static self,
+        config: &LaunchConfig<'_>,
+        stream: &Stream,
+        params: &mut [*mut c_void],
+        memory: Vec<(&'static str, Option<GraphMemory>, bool)>,
+    ) -> Result<KernelArgs> {
+        let prepared = self.prepare(config, stream)?;
+        let values = prepared
+            .host
+            .param_sizes
+            .iter()
+            .zip(params.iter())
+            .map(|(&size, &param)| {
+                let mut copy = vec![0u128; size.div_ceil(16).max(1)].into_boxed_slice();
+                // SAFETY: each parameter pointer refers to a live value of
+                // the parameter's type, of `size` bytes (the caller's
+                // contract); a byte copy moves padding without reading it.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        param.cast::<std::mem::MaybeUninit<u8>>(),
+                        copy.as_mut_ptr().cast::<std::mem::MaybeUninit<u8>>(),
+                        size,
+                    )
+                };
+                copy
+            })
+            .collect();
+        let memory = memory
+            .into_iter()
+            .map(|(parameter, memory, writes)| match memory {
+                Some(GraphMemory(memory)) => Ok((
+                    memory,
+                    if writes { Access::Write } else { Access::Read },
+                )),
+                None => Err(Error::Capture {
+                    capture: 0,
+                    reason: format!(
+                        "argument `{parameter}` of `{}` is mapped pinned memory, which a graph cannot hold",
+                        self.name
+                    ),
+                }),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(KernelArgs {
+            function: self,
+            device: stream.device(),
+            prepared,
+            values,
+            memory,
+        })
+    }
+}
+
+impl KernelFunction {
+    /// Records, in a capture, which node a launch of this kernel just queued
+    /// on `stream` made: the one node the stream's next captured work would
+    /// depend on. Returns the capture's number and the node.
+    fn note_captured(&'static self, stream: &Stream) -> Result<Option<(u64, GraphNodeHandle)>> {
+        let Some(capture) = stream.active_capture() else {
+            return Ok(None);
+        };
+        let dependencies = driver()
+            .stream_capture_dependencies(stream.handle())
+            .map_err(|e| stream.error(e))?;
+        match dependencies[..] {
+            [node] => {
+                capture.add_kernel(CapturedKernel {
+                    node,
+                    function: self as *const Self as usize,
+                    name: self.name,
+                });
+                Ok(Some((capture.id, node)))
+            }
+            _ => Err(Error::Capture {
+                capture: capture.id,
+                reason: format!(
+                    "the launch of `{}` on {stream} left {} capture dependencies instead of its own node",
+                    self.name,
+                    dependencies.len()
+                ),
+            }),
+        }
+    }
+}
+
+thread_local! {
+    /// The buffers of the launch about to be captured on this thread, set by
+    /// the launcher just before it launches ([`graph_memory_of_launch`]).
+    static PENDING_MEMORY: std::cell::RefCell<Option<Vec<GraphUse>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Called by a kernel's launcher before it launches on `stream`: in a
+/// capture, the launch's buffer arguments (`memory()` lists them: parameter,
+/// memory, whether the kernel writes it) are recorded with the node it makes,
+/// which bounds what later updates of the node may change. Outside captures
+/// this is one atomic load.
+#[doc(hidden)]
+pub fn graph_memory_of_launch(
+    stream: &Stream,
+    memory: impl FnOnce() -> Vec<(&'static str, Option<GraphMemory>, bool)>,
+) {
+    if stream.active_capture().is_none() {
+        return;
+    }
+    let uses = memory()
+        .into_iter()
+        .filter_map(|(_, memory, writes)| {
+            memory.map(|GraphMemory(m)| (m, if writes { Access::Write } else { Access::Read }))
+        })
+        // The graph's own allocations are freed inside it: holding them would
+        // keep them alive past the capture, and no update can name them.
+        .filter(|(m, _)| m.tracker().graph_allocation().0.is_none())
+        .collect();
+    PENDING_MEMORY.with(|p| *p.borrow_mut() = Some(uses));
+}
+
+/// A checked launch: the entry point, the simulator's body and the shape.
+#[derive(Clone, Copy)]
+struct Prepared {
+    function: FunctionHandle,
+    host: HostEntry,
+    grid: [u32; 3],
+    block: [u32; 3],
+    shared: u32,
+}
+
+/// A kernel's checked arguments and launch shape, built by the typed
+/// launcher without launching (`kernel_args!(k[grid, block](args))`), for
+/// [`GraphExec::set_kernel_args`](crate::GraphExec::set_kernel_args). It
+/// holds copies of the argument values and keeps the buffers it names alive.
+pub struct KernelArgs {
+    function: &'static KernelFunction,
+    device: usize,
+    prepared: Prepared,
+    values: Vec<Box<[u128]>>,
+    memory: Vec<GraphUse>,
+}
+
+impl KernelArgs {
+    /// The kernel the arguments are for.
+    pub fn kernel_name(&self) -> &'static str {
+        self.function.name
+    }
+
+    /// The `KernelFunction`'s address, which tells kernels apart.
+    pub(crate) fn function_id(&self) -> usize {
+        self.function as *const KernelFunction as usize
+    }
+
+    /// The device the arguments were checked for.
+    pub(crate) fn device(&self) -> usize {
+        self.device
+    }
+
+    /// The memory the arguments use, each with how.
+    pub(crate) fn memory(&self) -> &[GraphUse] {
+        &self.memory
+    }
+
+    /// Runs `f` with the launch these arguments describe (on no stream).
+    pub(crate) fn with_launch<R>(&mut self, f: impl FnOnce(KernelLaunch<'_>) -> R) -> R {
+        let mut params: Vec<*mut c_void> = self
+            .values
+            .iter_mut()
+            .map(|v| v.as_mut_ptr().cast::<c_void>())
+            .collect();
+        f(KernelLaunch {
+            name: self.function.name,
+            function: self.prepared.function,
+            host: self.prepared.host,
+            grid: self.prepared.grid,
+            block: self.prepared.block,
+            shared_bytes: self.prepared.shared,
+            stream: crate::backend::StreamHandle::LEGACY,
+            params: &mut params,
+        })
+    }
+}
+
+impl std::fmt::Debug for KernelArgs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KernelArgs")
+            .field("kernel", &self.function.name)
+            .field("grid", &self.prepared.grid)
+            .field("block", &self.prepared.block)
+            .finish()
+    }
+}
+
+/// Names the instance `N` of a const-generic kernel (`#[kernel(16, 32)] fn
+/// k<const TILE: usize>`): the launcher of `k` requires `Const<TILE>:
+/// k::Instance`, which holds for the listed values only.
+pub struct Const<const N: usize>;
+
+impl SliceArg {
+    /// An input argument; checks it lives on the stream's device.
+    pub fn input<T: DeviceCopy>(
+        arg: &impl DeviceInput<T>,
+        stream_device: usize,
+        kernel: &KernelFunction,
+        parameter: &'static str,
+    ) -> Result<SliceArg> {
+        SliceArg::checked::<T>(arg.raw_view(), stream_device, kernel, parameter)
+    }
+
+    /// An output argument; checks it lives on the stream's device.
+    pub fn output<T: DeviceCopy>(
+        arg: &mut impl DeviceOutput<T>,
+        stream_device: usize,
+        kernel: &KernelFunction,
+        parameter: &'static str,
+    ) -> Result<SliceArg> {
+        SliceArg::checked::<T>(arg.raw_view(), stream_device, kernel, parameter)
+    }
+
+    /// Checks the device; a slice with no bytes (empty, or of a zero-sized
+    /// element type) gets a non-null, aligned dangling address (as Rust's
+    /// empty slices have), since the device side builds a slice from the
+    /// pointer without a branch, and a zero-sized allocation has no address.
+    fn checked<T>(
+        view: RawView,
+        stream_device: usize,
+        kernel: &KernelFunction,
+        parameter: &'static str,
+    ) -> Result<SliceArg> {
+        if view.len == 0 || std::mem::size_of::<T>() == 0 {
+            return Ok(SliceArg {
+                ptr: std::mem::align_of::<T>() as u64,
+                len: view.len,
+            });
+        }
+        if view.device != stream_device {
+            return Err(Error::WrongDevice {
+                kernel: kernel.name,
+                parameter,
+                buffer_device: view.device,
+                stream_device,
+            });
+        }
+        if std::mem::size_of::<T>() == 0 {
+            return Ok(SliceArg {
+                ptr: std::mem::align_of::<T>() as u64,
+                len: view.len,
+            });
+        }
+        Ok(SliceArg {
+            ptr: view.ptr,
+            len: view.len,
+        })
+    }
+}
