@@ -258,26 +258,27 @@ impl<T: DeviceCopy + AnyBitPattern> DeviceBuffer<T> {
 }
 
 /// Frees `ptr` (of `device`) in stream order after `accesses`: on the stream
-/// of the last access (its readers' last, else its writer), made to wait for
-/// the others. Returns that stream, or `None` when there was nothing to free
+/// of the device's last access (its readers' last, else its writer), made to
+/// wait for the others, on any device. Returns that stream, or `None` when there was nothing to free
 /// or the context is gone (with it, the memory).
 fn release(ptr: DevicePtr, device: usize, accesses: &Accesses) -> Result<Option<Stream>> {
     if ptr == 0 || device::state(device).is_err() {
         return Ok(None);
     }
-    let last = accesses
+    // The free goes on a stream of the buffer's own device (kernels and
+    // copies of other devices may have used it: peer access, peer copies),
+    // the one that used it last; another thread's per-thread default stream
+    // cannot be queued on from here, and the legacy default stream is
+    // ordered after it.
+    let usable = |s: &&Stream| s.device() == device && s.is_usable_here();
+    let on = accesses
         .readers
-        .last()
-        .or(accesses.writer.as_ref())
+        .iter()
+        .rev()
+        .find(usable)
+        .or(accesses.writer.as_ref().filter(usable))
         .cloned()
         .unwrap_or_else(|| Stream::legacy_on(device).clone());
-    // Another thread's per-thread default stream cannot be queued on from
-    // here; the legacy default stream is ordered after it.
-    let on = if last.is_usable_here() {
-        last
-    } else {
-        Stream::legacy_on(device).clone()
-    };
     for other in accesses.streams() {
         on.wait_for(other)?;
     }

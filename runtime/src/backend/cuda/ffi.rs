@@ -25,8 +25,29 @@ pub(crate) const STREAM_NON_BLOCKING: c_uint = 1;
 pub(crate) const EVENT_BLOCKING_SYNC: c_uint = 1;
 pub(crate) const EVENT_DISABLE_TIMING: c_uint = 2;
 pub(crate) const EVENT_INTERPROCESS: c_uint = 4;
+/// `CU_MEMHOSTALLOC_PORTABLE`: page-locked for every context, not only the
+/// one that allocated it (every device's copies run at full speed).
+pub(crate) const HOST_ALLOC_PORTABLE: c_uint = 1;
 /// `CU_MEMHOSTALLOC_DEVICEMAP`.
 pub(crate) const HOST_ALLOC_DEVICE_MAP: c_uint = 2;
+/// `CU_MEM_LOCATION_TYPE_DEVICE`.
+pub(crate) const MEM_LOCATION_TYPE_DEVICE: c_int = 1;
+/// `CU_MEM_ACCESS_FLAGS_PROT_READWRITE`.
+pub(crate) const MEM_ACCESS_FLAGS_PROT_READWRITE: c_int = 3;
+
+/// `CUmemLocation`.
+#[repr(C)]
+pub(crate) struct MemLocation {
+    pub(crate) kind: c_int,
+    pub(crate) id: c_int,
+}
+
+/// `CUmemAccessDesc`.
+#[repr(C)]
+pub(crate) struct MemAccessDesc {
+    pub(crate) location: MemLocation,
+    pub(crate) flags: c_int,
+}
 /// `CU_MEMPOOL_ATTR_RELEASE_THRESHOLD`.
 pub(crate) const MEMPOOL_ATTR_RELEASE_THRESHOLD: c_int = 4;
 
@@ -55,6 +76,25 @@ extern "C" {
         value: *mut c_void,
     ) -> Status;
     pub(crate) fn cuMemPoolTrimTo(pool: CUmemoryPool, keep: usize) -> Status;
+    pub(crate) fn cuMemPoolSetAccess(
+        pool: CUmemoryPool,
+        map: *const MemAccessDesc,
+        count: usize,
+    ) -> Status;
+    pub(crate) fn cuDeviceCanAccessPeer(
+        can_access: *mut c_int,
+        device: CUdevice,
+        peer: CUdevice,
+    ) -> Status;
+    pub(crate) fn cuCtxEnablePeerAccess(peer: CUcontext, flags: c_uint) -> Status;
+    pub(crate) fn cuMemcpyPeerAsync(
+        dst: CUdeviceptr,
+        dst_context: CUcontext,
+        src: CUdeviceptr,
+        src_context: CUcontext,
+        bytes: usize,
+        stream: CUstream,
+    ) -> Status;
     pub(crate) fn cuMemAllocAsync(ptr: *mut CUdeviceptr, bytes: usize, stream: CUstream) -> Status;
     pub(crate) fn cuMemFreeAsync(ptr: CUdeviceptr, stream: CUstream) -> Status;
     pub(crate) fn cuMemHostAlloc(ptr: *mut *mut c_void, bytes: usize, flags: c_uint) -> Status;

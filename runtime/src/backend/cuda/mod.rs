@@ -8,11 +8,14 @@
 //! limit), as CuPy's pool does.
 
 mod ffi;
+mod nccl;
+
+pub use nccl::NCCL_LIBRARY_ENV;
 
 use super::{
-    DeviceLimits, DeviceProperties, DevicePtr, Driver, DriverError, EventFlags, EventHandle,
-    FunctionHandle, FunctionLimits, HostFunction, KernelLaunch, ModuleHandle, StreamHandle,
-    MAX_DEVICES,
+    Collective, CommHandle, DeviceLimits, DeviceProperties, DevicePtr, Driver, DriverError,
+    EventFlags, EventHandle, FunctionHandle, FunctionLimits, HostFunction, KernelLaunch,
+    ModuleHandle, StreamHandle, MAX_DEVICES, UNIQUE_ID_BYTES,
 };
 use ffi::*;
 use std::cell::Cell;
@@ -122,6 +125,27 @@ impl CudaDriver {
             cuDeviceGet(&mut device, ordinal as c_int)
         })?;
         Ok(device)
+    }
+
+    /// Device `ordinal`'s context and pool, once opened.
+    fn opened(&self, ordinal: usize, call: &'static str) -> Result<OpenDevice, DriverError> {
+        self.devices
+            .get(ordinal)
+            .and_then(OnceLock::get)
+            .copied()
+            .ok_or_else(|| DriverError {
+                call,
+                code: super::status::INVALID_VALUE,
+                name: "CUDA_ERROR_INVALID_CONTEXT".into(),
+                description: format!("device {ordinal} was not opened"),
+            })
+    }
+
+    /// Forgets which device this thread bound: the next `bind` sets the
+    /// context again. For after calls into libraries (NCCL) that may switch
+    /// the thread's current context.
+    fn forget_binding() {
+        BOUND.with(|b| b.set(None));
     }
 
     /// The pool of the device bound on this thread.
@@ -253,6 +277,46 @@ impl Driver for CudaDriver {
         check("cuMemPoolTrimTo", unsafe { cuMemPoolTrimTo(pool, 0) })
     }
 
+    fn can_access_peer(&self, ordinal: usize, peer: usize) -> Result<bool, DriverError> {
+        let (device, peer) = (Self::device_handle(ordinal)?, Self::device_handle(peer)?);
+        let mut can = 0;
+        // SAFETY: writes one int.
+        check("cuDeviceCanAccessPeer", unsafe {
+            cuDeviceCanAccessPeer(&mut can, device, peer)
+        })?;
+        Ok(can != 0)
+    }
+
+    fn enable_peer_access(&self, peer: usize) -> Result<(), DriverError> {
+        let bound = BOUND.with(Cell::get).ok_or_else(|| DriverError {
+            call: "cuCtxEnablePeerAccess",
+            code: super::status::INVALID_VALUE,
+            name: "CUDA_ERROR_INVALID_CONTEXT".into(),
+            description: "no device is bound on this thread".into(),
+        })?;
+        let target = self.opened(peer, "cuCtxEnablePeerAccess")?;
+        // SAFETY: `target.context` is a retained primary context; the bound
+        // device's context is current.
+        let code = unsafe { cuCtxEnablePeerAccess(target.context, 0) };
+        if code != super::status::PEER_ACCESS_ALREADY_ENABLED {
+            check("cuCtxEnablePeerAccess", code)?;
+        }
+        // Memory from a pool (`cuMemAllocAsync`) is not covered by context
+        // peer access: the peer's pool grants the bound device access itself.
+        let access = MemAccessDesc {
+            location: MemLocation {
+                kind: MEM_LOCATION_TYPE_DEVICE,
+                id: bound as c_int,
+            },
+            flags: MEM_ACCESS_FLAGS_PROT_READWRITE,
+        };
+        // SAFETY: one descriptor, read during the call; the pool is `peer`'s
+        // default pool and the location another device.
+        check("cuMemPoolSetAccess", unsafe {
+            cuMemPoolSetAccess(target.pool, &access, 1)
+        })
+    }
+
     fn alloc_async(&self, bytes: usize, on: StreamHandle) -> Result<DevicePtr, DriverError> {
         let mut p = 0;
         // SAFETY: writes one device pointer; `on` is a live stream.
@@ -269,7 +333,9 @@ impl Driver for CudaDriver {
 
     fn host_alloc(&self, bytes: usize, mapped: bool) -> Result<*mut u8, DriverError> {
         let mut p = ptr::null_mut();
-        let flags = if mapped { HOST_ALLOC_DEVICE_MAP } else { 0 };
+        // Portable: pinned for every device's context, so that copies on any
+        // device's streams are asynchronous (and mapped for every device).
+        let flags = HOST_ALLOC_PORTABLE | if mapped { HOST_ALLOC_DEVICE_MAP } else { 0 };
         // SAFETY: writes one pointer.
         check("cuMemHostAlloc", unsafe {
             cuMemHostAlloc(&mut p, bytes, flags)
@@ -340,6 +406,24 @@ impl Driver for CudaDriver {
         // SAFETY: forwarded to the caller.
         check("cuMemcpyDtoDAsync", unsafe {
             cuMemcpyDtoDAsync_v2(dst, src, bytes, stream(on))
+        })
+    }
+
+    unsafe fn copy_peer_async(
+        &self,
+        dst: DevicePtr,
+        dst_device: usize,
+        src: DevicePtr,
+        src_device: usize,
+        bytes: usize,
+        on: StreamHandle,
+    ) -> Result<(), DriverError> {
+        let to = self.opened(dst_device, "cuMemcpyPeerAsync")?;
+        let from = self.opened(src_device, "cuMemcpyPeerAsync")?;
+        // SAFETY: both contexts are retained primary contexts; the ranges are
+        // forwarded to the caller.
+        check("cuMemcpyPeerAsync", unsafe {
+            cuMemcpyPeerAsync(dst, to.context, src, from.context, bytes, stream(on))
         })
     }
 
@@ -566,5 +650,31 @@ impl Driver for CudaDriver {
                 ptr::null_mut(),
             )
         })
+    }
+
+    fn comm_unique_id(&self) -> Result<[u8; UNIQUE_ID_BYTES], DriverError> {
+        self.nccl_unique_id()
+    }
+
+    fn comm_init_rank(
+        &self,
+        id: &[u8; UNIQUE_ID_BYTES],
+        ranks: usize,
+        rank: usize,
+    ) -> Result<CommHandle, DriverError> {
+        self.nccl_init_rank(id, ranks, rank)
+    }
+
+    fn comm_init_all(&self, devices: &[usize]) -> Result<Vec<CommHandle>, DriverError> {
+        self.nccl_init_all(devices)
+    }
+
+    fn comm_destroy(&self, comm: CommHandle) -> Result<(), DriverError> {
+        self.nccl_destroy(comm)
+    }
+
+    unsafe fn collectives(&self, calls: &[Collective]) -> Result<(), DriverError> {
+        // SAFETY: forwarded to the caller.
+        unsafe { self.nccl_collectives(calls) }
     }
 }

@@ -21,3 +21,13 @@ pub(crate) fn invalid_value(call: &'static str, description: String) -> DriverEr
         description,
     }
 }
+
+/// A simulated collective refused, as NCCL reports its errors.
+pub(crate) fn collective_failed(call: &'static str, description: String) -> DriverError {
+    DriverError {
+        call,
+        code: status::COLLECTIVE_FAILED,
+        name: "ncclInvalidUsage (simulated)".into(),
+        description,
+    }
+}

@@ -21,10 +21,12 @@
 //! its own memory, streams and default streams.
 
 mod bound_device;
+pub(crate) mod collective;
 mod errors;
 pub(crate) mod event;
 pub(crate) mod executor;
 pub(crate) mod memory;
+pub(crate) mod peer;
 pub(crate) mod settings;
 pub(crate) mod signals;
 pub(crate) mod stream;
@@ -32,9 +34,9 @@ pub(crate) mod watchdog;
 pub(crate) mod worker;
 
 use super::{
-    DeviceLimits, DeviceProperties, DevicePtr, Driver, DriverError, EventFlags, EventHandle,
-    FunctionHandle, FunctionLimits, HostFunction, KernelLaunch, ModuleHandle, StreamHandle,
-    MAX_DEVICES,
+    Collective, CommHandle, DeviceLimits, DeviceProperties, DevicePtr, Driver, DriverError,
+    EventFlags, EventHandle, FunctionHandle, FunctionLimits, HostFunction, KernelLaunch,
+    ModuleHandle, StreamHandle, MAX_DEVICES, UNIQUE_ID_BYTES,
 };
 use bound_device::bound_device;
 use errors::invalid_value;
@@ -126,6 +128,18 @@ impl Driver for SimulatorDriver {
         Ok(())
     }
 
+    fn can_access_peer(&self, _ordinal: usize, _peer: usize) -> Result<bool, DriverError> {
+        Ok(peer::peers_reachable())
+    }
+
+    fn enable_peer_access(&self, peer: usize) -> Result<(), DriverError> {
+        if peer::peers_reachable() {
+            Ok(())
+        } else {
+            Err(peer::unsupported(bound_device(), peer))
+        }
+    }
+
     fn alloc_async(&self, bytes: usize, on: StreamHandle) -> Result<DevicePtr, DriverError> {
         let device = stream::device_of(on);
         memory::alloc(bytes, device, self.count())
@@ -189,6 +203,20 @@ impl Driver for SimulatorDriver {
         bytes: usize,
         on: StreamHandle,
     ) -> Result<(), DriverError> {
+        // SAFETY: forwarded to the caller.
+        unsafe { memory::copy(dst, src, bytes, on) }
+    }
+
+    unsafe fn copy_peer_async(
+        &self,
+        dst: DevicePtr,
+        _dst_device: usize,
+        src: DevicePtr,
+        _src_device: usize,
+        bytes: usize,
+        on: StreamHandle,
+    ) -> Result<(), DriverError> {
+        // All simulated device memory is host memory.
         // SAFETY: forwarded to the caller.
         unsafe { memory::copy(dst, src, bytes, on) }
     }
@@ -305,6 +333,34 @@ impl Driver for SimulatorDriver {
     unsafe fn launch(&self, launch: KernelLaunch<'_>) -> Result<(), DriverError> {
         // SAFETY: forwarded to the caller.
         unsafe { executor::launch(launch) };
+        Ok(())
+    }
+
+    fn comm_unique_id(&self) -> Result<[u8; UNIQUE_ID_BYTES], DriverError> {
+        Ok(collective::unique_id())
+    }
+
+    fn comm_init_rank(
+        &self,
+        id: &[u8; UNIQUE_ID_BYTES],
+        ranks: usize,
+        rank: usize,
+    ) -> Result<CommHandle, DriverError> {
+        collective::init_rank(id, ranks, rank)
+    }
+
+    fn comm_init_all(&self, devices: &[usize]) -> Result<Vec<CommHandle>, DriverError> {
+        Ok(collective::init_all(devices))
+    }
+
+    fn comm_destroy(&self, comm: CommHandle) -> Result<(), DriverError> {
+        collective::destroy(comm);
+        Ok(())
+    }
+
+    unsafe fn collectives(&self, calls: &[Collective]) -> Result<(), DriverError> {
+        // SAFETY: forwarded to the caller.
+        unsafe { collective::queue(calls) };
         Ok(())
     }
 }
