@@ -84,6 +84,7 @@ fn main() -> Res<()> {
     let (s0, s1) = (Stream::on_device(d0)?, Stream::on_device(d1)?);
     let mut on0 = DeviceBuffer::<u8>::zeroed_on(sized(PEER_BYTES), &s0)?;
     let mut on1 = DeviceBuffer::<u8>::zeroed_on(sized(PEER_BYTES), &s1)?;
+    on0.fill(7, &s0)?;
     for (key, stream) in [
         ("rust_peer_copy_01_gbps", &s0),
         ("rust_peer_copy_10_gbps", &s1),
@@ -106,6 +107,16 @@ fn main() -> Res<()> {
             key.into(),
             sized(PEER_BYTES) as f64 / (median(times) * 1e-3) / 1e9,
         );
+        // The bytes arrived (7s from device 0, copied there and back).
+        let last = sized(PEER_BYTES) - 4;
+        for (buffer, own) in [(&on0, &s0), (&on1, &s1)] {
+            let ends = [buffer.slice(0..4), buffer.slice(last..last + 4)];
+            for end in ends.into_iter().flatten() {
+                if end.copy_to_host_sync(own)? != [7; 4] {
+                    return Err("a peer copy did not carry its data".into());
+                }
+            }
+        }
     }
     drop((on0, on1));
 

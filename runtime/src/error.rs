@@ -178,6 +178,13 @@ pub enum Error {
         /// The stream's device.
         stream_device: usize,
     },
+    /// Elapsed time asked between events of two devices (CUDA has no common clock for them).
+    EventsOfTwoDevices {
+        /// The start event's device.
+        start_device: usize,
+        /// The end event's device.
+        end_device: usize,
+    },
     /// An allocation whose size in bytes does not fit in `usize`.
     SizeOverflow {
         /// The number of elements asked for.
@@ -281,6 +288,10 @@ impl fmt::Display for Error {
             Error::EventOnOtherDevice { event_device, stream_device } => write!(
                 f,
                 "the event belongs to device {event_device} but the stream to device {stream_device}: record an event on the stream's own device"
+            ),
+            Error::EventsOfTwoDevices { start_device, end_device } => write!(
+                f,
+                "no elapsed time between an event of device {start_device} and one of device {end_device}: time events of one device (make the other devices' streams wait for an event of it)"
             ),
             Error::SizeOverflow { len, element_bytes } => write!(
                 f,

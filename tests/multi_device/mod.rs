@@ -13,8 +13,8 @@
 use crate::common::{hold, one_at_a_time, size};
 use gpu_kernels::{add_kernel, fill};
 use gpu_runtime::{
-    launch, Communicator, Communicators, Device, DeviceBuffer, Error, ReduceOp, Stream, UniqueId,
-    NVLS_ENV, UNIQUE_ID_ENV,
+    launch, Communicator, Communicators, Device, DeviceBuffer, Error, Event, ReduceOp, Stream,
+    UniqueId, NVLS_ENV, UNIQUE_ID_ENV,
 };
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -110,6 +110,26 @@ pub fn a_buffer_written_by_a_peer_copy_is_read_after_it() {
     // Dropping `target` now frees it on device 1 after the copy on device 0.
     drop(target);
     devices[1].synchronize().unwrap();
+}
+
+pub fn events_of_two_devices_have_no_elapsed_time_between_them() {
+    let devices = devices();
+    let streams = streams_of(&devices);
+    let (start, end) = (streams[0].record().unwrap(), streams[1].record().unwrap());
+    let err = Event::elapsed_ms(&start, &end).unwrap_err();
+    assert_eq!(
+        err,
+        Error::EventsOfTwoDevices {
+            start_device: 0,
+            end_device: 1
+        }
+    );
+    // Device 1 waits for an event of device 0; device 0 times the whole.
+    streams[1].wait_event(&start).unwrap();
+    let done_on_1 = streams[1].record().unwrap();
+    streams[0].wait_event(&done_on_1).unwrap();
+    let end_on_0 = streams[0].record().unwrap();
+    assert!(Event::elapsed_ms(&start, &end_on_0).unwrap() >= 0.0);
 }
 
 pub fn copies_need_a_stream_of_one_of_their_devices() {
@@ -221,6 +241,7 @@ fn rank_values(rank: usize, n: usize) -> Vec<f32> {
 }
 
 pub fn all_reduce_sums_and_maxes_across_every_device() {
+    let _turn = one_at_a_time(); // see `run_rank_processes`
     let devices = devices();
     let ranks = devices.len();
     let streams = streams_of(&devices);
@@ -282,6 +303,7 @@ pub fn all_reduce_sums_and_maxes_across_every_device() {
 }
 
 pub fn broadcast_reduce_scatter_and_all_gather_move_the_right_blocks() {
+    let _turn = one_at_a_time(); // see `run_rank_processes`
     let devices = devices();
     let ranks = devices.len();
     let streams = streams_of(&devices);
@@ -398,6 +420,7 @@ pub fn an_all_reduce_waits_for_its_inputs_and_is_waited_for() {
 }
 
 pub fn collective_arguments_are_checked() {
+    let _turn = one_at_a_time(); // see `run_rank_processes`
     let devices = devices();
     let ranks = devices.len();
     let streams = streams_of(&devices);
@@ -530,7 +553,12 @@ pub fn rank_process() {
 /// `rank_process` (the test `rank_process_of_multi_process_tests`), and checks
 /// they all succeed. `id` sets how they meet: `Some(path)` a file that rank 0
 /// writes, `None` a variable this process sets from an id it makes.
+///
+/// The tests that run collectives take turns (`one_at_a_time`): NCCL's
+/// kernels of two communicators on the same GPUs, queued in different orders
+/// by two threads, can wait for each other if they cannot all be resident.
 fn run_rank_processes(id_file: Option<&std::path::Path>) {
+    let _turn = one_at_a_time();
     let ranks = Device::count().unwrap();
     let id = if id_file.is_none() {
         Some(UniqueId::new().unwrap())
@@ -596,6 +624,7 @@ macro_rules! multi_device_tests {
             a_peer_copy_waits_for_the_kernel_writing_its_source,
             a_buffer_written_by_a_peer_copy_is_read_after_it,
             copies_need_a_stream_of_one_of_their_devices,
+            events_of_two_devices_have_no_elapsed_time_between_them,
             launches_use_another_devices_buffer_only_with_peer_access,
             all_reduce_sums_and_maxes_across_every_device,
             broadcast_reduce_scatter_and_all_gather_move_the_right_blocks,
