@@ -13,8 +13,8 @@
 use crate::common::{hold, one_at_a_time, size};
 use gpu_kernels::{add_kernel, fill};
 use gpu_runtime::{
-    launch, Communicator, Communicators, Device, DeviceBuffer, Error, Event, ReduceOp, Stream,
-    UniqueId, NVLS_ENV, UNIQUE_ID_ENV,
+    launch, Communicator, Communicators, Device, DeviceBuffer, Error, Event, PinnedBuffer,
+    Pipeline, ReduceOp, Stream, UniqueId, NVLS_ENV, UNIQUE_ID_ENV,
 };
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -110,6 +110,24 @@ pub fn a_buffer_written_by_a_peer_copy_is_read_after_it() {
     // Dropping `target` now frees it on device 1 after the copy on device 0.
     drop(target);
     devices[1].synchronize().unwrap();
+}
+
+/// The Day 7 pipeline over streams of every device: the pinned buffers'
+/// tracking records its events on each stream's own device.
+pub fn a_pipeline_spreads_its_chunks_over_every_device() {
+    let devices = devices();
+    let streams: Vec<Stream> = (0..2).flat_map(|_| streams_of(&devices)).collect();
+    let n = size(1 << 20, 1 << 12);
+    let input = PinnedBuffer::from_slice(&(0..n).map(|i| i as f32).collect::<Vec<_>>()).unwrap();
+    let mut output = PinnedBuffer::<f32>::new(n).unwrap();
+    let mut pipeline = Pipeline::new(&streams).unwrap();
+    pipeline
+        .run(&input, &mut output, 4 * streams.len(), None, |s, x, out| {
+            launch!(gpu_kernels::saxpy[x.len().div_ceil(256), 256, s](2.0f32, x, x, out))
+        })
+        .unwrap();
+    let expected: Vec<f32> = (0..n).map(|i| 3.0 * i as f32).collect();
+    assert_eq!(output.as_slice().unwrap(), &expected[..]);
 }
 
 pub fn events_of_two_devices_have_no_elapsed_time_between_them() {
@@ -625,6 +643,7 @@ macro_rules! multi_device_tests {
             a_buffer_written_by_a_peer_copy_is_read_after_it,
             copies_need_a_stream_of_one_of_their_devices,
             events_of_two_devices_have_no_elapsed_time_between_them,
+            a_pipeline_spreads_its_chunks_over_every_device,
             launches_use_another_devices_buffer_only_with_peer_access,
             all_reduce_sums_and_maxes_across_every_device,
             broadcast_reduce_scatter_and_all_gather_move_the_right_blocks,

@@ -111,8 +111,9 @@ impl CollectiveKind {
     pub(crate) fn lengths(self, count: usize, ranks: usize) -> (usize, usize) {
         match self {
             CollectiveKind::AllReduce(_) | CollectiveKind::Broadcast { .. } => (count, count),
-            CollectiveKind::ReduceScatter(_) => (count * ranks, count),
-            CollectiveKind::AllGather => (count, count * ranks),
+            // Saturating: an overflowing product matches no buffer's length.
+            CollectiveKind::ReduceScatter(_) => (count.saturating_mul(ranks), count),
+            CollectiveKind::AllGather => (count, count.saturating_mul(ranks)),
         }
     }
 }
