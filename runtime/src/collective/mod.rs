@@ -43,6 +43,11 @@ pub const NVLS_ENV: &str = "NCCL_NVLS_ENABLE";
 /// Element types collectives move and reduce: `i8`, `u8`, `i32`, `u32`,
 /// `i64`, `u64`, `f32`, `f64` (NCCL's data types, less the half-precision
 /// ones, which Rust has no standard type for).
+#[diagnostic::on_unimplemented(
+    message = "NCCL does not move or reduce `{Self}` elements",
+    label = "not one of NCCL's element types",
+    note = "collectives take buffers of i8, u8, i32, u32, i64, u64, f32 or f64"
+)]
 pub trait CollectiveElement: DeviceCopy + sealed::Sealed {}
 
 pub(crate) mod sealed {
