@@ -100,8 +100,29 @@ fn an_event_is_recorded_only_on_streams_of_its_device() {
     .unwrap();
 }
 
+/// Counts memory, so it runs alone: in a child process running only this
+/// test (the other tests of this binary allocate on both devices).
 #[test]
 fn each_simulated_device_has_its_own_memory() {
+    const ALONE: &str = "SIMULATED_DEVICES_MEMORY_TEST_ALONE";
+    if std::env::var_os(ALONE).is_none() {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "each_simulated_device_has_its_own_memory",
+                "--nocapture",
+            ])
+            .env(ALONE, "1")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        return;
+    }
     two_simulated_devices();
     std::thread::spawn(|| {
         let (zero, one) = (Device::get(0).unwrap(), Device::get(1).unwrap());

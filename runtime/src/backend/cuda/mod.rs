@@ -9,6 +9,7 @@
 
 mod ffi;
 mod nccl;
+mod peer;
 
 pub use nccl::NCCL_LIBRARY_ENV;
 
@@ -278,43 +279,11 @@ impl Driver for CudaDriver {
     }
 
     fn can_access_peer(&self, ordinal: usize, peer: usize) -> Result<bool, DriverError> {
-        let (device, peer) = (Self::device_handle(ordinal)?, Self::device_handle(peer)?);
-        let mut can = 0;
-        // SAFETY: writes one int.
-        check("cuDeviceCanAccessPeer", unsafe {
-            cuDeviceCanAccessPeer(&mut can, device, peer)
-        })?;
-        Ok(can != 0)
+        self.peer_reachable(ordinal, peer)
     }
 
     fn enable_peer_access(&self, peer: usize) -> Result<(), DriverError> {
-        let bound = BOUND.with(Cell::get).ok_or_else(|| DriverError {
-            call: "cuCtxEnablePeerAccess",
-            code: super::status::INVALID_VALUE,
-            name: "CUDA_ERROR_INVALID_CONTEXT".into(),
-            description: "no device is bound on this thread".into(),
-        })?;
-        let target = self.opened(peer, "cuCtxEnablePeerAccess")?;
-        // SAFETY: `target.context` is a retained primary context; the bound
-        // device's context is current.
-        let code = unsafe { cuCtxEnablePeerAccess(target.context, 0) };
-        if code != super::status::PEER_ACCESS_ALREADY_ENABLED {
-            check("cuCtxEnablePeerAccess", code)?;
-        }
-        // Memory from a pool (`cuMemAllocAsync`) is not covered by context
-        // peer access: the peer's pool grants the bound device access itself.
-        let access = MemAccessDesc {
-            location: MemLocation {
-                kind: MEM_LOCATION_TYPE_DEVICE,
-                id: bound as c_int,
-            },
-            flags: MEM_ACCESS_FLAGS_PROT_READWRITE,
-        };
-        // SAFETY: one descriptor, read during the call; the pool is `peer`'s
-        // default pool and the location another device.
-        check("cuMemPoolSetAccess", unsafe {
-            cuMemPoolSetAccess(target.pool, &access, 1)
-        })
+        self.enable_peer(peer)
     }
 
     fn alloc_async(&self, bytes: usize, on: StreamHandle) -> Result<DevicePtr, DriverError> {
@@ -418,13 +387,8 @@ impl Driver for CudaDriver {
         bytes: usize,
         on: StreamHandle,
     ) -> Result<(), DriverError> {
-        let to = self.opened(dst_device, "cuMemcpyPeerAsync")?;
-        let from = self.opened(src_device, "cuMemcpyPeerAsync")?;
-        // SAFETY: both contexts are retained primary contexts; the ranges are
-        // forwarded to the caller.
-        check("cuMemcpyPeerAsync", unsafe {
-            cuMemcpyPeerAsync(dst, to.context, src, from.context, bytes, stream(on))
-        })
+        // SAFETY: forwarded to the caller.
+        unsafe { self.copy_peer(dst, dst_device, src, src_device, bytes, on) }
     }
 
     fn stream_create(
