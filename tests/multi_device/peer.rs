@@ -213,4 +213,13 @@ pub fn launches_use_another_devices_buffer_only_with_peer_access() {
     d0.enable_peer_access(d1).unwrap();
     launch!(add_kernel[blocks(n), 256, s0](&on0, &on1, &mut out0)).unwrap();
     assert_eq!(out0.copy_to_host_sync(&s0).unwrap(), vec![3.0; n]);
+    // Once pools grant access, writes from the other device still land, by
+    // kernels and by peer copies (a driver bug reported on Turing with driver
+    // 590 dropped them: NVIDIA bug 6098762).
+    launch!(add_kernel[blocks(n), 256, s0](&on0, &on0, &mut out1)).unwrap();
+    assert_eq!(out1.copy_to_host_sync(&s1).unwrap(), vec![2.0; n]);
+    out1.copy_from_device(&on0, &s0).unwrap();
+    assert_eq!(out1.copy_to_host_sync(&s1).unwrap(), vec![1.0; n]);
+    out0.copy_from_device(&on1, &s1).unwrap();
+    assert_eq!(out0.copy_to_host_sync(&s0).unwrap(), vec![2.0; n]);
 }
