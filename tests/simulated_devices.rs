@@ -202,6 +202,21 @@ fn no_peer_link_and_a_missing_rank_are_errors() {
             a.clone_on(&s1).unwrap().copy_to_host_sync(&s1).unwrap(),
             [1.0, 2.0]
         );
+        // Two ranks on one device are refused (by NCCL too).
+        let id = UniqueId::new().unwrap();
+        let twin = {
+            let id = id.clone();
+            std::thread::spawn(move || Communicator::init_rank(&id, 2, 1, zero).map(drop))
+        };
+        let first = Communicator::init_rank(&id, 2, 0, zero).map(drop);
+        for outcome in [first, twin.join().unwrap()] {
+            let err = outcome.unwrap_err().to_string();
+            assert!(
+                err.contains("ranks 0 and 1 are both on device 0")
+                    || err.contains("ranks 1 and 0 are both on device 0"),
+                "{err}"
+            );
+        }
         // Rank 1 of 2 never joins: rank 0 fails.
         let id = UniqueId::new().unwrap();
         let err = Communicator::init_rank(&id, 2, 0, zero)

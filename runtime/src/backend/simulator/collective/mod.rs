@@ -131,7 +131,8 @@ pub(crate) fn init_rank(
     rank: usize,
 ) -> Result<CommHandle, DriverError> {
     let dir = meeting_dir(id)?;
-    let board = Files::join(dir, ranks, rank, timeout())
+    let device = super::bound_device::bound_device();
+    let board = Files::join(dir, ranks, rank, device, timeout())
         .map_err(|e| collective_failed("ncclCommInitRank", e))?;
     Ok(SimComm::handle(rank, ranks, Arc::new(board)))
 }

@@ -167,12 +167,14 @@ fn write_whole(path: &Path, data: &[u8]) -> Result<(), String> {
 }
 
 impl Files {
-    /// Joins the meeting of `ranks` ranks in `dir` as `rank`; returns once
-    /// every rank has joined.
+    /// Joins the meeting of `ranks` ranks in `dir` as `rank` on simulated
+    /// `device`; returns once every rank has joined. As NCCL, refuses two
+    /// ranks on one device, and ranks that disagree on the number of ranks.
     pub(super) fn join(
         dir: PathBuf,
         ranks: usize,
         rank: usize,
+        device: usize,
         timeout: Option<Duration>,
     ) -> Result<Files, String> {
         std::fs::create_dir_all(&dir)
@@ -184,7 +186,7 @@ impl Files {
                 own.display()
             ));
         }
-        write_whole(&own, ranks.to_string().as_bytes())?;
+        write_whole(&own, format!("{ranks} {device}").as_bytes())?;
         let files = Files { dir, ranks };
         poll(timeout, || {
             (0..ranks).all(|r| files.dir.join(format!("join-{r}")).exists())
@@ -200,10 +202,19 @@ impl Files {
         for r in 0..ranks {
             let said =
                 std::fs::read_to_string(files.dir.join(format!("join-{r}"))).unwrap_or_default();
-            if said.trim() != ranks.to_string() {
+            let mut said = said.split_whitespace().map(str::parse::<usize>);
+            let (their_ranks, their_device) = match (said.next(), said.next()) {
+                (Some(Ok(n)), Some(Ok(d))) => (n, d),
+                _ => return Err(format!("rank {r}'s join file cannot be read")),
+            };
+            if their_ranks != ranks {
                 return Err(format!(
-                    "rank {r} joined a communicator of {} ranks, rank {rank} one of {ranks}: every rank must give the same number of ranks",
-                    said.trim()
+                    "rank {r} joined a communicator of {their_ranks} ranks, rank {rank} one of {ranks}: every rank must give the same number of ranks"
+                ));
+            }
+            if r != rank && their_device == device {
+                return Err(format!(
+                    "ranks {r} and {rank} are both on device {device}: each rank needs a device of its own (NCCL refuses this too)"
                 ));
             }
         }
