@@ -83,3 +83,31 @@ fn a_missing_nccl_is_a_clear_error() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Each backend refuses the other's unique ids with an error that says so,
+/// rather than trying to reach an address that is not one.
+#[test]
+fn an_id_of_the_other_backend_is_refused() {
+    use gpu_runtime::Communicator;
+    let mut simulated = vec![0u8; 128];
+    simulated[..8].copy_from_slice(b"gpu-sim\0");
+    let (foreign, says) = match backend() {
+        Backend::Cuda => (simulated, "made by a process on the CPU simulator"),
+        Backend::Simulator => (vec![2u8; 128], "was not made by the simulator"),
+    };
+    let id = UniqueId::from_bytes(&foreign).unwrap();
+    let err = Communicator::init_rank(&id, 2, 0, Device::get(0).unwrap()).unwrap_err();
+    assert!(err.to_string().contains(says), "{err}");
+    let short = UniqueId::from_bytes(&[0; 12]).unwrap_err().to_string();
+    assert!(short.contains("an id has 128 bytes, not 12"), "{short}");
+    let bad_hex = UniqueId::from_hex("xyz").unwrap_err().to_string();
+    assert!(
+        bad_hex.contains("expected 256 hexadecimal digits"),
+        "{bad_hex}"
+    );
+    let id = UniqueId::from_bytes(&foreign).unwrap();
+    assert_eq!(
+        UniqueId::from_hex(&format!(" {}\n", id.to_hex())).unwrap(),
+        id
+    );
+}

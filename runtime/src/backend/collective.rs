@@ -5,6 +5,11 @@
 /// The bytes of NCCL's `ncclUniqueId`.
 pub(crate) const UNIQUE_ID_BYTES: usize = 128;
 
+/// What the simulator's unique ids start with (NCCL's start with a socket
+/// address family, never these bytes), so that each backend refuses the
+/// other's ids with a clear error.
+pub(crate) const SIMULATED_ID_MAGIC: &[u8; 8] = b"gpu-sim\0";
+
 /// A communicator, as a driver names it (NCCL's `ncclComm_t`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct CommHandle(pub(crate) usize);

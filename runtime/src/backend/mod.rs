@@ -24,7 +24,7 @@ use std::ffi::{c_void, CStr};
 
 pub(crate) use choice::driver;
 pub use choice::{backend, Backend, BACKEND_ENV};
-pub(crate) use collective::{CollectiveKind, CommHandle, UNIQUE_ID_BYTES};
+pub(crate) use collective::{CollectiveKind, CommHandle, SIMULATED_ID_MAGIC, UNIQUE_ID_BYTES};
 pub use collective::{ElementKind, ReduceOp};
 
 /// The most devices one process addresses; per-kernel caches have this many slots.

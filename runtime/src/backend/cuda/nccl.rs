@@ -18,7 +18,10 @@
 //! thread; the backend forgets its record of the bound device after each, so
 //! the next call binds again.
 
-use super::super::{status, Collective, CollectiveKind, CommHandle, DriverError, UNIQUE_ID_BYTES};
+use super::super::{
+    status, Collective, CollectiveKind, CommHandle, DriverError, SIMULATED_ID_MAGIC,
+    UNIQUE_ID_BYTES,
+};
 use super::ffi::CUstream;
 use super::CudaDriver;
 use std::ffi::{c_char, c_int, c_void, CStr};
@@ -307,6 +310,14 @@ impl CudaDriver {
         ranks: usize,
         rank: usize,
     ) -> Result<CommHandle, DriverError> {
+        if id.starts_with(SIMULATED_ID_MAGIC) {
+            return Err(DriverError {
+                call: "ncclCommInitRank",
+                code: status::COLLECTIVE_FAILED,
+                name: "ncclInvalidArgument".into(),
+                description: "this unique id was made by a process on the CPU simulator: make it with UniqueId::new() in a process on the GPU".into(),
+            });
+        }
         let nccl = nccl()?;
         let mut handle: Comm = std::ptr::null_mut();
         // SAFETY: writes one communicator; the bound device's context is

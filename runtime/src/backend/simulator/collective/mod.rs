@@ -13,15 +13,14 @@
 mod reduce;
 pub(crate) mod rendezvous;
 
-use super::super::{Collective, CollectiveKind, CommHandle, DriverError, UNIQUE_ID_BYTES};
+use super::super::{
+    Collective, CollectiveKind, CommHandle, DriverError, SIMULATED_ID_MAGIC, UNIQUE_ID_BYTES,
+};
 use super::errors::collective_failed;
 use super::stream;
 use rendezvous::{Board, Files, InProcess};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
-
-/// What a simulated unique id starts with.
-const ID_MAGIC: &[u8; 8] = b"gpu-sim\0";
 
 /// One rank of a simulated communicator.
 struct SimComm {
@@ -93,7 +92,7 @@ pub(crate) fn unique_id() -> [u8; UNIQUE_ID_BYTES] {
     use std::sync::atomic::{AtomicU64, Ordering};
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let mut id = [0u8; UNIQUE_ID_BYTES];
-    id[..8].copy_from_slice(ID_MAGIC);
+    id[..8].copy_from_slice(SIMULATED_ID_MAGIC);
     for half in 0..2 {
         // Randomly keyed hashes of the time, the process and a counter.
         let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
@@ -112,7 +111,7 @@ pub(crate) fn unique_id() -> [u8; UNIQUE_ID_BYTES] {
 
 /// The directory where the ranks of `id` meet.
 fn meeting_dir(id: &[u8; UNIQUE_ID_BYTES]) -> Result<std::path::PathBuf, DriverError> {
-    if &id[..8] != ID_MAGIC {
+    if &id[..8] != SIMULATED_ID_MAGIC {
         return Err(collective_failed(
             "ncclCommInitRank",
             "this unique id was not made by the simulator (an NCCL id from a process on a GPU?): make it with UniqueId::new() in a process on the simulator".into(),
