@@ -16,13 +16,20 @@
 
 use gpu_kernels::saxpy;
 use gpu_runtime::{
-    launch, Communicator, Communicators, Device, DeviceBuffer, ReduceOp, Stream, UniqueId,
-    UNIQUE_ID_ENV,
+    backend, launch, Backend, Communicator, Communicators, Device, DeviceBuffer, ReduceOp, Stream,
+    UniqueId, UNIQUE_ID_ENV,
 };
 use std::error::Error;
 use std::process::{Command, ExitCode};
 
-const N: usize = 1 << 20;
+/// Elements per replica: 1 Mi on a GPU, 16 Ki on the simulator (which
+/// runs every simulated thread in turn).
+fn len() -> usize {
+    match backend() {
+        Backend::Cuda => 1 << 20,
+        Backend::Simulator => 1 << 14,
+    }
+}
 const STEPS: usize = 10;
 const LEARNING_RATE: f32 = 0.01;
 const RANK_ENV: &str = "ALLREDUCE_EXAMPLE_RANK";
@@ -51,12 +58,14 @@ fn main() -> ExitCode {
 
 /// Rank `r`'s data shard: `sin(i + r)`, the same on every run.
 fn shard(rank: usize) -> Vec<f32> {
-    (0..N).map(|i| ((i + rank) as f32 * 0.001).sin()).collect()
+    (0..len())
+        .map(|i| ((i + rank) as f32 * 0.001).sin())
+        .collect()
 }
 
 /// The initial weights.
 fn initial_weights() -> Vec<f32> {
-    (0..N).map(|i| (i % 100) as f32 * 0.01).collect()
+    (0..len()).map(|i| (i % 100) as f32 * 0.01).collect()
 }
 
 /// One rank's state on its device.
@@ -74,9 +83,9 @@ impl Replica {
         let stream = Stream::on_device(device)?;
         Ok(Replica {
             data: DeviceBuffer::to_device_sync(&shard(rank), &stream)?,
-            weights: DeviceBuffer::zeroed_on(N, &stream)?,
-            gradient: DeviceBuffer::zeroed_on(N, &stream)?,
-            scratch: DeviceBuffer::zeroed_on(N, &stream)?,
+            weights: DeviceBuffer::zeroed_on(len(), &stream)?,
+            gradient: DeviceBuffer::zeroed_on(len(), &stream)?,
+            scratch: DeviceBuffer::zeroed_on(len(), &stream)?,
             stream,
         })
     }
@@ -85,7 +94,7 @@ impl Replica {
     fn gradient(&mut self, step: usize) -> Res<()> {
         let s = &self.stream;
         let a = (step + 1) as f32 * 0.1;
-        launch!(saxpy[N.div_ceil(256), 256, s](a, &self.weights, &self.data, &mut self.gradient))?;
+        launch!(saxpy[len().div_ceil(256), 256, s](a, &self.weights, &self.data, &mut self.gradient))?;
         Ok(())
     }
 
@@ -93,7 +102,7 @@ impl Replica {
     fn update(&mut self, ranks: usize) -> Res<()> {
         let s = &self.stream;
         let a = -LEARNING_RATE / ranks as f32;
-        launch!(saxpy[N.div_ceil(256), 256, s](a, &self.gradient, &self.weights, &mut self.scratch))?;
+        launch!(saxpy[len().div_ceil(256), 256, s](a, &self.gradient, &self.weights, &mut self.scratch))?;
         std::mem::swap(&mut self.weights, &mut self.scratch);
         Ok(())
     }
@@ -106,14 +115,14 @@ fn reference(ranks: usize) -> Vec<f32> {
     let mut w = initial_weights();
     for step in 0..STEPS {
         let a = (step + 1) as f32 * 0.1;
-        let mut sum = vec![0.0f32; N];
+        let mut sum = vec![0.0f32; len()];
         for data in &shards {
-            for i in 0..N {
+            for i in 0..len() {
                 sum[i] += a.mul_add(w[i], data[i]);
             }
         }
         let lr = -LEARNING_RATE / ranks as f32;
-        for i in 0..N {
+        for i in 0..len() {
             w[i] = lr.mul_add(sum[i], w[i]);
         }
     }
@@ -122,7 +131,7 @@ fn reference(ranks: usize) -> Vec<f32> {
 
 fn check(weights: &[f32], ranks: usize) -> Res<()> {
     let expected = reference(ranks);
-    for i in (0..N).step_by(997) {
+    for i in (0..len()).step_by(997) {
         let (got, want) = (weights[i], expected[i]);
         if (got - want).abs() > 1e-4 * want.abs().max(1.0) {
             return Err(format!("element {i}: {got} on the devices, {want} on the CPU").into());
