@@ -189,20 +189,12 @@ fn streams_dropped_inside_their_own_callback_are_destroyed() {
             .find_map(|l| l.strip_prefix("Threads:"))
             .and_then(|v| v.trim().parse().ok())
     };
-    // Warm up: the release thread, the first stream.
-    let warm = Stream::new().unwrap();
-    let inner = warm.clone();
-    warm.add_callback(move || drop(inner)).unwrap();
-    drop(warm);
-    let before_releases = gpu_runtime::__private::deferred_releases_completed();
-    std::thread::sleep(Duration::from_millis(200));
-    let before_threads = threads();
-    let mut gates = Vec::new();
-    for _ in 0..20 {
+    // Drops this thread's handle of a new stream before the stream runs the
+    // callback that drops the other: a gate callback ahead of it waits for
+    // the drop (without it, a stream that reached the callback first would
+    // leave the last handle, and the release, to this thread).
+    let last_handle_dropped_in_a_callback = || {
         let stream = Stream::new().unwrap();
-        // The stream waits at a gate until this thread has dropped its own
-        // handle, so that the callback's is the last one (without the gate,
-        // a callback that runs first leaves the last drop to this thread).
         let (open, gate) = std::sync::mpsc::channel::<()>();
         stream
             .add_callback(move || {
@@ -211,10 +203,22 @@ fn streams_dropped_inside_their_own_callback_are_destroyed() {
             .unwrap();
         let last = stream.clone();
         stream.add_callback(move || drop(last)).unwrap();
-        gates.push(open);
-    }
-    for open in gates {
+        drop(stream);
         open.send(()).unwrap();
+    };
+    // Warm up: the release thread, the first stream.
+    last_handle_dropped_in_a_callback();
+    let start = Instant::now();
+    while gpu_runtime::__private::deferred_releases_completed() < 1
+        && start.elapsed() < Duration::from_secs(10)
+    {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let before_releases = gpu_runtime::__private::deferred_releases_completed();
+    std::thread::sleep(Duration::from_millis(200));
+    let before_threads = threads();
+    for _ in 0..20 {
+        last_handle_dropped_in_a_callback();
     }
     let start = Instant::now();
     while gpu_runtime::__private::deferred_releases_completed() < before_releases + 20

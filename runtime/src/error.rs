@@ -30,7 +30,8 @@ pub enum Error {
         /// What was wrong, with the limit that was exceeded.
         reason: String,
     },
-    /// A buffer argument lives on another device than the launch's stream.
+    /// A buffer argument lives on another device than the launch's stream,
+    /// and that device has not been given peer access to it.
     WrongDevice {
         /// The kernel's entry point.
         kernel: &'static str,
@@ -47,6 +48,42 @@ pub enum Error {
         buffer_device: usize,
         /// The stream's device.
         stream_device: usize,
+    },
+    /// A copy between two devices queued on a stream of a third.
+    PeerCopyOnOtherDevice {
+        /// The device copied from.
+        source_device: usize,
+        /// The device copied to.
+        destination_device: usize,
+        /// The stream's device.
+        stream_device: usize,
+    },
+    /// Peer access asked for between devices the hardware does not link.
+    PeerAccessUnsupported {
+        /// The device that would reach the other's memory.
+        device: usize,
+        /// The device whose memory it would reach.
+        peer: usize,
+    },
+    /// Collective arguments that cannot work: a wrong length, device, rank
+    /// count or root.
+    InvalidCollective {
+        /// The operation (`all_reduce`, ...).
+        operation: &'static str,
+        /// What was wrong.
+        reason: String,
+    },
+    /// The collective library (NCCL) could not be loaded.
+    NcclUnavailable {
+        /// Where it was looked for, and how to install it.
+        reason: String,
+    },
+    /// A call of the collective library (NCCL) failed.
+    Nccl(DriverError),
+    /// A communicator's unique id could not be written, read or parsed.
+    UniqueIdExchange {
+        /// What was wrong.
+        reason: String,
     },
     /// A device allocation larger than the free device memory.
     OutOfMemory {
@@ -141,6 +178,13 @@ pub enum Error {
         /// The stream's device.
         stream_device: usize,
     },
+    /// Elapsed time asked between events of two devices (CUDA has no common clock for them).
+    EventsOfTwoDevices {
+        /// The start event's device.
+        start_device: usize,
+        /// The end event's device.
+        end_device: usize,
+    },
     /// An allocation whose size in bytes does not fit in `usize`.
     SizeOverflow {
         /// The number of elements asked for.
@@ -208,12 +252,30 @@ impl fmt::Display for Error {
             }
             Error::WrongDevice { kernel, parameter, buffer_device, stream_device } => write!(
                 f,
-                "cannot launch kernel `{kernel}`: argument `{parameter}` is on device {buffer_device} but the stream is on device {stream_device}"
+                "cannot launch kernel `{kernel}`: argument `{parameter}` is on device {buffer_device} but the stream is on device {stream_device}; \
+                 let device {stream_device} reach device {buffer_device}'s memory first (`Device::get({stream_device})?.enable_peer_access(Device::get({buffer_device})?)`), \
+                 or copy the buffer to device {stream_device} (`copy_from_device`)"
             ),
             Error::DeviceMismatch { buffer_device, stream_device } => write!(
                 f,
                 "cannot copy: the buffer is on device {buffer_device} but the stream is on device {stream_device}"
             ),
+            Error::PeerCopyOnOtherDevice { source_device, destination_device, stream_device } => write!(
+                f,
+                "cannot copy from device {source_device} to device {destination_device} on a stream of device {stream_device}: use a stream of either device"
+            ),
+            Error::PeerAccessUnsupported { device, peer } => write!(
+                f,
+                "device {device} cannot reach the memory of device {peer}: the hardware has no peer link between them (cuDeviceCanAccessPeer); copy the data between them instead (`copy_from_device`)"
+            ),
+            Error::InvalidCollective { operation, reason } => {
+                write!(f, "invalid {operation}: {reason}")
+            }
+            Error::NcclUnavailable { reason } => write!(f, "NCCL is not available: {reason}"),
+            Error::Nccl(e) => write!(f, "NCCL error: {e}"),
+            Error::UniqueIdExchange { reason } => {
+                write!(f, "cannot exchange the communicator's unique id: {reason}")
+            }
             Error::OutOfMemory { requested, free, total } => write!(
                 f,
                 "out of device memory: asked for {requested} bytes, {free} of {total} bytes free"
@@ -266,6 +328,10 @@ impl fmt::Display for Error {
             Error::EventOnOtherDevice { event_device, stream_device } => write!(
                 f,
                 "the event belongs to device {event_device} but the stream to device {stream_device}: record an event on the stream's own device"
+            ),
+            Error::EventsOfTwoDevices { start_device, end_device } => write!(
+                f,
+                "no elapsed time between an event of device {start_device} and one of device {end_device}: time events of one device (make the other devices' streams wait for an event of it)"
             ),
             Error::SizeOverflow { len, element_bytes } => write!(
                 f,

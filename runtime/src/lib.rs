@@ -3,7 +3,11 @@
 //! - [`Device`]: lazy driver start-up, primary contexts, limits, [`synchronize`];
 //! - [`Stream`] and [`Event`]: ordered queues of work and markers in them;
 //! - [`DeviceBuffer`]: device arrays, copies to and from the host, views;
-//! - [`launch!`]: typed kernel launches, as Numba's `kernel[grid, block, stream](args)`.
+//! - [`launch!`]: typed kernel launches, as Numba's `kernel[grid, block, stream](args)`;
+//! - several devices: [`Device::enter`] and [`Device::scope`], peer access
+//!   ([`Device::enable_peer_access`]), copies between devices
+//!   ([`DeviceBuffer::copy_from_device`]), and collectives through NCCL
+//!   ([`Communicators`] in one process, [`Communicator`] per process).
 //!
 //! ```no_run
 //! use gpu_runtime::{launch, DeviceBuffer, Stream};
@@ -26,6 +30,7 @@
 mod abi;
 mod backend;
 mod callback;
+mod collective;
 mod completion;
 mod deferred;
 mod device;
@@ -37,17 +42,26 @@ mod matrix;
 pub mod memory;
 mod module;
 mod panic_message;
+mod peer;
 mod pinned;
 mod pipeline;
 mod scope_stack;
 mod stream;
 pub mod timeline;
 
+pub use backend::cuda::NCCL_LIBRARY_ENV;
+pub use backend::simulator::collective::rendezvous::SIM_RENDEZVOUS_DIR_ENV;
+pub use backend::simulator::peer::SIM_PEER_ACCESS_ENV;
 pub use backend::simulator::settings::{SIM_STACK_BYTES_ENV, SIM_TIMEOUT_ENV};
 pub use backend::simulator::DEVICES_ENV as SIMULATED_DEVICES_ENV;
 pub use backend::GraphNodeKind;
-pub use backend::{backend, Backend, DeviceLimits, DriverError, BACKEND_ENV, MAX_DEVICES};
+pub use backend::{
+    backend, Backend, DeviceLimits, DriverError, ReduceOp, BACKEND_ENV, MAX_DEVICES,
+};
 pub use bytemuck;
+pub use collective::{
+    CollectiveElement, Communicator, Communicators, UniqueId, NVLS_ENV, UNIQUE_ID_ENV,
+};
 pub use completion::Done;
 pub use device::{synchronize, Device, DeviceScope};
 pub use error::{Error, Result};

@@ -15,6 +15,7 @@
 //! `simulator`, and teach [`choice`] when to pick it.
 
 pub(crate) mod choice;
+mod collective;
 pub(crate) mod cuda;
 pub(crate) mod simulator;
 
@@ -23,6 +24,8 @@ use std::ffi::{c_void, CStr};
 
 pub(crate) use choice::driver;
 pub use choice::{backend, Backend, BACKEND_ENV};
+pub(crate) use collective::{CollectiveKind, CommHandle, SIMULATED_ID_MAGIC, UNIQUE_ID_BYTES};
+pub use collective::{ElementKind, ReduceOp};
 
 /// The most devices one process addresses; per-kernel caches have this many slots.
 pub const MAX_DEVICES: usize = 16;
@@ -120,6 +123,13 @@ pub(crate) mod status {
     pub(crate) const STREAM_CAPTURE_UNMATCHED: i32 = 903;
     pub(crate) const STREAM_CAPTURE_UNJOINED: i32 = 904;
     pub(crate) const STREAM_CAPTURE_ISOLATION: i32 = 905;
+    pub(crate) const PEER_ACCESS_UNSUPPORTED: i32 = 217;
+    pub(crate) const PEER_ACCESS_ALREADY_ENABLED: i32 = 704;
+    /// Not a CUDA code: the collective library (NCCL) could not be loaded.
+    pub(crate) const COLLECTIVE_LIBRARY_MISSING: i32 = -1;
+    /// Not a CUDA code: an error of the collective library (NCCL), whose
+    /// own code is in the error's name.
+    pub(crate) const COLLECTIVE_FAILED: i32 = -2;
 }
 
 impl DriverError {
@@ -201,6 +211,21 @@ pub(crate) struct KernelLaunch<'a> {
     pub(crate) params: &'a mut [*mut c_void],
 }
 
+/// One rank's part of a collective.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Collective {
+    pub(crate) kind: CollectiveKind,
+    pub(crate) comm: CommHandle,
+    /// The communicator's device (the stream's too).
+    pub(crate) device: usize,
+    pub(crate) send: DevicePtr,
+    pub(crate) recv: DevicePtr,
+    /// NCCL's count (see [`CollectiveKind`]).
+    pub(crate) count: usize,
+    pub(crate) element: ElementKind,
+    pub(crate) stream: StreamHandle,
+}
+
 /// The operations the runtime needs of a device, implemented by the CUDA
 /// driver and by the simulator. Device-scoped operations act on the device
 /// last bound on the calling thread ([`Driver::bind`]); stream-scoped ones on
@@ -221,6 +246,15 @@ pub(crate) trait Driver: Sync {
     /// Returns the bound device's cached pool memory that no allocation uses
     /// to the system.
     fn trim_memory_pool(&self) -> Result<(), DriverError>;
+
+    // Peer access -----------------------------------------------------------------
+
+    /// Whether the hardware lets device `ordinal` (opened) reach the memory of
+    /// device `peer` (opened, another device) directly.
+    fn can_access_peer(&self, ordinal: usize, peer: usize) -> Result<bool, DriverError>;
+    /// Lets the bound device reach the memory of `peer` (opened, another
+    /// device): its pool allocations included. Enabling it again is no error.
+    fn enable_peer_access(&self, peer: usize) -> Result<(), DriverError>;
 
     // Device memory, ordered on streams -------------------------------------------
 
@@ -294,6 +328,23 @@ pub(crate) trait Driver: Sync {
         &self,
         dst: DevicePtr,
         src: DevicePtr,
+        bytes: usize,
+        stream: StreamHandle,
+    ) -> Result<(), DriverError>;
+
+    /// Copies device memory of device `src_device` to device memory of
+    /// device `dst_device` (both opened, different) in stream order; the
+    /// stream belongs to one of the two.
+    ///
+    /// # Safety
+    /// Both ranges are device memory of `bytes` on their devices that stays
+    /// allocated until the copy has completed.
+    unsafe fn copy_peer_async(
+        &self,
+        dst: DevicePtr,
+        dst_device: usize,
+        src: DevicePtr,
+        src_device: usize,
         bytes: usize,
         stream: StreamHandle,
     ) -> Result<(), DriverError>;
@@ -432,4 +483,32 @@ pub(crate) trait Driver: Sync {
     /// stays allocated until the kernel has completed, and no argument that
     /// the kernel writes is used by other work running at the same time.
     unsafe fn launch(&self, launch: KernelLaunch<'_>) -> Result<(), DriverError>;
+
+    // Collectives (NCCL) ------------------------------------------------------------
+
+    /// A new unique id, from which every rank of one communicator is made.
+    fn comm_unique_id(&self) -> Result<[u8; UNIQUE_ID_BYTES], DriverError>;
+    /// Rank `rank` of a communicator of `ranks` ranks made from `id`, on the
+    /// bound device; returns once every rank has joined.
+    fn comm_init_rank(
+        &self,
+        id: &[u8; UNIQUE_ID_BYTES],
+        ranks: usize,
+        rank: usize,
+    ) -> Result<CommHandle, DriverError>;
+    /// A communicator with one rank per device of `devices` (opened, each
+    /// once), all in this process: rank `i` on `devices[i]`.
+    fn comm_init_all(&self, devices: &[usize]) -> Result<Vec<CommHandle>, DriverError>;
+    /// Destroys a communicator once its queued collectives have completed.
+    fn comm_destroy(&self, comm: CommHandle) -> Result<(), DriverError>;
+    /// Queues collectives, one per rank of communicators of this process, as
+    /// one group (all ranks of a communicator in this process take part in the
+    /// same call).
+    ///
+    /// # Safety
+    /// Each call's ranges are device memory of its rank's device, of the sizes
+    /// its kind and count give, that stays allocated until the collective has
+    /// completed and that no other work uses meanwhile (the receive range is
+    /// written); the communicators are live and each used by one thread at a time.
+    unsafe fn collectives(&self, calls: &[Collective]) -> Result<(), DriverError>;
 }

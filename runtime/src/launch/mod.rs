@@ -387,7 +387,8 @@ impl std::fmt::Debug for KernelArgs {
 pub struct Const<const N: usize>;
 
 impl SliceArg {
-    /// An input argument; checks it lives on the stream's device.
+    /// An input argument; checks it lives on the stream's device, or on a
+    /// device the stream's device has peer access to.
     pub fn input<T: DeviceCopy>(
         arg: &impl DeviceInput<T>,
         stream_device: usize,
@@ -397,7 +398,8 @@ impl SliceArg {
         SliceArg::checked::<T>(arg.raw_view(), stream_device, kernel, parameter)
     }
 
-    /// An output argument; checks it lives on the stream's device.
+    /// An output argument; checks it lives on the stream's device, or on a
+    /// device the stream's device has peer access to.
     pub fn output<T: DeviceCopy>(
         arg: &mut impl DeviceOutput<T>,
         stream_device: usize,
@@ -407,7 +409,7 @@ impl SliceArg {
         SliceArg::checked::<T>(arg.raw_view(), stream_device, kernel, parameter)
     }
 
-    /// Checks the device; a slice with no bytes (empty, or of a zero-sized
+    /// Checks the device (see [`crate::peer`]); a slice with no bytes (empty, or of a zero-sized
     /// element type) gets a non-null, aligned dangling address (as Rust's
     /// empty slices have), since the device side builds a slice from the
     /// pointer without a branch, and a zero-sized allocation has no address.
@@ -423,7 +425,7 @@ impl SliceArg {
                 len: view.len,
             });
         }
-        if view.device != stream_device {
+        if !crate::peer::is_enabled(stream_device, view.device) {
             return Err(Error::WrongDevice {
                 kernel: kernel.name,
                 parameter,

@@ -298,11 +298,11 @@ fn graph_state(tracker: &AccessTracker) -> GraphState {
     (capture.cloned(), escaped)
 }
 
-/// Frees `ptr` (of `device`, a graph allocation per `graph`) in stream order after
-/// `accesses`: on the stream of the last access (its readers' last, else its
-/// writer), made to wait for the others. Returns that stream, or `None` when
-/// there was nothing to free, the context is gone (with it, the memory), or
-/// the free waits for a capture to end.
+/// Frees `ptr` (of `device`, a graph allocation per `graph`) in stream order
+/// after `accesses`: on the stream of the device's last access (its readers'
+/// last, else its writer), made to wait for the others, on any device.
+/// Returns that stream, or `None` when there was nothing to free, the context
+/// is gone (with it, the memory), or the free waits for a capture to end.
 fn release(
     ptr: DevicePtr,
     device: usize,
@@ -317,19 +317,20 @@ fn release(
         // discarded graph's.
         return Ok(None);
     }
-    let last = accesses
+    // The free goes on a stream of the buffer's own device (kernels and
+    // copies of other devices may have used it: peer access, peer copies),
+    // the one that used it last; another thread's per-thread default stream
+    // cannot be queued on from here, and the legacy default stream is
+    // ordered after it.
+    let usable = |s: &&Stream| s.device() == device && s.is_usable_here();
+    let on = accesses
         .readers
-        .last()
-        .or(accesses.writer.as_ref())
+        .iter()
+        .rev()
+        .find(usable)
+        .or(accesses.writer.as_ref().filter(usable))
         .cloned()
         .unwrap_or_else(|| Stream::legacy_on(device).clone());
-    // Another thread's per-thread default stream cannot be queued on from
-    // here; the legacy default stream is ordered after it.
-    let on = if last.is_usable_here() {
-        last
-    } else {
-        Stream::legacy_on(device).clone()
-    };
     if graph_allocation.is_none() {
         if let Some(capture) = on.active_capture() {
             // Memory the graph does not own cannot be freed in it: free it

@@ -46,11 +46,27 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         self.view_mut().copy_from_host_sync(data, stream)
     }
 
-    /// Copies `source` (the same length, on the same device) into the buffer,
-    /// queued on `stream` after the work that writes `source` and the work
-    /// that uses the buffer.
+    /// Copies `source` (the same length) into the buffer, queued on `stream`
+    /// after the work that writes `source` and the work that uses the buffer.
+    /// `source` may be on another device (a peer copy, `cuMemcpyPeerAsync`:
+    /// direct over NVLink or PCIe once [peer access](crate::Device::enable_peer_access)
+    /// is enabled, through host memory otherwise); `stream` then belongs to
+    /// either device. The ordering across streams holds across devices too.
     pub fn copy_from_device(&mut self, source: impl DeviceInput<T>, stream: &Stream) -> Result<()> {
         self.view_mut().copy_from_device(source, stream)
+    }
+
+    /// A new buffer on `stream`'s device holding a copy of this one, made on
+    /// `stream` (a peer copy when this buffer is on another device): CuPy's
+    /// `cp.asarray(a)` under another device. Returns at once; uses of the new
+    /// buffer on other streams wait for the copy.
+    pub fn clone_on(&self, stream: &Stream) -> Result<DeviceBuffer<T>> {
+        // SAFETY: every element is written by the copy below, which the
+        // tracking orders before any other use; if the copy fails, the buffer
+        // is dropped unread.
+        let mut copy = unsafe { DeviceBuffer::uninitialized(self.len(), stream)? };
+        copy.copy_from_device(self, stream)?;
+        Ok(copy)
     }
 
     /// Copies the buffer to a new `Vec` after its last writer, on whatever
@@ -156,24 +172,40 @@ impl<T: DeviceCopy> DeviceViewMut<'_, T> {
                 source: src.len,
             });
         }
-        check_device(self.raw().device, stream)?;
-        check_device(src.device, stream)?;
+        let dst = self.raw();
+        if dst.device == src.device {
+            check_device(dst.device, stream)?;
+        } else if stream.device() != dst.device && stream.device() != src.device {
+            return Err(Error::PeerCopyOnOtherDevice {
+                source_device: src.device,
+                destination_device: dst.device,
+                stream_device: stream.device(),
+            });
+        }
         if self.is_empty() || size_of::<T>() == 0 {
             return Ok(());
         }
         source.before_device_access(stream)?;
         self.track_write(stream)?;
-        // SAFETY: both ranges are device memory of `len` elements, borrowed
-        // for this call and ordered after their conflicting uses; buffers free
-        // in stream order after their tracked uses (mapped host memory: its
-        // own tracking, told below).
+        stream.device_state()?;
+        let bytes = self.len() * size_of::<T>();
+        // SAFETY: both ranges are device memory of `len` elements (of their
+        // devices), borrowed for this call and ordered after their conflicting
+        // uses, on any device; buffers free in stream order after their
+        // tracked uses (mapped host memory: its own tracking, told below).
         unsafe {
-            driver().copy_device_async(
-                self.raw().ptr,
-                src.ptr,
-                self.len() * size_of::<T>(),
-                stream.handle(),
-            )
+            if dst.device == src.device {
+                driver().copy_device_async(dst.ptr, src.ptr, bytes, stream.handle())
+            } else {
+                driver().copy_peer_async(
+                    dst.ptr,
+                    dst.device,
+                    src.ptr,
+                    src.device,
+                    bytes,
+                    stream.handle(),
+                )
+            }
         }
         .map_err(|e| stream.error(e))?;
         source.after_device_access(stream)

@@ -59,7 +59,8 @@ impl Pending {
         range: Range<usize>,
         write: bool,
     ) -> Result<()> {
-        let marker = Event::with_options(EventOptions::new().timing(false))
+        // An event of the stream's device, which need not be the current one.
+        let marker = Event::on_device(stream.device(), EventOptions::new().timing(false))
             .and_then(|marker| marker.record_on(stream).map(|()| marker));
         let marker = match marker {
             Ok(marker) => marker,

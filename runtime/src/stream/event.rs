@@ -185,13 +185,20 @@ impl Event {
             .map_err(|e| state.error(e))
     }
 
-    /// Milliseconds between two recorded events.
+    /// Milliseconds between two recorded events of one device.
     ///
     /// When `end` has not completed yet, this waits for it; CUDA (and CuPy,
     /// which raises `CUDARuntimeError: cudaErrorNotReady`) fail instead. An
     /// event never recorded, or created without timing, is an error naming
-    /// which of the two it is.
+    /// which of the two it is; so are events of two devices, which have no
+    /// common clock (on the simulator too).
     pub fn elapsed_ms(start: &Event, end: &Event) -> Result<f32> {
+        if start.ordinal != end.ordinal {
+            return Err(Error::EventsOfTwoDevices {
+                start_device: start.ordinal,
+                end_device: end.ordinal,
+            });
+        }
         for (event, which) in [(start, "start"), (end, "end")] {
             event.refuse_captured("Event::elapsed_ms")?;
             if !event.timing {

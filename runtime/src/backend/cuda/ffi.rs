@@ -77,8 +77,29 @@ pub(crate) const STREAM_NON_BLOCKING: c_uint = 1;
 pub(crate) const EVENT_BLOCKING_SYNC: c_uint = 1;
 pub(crate) const EVENT_DISABLE_TIMING: c_uint = 2;
 pub(crate) const EVENT_INTERPROCESS: c_uint = 4;
+/// `CU_MEMHOSTALLOC_PORTABLE`: page-locked for every context, not only the
+/// one that allocated it (every device's copies run at full speed).
+pub(crate) const HOST_ALLOC_PORTABLE: c_uint = 1;
 /// `CU_MEMHOSTALLOC_DEVICEMAP`.
 pub(crate) const HOST_ALLOC_DEVICE_MAP: c_uint = 2;
+/// `CU_MEM_LOCATION_TYPE_DEVICE`.
+pub(crate) const MEM_LOCATION_TYPE_DEVICE: c_int = 1;
+/// `CU_MEM_ACCESS_FLAGS_PROT_READWRITE`.
+pub(crate) const MEM_ACCESS_FLAGS_PROT_READWRITE: c_int = 3;
+
+/// `CUmemLocation`.
+#[repr(C)]
+pub(crate) struct MemLocation {
+    pub(crate) kind: c_int,
+    pub(crate) id: c_int,
+}
+
+/// `CUmemAccessDesc`.
+#[repr(C)]
+pub(crate) struct MemAccessDesc {
+    pub(crate) location: MemLocation,
+    pub(crate) flags: c_int,
+}
 /// `CU_MEMPOOL_ATTR_RELEASE_THRESHOLD`.
 pub(crate) const MEMPOOL_ATTR_RELEASE_THRESHOLD: c_int = 4;
 /// `CU_STREAM_CAPTURE_MODE_RELAXED`.
@@ -183,6 +204,17 @@ driver_functions! {
     fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) -> Status;
     fn cuMemPoolSetAttribute(pool: CUmemoryPool, attribute: c_int, value: *mut c_void) -> Status;
     fn cuMemPoolTrimTo(pool: CUmemoryPool, keep: usize) -> Status;
+    fn cuMemPoolSetAccess(pool: CUmemoryPool, map: *const MemAccessDesc, count: usize) -> Status;
+    fn cuDeviceCanAccessPeer(can_access: *mut c_int, device: CUdevice, peer: CUdevice) -> Status;
+    fn cuCtxEnablePeerAccess(peer: CUcontext, flags: c_uint) -> Status;
+    fn cuMemcpyPeerAsync(
+        dst: CUdeviceptr,
+        dst_context: CUcontext,
+        src: CUdeviceptr,
+        src_context: CUcontext,
+        bytes: usize,
+        stream: CUstream,
+    ) -> Status;
     fn cuMemAllocAsync(ptr: *mut CUdeviceptr, bytes: usize, stream: CUstream) -> Status;
     fn cuMemFreeAsync(ptr: CUdeviceptr, stream: CUstream) -> Status;
     fn cuMemHostAlloc(ptr: *mut *mut c_void, bytes: usize, flags: c_uint) -> Status;
@@ -259,7 +291,7 @@ pub(crate) fn functions() -> Result<&'static Functions, &'static str> {
             for name in LIBRARY_NAMES {
                 // SAFETY: loading the NVIDIA driver library runs its
                 // initialisers, which have no preconditions.
-                match unsafe { libloading::Library::new(name) } {
+                match unsafe { libloading::Library::new(*name) } {
                     Ok(library) => return Functions::load(library),
                     Err(e) => failures.push(format!("{name}: {e}")),
                 }

@@ -10,11 +10,16 @@
 mod call;
 mod ffi;
 mod graph;
+mod nccl;
+mod peer;
+
+pub use nccl::NCCL_LIBRARY_ENV;
 
 use super::{
-    CompletionCallback, DeviceLimits, DeviceProperties, DevicePtr, Driver, DriverError, EventFlags,
-    EventHandle, FunctionHandle, FunctionLimits, GraphExecHandle, GraphHandle, GraphNodeHandle,
-    GraphNodeKind, HostFunction, KernelLaunch, ModuleHandle, StreamHandle, MAX_DEVICES,
+    Collective, CommHandle, CompletionCallback, DeviceLimits, DeviceProperties, DevicePtr, Driver,
+    DriverError, EventFlags, EventHandle, FunctionHandle, FunctionLimits, GraphExecHandle,
+    GraphHandle, GraphNodeHandle, GraphNodeKind, HostFunction, KernelLaunch, ModuleHandle,
+    StreamHandle, MAX_DEVICES, UNIQUE_ID_BYTES,
 };
 use call::{check, check_done, event, stream};
 use ffi::*;
@@ -76,6 +81,27 @@ impl CudaDriver {
             cuDeviceGet(&mut device, ordinal as c_int)
         })?;
         Ok(device)
+    }
+
+    /// Device `ordinal`'s context and pool, once opened.
+    fn opened(&self, ordinal: usize, call: &'static str) -> Result<OpenDevice, DriverError> {
+        self.devices
+            .get(ordinal)
+            .and_then(OnceLock::get)
+            .copied()
+            .ok_or_else(|| DriverError {
+                call,
+                code: super::status::INVALID_VALUE,
+                name: "CUDA_ERROR_INVALID_CONTEXT".into(),
+                description: format!("device {ordinal} was not opened"),
+            })
+    }
+
+    /// Forgets which device this thread bound: the next `bind` sets the
+    /// context again. For after calls into libraries (NCCL) that may switch
+    /// the thread's current context.
+    fn forget_binding() {
+        BOUND.with(|b| b.set(None));
     }
 
     /// The pool of the device bound on this thread.
@@ -205,6 +231,14 @@ impl Driver for CudaDriver {
         check("cuMemPoolTrimTo", unsafe { cuMemPoolTrimTo(pool, 0) })
     }
 
+    fn can_access_peer(&self, ordinal: usize, peer: usize) -> Result<bool, DriverError> {
+        self.peer_reachable(ordinal, peer)
+    }
+
+    fn enable_peer_access(&self, peer: usize) -> Result<(), DriverError> {
+        self.enable_peer(peer)
+    }
+
     fn alloc_async(&self, bytes: usize, on: StreamHandle) -> Result<DevicePtr, DriverError> {
         let mut p = 0;
         // SAFETY: writes one device pointer; `on` is a live stream.
@@ -221,7 +255,9 @@ impl Driver for CudaDriver {
 
     fn host_alloc(&self, bytes: usize, mapped: bool) -> Result<*mut u8, DriverError> {
         let mut p = ptr::null_mut();
-        let flags = if mapped { HOST_ALLOC_DEVICE_MAP } else { 0 };
+        // Portable: pinned for every device's context, so that copies on any
+        // device's streams are asynchronous (and mapped for every device).
+        let flags = HOST_ALLOC_PORTABLE | if mapped { HOST_ALLOC_DEVICE_MAP } else { 0 };
         // SAFETY: writes one pointer.
         check("cuMemHostAlloc", unsafe {
             cuMemHostAlloc(&mut p, bytes, flags)
@@ -293,6 +329,19 @@ impl Driver for CudaDriver {
         check("cuMemcpyDtoDAsync", unsafe {
             cuMemcpyDtoDAsync_v2(dst, src, bytes, stream(on))
         })
+    }
+
+    unsafe fn copy_peer_async(
+        &self,
+        dst: DevicePtr,
+        dst_device: usize,
+        src: DevicePtr,
+        src_device: usize,
+        bytes: usize,
+        on: StreamHandle,
+    ) -> Result<(), DriverError> {
+        // SAFETY: forwarded to the caller.
+        unsafe { self.copy_peer(dst, dst_device, src, src_device, bytes, on) }
     }
 
     fn stream_create(
@@ -585,5 +634,31 @@ impl Driver for CudaDriver {
                 ptr::null_mut(),
             )
         })
+    }
+
+    fn comm_unique_id(&self) -> Result<[u8; UNIQUE_ID_BYTES], DriverError> {
+        self.nccl_unique_id()
+    }
+
+    fn comm_init_rank(
+        &self,
+        id: &[u8; UNIQUE_ID_BYTES],
+        ranks: usize,
+        rank: usize,
+    ) -> Result<CommHandle, DriverError> {
+        self.nccl_init_rank(id, ranks, rank)
+    }
+
+    fn comm_init_all(&self, devices: &[usize]) -> Result<Vec<CommHandle>, DriverError> {
+        self.nccl_init_all(devices)
+    }
+
+    fn comm_destroy(&self, comm: CommHandle) -> Result<(), DriverError> {
+        self.nccl_destroy(comm)
+    }
+
+    unsafe fn collectives(&self, calls: &[Collective]) -> Result<(), DriverError> {
+        // SAFETY: forwarded to the caller.
+        unsafe { self.nccl_collectives(calls) }
     }
 }

@@ -39,3 +39,13 @@ pub(crate) fn capture_error(call: &'static str, code: i32, description: String) 
         description,
     }
 }
+
+/// A simulated collective refused, as NCCL reports its errors.
+pub(crate) fn collective_failed(call: &'static str, description: String) -> DriverError {
+    DriverError {
+        call,
+        code: status::COLLECTIVE_FAILED,
+        name: "ncclInvalidUsage (simulated)".into(),
+        description,
+    }
+}

@@ -22,11 +22,13 @@
 
 mod bound_device;
 pub(crate) mod capture;
+pub(crate) mod collective;
 mod errors;
 pub(crate) mod event;
 pub(crate) mod executor;
 pub(crate) mod graph;
 pub(crate) mod memory;
+pub(crate) mod peer;
 pub(crate) mod settings;
 pub(crate) mod signals;
 pub(crate) mod stream;
@@ -35,9 +37,10 @@ pub(crate) mod worker;
 
 use super::status;
 use super::{
-    CompletionCallback, DeviceLimits, DeviceProperties, DevicePtr, Driver, DriverError, EventFlags,
-    EventHandle, FunctionHandle, FunctionLimits, GraphExecHandle, GraphHandle, GraphNodeHandle,
-    GraphNodeKind, HostFunction, KernelLaunch, ModuleHandle, StreamHandle, MAX_DEVICES,
+    Collective, CommHandle, CompletionCallback, DeviceLimits, DeviceProperties, DevicePtr, Driver,
+    DriverError, EventFlags, EventHandle, FunctionHandle, FunctionLimits, GraphExecHandle,
+    GraphHandle, GraphNodeHandle, GraphNodeKind, HostFunction, KernelLaunch, ModuleHandle,
+    StreamHandle, MAX_DEVICES, UNIQUE_ID_BYTES,
 };
 use bound_device::bound_device;
 use errors::invalid_value;
@@ -129,6 +132,18 @@ impl Driver for SimulatorDriver {
         Ok(())
     }
 
+    fn can_access_peer(&self, _ordinal: usize, _peer: usize) -> Result<bool, DriverError> {
+        Ok(peer::peers_reachable())
+    }
+
+    fn enable_peer_access(&self, peer: usize) -> Result<(), DriverError> {
+        if peer::peers_reachable() {
+            Ok(())
+        } else {
+            Err(peer::unsupported(bound_device(), peer))
+        }
+    }
+
     fn alloc_async(&self, bytes: usize, on: StreamHandle) -> Result<DevicePtr, DriverError> {
         let device = stream::device_of(on);
         let ptr = memory::alloc(bytes, device, self.count())?;
@@ -197,6 +212,20 @@ impl Driver for SimulatorDriver {
         bytes: usize,
         on: StreamHandle,
     ) -> Result<(), DriverError> {
+        // SAFETY: forwarded to the caller.
+        unsafe { memory::copy(dst, src, bytes, on) }
+    }
+
+    unsafe fn copy_peer_async(
+        &self,
+        dst: DevicePtr,
+        _dst_device: usize,
+        src: DevicePtr,
+        _src_device: usize,
+        bytes: usize,
+        on: StreamHandle,
+    ) -> Result<(), DriverError> {
+        // All simulated device memory is host memory.
         // SAFETY: forwarded to the caller.
         unsafe { memory::copy(dst, src, bytes, on) }
     }
@@ -392,5 +421,32 @@ impl Driver for SimulatorDriver {
     unsafe fn launch(&self, launch: KernelLaunch<'_>) -> Result<(), DriverError> {
         // SAFETY: forwarded to the caller.
         unsafe { executor::launch(launch) }
+    }
+
+    fn comm_unique_id(&self) -> Result<[u8; UNIQUE_ID_BYTES], DriverError> {
+        Ok(collective::unique_id())
+    }
+
+    fn comm_init_rank(
+        &self,
+        id: &[u8; UNIQUE_ID_BYTES],
+        ranks: usize,
+        rank: usize,
+    ) -> Result<CommHandle, DriverError> {
+        collective::init_rank(id, ranks, rank)
+    }
+
+    fn comm_init_all(&self, devices: &[usize]) -> Result<Vec<CommHandle>, DriverError> {
+        Ok(collective::init_all(devices))
+    }
+
+    fn comm_destroy(&self, comm: CommHandle) -> Result<(), DriverError> {
+        collective::destroy(comm);
+        Ok(())
+    }
+
+    unsafe fn collectives(&self, calls: &[Collective]) -> Result<(), DriverError> {
+        // SAFETY: forwarded to the caller.
+        unsafe { collective::queue(calls) }
     }
 }
