@@ -108,7 +108,9 @@ impl PtxBuilder {
         self
     }
 
-    /// Writes the PTX into `dir` instead of `$OUT_DIR`.
+    /// Writes the PTX into `dir` instead of `$OUT_DIR` (with the build's
+    /// intermediate files, in `dir/ptx-work`): a directory of this crate's
+    /// own, as `$OUT_DIR` is.
     pub fn out_dir(mut self, dir: impl Into<PathBuf>) -> PtxBuilder {
         self.out_dir = Some(dir.into());
         self
@@ -146,15 +148,23 @@ impl PtxBuilder {
             return Err(BuildError::NoManifest(manifest));
         }
         let target_dir = nested_target_dir(&out_dir);
-        let artifacts = toolchain.cargo_build_bitcode(&manifest, &target_dir, &self.arch)?;
+        // This crate's own intermediate files: the build scripts of several
+        // kernel crates share the nested target directory (and its builds of
+        // `core` and the dependencies) and may run at the same time.
+        let work = out_dir.join("ptx-work");
+        let _ = fs::remove_dir_all(&work);
+        fs::create_dir_all(&work).map_err(|e| BuildError::io(&work, e))?;
+        let artifacts = toolchain.cargo_build_bitcode(
+            &manifest,
+            &target_dir,
+            &work.join("objects"),
+            &self.arch,
+        )?;
         for source in &artifacts.local_sources {
             println!("cargo:rerun-if-changed={}", source.display());
         }
         println!("cargo:rerun-if-changed={}", manifest.display());
 
-        let work = target_dir.join("link");
-        let _ = fs::remove_dir_all(&work);
-        fs::create_dir_all(&work).map_err(|e| BuildError::io(&work, e))?;
         let crate_bc = work.join("crate.bc");
         toolchain.link(&artifacts.crate_objects, &crate_bc)?;
         let kernels = toolchain.kernel_entry_points(&crate_bc)?;
@@ -197,6 +207,9 @@ fn check_arch(arch: &str) -> Result<(), BuildError> {
 
 /// `<target>/<profile>/ptx-build`, beside the host build: a separate target
 /// directory, so the nested cargo does not wait for the outer one's lock.
+/// Every kernel crate of the outer build shares it, so `core` and the common
+/// dependencies are built for the device once (the nested cargos take turns
+/// through its lock).
 fn nested_target_dir(out_dir: &Path) -> PathBuf {
     // OUT_DIR is <target>/[<triple>/]<profile>/build/<pkg>-<hash>/out.
     out_dir

@@ -127,11 +127,13 @@ impl Toolchain {
         Command::new(self.llvm_bin.join(name))
     }
 
-    /// Builds the crate for the device target with bitcode rlibs.
+    /// Builds the crate for the device target with bitcode rlibs, and unpacks
+    /// their objects under `objects_dir` (a directory of this crate's own).
     pub fn cargo_build_bitcode(
         &self,
         manifest: &Path,
         target_dir: &Path,
+        objects_dir: &Path,
         arch: &str,
     ) -> Result<Artifacts, BuildError> {
         let mut cmd = Command::new(&self.cargo);
@@ -177,7 +179,6 @@ impl Toolchain {
             dependency_objects: Vec::new(),
             local_sources: Vec::new(),
         };
-        let extract_root = target_dir.join("objects");
         for line in stdout
             .lines()
             .filter(|l| l.contains(r#""reason":"compiler-artifact""#))
@@ -209,7 +210,7 @@ impl Toolchain {
             else {
                 continue;
             };
-            let objects = self.extract_objects(Path::new(&rlib), &extract_root)?;
+            let objects = self.extract_objects(Path::new(&rlib), objects_dir)?;
             let is_kernel_crate = fs::canonicalize(&manifest_path)
                 .map(|m| m == canonical_manifest)
                 .unwrap_or(false);
