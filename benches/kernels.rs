@@ -1,5 +1,5 @@
 //! The five kernels of issue #9 (six with both transposes), Rust against
-//! CUDA C, in one run: `gpu_kernels::classic` (no `unsafe` in the kernel
+//! CUDA C, in one run: `gpu_test_kernels::classic` (no `unsafe` in the kernel
 //! bodies) against `benches/cuda/kernels.cu` built with `nvcc -O3` for the
 //! GPU, at the same sizes, inputs, launch shapes, timing method and checks
 //! (`benches/cuda/KERNELS.md` describes them).
@@ -30,8 +30,8 @@ mod harness;
 use cases::{Run, Sizes};
 use common::{bench_args, run_helper, show, Res, Results};
 use compiled::CompiledModule;
-use gpu_kernels::KERNEL_MODULE;
 use gpu_runtime::{backend, Backend, Device, Stream};
+use gpu_test_kernels::KERNEL_MODULE;
 use std::process::Command;
 
 /// One row of the table.

@@ -19,9 +19,9 @@ use common::{helpers_dir, kernels_ptx_file, median, ratio, run_helper, show, Res
 use cust::memory::CopyDestination;
 use cust::prelude::Module as CustModule;
 use cust::stream::{Stream as CustStream, StreamFlags};
-use gpu_kernels::testing::add_unchecked;
-use gpu_kernels::{add_kernel, KERNEL_MODULE};
 use gpu_runtime::{launch, Device, DeviceBuffer, Event, Stream};
+use gpu_test_kernels::add_unchecked;
+use gpu_tutorial_kernels::{add_kernel, KERNEL_MODULE};
 use std::ffi::c_void;
 use std::process::Command;
 use std::time::Instant;

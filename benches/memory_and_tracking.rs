@@ -20,10 +20,10 @@
 mod common;
 
 use common::{helpers_dir, median, ratio, run_helper, show, Res, Results};
-use gpu_kernels::{add_kernel, busy, busy_rounds_lasting, fill, KERNEL_MODULE};
 use gpu_runtime::{
     launch, Device, DeviceBuffer, Event, EventOptions, PinnedBuffer, Pipeline, Stream,
 };
+use gpu_tutorial_kernels::{add_kernel, busy, busy_rounds_lasting, fill, KERNEL_MODULE};
 use std::ffi::c_void;
 use std::process::Command;
 use std::time::Instant;

@@ -22,11 +22,11 @@
 mod common;
 
 use common::{helpers_dir, median, ratio, run_helper, show, Res, Results};
-use gpu_kernels::{busy, busy_rounds_lasting};
 use gpu_runtime::{
     backend, launch, Backend, Communicator, Communicators, Device, DeviceBuffer, Event,
     PinnedBuffer, Pipeline, ReduceOp, Stream, UniqueId, UNIQUE_ID_ENV,
 };
+use gpu_tutorial_kernels::{busy, busy_rounds_lasting};
 use std::process::Command;
 use std::time::Instant;
 

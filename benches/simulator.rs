@@ -11,9 +11,9 @@
 mod common;
 
 use common::{helpers_dir, median, ratio, run_helper, show, Res, Results};
-use gpu_kernels::add_kernel;
-use gpu_kernels::testing::{block_sum_static, empty, histogram};
 use gpu_runtime::{backend, launch, Backend, DeviceBuffer, Stream, BACKEND_ENV};
+use gpu_test_kernels::{block_sum_static, empty, histogram};
+use gpu_tutorial_kernels::add_kernel;
 use std::process::Command;
 use std::time::Instant;
 

@@ -16,7 +16,7 @@
 mod common;
 
 use common::{helpers_dir, median, ratio, run_helper, show, Res, Results};
-use gpu_kernels::ops::{self, DeviceScalar};
+use gpu_ops::{self as ops, DeviceScalar};
 use gpu_runtime::{Device, DeviceBuffer, Event, Stream};
 use std::process::Command;
 use std::time::Instant;

@@ -3,7 +3,6 @@
 //!
 //! Run: `cargo run --release --example cupy_streams`
 
-use gpu_kernels::ops;
 use gpu_runtime::{current_stream, DeviceBuffer, Stream};
 use std::error::Error;
 use std::process::ExitCode;
@@ -28,7 +27,7 @@ fn run() -> Result<(), Box<dyn Error>> {
     let (a_cp, b_cp) = {
         let _with_s = s.enter()?;
         let a_cp = DeviceBuffer::from_host_sync(&a_np)?; // H2D transfer on stream s
-        let b_cp = ops::sum(&a_cp)?; // kernel launched on stream s
+        let b_cp = gpu_ops::sum(&a_cp)?; // kernel launched on stream s
         (a_cp, b_cp)
     };
     assert_eq!(

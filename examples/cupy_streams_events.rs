@@ -9,7 +9,6 @@
 //!
 //! Run: `cargo run --release --example cupy_streams_events`
 
-use gpu_kernels::ops;
 use gpu_runtime::{current_stream, get_elapsed_time, DeviceBuffer, Event, Stream};
 use std::error::Error;
 use std::process::ExitCode;
@@ -33,7 +32,7 @@ fn run() -> Result<(), Box<dyn Error>> {
     let (a_cp, b_cp, first_stream_done) = {
         let _with_s = s.enter()?;
         let a_cp = DeviceBuffer::from_host_sync(&a_np)?; // H2D transfer on stream s
-        let b_cp = ops::sum(&a_cp)?; // kernel launched on stream s
+        let b_cp = gpu_ops::sum(&a_cp)?; // kernel launched on stream s
         assert_eq!(s, current_stream()?); // assert s == cp.cuda.get_current_stream()
         (a_cp, b_cp, s.record()?)
     };

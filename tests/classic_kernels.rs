@@ -1,4 +1,4 @@
-//! The five kernels of issue 9 (`gpu_kernels::classic`), run on the CPU
+//! The five kernels of issue 9 (`gpu_test_kernels::classic`), run on the CPU
 //! simulator (or a GPU, where there is one) against CPU references, with
 //! sizes that are not multiples of the tile or the block and outputs
 //! poisoned before each run.
@@ -7,8 +7,8 @@
 //! built with FMA contraction (one rounding per multiply-add), the simulator
 //! and the references round twice.
 
-use gpu_kernels::classic::{self, StencilWeights};
 use gpu_runtime::{launch, DeviceBuffer, Stream};
+use gpu_test_kernels::classic::{self, StencilWeights};
 
 /// A reproducible value in [-1, 1) for index `i` of stream `seed`.
 fn value(seed: u64, i: usize) -> f32 {

@@ -3,8 +3,8 @@
 //! more after a fault; the futures use the callback that is called with the
 //! error). One test in its own binary: a fault ends the CUDA context.
 
-use gpu_kernels::testing;
 use gpu_runtime::{launch, DeviceBuffer, Error, Stream};
+use gpu_test_kernels as testing;
 use std::time::Duration;
 
 #[test]

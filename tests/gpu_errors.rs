@@ -1,9 +1,9 @@
 //! Bad launches and allocations on the GPU: each is an error naming the
 //! kernel and the limit, and none disturbs later work.
 
-use gpu_kernels::testing;
-use gpu_kernels::{add_kernel, fill};
 use gpu_runtime::{launch, Device, DeviceBuffer, Error, Stream};
+use gpu_test_kernels as testing;
+use gpu_tutorial_kernels::{add_kernel, fill};
 
 fn invalid_launch(result: gpu_runtime::Result<()>) -> (&'static str, String) {
     match result {

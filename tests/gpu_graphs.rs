@@ -7,10 +7,10 @@
 mod common;
 
 use common::{hold, one_at_a_time, size};
-use gpu_kernels::{add_kernel, busy, fill, saxpy};
 use gpu_runtime::{
     kernel_args, launch, Device, DeviceBuffer, Error, Event, GraphNodeKind, PinnedBuffer, Stream,
 };
+use gpu_tutorial_kernels::{add_kernel, busy, fill, saxpy};
 
 fn blocks(n: usize) -> usize {
     n.div_ceil(256)

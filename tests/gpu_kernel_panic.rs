@@ -3,8 +3,8 @@
 //! crashing). One test in its own binary, because a trapped kernel ends the
 //! CUDA context for the rest of the process.
 
-use gpu_kernels::testing;
 use gpu_runtime::{launch, Backend, DeviceBuffer, Error, Stream};
+use gpu_test_kernels as testing;
 
 #[test]
 fn a_panicking_kernel_is_reported_by_name() {

@@ -1,6 +1,6 @@
 //! `sum` and element-wise arithmetic against the CPU, at sizes from 0 to 2^28.
 
-use gpu_kernels::ops::{self, array, DeviceScalar, SumElement};
+use gpu_ops::{self as ops, array, DeviceScalar, SumElement};
 use gpu_runtime::{DeviceBuffer, Error, Stream};
 
 /// A small deterministic generator (no external crates): xorshift64*.

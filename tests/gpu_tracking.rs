@@ -6,9 +6,9 @@
 mod common;
 
 use common::{hold, one_at_a_time, size};
-use gpu_kernels::ops::sum_on;
-use gpu_kernels::{add_kernel, fill};
+use gpu_ops::sum_on;
 use gpu_runtime::{launch, Device, DeviceBuffer, Error, PinnedBuffer, Pipeline, Stream};
+use gpu_tutorial_kernels::{add_kernel, fill};
 use std::time::{Duration, Instant};
 
 fn blocks(n: usize) -> usize {

@@ -4,8 +4,8 @@
 //! one axis) are in `tests/simulator.rs`.
 
 use gpu_device::{Shape2d, Slice2d};
-use gpu_kernels::testing;
 use gpu_runtime::{launch, DeviceBuffer, Stream};
+use gpu_test_kernels as testing;
 use std::panic::catch_unwind;
 
 #[test]

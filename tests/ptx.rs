@@ -1,16 +1,34 @@
-//! The PTX that `cargo build` made for gpu-kernels: the entry points and their
-//! parameters, and `ptxas` accepting the module for sm_70, sm_80 and sm_90.
+//! The PTX that `cargo build` made for the three kernel crates (gpu-ops,
+//! gpu-tutorial-kernels, gpu-test-kernels): the entry points and their
+//! parameters, and `ptxas` accepting each module for sm_70, sm_80 and sm_90.
 //! Runs without a GPU; `scripts/setup.sh` installs the two `ptxas`.
 
-use gpu_kernels::KERNEL_MODULE;
+use gpu_runtime::EmbeddedModule;
 use std::path::PathBuf;
 use std::process::Command;
 
+/// Each kernel crate's package name and module.
+const MODULES: [(&str, &EmbeddedModule); 3] = [
+    ("gpu-ops", &gpu_ops::KERNEL_MODULE),
+    ("gpu-tutorial-kernels", &gpu_tutorial_kernels::KERNEL_MODULE),
+    ("gpu-test-kernels", &gpu_test_kernels::KERNEL_MODULE),
+];
+
+/// The PTX of the module with the entry point `name`.
+fn ptx_with(name: &str) -> &'static str {
+    let entry = format!(".visible .entry {name}(");
+    MODULES
+        .iter()
+        .map(|(_, module)| module.ptx())
+        .find(|ptx| ptx.contains(&entry))
+        .unwrap_or_else(|| panic!("no entry point `{name}` in the PTX of any kernel crate"))
+}
+
 fn entry_params(name: &str) -> Vec<String> {
-    let ptx = KERNEL_MODULE.ptx();
+    let ptx = ptx_with(name);
     let start = ptx
         .find(&format!(".visible .entry {name}("))
-        .unwrap_or_else(|| panic!("no entry point `{name}` in the PTX"));
+        .expect("found by ptx_with");
     let body = &ptx[start..];
     let end = body.find(')').expect("parameter list closes");
     body[..end]
@@ -23,93 +41,114 @@ fn entry_params(name: &str) -> Vec<String> {
 
 #[test]
 fn every_kernel_is_an_entry_point_and_nothing_else_is() {
-    let mut entries = KERNEL_MODULE.entry_points();
-    entries.sort();
-    let kernels = [
-        "add_kernel",
-        "add_unchecked",
-        "affine",
-        "atomics_f32",
-        "atomics_f64",
-        "atomics_i32",
-        "atomics_u32",
-        "atomics_u64",
-        "block_sum_shuffles",
-        "block_sum_static",
-        "busy",
-        "busy_loop",
-        "coordinates",
-        "coordinates_2d",
-        "divergent_barrier",
-        "dynamic_alignment",
-        "elementwise_f32",
-        "elementwise_f64",
-        "elementwise_i32",
-        "elementwise_i64",
-        "elementwise_u32",
-        "elementwise_u64",
-        "empty",
-        "fill_f32",
-        "fill_f64",
-        "fill_i32",
-        "fill_u32",
-        "fill_u64",
-        "histogram",
-        "histogram256",
-        "jacobi5",
-        "large_local_array",
-        "launch_shape",
-        "math_f32",
-        "math_f64",
-        "matmul_tiled",
-        "matrix_read",
-        "one_dimensional_witness",
-        "panic_at",
-        "panic_if",
-        "phase_and_threads_barriers",
-        "read_at",
-        "reverse_in_blocks",
-        "reverse_tiles_16",
-        "reverse_tiles_32",
-        "saxpy",
-        "scale_float4",
-        "select",
-        "shaped_fill",
-        "shared_2d_transpose",
-        "shared_counters",
-        "shared_read_at",
-        "shuffle_after_exit",
-        "spin_on_flag",
-        "stencil1d_r4",
-        "sum_partials_f32",
-        "sum_partials_f64",
-        "sum_partials_i16",
-        "sum_partials_i32",
-        "sum_partials_i64",
-        "sum_partials_i8",
-        "sum_partials_u16",
-        "sum_partials_u32",
-        "sum_partials_u64",
-        "sum_partials_u8",
-        "swap_pairs_f32",
-        "swap_pairs_u64",
-        "take_turns",
-        "transpose_32x32",
-        "transpose_32x8",
-        "transposed_row_sums",
-        "warp_shuffles",
-        "witness_from_helper",
-        "zero_sized",
+    let kernels: [(&str, &[&str]); 3] = [
+        (
+            "gpu-ops",
+            &[
+                "elementwise_f32",
+                "elementwise_f64",
+                "elementwise_i32",
+                "elementwise_i64",
+                "elementwise_u32",
+                "elementwise_u64",
+                "sum_partials_f32",
+                "sum_partials_f64",
+                "sum_partials_i16",
+                "sum_partials_i32",
+                "sum_partials_i64",
+                "sum_partials_i8",
+                "sum_partials_u16",
+                "sum_partials_u32",
+                "sum_partials_u64",
+                "sum_partials_u8",
+            ],
+        ),
+        (
+            "gpu-tutorial-kernels",
+            &[
+                "add_kernel",
+                "busy",
+                "fill_f32",
+                "fill_f64",
+                "fill_i32",
+                "fill_u32",
+                "fill_u64",
+                "saxpy",
+            ],
+        ),
+        (
+            "gpu-test-kernels",
+            &[
+                "add_unchecked",
+                "affine",
+                "atomics_f32",
+                "atomics_f64",
+                "atomics_i32",
+                "atomics_u32",
+                "atomics_u64",
+                "block_sum_shuffles",
+                "block_sum_static",
+                "busy_loop",
+                "coordinates",
+                "coordinates_2d",
+                "divergent_barrier",
+                "dynamic_alignment",
+                "empty",
+                "histogram",
+                "histogram256",
+                "jacobi5",
+                "large_local_array",
+                "launch_shape",
+                "math_f32",
+                "math_f64",
+                "matmul_tiled",
+                "matrix_read",
+                "one_dimensional_witness",
+                "panic_at",
+                "panic_if",
+                "phase_and_threads_barriers",
+                "read_at",
+                "reverse_in_blocks",
+                "reverse_tiles_16",
+                "reverse_tiles_32",
+                "scale_float4",
+                "select",
+                "shaped_fill",
+                "shared_2d_transpose",
+                "shared_counters",
+                "shared_read_at",
+                "shuffle_after_exit",
+                "spin_on_flag",
+                "stencil1d_r4",
+                "swap_pairs_f32",
+                "swap_pairs_u64",
+                "take_turns",
+                "transpose_32x32",
+                "transpose_32x8",
+                "transposed_row_sums",
+                "warp_shuffles",
+                "witness_from_helper",
+                "zero_sized",
+            ],
+        ),
     ];
-    // Each kernel has a general entry point and one for one-dimensional launches.
-    let mut expected: Vec<String> = kernels
-        .iter()
-        .flat_map(|k| [k.to_string(), format!("{k}__1d")])
-        .collect();
-    expected.sort();
-    assert_eq!(entries, expected);
-    // Helper functions are internal: no other visible functions.
-    assert!(!KERNEL_MODULE.ptx().contains(".visible .func"));
+    for ((crate_name, module), (listed, kernels)) in MODULES.iter().zip(kernels) {
+        assert_eq!(*crate_name, listed);
+        let mut entries = module.entry_points();
+        entries.sort();
+        // Each kernel has a general entry point and one for one-dimensional launches.
+        let mut expected: Vec<String> = kernels
+            .iter()
+            .flat_map(|k| [k.to_string(), format!("{k}__1d")])
+            .collect();
+        expected.sort();
+        assert_eq!(entries, expected, "the entry points of {crate_name}");
+        // Helper functions are internal: no other visible functions.
+        assert!(
+            !module.ptx().contains(".visible .func"),
+            "{crate_name} has a visible function"
+        );
+    }
 }
 
 #[test]
@@ -139,7 +178,7 @@ fn slices_pass_as_pointer_and_length_and_values_by_value() {
 
 /// The body of entry point `name` in the PTX.
 fn entry_body(name: &str) -> &'static str {
-    let ptx = KERNEL_MODULE.ptx();
+    let ptx = ptx_with(name);
     let start = ptx
         .find(&format!(".visible .entry {name}("))
         .unwrap_or_else(|| panic!("no entry point `{name}` in the PTX"));
@@ -149,10 +188,10 @@ fn entry_body(name: &str) -> &'static str {
 
 #[test]
 fn shared_memory_is_in_the_shared_state_space() {
-    let ptx = KERNEL_MODULE.ptx();
+    let ptx = gpu_test_kernels::KERNEL_MODULE.ptx();
     assert!(ptx.contains(".extern .shared .align 16 .b8 __gpu_shared_dynamic[];"));
     assert!(
-        ptx.contains(".shared .align 4 .b8 __gpu_shared_gpu_kernels_"),
+        ptx.contains(".shared .align 4 .b8 __gpu_shared_gpu_test_kernels_"),
         "static shared arrays are .shared variables"
     );
     // Shared accesses are ld.shared/st.shared/atom.shared, never generic.
@@ -174,9 +213,13 @@ fn shared_memory_is_in_the_shared_state_space() {
 
 #[test]
 fn barriers_count_threads_and_phases_use_their_own_barrier() {
-    let ptx = KERNEL_MODULE.ptx();
     // `bar.sync` is `barrier.sync.aligned`, undefined in divergent code.
-    assert!(!ptx.contains("bar.sync"), "an aligned barrier is emitted");
+    for (crate_name, module) in MODULES {
+        assert!(
+            !module.ptx().contains("bar.sync"),
+            "{crate_name}: an aligned barrier is emitted"
+        );
+    }
     assert!(entry_body("divergent_barrier__1d").contains("barrier.sync \t0;"));
     let matmul = entry_body("matmul_tiled");
     assert_eq!(matmul.matches("barrier.sync 	1;").count(), 2, "{matmul}");
@@ -205,94 +248,111 @@ fn ptxas(dir: &str, sub: &str) -> PathBuf {
     path
 }
 
+/// Assembles every kernel crate's module for `arch`.
 fn assemble(ptxas: &PathBuf, arch: &str) {
-    let dir = std::env::temp_dir().join(format!("gpu-kernels-ptx-{arch}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let input = dir.join("kernels.ptx");
-    std::fs::write(&input, KERNEL_MODULE.ptx()).unwrap();
-    let out = Command::new(ptxas)
-        .arg(format!("-arch={arch}"))
-        .arg(&input)
-        .arg("-o")
-        .arg(dir.join("kernels.cubin"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "ptxas -arch={arch} rejected the PTX:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(dir.join("kernels.cubin").metadata().unwrap().len() > 0);
-    std::fs::remove_dir_all(&dir).ok();
+    for (crate_name, module) in MODULES {
+        let dir =
+            std::env::temp_dir().join(format!("{crate_name}-ptx-{arch}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let input = dir.join("kernels.ptx");
+        std::fs::write(&input, module.ptx()).unwrap();
+        let out = Command::new(ptxas)
+            .arg(format!("-arch={arch}"))
+            .arg(&input)
+            .arg("-o")
+            .arg(dir.join("kernels.cubin"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "ptxas -arch={arch} rejected the PTX of {crate_name}:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(dir.join("kernels.cubin").metadata().unwrap().len() > 0);
+        std::fs::remove_dir_all(&dir).ok();
+    }
 }
 
 #[test]
-fn ptxas_accepts_the_module_for_sm_70() {
+fn ptxas_accepts_the_modules_for_sm_70() {
     // CUDA 13's ptxas no longer targets sm_70; CUDA 12's does.
     assemble(&ptxas("ptxas12", "nvidia/cuda_nvcc/bin/ptxas"), "sm_70");
 }
 
 #[test]
-fn ptxas_accepts_the_module_for_sm_80() {
+fn ptxas_accepts_the_modules_for_sm_80() {
     assemble(&ptxas("ptxas", "nvidia/cu13/bin/ptxas"), "sm_80");
 }
 
 #[test]
-fn ptxas_accepts_the_module_for_sm_90() {
+fn ptxas_accepts_the_modules_for_sm_90() {
     assemble(&ptxas("ptxas", "nvidia/cu13/bin/ptxas"), "sm_90");
 }
 
-/// The `rerun-if-changed` lines of gpu-kernels' build script: the kernel
-/// crate's and its local dependencies' sources, nothing from the registry or
-/// the toolchain, so the PTX is rebuilt when kernel code changes and not otherwise.
+/// The `rerun-if-changed` lines of each kernel crate's build script: the
+/// kernel crate's and its local dependencies' sources, nothing from the
+/// registry or the toolchain, so the PTX is rebuilt when kernel code changes
+/// and not otherwise.
 #[test]
 fn the_ptx_build_reruns_only_for_local_kernel_sources() {
     let exe = std::env::current_exe().unwrap();
     let profile_dir = exe.ancestors().nth(2).unwrap().to_path_buf();
-    let mut outputs: Vec<_> = std::fs::read_dir(profile_dir.join("build"))
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("gpu-kernels-")
-        })
-        .map(|p| p.join("output"))
-        .filter(|p| p.is_file())
-        .collect();
-    outputs.sort_by_key(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok());
-    let output =
-        std::fs::read_to_string(outputs.last().expect("gpu-kernels' build script ran")).unwrap();
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let watched: Vec<PathBuf> = output
-        .lines()
-        .filter_map(|l| l.strip_prefix("cargo:rerun-if-changed="))
-        .map(PathBuf::from)
-        .collect();
-    for required in [
-        "gpu-kernels/src",
-        "gpu-kernels/build.rs",
-        "gpu-kernels/Cargo.toml",
-        "device/src",
-        "macros/src",
-    ] {
-        assert!(
-            watched.contains(&root.join(required)),
-            "{required} is not watched: {watched:?}"
-        );
+    for (crate_name, _) in MODULES {
+        let mut outputs: Vec<_> = std::fs::read_dir(profile_dir.join("build"))
+            .unwrap()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                let name = p.file_name().unwrap().to_string_lossy().into_owned();
+                // `<package>-<hash>`: the hash is all hexadecimal digits.
+                name.strip_prefix(crate_name)
+                    .and_then(|rest| rest.strip_prefix('-'))
+                    .is_some_and(|hash| hash.chars().all(|c| c.is_ascii_hexdigit()))
+            })
+            .map(|p| p.join("output"))
+            .filter(|p| p.is_file())
+            .collect();
+        outputs.sort_by_key(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok());
+        let output = std::fs::read_to_string(
+            outputs
+                .last()
+                .unwrap_or_else(|| panic!("{crate_name}'s build script ran")),
+        )
+        .unwrap();
+        let watched: Vec<PathBuf> = output
+            .lines()
+            .filter_map(|l| l.strip_prefix("cargo:rerun-if-changed="))
+            .map(PathBuf::from)
+            .collect();
+        let crate_dir = match crate_name {
+            "gpu-ops" => "ops",
+            "gpu-tutorial-kernels" => "examples/kernels",
+            _ => "tests/kernels",
+        };
+        for required in [
+            format!("{crate_dir}/src"),
+            format!("{crate_dir}/build.rs"),
+            format!("{crate_dir}/Cargo.toml"),
+            "device/src".into(),
+            "macros/src".into(),
+        ] {
+            assert!(
+                watched.contains(&root.join(&required)),
+                "{crate_name}: {required} is not watched: {watched:?}"
+            );
+        }
+        for path in &watched {
+            assert!(
+                path.starts_with(&root),
+                "{crate_name}: {} is outside the workspace",
+                path.display()
+            );
+            assert!(
+                !path.starts_with(root.join("target")),
+                "{crate_name}: {} is a build output",
+                path.display()
+            );
+        }
+        assert!(output.contains("cargo:rerun-if-env-changed=GPU_PTX_ARCH"));
     }
-    for path in &watched {
-        assert!(
-            path.starts_with(&root),
-            "{} is outside the workspace",
-            path.display()
-        );
-        assert!(
-            !path.starts_with(root.join("target")),
-            "{} is a build output",
-            path.display()
-        );
-    }
-    assert!(output.contains("cargo:rerun-if-env-changed=GPU_PTX_ARCH"));
 }

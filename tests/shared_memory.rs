@@ -5,8 +5,8 @@
 //! the device-side soundness fixes (zero-sized elements, aligned structs).
 //! On the simulator where there is no GPU, on the GPU otherwise.
 
-use gpu_kernels::testing::{self, Aligned32, Float4};
 use gpu_runtime::{launch, DeviceBuffer, Stream};
+use gpu_test_kernels::{self as testing, Aligned32, Float4};
 
 #[test]
 fn the_phase_token_tree_reduction_sums_each_block_at_any_block_size() {

@@ -8,11 +8,11 @@
 //! machine (scripts/gpu-bundle.sh) as in CI. Its watchdog is set to
 //! `TIMEOUT_SECS` here, so that stalls are reported quickly.
 
-use gpu_kernels::testing;
 use gpu_runtime::{
     backend, launch, Backend, DeviceBuffer, Error, Stream, BACKEND_ENV, SIM_STACK_BYTES_ENV,
     SIM_TIMEOUT_ENV,
 };
+use gpu_test_kernels as testing;
 use std::process::Command;
 use std::sync::{mpsc, Once};
 use std::time::{Duration, Instant};
@@ -409,7 +409,7 @@ fn a_matmul_launched_with_another_block_shape_fails_instead_of_computing_garbage
     let da = DeviceBuffer::to_device_sync(&vec![1.0f32; m * k], &stream).unwrap();
     let db = DeviceBuffer::to_device_sync(&vec![1.0f32; k * n], &stream).unwrap();
     let mut c = DeviceBuffer::<f32>::zeroed_on(m * n, &stream).unwrap();
-    launch!(gpu_kernels::classic::matmul_tiled[(2, 5), (32, 8), stream](
+    launch!(gpu_test_kernels::classic::matmul_tiled[(2, 5), (32, 8), stream](
         &da,
         &db,
         k,

@@ -1,4 +1,4 @@
-//! The six Rust kernels of `gpu_kernels::classic`, each run as `kernels.cu`
+//! The six Rust kernels of `gpu_test_kernels::classic`, each run as `kernels.cu`
 //! runs its CUDA C counterpart: the same sizes, inputs, launch shapes and
 //! checks (see `benches/cuda/KERNELS.md`).
 
@@ -6,8 +6,8 @@ use super::harness::{
     gamma, median_launch_ms, random_f32, within, Mismatches, SplitMix64, POISON_F32,
 };
 use crate::common::{Res, Results};
-use gpu_kernels::classic::{self, StencilWeights};
 use gpu_runtime::{launch, DeviceBuffer, DeviceCopy, Stream};
+use gpu_test_kernels::classic::{self, StencilWeights};
 
 /// The problem sizes.
 #[derive(Clone, Copy, Debug)]

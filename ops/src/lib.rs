@@ -3,15 +3,22 @@
 //! arithmetic ([`Expr`], enough for `b * a + 8`).
 //!
 //! ```no_run
-//! use gpu_kernels::ops::{self, DeviceScalar};
+//! use gpu_ops::DeviceScalar;
 //! use gpu_runtime::DeviceBuffer;
 //!
 //! let a = DeviceBuffer::from_host_sync(&[1i64, 2, 3])?;   // cp.asarray
-//! let b: DeviceScalar<i64> = ops::sum(&a)?;          // cp.sum: a 0-d device array
+//! let b: DeviceScalar<i64> = gpu_ops::sum(&a)?;      // cp.sum: a 0-d device array
 //! let c = (&b * &a + 8).eval()?;                     // b * a + 8, one fused kernel
 //! assert_eq!(c.to_host_sync()?, vec![14, 20, 26]);
 //! # Ok::<(), gpu_runtime::Error>(())
 //! ```
+//!
+//! The kernels are `#[kernel]` functions of this crate, built to PTX by its
+//! `build.rs` and embedded by [`embed_kernels!`](gpu_device::embed_kernels).
+#![cfg_attr(target_arch = "nvptx64", no_std, feature(abi_ptx))]
+#![deny(missing_docs)]
+
+gpu_device::embed_kernels!();
 
 mod arithmetic;
 #[cfg(not(target_arch = "nvptx64"))]

@@ -156,7 +156,7 @@ pub fn sum_partials<T: SumElement>(
 #[cfg(not(target_arch = "nvptx64"))]
 mod host {
     use super::{sum_partials, SumElement};
-    use crate::ops::DeviceScalar;
+    use crate::DeviceScalar;
     use gpu_runtime::{launch, Device, DeviceBuffer, Result, Stream};
 
     const THREADS: usize = 256;

@@ -3,8 +3,8 @@
 
 use super::{blocks, devices, filled, streams_of};
 use crate::common::{hold, one_at_a_time, size};
-use gpu_kernels::{add_kernel, fill};
 use gpu_runtime::{launch, DeviceBuffer, Error, Event, PinnedBuffer, Pipeline, Stream};
+use gpu_tutorial_kernels::{add_kernel, fill};
 use std::time::{Duration, Instant};
 
 pub fn peer_copies_carry_data_around_every_device() {
@@ -85,7 +85,7 @@ pub fn a_pipeline_spreads_its_chunks_over_every_device() {
     let mut pipeline = Pipeline::new(&streams).unwrap();
     pipeline
         .run(&input, &mut output, 4 * streams.len(), None, |s, x, out| {
-            launch!(gpu_kernels::saxpy[x.len().div_ceil(256), 256, s](2.0f32, x, x, out))
+            launch!(gpu_tutorial_kernels::saxpy[x.len().div_ceil(256), 256, s](2.0f32, x, x, out))
         })
         .unwrap();
     let expected: Vec<f32> = (0..n).map(|i| 3.0 * i as f32).collect();

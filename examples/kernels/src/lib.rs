@@ -1,4 +1,9 @@
-//! Kernels for the tutorials, tests and benchmarks.
+//! The kernels of the tutorial examples (`examples/*.rs`) and of the
+//! runtime's documentation: [`add_kernel`] (the Numba streams tutorial),
+//! [`saxpy`], [`fill`], and [`busy`] with [`busy_rounds_lasting`] (the Day 7
+//! pipeline's compute stage). The tests use them too; kernels only the tests
+//! and benchmarks use are in `gpu-test-kernels`, and the array operations in
+//! `gpu-ops`.
 //!
 //! Each `#[kernel]` here is a PTX entry point on the device and a module with a
 //! typed `launch` function on the host; `build.rs` builds the PTX and
@@ -9,10 +14,6 @@
 use gpu_device::prelude::*;
 
 gpu_device::embed_kernels!();
-
-pub mod classic;
-pub mod ops;
-pub mod testing;
 
 /// `c[i] = a[i] + b[i]`: the kernel of the Numba streams tutorial.
 #[kernel]

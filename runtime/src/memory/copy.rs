@@ -218,7 +218,7 @@ impl<T: DeviceCopy> DeviceViewMut<'_, T> {
         check_device(self.raw().device, stream)?;
         stream.refuse_in_capture(
             "fill",
-            "fill copies its value from host memory, which a graph would read again at every launch; fill with a kernel in the capture (`gpu_kernels::fill`), or before it",
+            "fill copies its value from host memory, which a graph would read again at every launch; fill with a kernel in the capture (`gpu_tutorial_kernels::fill`), or before it",
         )?;
         let len = self.len();
         if len == 0 || size_of::<T>() == 0 {

@@ -1,0 +1,27 @@
+//! The kernels of this workspace's tests and benchmarks, and nothing a user
+//! program needs (a dev-dependency only, not published):
+//!
+//! - kernels that exercise one device feature each (indices and witnesses,
+//!   shared memory, warp shuffles, atomics, parameters, float math), with
+//!   the benchmarks' baselines [`add_unchecked`] and [`empty`];
+//! - kernels that fail, hang or spin on purpose, for the runtime's and the
+//!   simulator's reports ([`panic_if`], [`divergent_barrier`], ...);
+//! - [`classic`]: the five classic CUDA kernels of the kernel benchmark.
+//!
+//! The tutorials' kernels (`add_kernel`, `saxpy`, `fill`, `busy`) are in
+//! `gpu-tutorial-kernels`, which the tests use too.
+//!
+//! Each `#[kernel]` here is a PTX entry point on the device and a module with a
+//! typed `launch` function on the host; `build.rs` builds the PTX and
+//! [`embed_kernels!`](gpu_device::embed_kernels) embeds it.
+#![cfg_attr(target_arch = "nvptx64", no_std, feature(abi_ptx))]
+#![deny(missing_docs)]
+
+gpu_device::embed_kernels!();
+
+pub mod classic;
+mod faults;
+mod features;
+
+pub use faults::*;
+pub use features::*;
