@@ -7,9 +7,11 @@
 //!
 //! Run: `cargo run --release --example day7_pipeline`
 
-use gpu_kernels::{busy, busy_rounds_lasting};
-use gpu_runtime::timeline::{to_chrome_trace, to_svg, SpanKind, Timeline};
-use gpu_runtime::{backend, launch, Backend, DeviceBuffer, Event, PinnedBuffer, Pipeline, Stream};
+use gpu_runtime::{
+    backend, launch, spans_to_chrome_trace, spans_to_svg, Backend, DeviceBuffer, Event,
+    PinnedBuffer, Pipeline, SpanKind, Stream, Timeline,
+};
+use gpu_tutorial_kernels::{busy, busy_rounds_lasting};
 use std::error::Error;
 use std::process::ExitCode;
 
@@ -157,9 +159,9 @@ fn run() -> Result<(), Box<dyn Error>> {
             );
             std::fs::write(
                 dir.join("day7_timeline.json"),
-                to_chrome_trace(&spans, &lanes),
+                spans_to_chrome_trace(&spans, &lanes),
             )?;
-            std::fs::write(dir.join("day7_timeline.svg"), to_svg(&spans, &lanes))?;
+            std::fs::write(dir.join("day7_timeline.svg"), spans_to_svg(&spans, &lanes))?;
         }
     }
     println!("day7_pipeline: results of every pipeline match the sequential run; timeline written to day7_timeline.json and .svg");

@@ -1,14 +1,21 @@
 #!/usr/bin/env python3
-"""Lists import cycles among a crate's modules, read from its `use` lines.
+"""Lists import cycles among a crate's modules, read from its `use` lines, and
+checks that no module uses a layer above it.
 
-    python3 scripts/module-cycles.py runtime/src [--allow a,b ...  (module paths, e.g. stream,stream::event)]
+    python3 scripts/module-cycles.py runtime/src [--above LAYER ...] [--allow a,b ...]
 
 Each file is a module. An edge A -> B means A names B: a `crate::` or
-`super::` path in A's `use` lines or code, or a path through one of A's own
-child modules (`child::item`). `mod` declarations and `pub use` /
-`pub(crate) use` re-exports are not edges: a module that only declares and
-re-exports its children is a facade. Exits 1 when a cycle is found that is
-not allowed with `--allow` (pairs of modules that ARCHITECTURE.md justifies).
+`super::` path in A's `use` lines or code (or a path through the crate's own
+name, where `lib.rs` has `extern crate self as NAME;`), or a path through one
+of A's own child modules (`child::item`). A path to an item the crate root
+re-exports (`crate::Stream`) names the module the item comes from. `mod`
+declarations and `pub use` / `pub(crate) use` re-exports are not edges: a
+module that only declares and re-exports its children is a facade.
+
+Exits 1 when a cycle is found that is not allowed with `--allow` (pairs of
+module paths that ARCHITECTURE.md justifies, e.g. `stream,stream::event`), or
+when a module outside a layer named with `--above` (a module path, e.g.
+`workflow`: the module and its children) uses a module of that layer.
 """
 import re
 import sys
@@ -32,9 +39,45 @@ def resolve(modules: dict, start: tuple, segments: list) -> tuple:
     return start if start in modules else None
 
 
+def crate_alias(modules: dict):
+    """The name `lib.rs` gives the crate itself (`extern crate self as NAME;`), if any."""
+    lib = modules.get(())
+    found = re.search(r"^\s*extern\s+crate\s+self\s+as\s+([A-Za-z_][A-Za-z0-9_]*)\s*;", lib.read_text(), re.M) if lib else None
+    return found.group(1) if found else None
+
+
+def root_reexports(modules: dict) -> dict:
+    """The items `lib.rs` re-exports from its modules: exported name -> module."""
+    lib = modules.get(())
+    out = {}
+    if lib is None:
+        return out
+    text = re.sub(r"//[^\n]*", "", lib.read_text())
+    for tree in re.findall(r"\bpub\s+use\s+([^;]+);", text):
+        tree = re.sub(r"\s+", "", tree)
+        prefix, _, group = tree.partition("{")
+        names = group.rstrip("}").split(",") if group else [prefix.rsplit("::", 1)[-1]]
+        path = [p for p in prefix.split("::") if p]
+        if not group:
+            path = path[:-1]
+        module = resolve(modules, (), path) if path else None
+        if not module:
+            continue
+        for name in filter(None, names):
+            # `a::b as c` exports `c`, from module `module::a` where that exists.
+            original, _, alias = name.partition("as")
+            inner = [p for p in original.split("::") if p]
+            source = resolve(modules, module, inner[:-1]) if len(inner) > 1 else module
+            out[alias or inner[-1]] = source or module
+    return out
+
+
 def edges(root: Path, modules: dict) -> dict:
     graph = {m: set() for m in modules}
-    path_re = re.compile(r"\b(crate|super(?:::super)*)::((?:[A-Za-z_][A-Za-z0-9_]*::)*[A-Za-z_][A-Za-z0-9_]*|\{)")
+    alias = crate_alias(modules)
+    heads = "crate|super(?:::super)*" + (f"|{alias}" if alias else "")
+    path_re = re.compile(r"(?<![A-Za-z0-9_:])(" + heads + r")::((?:[A-Za-z_][A-Za-z0-9_]*::)*[A-Za-z_][A-Za-z0-9_]*|\{)")
+    exported = root_reexports(modules)
     for module, path in modules.items():
         text = path.read_text()
         # Names a module re-exports from its children: using them is using the child.
@@ -47,6 +90,8 @@ def edges(root: Path, modules: dict) -> dict:
                     if module + (c,) in modules]
         # Drop comments and the bodies of `#[cfg(test)]` modules' use lines are fine to keep.
         text = re.sub(r"//[^\n]*", "", text)
+        # Re-exports, also those over several lines, are a facade's, not uses.
+        text = re.sub(r"\bpub(?:\([a-z]+\))?\s+use\s+[^;]*;", "", text)
         for line in text.splitlines():
             stripped = line.strip()
             if stripped.startswith(("pub use", "pub(crate) use", "pub(super) use")):
@@ -67,7 +112,7 @@ def edges(root: Path, modules: dict) -> dict:
                     targets = [[a] + ([b] if b else []) for a, b in names]
                 else:
                     targets = [tail.split("::")]
-                if head == "crate":
+                if head in ("crate", alias):
                     base = ()
                 else:
                     ups = head.count("super")
@@ -80,6 +125,9 @@ def edges(root: Path, modules: dict) -> dict:
                         base = module[:-1]
                 for segments in targets:
                     target = resolve(modules, base, segments)
+                    if target == () and segments[0] in exported:
+                        # An item the crate root re-exports: its module.
+                        target = exported[segments[0]]
                     if target is None or target == module or target == ():
                         continue
                     graph[module].add(target)
@@ -119,14 +167,32 @@ def cycles(graph: dict) -> list:
     return out
 
 
+def options(args: list, flag: str) -> list:
+    """The values after each `flag`, up to the next option."""
+    values = []
+    for i, arg in enumerate(args):
+        if arg == flag:
+            for value in args[i + 1:]:
+                if value.startswith("--"):
+                    break
+                values.append(value)
+    return values
+
+
+def layer_violations(graph: dict, layer: tuple) -> list:
+    """Edges into `layer` (a module and its children) from modules outside it."""
+    inside = lambda m: m[: len(layer)] == layer
+    return sorted((a, b) for a in graph for b in graph[a] if inside(b) and not inside(a))
+
+
 def main():
     args = sys.argv[1:]
     root = Path(args[0])
     allowed = set()
-    if "--allow" in args:
-        for pair in args[args.index("--allow") + 1:]:
-            a, b = pair.split(",")
-            allowed.add(frozenset((a, b)))
+    for pair in options(args, "--allow"):
+        a, b = pair.split(",")
+        allowed.add(frozenset((a, b)))
+    layers = [tuple(layer.split("::")) for layer in options(args, "--above")]
     files = sorted(root.rglob("*.rs"))
     modules = {module_of(root, f): f for f in files}
     graph = edges(root, modules)
@@ -144,8 +210,20 @@ def main():
             for a in component:
                 inside = sorted(name(b) for b in graph[a] if b in component)
                 print(f"    {name(a)} uses {', '.join(inside)}")
-    print(f"{len(modules)} modules, {sum(len(e) for e in graph.values())} edges, {len(bad)} cycle(s)")
-    sys.exit(1 if bad else 0)
+    upward = []
+    for layer in layers:
+        if layer not in modules:
+            print(f"--above {name(layer)}: no such module under {root}")
+            sys.exit(2)
+        for a, b in layer_violations(graph, layer):
+            upward.append((a, b))
+            print(f"layer {name(layer)}: {name(a)} (outside it) uses {name(b)}")
+    print(
+        f"{len(modules)} modules, {sum(len(e) for e in graph.values())} edges, {len(bad)} cycle(s)"
+        + "".join(f"; layer {name(layer)}: used by no module below it" for layer in layers if not upward)
+        + (f"; {len(upward)} use(s) of a layer from below it" if upward else "")
+    )
+    sys.exit(1 if bad or upward else 0)
 
 
 if __name__ == "__main__":

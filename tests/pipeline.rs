@@ -7,9 +7,11 @@
 mod common;
 
 use common::{hold, one_at_a_time};
-use gpu_kernels::{busy, fill, saxpy};
-use gpu_runtime::timeline::{to_chrome_trace, to_svg, SpanKind, Timeline};
-use gpu_runtime::{launch, pipeline, DeviceBuffer, Error, PinnedBuffer, Pipeline, Stream};
+use gpu_runtime::{
+    launch, pipeline, spans_to_chrome_trace, spans_to_svg, DeviceBuffer, Error, PinnedBuffer,
+    Pipeline, SpanKind, Stream, Timeline,
+};
+use gpu_tutorial_kernels::{busy, fill, saxpy};
 use std::time::{Duration, Instant};
 
 fn input(n: usize) -> PinnedBuffer<f32> {
@@ -70,11 +72,17 @@ fn bad_pipelines_are_errors() {
     let mut right = PinnedBuffer::<f32>::new(10).unwrap();
     assert!(matches!(
         pipeline(&source, &mut right, 0, &streams, None, |_, _, _| Ok(())),
-        Err(Error::InvalidPipeline { .. })
+        Err(Error::InvalidArgument {
+            operation: "Pipeline::run",
+            ..
+        })
     ));
     assert!(matches!(
         pipeline(&source, &mut right, 2, &[], None, |_, _, _| Ok(())),
-        Err(Error::InvalidPipeline { .. })
+        Err(Error::InvalidArgument {
+            operation: "Pipeline::new",
+            ..
+        })
     ));
 }
 
@@ -148,12 +156,12 @@ fn the_timeline_has_a_lane_per_stream_and_a_span_per_step() {
         assert_eq!(spans[3 * (c - 3) + 2].end_ms, spans[3 * c].start_ms);
     }
     let lanes: Vec<String> = (0..3).map(|i| format!("stream {i}")).collect();
-    let json = to_chrome_trace(&spans, &lanes);
+    let json = spans_to_chrome_trace(&spans, &lanes);
     assert!(json.starts_with("{\"displayTimeUnit\":\"ms\",\"traceEvents\":["));
     assert_eq!(json.matches("\"ph\":\"X\"").count(), 18);
     assert_eq!(json.matches("\"thread_name\"").count(), 3);
     assert!(json.contains("\"name\":\"chunk 5\",\"cat\":\"copy out\""));
-    let svg = to_svg(&spans, &lanes);
+    let svg = spans_to_svg(&spans, &lanes);
     assert!(svg.starts_with("<svg ") && svg.trim_end().ends_with("</svg>"));
     assert_eq!(svg.matches("class=\"lane\"").count(), 3);
     assert_eq!(svg.matches("class=\"span\"").count(), 18);
@@ -216,14 +224,15 @@ fn a_failing_or_panicking_run_still_tracks_its_copies() {
         .run(&source, &mut output, 4, None, |s, x, out| {
             calls += 1;
             if calls == 3 {
-                return Err(Error::InvalidPipeline {
+                return Err(Error::InvalidArgument {
+                    operation: "the test's kernel",
                     reason: "test failure".into(),
                 });
             }
             busy_on(s, x, out)
         })
         .unwrap_err();
-    assert!(matches!(err, Error::InvalidPipeline { .. }));
+    assert!(matches!(err, Error::InvalidArgument { .. }));
     // Writing the input waits for the queued copies that read it.
     source.as_mut_slice().unwrap().fill(0.0);
     assert!(

@@ -51,9 +51,9 @@ struct Part {
 
 /// A future that completes when the streams it was made for have reached
 /// the point where it was made: the work queued on them before it has
-/// finished. Made by [`Stream::async_done`](crate::Stream::async_done),
-/// [`Event::async_done`](crate::Event::async_done) and
-/// [`Pipeline::async_done`](crate::Pipeline::async_done).
+/// finished. Made by [`Stream::async_done`](crate::Stream::async_done) and
+/// [`Event::async_done`](crate::Event::async_done), and joined by
+/// [`Done::all`].
 ///
 /// Its output is what `synchronize` would have returned: a kernel that
 /// failed, or a stream callback that panicked, is an error. It works with any

@@ -156,8 +156,11 @@ pub enum Error {
         /// The extents and the length.
         reason: String,
     },
-    /// A pipeline that cannot run as asked.
-    InvalidPipeline {
+    /// Arguments an operation cannot work with, where no variant above
+    /// names the case (the pipeline's stream and chunk counts, ...).
+    InvalidArgument {
+        /// The operation (`Pipeline::new`, ...).
+        operation: &'static str,
         /// What was wrong.
         reason: String,
     },
@@ -316,7 +319,9 @@ impl fmt::Display for Error {
                 messages.join("; ")
             ),
             Error::InvalidShape { reason } => write!(f, "invalid shape: {reason}"),
-            Error::InvalidPipeline { reason } => write!(f, "invalid pipeline: {reason}"),
+            Error::InvalidArgument { operation, reason } => {
+                write!(f, "invalid argument to {operation}: {reason}")
+            }
             Error::CalledFromCallback => write!(
                 f,
                 "a stream callback called the GPU runtime; CUDA forbids CUDA calls inside stream callbacks"

@@ -7,7 +7,9 @@
 //! - several devices: [`Device::enter`] and [`Device::scope`], peer access
 //!   ([`Device::enable_peer_access`]), copies between devices
 //!   ([`DeviceBuffer::copy_from_device`]), and collectives through NCCL
-//!   ([`Communicators`] in one process, [`Communicator`] per process).
+//!   ([`Communicators`] in one process, [`Communicator`] per process);
+//! - a layer above them, built on this API only: the Day 7 [`Pipeline`] and
+//!   the [`Timeline`] of when stream work ran.
 //!
 //! ```no_run
 //! use gpu_runtime::{launch, DeviceBuffer, Stream};
@@ -16,7 +18,7 @@
 //! let a = DeviceBuffer::to_device_sync(&[1.0f32; 1000], &stream)?;
 //! let b = DeviceBuffer::to_device_sync(&[2.0f32; 1000], &stream)?;
 //! let mut c = DeviceBuffer::<f32>::device_array(1000)?;
-//! launch!(gpu_kernels::add_kernel[4, 256, stream](&a, &b, &mut c))?;
+//! launch!(gpu_tutorial_kernels::add_kernel[4, 256, stream](&a, &b, &mut c))?;
 //! assert!(c.copy_to_host_sync(&stream)?.iter().all(|&x| x == 3.0));
 //! # Ok::<(), gpu_runtime::Error>(())
 //! ```
@@ -26,6 +28,10 @@
 //! simulator implement.
 
 #![deny(missing_docs)]
+
+// The workflow layer names this crate `gpu_runtime`, as a user's crate would
+// (see `workflow`).
+extern crate self as gpu_runtime;
 
 mod abi;
 mod backend;
@@ -44,10 +50,9 @@ mod module;
 mod panic_message;
 mod peer;
 mod pinned;
-mod pipeline;
 mod scope_stack;
 mod stream;
-pub mod timeline;
+mod workflow;
 
 pub use backend::cuda::NCCL_LIBRARY_ENV;
 pub use backend::simulator::collective::rendezvous::SIM_RENDEZVOUS_DIR_ENV;
@@ -74,12 +79,16 @@ pub use matrix::{DeviceView2dMut, DeviceView3dMut};
 pub use memory::{DeviceBuffer, DeviceInput, DeviceOutput, DeviceView, DeviceViewMut};
 pub use module::EmbeddedModule;
 pub use pinned::{
-    HostOnly, Mapped, MappedBuffer, MappedView, MappedViewMut, Mapping, PinnedBuffer,
+    CopiesFromDevice, CopiesToDevice, HostOnly, Mapped, MappedBuffer, MappedView, MappedViewMut,
+    Mapping, PinnedBuffer,
 };
-pub use pipeline::{pipeline, Pipeline};
 pub use stream::{
     current_stream, get_elapsed_time, Event, EventOptions, Stream, StreamKind, StreamOptions,
     StreamScope, PER_THREAD_DEFAULT_STREAM_ENV,
+};
+// The layer above the core: workflows built on the API above.
+pub use workflow::{
+    pipeline, spans_to_chrome_trace, spans_to_svg, Pipeline, Span, SpanKind, Timeline,
 };
 
 /// Launches a `#[kernel]` function, Numba style:
@@ -89,7 +98,7 @@ pub use stream::{
 /// - `launch!(k[grid, block, stream, shared_bytes](args))` with dynamic shared memory.
 ///
 /// `grid` and `block` are a number or a tuple of two or three. `k` is the
-/// kernel's path (`gpu_kernels::add_kernel`); a const-generic kernel names
+/// kernel's path (`gpu_tutorial_kernels::add_kernel`); a const-generic kernel names
 /// its instance, `launch!(k::<16>[grid, block](args))`. Arguments are checked
 /// against the kernel's parameters at compile time; the launch configuration
 /// at run time. Evaluates to `Result<()>`.
@@ -120,10 +129,10 @@ macro_rules! launch {
 /// let a = DeviceBuffer::to_device_sync(&[1.0f32; 256], &stream)?;
 /// let b = DeviceBuffer::to_device_sync(&[2.0f32; 256], &stream)?;
 /// let mut c = DeviceBuffer::<f32>::device_array(256)?;
-/// let graph = stream.capture(|s| launch!(gpu_kernels::add_kernel[1, 256, s](&a, &a, &mut c)))?;
+/// let graph = stream.capture(|s| launch!(gpu_tutorial_kernels::add_kernel[1, 256, s](&a, &a, &mut c)))?;
 /// let mut exec = graph.instantiate()?;
 /// let node = graph.kernel_nodes()[0].clone();
-/// exec.set_kernel_args(&node, kernel_args!(gpu_kernels::add_kernel[1, 256, stream](&a, &b, &mut c))?)?;
+/// exec.set_kernel_args(&node, kernel_args!(gpu_tutorial_kernels::add_kernel[1, 256, stream](&a, &b, &mut c))?)?;
 /// exec.launch(&stream)?; // c = a + b
 /// # Ok::<(), gpu_runtime::Error>(())
 /// ```

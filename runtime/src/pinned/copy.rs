@@ -112,14 +112,15 @@ impl<T: DeviceCopy> DeviceViewMut<'_, T> {
     }
 
     /// [`copy_from_pinned`](Self::copy_from_pinned) without the event after
-    /// the copy, for batches of copies tracked together: widens `*queued` to
-    /// cover the copy's range.
+    /// the copy, for batches of copies tracked together
+    /// ([`CopiesToDevice`](super::CopiesToDevice)): widens `*queued` to cover
+    /// the copy's range.
     ///
     /// # Safety
     /// Before the host can write or free `source`, the caller records the
     /// copy: [`PinnedBuffer::track_queued`] on `stream` with a range covering
     /// `*queued`, after the copy in stream order.
-    pub(crate) unsafe fn copy_from_pinned_untracked<M: Mapping>(
+    pub(super) unsafe fn copy_from_pinned_untracked<M: Mapping>(
         &mut self,
         source: &PinnedBuffer<T, M>,
         at: usize,
@@ -152,7 +153,8 @@ impl<T: DeviceCopy> DeviceView<'_, T> {
     }
 
     /// [`copy_to_pinned`](Self::copy_to_pinned) without the event after the
-    /// copy, for batches of copies tracked together: widens `*queued` to
+    /// copy, for batches of copies tracked together
+    /// ([`CopiesFromDevice`](super::CopiesFromDevice)): widens `*queued` to
     /// cover the copy's range.
     ///
     /// # Safety
@@ -160,7 +162,7 @@ impl<T: DeviceCopy> DeviceView<'_, T> {
     /// read, write or free it, the caller records the copy:
     /// [`PinnedBuffer::track_queued`] on `stream` with a range covering
     /// `*queued`, after the copy in stream order.
-    pub(crate) unsafe fn copy_to_pinned_untracked<M: Mapping>(
+    pub(super) unsafe fn copy_to_pinned_untracked<M: Mapping>(
         &self,
         destination: &PinnedBuffer<T, M>,
         at: usize,

@@ -14,8 +14,10 @@
 //!   ways are ordered on the device (`wait_event`), without blocking the host.
 //!
 //! Tracking in the buffer, rather than a guard returned by the copy, keeps
-//! this sound when a value is leaked with `mem::forget`, and lets a pipeline
-//! queue many copies without holding borrows across them.
+//! this sound when a value is leaked with `mem::forget`. Many copies queued
+//! together can share their events: [`PinnedBuffer::copies_to_device`] and
+//! [`PinnedBuffer::copies_from_device`] track a batch by one event per stream
+//! when it ends.
 //!
 //! A buffer made with [`PinnedBuffer::new_mapped`] (a [`MappedBuffer`]) is
 //! also mapped into the device's address space: kernels read and write it in
@@ -23,10 +25,12 @@
 //! [`PinnedBuffer::device_view_mut`], over the bus, without copies (Numba's
 //! `mapped_array`). Kernel launches on such a view are tracked like copies.
 
+mod batch;
 mod copy;
 mod mapped;
 mod tracking;
 
+pub use batch::{CopiesFromDevice, CopiesToDevice};
 pub use mapped::{MappedView, MappedViewMut};
 
 use crate::backend::driver;
@@ -249,14 +253,9 @@ impl<T: DeviceCopy, M: Mapping> PinnedBuffer<T, M> {
     }
 
     /// Tracks the device accesses to `range` (reads, or writes when `write`)
-    /// queued on `stream` so far, by one event: for batches of copies queued
-    /// with the `_untracked` forms.
-    pub(crate) fn track_queued(
-        &self,
-        stream: &Stream,
-        range: Range<usize>,
-        write: bool,
-    ) -> Result<()> {
+    /// queued on `stream` so far, by one event: for copies queued with the
+    /// `_untracked` forms (one copy, or a batch).
+    fn track_queued(&self, stream: &Stream, range: Range<usize>, write: bool) -> Result<()> {
         self.lock().push_after(stream, range, write)
     }
 }

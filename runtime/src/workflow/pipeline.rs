@@ -3,14 +3,11 @@
 //! the result out, spreading the chunks across streams so that the copies of
 //! one chunk overlap the kernels of others.
 
-use crate::completion::Done;
-use crate::error::{Error, Result};
-use crate::memory::{DeviceBuffer, DeviceView, DeviceViewMut};
-use crate::pinned::{Mapping, PinnedBuffer};
-use crate::stream::Stream;
-use crate::timeline::{SpanKind, Timeline};
-use gpu_device::DeviceCopy;
-use std::ops::Range;
+use super::timeline::{SpanKind, Timeline};
+use gpu_runtime::{
+    DeviceBuffer, DeviceCopy, DeviceView, DeviceViewMut, Done, Error, Mapping, PinnedBuffer,
+    Result, Stream,
+};
 
 /// A load-compute-store pipeline over a set of streams. Each stream gets its
 /// own pair of device staging buffers of one chunk, allocated on the first
@@ -25,7 +22,7 @@ use std::ops::Range;
 /// let mut output = PinnedBuffer::<f32>::new(1 << 20)?;
 /// let mut pipeline = Pipeline::new(&streams)?;
 /// pipeline.run(&input, &mut output, 16, None, |stream, x, out| {
-///     launch!(gpu_kernels::busy[x.len().div_ceil(256), 256, stream](x, 10, out))
+///     launch!(gpu_tutorial_kernels::busy[x.len().div_ceil(256), 256, stream](x, 10, out))
 /// })?;
 /// // Reading waits for the copies into `output`.
 /// assert_eq!(output.as_slice()?.len(), 1 << 20);
@@ -41,7 +38,8 @@ impl<T: DeviceCopy, U: DeviceCopy> Pipeline<T, U> {
     /// A pipeline over `streams` (handles to the same streams; at least one).
     pub fn new(streams: &[Stream]) -> Result<Self> {
         if streams.is_empty() {
-            return Err(Error::InvalidPipeline {
+            return Err(Error::InvalidArgument {
+                operation: "Pipeline::new",
                 reason: "a pipeline needs at least one stream (got none)".into(),
             });
         }
@@ -83,7 +81,8 @@ impl<T: DeviceCopy, U: DeviceCopy> Pipeline<T, U> {
             });
         }
         if chunks == 0 {
-            return Err(Error::InvalidPipeline {
+            return Err(Error::InvalidArgument {
+                operation: "Pipeline::run",
                 reason: "a pipeline needs at least one chunk (got 0)".into(),
             });
         }
@@ -102,65 +101,55 @@ impl<T: DeviceCopy, U: DeviceCopy> Pipeline<T, U> {
         }
         // The copies are tracked per stream, by one event after the run's
         // last copy on it rather than one per copy (each event in a stream
-        // costs the device a little time): `batch.track()` at the end, or
-        // the guard's drop after an error or a panic.
-        let output: &PinnedBuffer<U, MO> = output;
-        let mut batch = TrackedBatch {
-            input,
-            output,
-            streams: &self.streams,
-            reads: vec![None; self.streams.len()],
-            writes: vec![None; self.streams.len()],
-        };
-        let mut started = vec![false; self.streams.len()];
-        for c in 0..chunks {
-            let start = c * chunk;
-            if start >= n {
-                break;
-            }
-            let len = chunk.min(n - start);
-            let lane = c % self.streams.len();
-            let stream = &self.streams[lane];
-            let (dev_in, dev_out) = self.staging[lane]
-                .as_mut()
-                .expect("allocated above for every stream");
-            let mut step = |kind: SpanKind, work: &mut dyn FnMut() -> Result<()>| match timeline
-                .as_deref_mut()
-            {
-                // After this run's first step on a stream, nothing else is
-                // queued on it between steps: one event per step suffices.
-                Some(t) if std::mem::replace(&mut started[lane], true) => {
-                    t.record_next(stream, lane, kind, format!("chunk {c}"), work)
+        // costs the device a little time): a batch of copies out of `input`
+        // and one into `output`, tracked when they end, also after an error
+        // or a panic.
+        let (streams, staging) = (&self.streams, &mut self.staging);
+        input.copies_to_device(|copies_in| {
+            output.copies_from_device(|copies_out| {
+                let mut started = vec![false; streams.len()];
+                for c in 0..chunks {
+                    let start = c * chunk;
+                    if start >= n {
+                        break;
+                    }
+                    let len = chunk.min(n - start);
+                    let lane = c % streams.len();
+                    let stream = &streams[lane];
+                    let (dev_in, dev_out) = staging[lane]
+                        .as_mut()
+                        .expect("allocated above for every stream");
+                    let mut step =
+                        |kind: SpanKind, work: &mut dyn FnMut() -> Result<()>| match timeline
+                            .as_deref_mut()
+                        {
+                            // After this run's first step on a stream, nothing else is
+                            // queued on it between steps: one event per step suffices.
+                            Some(t) if std::mem::replace(&mut started[lane], true) => {
+                                t.record_next(stream, lane, kind, format!("chunk {c}"), work)
+                            }
+                            Some(t) => t.record(stream, lane, kind, format!("chunk {c}"), work),
+                            None => work(),
+                        };
+                    step(SpanKind::CopyIn, &mut || {
+                        let view = dev_in.slice_mut(0..len).expect("len <= chunk");
+                        copies_in.copy(start, view, stream)
+                    })?;
+                    step(SpanKind::Kernel, &mut || {
+                        kernel(
+                            stream,
+                            dev_in.slice(0..len).expect("len <= chunk"),
+                            dev_out.slice_mut(0..len).expect("len <= chunk"),
+                        )
+                    })?;
+                    step(SpanKind::CopyOut, &mut || {
+                        let view = dev_out.slice(0..len).expect("len <= chunk");
+                        copies_out.copy(view, start, stream)
+                    })?;
                 }
-                Some(t) => t.record(stream, lane, kind, format!("chunk {c}"), work),
-                None => work(),
-            };
-            let (reads, writes) = (&mut batch.reads[lane], &mut batch.writes[lane]);
-            step(SpanKind::CopyIn, &mut || {
-                let mut view = dev_in.slice_mut(0..len).expect("len <= chunk");
-                // SAFETY: `batch` tracks the copy on this stream when the
-                // run ends (`track` below, or its drop after an error or a
-                // panic), before `run` returns or unwinds; `input` stays
-                // borrowed until then.
-                unsafe { view.copy_from_pinned_untracked(input, start, stream, reads) }
-            })?;
-
-            step(SpanKind::Kernel, &mut || {
-                kernel(
-                    stream,
-                    dev_in.slice(0..len).expect("len <= chunk"),
-                    dev_out.slice_mut(0..len).expect("len <= chunk"),
-                )
-            })?;
-            step(SpanKind::CopyOut, &mut || {
-                let view = dev_out.slice(0..len).expect("len <= chunk");
-                // SAFETY: `output` was borrowed mutably by `run`, so no host
-                // slice of it is alive; `batch` tracks the copy on this stream
-                // when the run ends, before that borrow ends (as above).
-                unsafe { view.copy_to_pinned_untracked(output, start, stream, writes) }
-            })?;
-        }
-        batch.track()
+                Ok(())
+            })
+        })
     }
 
     /// A future that completes when everything queued on the pipeline's
@@ -176,7 +165,7 @@ impl<T: DeviceCopy, U: DeviceCopy> Pipeline<T, U> {
     /// let mut outputs = [PinnedBuffer::<f32>::new(4096)?, PinnedBuffer::<f32>::new(4096)?];
     /// let [out0, out1] = &mut outputs;
     /// let kernel = |s: &Stream, x: gpu_runtime::DeviceView<'_, f32>, out: gpu_runtime::DeviceViewMut<'_, f32>| {
-    ///     launch!(gpu_kernels::busy[x.len().div_ceil(256), 256, s](x, 10, out))
+    ///     launch!(gpu_tutorial_kernels::busy[x.len().div_ceil(256), 256, s](x, 10, out))
     /// };
     /// pipeline.run(&inputs[0], out0, 4, None, kernel)?;
     /// let first = pipeline.async_done()?;
@@ -213,46 +202,6 @@ impl<T: DeviceCopy, U: DeviceCopy> Pipeline<T, U> {
             stream.synchronize()?;
         }
         Ok(())
-    }
-}
-
-/// The pinned ranges a run has read and written per stream, tracked when the
-/// run ends (see [`PinnedBuffer::track_queued`]).
-struct TrackedBatch<'a, T: DeviceCopy, U: DeviceCopy, MI: Mapping, MO: Mapping> {
-    input: &'a PinnedBuffer<T, MI>,
-    output: &'a PinnedBuffer<U, MO>,
-    streams: &'a [Stream],
-    reads: Vec<Option<Range<usize>>>,
-    writes: Vec<Option<Range<usize>>>,
-}
-
-impl<T: DeviceCopy, U: DeviceCopy, MI: Mapping, MO: Mapping> TrackedBatch<'_, T, U, MI, MO> {
-    /// Tracks every queued copy; the first error, if any. Without an event,
-    /// `track_queued` has waited for the stream instead, so the copies are
-    /// accounted for either way.
-    fn track(&mut self) -> Result<()> {
-        let mut first_error = Ok(());
-        for (i, stream) in self.streams.iter().enumerate() {
-            if let Some(range) = self.reads[i].take() {
-                let tracked = self.input.track_queued(stream, range, false);
-                first_error = first_error.and(tracked);
-            }
-            if let Some(range) = self.writes[i].take() {
-                let tracked = self.output.track_queued(stream, range, true);
-                first_error = first_error.and(tracked);
-            }
-        }
-        first_error
-    }
-}
-
-impl<T: DeviceCopy, U: DeviceCopy, MI: Mapping, MO: Mapping> Drop
-    for TrackedBatch<'_, T, U, MI, MO>
-{
-    fn drop(&mut self) {
-        // After an error or a panic in `run`; errors here are dropped, the
-        // copies are accounted for (see `track`).
-        let _ = self.track();
     }
 }
 
