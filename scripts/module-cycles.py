@@ -72,11 +72,68 @@ def root_reexports(modules: dict) -> dict:
     return out
 
 
+def split_top(text: str) -> list:
+    """`a, b::{c, d}, e` split at its top-level commas."""
+    parts, depth, current = [], 0, ""
+    for ch in text:
+        depth += (ch == "{") - (ch == "}")
+        if ch == "," and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += ch
+    parts.append(current)
+    return [p.strip() for p in parts if p.strip()]
+
+
+def use_paths(tree: str, prefix: list = None) -> list:
+    """The paths a use tree names, each a list of segments:
+    `crate::{a, b::{c, d as e}, self}` gives crate::a, crate::b::c,
+    crate::b::d and crate."""
+    out = []
+    for part in split_top(tree):
+        part = re.sub(r"\s+as\s+[A-Za-z_][A-Za-z0-9_]*$", "", part)
+        if "{" in part:
+            head = [p.strip() for p in part[: part.index("{")].split("::") if p.strip()]
+            out += use_paths(part[part.index("{") + 1 : part.rindex("}")], (prefix or []) + head)
+        else:
+            segments = [p.strip() for p in part.split("::") if p.strip()]
+            if segments in (["self"], ["*"]):
+                segments = []
+            out.append((prefix or []) + segments)
+    return out
+
+
+def inline_modules_as_self(text: str) -> str:
+    """`text` with the paths inside inline modules (`mod tests { ... }`)
+    written from the file's module: there `super::` is the file's module
+    (`self::`), and `super::super::` its parent (`super::`)."""
+    out, at = [], 0
+    for m in re.finditer(r"(?<![A-Za-z0-9_])mod\s+[A-Za-z_][A-Za-z0-9_]*\s*\{", text):
+        if m.start() < at:
+            continue  # nested in a block already rewritten
+        depth, end = 0, len(text)
+        for i in range(m.end() - 1, len(text)):
+            depth += (text[i] == "{") - (text[i] == "}")
+            if depth == 0:
+                end = i + 1
+                break
+        body = re.sub(
+            r"(?<![A-Za-z0-9_:])((?:super::)+)",
+            lambda s: "super::" * (s.group(1).count("super") - 1) or "self::",
+            text[m.end() : end],
+        )
+        out += [text[at : m.end()], body]
+        at = end
+    out.append(text[at:])
+    return "".join(out)
+
+
 def edges(root: Path, modules: dict) -> dict:
     graph = {m: set() for m in modules}
     alias = crate_alias(modules)
     heads = "crate|super(?:::super)*" + (f"|{alias}" if alias else "")
-    path_re = re.compile(r"(?<![A-Za-z0-9_:])(" + heads + r")::((?:[A-Za-z_][A-Za-z0-9_]*::)*[A-Za-z_][A-Za-z0-9_]*|\{)")
+    path_re = re.compile(r"(?<![A-Za-z0-9_:])(" + heads + r")::((?:[A-Za-z_][A-Za-z0-9_]*::)*[A-Za-z_][A-Za-z0-9_]*)")
     exported = root_reexports(modules)
     for module, path in modules.items():
         text = path.read_text()
@@ -88,49 +145,61 @@ def edges(root: Path, modules: dict) -> dict:
                     reexported[name] = child
         children = [c for c in re.findall(r"^\s*(?:pub(?:\([a-z]+\))?\s+)?mod\s+([a-z_][a-z0-9_]*)\s*;", text, re.M)
                     if module + (c,) in modules]
-        # Drop comments and the bodies of `#[cfg(test)]` modules' use lines are fine to keep.
+        is_dir_module = path.name in ("mod.rs", "lib.rs")
+        # The module `super::` names, and the one `self::` names.
+        parent = module if is_dir_module else module[:-1]
+
+        def add(head: str, segments: list):
+            """An edge for the path `head::segments`."""
+            if head in ("crate", alias):
+                base = ()
+            elif head.startswith("super"):
+                ups = head.count("super")
+                # `super` of a `mod.rs` module is its parent; of `a/b.rs`, `a`.
+                base = module if is_dir_module else module[:-1]
+                base = base[: len(base) - ups] if is_dir_module else base[: len(base) - (ups - 1)]
+            elif head == "self":
+                base = module
+            elif head in children:
+                graph[module].add(module + (head,))
+                return
+            else:
+                return  # another crate, or a local item
+            if not segments:
+                return
+            target = resolve(modules, base, segments)
+            if target == () and segments[0] in exported:
+                # An item the crate root re-exports: its module.
+                target = exported[segments[0]]
+            if target is not None and target != module and target != ():
+                graph[module].add(target)
+
         text = re.sub(r"//[^\n]*", "", text)
+        text = inline_modules_as_self(text)
         # Re-exports, also those over several lines, are a facade's, not uses.
         text = re.sub(r"\bpub(?:\([a-z]+\))?\s+use\s+[^;]*;", "", text)
+        # `use` statements, also over several lines and with nested groups.
+        for tree in re.findall(r"(?<![A-Za-z0-9_])use\s+([^;]+);", text):
+            for segments in use_paths(tree):
+                ups = 0
+                while ups < len(segments) and segments[ups] == "super":
+                    ups += 1
+                if ups:
+                    add("::".join(segments[:ups]), segments[ups:])
+                elif segments:
+                    add(segments[0], segments[1:])
+        text = re.sub(r"(?<![A-Za-z0-9_])use\s+[^;]+;", "", text)
         for line in text.splitlines():
             stripped = line.strip()
-            if stripped.startswith(("pub use", "pub(crate) use", "pub(super) use")):
-                continue  # a facade re-exporting its children
             for child in children:
                 if re.search(r"(?<![A-Za-z0-9_:])" + child + r"::", line):
                     graph[module].add(module + (child,))
-            if not stripped.startswith(("use ", "mod ", "pub mod", "pub(crate) mod")):
+            if not stripped.startswith(("mod ", "pub mod", "pub(crate) mod")):
                 for name, child in reexported.items():
                     if module + (child,) in modules and re.search(r"(?<![A-Za-z0-9_:])" + name + r"\b", line):
                         graph[module].add(module + (child,))
             for m in path_re.finditer(line):
-                head, tail = m.group(1), m.group(2)
-                if tail == "{":
-                    # `use crate::{a, b::c}` or `use super::{x, y}`: each first segment.
-                    brace = line[m.end():]
-                    names = re.findall(r"([A-Za-z_][A-Za-z0-9_]*)(?:::([A-Za-z_][A-Za-z0-9_]*))?", brace.split("}")[0])
-                    targets = [[a] + ([b] if b else []) for a, b in names]
-                else:
-                    targets = [tail.split("::")]
-                if head in ("crate", alias):
-                    base = ()
-                else:
-                    ups = head.count("super")
-                    base = module
-                    if path.name != "mod.rs" and path.name != "lib.rs":
-                        base = module[:-1]
-                        ups -= 1
-                    base = base[: len(base) - ups] if ups else base
-                    if path.name in ("mod.rs",) and ups == 0:
-                        base = module[:-1]
-                for segments in targets:
-                    target = resolve(modules, base, segments)
-                    if target == () and segments[0] in exported:
-                        # An item the crate root re-exports: its module.
-                        target = exported[segments[0]]
-                    if target is None or target == module or target == ():
-                        continue
-                    graph[module].add(target)
+                add(m.group(1), m.group(2).split("::"))
     return graph
 
 
