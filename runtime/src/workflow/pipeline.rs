@@ -5,8 +5,8 @@
 
 use super::timeline::{SpanKind, Timeline};
 use gpu_runtime::{
-    DeviceBuffer, DeviceCopy, DeviceView, DeviceViewMut, Done, Error, Mapping, PinnedBuffer,
-    Result, Stream,
+    CopiesFromDevice, CopiesToDevice, DeviceBuffer, DeviceCopy, DeviceView, DeviceViewMut, Done,
+    Error, Mapping, PinnedBuffer, Result, Stream,
 };
 
 /// A load-compute-store pipeline over a set of streams. Each stream gets its
@@ -69,7 +69,7 @@ impl<T: DeviceCopy, U: DeviceCopy> Pipeline<T, U> {
         input: &PinnedBuffer<T, MI>,
         output: &mut PinnedBuffer<U, MO>,
         chunks: usize,
-        mut timeline: Option<&mut Timeline>,
+        timeline: Option<&mut Timeline>,
         mut kernel: impl FnMut(&Stream, DeviceView<'_, T>, DeviceViewMut<'_, U>) -> Result<()>,
     ) -> Result<()> {
         let n = input.len();
@@ -104,52 +104,65 @@ impl<T: DeviceCopy, U: DeviceCopy> Pipeline<T, U> {
         // costs the device a little time): a batch of copies out of `input`
         // and one into `output`, tracked when they end, also after an error
         // or a panic.
-        let (streams, staging) = (&self.streams, &mut self.staging);
         input.copies_to_device(|copies_in| {
             output.copies_from_device(|copies_out| {
-                let mut started = vec![false; streams.len()];
-                for c in 0..chunks {
-                    let start = c * chunk;
-                    if start >= n {
-                        break;
-                    }
-                    let len = chunk.min(n - start);
-                    let lane = c % streams.len();
-                    let stream = &streams[lane];
-                    let (dev_in, dev_out) = staging[lane]
-                        .as_mut()
-                        .expect("allocated above for every stream");
-                    let mut step =
-                        |kind: SpanKind, work: &mut dyn FnMut() -> Result<()>| match timeline
-                            .as_deref_mut()
-                        {
-                            // After this run's first step on a stream, nothing else is
-                            // queued on it between steps: one event per step suffices.
-                            Some(t) if std::mem::replace(&mut started[lane], true) => {
-                                t.record_next(stream, lane, kind, format!("chunk {c}"), work)
-                            }
-                            Some(t) => t.record(stream, lane, kind, format!("chunk {c}"), work),
-                            None => work(),
-                        };
-                    step(SpanKind::CopyIn, &mut || {
-                        let view = dev_in.slice_mut(0..len).expect("len <= chunk");
-                        copies_in.copy(start, view, stream)
-                    })?;
-                    step(SpanKind::Kernel, &mut || {
-                        kernel(
-                            stream,
-                            dev_in.slice(0..len).expect("len <= chunk"),
-                            dev_out.slice_mut(0..len).expect("len <= chunk"),
-                        )
-                    })?;
-                    step(SpanKind::CopyOut, &mut || {
-                        let view = dev_out.slice(0..len).expect("len <= chunk");
-                        copies_out.copy(view, start, stream)
-                    })?;
-                }
-                Ok(())
+                self.queue_chunks(n, chunks, copies_in, copies_out, timeline, &mut kernel)
             })
         })
+    }
+
+    /// Queues the copies in (into `copies_in`'s batch), kernels and copies
+    /// out (into `copies_out`'s) of `chunks` chunks of `n` elements.
+    fn queue_chunks<MI: Mapping, MO: Mapping>(
+        &mut self,
+        n: usize,
+        chunks: usize,
+        copies_in: &CopiesToDevice<'_, T, MI>,
+        copies_out: &CopiesFromDevice<'_, U, MO>,
+        mut timeline: Option<&mut Timeline>,
+        kernel: &mut impl FnMut(&Stream, DeviceView<'_, T>, DeviceViewMut<'_, U>) -> Result<()>,
+    ) -> Result<()> {
+        let chunk = n.div_ceil(chunks).max(1);
+        let mut started = vec![false; self.streams.len()];
+        for c in 0..chunks {
+            let start = c * chunk;
+            if start >= n {
+                break;
+            }
+            let len = chunk.min(n - start);
+            let lane = c % self.streams.len();
+            let stream = &self.streams[lane];
+            let (dev_in, dev_out) = self.staging[lane]
+                .as_mut()
+                .expect("allocated by `run` for every stream");
+            let mut step = |kind: SpanKind, work: &mut dyn FnMut() -> Result<()>| match timeline
+                .as_deref_mut()
+            {
+                // After this run's first step on a stream, nothing else is
+                // queued on it between steps: one event per step suffices.
+                Some(t) if std::mem::replace(&mut started[lane], true) => {
+                    t.record_next(stream, lane, kind, format!("chunk {c}"), work)
+                }
+                Some(t) => t.record(stream, lane, kind, format!("chunk {c}"), work),
+                None => work(),
+            };
+            step(SpanKind::CopyIn, &mut || {
+                let view = dev_in.slice_mut(0..len).expect("len <= chunk");
+                copies_in.copy(start, view, stream)
+            })?;
+            step(SpanKind::Kernel, &mut || {
+                kernel(
+                    stream,
+                    dev_in.slice(0..len).expect("len <= chunk"),
+                    dev_out.slice_mut(0..len).expect("len <= chunk"),
+                )
+            })?;
+            step(SpanKind::CopyOut, &mut || {
+                let view = dev_out.slice(0..len).expect("len <= chunk");
+                copies_out.copy(view, start, stream)
+            })?;
+        }
+        Ok(())
     }
 
     /// A future that completes when everything queued on the pipeline's
