@@ -3,6 +3,7 @@
 checks that no module uses a layer above it.
 
     python3 scripts/module-cycles.py runtime/src [--above LAYER ...] [--allow a,b ...]
+    python3 scripts/module-cycles.py --self-test
 
 Each file is a module. An edge A -> B means A names B: a `crate::` or
 `super::` path in A's `use` lines or code (or a path through the crate's own
@@ -254,8 +255,50 @@ def layer_violations(graph: dict, layer: tuple) -> list:
     return sorted((a, b) for a in graph for b in graph[a] if inside(b) and not inside(a))
 
 
+def self_test():
+    """Checks the checker on small crates written to a temporary directory:
+    each way of naming a layer from below it is found, and a clean crate
+    (the layer using the core; a test module's `super::*`) passes."""
+    import tempfile
+
+    core = {
+        "lib.rs": "extern crate self as demo;\nmod core_part;\nmod layer;\npub use core_part::Thing;\npub use layer::{Above, helper};\n",
+        "core_part.rs": "pub struct Thing;\n#[cfg(test)]\nmod tests {\n    use super::*;\n}\n",
+        "layer/mod.rs": "mod inner;\npub use inner::{helper, Above};\npub fn again() {\n    inner::helper()\n}\n",
+        "layer/inner.rs": "use demo::{\n    Thing,\n};\npub struct Above(Thing);\npub fn helper() {}\n#[cfg(test)]\nmod tests {\n    use super::*;\n}\n",
+    }
+    uses = [
+        "use crate::layer::Above;",
+        "use crate::Above;",
+        "use demo::helper;",
+        "use super::{layer::{self}};",
+        "use crate::{\n    Thing,\n    Above,\n};",
+        "fn f() { crate::helper() }",
+    ]
+    failures = []
+    for use in [None] + uses:
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp)
+            for file, text in core.items():
+                (root / file).parent.mkdir(parents=True, exist_ok=True)
+                extra = f"{use}\n" if use and file == "core_part.rs" else ""
+                (root / file).write_text(extra + text)
+            modules = {module_of(root, f): f for f in sorted(root.rglob("*.rs"))}
+            graph = edges(root, modules)
+            found = layer_violations(graph, ("layer",))
+            # A use from below makes a cycle too (the layer uses the core).
+            if bool(found) != bool(use) or (not use and cycles(graph)):
+                failures.append(f"{use!r}: violations {found}, cycles {cycles(graph)}")
+    for failure in failures:
+        print(f"self-test failed: {failure}")
+    print(f"self-test: {len(uses)} uses of a layer from below and a clean crate, {len(failures)} misjudged")
+    sys.exit(1 if failures else 0)
+
+
 def main():
     args = sys.argv[1:]
+    if args == ["--self-test"]:
+        self_test()
     root = Path(args[0])
     allowed = set()
     for pair in options(args, "--allow"):
