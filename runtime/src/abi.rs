@@ -10,9 +10,11 @@
 use std::ffi::c_void;
 
 /// A kernel instance's body as the CPU simulator calls it: `call` (the
-/// general entry point) and `call_1d` (the one for one-dimensional launches)
-/// take one pointer per PTX parameter, as the entry points do, whose sizes
-/// are `param_sizes` (the simulator copies the values at launch).
+/// general entry point), `call_1d` (the one for one-dimensional launches)
+/// and `call_2d` (the one for launches whose z extents are 1, for kernels
+/// that have it) take one pointer per PTX parameter, as the entry points
+/// do, whose sizes are `param_sizes` (the simulator copies the values at
+/// launch).
 #[doc(hidden)]
 #[derive(Clone, Copy)]
 pub struct HostEntry {
@@ -20,6 +22,8 @@ pub struct HostEntry {
     pub call: unsafe fn(*const *mut c_void),
     /// Runs the one-dimensional body as the current simulated thread.
     pub call_1d: unsafe fn(*const *mut c_void),
+    /// Runs the body for launches whose z extents are 1.
+    pub call_2d: Option<unsafe fn(*const *mut c_void)>,
     /// The byte size of each parameter value.
     pub param_sizes: &'static [usize],
 }
