@@ -260,6 +260,18 @@ fn declared_block_shapes_and_the_2d_entry_leave_no_shape_test() {
     assert!(entry_body("jacobi5").contains("%nctaid.z"));
 }
 
+#[test]
+fn a_matrix_passes_its_element_count_so_an_input_of_its_shape_costs_no_multiply() {
+    // `DisjointSlice2d`: pointer, element count, rows, columns.
+    let params = entry_params("transpose_32x32__2d");
+    assert_eq!(params.len(), 6, "{params:?}");
+    // `Slice2d::with_shape(input, out.shape().transposed())` compares the
+    // two lengths: its first test comes before any multiply.
+    let body = entry_body("transpose_32x32__2d");
+    let first_test = body.find("setp").expect("a test");
+    assert!(!body[..first_test].contains("mul"), "{body}");
+}
+
 fn ptxas(dir: &str, sub: &str) -> PathBuf {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let path = root.join(".tools").join(dir).join(sub);

@@ -293,13 +293,15 @@ pub fn entry_parts(
                 let (rows, cols) = (usize_param("rows"), usize_param("cols"));
                 let (rows_name, cols_name) = (rows.0.clone(), cols.0.clone());
                 params.push((ptr.clone(), syn::parse_quote!(*mut #elem)));
+                params.push((len.clone(), syn::parse_quote!(usize)));
                 params.push(rows);
                 params.push(cols);
                 rebuild.push(quote! {
                     // SAFETY: the launcher passed a live device allocation of
-                    // `rows * cols` elements (a product it checked), borrowed
-                    // mutably for this launch alone; every thread receives the same.
-                    let #name = unsafe { ::gpu_device::DisjointSlice2d::<#elem, { #r }>::from_raw_parts(#ptr, #rows_name, #cols_name) };
+                    // `len == rows * cols` elements (a 2-D view holds exactly
+                    // that product, which it checked), borrowed mutably for this
+                    // launch alone; every thread receives the same.
+                    let #name = unsafe { ::gpu_device::DisjointSlice2d::<#elem, { #r }>::from_kernel_param(#ptr, #len, #rows_name, #cols_name) };
                 });
             }
             ParamKind::Output3d(elem) => {

@@ -82,6 +82,13 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
                 slots.push(quote!(
                     ::core::ptr::addr_of_mut!(#slice.ptr).cast::<::core::ffi::c_void>()
                 ));
+                if !three {
+                    // A matrix also passes its element count, `rows * cols`
+                    // (the view holds exactly that many elements).
+                    slots.push(quote!(
+                        ::core::ptr::addr_of_mut!(#slice.len).cast::<::core::ffi::c_void>()
+                    ));
+                }
                 for e in &extents {
                     slots.push(quote!(
                         ::core::ptr::addr_of_mut!(#e).cast::<::core::ffi::c_void>()

@@ -109,7 +109,7 @@ mod tests {
             "{out}"
         );
         assert!(
-            out.contains(r#"export_name = "__gpu_inputs.k__2d.5.0""#),
+            out.contains(r#"export_name = "__gpu_inputs.k__2d.6.0""#),
             "{out}"
         );
     }
@@ -257,7 +257,7 @@ mod tests {
             ),
         );
         assert!(
-            out.contains(r#"extern "ptx-kernel" fn k (c__ptr : * mut f32 , c__rows : usize , c__cols : usize , g__ptr : * mut u8 , g__depth : usize , g__rows : usize , g__cols : usize)"#),
+            out.contains(r#"extern "ptx-kernel" fn k (c__ptr : * mut f32 , c__len : usize , c__rows : usize , c__cols : usize , g__ptr : * mut u8 , g__depth : usize , g__rows : usize , g__cols : usize)"#),
             "{out}"
         );
         assert!(out.contains("DisjointSlice2d :: < f32 , { 4 } >"), "{out}");
@@ -271,7 +271,7 @@ mod tests {
             out.contains("DeviceView3dMut < '_ , u8 >) ->"),
             "the token and the dynamic array are not launcher arguments: {out}"
         );
-        assert!(out.contains("; 7usize]"), "{out}");
+        assert!(out.contains("; 8usize]"), "{out}");
     }
 
     #[test]
