@@ -9,7 +9,13 @@
 //! textual IR, this pass adds `noalias` and `readonly` to those parameters of
 //! `define ptx_kernel ... @<entry>(...)`; the markers themselves are unused
 //! and `opt` removes them. Entry points without a marker (kernels written by
-//! hand with `extern "ptx-kernel"`) are left alone.
+//! hand with `extern "ptx-kernel"`) are left alone, and so are entry points
+//! with more than one (`#[kernel]` makes one).
+//!
+//! A marker is a symbol name, like the entry points themselves: defining one
+//! by hand takes `#[export_name]` (an unsafe attribute since Rust 2024, and
+//! reported by the `unsafe_code` lint before), the same trust every
+//! `#[no_mangle]` symbol of the kernel crate already carries.
 //!
 //! # Why it is sound
 //!
@@ -65,7 +71,21 @@ pub fn mark_inputs(ir: &str) -> Marked {
     let mut changed = false;
     let mut out = String::with_capacity(ir.len() + 64 * markers.len());
     for line in ir.lines() {
-        match defined_entry(line).and_then(|e| markers.iter().find(|m| m.entry == e)) {
+        let entry = defined_entry(line);
+        let mut named = markers.iter().filter(|m| Some(m.entry.as_str()) == entry);
+        let marker = match (named.next(), named.next()) {
+            (Some(m), None) => Some(m),
+            (Some(m), Some(_)) => {
+                // `#[kernel]` makes one per entry point: another is not its.
+                warnings.push(format!(
+                    "kernel entry point `{}` has more than one input marker; its inputs are not marked read-only",
+                    m.entry
+                ));
+                None
+            }
+            _ => None,
+        };
+        match marker {
             Some(m) => match mark_parameters(line, m) {
                 Ok(marked) => {
                     changed = true;
@@ -261,6 +281,20 @@ mod tests {
         assert_eq!(marked.ir, None);
         assert!(
             marked.warnings[0].contains("not a `ptr`"),
+            "{:?}",
+            marked.warnings
+        );
+    }
+
+    #[test]
+    fn an_entry_with_two_markers_is_left_alone() {
+        let ir = "@__gpu_inputs.k.2.0 = constant i8 0\n\
+                  @__gpu_inputs.k.2.1 = constant i8 0\n\
+                  define ptx_kernel void @k(ptr %0, ptr %1) {\n  ret void\n}\n";
+        let marked = mark_inputs(ir);
+        assert_eq!(marked.ir, None);
+        assert!(
+            marked.warnings[0].contains("more than one input marker"),
             "{:?}",
             marked.warnings
         );
