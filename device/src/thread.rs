@@ -3,6 +3,7 @@
 
 use crate::arch;
 use crate::witness::{ThreadIndex, ThreadIndex2d, ThreadIndex3d};
+use core::marker::PhantomData;
 
 /// Three unsigned coordinates, as CUDA's `dim3`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -211,24 +212,49 @@ pub fn thread_index_3d() -> ThreadIndex3d {
 /// grids and blocks of the form `(n, 1, 1)`) without testing the shape; for
 /// the general entry (launched only for other shapes) `thread_index` fails at
 /// once.
+///
+/// The value is the entry point's proof of the launch's shape: only the
+/// entry point makes it (`unsafe`), passes it to the kernel's body, and the
+/// body's witness bindings use it. It is neither `Send` nor `Sync`, so it
+/// stays in the launch's thread. Without it, the unchecked one-dimensional
+/// witness would be a safe function any code could call in a launch of any
+/// shape, and a body's `true` instance could be called from a kernel
+/// launched in two dimensions.
 #[doc(hidden)]
-pub struct EntryShape<const ONE_DIMENSIONAL: bool>;
+#[derive(Clone, Copy)]
+pub struct EntryShape<const ONE_DIMENSIONAL: bool> {
+    _thread: PhantomData<*mut ()>,
+}
 
 impl<const ONE_DIMENSIONAL: bool> EntryShape<ONE_DIMENSIONAL> {
+    /// The shape token of an entry point.
+    ///
+    /// # Safety
+    /// Made only by a `#[kernel]` entry point, for its body: with
+    /// `ONE_DIMENSIONAL` only in the `__1d` entry, which the runtime launches
+    /// only when grid and block are both of the form `(n, 1, 1)`.
+    #[inline(always)]
+    pub unsafe fn new() -> Self {
+        EntryShape {
+            _thread: PhantomData,
+        }
+    }
+
     /// See [`thread_index`].
     #[inline(always)]
     #[track_caller]
-    pub fn thread_index() -> ThreadIndex {
+    pub fn thread_index(self) -> ThreadIndex {
         if !ONE_DIMENSIONAL {
             not_one_dimensional()
         }
+        // Unique: this token exists only in a one-dimensional launch (`new`).
         ThreadIndex::new_unique(grid_1d())
     }
 
     /// See [`thread_index_2d`].
     #[inline(always)]
     #[track_caller]
-    pub fn thread_index_2d() -> ThreadIndex2d {
+    pub fn thread_index_2d(self) -> ThreadIndex2d {
         if ONE_DIMENSIONAL {
             ThreadIndex2d::new_unique(grid_1d(), 0)
         } else {
@@ -238,7 +264,7 @@ impl<const ONE_DIMENSIONAL: bool> EntryShape<ONE_DIMENSIONAL> {
 
     /// See [`thread_index_3d`].
     #[inline(always)]
-    pub fn thread_index_3d() -> ThreadIndex3d {
+    pub fn thread_index_3d(self) -> ThreadIndex3d {
         if ONE_DIMENSIONAL {
             ThreadIndex3d::new_unique(grid_1d(), 0, 0)
         } else {

@@ -24,7 +24,11 @@
 //!    get the same value: a one-dimensional witness in a launch with a `y` or
 //!    `z` extent, a two-dimensional one in a launch with a `z` extent. Global
 //!    positions `(x, y, z)` are distinct per thread, and the runtime refuses
-//!    launches of 2^64 threads or more, so no computation wraps.
+//!    launches of 2^64 threads or more, so no computation wraps. The one form
+//!    without a test, a `#[kernel]`'s `thread_index()` in its entry point for
+//!    one-dimensional launches, needs that entry point's shape token, which
+//!    only the entry point can make (`unsafe`): neither the unchecked witness
+//!    nor the body's one-dimensional instance can be called from safe code.
 //! 2. *A witness never leaves its thread.* The types are `!Send` and `!Sync`
 //!    (they hold a `PhantomData<*mut ()>`), so no safe channel carries one to
 //!    another thread: not a `static` behind a lock (a `static` must be `Sync`,

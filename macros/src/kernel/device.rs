@@ -12,9 +12,12 @@
 //! takes `thread_index()` as `grid_1d()` without testing the shape; the
 //! general one, launched for every other shape, fails in `thread_index()` (a
 //! 1-D witness is not unique there). The body is generic over which one it
-//! is, and binds the names `thread_index`, `thread_index_2d` and
-//! `thread_index_3d` to the matching functions at its top, shadowing the
-//! imported ones.
+//! is, takes the entry point's shape token (`EntryShape`, made only by the
+//! entry point, `unsafe`) as a hidden first parameter, and binds the names
+//! `thread_index`, `thread_index_2d` and `thread_index_3d` at its top to
+//! closures over the token, shadowing the imported functions. Without the
+//! token, the unchecked witness, or the body's one-dimensional instance,
+//! could be called from safe code in a launch of another shape.
 
 use super::model::{Instance, Kernel, ParamKind};
 use super::substitute::substitute;
@@ -112,16 +115,23 @@ fn body(kernel: &Kernel, instance: Option<&Instance>) -> TokenStream {
         .generics
         .params
         .push(syn::parse_quote!(const __GPU_ONE_DIMENSIONAL: bool));
+    // The entry point's proof of the launch's shape: the body cannot be
+    // called without it, and user code cannot name it (mixed-site hygiene).
+    let shape = shape_token();
+    function.sig.inputs.insert(
+        0,
+        syn::parse_quote!(#shape: ::gpu_device::__private::EntryShape<__GPU_ONE_DIMENSIONAL>),
+    );
     let user_block = &function.block;
     function.block = syn::parse_quote!({
         // Calls of the witnesses in the body resolve to these bindings: the
         // entry shape's versions (see the module documentation).
         #[allow(unused_variables)]
-        let thread_index = ::gpu_device::__private::EntryShape::<__GPU_ONE_DIMENSIONAL>::thread_index;
+        let thread_index = move || #shape.thread_index();
         #[allow(unused_variables)]
-        let thread_index_2d = ::gpu_device::__private::EntryShape::<__GPU_ONE_DIMENSIONAL>::thread_index_2d;
+        let thread_index_2d = move || #shape.thread_index_2d();
         #[allow(unused_variables)]
-        let thread_index_3d = ::gpu_device::__private::EntryShape::<__GPU_ONE_DIMENSIONAL>::thread_index_3d;
+        let thread_index_3d = move || #shape.thread_index_3d();
         #user_block
     });
     quote! {
@@ -131,6 +141,12 @@ fn body(kernel: &Kernel, instance: Option<&Instance>) -> TokenStream {
         #[allow(clippy::too_many_arguments, non_snake_case)]
         #function
     }
+}
+
+/// The name of the body's first parameter, the entry shape token: hygienic,
+/// so the kernel's own code cannot name it.
+fn shape_token() -> Ident {
+    Ident::new("__gpu_entry_shape", proc_macro2::Span::mixed_site())
 }
 
 /// The body function of an instance.
@@ -280,12 +296,20 @@ pub fn entry_parts(kernel: &Kernel, instance: &Instance, one_dimensional: bool) 
         }
         call_args.push(quote!(#name));
     }
+    // SAFETY (of the block below): this is the entry point of the shape it
+    // names: the runtime launches the one-dimensional entry only for grids
+    // and blocks of the form (n, 1, 1).
+    let shape = quote! {
+        unsafe { ::gpu_device::__private::EntryShape::<#one_dimensional>::new() }
+    };
     EntryParts {
         params,
         rebuild,
         call: match (&instance.arg, copies_per_instance(kernel)) {
-            (Some(arg), false) => quote!(#body_name::<#arg, #one_dimensional>(#(#call_args),*)),
-            _ => quote!(#body_name::<#one_dimensional>(#(#call_args),*)),
+            (Some(arg), false) => {
+                quote!(#body_name::<#arg, #one_dimensional>(#shape, #(#call_args),*))
+            }
+            _ => quote!(#body_name::<#one_dimensional>(#shape, #(#call_args),*)),
         },
     }
 }
