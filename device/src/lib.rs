@@ -37,6 +37,7 @@ extern crate self as gpu_device;
 mod atomic;
 mod copy;
 mod disjoint;
+mod entry;
 mod slice2d;
 
 pub use atomic::{AtomicElement, DeviceAtomic};
@@ -82,6 +83,7 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::disjoint::slice_from_kernel_param;
+    pub use crate::entry::LaunchScope;
     pub use crate::shared::SharedStorage;
     pub use crate::thread::EntryShape;
 

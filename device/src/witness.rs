@@ -46,6 +46,9 @@
 //! 4. The output checks bounds per axis (`x < cols` and `y < rows`, not only
 //!    `y * cols + x < len`), so a thread outside the matrix never wraps onto
 //!    another thread's element.
+//! 5. *No slice outlives its launch.* A kernel's slices borrow a local of
+//!    its entry point, so a kernel declaring `&'static [T]` (to keep it in a
+//!    static for a later launch, after the buffer is freed) does not compile.
 
 use core::marker::PhantomData;
 

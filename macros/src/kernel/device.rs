@@ -18,6 +18,10 @@
 //! closures over the token, shadowing the imported functions. Without the
 //! token, the unchecked witness, or the body's one-dimensional instance,
 //! could be called from safe code in a launch of another shape.
+//!
+//! Slices reach the body through a local `LaunchScope` of the entry point,
+//! which they borrow: a body cannot ask for `'static` slices and keep them
+//! past the launch.
 
 use super::model::{Instance, Kernel, ParamKind};
 use super::substitute::substitute;
@@ -193,7 +197,13 @@ pub fn entry_parts(kernel: &Kernel, instance: &Instance, one_dimensional: bool) 
         }
     };
     let mut params: Vec<(Ident, Type)> = Vec::new();
-    let mut rebuild = Vec::new();
+    // The slices handed to the body borrow this local: their lifetimes end
+    // with the entry point's call, so a body that asks for `'static` ones
+    // (to keep them past the launch) does not compile.
+    let scope = Ident::new("__gpu_launch", proc_macro2::Span::mixed_site());
+    let mut rebuild = vec![quote! {
+        let #scope = ::gpu_device::__private::LaunchScope::new();
+    }];
     let mut call_args = Vec::new();
     for p in &kernel.params {
         let name = &p.name;
@@ -216,7 +226,7 @@ pub fn entry_parts(kernel: &Kernel, instance: &Instance, one_dimensional: bool) 
                 rebuild.push(quote! {
                     // SAFETY: the launcher passed a live device allocation of `len`
                     // elements that no argument of this launch writes.
-                    let #name: &[#elem] = unsafe { ::gpu_device::__private::slice_from_kernel_param(#ptr, #len) };
+                    let #name: &[#elem] = #scope.input(unsafe { ::gpu_device::__private::slice_from_kernel_param(#ptr, #len) });
                 });
             }
             ParamKind::Output(elem) => {
@@ -227,7 +237,7 @@ pub fn entry_parts(kernel: &Kernel, instance: &Instance, one_dimensional: bool) 
                     // SAFETY: the launcher passed a live device allocation of `len`
                     // elements, borrowed mutably for this launch alone; every thread
                     // receives the same one.
-                    let #name = unsafe { ::gpu_device::DisjointSlice::<#elem>::from_raw_parts(#ptr, #len) };
+                    let #name = #scope.output(unsafe { ::gpu_device::DisjointSlice::<#elem>::from_raw_parts(#ptr, #len) });
                 });
             }
             ParamKind::Output2d(elem, rows_per_thread) => {
@@ -245,7 +255,7 @@ pub fn entry_parts(kernel: &Kernel, instance: &Instance, one_dimensional: bool) 
                     // SAFETY: the launcher passed a live device allocation of
                     // `rows * cols` elements (a product it checked), borrowed
                     // mutably for this launch alone; every thread receives the same.
-                    let #name = unsafe { ::gpu_device::DisjointSlice2d::<#elem, { #r }>::from_raw_parts(#ptr, #rows_name, #cols_name) };
+                    let #name = #scope.output_2d(unsafe { ::gpu_device::DisjointSlice2d::<#elem, { #r }>::from_raw_parts(#ptr, #rows_name, #cols_name) });
                 });
             }
             ParamKind::Output3d(elem) => {
@@ -262,7 +272,7 @@ pub fn entry_parts(kernel: &Kernel, instance: &Instance, one_dimensional: bool) 
                 params.push(cols);
                 rebuild.push(quote! {
                     // SAFETY: as for a matrix, with `depth * rows * cols` elements.
-                    let #name = unsafe { ::gpu_device::DisjointSlice3d::<#elem>::from_raw_parts(#ptr, #d, #r, #c) };
+                    let #name = #scope.output_3d(unsafe { ::gpu_device::DisjointSlice3d::<#elem>::from_raw_parts(#ptr, #d, #r, #c) });
                 });
             }
             ParamKind::Atomic(elem) => {
@@ -272,9 +282,9 @@ pub fn entry_parts(kernel: &Kernel, instance: &Instance, one_dimensional: bool) 
                 rebuild.push(quote! {
                     // SAFETY: as for outputs; `DeviceAtomic<T>` is `repr(transparent)`
                     // over `T` and accessed only with atomic instructions.
-                    let #name: &[::gpu_device::DeviceAtomic<#elem>] = unsafe {
+                    let #name: &[::gpu_device::DeviceAtomic<#elem>] = #scope.input(unsafe {
                         ::gpu_device::__private::slice_from_kernel_param(#ptr.cast::<::gpu_device::DeviceAtomic<#elem>>(), #len)
-                    };
+                    });
                 });
             }
             ParamKind::Block => {
