@@ -26,6 +26,11 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
         match &p.kind {
             ParamKind::Scalar(ty) => {
                 launch_params.push(quote!(#pname: #ty));
+                // A scalar's name may be shadowed (`type u64 = &'static mut
+                // [u32];`): checked like any value that crosses by copy.
+                checks.push(quote_spanned! {span=>
+                    ::gpu_runtime::__private::assert_device_copy::<#ty>();
+                });
                 marshal.push(quote!(let mut #pname: #ty = #pname;));
                 slots.push(quote!(
                     ::core::ptr::addr_of_mut!(#pname).cast::<::core::ffi::c_void>()
