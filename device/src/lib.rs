@@ -99,8 +99,11 @@ pub mod __private {
     #[track_caller]
     pub fn static_shared<T>(symbol: &'static str, len: usize) -> *mut T {
         let align = core::mem::align_of::<T>();
-        let base =
-            crate::arch::static_shared(symbol, core::mem::size_of::<T>() * len + align, align);
+        let bytes = core::mem::size_of::<T>()
+            .checked_mul(len)
+            .and_then(|b| b.checked_add(align))
+            .unwrap_or_else(|| panic!("the shared array `{symbol}` of {len} elements has more bytes than a usize counts"));
+        let base = crate::arch::static_shared(symbol, bytes, align);
         base.wrapping_add(base.align_offset(align)).cast()
     }
 
