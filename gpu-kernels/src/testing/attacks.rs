@@ -1,0 +1,38 @@
+//! Kernels that misuse the device API on purpose, each as a hostile reviewer
+//! would, for the attack tests (`tests/device_attacks.rs`): every one must
+//! fail its launch with a report, never run with undefined behaviour or a
+//! silently wrong result.
+
+use gpu_device::prelude::*;
+use gpu_device::warp::{ballot_sync, lane_id, shfl_down_sync, shfl_sync};
+
+/// Which warp function [`warp_call_with_mask`] calls.
+pub mod warp_call {
+    /// `shfl_sync(mask, lane, 0)`.
+    pub const SHUFFLE: u32 = 0;
+    /// `shfl_down_sync(mask, lane, 1)`.
+    pub const SHUFFLE_DOWN: u32 = 1;
+    /// `ballot_sync(mask, true)`.
+    pub const BALLOT: u32 = 2;
+    /// `sync_warp(mask)`, then the lane.
+    pub const SYNC_WARP: u32 = 3;
+}
+
+/// Every thread calls the warp function `call` (see [`warp_call`]) with the
+/// same `mask`, and writes what it returns. With a mask that leaves some
+/// calling lanes out, PTX leaves the call undefined.
+#[kernel]
+pub fn warp_call_with_mask(call: u32, mask: u32, mut out: DisjointSlice<u32>) {
+    let i = thread_index();
+    let lane = lane_id();
+    let value = match call {
+        warp_call::SHUFFLE => shfl_sync(mask, lane, 0),
+        warp_call::SHUFFLE_DOWN => shfl_down_sync(mask, lane, 1),
+        warp_call::BALLOT => ballot_sync(mask, true),
+        _ => {
+            gpu_device::sync::sync_warp(mask);
+            lane
+        }
+    };
+    out.set(i, value);
+}
