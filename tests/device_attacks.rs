@@ -61,3 +61,73 @@ fn a_warp_function_called_by_a_lane_outside_its_mask_fails() {
         assert_eq!(got, expected, "call {call}");
     }
 }
+
+/// Attacks the project's own kernels that write per-block results through
+/// the `unsafe` escape hatch (`sums[block_idx().x]`, one writer per block):
+/// in a two-dimensional grid, blocks (x, 0) and (x, 1) both wrote element x
+/// (a data race), and `add_unchecked`'s threads (x, 0) and (x, 1) both wrote
+/// element `grid_1d()`. They take the one-dimensional witness now, which
+/// fails in other launch shapes.
+#[test]
+fn kernels_writing_per_block_results_refuse_two_dimensional_grids() {
+    use gpu_kernels::ops::sum_partials;
+    use gpu_kernels::testing::{add_unchecked, block_sum_shuffles, block_sum_static};
+    let stream = simulator();
+    let ones = DeviceBuffer::to_device_sync(&[1.0f32; 256], &stream).unwrap();
+    let mut sums = DeviceBuffer::<f32>::zeroed_on(4, &stream).unwrap();
+    launch!(block_sum_static[(2, 2), 64, stream](&ones, &mut sums)).unwrap();
+    let (kernel, message) = failure(&stream);
+    assert_eq!(kernel, "block_sum_static");
+    assert!(message.contains("use thread_index_2d()"), "{message}");
+    launch!(block_sum_shuffles[(2, 2), 64, stream](&ones, &mut sums)).unwrap();
+    let (kernel, message) = failure(&stream);
+    assert_eq!(kernel, "block_sum_shuffles");
+    assert!(message.contains("use thread_index_2d()"), "{message}");
+
+    let mut out = DeviceBuffer::<f32>::zeroed_on(256, &stream).unwrap();
+    launch!(add_unchecked[(2, 2), 64, stream](&ones, &ones, &mut out)).unwrap();
+    let (kernel, message) = failure(&stream);
+    assert_eq!(kernel, "add_unchecked");
+    assert!(message.contains("use thread_index_2d()"), "{message}");
+
+    let input = DeviceBuffer::to_device_sync(&[1u32; 1024], &stream).unwrap();
+    let mut partials = DeviceBuffer::<u64>::zeroed_on(4, &stream).unwrap();
+    launch!(sum_partials::<u32>[(2, 2), 64, stream, 16](&input, &mut partials)).unwrap();
+    let (kernel, message) = failure(&stream);
+    assert_eq!(kernel, "sum_partials");
+    assert!(message.contains("use thread_index_2d()"), "{message}");
+
+    // In one-dimensional grids they work.
+    launch!(block_sum_static[4, 64, stream](&ones, &mut sums)).unwrap();
+    assert_eq!(sums.copy_to_host_sync(&stream).unwrap(), vec![64.0; 4]);
+    launch!(sum_partials::<u32>[4, 64, stream, 16](&input, &mut partials)).unwrap();
+    let got = partials.copy_to_host_sync(&stream).unwrap();
+    assert_eq!(got.iter().sum::<u64>(), 1024, "{got:?}");
+}
+
+/// Attacks `sum_partials`'s other launch assumptions: blocks of a multiple
+/// of 32 threads (its warp sums shuffle over full warps) and one slot of
+/// dynamic shared memory per warp. With too little shared memory the warps'
+/// sums were dropped and the partial came out 0, silently.
+#[test]
+fn sum_partials_refuses_launches_it_would_sum_wrongly() {
+    use gpu_kernels::ops::sum_partials;
+    let stream = simulator();
+    let input = DeviceBuffer::to_device_sync(&[1u32; 64], &stream).unwrap();
+    let mut partials = DeviceBuffer::<u64>::zeroed_on(1, &stream).unwrap();
+    launch!(sum_partials::<u32>[1, 64, stream, 0](&input, &mut partials)).unwrap();
+    let (kernel, message) = failure(&stream);
+    assert_eq!(kernel, "sum_partials");
+    assert!(
+        message.contains("needs 16 bytes of dynamic shared memory"),
+        "{message}"
+    );
+    launch!(sum_partials::<u32>[1, 48, stream, 16](&input, &mut partials)).unwrap();
+    let (_, message) = failure(&stream);
+    assert!(
+        message.contains("blocks of a multiple of 32 threads"),
+        "{message}"
+    );
+    launch!(sum_partials::<u32>[1, 64, stream, 16](&input, &mut partials)).unwrap();
+    assert_eq!(partials.copy_to_host_sync(&stream).unwrap(), vec![64]);
+}
