@@ -13,8 +13,9 @@ mod common;
 use common::{hold, one_at_a_time, size};
 use gpu_device::DeviceCopy;
 use gpu_kernels::{add_kernel, fill};
-use gpu_runtime::{launch, DeviceBuffer, Error, PinnedBuffer, Stream};
+use gpu_runtime::{launch, Device, DeviceBuffer, Error, PinnedBuffer, Stream};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::time::{Duration, Instant};
 
 fn blocks(n: usize) -> usize {
     n.div_ceil(256).max(1)
@@ -159,6 +160,43 @@ fn memory_dropped_under_a_running_kernel_is_not_handed_out_early() {
     for buffer in &fresh {
         assert_eq!(buffer.copy_to_host_sync(&s2).unwrap(), vec![0.0; n]);
     }
+}
+
+/// Attacks `free_sync` inside a stream callback, where CUDA calls are
+/// forbidden: it used to answer `Ok(())` without freeing anything (the
+/// memory leaked, silently). It is an error now, and the buffer's drop
+/// hands the free to the release thread.
+#[test]
+fn free_sync_inside_a_callback_is_an_error_and_the_memory_is_freed() {
+    let _turn = one_at_a_time();
+    let device = Device::current().unwrap();
+    let stream = Stream::new().unwrap();
+    device.release_pool_memory().unwrap();
+    let (before, _) = device.memory_info().unwrap();
+    let bytes = 64 << 20;
+    let buffer = DeviceBuffer::<u8>::zeroed_on(bytes, &stream).unwrap();
+    let (send, receive) = std::sync::mpsc::channel();
+    stream
+        .add_callback(move || {
+            let _ = send.send(buffer.free_sync());
+        })
+        .unwrap();
+    stream.synchronize().unwrap();
+    let result = receive.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert_eq!(result, Err(Error::CalledFromCallback));
+    let start = Instant::now();
+    let freed = loop {
+        device.release_pool_memory().unwrap();
+        let (now, _) = device.memory_info().unwrap();
+        if now + (8 << 20) >= before || start.elapsed() > Duration::from_secs(10) {
+            break now;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(
+        freed + (8 << 20) >= before,
+        "free memory went back from {before} to {freed} bytes"
+    );
 }
 
 /// Attacks a buffer moved to another thread and dropped there while the

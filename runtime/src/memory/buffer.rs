@@ -172,7 +172,14 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// stream that used it last, then waits until that stream has reached it
     /// (so the memory is back in the pool, for
     /// [`Device::release_pool_memory`](crate::Device::release_pool_memory)). Plain dropping never waits.
+    ///
+    /// Inside a stream callback, where CUDA calls are forbidden, this is
+    /// [`Error::CalledFromCallback`]; the buffer is dropped, and its release
+    /// thread frees it as for any drop there.
     pub fn free_sync(mut self) -> Result<()> {
+        if in_callback() {
+            return Err(Error::CalledFromCallback);
+        }
         let accesses = self.tracker.take();
         // The drop that follows finds nothing to free.
         let ptr = std::mem::replace(&mut self.ptr, 0);
