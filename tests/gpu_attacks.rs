@@ -351,3 +351,28 @@ fn a_forgotten_stream_scope_never_ends_and_later_scopes_still_restore() {
     .join()
     .unwrap();
 }
+
+/// Attacks the simulator's agreement with the GPU on shuffles by 32 lanes
+/// or more: PTX takes the low five bits of the lane or delta (a shuffle
+/// down by 33 is one by 1), where the simulator kept each lane's own value
+/// for down and up shuffles past the warp's end: the same kernel gave two
+/// answers.
+#[test]
+fn shuffles_by_32_or_more_agree_with_the_gpu() {
+    use gpu_kernels::testing::attacks::shuffles_by;
+    let stream = Stream::new().unwrap();
+    let mut out = DeviceBuffer::<[u32; 4]>::zeroed_on(32, &stream).unwrap();
+    for delta in [0u32, 1, 5, 31, 32, 33, 37, 64 + 3, u32::MAX] {
+        launch!(shuffles_by[1, 32, stream](delta, &mut out)).unwrap();
+        let got = out.copy_to_host_sync(&stream).unwrap();
+        let b = delta & 31;
+        let expected: Vec<[u32; 4]> = (0..32u32)
+            .map(|lane| {
+                let down = if lane + b <= 31 { lane + b } else { lane };
+                let up = lane.checked_sub(b).unwrap_or(lane);
+                [down, up, lane ^ b, b]
+            })
+            .collect();
+        assert_eq!(got, expected, "shuffles by {delta}");
+    }
+}

@@ -11,6 +11,9 @@
 //! that does not take part (outside the mask, exited, or past the end of a
 //! partial warp) is unspecified, as in CUDA: some value of the type, since
 //! only integers and floats shuffle.
+//!
+//! A shuffle's lane or delta counts modulo 32, as the hardware takes its low
+//! five bits: `shfl_down_sync(m, v, 33)` is `shfl_down_sync(m, v, 1)`.
 
 use crate::arch::{self, ShuffleMode};
 

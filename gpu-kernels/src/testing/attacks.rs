@@ -36,3 +36,22 @@ pub fn warp_call_with_mask(call: u32, mask: u32, mut out: DisjointSlice<u32>) {
     };
     out.set(i, value);
 }
+
+/// Each lane's values of the four shuffles of its lane number by
+/// `lane_or_delta` over the full warp: `[down, up, xor, index]`. PTX uses the
+/// low five bits of the lane or delta, so 33 shuffles as 1 and 32 as 0.
+#[kernel]
+pub fn shuffles_by(lane_or_delta: u32, mut out: DisjointSlice<[u32; 4]>) {
+    use gpu_device::warp::{shfl_up_sync, shfl_xor_sync, FULL_MASK};
+    let i = thread_index();
+    let lane = lane_id();
+    out.set(
+        i,
+        [
+            shfl_down_sync(FULL_MASK, lane, lane_or_delta),
+            shfl_up_sync(FULL_MASK, lane, lane_or_delta),
+            shfl_xor_sync(FULL_MASK, lane, lane_or_delta),
+            shfl_sync(FULL_MASK, lane, lane_or_delta),
+        ],
+    );
+}

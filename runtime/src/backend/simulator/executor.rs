@@ -480,11 +480,13 @@ unsafe impl Block for BlockState<'_> {
         values[lane as usize].set(value);
         self.suspend(thread, Suspend::Warp { mask });
         let lanes_in_warp = (self.yielders.len() - warp * 32).min(32) as u32;
+        // As PTX's `shfl.sync` with a clamp of 31: the low five bits of `b`.
+        let b = b & 31;
         let source = match mode {
-            ShuffleMode::Down => lane.checked_add(b).filter(|&s| s < 32),
+            ShuffleMode::Down => Some(lane + b).filter(|&s| s < 32),
             ShuffleMode::Up => lane.checked_sub(b),
-            ShuffleMode::Xor => Some(lane ^ (b & 31)),
-            ShuffleMode::Index => Some(b & 31),
+            ShuffleMode::Xor => Some(lane ^ b),
+            ShuffleMode::Index => Some(b),
         };
         match source {
             Some(s) if s < lanes_in_warp => values[s as usize].get(),
