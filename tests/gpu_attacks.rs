@@ -376,3 +376,65 @@ fn shuffles_by_32_or_more_agree_with_the_gpu() {
         assert_eq!(got, expected, "shuffles by {delta}");
     }
 }
+
+/// Attacks the witnesses' ownership: every element of a matrix with four
+/// rows per thread, and of a 3-D grid, is owned by exactly one thread, with
+/// grids larger than the matrix, extents that are not multiples of the
+/// block, and thread rows past the end (each thread adds 1 to what it owns).
+#[test]
+fn every_element_has_exactly_one_owner() {
+    use gpu_kernels::testing::attacks::{count_owners_3d, count_owners_rows4};
+    let stream = Stream::new().unwrap();
+    for (rows, cols) in [(1, 1), (3, 5), (37, 70), (64, 32), (130, 33)] {
+        let mut m = DeviceBuffer::<u32>::zeroed_on(rows * cols + 7, &stream).unwrap();
+        // 32 x 8 blocks of four rows each: 32 columns and 32 rows per block,
+        // one block too many on each axis.
+        let grid = (cols.div_ceil(32) + 1, rows.div_ceil(32) + 1);
+        launch!(count_owners_rows4[grid, (32, 8), stream](m.view_2d_mut(rows, cols).unwrap()))
+            .unwrap();
+        let got = m.copy_to_host_sync(&stream).unwrap();
+        assert!(
+            got[..rows * cols].iter().all(|&c| c == 1),
+            "{rows} x {cols}"
+        );
+        assert!(
+            got[rows * cols..].iter().all(|&c| c == 0),
+            "past the matrix"
+        );
+    }
+    for (d, r, c) in [(1, 1, 1), (3, 5, 7), (9, 4, 33)] {
+        let mut g = DeviceBuffer::<u32>::zeroed_on(d * r * c, &stream).unwrap();
+        launch!(count_owners_3d[(2, 2, d.div_ceil(2)), (c.div_ceil(2), 3, 2), stream](
+            g.view_3d_mut(d, r, c).unwrap()
+        ))
+        .unwrap();
+        assert!(
+            g.copy_to_host_sync(&stream)
+                .unwrap()
+                .iter()
+                .all(|&n| n == 1),
+            "{d} x {r} x {c}"
+        );
+    }
+}
+
+/// Attacks the block reduction's assumptions (at most 32 warps, the last
+/// one possibly partial): blocks of 33, 1000 and 1024 threads sum right, and
+/// a block of 1025 threads is refused before it runs.
+#[test]
+fn the_block_reduction_sums_partial_warps_and_refuses_oversized_blocks() {
+    use gpu_kernels::testing::block_sum_shuffles;
+    let stream = Stream::new().unwrap();
+    let input = DeviceBuffer::to_device_sync(&vec![1.0f32; 4096], &stream).unwrap();
+    let mut sums = DeviceBuffer::<f32>::zeroed_on(4, &stream).unwrap();
+    for threads in [33usize, 1000, 1024] {
+        launch!(block_sum_shuffles[2, threads, stream](&input, &mut sums)).unwrap();
+        let got = sums.copy_to_host_sync(&stream).unwrap();
+        assert_eq!(got[..2], [threads as f32; 2], "blocks of {threads}");
+    }
+    let refused = launch!(block_sum_shuffles[1, 1025, stream](&input, &mut sums));
+    assert!(
+        matches!(refused, Err(Error::InvalidLaunch { .. })),
+        "{refused:?}"
+    );
+}

@@ -55,3 +55,24 @@ pub fn shuffles_by(lane_or_delta: u32, mut out: DisjointSlice<[u32; 4]>) {
         ],
     );
 }
+
+/// Adds 1 to every element this thread's witness owns in a matrix of four
+/// rows per thread: were an element owned by two threads (or by none), it
+/// would end at 2 (or 0).
+#[kernel]
+pub fn count_owners_rows4(mut out: DisjointSlice2d<u32, 4>) {
+    let i = thread_index_2d();
+    for j in 0..4 {
+        if let Some(count) = out.get_mut_at(i, j) {
+            *count += 1;
+        }
+    }
+}
+
+/// Adds 1 to the element this thread's witness owns in a 3-D grid.
+#[kernel]
+pub fn count_owners_3d(mut out: DisjointSlice3d<u32>) {
+    if let Some(count) = out.get_mut(thread_index_3d()) {
+        *count += 1;
+    }
+}
