@@ -96,7 +96,7 @@ pub fn sum_partials<T: SumElement>(
     let stride = gridsize_1d();
     let per_warp = shared::dynamic::<T::Acc>();
     let threads = block_dim().x;
-    if threads % 32 != 0 {
+    if !threads.is_multiple_of(32) {
         not_whole_warps(threads);
     }
     if per_warp.len() < (threads / 32) as usize {
