@@ -38,8 +38,16 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
             }
             ParamKind::Value(ty) => {
                 launch_params.push(quote!(#pname: #ty));
+                // rustc leaves zero-sized parameters out of a PTX entry
+                // point: the arguments after one would shift on a GPU.
                 checks.push(quote_spanned! {span=>
                     ::gpu_runtime::__private::assert_device_copy::<#ty>();
+                    const {
+                        ::core::assert!(
+                            ::core::mem::size_of::<#ty>() != 0,
+                            "a kernel parameter passed by value cannot be zero-sized: the PTX entry point leaves it out, and the arguments after it would shift"
+                        )
+                    };
                 });
                 marshal.push(quote!(let mut #pname: #ty = #pname;));
                 slots.push(quote!(
