@@ -438,3 +438,28 @@ fn the_block_reduction_sums_partial_warps_and_refuses_oversized_blocks() {
         "{refused:?}"
     );
 }
+
+/// Attacks the agreement of host and device on a kernel's parameters: a
+/// `#[cfg(target_arch = "nvptx64")]` field makes a by-value struct 4 bytes
+/// on the host and 8 in the PTX. The launcher compares its parameters'
+/// sizes with the PTX entry point's before the first launch (on both
+/// backends, the simulator reading the same PTX), and refuses the launch.
+#[test]
+fn a_parameter_whose_size_differs_on_the_device_is_refused() {
+    use gpu_kernels::testing::attacks::{layout_differs, DeviceOnlyField};
+    let stream = Stream::new().unwrap();
+    let mut out = DeviceBuffer::<u32>::zeroed_on(32, &stream).unwrap();
+    let refused = launch!(layout_differs[1, 32, stream](DeviceOnlyField { a: 1 }, &mut out));
+    match refused {
+        Err(Error::InvalidLaunch { kernel, reason }) => {
+            assert_eq!(kernel, "layout_differs");
+            assert!(
+                reason.contains(
+                    "takes parameters of [8, 8, 8] bytes where the launcher passes [4, 8, 8]"
+                ),
+                "{reason}"
+            );
+        }
+        other => panic!("expected InvalidLaunch, got {other:?}"),
+    }
+}

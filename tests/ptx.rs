@@ -61,6 +61,7 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
         "jacobi5",
         "large_local_array",
         "launch_shape",
+        "layout_differs",
         "math_f32",
         "math_f64",
         "matmul_tiled",

@@ -76,3 +76,22 @@ pub fn count_owners_3d(mut out: DisjointSlice3d<u32>) {
         *count += 1;
     }
 }
+
+/// A struct whose layout differs between host and device: a `#[cfg]` gives
+/// it a second field on the device only (4 bytes on the host, 8 on the GPU).
+#[derive(Clone, Copy, DeviceCopy)]
+#[repr(C)]
+pub struct DeviceOnlyField {
+    /// On both.
+    pub a: u32,
+    /// On the device only.
+    #[cfg(target_arch = "nvptx64")]
+    pub b: u32,
+}
+
+/// Takes a [`DeviceOnlyField`] by value: on a GPU the driver would read 8
+/// bytes of the launcher's 4-byte value (and the kernel use the 4 beyond).
+#[kernel]
+pub fn layout_differs(value: DeviceOnlyField, mut out: DisjointSlice<u32>) {
+    out.set(thread_index(), value.a);
+}
