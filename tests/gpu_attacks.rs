@@ -463,3 +463,34 @@ fn a_parameter_whose_size_differs_on_the_device_is_refused() {
         other => panic!("expected InvalidLaunch, got {other:?}"),
     }
 }
+
+/// Attacks the pipeline with a kernel closure that ignores the stream it is
+/// given and launches on a stream of its own, held at first: the staging
+/// buffers' tracking orders the kernel after the copy in and the copy out
+/// after the kernel, so the output is still right.
+#[test]
+fn a_pipeline_kernel_on_a_stream_of_its_own_is_still_ordered() {
+    use gpu_kernels::saxpy;
+    use gpu_runtime::pipeline;
+    let _turn = one_at_a_time();
+    let n = size(1 << 16, 1 << 12);
+    let host: Vec<f32> = (0..n).map(|i| (i % 101) as f32).collect();
+    let input = PinnedBuffer::from_slice(&host).unwrap();
+    let mut output = PinnedBuffer::<f32>::new(n).unwrap();
+    let streams = [Stream::new().unwrap(), Stream::new().unwrap()];
+    let own = Stream::new().unwrap();
+    let _warm = filled(16, 0.0, &own);
+    let held = hold(&own, 300);
+    pipeline(
+        &input,
+        &mut output,
+        8,
+        &streams,
+        None,
+        |_given, x, out| launch!(saxpy[blocks(x.len()), 256, own](2.0f32, x, x, out)),
+    )
+    .unwrap();
+    held.join().unwrap();
+    let expected: Vec<f32> = host.iter().map(|v| 3.0 * v).collect();
+    assert_eq!(output.as_slice().unwrap(), &expected[..]);
+}
