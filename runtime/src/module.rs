@@ -118,7 +118,7 @@ fn param_size(declaration: &str) -> Result<usize, String> {
             let w = w.strip_prefix('.')?;
             let kind = w.chars().next()?;
             let bits: usize = w.get(1..)?.parse().ok()?;
-            (matches!(kind, 'u' | 's' | 'b' | 'f') && bits % 8 == 0).then_some(bits)
+            (matches!(kind, 'u' | 's' | 'b' | 'f') && bits.is_multiple_of(8)).then_some(bits)
         })
         .ok_or_else(unreadable)?;
     let count = match name.split_once('[') {
