@@ -31,6 +31,17 @@ mod shared;
 /// A generic kernel lists the types to instantiate: `#[kernel(f32, f64)]`; the
 /// entry points are named `<kernel>_<type>` and the launcher picks the one
 /// matching its arguments.
+///
+/// `#[kernel(block = (x, y, z))]` (or `(x, y)`, or `x`; `usize` constant
+/// expressions, checked when compiled) declares the only block shape the
+/// kernel runs in: the launcher refuses every other, and the entry points
+/// tell the compiler the shape, so `blockDim` is a constant in the body (see
+/// `gpu_device::entry`). It follows a generic kernel's instances, and may
+/// name its const parameter: `#[kernel(16, 32, block = (TILE, TILE))]`.
+///
+/// Each `&[T]` input's loads go through the read-only cache (`ld.global.nc`):
+/// nothing writes an input during a launch (see
+/// `gpu_builder::kernel_inputs`).
 #[proc_macro_attribute]
 pub fn kernel(args: TokenStream, item: TokenStream) -> TokenStream {
     kernel::expand(args.into(), item.into())

@@ -1,6 +1,7 @@
 //! `#[kernel]`: parse the function into a [`model::Kernel`], then emit the
 //! device entry points ([`device`]) and the host launcher ([`host`]).
 
+mod attribute;
 mod device;
 mod host;
 mod model;
@@ -47,8 +48,141 @@ mod tests {
             out.contains(r#"extern "ptx-kernel" fn k__1d (a__ptr : * const f32"#),
             "{out}"
         );
-        assert!(out.contains("__gpu_kernel_body_k :: < true >"), "{out}");
-        assert!(out.contains("__gpu_kernel_body_k :: < false >"), "{out}");
+        assert!(
+            out.contains(
+                "__gpu_kernel_body_k :: < { :: gpu_device :: __private :: ONE_DIMENSIONAL } >"
+            ),
+            "{out}"
+        );
+        assert!(
+            out.contains("__gpu_kernel_body_k :: < { :: gpu_device :: __private :: GENERAL } >"),
+            "{out}"
+        );
+        // No 2-D witness in the body: no entry for launches of z extent 1.
+        assert!(!out.contains("k__2d"), "{out}");
+        // The input's pointer (parameter 0 of 5) is named for gpu-builder,
+        // per entry point; the output's is not.
+        assert!(
+            out.contains(r#"export_name = "__gpu_inputs.k.5.0""#),
+            "{out}"
+        );
+        assert!(
+            out.contains(r#"export_name = "__gpu_inputs.k__1d.5.0""#),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn kernels_without_inputs_have_no_marker() {
+        let out = expanded(
+            quote!(),
+            quote!(
+                pub fn k(n: u32, mut c: DisjointSlice<f32>, h: &[DeviceAtomic<u32>]) {}
+            ),
+        );
+        assert!(!out.contains("__gpu_inputs"), "{out}");
+    }
+
+    #[test]
+    fn the_two_dimensional_witness_gets_its_own_entry_point() {
+        let out = expanded(
+            quote!(),
+            quote!(
+                pub fn k(a: &[f32], mut c: DisjointSlice2d<f32>) {
+                    c.set(thread_index_2d(), 1.0);
+                }
+            ),
+        );
+        assert!(
+            out.contains(r#"extern "ptx-kernel" fn k__2d (a__ptr : * const f32"#),
+            "{out}"
+        );
+        assert!(
+            out.contains(
+                "__gpu_kernel_body_k :: < { :: gpu_device :: __private :: Z_EXTENT_ONE } >"
+            ),
+            "{out}"
+        );
+        assert!(out.contains(r#"with_entry_2d ("k__2d")"#), "{out}");
+        assert!(
+            out.contains("call_2d : :: core :: option :: Option :: Some (__host_entry_2d)"),
+            "{out}"
+        );
+        assert!(
+            out.contains(r#"export_name = "__gpu_inputs.k__2d.6.0""#),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn a_declared_block_shape_is_assumed_on_the_device_and_checked_by_the_launcher() {
+        let out = expanded(
+            quote!(block = (32, 8)),
+            quote!(
+                pub fn k(mut c: DisjointSlice<f32>) {}
+            ),
+        );
+        let shape = "declared_block_shape (32 , 8 , 1)";
+        // Every entry point (and host entry) assumes it, and the launcher
+        // knows it: evaluated in each PTX entry point, and once on the host.
+        assert_eq!(out.matches("assume_block_shape").count(), 4, "{out}");
+        assert_eq!(out.matches(shape).count(), 3, "{out}");
+        assert!(out.contains("with_block_shape (BLOCK_SHAPE)"), "{out}");
+        assert!(
+            out.contains("runs only in blocks of `(32, 8, 1)` threads"),
+            "{out}"
+        );
+        // One extent, as a plain expression, and after the instances of a
+        // const-generic kernel, substituted per instance.
+        let out = expanded(
+            quote!(block = B),
+            quote!(
+                pub fn k() {}
+            ),
+        );
+        assert!(out.contains("declared_block_shape (B , 1 , 1)"), "{out}");
+        let out = expanded(
+            quote!(16, 32, block = (T, T)),
+            quote!(
+                pub fn k<const T: usize>() {}
+            ),
+        );
+        assert!(out.contains("declared_block_shape (16 , 16 , 1)"), "{out}");
+        assert!(out.contains("declared_block_shape (32 , 32 , 1)"), "{out}");
+        // Kernels without the option assume nothing.
+        let out = expanded(
+            quote!(),
+            quote!(
+                pub fn k() {}
+            ),
+        );
+        assert!(!out.contains("assume_block_shape"), "{out}");
+        assert!(!out.contains("with_block_shape"), "{out}");
+    }
+
+    #[test]
+    fn bad_options_are_rejected_with_reasons() {
+        assert!(error(
+            quote!(blocks = (32, 8)),
+            quote!(
+                fn k() {}
+            )
+        )
+        .contains("unknown #[kernel] option `blocks`"));
+        assert!(error(
+            quote!(block = (1, 2, 3, 4)),
+            quote!(
+                fn k() {}
+            )
+        )
+        .contains("one to three extents"));
+        assert!(error(
+            quote!(block = 32, block = 64),
+            quote!(
+                fn k() {}
+            )
+        )
+        .contains("`block` is given twice"));
     }
 
     #[test]
@@ -123,7 +257,7 @@ mod tests {
             ),
         );
         assert!(
-            out.contains(r#"extern "ptx-kernel" fn k (c__ptr : * mut f32 , c__rows : usize , c__cols : usize , g__ptr : * mut u8 , g__depth : usize , g__rows : usize , g__cols : usize)"#),
+            out.contains(r#"extern "ptx-kernel" fn k (c__ptr : * mut f32 , c__len : usize , c__rows : usize , c__cols : usize , g__ptr : * mut u8 , g__depth : usize , g__rows : usize , g__cols : usize)"#),
             "{out}"
         );
         assert!(out.contains("DisjointSlice2d :: < f32 , { 4 } >"), "{out}");
@@ -137,7 +271,7 @@ mod tests {
             out.contains("DeviceView3dMut < '_ , u8 >) ->"),
             "the token and the dynamic array are not launcher arguments: {out}"
         );
-        assert!(out.contains("; 7usize]"), "{out}");
+        assert!(out.contains("; 8usize]"), "{out}");
     }
 
     #[test]
@@ -151,7 +285,7 @@ mod tests {
             ),
         );
         assert!(
-            out.contains("fn __gpu_kernel_body_k_16 < const __GPU_ONE_DIMENSIONAL : bool >"),
+            out.contains("fn __gpu_kernel_body_k_16 < const __GPU_ENTRY : u8 >"),
             "{out}"
         );
         assert!(out.contains("shared_array ! (u32 ; 32)"), "{out}");

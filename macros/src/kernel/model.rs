@@ -3,11 +3,10 @@
 
 use proc_macro2::{Span, TokenStream};
 use quote::ToTokens;
-use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{
     Attribute, FnArg, GenericArgument, GenericParam, Ident, ItemFn, Pat, PathArguments, ReturnType,
-    Token, Type, TypePath, Visibility,
+    Type, Visibility,
 };
 
 /// A parsed `#[kernel]` function.
@@ -23,6 +22,9 @@ pub struct Kernel {
     /// One entry point per instance: the whole kernel for a non-generic kernel.
     pub instances: Vec<Instance>,
     pub params: Vec<Param>,
+    /// `block = (x, y, z)`: the only block shape the kernel runs in (missing
+    /// extents are 1); `usize` expressions, which may name a const parameter.
+    pub block: Option<[syn::Expr; 3]>,
 }
 
 /// A generic kernel's parameter.
@@ -84,21 +86,14 @@ impl Kernel {
         let function: ItemFn = syn::parse2(item)?;
         check_signature(&function)?;
         let generic = generic_parameter(&function)?;
-        let instance_args: Vec<TokenStream> = if args.is_empty() {
-            Vec::new()
-        } else if generic.as_ref().is_some_and(|g| g.const_type.is_some()) {
-            syn::parse::Parser::parse2(Punctuated::<syn::Expr, Token![,]>::parse_terminated, args)?
-                .into_iter()
-                .map(|e| e.to_token_stream())
-                .collect()
-        } else {
-            syn::parse::Parser::parse2(Punctuated::<Type, Token![,]>::parse_terminated, args)?
-                .into_iter()
-                .map(|t| t.to_token_stream())
-                .collect()
-        };
+        let is_const = generic.as_ref().is_some_and(|g| g.const_type.is_some());
+        let (instance_args, block) = syn::parse::Parser::parse2(
+            |input: syn::parse::ParseStream| super::attribute::parse_args(input, is_const),
+            args,
+        )?;
         let name = function.sig.ident.clone();
-        let instances = instances(&name, generic.as_ref(), instance_args, &function)?;
+        let instances =
+            super::attribute::instances(&name, generic.as_ref(), instance_args, &function)?;
         let params = function
             .sig
             .inputs
@@ -119,6 +114,7 @@ impl Kernel {
             generic,
             instances,
             params,
+            block,
             function,
         })
     }
@@ -184,77 +180,6 @@ fn generic_parameter(function: &ItemFn) -> syn::Result<Option<Generic>> {
     Ok(found)
 }
 
-fn instances(
-    name: &Ident,
-    generic: Option<&Generic>,
-    args: Vec<TokenStream>,
-    function: &ItemFn,
-) -> syn::Result<Vec<Instance>> {
-    match (generic, args.is_empty()) {
-        (None, true) => Ok(vec![Instance {
-            arg: None,
-            entry: name.to_string(),
-            suffix: String::new(),
-        }]),
-        (None, false) => Err(syn::Error::new_spanned(
-            &args[0],
-            format!("`{name}` is not generic: write `#[kernel]` without a type list"),
-        )),
-        (Some(g), true) => {
-            let example = if g.const_type.is_some() {
-                "`#[kernel(16, 32)]`"
-            } else {
-                "`#[kernel(f32, f64)]`"
-            };
-            Err(syn::Error::new_spanned(
-                &function.sig.generics,
-                format!(
-                    "generic kernel `{name}` must list the {} to compile it for, e.g. {example}: each becomes a PTX entry point `{name}_<{}>` (`{}` is chosen at the launch)",
-                    if g.const_type.is_some() { "values" } else { "types" },
-                    if g.const_type.is_some() { "value" } else { "type" },
-                    g.name
-                ),
-            ))
-        }
-        (Some(g), false) => {
-            let mut out: Vec<Instance> = Vec::new();
-            for arg in args {
-                let suffix = if g.const_type.is_some() {
-                    value_suffix(&arg)?
-                } else {
-                    type_suffix(&syn::parse2(arg.clone())?)?
-                };
-                let entry = format!("{name}_{suffix}");
-                if out.iter().any(|i| i.entry == entry) {
-                    return Err(syn::Error::new_spanned(
-                        &arg,
-                        format!("`{entry}` is listed twice"),
-                    ));
-                }
-                out.push(Instance {
-                    arg: Some(arg),
-                    entry,
-                    suffix,
-                });
-            }
-            Ok(out)
-        }
-    }
-}
-
-/// The part of an entry point's name that names a const instance: an
-/// integer or `bool` literal.
-fn value_suffix(arg: &TokenStream) -> syn::Result<String> {
-    match syn::parse2::<syn::Lit>(arg.clone()) {
-        Ok(syn::Lit::Int(i)) => Ok(i.base10_digits().to_string()),
-        Ok(syn::Lit::Bool(b)) => Ok(b.value.to_string()),
-        _ => Err(syn::Error::new_spanned(
-            arg,
-            "const kernel instances must be integer or `bool` literals, such as `16`",
-        )),
-    }
-}
-
 /// At most one phase token and one dynamic shared array per kernel, and the
 /// token starts in the Writing phase.
 fn check_device_built(params: &[Param]) -> syn::Result<()> {
@@ -280,21 +205,6 @@ fn check_device_built(params: &[Param]) -> syn::Result<()> {
         }
     }
     Ok(())
-}
-
-/// The part of an entry point's name that names the instance type.
-fn type_suffix(ty: &Type) -> syn::Result<String> {
-    match ty {
-        Type::Path(TypePath { qself: None, path })
-            if path.segments.last().is_some_and(|s| s.arguments.is_empty()) =>
-        {
-            Ok(path.segments.last().expect("checked").ident.to_string())
-        }
-        _ => Err(syn::Error::new_spanned(
-            ty,
-            "kernel instances must be named types such as `f32` or `Pixel`",
-        )),
-    }
 }
 
 impl Param {

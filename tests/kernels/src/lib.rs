@@ -6,6 +6,8 @@
 //!   the benchmarks' baselines [`add_unchecked`] and [`empty`];
 //! - kernels that fail, hang or spin on purpose, for the runtime's and the
 //!   simulator's reports ([`panic_if`], [`divergent_barrier`], ...);
+//! - [`attacks`]: kernels that misuse the device API on purpose, as a
+//!   hostile reviewer would, for the attack tests;
 //! - [`classic`]: the five classic CUDA kernels of the kernel benchmark.
 //!
 //! The tutorials' kernels (`add_kernel`, `saxpy`, `fill`, `busy`) are in
@@ -19,6 +21,7 @@
 
 gpu_device::embed_kernels!();
 
+pub mod attacks;
 pub mod classic;
 mod faults;
 mod features;
