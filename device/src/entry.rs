@@ -10,12 +10,20 @@
 //! | entry | launched for | `thread_index()` | `thread_index_2d()` |
 //! |---|---|---|---|
 //! | `k__1d` | grid and block `(n, 1, 1)` | `grid_1d()`, no test | `(grid_1d(), 0)`, no test |
-//! | `k__2d` (kernels that call `thread_index_2d`) | other launches whose grid and block have a z extent of 1 | fails at once | `grid_2d()`, no test |
+//! | `k__2d` (kernels that call `thread_index_2d`) | other launches whose grid and block have a z extent of 1 and at most 2^32 threads along x | fails at once | `grid_2d()` computed in 32 bits, no test |
 //! | `k` | every other launch | fails at once | tests the z extents |
 //!
 //! So a witness costs no test inside a `#[kernel]` body: the test is the
 //! runtime's choice of entry, made on the host once per launch. The
 //! simulator runs the body compiled for the same entry.
+//!
+//! In the `__2d` entry both coordinates are below 2^32 (`gridDim.x *
+//! blockDim.x <= 2^32` is part of the entry's condition, and `gridDim.y *
+//! blockDim.y < 2^32` on every GPU), so they are computed in `u32` and
+//! widened: the compiler then knows their high halves are zero, and a
+//! kernel comparing them with 32-bit extents (a
+//! [`DisjointSlice2dU32`](crate::DisjointSlice2dU32)) compiles to 32-bit
+//! compares and offsets, as CUDA C's `int` indices do.
 //!
 //! # Declared block shapes
 //!
@@ -38,6 +46,26 @@
 //! launcher means calling the driver directly).
 
 use crate::thread::{grid_1d, grid_2d, thread_index_2d, thread_index_3d};
+
+/// `grid_2d()` computed in `u32`, for the `__2d` entry.
+///
+/// Exact there: the runtime picks that entry only for launches with
+/// `gridDim.x * blockDim.x <= 2^32`, so `x <= 2^32 - 1`, and `y <=
+/// 65535 * 1024` (CUDA's grid and block limits) in every launch. The
+/// wrapping operations never wrap there; they keep the simulator's debug
+/// builds from checking what cannot overflow.
+#[inline(always)]
+fn grid_2d_u32() -> (u32, u32) {
+    let (b, d, t) = (
+        crate::arch::block_idx(),
+        crate::arch::block_dim(),
+        crate::arch::thread_idx(),
+    );
+    (
+        b[0].wrapping_mul(d[0]).wrapping_add(t[0]),
+        b[1].wrapping_mul(d[1]).wrapping_add(t[1]),
+    )
+}
 use crate::witness::{ThreadIndex, ThreadIndex2d, ThreadIndex3d};
 
 #[doc(hidden)]
@@ -48,7 +76,8 @@ pub const GENERAL: u8 = 0;
 pub const ONE_DIMENSIONAL: u8 = 1;
 #[doc(hidden)]
 /// The `__2d` entry point: launched only for grids and blocks whose z
-/// extent is 1 (and that are not one-dimensional).
+/// extent is 1, with at most 2^32 threads along x (and that are not
+/// one-dimensional).
 pub const Z_EXTENT_ONE: u8 = 2;
 
 #[cold]
@@ -83,8 +112,8 @@ impl<const ENTRY: u8> EntryShape<ENTRY> {
         match ENTRY {
             ONE_DIMENSIONAL => ThreadIndex2d::new_unique(grid_1d(), 0),
             Z_EXTENT_ONE => {
-                let (x, y) = grid_2d();
-                ThreadIndex2d::new_unique(x, y)
+                let (x, y) = grid_2d_u32();
+                ThreadIndex2d::new_unique(x as usize, y as usize)
             }
             _ => thread_index_2d(),
         }

@@ -1,18 +1,21 @@
 //! Two- and three-dimensional writable views of device memory: what a
-//! launcher takes where a kernel writes a `DisjointSlice2d<T>` or a
-//! `DisjointSlice3d<T>`.
+//! launcher takes where a kernel writes a `DisjointSlice2d<T>`, a
+//! `DisjointSlice2dU32<T>` (a matrix of at most `u32::MAX` elements, which
+//! the launcher checks: [`u32_extents`]) or a `DisjointSlice3d<T>`.
 //!
 //! A view is a [`DeviceViewMut`] (so every hook of a writable view, such as
 //! tracking, applies) with extents whose product fits in it.
 
 use crate::error::{Error, Result};
+use crate::launch::KernelFunction;
 use crate::memory::{sealed, DeviceBuffer, DeviceOutput, DeviceViewMut, GraphMemory, RawView};
 use crate::stream::Stream;
 use gpu_device::DeviceCopy;
 
 /// A writable row-major `rows x cols` view of device memory: the first
 /// `rows * cols` elements of the buffer or view it was made from. Pass it
-/// where a kernel takes a `DisjointSlice2d<T>`.
+/// where a kernel takes a `DisjointSlice2d<T>` or a `DisjointSlice2dU32<T>`
+/// (for which the launch refuses a matrix of more than `u32::MAX` elements).
 ///
 /// ```no_run
 /// # use gpu_runtime::{DeviceBuffer, Result};
@@ -147,6 +150,30 @@ impl<'a, T: DeviceCopy> DeviceView3dMut<'a, T> {
     /// The elements as a flat writable view.
     pub fn into_flat(self) -> DeviceViewMut<'a, T> {
         self.view
+    }
+}
+
+/// A matrix argument's element count, rows and columns as `u32`, for a
+/// kernel's `DisjointSlice2dU32` (whose offsets are 32-bit); an
+/// `InvalidLaunch` error naming the kernel and the parameter when the matrix
+/// has more than `u32::MAX` elements.
+#[doc(hidden)]
+pub fn u32_extents(
+    (rows, cols): (usize, usize),
+    kernel: &KernelFunction,
+    parameter: &'static str,
+) -> Result<[u32; 3]> {
+    // A view's extents have a product that fits in a usize (`prefix`).
+    let len = rows.saturating_mul(cols);
+    match (u32::try_from(len), u32::try_from(rows), u32::try_from(cols)) {
+        (Ok(len), Ok(rows), Ok(cols)) => Ok([len, rows, cols]),
+        _ => Err(Error::InvalidLaunch {
+            kernel: kernel.name(),
+            reason: format!(
+                "argument `{parameter}` is a {rows} x {cols} matrix of {len} elements, more than a `DisjointSlice2dU32` can index ({}); a kernel for larger matrices takes a `DisjointSlice2d`",
+                u32::MAX
+            ),
+        }),
     }
 }
 

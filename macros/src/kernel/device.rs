@@ -27,7 +27,7 @@
 //!   readonly`, so their loads become `ld.global.nc` (see
 //!   `gpu_builder::kernel_inputs` for the argument).
 
-use super::model::{Instance, Kernel, ParamKind};
+use super::model::{Instance, Kernel, MatrixIndex, ParamKind};
 use super::substitute::substitute;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, ToTokens};
@@ -284,24 +284,38 @@ pub fn entry_parts(
                     let #name = unsafe { ::gpu_device::DisjointSlice::<#elem>::from_raw_parts(#ptr, #len) };
                 });
             }
-            ParamKind::Output2d(elem, rows_per_thread) => {
+            ParamKind::Output2d(elem, rows_per_thread, index) => {
                 let elem = substitute_type(elem);
                 let r = match rows_per_thread {
                     Some(e) => substitute_expr(e),
                     None => quote!(1),
                 };
-                let (rows, cols) = (usize_param("rows"), usize_param("cols"));
-                let (rows_name, cols_name) = (rows.0.clone(), cols.0.clone());
+                // The `U32` form's extents are `u32`: its launcher checked
+                // that the element count fits.
+                let (extent, matrix): (Type, _) = match index {
+                    MatrixIndex::Usize => (
+                        syn::parse_quote!(usize),
+                        quote!(::gpu_device::DisjointSlice2d),
+                    ),
+                    MatrixIndex::U32 => (
+                        syn::parse_quote!(u32),
+                        quote!(::gpu_device::DisjointSlice2dU32),
+                    ),
+                };
+                let (rows_name, cols_name) =
+                    (format_ident!("{}__rows", name), format_ident!("{}__cols", name));
                 params.push((ptr.clone(), syn::parse_quote!(*mut #elem)));
-                params.push((len.clone(), syn::parse_quote!(usize)));
-                params.push(rows);
-                params.push(cols);
+                params.push((len.clone(), extent.clone()));
+                params.push((rows_name.clone(), extent.clone()));
+                params.push((cols_name.clone(), extent));
                 rebuild.push(quote! {
                     // SAFETY: the launcher passed a live device allocation of
                     // `len == rows * cols` elements (a 2-D view holds exactly
-                    // that product, which it checked), borrowed mutably for this
-                    // launch alone; every thread receives the same.
-                    let #name = unsafe { ::gpu_device::DisjointSlice2d::<#elem, { #r }>::from_kernel_param(#ptr, #len, #rows_name, #cols_name) };
+                    // that product, which it checked; for the `U32` form, it
+                    // also checked that the product fits in a `u32`), borrowed
+                    // mutably for this launch alone; every thread receives the
+                    // same.
+                    let #name = unsafe { #matrix::<#elem, { #r }>::from_kernel_param(#ptr, #len, #rows_name, #cols_name) };
                 });
             }
             ParamKind::Output3d(elem) => {
