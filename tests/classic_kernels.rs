@@ -79,7 +79,12 @@ fn tiled_matmul_matches_the_cpu_for_sizes_not_multiples_of_16() {
 }
 
 /// `jacobi5` and its candidate forms (`classic::variants`), launched alike.
-const JACOBI_KERNELS: [&str; 4] = ["jacobi5", "jacobi5_interior", "jacobi5_u32", "jacobi5_u32_block"];
+const JACOBI_KERNELS: [&str; 4] = [
+    "jacobi5",
+    "jacobi5_interior",
+    "jacobi5_u32",
+    "jacobi5_u32_block",
+];
 
 /// Shapes with no interior, one interior element, a border of partial
 /// blocks, and blocks that are partly outside on both axes.
@@ -123,7 +128,11 @@ fn check_jacobi(kernel: &str, h: usize, w: usize, stream: &Stream) {
                 input[i]
             };
             // No multiply-add to fuse: exact on both backends.
-            assert_eq!(got[i].to_bits(), want.to_bits(), "{kernel} {h}x{w} ({y}, {x})");
+            assert_eq!(
+                got[i].to_bits(),
+                want.to_bits(),
+                "{kernel} {h}x{w} ({y}, {x})"
+            );
         }
     }
 }
