@@ -7,7 +7,6 @@
 //! tracking, applies) with extents whose product fits in it.
 
 use crate::error::{Error, Result};
-use crate::launch::KernelFunction;
 use crate::memory::{sealed, DeviceBuffer, DeviceOutput, DeviceViewMut, GraphMemory, RawView};
 use crate::stream::Stream;
 use gpu_device::DeviceCopy;
@@ -160,7 +159,7 @@ impl<'a, T: DeviceCopy> DeviceView3dMut<'a, T> {
 #[doc(hidden)]
 pub fn u32_extents(
     (rows, cols): (usize, usize),
-    kernel: &KernelFunction,
+    kernel: &'static str,
     parameter: &'static str,
 ) -> Result<[u32; 3]> {
     // A view's extents have a product that fits in a usize (`prefix`).
@@ -168,7 +167,7 @@ pub fn u32_extents(
     match (u32::try_from(len), u32::try_from(rows), u32::try_from(cols)) {
         (Ok(len), Ok(rows), Ok(cols)) => Ok([len, rows, cols]),
         _ => Err(Error::InvalidLaunch {
-            kernel: kernel.name(),
+            kernel,
             reason: format!(
                 "argument `{parameter}` is a {rows} x {cols} matrix of {len} elements, more than a `DisjointSlice2dU32` can index ({}); a kernel for larger matrices takes a `DisjointSlice2d`",
                 u32::MAX
@@ -208,5 +207,32 @@ impl<T: DeviceCopy> DeviceOutput<T> for DeviceView3dMut<'_, T> {
     }
     fn graph_memory(&self) -> Option<GraphMemory> {
         self.view.graph_memory()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::u32_extents;
+
+    #[test]
+    fn a_u32_matrix_fits_up_to_u32_max_elements_and_is_refused_past() {
+        let max = u32::MAX as usize;
+        assert_eq!(u32_extents((3, 4), "k", "out").unwrap(), [12, 3, 4]);
+        assert_eq!(u32_extents((max, 1), "k", "out").unwrap(), [u32::MAX, u32::MAX, 1]);
+        assert_eq!(u32_extents((0, max), "k", "out").unwrap(), [0, 0, u32::MAX]);
+        // 65536 x 65536 = 2^32 elements: one past; never truncated to 0.
+        let error = u32_extents((65536, 65536), "transpose", "out").unwrap_err();
+        let message = error.to_string();
+        assert!(
+            message.contains("`transpose`")
+                && message.contains("`out`")
+                && message.contains("65536 x 65536")
+                && message.contains("DisjointSlice2d"),
+            "{message}"
+        );
+        // Extents that do not fit although the product does (an empty
+        // matrix), and products that overflow a usize.
+        assert!(u32_extents((max + 1, 0), "k", "out").is_err());
+        assert!(u32_extents((usize::MAX, 2), "k", "out").is_err());
     }
 }

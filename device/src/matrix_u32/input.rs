@@ -123,7 +123,10 @@ impl<'a, T> Slice2dU32<'a, T> {
         if self.shape.contains(row, col) {
             // SAFETY: in bounds on each axis, so the offset is below
             // `shape.len() <= data.len()` (checked when the view was made).
-            Some(unsafe { self.data.get_unchecked(self.shape.offset_unchecked(row, col)) })
+            Some(unsafe {
+                self.data
+                    .get_unchecked(self.shape.offset_unchecked(row, col))
+            })
         } else {
             None
         }
@@ -202,6 +205,9 @@ impl<T> Index<(u32, u32)> for Slice2dU32<'_, T> {
             out_of_bounds(row, col, self.rows(), self.cols())
         }
         // SAFETY: in bounds on each axis (see `get`).
-        unsafe { self.data.get_unchecked(self.shape.offset_unchecked(row, col)) }
+        unsafe {
+            self.data
+                .get_unchecked(self.shape.offset_unchecked(row, col))
+        }
     }
 }

@@ -82,7 +82,10 @@ pub fn transpose_32x32_u32(input: &[f32], mut out: DisjointSlice2dU32<f32>, bloc
     let mut wp = block;
     // tile[r][c] = input[out_col0 + r][out_row0 + c]
     tile.fill(&mut wp, |r, c| {
-        let (in_row, in_col) = (out_col0.wrapping_add(r as u32), out_row0.wrapping_add(c as u32));
+        let (in_row, in_col) = (
+            out_col0.wrapping_add(r as u32),
+            out_row0.wrapping_add(c as u32),
+        );
         if input.shape().contains(in_row, in_col) {
             input[(in_row, in_col)]
         } else {

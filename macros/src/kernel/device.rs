@@ -331,8 +331,10 @@ pub fn entry_parts(
                         format_ident!("output_2d_u32"),
                     ),
                 };
-                let (rows_name, cols_name) =
-                    (format_ident!("{}__rows", name), format_ident!("{}__cols", name));
+                let (rows_name, cols_name) = (
+                    format_ident!("{}__rows", name),
+                    format_ident!("{}__cols", name),
+                );
                 params.push((ptr.clone(), syn::parse_quote!(*mut #elem)));
                 params.push((len.clone(), extent.clone()));
                 params.push((rows_name.clone(), extent.clone()));

@@ -96,7 +96,7 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
                     // as `u32`, or an error naming the parameter.
                     quote! {
                         let mut #slice = ::gpu_runtime::__private::SliceArg::output(&mut #pname, __device, __function, #pname_str)?;
-                        let [mut #u32_len, #(mut #extents),*] = ::gpu_runtime::__private::matrix_u32_extents(#pname.extents(), __function, #pname_str)?;
+                        let [mut #u32_len, #(mut #extents),*] = ::gpu_runtime::__private::matrix_u32_extents(#pname.extents(), __function.name(), #pname_str)?;
                     }
                 } else {
                     quote! {

@@ -347,7 +347,9 @@ fn matrix_output(ty: &Type) -> Option<(Type, Option<syn::Expr>, MatrixIndex)> {
         Some(GenericArgument::Type(t)) => Some(syn::parse_quote!(#t)),
         Some(_) => return None,
     };
-    rest.next().is_none().then_some((elem, rows_per_thread, index))
+    rest.next()
+        .is_none()
+        .then_some((elem, rows_per_thread, index))
 }
 
 /// Slice elements must be scalars, a type parameter or a named struct.
