@@ -14,9 +14,7 @@ use std::panic::catch_unwind;
 /// in `data`, when all nine are elements; `None` otherwise.
 fn reference(data: &[u32], rows: usize, cols: usize, row: usize, col: usize) -> Option<[u32; 9]> {
     let inside = row >= 1 && col >= 1 && row + 1 < rows && col + 1 < cols;
-    inside.then(|| {
-        std::array::from_fn(|k| data[(row + k / 3 - 1) * cols + (col + k % 3 - 1)])
-    })
+    inside.then(|| std::array::from_fn(|k| data[(row + k / 3 - 1) * cols + (col + k % 3 - 1)]))
 }
 
 fn nine(n: gpu_device::Neighbourhood<'_, u32>) -> [u32; 9] {
@@ -65,10 +63,16 @@ fn interior_refuses_indices_at_the_integer_limits() {
     let m = Slice2d::new(&data, 5, 5);
     let m32 = Slice2dU32::new(&data, 5, 5);
     for far in [usize::MAX, usize::MAX - 1, 1 << 32, 5, 4] {
-        assert!(m.interior(far, 2).is_none() && m.interior(2, far).is_none(), "{far}");
+        assert!(
+            m.interior(far, 2).is_none() && m.interior(2, far).is_none(),
+            "{far}"
+        );
     }
     for far in [u32::MAX, u32::MAX - 1, 5, 4] {
-        assert!(m32.interior(far, 2).is_none() && m32.interior(2, far).is_none(), "{far}");
+        assert!(
+            m32.interior(far, 2).is_none() && m32.interior(2, far).is_none(),
+            "{far}"
+        );
     }
     assert!(m.interior(0, 0).is_none() && m32.interior(0, 0).is_none());
     // An empty matrix (of many rows, or many columns) has no interior.
@@ -83,7 +87,10 @@ fn interior_refuses_indices_at_the_integer_limits() {
 fn a_u32_shape_holds_at_most_u32_max_elements() {
     let max = u32::MAX;
     assert_eq!(Shape2dU32::new(max, 1).map(Shape2dU32::len), Some(max));
-    assert_eq!(Shape2dU32::new(65535, 65537).map(Shape2dU32::len), Some(max));
+    assert_eq!(
+        Shape2dU32::new(65535, 65537).map(Shape2dU32::len),
+        Some(max)
+    );
     for (rows, cols) in [(65536, 65536), (max, 2), (2, max), (max, max)] {
         assert_eq!(Shape2dU32::new(rows, cols), None, "{rows} x {cols}");
         assert!(Slice2dU32::<u8>::try_new(&[], rows, cols).is_none());
@@ -103,7 +110,10 @@ fn a_u32_view_checks_its_slice_and_each_axis() {
     let data: Vec<u32> = (0..14).collect();
     let m = Slice2dU32::new(&data, 3, 4);
     assert_eq!((m[(2, 3)], m.row(1)), (11, &[4u32, 5, 6, 7][..]));
-    assert_eq!((m.get(1, 2), m.get(0, 4), m.get(3, 0)), (Some(&6), None, None));
+    assert_eq!(
+        (m.get(1, 2), m.get(0, 4), m.get(3, 0)),
+        (Some(&6), None, None)
+    );
     // (0, 4) is offset 4, inside the slice, but outside the matrix.
     let message = catch_unwind(|| m[(0, 4)]).unwrap_err();
     assert_eq!(

@@ -218,7 +218,10 @@ mod tests {
     fn a_u32_matrix_fits_up_to_u32_max_elements_and_is_refused_past() {
         let max = u32::MAX as usize;
         assert_eq!(u32_extents((3, 4), "k", "out").unwrap(), [12, 3, 4]);
-        assert_eq!(u32_extents((max, 1), "k", "out").unwrap(), [u32::MAX, u32::MAX, 1]);
+        assert_eq!(
+            u32_extents((max, 1), "k", "out").unwrap(),
+            [u32::MAX, u32::MAX, 1]
+        );
         assert_eq!(u32_extents((0, max), "k", "out").unwrap(), [0, 0, u32::MAX]);
         // 65536 x 65536 = 2^32 elements: one past; never truncated to 0.
         let error = u32_extents((65536, 65536), "transpose", "out").unwrap_err();
