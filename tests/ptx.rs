@@ -111,6 +111,7 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
     // extents are 1.
     let two_dimensional = [
         "coordinates_2d",
+        "count_owners_rows4",
         "jacobi5",
         "matmul_tiled",
         "matrix_read",
