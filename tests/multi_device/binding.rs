@@ -55,7 +55,10 @@ pub fn a_pinned_buffer_serves_one_device_then_another() {
     // Pinned to device 1, on device 1's stream.
     let mut on1 = DeviceBuffer::<f32>::zeroed_on(n, &s1).unwrap();
     on1.copy_from_pinned(&input, &s1).unwrap();
-    assert!(on1.copy_to_host_sync(&s1).unwrap() == data, "device 1's copy");
+    assert!(
+        on1.copy_to_host_sync(&s1).unwrap() == data,
+        "device 1's copy"
+    );
     // Device 1 to another range of the output, on device 1's stream.
     on1.view().copy_to_pinned(&mut output, n, &s1).unwrap();
     let out = output.as_slice().unwrap();

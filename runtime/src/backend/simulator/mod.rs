@@ -179,6 +179,7 @@ impl Driver for SimulatorDriver {
         bytes: usize,
         on: StreamHandle,
     ) -> Result<(), DriverError> {
+        stream::check_bound(on, "cuMemsetD8Async")?;
         // SAFETY: forwarded to the caller.
         unsafe { memory::memset(dst, value, bytes, on) }
     }
@@ -190,6 +191,7 @@ impl Driver for SimulatorDriver {
         bytes: usize,
         on: StreamHandle,
     ) -> Result<(), DriverError> {
+        stream::check_bound(on, "cuMemcpyHtoDAsync")?;
         // SAFETY: forwarded to the caller.
         unsafe { memory::copy_to_device(dst, src, bytes, on) }
     }
@@ -201,6 +203,7 @@ impl Driver for SimulatorDriver {
         bytes: usize,
         on: StreamHandle,
     ) -> Result<(), DriverError> {
+        stream::check_bound(on, "cuMemcpyDtoHAsync")?;
         // SAFETY: forwarded to the caller.
         unsafe { memory::copy(dst as DevicePtr, src, bytes, on) }
     }
@@ -212,6 +215,7 @@ impl Driver for SimulatorDriver {
         bytes: usize,
         on: StreamHandle,
     ) -> Result<(), DriverError> {
+        stream::check_bound(on, "cuMemcpyDtoDAsync")?;
         // SAFETY: forwarded to the caller.
         unsafe { memory::copy(dst, src, bytes, on) }
     }

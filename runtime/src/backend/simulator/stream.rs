@@ -300,6 +300,22 @@ fn with<R>(handle: StreamHandle, f: impl FnOnce(&Arc<SimStream>) -> R) -> R {
     }
 }
 
+/// An error, as CUDA's `CUDA_ERROR_INVALID_VALUE`, if `handle` is a created
+/// stream of another device than the one bound on the calling thread: CUDA
+/// refuses copies and memsets on a stream of another context than the
+/// current one (`cuMemcpyHtoDAsync` on two H200s).
+pub(crate) fn check_bound(handle: StreamHandle, call: &'static str) -> Result<(), DriverError> {
+    let bound = bound_device();
+    let device = device_of(handle);
+    if device == bound {
+        return Ok(());
+    }
+    Err(super::errors::invalid_value(
+        call,
+        format!("the stream belongs to device {device} and device {bound} is current"),
+    ))
+}
+
 /// The device a stream belongs to.
 pub(crate) fn device_of(handle: StreamHandle) -> usize {
     with(handle, |s| s.device)
