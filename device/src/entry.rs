@@ -37,6 +37,8 @@
 //! module is embedded by `embed_kernels!`, and running PTX outside a typed
 //! launcher means calling the driver directly).
 
+use core::marker::PhantomData;
+
 use crate::thread::{grid_1d, grid_2d, thread_index_2d, thread_index_3d};
 use crate::witness::{ThreadIndex, ThreadIndex2d, ThreadIndex3d};
 
@@ -63,26 +65,54 @@ fn not_one_dimensional() -> ! {
 /// the launches the entry serves (`ENTRY` is [`GENERAL`],
 /// [`ONE_DIMENSIONAL`] or [`Z_EXTENT_ONE`]; see the [module
 /// documentation](self)).
-pub struct EntryShape<const ENTRY: u8>;
+///
+/// The value is the entry point's proof of the launch's shape: only the
+/// entry point makes it (`unsafe`), passes it to the kernel's body, and the
+/// body's witness bindings use it. It is neither `Send` nor `Sync`, so it
+/// stays in the launch's thread. Without it, the unchecked witnesses would
+/// be safe functions any code could call in a launch of any shape, and a
+/// body's instance for one entry could be called from a kernel launched in
+/// another shape.
+#[derive(Clone, Copy)]
+pub struct EntryShape<const ENTRY: u8> {
+    _thread: PhantomData<*mut ()>,
+}
 
 impl<const ENTRY: u8> EntryShape<ENTRY> {
+    /// The shape token of an entry point.
+    ///
+    /// # Safety
+    /// Made only by a `#[kernel]` entry point, for its body, with the
+    /// `ENTRY` of that entry point: [`ONE_DIMENSIONAL`] only in the `__1d`
+    /// entry, which the runtime launches only when grid and block are both
+    /// of the form `(n, 1, 1)`; [`Z_EXTENT_ONE`] only in the `__2d` entry,
+    /// launched only when grid and block both have a z extent of 1.
+    #[inline(always)]
+    pub unsafe fn new() -> Self {
+        EntryShape {
+            _thread: PhantomData,
+        }
+    }
+
     /// See [`thread_index`](crate::thread_index).
     #[inline(always)]
     #[track_caller]
-    pub fn thread_index() -> ThreadIndex {
+    pub fn thread_index(self) -> ThreadIndex {
         if ENTRY != ONE_DIMENSIONAL {
             not_one_dimensional()
         }
+        // Unique: this token exists only in a one-dimensional launch (`new`).
         ThreadIndex::new_unique(grid_1d())
     }
 
     /// See [`thread_index_2d`](crate::thread_index_2d).
     #[inline(always)]
     #[track_caller]
-    pub fn thread_index_2d() -> ThreadIndex2d {
+    pub fn thread_index_2d(self) -> ThreadIndex2d {
         match ENTRY {
             ONE_DIMENSIONAL => ThreadIndex2d::new_unique(grid_1d(), 0),
             Z_EXTENT_ONE => {
+                // Unique: this token exists only in launches whose z extents are 1.
                 let (x, y) = grid_2d();
                 ThreadIndex2d::new_unique(x, y)
             }
@@ -92,7 +122,7 @@ impl<const ENTRY: u8> EntryShape<ENTRY> {
 
     /// See [`thread_index_3d`](crate::thread_index_3d).
     #[inline(always)]
-    pub fn thread_index_3d() -> ThreadIndex3d {
+    pub fn thread_index_3d(self) -> ThreadIndex3d {
         match ENTRY {
             ONE_DIMENSIONAL => ThreadIndex3d::new_unique(grid_1d(), 0, 0),
             Z_EXTENT_ONE => {

@@ -39,6 +39,7 @@ mod atomic;
 mod copy;
 mod disjoint;
 pub mod entry;
+mod launch_scope;
 mod slice2d;
 
 pub use atomic::{AtomicElement, DeviceAtomic};
@@ -88,6 +89,7 @@ pub mod __private {
         assume_block_shape, declared_block_shape, EntryShape, GENERAL, ONE_DIMENSIONAL,
         Z_EXTENT_ONE,
     };
+    pub use crate::launch_scope::LaunchScope;
     pub use crate::shared::SharedStorage;
 
     /// Fails to compile unless `T` may live in shared memory: `shared_array!`
@@ -102,8 +104,11 @@ pub mod __private {
     #[track_caller]
     pub fn static_shared<T>(symbol: &'static str, len: usize) -> *mut T {
         let align = core::mem::align_of::<T>();
-        let base =
-            crate::arch::static_shared(symbol, core::mem::size_of::<T>() * len + align, align);
+        let bytes = core::mem::size_of::<T>()
+            .checked_mul(len)
+            .and_then(|b| b.checked_add(align))
+            .unwrap_or_else(|| panic!("the shared array `{symbol}` of {len} elements has more bytes than a usize counts"));
+        let base = crate::arch::static_shared(symbol, bytes, align);
         base.wrapping_add(base.align_offset(align)).cast()
     }
 

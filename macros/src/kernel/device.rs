@@ -13,10 +13,18 @@
 //! `__2d` one (made only for kernels that call `thread_index_2d`), launched
 //! for the other launches whose z extents are 1, takes `thread_index_2d()`
 //! as `grid_2d()` without testing; the general one, launched for every other
-//! shape, tests. The body is generic over which one it is, and binds the
-//! names `thread_index`, `thread_index_2d` and `thread_index_3d` to the
-//! matching functions at its top, shadowing the imported ones (see
-//! `gpu_device::entry`).
+//! shape, tests (and fails in `thread_index()`: a 1-D witness is not unique
+//! there). The body is generic over which one it is, takes the entry point's
+//! shape token (`EntryShape`, made only by the entry point, `unsafe`) as a
+//! hidden first parameter, and binds the names `thread_index`,
+//! `thread_index_2d` and `thread_index_3d` at its top to closures over the
+//! token, shadowing the imported functions (see `gpu_device::entry`).
+//! Without the token, the unchecked witnesses, or the body's instance for
+//! another entry, could be called from safe code in a launch of another shape.
+//!
+//! Slices reach the body through a local `LaunchScope` of the entry point,
+//! which they borrow: a body cannot ask for `'static` slices and keep them
+//! past the launch.
 //!
 //! Two more facts reach the compiled code through the entry points:
 //! - a declared block shape (`#[kernel(block = (x, y, z))]`), which each
@@ -168,16 +176,23 @@ fn body(kernel: &Kernel, instance: Option<&Instance>) -> TokenStream {
         .generics
         .params
         .push(syn::parse_quote!(const __GPU_ENTRY: u8));
+    // The entry point's proof of the launch's shape: the body cannot be
+    // called without it, and user code cannot name it (mixed-site hygiene).
+    let shape = shape_token();
+    function.sig.inputs.insert(
+        0,
+        syn::parse_quote!(#shape: ::gpu_device::__private::EntryShape<__GPU_ENTRY>),
+    );
     let user_block = &function.block;
     function.block = syn::parse_quote!({
         // Calls of the witnesses in the body resolve to these bindings: the
         // entry shape's versions (see the module documentation).
         #[allow(unused_variables)]
-        let thread_index = ::gpu_device::__private::EntryShape::<__GPU_ENTRY>::thread_index;
+        let thread_index = move || #shape.thread_index();
         #[allow(unused_variables)]
-        let thread_index_2d = ::gpu_device::__private::EntryShape::<__GPU_ENTRY>::thread_index_2d;
+        let thread_index_2d = move || #shape.thread_index_2d();
         #[allow(unused_variables)]
-        let thread_index_3d = ::gpu_device::__private::EntryShape::<__GPU_ENTRY>::thread_index_3d;
+        let thread_index_3d = move || #shape.thread_index_3d();
         #user_block
     });
     quote! {
@@ -187,6 +202,12 @@ fn body(kernel: &Kernel, instance: Option<&Instance>) -> TokenStream {
         #[allow(clippy::too_many_arguments, non_snake_case)]
         #function
     }
+}
+
+/// The name of the body's first parameter, the entry shape token: hygienic,
+/// so the kernel's own code cannot name it.
+fn shape_token() -> Ident {
+    Ident::new("__gpu_entry_shape", proc_macro2::Span::mixed_site())
 }
 
 /// The body function of an instance.
@@ -237,7 +258,13 @@ pub fn entry_parts(
         }
     };
     let mut params: Vec<(Ident, Type)> = Vec::new();
-    let mut rebuild = Vec::new();
+    // The slices handed to the body borrow this local: their lifetimes end
+    // with the entry point's call, so a body that asks for `'static` ones
+    // (to keep them past the launch) does not compile.
+    let scope = Ident::new("__gpu_launch", proc_macro2::Span::mixed_site());
+    let mut rebuild = vec![quote! {
+        let #scope = ::gpu_device::__private::LaunchScope::new();
+    }];
     let mut call_args = Vec::new();
     let mut inputs = Vec::new();
     if let Some(shape) = block_shape {
@@ -270,7 +297,7 @@ pub fn entry_parts(
                 rebuild.push(quote! {
                     // SAFETY: the launcher passed a live device allocation of `len`
                     // elements that no argument of this launch writes.
-                    let #name: &[#elem] = unsafe { ::gpu_device::__private::slice_from_kernel_param(#ptr, #len) };
+                    let #name: &[#elem] = #scope.input(unsafe { ::gpu_device::__private::slice_from_kernel_param(#ptr, #len) });
                 });
             }
             ParamKind::Output(elem) => {
@@ -281,7 +308,7 @@ pub fn entry_parts(
                     // SAFETY: the launcher passed a live device allocation of `len`
                     // elements, borrowed mutably for this launch alone; every thread
                     // receives the same one.
-                    let #name = unsafe { ::gpu_device::DisjointSlice::<#elem>::from_raw_parts(#ptr, #len) };
+                    let #name = #scope.output(unsafe { ::gpu_device::DisjointSlice::<#elem>::from_raw_parts(#ptr, #len) });
                 });
             }
             ParamKind::Output2d(elem, rows_per_thread) => {
@@ -301,7 +328,7 @@ pub fn entry_parts(
                     // `len == rows * cols` elements (a 2-D view holds exactly
                     // that product, which it checked), borrowed mutably for this
                     // launch alone; every thread receives the same.
-                    let #name = unsafe { ::gpu_device::DisjointSlice2d::<#elem, { #r }>::from_kernel_param(#ptr, #len, #rows_name, #cols_name) };
+                    let #name = #scope.output_2d(unsafe { ::gpu_device::DisjointSlice2d::<#elem, { #r }>::from_kernel_param(#ptr, #len, #rows_name, #cols_name) });
                 });
             }
             ParamKind::Output3d(elem) => {
@@ -318,7 +345,7 @@ pub fn entry_parts(
                 params.push(cols);
                 rebuild.push(quote! {
                     // SAFETY: as for a matrix, with `depth * rows * cols` elements.
-                    let #name = unsafe { ::gpu_device::DisjointSlice3d::<#elem>::from_raw_parts(#ptr, #d, #r, #c) };
+                    let #name = #scope.output_3d(unsafe { ::gpu_device::DisjointSlice3d::<#elem>::from_raw_parts(#ptr, #d, #r, #c) });
                 });
             }
             ParamKind::Atomic(elem) => {
@@ -328,9 +355,9 @@ pub fn entry_parts(
                 rebuild.push(quote! {
                     // SAFETY: as for outputs; `DeviceAtomic<T>` is `repr(transparent)`
                     // over `T` and accessed only with atomic instructions.
-                    let #name: &[::gpu_device::DeviceAtomic<#elem>] = unsafe {
+                    let #name: &[::gpu_device::DeviceAtomic<#elem>] = #scope.input(unsafe {
                         ::gpu_device::__private::slice_from_kernel_param(#ptr.cast::<::gpu_device::DeviceAtomic<#elem>>(), #len)
-                    };
+                    });
                 });
             }
             ParamKind::Block => {
@@ -352,13 +379,22 @@ pub fn entry_parts(
         }
         call_args.push(quote!(#name));
     }
-    let shape = shape.constant();
+    let entry_constant = shape.constant();
+    // SAFETY (of the block below): this is the entry point of the shape it
+    // names: the runtime launches the one-dimensional entry only for grids
+    // and blocks of the form (n, 1, 1), the z-extent-one entry only for
+    // grids and blocks whose z extent is 1 (`KernelFunction::entry_for`).
+    let shape = quote! {
+        unsafe { ::gpu_device::__private::EntryShape::<{ #entry_constant }>::new() }
+    };
     EntryParts {
         params,
         rebuild,
         call: match (&instance.arg, copies_per_instance(kernel)) {
-            (Some(arg), false) => quote!(#body_name::<#arg, { #shape }>(#(#call_args),*)),
-            _ => quote!(#body_name::<{ #shape }>(#(#call_args),*)),
+            (Some(arg), false) => {
+                quote!(#body_name::<#arg, { #entry_constant }>(#shape, #(#call_args),*))
+            }
+            _ => quote!(#body_name::<{ #entry_constant }>(#shape, #(#call_args),*)),
         },
         inputs,
     }

@@ -29,6 +29,11 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
         match &p.kind {
             ParamKind::Scalar(ty) => {
                 launch_params.push(quote!(#pname: #ty));
+                // A scalar's name may be shadowed (`type u64 = &'static mut
+                // [u32];`): checked like any value that crosses by copy.
+                checks.push(quote_spanned! {span=>
+                    ::gpu_runtime::__private::assert_device_copy::<#ty>();
+                });
                 marshal.push(quote!(let mut #pname: #ty = #pname;));
                 slots.push(quote!(
                     ::core::ptr::addr_of_mut!(#pname).cast::<::core::ffi::c_void>()
@@ -36,8 +41,16 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
             }
             ParamKind::Value(ty) => {
                 launch_params.push(quote!(#pname: #ty));
+                // rustc leaves zero-sized parameters out of a PTX entry
+                // point: the arguments after one would shift on a GPU.
                 checks.push(quote_spanned! {span=>
                     ::gpu_runtime::__private::assert_device_copy::<#ty>();
+                    const {
+                        ::core::assert!(
+                            ::core::mem::size_of::<#ty>() != 0,
+                            "a kernel parameter passed by value cannot be zero-sized: the PTX entry point leaves it out, and the arguments after it would shift"
+                        )
+                    };
                 });
                 marshal.push(quote!(let mut #pname: #ty = #pname;));
                 slots.push(quote!(

@@ -153,6 +153,7 @@ impl KernelFunction {
                             driver: e,
                             log: format!("entry point `{entry}` is not in the module"),
                         })?;
+                self.check_param_sizes(entry)?;
                 let limits = driver().function_limits(handle)?;
                 Ok(FunctionInfo {
                     handle,
@@ -162,6 +163,34 @@ impl KernelFunction {
             })
             .as_ref()
             .map_err(Clone::clone)
+    }
+
+    /// Checks that the PTX entry point `entry` takes parameters of the sizes
+    /// this launcher passes: the driver reads each argument with the size the
+    /// PTX declares, so a mismatch (a `#[cfg]` that gives a by-value struct
+    /// another layout on the device, PTX built from other code) would read
+    /// past the launcher's values. Done on both backends (the simulator reads
+    /// the same PTX, so it refuses what a GPU would), except for modules
+    /// without PTX (test scaffolding run only on the simulator).
+    fn check_param_sizes(&self, entry: &str) -> Result<()> {
+        if self.module.ptx().is_empty() {
+            return Ok(());
+        }
+        let host = self.host.param_sizes;
+        let reason = match self.module.entry_param_sizes(entry) {
+            Some(Ok(ptx)) if ptx == host => return Ok(()),
+            Some(Ok(ptx)) => format!(
+                "its PTX entry point `{entry}` takes parameters of {ptx:?} bytes where the launcher passes {host:?}: host and device compiled the kernel differently (a `#[cfg]` on the target?) or the PTX is another crate's"
+            ),
+            Some(Err(unreadable)) => format!("its PTX entry point `{entry}` has an {unreadable}"),
+            None => format!(
+                "its PTX has no entry point `{entry}` (the kernel is compiled for the host only?)"
+            ),
+        };
+        Err(Error::InvalidLaunch {
+            kernel: self.name,
+            reason,
+        })
     }
 
     /// Checks `config` for launching on `stream` and picks the entry point.
