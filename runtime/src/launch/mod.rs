@@ -259,16 +259,18 @@ impl KernelFunction {
         let id = *self.id.get_or_init(|| KernelId::register(self.name));
         // SAFETY: forwarded to the caller; the configuration was checked above.
         let launched = unsafe {
-            driver().launch(KernelLaunch {
-                name: self.name,
-                function,
-                host,
-                grid,
-                block,
-                shared_bytes: shared,
-                stream: stream.handle(),
-                params,
-            })
+            driver().launch(
+                KernelLaunch {
+                    name: self.name,
+                    function,
+                    host,
+                    grid,
+                    block,
+                    shared_bytes: shared,
+                    params,
+                },
+                stream.handle(),
+            )
         };
         match launched {
             Ok(()) => {
@@ -475,7 +477,6 @@ impl KernelArgs {
             grid: self.prepared.grid,
             block: self.prepared.block,
             shared_bytes: self.prepared.shared,
-            stream: crate::backend::StreamHandle::LEGACY,
             params: &mut params,
         })
     }
