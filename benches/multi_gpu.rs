@@ -6,7 +6,10 @@
 //!   `cudaMalloc` memory (`peer_copy_cuda`); events, median of 11;
 //! - **the Day 7 pipeline on 2 GPUs against 1**: 512 MiB of f32 in 32 chunks,
 //!   4 streams per GPU, the kernel about as long as copying its chunk in;
-//!   events, median of 5;
+//!   events, median of 5; then options that could raise the 2-GPU figure,
+//!   the same pipeline in CUDA C (`multi_gpu_pipeline_cuda`), the copies
+//!   alone (`copy_bound_cuda`: the bound of any pipeline through host
+//!   memory) and what limits the speed-up (`multi_gpu/pipeline.rs`);
 //! - **all-reduce of 256 MiB of f32** (sum): bus bandwidth as NCCL's tests
 //!   compute it (`algbw * 2(n-1)/n`), one process driving both GPUs
 //!   (`Communicators`) and one process per GPU (`Communicator`, this binary
@@ -16,17 +19,19 @@
 //!
 //! On a machine with fewer than 2 devices it says so and exits 0.
 //! `scripts/gpu-bundle.sh` builds it; on the GPU machine run it with
-//! `--helpers DIR`, the directory with `peer_copy_cuda` and `allreduce.py`.
+//! `--helpers DIR`, the directory with `peer_copy_cuda`,
+//! `multi_gpu_pipeline_cuda`, `copy_bound_cuda` and `allreduce.py`.
 
 #[path = "common/mod.rs"]
 mod common;
+#[path = "multi_gpu/pipeline.rs"]
+mod pipeline;
 
 use common::{helpers_dir, median, ratio, run_helper, show, Res, Results};
 use gpu_runtime::{
-    backend, launch, Backend, Communicator, Communicators, Device, DeviceBuffer, Event,
-    PinnedBuffer, Pipeline, ReduceOp, Stream, UniqueId, UNIQUE_ID_ENV,
+    backend, Backend, Communicator, Communicators, Device, DeviceBuffer, Event, ReduceOp, Stream,
+    UniqueId, UNIQUE_ID_ENV,
 };
-use gpu_tutorial_kernels::{busy, busy_rounds_lasting};
 use std::process::Command;
 use std::time::Instant;
 
@@ -34,7 +39,6 @@ use std::time::Instant;
 /// benchmark's code) each is divided by [`SIMULATOR_SHRINK`].
 const PEER_BYTES: usize = 1 << 30;
 const ALLREDUCE_ELEMENTS: usize = 64 << 20; // 256 MiB of f32
-const PIPELINE_PER_DEVICE: usize = 64 << 20; // 256 MiB of f32 per device
 const SIMULATOR_SHRINK: usize = 1 << 10;
 
 /// `size` on a GPU, shrunk on the simulator.
@@ -44,8 +48,6 @@ fn sized(size: usize) -> usize {
         Backend::Simulator => size / SIMULATOR_SHRINK,
     }
 }
-const STREAMS_PER_DEVICE: usize = 4;
-const CHUNKS_PER_DEVICE: usize = 16;
 /// Set in the rank processes of the multi-process all-reduce.
 const RANK_ENV: &str = "MULTI_GPU_BENCH_RANK";
 
@@ -120,7 +122,7 @@ fn main() -> Res<()> {
     }
     drop((on0, on1));
 
-    pipeline(&[d0, d1], &mut results)?;
+    pipeline::measure(&[d0, d1], helpers.as_deref(), &mut results, &mut notes)?;
     allreduce_one_process(&[d0, d1], &mut results)?;
     allreduce_processes(2, &mut results, &mut notes);
 
@@ -142,7 +144,9 @@ fn main() -> Res<()> {
                     .arg("2"),
             );
         }
-        None => notes.push("CUDA C, PyTorch: not run (no --helpers)".into()),
+        None => notes.push(
+            "CUDA C (peer copy, pipeline, copies alone), PyTorch: not run (no --helpers)".into(),
+        ),
     }
 
     let get = |k: &str| results.get(k).copied();
@@ -150,23 +154,12 @@ fn main() -> Res<()> {
     println!();
     println!("GPUs: 2 x {}", d0.name());
     println!();
-    let row = |what: &str,
-               ours: Option<f64>,
-               unit: &str,
-               reference: String,
-               ratio: String,
-               goal: &str| {
-        println!(
-            "| {what:<44} | {:>12} | {reference:>28} | {ratio:>7} | {goal:>8} |",
-            show(ours, unit)
-        )
-    };
     println!(
-        "| {:<44} | {:<12} | {:<28} | {:<7} | {:<8} |",
-        "measurement", "this crate", "reference", "ratio", "goal"
+        "| {:<56} | {:<12} | {:<28} | {:<7} | {:<8} |",
+        "measurement", "measured", "reference", "ratio", "goal"
     );
     println!(
-        "|{:-<46}|{:-<14}|{:-<30}|{:-<9}|{:-<10}|",
+        "|{:-<58}|{:-<14}|{:-<30}|{:-<9}|{:-<10}|",
         "", "", "", "", ""
     );
     for (dir, ours, theirs) in [
@@ -183,29 +176,20 @@ fn main() -> Res<()> {
     ] {
         row(
             &format!("peer copy of 1 GiB, {dir}"),
-            get(ours),
-            "GB/s",
+            show(get(ours), "GB/s"),
             format!("{} (CUDA C)", show(get(theirs), "GB/s")),
             ratio(get(ours), get(theirs)),
             ">= 0.97x",
         );
     }
-    row(
-        "Day 7 pipeline, 512 MiB, 2 GPUs against 1",
-        get("rust_pipeline_2_ms"),
-        "ms",
-        format!("{} (1 GPU)", show(get("rust_pipeline_1_ms"), "ms")),
-        ratio(get("rust_pipeline_1_ms"), get("rust_pipeline_2_ms")),
-        ">= 1.90x",
-    );
+    pipeline::rows(&results);
     for (what, ours) in [
         ("one process, 2 GPUs", "rust_allreduce_busbw_gbps"),
         ("one process per GPU", "rust_mp_allreduce_busbw_gbps"),
     ] {
         row(
             &format!("all-reduce 256 MiB f32, {what}"),
-            get(ours),
-            "GB/s",
+            show(get(ours), "GB/s"),
             format!(
                 "{} (PyTorch)",
                 show(get("torch_allreduce_busbw_gbps"), "GB/s")
@@ -221,89 +205,22 @@ fn main() -> Res<()> {
         show(get("rust_allreduce_ms"), "").trim(),
         show(get("torch_allreduce_ms"), "").trim()
     );
+    println!();
+    println!("What limits the pipeline on 2 GPUs:");
+    for line in pipeline::limits(&results) {
+        println!("- {line}");
+    }
+    println!();
     for note in notes {
         println!("note: {note}");
     }
     Ok(())
 }
 
-/// The pipeline on one GPU, then on every GPU of `devices` (the same work).
-fn pipeline(devices: &[Device], results: &mut Results) -> Res<()> {
-    let per_device = sized(PIPELINE_PER_DEVICE);
-    let n = per_device * devices.len();
-    let chunks = CHUNKS_PER_DEVICE * devices.len();
-    let input = PinnedBuffer::from_slice(
-        &(0..n)
-            .map(|i| (i % 1000) as f32 / 1000.0)
-            .collect::<Vec<_>>(),
-    )?;
-    let mut output = PinnedBuffer::<f32>::new(n)?;
-    let stream = Stream::on_device(devices[0])?;
-    let sample = per_device / CHUNKS_PER_DEVICE;
-    let mut x = DeviceBuffer::<f32>::zeroed_on(sample, &stream)?;
-    let mut y = DeviceBuffer::<f32>::zeroed_on(sample, &stream)?;
-    let mut copies = Vec::new();
-    for _ in 0..5 {
-        let start = stream.record()?;
-        x.view_mut().copy_from_pinned(&input, 0, &stream)?;
-        let end = stream.record()?;
-        copies.push(Event::elapsed_ms(&start, &end)? as f64);
-    }
-    let rounds = busy_rounds_lasting(median(copies), &x, &mut y, &stream)?;
-    drop((x, y));
-    results.insert("pipeline_rounds".into(), rounds as f64);
-    for (used, key) in [
-        (1, "rust_pipeline_1_ms"),
-        (devices.len(), "rust_pipeline_2_ms"),
-    ] {
-        let mut streams = Vec::new();
-        for _ in 0..STREAMS_PER_DEVICE {
-            for &d in &devices[..used] {
-                streams.push(Stream::on_device(d)?);
-            }
-        }
-        let mut pipeline = Pipeline::new(&streams)?;
-        let mut run = |output: &mut PinnedBuffer<f32>| {
-            pipeline.run(
-                &input,
-                output,
-                chunks,
-                None,
-                |s, x, out| launch!(busy[x.len().div_ceil(256), 256, s](x, rounds, out)),
-            )
-        };
-        run(&mut output)?;
-        output.as_slice()?;
-        let mut times = Vec::new();
-        for _ in 0..5 {
-            let start = streams[0].record()?;
-            for s in &streams[1..] {
-                s.wait_event(&start)?;
-            }
-            run(&mut output)?;
-            for s in &streams[1..] {
-                streams[0].wait_event(&s.record()?)?;
-            }
-            let end = streams[0].record()?;
-            times.push(Event::elapsed_ms(&start, &end)? as f64);
-        }
-        let out = output.as_slice()?;
-        for i in (0..n).step_by(4099 * 16) {
-            let mut v = (i % 1000) as f32 / 1000.0;
-            for _ in 0..rounds {
-                v = v.mul_add(0.999, 0.001);
-            }
-            if out[i] != v {
-                return Err(format!(
-                    "pipeline on {used} GPU(s): element {i} is {} not {v}",
-                    out[i]
-                )
-                .into());
-            }
-        }
-        results.insert(key.into(), median(times));
-    }
-    Ok(())
+/// One row of the table: what, this crate's figure, the reference, their
+/// ratio and the goal.
+fn row(what: &str, ours: String, reference: String, ratio: String, goal: &str) {
+    println!("| {what:<56} | {ours:>12} | {reference:>28} | {ratio:>7} | {goal:>8} |");
 }
 
 /// Seconds per all-reduce: 5 warm-ups, then the median of 5 batches of 10,

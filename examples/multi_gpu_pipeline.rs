@@ -4,7 +4,8 @@
 //! so consecutive chunks run on different devices. The same pinned input and
 //! output serve every device (pinned memory is page-locked for all of them).
 //! Runs on one device and on all of them, checks both against the CPU and
-//! prints the speed-up. Works with any number of devices, 1 too.
+//! prints a table of the times (median of 5 runs) and the speed-up. Works
+//! with any number of devices, 1 too.
 //!
 //! Run: `cargo run --release --example multi_gpu_pipeline`
 //! (on the simulator with several devices: `GPU_SIM_DEVICES=4 cargo run ...`)
@@ -41,9 +42,16 @@ fn interleaved_streams(devices: &[Device]) -> Result<Vec<Stream>, gpu_runtime::E
     Ok(streams)
 }
 
-/// Runs the pipeline once on `streams` (warm-up), then times one run with
+/// The median of `values` (the upper one of an even count).
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+/// Runs the pipeline once on `streams` (warm-up), then times 5 runs with
 /// events on the first stream, which every other stream (of any device)
-/// waits for at the start and joins at the end; returns milliseconds.
+/// waits for at the start and joins at the end; returns the median in
+/// milliseconds.
 fn timed_run(
     pipeline: &mut Pipeline<f32, f32>,
     input: &PinnedBuffer<f32>,
@@ -63,16 +71,20 @@ fn timed_run(
     };
     run(output)?; // allocates each stream's staging buffers on its device
     output.as_slice()?;
-    let start = streams[0].record()?;
-    for s in &streams[1..] {
-        s.wait_event(&start)?; // an event of device 0, waited for on any device
+    let mut times = Vec::new();
+    for _ in 0..5 {
+        let start = streams[0].record()?;
+        for s in &streams[1..] {
+            s.wait_event(&start)?; // an event of device 0, waited for on any device
+        }
+        run(output)?;
+        for s in &streams[1..] {
+            streams[0].wait_event(&s.record()?)?; // device 0 waits for every stream
+        }
+        let end = streams[0].record()?;
+        times.push(Event::elapsed_ms(&start, &end)? as f64);
     }
-    run(output)?;
-    for s in &streams[1..] {
-        streams[0].wait_event(&s.record()?)?; // device 0 waits for every stream
-    }
-    let end = streams[0].record()?;
-    Ok(Event::elapsed_ms(&start, &end)? as f64)
+    Ok(median(times))
 }
 
 fn run() -> Result<(), Box<dyn Error>> {
@@ -92,26 +104,32 @@ fn run() -> Result<(), Box<dyn Error>> {
             .collect::<Vec<_>>(),
     )?;
 
-    // The kernel takes about as long as copying its chunk in, on device 0.
+    // The kernel takes about as long as copying its chunk in, on device 0
+    // (the median of 5 copies: the first may pay for more than the copy).
     let stream = Stream::on_device(devices[0])?;
     let sample = per_device / CHUNKS_PER_DEVICE;
     let mut x = DeviceBuffer::<f32>::zeroed_on(sample, &stream)?;
     let mut y = DeviceBuffer::<f32>::zeroed_on(sample, &stream)?;
-    let copy_start = stream.record()?;
-    x.view_mut().copy_from_pinned(&input, 0, &stream)?;
-    let copy_end = stream.record()?;
-    let copy_ms = Event::elapsed_ms(&copy_start, &copy_end)? as f64;
-    let rounds = busy_rounds_lasting(copy_ms, &x, &mut y, &stream)?;
+    let mut copies = Vec::new();
+    for _ in 0..5 {
+        let copy_start = stream.record()?;
+        x.view_mut().copy_from_pinned(&input, 0, &stream)?;
+        let copy_end = stream.record()?;
+        copies.push(Event::elapsed_ms(&copy_start, &copy_end)? as f64);
+    }
+    let rounds = busy_rounds_lasting(median(copies), &x, &mut y, &stream)?;
     drop((x, y));
 
     println!(
-        "{} device(s) ({}): {} elements ({} MiB) in {} chunks, kernel of {rounds} rounds",
+        "{} device(s) ({}): {n} elements ({} KiB of f32) in {} chunks, kernel of {rounds} rounds",
         devices.len(),
         devices[0].name(),
-        n,
-        (n * 4) >> 20,
+        (n * 4) >> 10,
         CHUNKS_PER_DEVICE * devices.len()
     );
+    println!();
+    println!("| devices | streams | time (median of 5) | speed-up |");
+    println!("|---------|---------|--------------------|----------|");
     let mut results = Vec::new();
     let counts = if devices.len() == 1 {
         vec![1]
@@ -144,11 +162,13 @@ fn run() -> Result<(), Box<dyn Error>> {
             }
         }
         println!(
-            "| {used} device(s) x {STREAMS_PER_DEVICE} streams | {ms:>9.3} ms | {:>8.2}x |",
+            "| {used:>7} | {:>7} | {ms:>15.3} ms | {:>7.2}x |",
+            used * STREAMS_PER_DEVICE,
             results.first().map_or(1.0, |&one: &f64| one / ms)
         );
         results.push(ms);
     }
+    println!();
     println!("multi_gpu_pipeline: every run matches the CPU");
     Ok(())
 }

@@ -86,7 +86,7 @@ done
 export GPU_TIMELINE_DIR="${OUT:-/tmp}" # where day7_pipeline writes its timeline
 for e in examples/*; do run "example $(basename "$e")" "$e"; done
 cap="$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1 | tr -d '.')"
-for helper in add_kernel pipeline event_record kernels memory graphs peer_copy; do
+for helper in add_kernel pipeline event_record kernels memory graphs peer_copy copy_bound multi_gpu_pipeline; do
     nvcc -O3 -arch="sm_${cap}" -o "benches/${helper}_cuda" "benches/${helper}.cu" -lcuda \
         || echo "nvcc failed for ${helper}.cu: its CUDA C column stays empty"
 done

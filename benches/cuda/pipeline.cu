@@ -4,21 +4,13 @@
 //   PTX: the Rust kernels' module; the pipeline then runs a second time with
 //        its `busy__1d` (driver API), separating host code from kernel code.
 // Prints `RESULT <name> <value> <unit>` lines.
+#include "busy.h"
 #include "check.h"
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
-
-__global__ void busy(const float* x, unsigned rounds, float* out, size_t n) {
-    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) {
-        float v = x[i];
-        for (unsigned r = 0; r < rounds; ++r) v = __fmaf_rn(v, 0.999f, 0.001f);
-        out[i] = v;
-    }
-}
 
 static float median(std::vector<float> v) {
     std::sort(v.begin(), v.end());
@@ -93,8 +85,7 @@ int main(int argc, char** argv) {
     };
     auto check = [&](const char* what) {
         for (size_t i = 0; i < n; i += 4099) {
-            float v = in[i];
-            for (unsigned r = 0; r < rounds; ++r) v = fmaf(v, 0.999f, 0.001f);
+            float v = busy_reference(in[i], rounds);
             if (out[i] != v) {
                 fprintf(stderr, "%s: wrong result at %zu: %f vs %f\n", what, i, out[i], v);
                 exit(1);

@@ -2,8 +2,9 @@
 //! device, and device-wide synchronisation.
 //!
 //! Nothing touches the driver until the first call that needs it. Each device
-//! is opened once per process; every runtime call that reaches the driver
-//! binds the device it works on to the calling thread first ([`state`]).
+//! is opened once per process ([`state`]); every driver call names the device
+//! it acts on (a stream, event or module handle carries its device), so no
+//! call depends on a device "bound" to the calling thread by an earlier one.
 
 use crate::backend::{driver, DeviceLimits, MAX_DEVICES};
 use crate::callback::in_callback;
@@ -96,8 +97,7 @@ fn devices() -> Result<&'static Devices> {
 impl DeviceState {
     fn open(ordinal: usize) -> Result<DeviceState> {
         let properties = driver().open(ordinal)?;
-        driver().bind(ordinal)?;
-        let (_, total_memory) = driver().memory_info()?;
+        let (_, total_memory) = driver().memory_info(ordinal)?;
         Ok(DeviceState {
             ordinal,
             name: properties.name,
@@ -127,15 +127,13 @@ fn opened(ordinal: usize) -> Result<&'static DeviceState> {
         .map_err(Clone::clone)
 }
 
-/// The state of device `ordinal`, bound to the calling thread: the driver
-/// calls that follow act on it. Fails inside stream callbacks.
+/// The state of device `ordinal`, opened, before a driver call on it. Fails
+/// inside stream callbacks, where CUDA calls are forbidden.
 pub(crate) fn state(ordinal: usize) -> Result<&'static DeviceState> {
     if in_callback() {
         return Err(Error::CalledFromCallback);
     }
-    let state = opened(ordinal)?;
-    driver().bind(ordinal)?;
-    Ok(state)
+    opened(ordinal)
 }
 
 thread_local! {
@@ -201,14 +199,14 @@ impl Device {
         self.ordinal
     }
 
-    /// The device's state, without binding it.
+    /// The device's state, without the callback check.
     fn opened(self) -> &'static DeviceState {
         // A `Device` is only made after `opened` succeeded for its ordinal, and
         // the result is cached.
         opened(self.ordinal).expect("a Device is only made for an opened device")
     }
 
-    /// The device's state, bound to the calling thread.
+    /// The device's state, before a driver call on it.
     pub(crate) fn state(self) -> Result<&'static DeviceState> {
         state(self.ordinal)
     }
@@ -228,7 +226,7 @@ impl Device {
     /// [`release_pool_memory`](Device::release_pool_memory).
     pub fn memory_info(self) -> Result<(usize, usize)> {
         self.state()?;
-        Ok(driver().memory_info()?)
+        Ok(driver().memory_info(self.ordinal)?)
     }
 
     /// Returns the memory that dropped buffers left in the device's memory
@@ -238,8 +236,10 @@ impl Device {
     pub fn release_pool_memory(self) -> Result<()> {
         let state = self.state()?;
         refuse_while_capturing(self.ordinal, "Device::release_pool_memory")?;
-        driver().synchronize_device().map_err(|e| state.error(e))?;
-        Ok(driver().trim_memory_pool()?)
+        driver()
+            .synchronize_device(self.ordinal)
+            .map_err(|e| state.error(e))?;
+        Ok(driver().trim_memory_pool(self.ordinal)?)
     }
 
     /// Waits for all work on the device, on every stream, to finish
@@ -247,7 +247,9 @@ impl Device {
     pub fn synchronize(self) -> Result<()> {
         let state = self.state()?;
         refuse_while_capturing(self.ordinal, "Device::synchronize")?;
-        driver().synchronize_device().map_err(|e| state.error(e))
+        driver()
+            .synchronize_device(self.ordinal)
+            .map_err(|e| state.error(e))
     }
 }
 

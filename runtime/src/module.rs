@@ -58,7 +58,7 @@ impl EmbeddedModule {
         entry_param_sizes(self.ptx, entry)
     }
 
-    /// The module loaded into `device` (bound on this thread).
+    /// The module loaded into `device`.
     pub(crate) fn load(&self, device: &DeviceState) -> Result<ModuleHandle> {
         self.loaded[device.ordinal]
             .get_or_init(|| {
@@ -73,7 +73,7 @@ impl EmbeddedModule {
                     log: String::new(),
                 })?;
                 driver()
-                    .module_load(&text)
+                    .module_load(device.ordinal, &text)
                     .map_err(|(driver, log)| Error::ModuleLoad {
                         crate_name: self.crate_name,
                         driver,

@@ -56,7 +56,7 @@ impl Device {
             });
         }
         self.state()?;
-        match driver().enable_peer_access(peer.ordinal()) {
+        match driver().enable_peer_access(self.ordinal(), peer.ordinal()) {
             Ok(()) => {}
             Err(e) if e.code == status::PEER_ACCESS_UNSUPPORTED => {
                 return Err(Error::PeerAccessUnsupported {

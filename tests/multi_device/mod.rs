@@ -4,6 +4,7 @@
 //! `simulated_four_devices` (4 devices). Each binary says how its process
 //! gets its devices and calls [`multi_device_tests!`].
 //!
+//! - [`binding`]: work queued on a stream runs on the stream's device;
 //! - [`peer`]: peer copies, ordering across devices, peer access for
 //!   launches, events and pipelines across devices;
 //! - [`collectives`]: the collectives of one process driving every device;
@@ -12,10 +13,12 @@
 
 #![allow(dead_code)]
 
+mod binding;
 mod collectives;
 mod peer;
 mod processes;
 
+pub use binding::*;
 pub use collectives::*;
 pub use peer::*;
 pub use processes::*;
@@ -72,7 +75,12 @@ macro_rules! multi_device_tests {
             an_all_reduce_waits_for_its_inputs_and_is_waited_for,
             collective_arguments_are_checked,
             ranks_in_separate_processes_meet_through_a_file,
-            ranks_in_separate_processes_meet_through_an_environment_variable
+            ranks_in_separate_processes_meet_through_an_environment_variable,
+            a_pinned_buffer_serves_one_device_then_another,
+            pinned_copies_on_another_devices_default_stream_keep_its_order,
+            default_streams_of_two_devices_are_two_streams,
+            a_default_stream_waits_for_an_event_of_another_device,
+            collectives_run_on_each_devices_default_stream
         );
 
         /// A rank of the multi-process tests, run in a child process by them.

@@ -1,5 +1,5 @@
 // Attack: a kernel's body is a function generic over the entry shape; the
-// `ONE_DIMENSIONAL` instance trusts that the launch is one-dimensional. Another kernel,
+// instance for entry shape 1 (`ONE_DIMENSIONAL`) trusts that the launch is one-dimensional. Another kernel,
 // launched with a two-dimensional grid, calls that instance directly, so the
 // victim's `thread_index()` hands the same index to threads (x, 0) and
 // (x, 1). The body needs the entry shape's token, which only the entry point
@@ -16,7 +16,7 @@ pub fn victim(mut out: DisjointSlice<u32>) {
 
 #[kernel]
 pub fn attacker(out: DisjointSlice<u32>) {
-    __gpu_kernel_body_victim::<{ gpu_device::__private::ONE_DIMENSIONAL }>(out);
+    __gpu_kernel_body_victim::<1>(out);
 }
 
 fn main() {}

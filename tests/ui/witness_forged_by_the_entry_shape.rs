@@ -10,7 +10,7 @@ pub static KERNEL_MODULE: gpu_runtime::EmbeddedModule = unsafe { gpu_runtime::Em
 
 #[kernel]
 pub fn forge(mut out: DisjointSlice<u32>) {
-    let i = gpu_device::__private::EntryShape::<{ gpu_device::__private::ONE_DIMENSIONAL }>::thread_index();
+    let i = gpu_device::__private::EntryShape::<1>::thread_index();
     out.set(i, 1);
 }
 

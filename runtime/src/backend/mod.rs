@@ -11,6 +11,36 @@
 //! driver gives its own meaning to them. Every operation returns
 //! `Result<_, DriverError>`, and each error names the call that failed.
 //!
+//! # Which device a call acts on
+//!
+//! Every call names the device it acts on, and acts on that device whatever
+//! the calling thread did before:
+//!
+//! - a call that names a stream acts on the stream's device: a
+//!   [`StreamHandle`] carries its device, the default streams' too (CUDA and
+//!   the simulator resolve those per device);
+//! - a call on an event, module, kernel function, graph or graph instance
+//!   acts on the device its handle carries;
+//! - a call that names none of these takes the device's ordinal.
+//!
+//! No call depends on a device "bound" to the thread by an earlier one, so
+//! runtime code that looks at another device between checking a stream and
+//! queueing work on it (the tracking asks other devices' events whether they
+//! completed) cannot send the work to the wrong device. A backend that needs
+//! per-thread state for this (CUDA's current context) keeps it to itself and
+//! sets it when a call names another device than the thread's last call: one
+//! thread-local compare otherwise.
+//!
+//! Handles of two devices meet only where CUDA allows it: a stream waits
+//! for an event of any device, a peer copy names both devices (and runs on a
+//! stream of one of them). Elsewhere CUDA refuses a mix
+//! (`CUDA_ERROR_INVALID_HANDLE` for an event recorded on a stream of another
+//! device, a kernel of another device's module, a graph instance of another
+//! device; `CUDA_ERROR_INVALID_VALUE` for a copy on a stream of another
+//! context), and so does the simulator. The runtime refuses these above the
+//! seam with errors naming both devices; the drivers' refusals are the
+//! backstop.
+//!
 //! To add a backend: implement [`Driver`] in a module beside `cuda` and
 //! `simulator`, and teach [`choice`] when to pick it.
 
@@ -33,29 +63,61 @@ pub const MAX_DEVICES: usize = 16;
 /// A device address (CUDA's `CUdeviceptr`).
 pub(crate) type DevicePtr = u64;
 
-/// A stream, as a driver names it. Two values are special in CUDA and the
-/// simulator alike: [`StreamHandle::LEGACY`] and [`StreamHandle::PER_THREAD`].
+/// A stream, as a driver names it, and the device it belongs to: every call
+/// on it acts on that device. Two raw values are special in CUDA and the
+/// simulator alike, the default streams of the handle's device:
+/// [`StreamHandle::legacy`] and [`StreamHandle::per_thread`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) struct StreamHandle(pub(crate) usize);
-
-impl StreamHandle {
-    /// The legacy default stream of the current device (CUDA's stream 0).
-    pub(crate) const LEGACY: StreamHandle = StreamHandle(0);
-    /// The calling thread's per-thread default stream (`CU_STREAM_PER_THREAD`).
-    pub(crate) const PER_THREAD: StreamHandle = StreamHandle(2);
+pub(crate) struct StreamHandle {
+    /// The driver's stream (CUDA's `CUstream`).
+    pub(crate) raw: usize,
+    /// The device's ordinal.
+    pub(crate) device: usize,
 }
 
-/// An event, as a driver names it.
+impl StreamHandle {
+    /// CUDA's raw value of the legacy default stream (stream 0).
+    pub(crate) const LEGACY_RAW: usize = 0;
+    /// CUDA's raw value of the per-thread default stream (`CU_STREAM_PER_THREAD`).
+    pub(crate) const PER_THREAD_RAW: usize = 2;
+
+    /// The legacy default stream of `device`.
+    pub(crate) const fn legacy(device: usize) -> StreamHandle {
+        StreamHandle {
+            raw: Self::LEGACY_RAW,
+            device,
+        }
+    }
+
+    /// The calling thread's per-thread default stream of `device`.
+    pub(crate) const fn per_thread(device: usize) -> StreamHandle {
+        StreamHandle {
+            raw: Self::PER_THREAD_RAW,
+            device,
+        }
+    }
+}
+
+/// An event, as a driver names it, and the device it was made on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) struct EventHandle(pub(crate) usize);
+pub(crate) struct EventHandle {
+    pub(crate) raw: usize,
+    pub(crate) device: usize,
+}
 
-/// A loaded module of kernels.
+/// A loaded module of kernels, and the device it was loaded into.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct ModuleHandle(pub(crate) usize);
+pub(crate) struct ModuleHandle {
+    pub(crate) raw: usize,
+    pub(crate) device: usize,
+}
 
-/// One kernel entry point of a loaded module.
+/// One kernel entry point of a loaded module, and the module's device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct FunctionHandle(pub(crate) usize);
+pub(crate) struct FunctionHandle {
+    pub(crate) raw: usize,
+    pub(crate) device: usize,
+}
 
 /// A function a driver calls on one of its threads when a stream reaches it.
 pub(crate) type HostFunction = unsafe extern "C" fn(user_data: *mut c_void);
@@ -66,13 +128,19 @@ pub(crate) type HostFunction = unsafe extern "C" fn(user_data: *mut c_void);
 pub(crate) type CompletionCallback =
     unsafe extern "C" fn(stream: *mut c_void, status: i32, user_data: *mut c_void);
 
-/// A graph captured from streams.
+/// A graph captured from streams of one device, and that device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct GraphHandle(pub(crate) usize);
+pub(crate) struct GraphHandle {
+    pub(crate) raw: usize,
+    pub(crate) device: usize,
+}
 
-/// An instantiated (executable) graph.
+/// An instantiated (executable) graph, and its device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct GraphExecHandle(pub(crate) usize);
+pub(crate) struct GraphExecHandle {
+    pub(crate) raw: usize,
+    pub(crate) device: usize,
+}
 
 /// One node of a graph, also naming the same node in its instantiations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -113,6 +181,7 @@ pub struct DriverError {
 /// Status codes the runtime tells apart.
 pub(crate) mod status {
     pub(crate) const INVALID_VALUE: i32 = 1;
+    pub(crate) const INVALID_HANDLE: i32 = 400;
     pub(crate) const OUT_OF_MEMORY: i32 = 2;
     pub(crate) const LAUNCH_OUT_OF_RESOURCES: i32 = 701;
     pub(crate) const LAUNCH_FAILED: i32 = 719;
@@ -196,8 +265,9 @@ pub(crate) struct EventFlags {
     pub(crate) interprocess: bool,
 }
 
-/// A kernel launch as a driver receives it: CUDA runs `function`, the
-/// simulator runs `host`.
+/// A kernel launch as a driver receives it (queued on a stream by
+/// [`Driver::launch`], or put into a graph instance): CUDA runs `function`,
+/// the simulator runs `host`.
 pub(crate) struct KernelLaunch<'a> {
     /// The kernel's name, for the simulator's reports.
     pub(crate) name: &'static str,
@@ -206,7 +276,6 @@ pub(crate) struct KernelLaunch<'a> {
     pub(crate) grid: [u32; 3],
     pub(crate) block: [u32; 3],
     pub(crate) shared_bytes: u32,
-    pub(crate) stream: StreamHandle,
     /// One pointer per PTX parameter, each to a live value of that parameter's type.
     pub(crate) params: &'a mut [*mut c_void],
 }
@@ -216,69 +285,70 @@ pub(crate) struct KernelLaunch<'a> {
 pub(crate) struct Collective {
     pub(crate) kind: CollectiveKind,
     pub(crate) comm: CommHandle,
-    /// The communicator's device (the stream's too).
-    pub(crate) device: usize,
     pub(crate) send: DevicePtr,
     pub(crate) recv: DevicePtr,
     /// NCCL's count (see [`CollectiveKind`]).
     pub(crate) count: usize,
     pub(crate) element: ElementKind,
+    /// A stream of the communicator's device: the call acts on it.
     pub(crate) stream: StreamHandle,
 }
 
 /// The operations the runtime needs of a device, implemented by the CUDA
-/// driver and by the simulator. Device-scoped operations act on the device
-/// last bound on the calling thread ([`Driver::bind`]); stream-scoped ones on
-/// the stream's device.
+/// driver and by the simulator. Each acts on the device it names (see the
+/// module documentation): through a handle, which carries its device, or an
+/// ordinal.
 pub(crate) trait Driver: Sync {
     // Devices -------------------------------------------------------------------
 
     /// How many devices there are.
     fn device_count(&self) -> Result<usize, DriverError>;
-    /// Opens device `ordinal` (for CUDA: retains its primary context).
+    /// Opens device `ordinal` (for CUDA: retains its primary context). Every
+    /// other call names opened devices only.
     fn open(&self, ordinal: usize) -> Result<DeviceProperties, DriverError>;
-    /// Makes device `ordinal` (opened) the one device-scoped calls on this thread act on.
-    fn bind(&self, ordinal: usize) -> Result<(), DriverError>;
-    /// Waits for all work on the bound device.
-    fn synchronize_device(&self) -> Result<(), DriverError>;
-    /// Free and total memory of the bound device.
-    fn memory_info(&self) -> Result<(usize, usize), DriverError>;
-    /// Returns the bound device's cached pool memory that no allocation uses
-    /// to the system.
-    fn trim_memory_pool(&self) -> Result<(), DriverError>;
+    /// Waits for all work on `device`.
+    fn synchronize_device(&self, device: usize) -> Result<(), DriverError>;
+    /// Free and total memory of `device`.
+    fn memory_info(&self, device: usize) -> Result<(usize, usize), DriverError>;
+    /// Returns `device`'s cached pool memory that no allocation uses to the
+    /// system.
+    fn trim_memory_pool(&self, device: usize) -> Result<(), DriverError>;
 
     // Peer access -----------------------------------------------------------------
 
     /// Whether the hardware lets device `ordinal` (opened) reach the memory of
     /// device `peer` (opened, another device) directly.
     fn can_access_peer(&self, ordinal: usize, peer: usize) -> Result<bool, DriverError>;
-    /// Lets the bound device reach the memory of `peer` (opened, another
-    /// device): its pool allocations included. Enabling it again is no error.
-    fn enable_peer_access(&self, peer: usize) -> Result<(), DriverError>;
+    /// Lets `device` reach the memory of `peer` (another device): its pool
+    /// allocations included. Enabling it again is no error.
+    fn enable_peer_access(&self, device: usize, peer: usize) -> Result<(), DriverError>;
 
     // Device memory, ordered on streams -------------------------------------------
 
-    /// Allocates `bytes` (> 0) of device memory, usable on `stream` in stream order.
+    /// Allocates `bytes` (> 0) of the stream's device's memory, usable on
+    /// `stream` in stream order.
     fn alloc_async(&self, bytes: usize, stream: StreamHandle) -> Result<DevicePtr, DriverError>;
     /// Frees memory from `alloc_async` once `stream` reaches this point.
     ///
     /// # Safety
-    /// `ptr` came from `alloc_async` on this device, is freed once, and no
-    /// work queued after this point on any stream uses it.
+    /// `ptr` came from `alloc_async` on the stream's device, is freed once,
+    /// and no work queued after this point on any stream uses it.
     unsafe fn free_async(&self, ptr: DevicePtr, stream: StreamHandle) -> Result<(), DriverError>;
 
     // Page-locked host memory ---------------------------------------------------
 
-    /// Allocates `bytes` (> 0) of page-locked host memory for the bound device,
-    /// mapped into its address space when `mapped`.
-    fn host_alloc(&self, bytes: usize, mapped: bool) -> Result<*mut u8, DriverError>;
-    /// The device address of mapped page-locked memory.
-    fn host_device_pointer(&self, ptr: *mut u8) -> Result<DevicePtr, DriverError>;
-    /// Frees page-locked memory.
+    /// Allocates `bytes` (> 0) of page-locked host memory, made through
+    /// `device` and page-locked for every device (portable), mapped into the
+    /// devices' address spaces when `mapped`.
+    fn host_alloc(&self, device: usize, bytes: usize, mapped: bool)
+        -> Result<*mut u8, DriverError>;
+    /// The address on `device` of mapped page-locked memory.
+    fn host_device_pointer(&self, device: usize, ptr: *mut u8) -> Result<DevicePtr, DriverError>;
+    /// Frees page-locked memory (through `device`, the one it was made through).
     ///
     /// # Safety
     /// `ptr` came from `host_alloc`, is freed once, and no queued work uses it.
-    unsafe fn host_free(&self, ptr: *mut u8) -> Result<(), DriverError>;
+    unsafe fn host_free(&self, device: usize, ptr: *mut u8) -> Result<(), DriverError>;
 
     // Transfers -----------------------------------------------------------------
 
@@ -351,9 +421,13 @@ pub(crate) trait Driver: Sync {
 
     // Streams -------------------------------------------------------------------
 
-    /// A new stream on the bound device.
-    fn stream_create(&self, non_blocking: bool, priority: i32)
-        -> Result<StreamHandle, DriverError>;
+    /// A new stream on `device`.
+    fn stream_create(
+        &self,
+        device: usize,
+        non_blocking: bool,
+        priority: i32,
+    ) -> Result<StreamHandle, DriverError>;
     /// Whether the stream is non-blocking, and its priority.
     fn stream_properties(&self, stream: StreamHandle) -> Result<(bool, i32), DriverError>;
     /// Destroys a stream once its queued work has completed.
@@ -362,14 +436,15 @@ pub(crate) trait Driver: Sync {
     fn stream_synchronize(&self, stream: StreamHandle) -> Result<(), DriverError>;
     /// Whether all work queued on the stream has completed.
     fn stream_is_done(&self, stream: StreamHandle) -> Result<bool, DriverError>;
-    /// Makes work queued on `stream` after this wait for the event's latest record.
+    /// Makes work queued on `stream` after this wait for the event's latest
+    /// record; the event may belong to another device.
     fn stream_wait_event(
         &self,
         stream: StreamHandle,
         event: EventHandle,
     ) -> Result<(), DriverError>;
-    /// The (least, greatest) stream priorities of the bound device.
-    fn stream_priority_range(&self) -> Result<(i32, i32), DriverError>;
+    /// The (least, greatest) stream priorities of `device`.
+    fn stream_priority_range(&self, device: usize) -> Result<(i32, i32), DriverError>;
     /// Runs `function(user_data)` on a driver thread when the stream gets there.
     ///
     /// # Safety
@@ -423,11 +498,12 @@ pub(crate) trait Driver: Sync {
     /// Instantiates a graph; the instance is independent of later changes to
     /// the graph.
     fn graph_instantiate(&self, graph: GraphHandle) -> Result<GraphExecHandle, DriverError>;
-    /// Queues a run of the instance on `stream`, after the instance's earlier
-    /// runs on any stream.
+    /// Queues a run of the instance on `stream` (of the instance's device),
+    /// after the instance's earlier runs on any stream.
     fn graph_launch(&self, exec: GraphExecHandle, stream: StreamHandle) -> Result<(), DriverError>;
     /// Replaces the kernel, shape and arguments of a kernel node of the
-    /// instance, for its runs queued afterwards (`launch.stream` is ignored).
+    /// instance, for its runs queued afterwards; the kernel is the
+    /// instance's device's.
     ///
     /// # Safety
     /// As [`Driver::launch`], for every later run of the instance.
@@ -444,23 +520,25 @@ pub(crate) trait Driver: Sync {
 
     // Events --------------------------------------------------------------------
 
-    /// A new event on the bound device.
-    fn event_create(&self, flags: EventFlags) -> Result<EventHandle, DriverError>;
+    /// A new event on `device`.
+    fn event_create(&self, device: usize, flags: EventFlags) -> Result<EventHandle, DriverError>;
     /// Destroys an event (a pending record completes first).
     fn event_destroy(&self, event: EventHandle) -> Result<(), DriverError>;
-    /// Records the event at the current end of the stream.
+    /// Records the event at the current end of the stream, which belongs to
+    /// the event's device.
     fn event_record(&self, event: EventHandle, stream: StreamHandle) -> Result<(), DriverError>;
     /// Waits until the event's latest record has completed.
     fn event_synchronize(&self, event: EventHandle) -> Result<(), DriverError>;
     /// Whether the event's latest record has completed.
     fn event_is_done(&self, event: EventHandle) -> Result<bool, DriverError>;
-    /// Milliseconds between two completed records.
+    /// Milliseconds between two completed records of events of one device.
     fn event_elapsed_ms(&self, start: EventHandle, end: EventHandle) -> Result<f32, DriverError>;
 
     // Kernels -------------------------------------------------------------------
 
-    /// Loads PTX text into the bound device; on failure the JIT log comes too.
-    fn module_load(&self, ptx: &CStr) -> Result<ModuleHandle, (DriverError, String)>;
+    /// Loads PTX text into `device`; on failure the JIT log comes too.
+    fn module_load(&self, device: usize, ptx: &CStr)
+        -> Result<ModuleHandle, (DriverError, String)>;
     /// An entry point of a loaded module.
     fn module_function(
         &self,
@@ -475,23 +553,28 @@ pub(crate) trait Driver: Sync {
         function: FunctionHandle,
         bytes: u32,
     ) -> Result<(), DriverError>;
-    /// Queues a kernel launch.
+    /// Queues a kernel launch on `stream`, of the kernel's device.
     ///
     /// # Safety
     /// `launch.params` holds one pointer per parameter of the entry point, each
     /// to a live value of that parameter's type; device memory they refer to
     /// stays allocated until the kernel has completed, and no argument that
     /// the kernel writes is used by other work running at the same time.
-    unsafe fn launch(&self, launch: KernelLaunch<'_>) -> Result<(), DriverError>;
+    unsafe fn launch(
+        &self,
+        launch: KernelLaunch<'_>,
+        stream: StreamHandle,
+    ) -> Result<(), DriverError>;
 
     // Collectives (NCCL) ------------------------------------------------------------
 
     /// A new unique id, from which every rank of one communicator is made.
     fn comm_unique_id(&self) -> Result<[u8; UNIQUE_ID_BYTES], DriverError>;
-    /// Rank `rank` of a communicator of `ranks` ranks made from `id`, on the
-    /// bound device; returns once every rank has joined.
+    /// Rank `rank` of a communicator of `ranks` ranks made from `id`, on
+    /// `device`; returns once every rank has joined.
     fn comm_init_rank(
         &self,
+        device: usize,
         id: &[u8; UNIQUE_ID_BYTES],
         ranks: usize,
         rank: usize,
@@ -503,7 +586,7 @@ pub(crate) trait Driver: Sync {
     fn comm_destroy(&self, comm: CommHandle) -> Result<(), DriverError>;
     /// Queues collectives, one per rank of communicators of this process, as
     /// one group (all ranks of a communicator in this process take part in the
-    /// same call).
+    /// same call), each on its stream's device (the communicator's).
     ///
     /// # Safety
     /// Each call's ranges are device memory of its rank's device, of the sizes

@@ -132,7 +132,6 @@ where
         calls.push(Collective {
             kind,
             comm: rank.handle,
-            device: rank.device,
             send: send.ptr,
             recv: recv.ptr,
             count,

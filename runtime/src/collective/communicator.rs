@@ -55,7 +55,7 @@ impl Communicator {
         keep_nvlink_multicast_off();
         device.state()?;
         let handle = driver()
-            .comm_init_rank(id.as_array(), ranks, rank)
+            .comm_init_rank(device.ordinal(), id.as_array(), ranks, rank)
             .map_err(error)?;
         Ok(Communicator {
             rank: Rank {

@@ -74,7 +74,9 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         let state = stream.device_state()?;
         let bytes = byte_len::<T>(len)?;
         let out_of_memory = || {
-            let (free, total) = driver().memory_info().unwrap_or((0, state.total_memory));
+            let (free, total) = driver()
+                .memory_info(state.ordinal)
+                .unwrap_or((0, state.total_memory));
             Error::OutOfMemory {
                 requested: bytes,
                 free,
@@ -94,7 +96,9 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
                 Err(e) if e.is_out_of_memory() && !capturing => {
                     // Buffers freed on streams that have not reached the free
                     // yet still hold memory: wait for them once, and retry.
-                    driver().synchronize_device().map_err(|e| state.error(e))?;
+                    driver()
+                        .synchronize_device(state.ordinal)
+                        .map_err(|e| state.error(e))?;
                     driver().alloc_async(bytes, stream.handle()).map_err(|e| {
                         if e.is_out_of_memory() {
                             out_of_memory()

@@ -124,7 +124,7 @@ impl<T: DeviceCopy, M: Mapping> PinnedBuffer<T, M> {
         let ptr = if bytes == 0 {
             NonNull::dangling()
         } else {
-            match driver().host_alloc(bytes, M::MAPPED) {
+            match driver().host_alloc(device.ordinal(), bytes, M::MAPPED) {
                 Ok(p) => {
                     // SAFETY: the allocation holds `bytes` bytes; zero is a valid `T` (`DeviceCopy`).
                     unsafe { std::ptr::write_bytes(p, 0, bytes) };
@@ -154,7 +154,7 @@ impl<T: DeviceCopy, M: Mapping> PinnedBuffer<T, M> {
                 // Like empty device buffers: an aligned, never dereferenced address.
                 std::mem::align_of::<T>() as u64
             } else {
-                match driver().host_device_pointer(buffer.ptr.as_ptr().cast()) {
+                match driver().host_device_pointer(device.ordinal(), buffer.ptr.as_ptr().cast()) {
                     Ok(d) => d,
                     // Dropping `buffer` frees the allocation.
                     Err(e) => return Err(device.state()?.error(e)),
@@ -224,7 +224,7 @@ impl<T: DeviceCopy, M: Mapping> Drop for PinnedBuffer<T, M> {
             let _ = pending.wait_for_all();
             if allocated && device::state(device).is_ok() {
                 // SAFETY: allocated by `host_alloc`; no copy uses it any more.
-                let _ = unsafe { driver().host_free(address as *mut u8) };
+                let _ = unsafe { driver().host_free(device, address as *mut u8) };
             }
         };
         if in_callback() {

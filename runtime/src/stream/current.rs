@@ -132,7 +132,11 @@ mod tests {
     use crate::stream::StreamKind;
 
     fn stand_in(handle: usize, ordinal: usize) -> Stream {
-        Stream::from_parts(StreamHandle(handle), ordinal, StreamKind::External, None)
+        let handle = StreamHandle {
+            raw: handle,
+            device: ordinal,
+        };
+        Stream::from_parts(handle, ordinal, StreamKind::External, None)
     }
 
     #[test]

@@ -95,7 +95,7 @@ impl Event {
         let flags = options.flags()?;
         device::state(ordinal)?;
         Ok(Event {
-            handle: driver().event_create(flags)?,
+            handle: driver().event_create(ordinal, flags)?,
             ordinal,
             timing: options.timing,
             recorded: AtomicBool::new(false),

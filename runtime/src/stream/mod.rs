@@ -107,9 +107,9 @@ impl Stream {
     /// clamped to the device's range, as CUDA does.
     pub fn on_device_with_options(device: Device, options: StreamOptions) -> Result<Stream> {
         device.state()?;
-        let (least, greatest) = driver().stream_priority_range()?;
+        let (least, greatest) = driver().stream_priority_range(device.ordinal())?;
         let priority = options.priority.clamp(greatest, least);
-        let handle = driver().stream_create(options.non_blocking, priority)?;
+        let handle = driver().stream_create(device.ordinal(), options.non_blocking, priority)?;
         Ok(Stream::from_parts(
             handle,
             device.ordinal(),
@@ -121,8 +121,9 @@ impl Stream {
     /// The (least, greatest) priorities of streams on the current device; the
     /// greatest priority is the lowest number.
     pub fn priority_range() -> Result<(i32, i32)> {
-        Device::current()?.state()?;
-        Ok(driver().stream_priority_range()?)
+        let device = Device::current()?;
+        device.state()?;
+        Ok(driver().stream_priority_range(device.ordinal())?)
     }
 
     /// The legacy default stream of the current device (CuPy's `Stream.null`).
@@ -138,7 +139,7 @@ impl Stream {
         let ordinal = device::current_ordinal();
         let mut stream = Stream::with_id(
             per_thread_id(ordinal),
-            StreamHandle::PER_THREAD,
+            StreamHandle::per_thread(ordinal),
             ordinal,
             StreamKind::PerThreadDefault,
             Some((false, 0)),
@@ -159,7 +160,10 @@ impl Stream {
     /// outlive every use of the returned `Stream` and its clones.
     pub unsafe fn from_external<P>(raw: *mut P, device: Device) -> Stream {
         Stream::from_parts(
-            StreamHandle(raw as usize),
+            StreamHandle {
+                raw: raw as usize,
+                device: device.ordinal(),
+            },
             device.ordinal(),
             StreamKind::External,
             None,
@@ -252,8 +256,9 @@ impl Stream {
         }
     }
 
-    /// The device's state, bound to this thread, after checking that this
-    /// thread may use the stream.
+    /// The device's state, after checking that this thread may use the
+    /// stream. (Driver calls on the stream's handle act on its device
+    /// whatever else the caller did in between.)
     pub(crate) fn device_state(&self) -> Result<&'static DeviceState> {
         self.check_thread()?;
         device::state(self.inner.ordinal)
@@ -286,7 +291,7 @@ impl Stream {
     /// `stream.ptr`). For the default streams it is CUDA's special value
     /// (0 or 2); on the simulator it names a simulator stream.
     pub fn as_raw(&self) -> *mut std::ffi::c_void {
-        self.inner.handle.0 as *mut std::ffi::c_void
+        self.inner.handle.raw as *mut std::ffi::c_void
     }
 
     /// Waits until all work queued on the stream has finished. A kernel that
@@ -427,11 +432,14 @@ impl Stream {
                 ),
             });
         }
-        let before = driver().event_create(EventFlags {
-            blocking_sync: false,
-            timing: false,
-            interprocess: false,
-        })?;
+        let before = driver().event_create(
+            self.inner.ordinal,
+            EventFlags {
+                blocking_sync: false,
+                timing: false,
+                interprocess: false,
+            },
+        )?;
         if let Err(e) = driver().event_record(before, self.inner.handle) {
             let _ = driver().event_destroy(before);
             return Err(self.error(e));
@@ -453,7 +461,7 @@ impl Stream {
         static LEGACY: [OnceLock<Stream>; MAX_DEVICES] = [const { OnceLock::new() }; MAX_DEVICES];
         LEGACY[ordinal].get_or_init(|| {
             Stream::from_parts(
-                StreamHandle::LEGACY,
+                StreamHandle::legacy(ordinal),
                 ordinal,
                 StreamKind::LegacyDefault,
                 Some((false, 0)),
@@ -469,11 +477,14 @@ impl Stream {
         let event = match *marker {
             Some(event) => event,
             None => {
-                let event = driver().event_create(EventFlags {
-                    blocking_sync: false,
-                    timing: false,
-                    interprocess: false,
-                })?;
+                let event = driver().event_create(
+                    self.inner.ordinal,
+                    EventFlags {
+                        blocking_sync: false,
+                        timing: false,
+                        interprocess: false,
+                    },
+                )?;
                 *marker = Some(event);
                 event
             }
@@ -594,15 +605,16 @@ impl PartialEq for Stream {
         if self.inner.id == other.inner.id {
             return true;
         }
-        self.inner.handle == other.inner.handle
-            && self.inner.owner == other.inner.owner
-            && (self.is_default() || self.inner.ordinal == other.inner.ordinal)
+        // The handle names the device too: the default streams of two
+        // devices have the same raw value and are two streams.
+        self.inner.handle == other.inner.handle && self.inner.owner == other.inner.owner
     }
 }
 
 impl Eq for Stream {}
 
-/// Consistent with `==`: the handle and, for per-thread streams, the thread.
+/// Consistent with `==`: the handle (raw value and device) and, for
+/// per-thread streams, the thread.
 impl Hash for Stream {
     fn hash<H: Hasher>(&self, state: &mut H) {
         self.inner.handle.hash(state);
@@ -620,7 +632,7 @@ impl fmt::Display for Stream {
         } else {
             self.inner.ordinal as i64
         };
-        write!(f, "<Stream {} (device {device})>", self.inner.handle.0)
+        write!(f, "<Stream {} (device {device})>", self.inner.handle.raw)
     }
 }
 

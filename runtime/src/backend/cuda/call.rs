@@ -53,10 +53,12 @@ pub(super) fn check_done(call: &'static str, code: Status) -> Result<bool, Drive
     }
 }
 
+/// The driver's stream (its device is the caller's to bind).
 pub(super) fn stream(handle: StreamHandle) -> CUstream {
-    handle.0 as CUstream
+    handle.raw as CUstream
 }
 
+/// The driver's event (its device is the caller's to bind).
 pub(super) fn event(handle: EventHandle) -> CUevent {
-    handle.0 as CUevent
+    handle.raw as CUevent
 }

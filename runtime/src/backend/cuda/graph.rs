@@ -23,7 +23,10 @@ pub(super) fn end_capture(on: StreamHandle) -> Result<GraphHandle, DriverError> 
     check("cuStreamEndCapture", unsafe {
         cuStreamEndCapture(stream(on), &mut graph)
     })?;
-    Ok(GraphHandle(graph as usize))
+    Ok(GraphHandle {
+        raw: graph as usize,
+        device: on.device,
+    })
 }
 
 pub(super) fn capture_dependencies(on: StreamHandle) -> Result<Vec<GraphNodeHandle>, DriverError> {
@@ -56,13 +59,13 @@ pub(super) fn nodes(
     let mut count = 0usize;
     // SAFETY: a live graph; with a null array the driver writes the count.
     check("cuGraphGetNodes", unsafe {
-        cuGraphGetNodes(graph.0 as CUgraph, ptr::null_mut(), &mut count)
+        cuGraphGetNodes(graph.raw as CUgraph, ptr::null_mut(), &mut count)
     })?;
     let mut nodes = vec![ptr::null_mut(); count];
     // SAFETY: the array has room for `count` handles; the driver writes
     // at most that many and the number written.
     check("cuGraphGetNodes", unsafe {
-        cuGraphGetNodes(graph.0 as CUgraph, nodes.as_mut_ptr(), &mut count)
+        cuGraphGetNodes(graph.raw as CUgraph, nodes.as_mut_ptr(), &mut count)
     })?;
     nodes.truncate(count);
     nodes
@@ -95,15 +98,18 @@ pub(super) fn instantiate(graph: GraphHandle) -> Result<GraphExecHandle, DriverE
     // which the runtime never builds (memory allocated in a capture must
     // be freed in it).
     check("cuGraphInstantiate", unsafe {
-        cuGraphInstantiateWithFlags(&mut exec, graph.0 as CUgraph, 0)
+        cuGraphInstantiateWithFlags(&mut exec, graph.raw as CUgraph, 0)
     })?;
-    Ok(GraphExecHandle(exec as usize))
+    Ok(GraphExecHandle {
+        raw: exec as usize,
+        device: graph.device,
+    })
 }
 
 pub(super) fn launch(exec: GraphExecHandle, on: StreamHandle) -> Result<(), DriverError> {
     // SAFETY: a live instance and stream.
     check("cuGraphLaunch", unsafe {
-        cuGraphLaunch(exec.0 as CUgraphExec, stream(on))
+        cuGraphLaunch(exec.raw as CUgraphExec, stream(on))
     })
 }
 
@@ -115,7 +121,7 @@ pub(super) unsafe fn set_kernel(
     launch: KernelLaunch<'_>,
 ) -> Result<(), DriverError> {
     let params = KernelNodeParams {
-        func: launch.function.0 as CUfunction,
+        func: launch.function.raw as CUfunction,
         grid: launch.grid,
         block: launch.block,
         shared_bytes: launch.shared_bytes,
@@ -125,20 +131,20 @@ pub(super) unsafe fn set_kernel(
     // SAFETY: the parameter values are copied by the driver during the
     // call; the rest is forwarded to the caller.
     check("cuGraphExecKernelNodeSetParams", unsafe {
-        cuGraphExecKernelNodeSetParams(exec.0 as CUgraphExec, node.0 as CUgraphNode, &params)
+        cuGraphExecKernelNodeSetParams(exec.raw as CUgraphExec, node.0 as CUgraphNode, &params)
     })
 }
 
 pub(super) fn destroy_exec(exec: GraphExecHandle) -> Result<(), DriverError> {
     // SAFETY: a live instance, destroyed once.
     check("cuGraphExecDestroy", unsafe {
-        cuGraphExecDestroy(exec.0 as CUgraphExec)
+        cuGraphExecDestroy(exec.raw as CUgraphExec)
     })
 }
 
 pub(super) fn destroy(graph: GraphHandle) -> Result<(), DriverError> {
     // SAFETY: a live graph, destroyed once.
     check("cuGraphDestroy", unsafe {
-        cuGraphDestroy(graph.0 as CUgraph)
+        cuGraphDestroy(graph.raw as CUgraph)
     })
 }

@@ -1,8 +1,10 @@
 //! The CUDA driver behind the [`Driver`] seam.
 //!
 //! Each device is used through its primary context (the one the CUDA runtime,
-//! CuPy and Numba share), made current on a host thread the first time that
-//! thread binds the device. Device memory comes from the device's default
+//! CuPy and Numba share). Every call makes the context of the device it
+//! names current on the calling thread first ([`CudaDriver::bind`]: one
+//! thread-local compare when the thread's last call named the same device),
+//! so no call depends on what an earlier one left current. Device memory comes from the device's default
 //! memory pool (`cuMemAllocAsync`/`cuMemFreeAsync`), which keeps freed memory
 //! for reuse instead of returning it to the system (release threshold: no
 //! limit), as CuPy's pool does.
@@ -47,7 +49,7 @@ unsafe impl Send for OpenDevice {}
 unsafe impl Sync for OpenDevice {}
 
 thread_local! {
-    /// The device ordinal this thread last bound (its context is current).
+    /// The device ordinal whose context this thread made current last.
     static BOUND: Cell<Option<usize>> = const { Cell::new(None) };
 }
 
@@ -97,25 +99,32 @@ impl CudaDriver {
             })
     }
 
-    /// Forgets which device this thread bound: the next `bind` sets the
-    /// context again. For after calls into libraries (NCCL) that may switch
-    /// the thread's current context.
-    fn forget_binding() {
-        BOUND.with(|b| b.set(None));
+    /// Makes device `ordinal`'s context (opened) current on this thread,
+    /// unless this thread's last call named the same device: every call does
+    /// this first for the device it acts on.
+    #[inline]
+    fn bind(&self, ordinal: usize) -> Result<(), DriverError> {
+        if BOUND.with(Cell::get) == Some(ordinal) {
+            return Ok(());
+        }
+        self.make_current(ordinal)
     }
 
-    /// The pool of the device bound on this thread.
-    fn bound_pool(&self) -> Result<CUmemoryPool, DriverError> {
-        BOUND
-            .with(Cell::get)
-            .and_then(|ordinal| self.devices[ordinal].get())
-            .map(|d| d.pool)
-            .ok_or_else(|| DriverError {
-                call: "cuMemPoolTrimTo",
-                code: super::status::INVALID_VALUE,
-                name: "CUDA_ERROR_INVALID_CONTEXT".into(),
-                description: "no device is bound on this thread".into(),
-            })
+    fn make_current(&self, ordinal: usize) -> Result<(), DriverError> {
+        let device = self.opened(ordinal, "cuCtxSetCurrent")?;
+        // SAFETY: `context` is a retained primary context.
+        check("cuCtxSetCurrent", unsafe {
+            cuCtxSetCurrent(device.context)
+        })?;
+        BOUND.with(|b| b.set(Some(ordinal)));
+        Ok(())
+    }
+
+    /// Forgets which context this thread made current: the next `bind` sets
+    /// it again. For after calls into libraries (NCCL) that may switch the
+    /// thread's current context.
+    fn forget_binding() {
+        BOUND.with(|b| b.set(None));
     }
 }
 
@@ -193,30 +202,14 @@ impl Driver for CudaDriver {
         Ok(DeviceProperties { name, limits })
     }
 
-    fn bind(&self, ordinal: usize) -> Result<(), DriverError> {
-        if BOUND.with(Cell::get) == Some(ordinal) {
-            return Ok(());
-        }
-        let device = self.devices[ordinal].get().ok_or_else(|| DriverError {
-            call: "cuCtxSetCurrent",
-            code: super::status::INVALID_VALUE,
-            name: "CUDA_ERROR_INVALID_CONTEXT".into(),
-            description: format!("device {ordinal} was not opened"),
-        })?;
-        // SAFETY: `context` is a retained primary context.
-        check("cuCtxSetCurrent", unsafe {
-            cuCtxSetCurrent(device.context)
-        })?;
-        BOUND.with(|b| b.set(Some(ordinal)));
-        Ok(())
-    }
-
-    fn synchronize_device(&self) -> Result<(), DriverError> {
-        // SAFETY: no arguments; a context is current (callers bind first).
+    fn synchronize_device(&self, device: usize) -> Result<(), DriverError> {
+        self.bind(device)?;
+        // SAFETY: no arguments; the device's context is current.
         check("cuCtxSynchronize", unsafe { cuCtxSynchronize() })
     }
 
-    fn memory_info(&self) -> Result<(usize, usize), DriverError> {
+    fn memory_info(&self, device: usize) -> Result<(usize, usize), DriverError> {
+        self.bind(device)?;
         let (mut free, mut total) = (0, 0);
         // SAFETY: writes two sizes.
         check("cuMemGetInfo", unsafe {
@@ -225,9 +218,9 @@ impl Driver for CudaDriver {
         Ok((free, total))
     }
 
-    fn trim_memory_pool(&self) -> Result<(), DriverError> {
-        let pool = self.bound_pool()?;
-        // SAFETY: `pool` is the bound device's default pool.
+    fn trim_memory_pool(&self, device: usize) -> Result<(), DriverError> {
+        let pool = self.opened(device, "cuMemPoolTrimTo")?.pool;
+        // SAFETY: `pool` is the device's default pool.
         check("cuMemPoolTrimTo", unsafe { cuMemPoolTrimTo(pool, 0) })
     }
 
@@ -235,11 +228,13 @@ impl Driver for CudaDriver {
         self.peer_reachable(ordinal, peer)
     }
 
-    fn enable_peer_access(&self, peer: usize) -> Result<(), DriverError> {
-        self.enable_peer(peer)
+    fn enable_peer_access(&self, device: usize, peer: usize) -> Result<(), DriverError> {
+        self.bind(device)?;
+        self.enable_peer(device, peer)
     }
 
     fn alloc_async(&self, bytes: usize, on: StreamHandle) -> Result<DevicePtr, DriverError> {
+        self.bind(on.device)?;
         let mut p = 0;
         // SAFETY: writes one device pointer; `on` is a live stream.
         check("cuMemAllocAsync", unsafe {
@@ -249,11 +244,18 @@ impl Driver for CudaDriver {
     }
 
     unsafe fn free_async(&self, ptr: DevicePtr, on: StreamHandle) -> Result<(), DriverError> {
+        self.bind(on.device)?;
         // SAFETY: forwarded to the caller.
         check("cuMemFreeAsync", unsafe { cuMemFreeAsync(ptr, stream(on)) })
     }
 
-    fn host_alloc(&self, bytes: usize, mapped: bool) -> Result<*mut u8, DriverError> {
+    fn host_alloc(
+        &self,
+        device: usize,
+        bytes: usize,
+        mapped: bool,
+    ) -> Result<*mut u8, DriverError> {
+        self.bind(device)?;
         let mut p = ptr::null_mut();
         // Portable: pinned for every device's context, so that copies on any
         // device's streams are asynchronous (and mapped for every device).
@@ -265,7 +267,8 @@ impl Driver for CudaDriver {
         Ok(p.cast())
     }
 
-    fn host_device_pointer(&self, ptr: *mut u8) -> Result<DevicePtr, DriverError> {
+    fn host_device_pointer(&self, device: usize, ptr: *mut u8) -> Result<DevicePtr, DriverError> {
+        self.bind(device)?;
         let mut d = 0;
         // SAFETY: writes one address; the driver checks `ptr` (flags must be 0).
         check("cuMemHostGetDevicePointer", unsafe {
@@ -274,7 +277,8 @@ impl Driver for CudaDriver {
         Ok(d)
     }
 
-    unsafe fn host_free(&self, ptr: *mut u8) -> Result<(), DriverError> {
+    unsafe fn host_free(&self, device: usize, ptr: *mut u8) -> Result<(), DriverError> {
+        self.bind(device)?;
         // SAFETY: forwarded to the caller.
         check("cuMemFreeHost", unsafe { cuMemFreeHost(ptr.cast()) })
     }
@@ -286,6 +290,7 @@ impl Driver for CudaDriver {
         bytes: usize,
         on: StreamHandle,
     ) -> Result<(), DriverError> {
+        self.bind(on.device)?;
         // SAFETY: forwarded to the caller.
         check("cuMemsetD8Async", unsafe {
             cuMemsetD8Async(dst, value, bytes, stream(on))
@@ -299,6 +304,7 @@ impl Driver for CudaDriver {
         bytes: usize,
         on: StreamHandle,
     ) -> Result<(), DriverError> {
+        self.bind(on.device)?;
         // SAFETY: forwarded to the caller.
         check("cuMemcpyHtoDAsync", unsafe {
             cuMemcpyHtoDAsync_v2(dst, src.cast(), bytes, stream(on))
@@ -312,6 +318,7 @@ impl Driver for CudaDriver {
         bytes: usize,
         on: StreamHandle,
     ) -> Result<(), DriverError> {
+        self.bind(on.device)?;
         // SAFETY: forwarded to the caller.
         check("cuMemcpyDtoHAsync", unsafe {
             cuMemcpyDtoHAsync_v2(dst.cast(), src, bytes, stream(on))
@@ -325,6 +332,7 @@ impl Driver for CudaDriver {
         bytes: usize,
         on: StreamHandle,
     ) -> Result<(), DriverError> {
+        self.bind(on.device)?;
         // SAFETY: forwarded to the caller.
         check("cuMemcpyDtoDAsync", unsafe {
             cuMemcpyDtoDAsync_v2(dst, src, bytes, stream(on))
@@ -340,25 +348,32 @@ impl Driver for CudaDriver {
         bytes: usize,
         on: StreamHandle,
     ) -> Result<(), DriverError> {
+        self.bind(on.device)?;
         // SAFETY: forwarded to the caller.
         unsafe { self.copy_peer(dst, dst_device, src, src_device, bytes, on) }
     }
 
     fn stream_create(
         &self,
+        device: usize,
         non_blocking: bool,
         priority: i32,
     ) -> Result<StreamHandle, DriverError> {
+        self.bind(device)?;
         let mut s = ptr::null_mut();
         let flags = if non_blocking { STREAM_NON_BLOCKING } else { 0 };
         // SAFETY: writes one stream handle.
         check("cuStreamCreateWithPriority", unsafe {
             cuStreamCreateWithPriority(&mut s, flags, priority)
         })?;
-        Ok(StreamHandle(s as usize))
+        Ok(StreamHandle {
+            raw: s as usize,
+            device,
+        })
     }
 
     fn stream_properties(&self, on: StreamHandle) -> Result<(bool, i32), DriverError> {
+        self.bind(on.device)?;
         let (mut flags, mut priority): (c_uint, c_int) = (0, 0);
         // SAFETY: a live stream; each call writes one integer.
         unsafe {
@@ -372,11 +387,13 @@ impl Driver for CudaDriver {
     }
 
     fn stream_destroy(&self, on: StreamHandle) -> Result<(), DriverError> {
+        self.bind(on.device)?;
         // SAFETY: the stream was created by `stream_create` and is destroyed once.
         check("cuStreamDestroy", unsafe { cuStreamDestroy_v2(stream(on)) })
     }
 
     fn stream_synchronize(&self, on: StreamHandle) -> Result<(), DriverError> {
+        self.bind(on.device)?;
         // SAFETY: a live stream handle or a default-stream constant.
         check("cuStreamSynchronize", unsafe {
             cuStreamSynchronize(stream(on))
@@ -384,20 +401,24 @@ impl Driver for CudaDriver {
     }
 
     fn stream_is_done(&self, on: StreamHandle) -> Result<bool, DriverError> {
+        self.bind(on.device)?;
         // SAFETY: as `stream_synchronize`.
         check_done("cuStreamQuery", unsafe { cuStreamQuery(stream(on)) })
     }
 
     fn stream_wait_event(&self, on: StreamHandle, e: EventHandle) -> Result<(), DriverError> {
-        // SAFETY: both handles are live.
+        self.bind(on.device)?;
+        // SAFETY: both handles are live; CUDA lets a stream wait for an
+        // event of another device.
         check("cuStreamWaitEvent", unsafe {
             cuStreamWaitEvent(stream(on), event(e), 0)
         })
     }
 
-    fn stream_priority_range(&self) -> Result<(i32, i32), DriverError> {
+    fn stream_priority_range(&self, device: usize) -> Result<(i32, i32), DriverError> {
+        self.bind(device)?;
         let (mut least, mut greatest) = (0, 0);
-        // SAFETY: writes two ints; a context is current (callers bind first).
+        // SAFETY: writes two ints; the device's context is current.
         check("cuCtxGetStreamPriorityRange", unsafe {
             cuCtxGetStreamPriorityRange(&mut least, &mut greatest)
         })?;
@@ -410,6 +431,7 @@ impl Driver for CudaDriver {
         function: HostFunction,
         user_data: *mut c_void,
     ) -> Result<(), DriverError> {
+        self.bind(on.device)?;
         // SAFETY: forwarded to the caller.
         check("cuLaunchHostFunc", unsafe {
             cuLaunchHostFunc(stream(on), function, user_data)
@@ -431,6 +453,7 @@ impl Driver for CudaDriver {
         callback: CompletionCallback,
         user_data: *mut c_void,
     ) -> Result<(), DriverError> {
+        self.bind(on.device)?;
         // SAFETY: forwarded to the caller; the signatures are CUDA's
         // `CUstreamCallback` (a raw stream, a status, the user data).
         check("cuStreamAddCallback", unsafe {
@@ -439,10 +462,12 @@ impl Driver for CudaDriver {
     }
 
     fn stream_begin_capture(&self, on: StreamHandle) -> Result<(), DriverError> {
+        self.bind(on.device)?;
         graph::begin_capture(on)
     }
 
     fn stream_end_capture(&self, on: StreamHandle) -> Result<GraphHandle, DriverError> {
+        self.bind(on.device)?;
         graph::end_capture(on)
     }
 
@@ -450,6 +475,7 @@ impl Driver for CudaDriver {
         &self,
         on: StreamHandle,
     ) -> Result<Vec<GraphNodeHandle>, DriverError> {
+        self.bind(on.device)?;
         graph::capture_dependencies(on)
     }
 
@@ -457,14 +483,17 @@ impl Driver for CudaDriver {
         &self,
         graph: GraphHandle,
     ) -> Result<Vec<(GraphNodeHandle, GraphNodeKind)>, DriverError> {
+        self.bind(graph.device)?;
         graph::nodes(graph)
     }
 
     fn graph_instantiate(&self, graph: GraphHandle) -> Result<GraphExecHandle, DriverError> {
+        self.bind(graph.device)?;
         graph::instantiate(graph)
     }
 
     fn graph_launch(&self, exec: GraphExecHandle, on: StreamHandle) -> Result<(), DriverError> {
+        self.bind(on.device)?;
         graph::launch(exec, on)
     }
 
@@ -474,19 +503,23 @@ impl Driver for CudaDriver {
         node: GraphNodeHandle,
         launch: KernelLaunch<'_>,
     ) -> Result<(), DriverError> {
+        self.bind(exec.device)?;
         // SAFETY: forwarded to the caller.
         unsafe { graph::set_kernel(exec, node, launch) }
     }
 
     fn graph_exec_destroy(&self, exec: GraphExecHandle) -> Result<(), DriverError> {
+        self.bind(exec.device)?;
         graph::destroy_exec(exec)
     }
 
     fn graph_destroy(&self, graph: GraphHandle) -> Result<(), DriverError> {
+        self.bind(graph.device)?;
         graph::destroy(graph)
     }
 
-    fn event_create(&self, flags: EventFlags) -> Result<EventHandle, DriverError> {
+    fn event_create(&self, device: usize, flags: EventFlags) -> Result<EventHandle, DriverError> {
+        self.bind(device)?;
         let bits = (if flags.blocking_sync {
             EVENT_BLOCKING_SYNC
         } else {
@@ -503,22 +536,29 @@ impl Driver for CudaDriver {
         let mut e = ptr::null_mut();
         // SAFETY: writes one event handle.
         check("cuEventCreate", unsafe { cuEventCreate(&mut e, bits) })?;
-        Ok(EventHandle(e as usize))
+        Ok(EventHandle {
+            raw: e as usize,
+            device,
+        })
     }
 
     fn event_destroy(&self, e: EventHandle) -> Result<(), DriverError> {
+        self.bind(e.device)?;
         // SAFETY: the event was created by `event_create` and is destroyed once.
         check("cuEventDestroy", unsafe { cuEventDestroy_v2(event(e)) })
     }
 
     fn event_record(&self, e: EventHandle, on: StreamHandle) -> Result<(), DriverError> {
-        // SAFETY: both handles are live.
+        self.bind(on.device)?;
+        // SAFETY: both handles are live (the driver refuses an event of
+        // another device with CUDA_ERROR_INVALID_HANDLE).
         check("cuEventRecord", unsafe {
             cuEventRecord(event(e), stream(on))
         })
     }
 
     fn event_synchronize(&self, e: EventHandle) -> Result<(), DriverError> {
+        self.bind(e.device)?;
         // SAFETY: the event is live.
         check("cuEventSynchronize", unsafe {
             cuEventSynchronize(event(e))
@@ -526,11 +566,13 @@ impl Driver for CudaDriver {
     }
 
     fn event_is_done(&self, e: EventHandle) -> Result<bool, DriverError> {
+        self.bind(e.device)?;
         // SAFETY: the event is live.
         check_done("cuEventQuery", unsafe { cuEventQuery(event(e)) })
     }
 
     fn event_elapsed_ms(&self, start: EventHandle, end: EventHandle) -> Result<f32, DriverError> {
+        self.bind(end.device)?;
         let mut ms = 0.0;
         // SAFETY: both events are live; writes one float.
         check("cuEventElapsedTime", unsafe {
@@ -539,7 +581,12 @@ impl Driver for CudaDriver {
         Ok(ms)
     }
 
-    fn module_load(&self, ptx: &CStr) -> Result<ModuleHandle, (DriverError, String)> {
+    fn module_load(
+        &self,
+        device: usize,
+        ptx: &CStr,
+    ) -> Result<ModuleHandle, (DriverError, String)> {
+        self.bind(device).map_err(|e| (e, String::new()))?;
         let mut log = vec![0u8; 16 * 1024];
         let mut options = [JIT_ERROR_LOG_BUFFER, JIT_ERROR_LOG_BUFFER_SIZE_BYTES];
         let mut values = [log.as_mut_ptr().cast::<c_void>(), log.len() as *mut c_void];
@@ -556,7 +603,10 @@ impl Driver for CudaDriver {
             )
         };
         check("cuModuleLoadDataEx", code)
-            .map(|()| ModuleHandle(module as usize))
+            .map(|()| ModuleHandle {
+                raw: module as usize,
+                device,
+            })
             .map_err(|e| {
                 let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
                 (e, String::from_utf8_lossy(&log[..end]).trim().to_string())
@@ -568,20 +618,25 @@ impl Driver for CudaDriver {
         module: ModuleHandle,
         name: &CStr,
     ) -> Result<FunctionHandle, DriverError> {
+        self.bind(module.device)?;
         let mut f = ptr::null_mut();
         // SAFETY: the module is loaded; `name` is NUL-terminated.
         check("cuModuleGetFunction", unsafe {
-            cuModuleGetFunction(&mut f, module.0 as CUmodule, name.as_ptr())
+            cuModuleGetFunction(&mut f, module.raw as CUmodule, name.as_ptr())
         })?;
-        Ok(FunctionHandle(f as usize))
+        Ok(FunctionHandle {
+            raw: f as usize,
+            device: module.device,
+        })
     }
 
     fn function_limits(&self, function: FunctionHandle) -> Result<FunctionLimits, DriverError> {
+        self.bind(function.device)?;
         let attr = |a: c_int| -> Result<u32, DriverError> {
             let mut v = 0;
             // SAFETY: the function is live; writes one int.
             check("cuFuncGetAttribute", unsafe {
-                cuFuncGetAttribute(&mut v, a, function.0 as CUfunction)
+                cuFuncGetAttribute(&mut v, a, function.raw as CUfunction)
             })?;
             Ok(v.max(0) as u32)
         };
@@ -598,30 +653,32 @@ impl Driver for CudaDriver {
         function: FunctionHandle,
         bytes: u32,
     ) -> Result<(), DriverError> {
+        self.bind(function.device)?;
         // SAFETY: the function is live.
         check("cuFuncSetAttribute", unsafe {
             cuFuncSetAttribute(
-                function.0 as CUfunction,
+                function.raw as CUfunction,
                 function_attribute::MAX_DYNAMIC_SHARED_SIZE_BYTES,
                 bytes as c_int,
             )
         })
     }
 
-    unsafe fn launch(&self, launch: KernelLaunch<'_>) -> Result<(), DriverError> {
+    unsafe fn launch(&self, launch: KernelLaunch<'_>, on: StreamHandle) -> Result<(), DriverError> {
+        self.bind(on.device)?;
         let KernelLaunch {
             function,
             grid,
             block,
             shared_bytes,
-            stream: on,
             params,
             ..
         } = launch;
-        // SAFETY: forwarded to the caller.
+        // SAFETY: forwarded to the caller (the driver refuses a function of
+        // another device's module with CUDA_ERROR_INVALID_HANDLE).
         check("cuLaunchKernel", unsafe {
             cuLaunchKernel(
-                function.0 as CUfunction,
+                function.raw as CUfunction,
                 grid[0],
                 grid[1],
                 grid[2],
@@ -642,10 +699,12 @@ impl Driver for CudaDriver {
 
     fn comm_init_rank(
         &self,
+        device: usize,
         id: &[u8; UNIQUE_ID_BYTES],
         ranks: usize,
         rank: usize,
     ) -> Result<CommHandle, DriverError> {
+        self.bind(device)?;
         self.nccl_init_rank(id, ranks, rank)
     }
 

@@ -324,8 +324,8 @@ impl CudaDriver {
         }
         let nccl = nccl()?;
         let mut handle: Comm = std::ptr::null_mut();
-        // SAFETY: writes one communicator; the bound device's context is
-        // current, and NCCL uses that device.
+        // SAFETY: writes one communicator; the rank's device's context is
+        // current (the caller bound it), and NCCL uses that device.
         let code = unsafe {
             (nccl.comm_init_rank)(
                 &mut handle,
@@ -367,7 +367,6 @@ impl CudaDriver {
     /// # Safety
     /// As [`Driver::collectives`](super::super::Driver::collectives).
     pub(super) unsafe fn nccl_collectives(&self, calls: &[Collective]) -> Result<(), DriverError> {
-        use super::super::Driver;
         let nccl = nccl()?;
         let grouped = calls.len() > 1;
         if grouped {
@@ -377,13 +376,13 @@ impl CudaDriver {
         let mut queued = Ok(());
         for call in calls {
             // The communicator's device is current when its work is queued.
-            queued = self.bind(call.device);
+            queued = self.bind(call.stream.device);
             if queued.is_err() {
                 break;
             }
             let (send, recv) = (call.send as *const c_void, call.recv as *mut c_void);
             let (count, element) = (call.count, call.element.nccl());
-            let (c, s) = (comm(call.comm), call.stream.0 as CUstream);
+            let (c, s) = (comm(call.comm), call.stream.raw as CUstream);
             // SAFETY: the ranges, communicator and stream are valid as the
             // caller promises; NCCL reads `count` (or `ranks * count` for a
             // reduce-scatter) elements at `send` and writes at `recv`.

@@ -5,8 +5,7 @@
 
 use super::super::{status, DevicePtr, DriverError, StreamHandle};
 use super::ffi::*;
-use super::{check, stream, CudaDriver, BOUND};
-use std::cell::Cell;
+use super::{check, stream, CudaDriver};
 use std::ffi::c_int;
 
 impl CudaDriver {
@@ -20,26 +19,21 @@ impl CudaDriver {
         Ok(can != 0)
     }
 
-    pub(super) fn enable_peer(&self, peer: usize) -> Result<(), DriverError> {
-        let bound = BOUND.with(Cell::get).ok_or_else(|| DriverError {
-            call: "cuCtxEnablePeerAccess",
-            code: status::INVALID_VALUE,
-            name: "CUDA_ERROR_INVALID_CONTEXT".into(),
-            description: "no device is bound on this thread".into(),
-        })?;
+    /// Lets `device` (its context current) reach `peer`'s memory.
+    pub(super) fn enable_peer(&self, device: usize, peer: usize) -> Result<(), DriverError> {
         let target = self.opened(peer, "cuCtxEnablePeerAccess")?;
-        // SAFETY: `target.context` is a retained primary context; the bound
-        // device's context is current.
+        // SAFETY: `target.context` is a retained primary context; `device`'s
+        // context is current (the caller bound it).
         let code = unsafe { cuCtxEnablePeerAccess(target.context, 0) };
         if code != status::PEER_ACCESS_ALREADY_ENABLED {
             check("cuCtxEnablePeerAccess", code)?;
         }
         // Memory from a pool (`cuMemAllocAsync`) is not covered by context
-        // peer access: the peer's pool grants the bound device access itself.
+        // peer access: the peer's pool grants `device` access itself.
         let access = MemAccessDesc {
             location: MemLocation {
                 kind: MEM_LOCATION_TYPE_DEVICE,
-                id: bound as c_int,
+                id: device as c_int,
             },
             flags: MEM_ACCESS_FLAGS_PROT_READWRITE,
         };
@@ -50,6 +44,8 @@ impl CudaDriver {
         })
     }
 
+    /// The stream's device's context is current (the caller bound it).
+    ///
     /// # Safety
     /// As [`Driver::copy_peer_async`](super::super::Driver::copy_peer_async).
     pub(super) unsafe fn copy_peer(

@@ -22,6 +22,17 @@ pub(crate) fn invalid_value(call: &'static str, description: String) -> DriverEr
     }
 }
 
+/// A handle of another device than the call acts on, as the driver's
+/// `CUDA_ERROR_INVALID_HANDLE`.
+pub(crate) fn invalid_handle(call: &'static str, description: String) -> DriverError {
+    DriverError {
+        call,
+        code: status::INVALID_HANDLE,
+        name: "CUDA_ERROR_INVALID_HANDLE".into(),
+        description,
+    }
+}
+
 /// A stream-capture failure, as the driver's `CUDA_ERROR_STREAM_CAPTURE_*` codes.
 pub(crate) fn capture_error(call: &'static str, code: i32, description: String) -> DriverError {
     let name = match code {

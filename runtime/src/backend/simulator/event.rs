@@ -2,7 +2,7 @@
 
 use super::super::{status, DriverError, EventHandle, StreamHandle};
 use super::capture::Capture;
-use super::errors::capture_error;
+use super::errors::{capture_error, invalid_handle};
 use super::stream;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Condvar, Mutex};
@@ -43,29 +43,46 @@ impl SimEvent {
 fn with<R>(handle: EventHandle, f: impl FnOnce(&Arc<SimEvent>) -> R) -> R {
     // SAFETY: handles come from `create`, which leaked one strong count that
     // `destroy` gives back; borrowed here without touching the count.
-    let event = std::mem::ManuallyDrop::new(unsafe { Arc::from_raw(handle.0 as *const SimEvent) });
+    let event =
+        std::mem::ManuallyDrop::new(unsafe { Arc::from_raw(handle.raw as *const SimEvent) });
     f(&event)
 }
 
-pub(crate) fn create() -> EventHandle {
-    EventHandle(Arc::into_raw(Arc::new(SimEvent {
-        state: Mutex::new(State::default()),
-        changed: Condvar::new(),
-    })) as usize)
+/// A new event of `device`.
+pub(crate) fn create(device: usize) -> EventHandle {
+    EventHandle {
+        raw: Arc::into_raw(Arc::new(SimEvent {
+            state: Mutex::new(State::default()),
+            changed: Condvar::new(),
+        })) as usize,
+        device,
+    }
 }
 
 pub(crate) fn destroy(handle: EventHandle) {
     // SAFETY: the count leaked by `create`, given back once; queued records
     // hold their own counts.
-    drop(unsafe { Arc::from_raw(handle.0 as *const SimEvent) });
+    drop(unsafe { Arc::from_raw(handle.raw as *const SimEvent) });
 }
 
-pub(crate) fn record(handle: EventHandle, stream_handle: StreamHandle) {
+/// Records the event on the stream, which must belong to the event's device
+/// (CUDA's `CUDA_ERROR_INVALID_HANDLE` otherwise).
+pub(crate) fn record(handle: EventHandle, stream_handle: StreamHandle) -> Result<(), DriverError> {
+    let device = stream::device_of(stream_handle);
+    if device != handle.device {
+        return Err(invalid_handle(
+            "cuEventRecord",
+            format!(
+                "the event belongs to device {} and the stream to device {device}",
+                handle.device
+            ),
+        ));
+    }
     let event = with(handle, Arc::clone);
     if let Some(membership) = stream::membership(stream_handle) {
         // A point of the capture, which streams waiting for it join.
         event.lock().captured = Some((membership.capture, membership.tail));
-        return;
+        return Ok(());
     }
     let generation = {
         let mut state = event.lock();
@@ -84,6 +101,7 @@ pub(crate) fn record(handle: EventHandle, stream_handle: StreamHandle) {
             event.changed.notify_all();
         }),
     );
+    Ok(())
 }
 
 /// An error if the event's latest record was captured: it never runs.
@@ -159,6 +177,15 @@ pub(crate) fn stream_wait(
 }
 
 pub(crate) fn elapsed_ms(start: EventHandle, end: EventHandle) -> Result<f32, DriverError> {
+    if start.device != end.device {
+        return Err(invalid_handle(
+            "cuEventElapsedTime",
+            format!(
+                "the events belong to devices {} and {}, which have no common clock",
+                start.device, end.device
+            ),
+        ));
+    }
     for h in [start, end] {
         with(h, |e| refuse_captured(&e.lock(), "cuEventElapsedTime"))?;
     }

@@ -25,7 +25,8 @@ mod thread_state;
 
 pub(crate) use pool::parallelism;
 
-use super::super::{DriverError, GraphNodeKind, KernelLaunch};
+use super::super::{DriverError, GraphNodeKind, KernelLaunch, StreamHandle};
+use super::errors::invalid_handle;
 use super::settings::settings;
 use super::signals::{self, BlockSignals, Finish, Interrupt};
 use super::stream;
@@ -45,13 +46,27 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use thread_state::{SimCoroutine, Suspend, ThreadState};
 
-/// Queues a launch on its stream (or captures it): the parameters are
-/// copied now, as the driver copies kernel parameters at launch.
+/// Queues a launch on `stream` (or captures it): the parameters are
+/// copied now, as the driver copies kernel parameters at launch. A kernel of
+/// another device than the stream's is refused, as CUDA refuses a function
+/// of another context's module.
 ///
 /// # Safety
 /// As [`Driver::launch`](super::super::Driver::launch).
-pub(crate) unsafe fn launch(launch: KernelLaunch<'_>) -> Result<(), DriverError> {
-    let stream = launch.stream;
+pub(crate) unsafe fn launch(
+    launch: KernelLaunch<'_>,
+    stream: StreamHandle,
+) -> Result<(), DriverError> {
+    let device = stream::device_of(stream);
+    if launch.function.device != device {
+        return Err(invalid_handle(
+            "cuLaunchKernel",
+            format!(
+                "`{}` was loaded for device {} and the stream belongs to device {device}",
+                launch.name, launch.function.device
+            ),
+        ));
+    }
     // SAFETY: forwarded to the caller.
     let call = unsafe { prepare(&launch) };
     stream::submit(stream, GraphNodeKind::Kernel, Arc::new(move || run(&call)))

@@ -12,7 +12,7 @@ use super::super::{
     StreamHandle,
 };
 use super::capture::{Capture, GraphMemory, Node};
-use super::errors::invalid_value;
+use super::errors::{invalid_handle, invalid_value};
 use super::executor;
 use super::stream::{self, Fence};
 use std::sync::{Arc, Mutex};
@@ -34,21 +34,24 @@ pub(crate) struct SimExec {
 fn graph(handle: GraphHandle) -> std::mem::ManuallyDrop<Arc<SimGraph>> {
     // SAFETY: graph handles come from `from_capture`, which leaked one strong
     // count that `destroy` gives back; borrowed here without touching it.
-    std::mem::ManuallyDrop::new(unsafe { Arc::from_raw(handle.0 as *const SimGraph) })
+    std::mem::ManuallyDrop::new(unsafe { Arc::from_raw(handle.raw as *const SimGraph) })
 }
 
 fn exec(handle: GraphExecHandle) -> std::mem::ManuallyDrop<Arc<SimExec>> {
     // SAFETY: as `graph`, for `instantiate` and `destroy_exec`.
-    std::mem::ManuallyDrop::new(unsafe { Arc::from_raw(handle.0 as *const SimExec) })
+    std::mem::ManuallyDrop::new(unsafe { Arc::from_raw(handle.raw as *const SimExec) })
 }
 
-/// The graph of an ended capture.
-pub(crate) fn from_capture(capture: Arc<Capture>) -> GraphHandle {
+/// The graph of an ended capture of `device`.
+pub(crate) fn from_capture(capture: Arc<Capture>, device: usize) -> GraphHandle {
     let graph = SimGraph {
         nodes: capture.take_nodes(),
         memory: Arc::clone(&capture.memory),
     };
-    GraphHandle(Arc::into_raw(Arc::new(graph)) as usize)
+    GraphHandle {
+        raw: Arc::into_raw(Arc::new(graph)) as usize,
+        device,
+    }
 }
 
 pub(crate) fn nodes(handle: GraphHandle) -> Vec<(GraphNodeHandle, GraphNodeKind)> {
@@ -62,7 +65,7 @@ pub(crate) fn nodes(handle: GraphHandle) -> Vec<(GraphNodeHandle, GraphNodeKind)
 
 pub(crate) fn destroy(handle: GraphHandle) {
     // SAFETY: the count leaked by `from_capture`, given back once.
-    drop(unsafe { Arc::from_raw(handle.0 as *const SimGraph) });
+    drop(unsafe { Arc::from_raw(handle.raw as *const SimGraph) });
 }
 
 pub(crate) fn instantiate(handle: GraphHandle) -> GraphExecHandle {
@@ -72,13 +75,16 @@ pub(crate) fn instantiate(handle: GraphHandle) -> GraphExecHandle {
         memory: Arc::clone(&graph.memory),
         previous: Mutex::new(None),
     };
-    GraphExecHandle(Arc::into_raw(Arc::new(exec)) as usize)
+    GraphExecHandle {
+        raw: Arc::into_raw(Arc::new(exec)) as usize,
+        device: handle.device,
+    }
 }
 
 pub(crate) fn destroy_exec(handle: GraphExecHandle) {
     // SAFETY: the count leaked by `instantiate`, given back once; queued runs
     // hold what they use.
-    drop(unsafe { Arc::from_raw(handle.0 as *const SimExec) });
+    drop(unsafe { Arc::from_raw(handle.raw as *const SimExec) });
 }
 
 /// Signals a run's fence however the run ends.
@@ -90,8 +96,19 @@ impl Drop for SignalOnDrop {
     }
 }
 
-/// Queues a run of the instance on `on`, after its earlier runs.
+/// Queues a run of the instance on `on`, after its earlier runs; a stream
+/// of another device than the instance's is refused.
 pub(crate) fn launch(handle: GraphExecHandle, on: StreamHandle) -> Result<(), DriverError> {
+    let device = stream::device_of(on);
+    if device != handle.device {
+        return Err(invalid_handle(
+            "cuGraphLaunch",
+            format!(
+                "the graph instance belongs to device {} and the stream to device {device}",
+                handle.device
+            ),
+        ));
+    }
     let exec = exec(handle);
     let work: Vec<_> = exec
         .nodes
@@ -129,6 +146,15 @@ pub(crate) unsafe fn set_kernel(
     node: GraphNodeHandle,
     launch: KernelLaunch<'_>,
 ) -> Result<(), DriverError> {
+    if launch.function.device != handle.device {
+        return Err(invalid_handle(
+            "cuGraphExecKernelNodeSetParams",
+            format!(
+                "the kernel belongs to device {} and the graph instance to device {}",
+                launch.function.device, handle.device
+            ),
+        ));
+    }
     let exec = exec(handle);
     let mut nodes = exec.nodes.lock().unwrap_or_else(|e| e.into_inner());
     let Some(target) = nodes.get_mut(node.0) else {

@@ -20,9 +20,10 @@
 //! The number of simulated devices is [`DEVICES_ENV`] (default 1); each has
 //! its own memory, streams and default streams.
 
-mod bound_device;
 pub(crate) mod capture;
 pub(crate) mod collective;
+#[cfg(test)]
+mod device_checks;
 mod errors;
 pub(crate) mod event;
 pub(crate) mod executor;
@@ -42,7 +43,6 @@ use super::{
     GraphHandle, GraphNodeHandle, GraphNodeKind, HostFunction, KernelLaunch, ModuleHandle,
     StreamHandle, MAX_DEVICES, UNIQUE_ID_BYTES,
 };
-use bound_device::bound_device;
 use errors::invalid_value;
 use std::ffi::{c_void, CStr};
 use std::sync::OnceLock;
@@ -63,6 +63,21 @@ impl SimulatorDriver {
         SimulatorDriver {
             devices: OnceLock::new(),
         }
+    }
+
+    /// An error, as CUDA's for an ordinal no device has, unless `device`
+    /// is one of the simulated devices.
+    fn check_device(&self, device: usize, call: &'static str) -> Result<(), DriverError> {
+        if device < self.count() {
+            return Ok(());
+        }
+        Err(invalid_value(
+            call,
+            format!(
+                "device {device} does not exist: the simulator has {} device(s) ({DEVICES_ENV})",
+                self.count()
+            ),
+        ))
     }
 
     fn count(&self) -> usize {
@@ -114,20 +129,17 @@ impl Driver for SimulatorDriver {
         })
     }
 
-    fn bind(&self, ordinal: usize) -> Result<(), DriverError> {
-        bound_device::bind(ordinal);
-        Ok(())
+    fn synchronize_device(&self, device: usize) -> Result<(), DriverError> {
+        self.check_device(device, "cuCtxSynchronize")?;
+        stream::synchronize_device(device)
     }
 
-    fn synchronize_device(&self) -> Result<(), DriverError> {
-        stream::synchronize_device(bound_device())
+    fn memory_info(&self, device: usize) -> Result<(usize, usize), DriverError> {
+        self.check_device(device, "cuMemGetInfo")?;
+        Ok(memory::info(device, self.count()))
     }
 
-    fn memory_info(&self) -> Result<(usize, usize), DriverError> {
-        Ok(memory::info(bound_device(), self.count()))
-    }
-
-    fn trim_memory_pool(&self) -> Result<(), DriverError> {
+    fn trim_memory_pool(&self, _device: usize) -> Result<(), DriverError> {
         // Freed memory goes straight back to the host allocator.
         Ok(())
     }
@@ -136,11 +148,11 @@ impl Driver for SimulatorDriver {
         Ok(peer::peers_reachable())
     }
 
-    fn enable_peer_access(&self, peer: usize) -> Result<(), DriverError> {
+    fn enable_peer_access(&self, device: usize, peer: usize) -> Result<(), DriverError> {
         if peer::peers_reachable() {
             Ok(())
         } else {
-            Err(peer::unsupported(bound_device(), peer))
+            Err(peer::unsupported(device, peer))
         }
     }
 
@@ -159,15 +171,22 @@ impl Driver for SimulatorDriver {
         unsafe { memory::free_async(ptr, on) }
     }
 
-    fn host_alloc(&self, bytes: usize, _mapped: bool) -> Result<*mut u8, DriverError> {
+    fn host_alloc(
+        &self,
+        device: usize,
+        bytes: usize,
+        _mapped: bool,
+    ) -> Result<*mut u8, DriverError> {
+        self.check_device(device, "cuMemHostAlloc")?;
         memory::host_alloc(bytes)
     }
 
-    fn host_device_pointer(&self, ptr: *mut u8) -> Result<DevicePtr, DriverError> {
+    fn host_device_pointer(&self, _device: usize, ptr: *mut u8) -> Result<DevicePtr, DriverError> {
+        // Every simulated device reaches host memory at its host address.
         memory::host_device_pointer(ptr)
     }
 
-    unsafe fn host_free(&self, ptr: *mut u8) -> Result<(), DriverError> {
+    unsafe fn host_free(&self, _device: usize, ptr: *mut u8) -> Result<(), DriverError> {
         // SAFETY: forwarded to the caller.
         unsafe { memory::host_free(ptr) }
     }
@@ -179,6 +198,7 @@ impl Driver for SimulatorDriver {
         bytes: usize,
         on: StreamHandle,
     ) -> Result<(), DriverError> {
+        stream::check_device(on, "cuMemsetD8Async")?;
         // SAFETY: forwarded to the caller.
         unsafe { memory::memset(dst, value, bytes, on) }
     }
@@ -190,6 +210,7 @@ impl Driver for SimulatorDriver {
         bytes: usize,
         on: StreamHandle,
     ) -> Result<(), DriverError> {
+        stream::check_device(on, "cuMemcpyHtoDAsync")?;
         // SAFETY: forwarded to the caller.
         unsafe { memory::copy_to_device(dst, src, bytes, on) }
     }
@@ -201,6 +222,7 @@ impl Driver for SimulatorDriver {
         bytes: usize,
         on: StreamHandle,
     ) -> Result<(), DriverError> {
+        stream::check_device(on, "cuMemcpyDtoHAsync")?;
         // SAFETY: forwarded to the caller.
         unsafe { memory::copy(dst as DevicePtr, src, bytes, on) }
     }
@@ -212,6 +234,7 @@ impl Driver for SimulatorDriver {
         bytes: usize,
         on: StreamHandle,
     ) -> Result<(), DriverError> {
+        stream::check_device(on, "cuMemcpyDtoDAsync")?;
         // SAFETY: forwarded to the caller.
         unsafe { memory::copy(dst, src, bytes, on) }
     }
@@ -225,6 +248,7 @@ impl Driver for SimulatorDriver {
         bytes: usize,
         on: StreamHandle,
     ) -> Result<(), DriverError> {
+        stream::check_device(on, "cuMemcpyPeerAsync")?;
         // All simulated device memory is host memory.
         // SAFETY: forwarded to the caller.
         unsafe { memory::copy(dst, src, bytes, on) }
@@ -232,10 +256,12 @@ impl Driver for SimulatorDriver {
 
     fn stream_create(
         &self,
+        device: usize,
         non_blocking: bool,
         priority: i32,
     ) -> Result<StreamHandle, DriverError> {
-        Ok(stream::create(bound_device(), !non_blocking, priority))
+        self.check_device(device, "cuStreamCreateWithPriority")?;
+        Ok(stream::create(device, !non_blocking, priority))
     }
 
     fn stream_properties(&self, on: StreamHandle) -> Result<(bool, i32), DriverError> {
@@ -259,7 +285,7 @@ impl Driver for SimulatorDriver {
         event::stream_wait(on, e)
     }
 
-    fn stream_priority_range(&self) -> Result<(i32, i32), DriverError> {
+    fn stream_priority_range(&self, _device: usize) -> Result<(i32, i32), DriverError> {
         Ok((0, -5))
     }
 
@@ -297,7 +323,7 @@ impl Driver for SimulatorDriver {
         user_data: *mut c_void,
     ) -> Result<(), DriverError> {
         let data = user_data as usize;
-        let raw = on.0;
+        let raw = on.raw;
         stream::enqueue_reporting(
             on,
             Box::new(move |failed| {
@@ -316,7 +342,7 @@ impl Driver for SimulatorDriver {
     }
 
     fn stream_end_capture(&self, on: StreamHandle) -> Result<GraphHandle, DriverError> {
-        stream::end_capture(on).map(graph::from_capture)
+        stream::end_capture(on).map(|capture| graph::from_capture(capture, on.device))
     }
 
     fn stream_capture_dependencies(
@@ -363,8 +389,9 @@ impl Driver for SimulatorDriver {
         Ok(())
     }
 
-    fn event_create(&self, _flags: EventFlags) -> Result<EventHandle, DriverError> {
-        Ok(event::create())
+    fn event_create(&self, device: usize, _flags: EventFlags) -> Result<EventHandle, DriverError> {
+        self.check_device(device, "cuEventCreate")?;
+        Ok(event::create(device))
     }
 
     fn event_destroy(&self, e: EventHandle) -> Result<(), DriverError> {
@@ -373,8 +400,7 @@ impl Driver for SimulatorDriver {
     }
 
     fn event_record(&self, e: EventHandle, on: StreamHandle) -> Result<(), DriverError> {
-        event::record(e, on);
-        Ok(())
+        event::record(e, on)
     }
 
     fn event_synchronize(&self, e: EventHandle) -> Result<(), DriverError> {
@@ -389,17 +415,26 @@ impl Driver for SimulatorDriver {
         event::elapsed_ms(start, end)
     }
 
-    fn module_load(&self, _ptx: &CStr) -> Result<ModuleHandle, (DriverError, String)> {
+    fn module_load(
+        &self,
+        device: usize,
+        _ptx: &CStr,
+    ) -> Result<ModuleHandle, (DriverError, String)> {
+        self.check_device(device, "cuModuleLoadDataEx")
+            .map_err(|e| (e, String::new()))?;
         // Kernels run from their host entry points; the PTX is not needed.
-        Ok(ModuleHandle(0))
+        Ok(ModuleHandle { raw: 0, device })
     }
 
     fn module_function(
         &self,
-        _module: ModuleHandle,
+        module: ModuleHandle,
         _name: &CStr,
     ) -> Result<FunctionHandle, DriverError> {
-        Ok(FunctionHandle(0))
+        Ok(FunctionHandle {
+            raw: 0,
+            device: module.device,
+        })
     }
 
     fn function_limits(&self, _function: FunctionHandle) -> Result<FunctionLimits, DriverError> {
@@ -418,9 +453,9 @@ impl Driver for SimulatorDriver {
         Ok(())
     }
 
-    unsafe fn launch(&self, launch: KernelLaunch<'_>) -> Result<(), DriverError> {
+    unsafe fn launch(&self, launch: KernelLaunch<'_>, on: StreamHandle) -> Result<(), DriverError> {
         // SAFETY: forwarded to the caller.
-        unsafe { executor::launch(launch) }
+        unsafe { executor::launch(launch, on) }
     }
 
     fn comm_unique_id(&self) -> Result<[u8; UNIQUE_ID_BYTES], DriverError> {
@@ -429,11 +464,13 @@ impl Driver for SimulatorDriver {
 
     fn comm_init_rank(
         &self,
+        device: usize,
         id: &[u8; UNIQUE_ID_BYTES],
         ranks: usize,
         rank: usize,
     ) -> Result<CommHandle, DriverError> {
-        collective::init_rank(id, ranks, rank)
+        self.check_device(device, "ncclCommInitRank")?;
+        collective::init_rank(device, id, ranks, rank)
     }
 
     fn comm_init_all(&self, devices: &[usize]) -> Result<Vec<CommHandle>, DriverError> {

@@ -7,7 +7,6 @@
 //! queued on the legacy default stream. Non-blocking streams do neither.
 
 use super::super::{status, DriverError, GraphNodeKind, StreamHandle, MAX_DEVICES};
-use super::bound_device::bound_device;
 use super::capture::{union, Capture, Membership, Work};
 use super::errors::{capture_error, launch_failed};
 use std::cell::RefCell;
@@ -284,12 +283,12 @@ fn per_thread(device: usize) -> Arc<SimStream> {
 }
 
 /// Runs `f` with the stream a handle names; the default streams are those of
-/// the device bound on the calling thread.
+/// the handle's device.
 fn with<R>(handle: StreamHandle, f: impl FnOnce(&Arc<SimStream>) -> R) -> R {
-    match handle {
-        StreamHandle::LEGACY => f(legacy(bound_device())),
-        StreamHandle::PER_THREAD => f(&per_thread(bound_device())),
-        StreamHandle(raw) => {
+    match handle.raw {
+        StreamHandle::LEGACY_RAW => f(legacy(handle.device)),
+        StreamHandle::PER_THREAD_RAW => f(&per_thread(handle.device)),
+        raw => {
             // SAFETY: other handles come from `create`, which leaked one strong
             // count that `destroy` gives back; the handle is live until then.
             // `ManuallyDrop` borrows it as an `Arc` without touching the count.
@@ -298,6 +297,26 @@ fn with<R>(handle: StreamHandle, f: impl FnOnce(&Arc<SimStream>) -> R) -> R {
             f(&stream)
         }
     }
+}
+
+/// An error, as CUDA's `CUDA_ERROR_INVALID_VALUE`, if `handle` names a
+/// created stream of another device than the device it says: the CUDA
+/// backend makes the handle's device current, and CUDA refuses copies and
+/// memsets on a stream of another context than the current one
+/// (`cuMemcpyHtoDAsync` on two H200s). Only a handle made wrong (a foreign
+/// stream wrapped with the wrong device) gets there.
+pub(crate) fn check_device(handle: StreamHandle, call: &'static str) -> Result<(), DriverError> {
+    let device = device_of(handle);
+    if device == handle.device {
+        return Ok(());
+    }
+    Err(super::errors::invalid_value(
+        call,
+        format!(
+            "the stream belongs to device {device} and the call acts on device {}",
+            handle.device
+        ),
+    ))
 }
 
 /// The device a stream belongs to.
@@ -311,7 +330,10 @@ pub(crate) fn create(device: usize, blocking: bool, priority: i32) -> StreamHand
     } else {
         Kind::NonBlocking
     };
-    StreamHandle(Arc::into_raw(SimStream::new(device, kind, priority)) as usize)
+    StreamHandle {
+        raw: Arc::into_raw(SimStream::new(device, kind, priority)) as usize,
+        device,
+    }
 }
 
 /// Whether the stream is non-blocking, and its priority.
@@ -320,11 +342,14 @@ pub(crate) fn properties(handle: StreamHandle) -> (bool, i32) {
 }
 
 pub(crate) fn destroy(handle: StreamHandle) {
-    if matches!(handle, StreamHandle::LEGACY | StreamHandle::PER_THREAD) {
+    if matches!(
+        handle.raw,
+        StreamHandle::LEGACY_RAW | StreamHandle::PER_THREAD_RAW
+    ) {
         return;
     }
     // SAFETY: the count leaked by `create`, given back once.
-    let stream = unsafe { Arc::from_raw(handle.0 as *const SimStream) };
+    let stream = unsafe { Arc::from_raw(handle.raw as *const SimStream) };
     // The worker finishes what is queued, then exits.
     stream.close();
 }

@@ -125,12 +125,12 @@ fn meeting_dir(id: &[u8; UNIQUE_ID_BYTES]) -> Result<std::path::PathBuf, DriverE
 }
 
 pub(crate) fn init_rank(
+    device: usize,
     id: &[u8; UNIQUE_ID_BYTES],
     ranks: usize,
     rank: usize,
 ) -> Result<CommHandle, DriverError> {
     let dir = meeting_dir(id)?;
-    let device = super::bound_device::bound_device();
     let board = Files::join(dir, ranks, rank, device, timeout())
         .map_err(|e| collective_failed("ncclCommInitRank", e))?;
     Ok(SimComm::handle(rank, ranks, Arc::new(board)))
