@@ -17,7 +17,14 @@
     label = "not `DeviceCopy`",
     note = "kernels take scalars, `&[T]`, `DisjointSlice<T>`, `&[DeviceAtomic<T>]` and `#[repr(C)]` structs that `#[derive(Clone, Copy, DeviceCopy)]`"
 )]
-pub unsafe trait DeviceCopy: Copy + 'static {}
+pub unsafe trait DeviceCopy: Copy + 'static {
+    /// Written by `#[derive(DeviceCopy)]` in its impls, so that a derive
+    /// told another path (`#[device_copy(crate = "...")]`) cannot implement
+    /// an unsafe trait other than this one: a trait without this item is an
+    /// error.
+    #[doc(hidden)]
+    const __GPU_DEVICE_COPY: () = ();
+}
 
 macro_rules! device_copy {
     ($($t:ty),*) => {

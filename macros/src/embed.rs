@@ -1,26 +1,108 @@
 //! `embed_kernels!()`: the crate's PTX as a static the launchers load from.
+//! `embed_kernels!(runtime_crate = "path")` names `gpu_runtime` by another
+//! path.
 
+use crate::errors::Errors;
+use crate::path_option::PathOptions;
 use proc_macro2::TokenStream;
 use quote::quote;
+use syn::parse::{ParseStream, Parser};
+use syn::Token;
 
-pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
-    if !input.is_empty() {
-        return Err(syn::Error::new_spanned(
-            input,
-            "embed_kernels!() takes no arguments: the PTX comes from this crate's build.rs",
-        ));
+const EXPECTED: &str = "`runtime_crate = \"path\"` (the path to the `gpu_runtime` crate), the only option of embed_kernels!: the PTX comes from this crate's build.rs";
+
+/// The static, or the errors and a stand-in static of the same name and
+/// type (with no PTX), so that the crate's launchers, which name it, add no
+/// error of their own.
+pub fn expand(input: TokenStream) -> TokenStream {
+    let mut errors = Errors::default();
+    let mut options = PathOptions::new(&[("runtime_crate", "my_gpu::runtime")], EXPECTED);
+    let parser = |input: ParseStream| -> syn::Result<()> {
+        while !input.is_empty() {
+            if !PathOptions::starts_option(input) {
+                return Err(input.error(format!("expected {EXPECTED}")));
+            }
+            options.parse_one(input, &mut errors)?;
+            if !input.is_empty() {
+                input.parse::<Token![,]>()?;
+            }
+        }
+        Ok(())
+    };
+    if let Err(e) = parser.parse2(input) {
+        errors.push(e);
     }
-    Ok(quote! {
+    let runtime = options
+        .get("runtime_crate")
+        .cloned()
+        .unwrap_or_else(|| syn::parse_quote!(::gpu_runtime));
+    if let Err(errors) = errors.finish() {
+        let errors = errors.into_compile_error();
+        return quote! {
+            #errors
+            #[cfg(not(target_arch = "nvptx64"))]
+            #[allow(dead_code)]
+            // SAFETY: never loaded: the errors above stop this crate's build.
+            pub static KERNEL_MODULE: #runtime::EmbeddedModule =
+                unsafe { #runtime::EmbeddedModule::new(::core::env!("CARGO_PKG_NAME"), "") };
+        };
+    }
+    quote! {
         /// The PTX module holding this crate's kernels, built by `build.rs`.
         #[cfg(not(target_arch = "nvptx64"))]
         // SAFETY: the PTX is the file this crate's build script wrote with
         // `gpu_builder` from this crate's own `#[kernel]` functions, whose
         // launchers are the ones that load it.
-        pub static KERNEL_MODULE: ::gpu_runtime::EmbeddedModule = unsafe {
-            ::gpu_runtime::EmbeddedModule::new(
+        pub static KERNEL_MODULE: #runtime::EmbeddedModule = unsafe {
+            #runtime::EmbeddedModule::new(
                 ::core::env!("CARGO_PKG_NAME"),
                 ::core::include_str!(::core::concat!(::core::env!("OUT_DIR"), "/kernels.ptx")),
             )
         };
-    })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::expand;
+    use quote::quote;
+
+    #[test]
+    fn the_runtime_path_can_be_overridden() {
+        let default = expand(quote!()).to_string();
+        assert!(
+            default.contains("KERNEL_MODULE : :: gpu_runtime :: EmbeddedModule"),
+            "{default}"
+        );
+        let renamed = expand(quote!(runtime_crate = "rt")).to_string();
+        assert!(
+            renamed.contains("KERNEL_MODULE : rt :: EmbeddedModule"),
+            "{renamed}"
+        );
+        assert!(!renamed.contains("gpu_runtime"), "{renamed}");
+    }
+
+    #[test]
+    fn anything_else_is_an_error() {
+        for (input, message) in [
+            (quote!(foo), "expected `runtime_crate"),
+            (quote!(crate = "rt"), "unknown option `crate`"),
+            (quote!(runtime_crate = rt), "string literal"),
+            (
+                quote!(runtime_crate = "a", runtime_crate = "b"),
+                "given twice",
+            ),
+        ] {
+            let out = expand(input.clone()).to_string();
+            assert!(out.contains("compile_error"), "{input}: {out}");
+            assert!(out.contains(message), "{input}: {out}");
+            // The stand-in static, with no PTX.
+            assert!(
+                out.contains(
+                    "EmbeddedModule :: new (:: core :: env ! (\"CARGO_PKG_NAME\") , \"\")"
+                ),
+                "{out}"
+            );
+        }
+    }
 }

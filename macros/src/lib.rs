@@ -10,7 +10,9 @@ use proc_macro::TokenStream;
 
 mod device_copy;
 mod embed;
+mod errors;
 mod kernel;
+mod path_option;
 mod shared;
 
 /// Turns an ordinary function into a GPU kernel.
@@ -28,19 +30,103 @@ mod shared;
 /// | `&[DeviceAtomic<T>]`   | `&mut DeviceBuffer<T>` or a `DeviceViewMut<T>`    |
 /// | a `#[derive(DeviceCopy)]` struct | the struct, by value                    |
 ///
-/// A generic kernel lists the types to instantiate: `#[kernel(f32, f64)]`; the
-/// entry points are named `<kernel>_<type>` and the launcher picks the one
-/// matching its arguments.
+/// A generic kernel lists the types to instantiate: `#[kernel(f32, f64)]`
+/// (a const-generic one its values, `#[kernel(16, 32)]`); the entry points
+/// are named `<kernel>_<type>` and the launcher picks the one matching its
+/// arguments.
+///
+/// # Paths
+///
+/// The generated code names `::gpu_device`, `::gpu_runtime` and the
+/// crate's `crate::KERNEL_MODULE` (defined by `embed_kernels!`). Where they
+/// are elsewhere (a dependency renamed in `Cargo.toml`, a crate re-exporting
+/// them, the module in another place), the attribute says where, each path
+/// in a string literal:
+///
+/// - `device_crate = "path"`: the `gpu_device` crate;
+/// - `runtime_crate = "path"`: the `gpu_runtime` crate;
+/// - `module = "path"`: the `gpu_runtime::EmbeddedModule` static the
+///   launcher loads the kernel from.
+///
+/// Paths are resolved where the kernel is written (`self::` and `super::`
+/// paths too), and the options combine with a generic kernel's list in any
+/// order: `#[kernel(f32, f64, runtime_crate = "rt")]`.
+///
+/// Each path must lead to the real thing: `device_crate` and
+/// `runtime_crate` to the crate itself (renamed, or re-exported whole), as
+/// the generated `unsafe` code calls the crates' hidden `__private` items
+/// through them; `module` to the static that `embed_kernels!` defined in
+/// this crate, as the launcher loads the kernel's entry point from it by
+/// name. A path to a module that imitates a crate, or to another crate's
+/// module, is outside the crates' safety promise, as is any use of their
+/// `__private` items.
+///
+/// (The examples of this crate are not compiled here: a proc-macro crate
+/// cannot depend on the crates it serves without building them twice. The
+/// same code is compiled and run by the workspace's
+/// `tests/kernel_path_overrides.rs`.)
+///
+/// ```ignore
+/// // Cargo.toml renames the crates:
+/// //   dev = { package = "gpu-device", ... }, rt = { package = "gpu-runtime", ... }
+/// extern crate gpu_device as dev;
+/// extern crate gpu_runtime as rt;
+/// use dev::prelude::*;
+///
+/// mod ptx {
+///     // What `dev::embed_kernels!(runtime_crate = "rt")` defines at a
+///     // kernel crate's root; here elsewhere, and with no PTX.
+///     // SAFETY: never loaded: this example is only compiled.
+///     pub static MODULE: rt::EmbeddedModule = unsafe { rt::EmbeddedModule::new("doc", "") };
+/// }
+///
+/// #[kernel(device_crate = "dev", runtime_crate = "rt", module = "crate::ptx::MODULE")]
+/// pub fn scale(factor: f32, x: &[f32], mut out: DisjointSlice<f32>) {
+///     let i = thread_index();
+///     if let Some(&v) = x.get(i.get()) {
+///         out.set(i, factor * v);
+///     }
+/// }
+///
+/// fn run(x: &rt::DeviceBuffer<f32>, out: &mut rt::DeviceBuffer<f32>) -> rt::Result<()> {
+///     rt::launch!(scale[x.len().div_ceil(256), 256](2.0f32, x, out))
+/// }
+/// # fn main() {}
+/// ```
+///
+/// # Errors
+///
+/// Every problem of the attribute and the function (each bad parameter, a
+/// return type, a bad path) is reported in one compile, each at its own
+/// tokens. The function is still emitted for the host, and a launcher
+/// module of its name whose arguments are typed where the parameters are
+/// well formed, so that the rest of the crate and an IDE see the kernel and
+/// add no error of their own.
 #[proc_macro_attribute]
 pub fn kernel(args: TokenStream, item: TokenStream) -> TokenStream {
-    kernel::expand(args.into(), item.into())
-        .unwrap_or_else(syn::Error::into_compile_error)
-        .into()
+    kernel::expand(args.into(), item.into()).into()
 }
 
 /// Implements `gpu_device::DeviceCopy` for a `#[repr(C)]` struct whose fields
 /// are all `DeviceCopy`.
-#[proc_macro_derive(DeviceCopy)]
+///
+/// `#[device_copy(crate = "path")]` on the struct names the `gpu_device`
+/// crate where it is not `::gpu_device` (the impl checks that the trait it
+/// finds there is `gpu_device::DeviceCopy`):
+///
+/// ```ignore
+/// extern crate gpu_device as dev;
+///
+/// #[derive(Clone, Copy, dev::DeviceCopy)]
+/// #[device_copy(crate = "dev")]
+/// #[repr(C)]
+/// pub struct Pixel {
+///     pub rgb: [u8; 3],
+///     pub alpha: u8,
+/// }
+/// # fn main() {}
+/// ```
+#[proc_macro_derive(DeviceCopy, attributes(device_copy))]
 pub fn derive_device_copy(item: TokenStream) -> TokenStream {
     device_copy::expand(item.into())
         .unwrap_or_else(syn::Error::into_compile_error)
@@ -50,15 +136,37 @@ pub fn derive_device_copy(item: TokenStream) -> TokenStream {
 /// Embeds the crate's kernels, built to PTX by `gpu_builder` in the crate's
 /// `build.rs`, as `pub static KERNEL_MODULE` at the crate root. Every crate with
 /// `#[kernel]` functions calls it once, in `lib.rs`.
+///
+/// `embed_kernels!(runtime_crate = "path")` names the `gpu_runtime` crate
+/// where it is not `::gpu_runtime` (a kernel crate that renames it, e.g.
+/// `embed_kernels!(runtime_crate = "rt")`); the path must lead to the crate
+/// itself, as for `#[kernel]`. It cannot be shown compiling here: it
+/// includes the PTX that a kernel crate's `build.rs` writes.
 #[proc_macro]
 pub fn embed_kernels(input: TokenStream) -> TokenStream {
-    embed::expand(input.into())
-        .unwrap_or_else(syn::Error::into_compile_error)
-        .into()
+    embed::expand(input.into()).into()
 }
 
 /// A static shared-memory array for each block: `shared_array!(f32; 256)`
 /// evaluates to a `gpu_device::shared::SharedArray<f32>` of 256 elements.
+///
+/// `shared_array!(f32; 16, 16)` is a matrix, `shared_array!(f32; 32, 32,
+/// padding = 1)` one whose rows are `32 + 1` slots apart, and a last option
+/// `device_crate = "path"` names the `gpu_device` crate where it is not
+/// `::gpu_device` (the crate itself, as for `#[kernel]`):
+///
+/// ```ignore
+/// extern crate gpu_device as dev;
+/// use dev::prelude::*;
+///
+/// fn in_a_kernel(block: Block) {
+///     let tile = shared_array!(f32; 16, 16, padding = 1, device_crate = "dev");
+///     let mut w = block;
+///     tile.fill(&mut w, |row, col| (row * 16 + col) as f32);
+///     let _r = w.sync();
+/// }
+/// # fn main() {}
+/// ```
 #[proc_macro]
 pub fn shared_array(input: TokenStream) -> TokenStream {
     shared::expand(input.into())

@@ -16,7 +16,9 @@
 //! `thread_index_3d` to the matching functions at its top, shadowing the
 //! imported ones.
 
-use super::model::{Instance, Kernel, ParamKind};
+use super::attribute::KernelPaths;
+use super::model::{Instance, Kernel};
+use super::params::ParamKind;
 use super::substitute::substitute;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, ToTokens};
@@ -49,18 +51,21 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
 /// `T::Assoc` paths keep resolving through `T`'s bounds (after
 /// substitution, a concrete type needs `<f32 as Trait>::Assoc`).
 pub fn copies_per_instance(kernel: &Kernel) -> bool {
-    fn mentions_shared_array(tokens: TokenStream) -> bool {
-        tokens.into_iter().any(|t| match t {
-            proc_macro2::TokenTree::Ident(i) => i == "shared_array",
-            proc_macro2::TokenTree::Group(g) => mentions_shared_array(g.stream()),
-            _ => false,
-        })
-    }
     match &kernel.generic {
         None => false,
         Some(g) if g.const_type.is_some() => true,
         Some(_) => mentions_shared_array(kernel.function.block.to_token_stream()),
     }
+}
+
+/// Whether `tokens` invoke `shared_array!` (whose `static` cannot depend
+/// on a generic parameter).
+pub fn mentions_shared_array(tokens: TokenStream) -> bool {
+    tokens.into_iter().any(|t| match t {
+        proc_macro2::TokenTree::Ident(i) => i == "shared_array",
+        proc_macro2::TokenTree::Group(g) => mentions_shared_array(g.stream()),
+        _ => false,
+    })
 }
 
 /// The body of one instance (or, with `None`, the generic body of all): the
@@ -113,15 +118,16 @@ fn body(kernel: &Kernel, instance: Option<&Instance>) -> TokenStream {
         .params
         .push(syn::parse_quote!(const __GPU_ONE_DIMENSIONAL: bool));
     let user_block = &function.block;
+    let device = &kernel.paths.device;
     function.block = syn::parse_quote!({
         // Calls of the witnesses in the body resolve to these bindings: the
         // entry shape's versions (see the module documentation).
         #[allow(unused_variables)]
-        let thread_index = ::gpu_device::__private::EntryShape::<__GPU_ONE_DIMENSIONAL>::thread_index;
+        let thread_index = #device::__private::EntryShape::<__GPU_ONE_DIMENSIONAL>::thread_index;
         #[allow(unused_variables)]
-        let thread_index_2d = ::gpu_device::__private::EntryShape::<__GPU_ONE_DIMENSIONAL>::thread_index_2d;
+        let thread_index_2d = #device::__private::EntryShape::<__GPU_ONE_DIMENSIONAL>::thread_index_2d;
         #[allow(unused_variables)]
-        let thread_index_3d = ::gpu_device::__private::EntryShape::<__GPU_ONE_DIMENSIONAL>::thread_index_3d;
+        let thread_index_3d = #device::__private::EntryShape::<__GPU_ONE_DIMENSIONAL>::thread_index_3d;
         #user_block
     });
     quote! {
@@ -159,7 +165,14 @@ pub struct EntryParts {
     pub call: TokenStream,
 }
 
-pub fn entry_parts(kernel: &Kernel, instance: &Instance, one_dimensional: bool) -> EntryParts {
+/// `paths` are the kernel's paths as seen where the entry point is emitted.
+pub fn entry_parts(
+    kernel: &Kernel,
+    instance: &Instance,
+    one_dimensional: bool,
+    paths: &KernelPaths,
+) -> EntryParts {
+    let device = &paths.device;
     let body_name = body_name(kernel, instance);
     let substitute_type = |ty: &Type| -> Type {
         match (&kernel.generic, &instance.arg) {
@@ -200,7 +213,7 @@ pub fn entry_parts(kernel: &Kernel, instance: &Instance, one_dimensional: bool) 
                 rebuild.push(quote! {
                     // SAFETY: the launcher passed a live device allocation of `len`
                     // elements that no argument of this launch writes.
-                    let #name: &[#elem] = unsafe { ::gpu_device::__private::slice_from_kernel_param(#ptr, #len) };
+                    let #name: &[#elem] = unsafe { #device::__private::slice_from_kernel_param(#ptr, #len) };
                 });
             }
             ParamKind::Output(elem) => {
@@ -211,7 +224,7 @@ pub fn entry_parts(kernel: &Kernel, instance: &Instance, one_dimensional: bool) 
                     // SAFETY: the launcher passed a live device allocation of `len`
                     // elements, borrowed mutably for this launch alone; every thread
                     // receives the same one.
-                    let #name = unsafe { ::gpu_device::DisjointSlice::<#elem>::from_raw_parts(#ptr, #len) };
+                    let #name = unsafe { #device::DisjointSlice::<#elem>::from_raw_parts(#ptr, #len) };
                 });
             }
             ParamKind::Output2d(elem, rows_per_thread) => {
@@ -229,7 +242,7 @@ pub fn entry_parts(kernel: &Kernel, instance: &Instance, one_dimensional: bool) 
                     // SAFETY: the launcher passed a live device allocation of
                     // `rows * cols` elements (a product it checked), borrowed
                     // mutably for this launch alone; every thread receives the same.
-                    let #name = unsafe { ::gpu_device::DisjointSlice2d::<#elem, { #r }>::from_raw_parts(#ptr, #rows_name, #cols_name) };
+                    let #name = unsafe { #device::DisjointSlice2d::<#elem, { #r }>::from_raw_parts(#ptr, #rows_name, #cols_name) };
                 });
             }
             ParamKind::Output3d(elem) => {
@@ -246,7 +259,7 @@ pub fn entry_parts(kernel: &Kernel, instance: &Instance, one_dimensional: bool) 
                 params.push(cols);
                 rebuild.push(quote! {
                     // SAFETY: as for a matrix, with `depth * rows * cols` elements.
-                    let #name = unsafe { ::gpu_device::DisjointSlice3d::<#elem>::from_raw_parts(#ptr, #d, #r, #c) };
+                    let #name = unsafe { #device::DisjointSlice3d::<#elem>::from_raw_parts(#ptr, #d, #r, #c) };
                 });
             }
             ParamKind::Atomic(elem) => {
@@ -256,8 +269,8 @@ pub fn entry_parts(kernel: &Kernel, instance: &Instance, one_dimensional: bool) 
                 rebuild.push(quote! {
                     // SAFETY: as for outputs; `DeviceAtomic<T>` is `repr(transparent)`
                     // over `T` and accessed only with atomic instructions.
-                    let #name: &[::gpu_device::DeviceAtomic<#elem>] = unsafe {
-                        ::gpu_device::__private::slice_from_kernel_param(#ptr.cast::<::gpu_device::DeviceAtomic<#elem>>(), #len)
+                    let #name: &[#device::DeviceAtomic<#elem>] = unsafe {
+                        #device::__private::slice_from_kernel_param(#ptr.cast::<#device::DeviceAtomic<#elem>>(), #len)
                     };
                 });
             }
@@ -266,7 +279,7 @@ pub fn entry_parts(kernel: &Kernel, instance: &Instance, one_dimensional: bool) 
                     // SAFETY: the entry point makes each thread's one token,
                     // before the body runs (the model checked there is one
                     // `Block` parameter at most).
-                    let #name = unsafe { ::gpu_device::Block::for_kernel_entry() };
+                    let #name = unsafe { #device::Block::for_kernel_entry() };
                 });
             }
             ParamKind::DynamicShared(elem) => {
@@ -274,7 +287,7 @@ pub fn entry_parts(kernel: &Kernel, instance: &Instance, one_dimensional: bool) 
                 rebuild.push(quote! {
                     // SAFETY: the only `DynamicShared` of this kernel (the model
                     // checked), so every thread views the memory as `#elem`.
-                    let #name = unsafe { ::gpu_device::DynamicShared::<#elem>::for_kernel_entry() };
+                    let #name = unsafe { #device::DynamicShared::<#elem>::for_kernel_entry() };
                 });
             }
         }
@@ -300,7 +313,7 @@ fn entry(kernel: &Kernel, instance: &Instance, one_dimensional: bool) -> TokenSt
         params,
         rebuild,
         call,
-    } = entry_parts(kernel, instance, one_dimensional);
+    } = entry_parts(kernel, instance, one_dimensional, &kernel.paths);
     let params = params.iter().map(|(name, ty)| quote!(#name: #ty));
     let docs = &kernel.docs;
     quote! {

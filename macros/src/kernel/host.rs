@@ -1,7 +1,9 @@
 //! Host side: a module named after the kernel whose `launch` function takes
 //! typed arguments, checks them, and launches the PTX entry point.
 
-use super::model::{Kernel, ParamKind};
+use super::attribute::KernelPaths;
+use super::model::Kernel;
+use super::params::{Param, ParamKind};
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
@@ -11,6 +13,9 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
     let vis = &kernel.vis;
     let docs = &kernel.docs;
     let name_str = name.to_string();
+    // The launcher module is one module below the kernel.
+    let paths = kernel.paths.in_launcher_module();
+    let (device, runtime, module) = (&paths.device, &paths.runtime, &paths.module);
 
     let mut launch_params = Vec::new();
     let mut marshal = Vec::new();
@@ -25,18 +30,17 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
         let pname = &p.name;
         let pname_str = pname.to_string();
         let span = p.ty.span();
+        launch_params.extend(launcher_param(p, runtime));
         match &p.kind {
             ParamKind::Scalar(ty) => {
-                launch_params.push(quote!(#pname: #ty));
                 marshal.push(quote!(let mut #pname: #ty = #pname;));
                 slots.push(quote!(
                     ::core::ptr::addr_of_mut!(#pname).cast::<::core::ffi::c_void>()
                 ));
             }
             ParamKind::Value(ty) => {
-                launch_params.push(quote!(#pname: #ty));
                 checks.push(quote_spanned! {span=>
-                    ::gpu_runtime::__private::assert_device_copy::<#ty>();
+                    #runtime::__private::assert_device_copy::<#ty>();
                 });
                 marshal.push(quote!(let mut #pname: #ty = #pname;));
                 slots.push(quote!(
@@ -45,24 +49,17 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
             }
             ParamKind::Input(elem) => {
                 let slice = quote::format_ident!("__slice_{}", pname);
-                launch_params.push(quote!(#pname: impl ::gpu_runtime::DeviceInput<#elem>));
                 marshal.push(quote! {
-                    let mut #slice = ::gpu_runtime::__private::SliceArg::input(&#pname, __device, __function, #pname_str)?;
+                    let mut #slice = #runtime::__private::SliceArg::input(&#pname, __device, __function, #pname_str)?;
                 });
-                before.push(quote!(::gpu_runtime::DeviceInput::<#elem>::before_device_access(&#pname, &__stream)?;));
-                after.push(quote!(::gpu_runtime::DeviceInput::<#elem>::after_device_access(&#pname, &__stream)?;));
-                memory.push(quote!((#pname_str, ::gpu_runtime::DeviceInput::<#elem>::graph_memory(&#pname), false)));
+                before.push(quote!(#runtime::DeviceInput::<#elem>::before_device_access(&#pname, &__stream)?;));
+                after.push(quote!(#runtime::DeviceInput::<#elem>::after_device_access(&#pname, &__stream)?;));
+                memory.push(quote!((#pname_str, #runtime::DeviceInput::<#elem>::graph_memory(&#pname), false)));
                 slots.extend(slice_slots(&slice));
             }
             ParamKind::Output2d(elem, _) | ParamKind::Output3d(elem) => {
                 let slice = quote::format_ident!("__slice_{}", pname);
                 let three = matches!(p.kind, ParamKind::Output3d(_));
-                let view = if three {
-                    quote!(::gpu_runtime::DeviceView3dMut<'_, #elem>)
-                } else {
-                    quote!(::gpu_runtime::DeviceView2dMut<'_, #elem>)
-                };
-                launch_params.push(quote!(mut #pname: #view));
                 let extents: Vec<syn::Ident> = if three {
                     vec![
                         quote::format_ident!("__depth_{}", pname),
@@ -76,12 +73,12 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
                     ]
                 };
                 marshal.push(quote! {
-                    let mut #slice = ::gpu_runtime::__private::SliceArg::output(&mut #pname, __device, __function, #pname_str)?;
+                    let mut #slice = #runtime::__private::SliceArg::output(&mut #pname, __device, __function, #pname_str)?;
                     let (#(mut #extents),*) = #pname.extents();
                 });
-                before.push(quote!(::gpu_runtime::DeviceOutput::<#elem>::before_device_access(&#pname, &__stream)?;));
-                after.push(quote!(::gpu_runtime::DeviceOutput::<#elem>::after_device_access(&#pname, &__stream)?;));
-                memory.push(quote!((#pname_str, ::gpu_runtime::DeviceOutput::<#elem>::graph_memory(&#pname), true)));
+                before.push(quote!(#runtime::DeviceOutput::<#elem>::before_device_access(&#pname, &__stream)?;));
+                after.push(quote!(#runtime::DeviceOutput::<#elem>::after_device_access(&#pname, &__stream)?;));
+                memory.push(quote!((#pname_str, #runtime::DeviceOutput::<#elem>::graph_memory(&#pname), true)));
                 slots.push(quote!(
                     ::core::ptr::addr_of_mut!(#slice.ptr).cast::<::core::ffi::c_void>()
                 ));
@@ -95,13 +92,12 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
             ParamKind::Block | ParamKind::DynamicShared(_) => {}
             ParamKind::Output(elem) | ParamKind::Atomic(elem) => {
                 let slice = quote::format_ident!("__slice_{}", pname);
-                launch_params.push(quote!(mut #pname: impl ::gpu_runtime::DeviceOutput<#elem>));
                 marshal.push(quote! {
-                    let mut #slice = ::gpu_runtime::__private::SliceArg::output(&mut #pname, __device, __function, #pname_str)?;
+                    let mut #slice = #runtime::__private::SliceArg::output(&mut #pname, __device, __function, #pname_str)?;
                 });
-                before.push(quote!(::gpu_runtime::DeviceOutput::<#elem>::before_device_access(&#pname, &__stream)?;));
-                after.push(quote!(::gpu_runtime::DeviceOutput::<#elem>::after_device_access(&#pname, &__stream)?;));
-                memory.push(quote!((#pname_str, ::gpu_runtime::DeviceOutput::<#elem>::graph_memory(&#pname), true)));
+                before.push(quote!(#runtime::DeviceOutput::<#elem>::before_device_access(&#pname, &__stream)?;));
+                after.push(quote!(#runtime::DeviceOutput::<#elem>::after_device_access(&#pname, &__stream)?;));
+                memory.push(quote!((#pname_str, #runtime::DeviceOutput::<#elem>::graph_memory(&#pname), true)));
                 slots.extend(slice_slots(&slice));
             }
         }
@@ -114,7 +110,7 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
             let instance = &kernel.instances[0];
             let entry = &instance.entry;
             let entry_1d = super::device::one_dimensional_entry(entry);
-            let host_entry = host_entry(kernel, instance);
+            let host_entry = host_entry(kernel, instance, &paths);
             // One static for `launch` and `arguments`: its address tells the
             // kernel apart (a graph node is updated with its own kernel's
             // arguments only).
@@ -123,8 +119,8 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
                 quote!(&FUNCTION),
                 quote! {
                     #host_entry
-                    static FUNCTION: ::gpu_runtime::__private::KernelFunction =
-                        ::gpu_runtime::__private::KernelFunction::new(&crate::KERNEL_MODULE, #name_str, #entry, #entry_1d, HOST_ENTRY);
+                    static FUNCTION: #runtime::__private::KernelFunction =
+                        #runtime::__private::KernelFunction::new(&#module, #name_str, #entry, #entry_1d, HOST_ENTRY);
                 },
                 quote!(),
             )
@@ -135,19 +131,19 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
             let impls = kernel.instances.iter().map(|i| {
                 let arg = i.arg.as_ref().expect("generic kernels have instance arguments");
                 let instance_ty = if is_const {
-                    quote!(::gpu_runtime::Const<{ #arg }>)
+                    quote!(#runtime::Const<{ #arg }>)
                 } else {
                     quote!(#arg)
                 };
                 let entry = &i.entry;
                 let entry_1d = super::device::one_dimensional_entry(entry);
-                let host_entry = host_entry(kernel, i);
+                let host_entry = host_entry(kernel, i, &paths);
                 quote! {
                     impl Instance for #instance_ty {
-                        fn function() -> &'static ::gpu_runtime::__private::KernelFunction {
+                        fn function() -> &'static #runtime::__private::KernelFunction {
                             #host_entry
-                            static FUNCTION: ::gpu_runtime::__private::KernelFunction =
-                                ::gpu_runtime::__private::KernelFunction::new(&crate::KERNEL_MODULE, #name_str, #entry, #entry_1d, HOST_ENTRY);
+                            static FUNCTION: #runtime::__private::KernelFunction =
+                                #runtime::__private::KernelFunction::new(&#module, #name_str, #entry, #entry_1d, HOST_ENTRY);
                             &FUNCTION
                         }
                     }
@@ -161,7 +157,7 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
                         .as_ref()
                         .map(|a| {
                             syn::parse2::<syn::Type>(a.clone())
-                                .map(|t| super::model::type_name(&t))
+                                .map(|t| super::params::type_name(&t))
                                 .unwrap_or_else(|_| a.to_string())
                         })
                         .unwrap_or_default()
@@ -184,23 +180,23 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
             let supertrait = if is_const {
                 quote!()
             } else {
-                quote!(: ::gpu_device::DeviceCopy)
+                quote!(: #device::DeviceCopy)
             };
             let instance_trait = quote! {
                 /// The types (or values) this kernel was compiled for.
                 #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
                 pub trait Instance #supertrait {
                     #[doc(hidden)]
-                    fn function() -> &'static ::gpu_runtime::__private::KernelFunction;
+                    fn function() -> &'static #runtime::__private::KernelFunction;
                 }
                 #(#impls)*
             };
             if let Some(const_type) = &generic.const_type {
                 (
                     quote!(<const #t: #const_type>),
-                    quote!(<::gpu_runtime::Const<#t> as Instance>::function()),
+                    quote!(<#runtime::Const<#t> as Instance>::function()),
                     instance_trait,
-                    quote!(::gpu_runtime::Const<#t>: Instance,),
+                    quote!(#runtime::Const<#t>: Instance,),
                 )
             } else {
                 // The kernel's own bounds on its type parameter hold on the
@@ -251,17 +247,17 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
             #[doc = #launch_doc]
             #[allow(clippy::too_many_arguments, unused_mut)]
             pub fn launch #generics (
-                config: ::gpu_runtime::LaunchConfig<'_>,
+                config: #runtime::LaunchConfig<'_>,
                 #(#launch_params),*
-            ) -> ::gpu_runtime::Result<()> #where_clause {
+            ) -> #runtime::Result<()> #where_clause {
                 #(#checks)*
-                let __function: &'static ::gpu_runtime::__private::KernelFunction = #function;
+                let __function: &'static #runtime::__private::KernelFunction = #function;
                 let __stream = config.resolve_stream()?;
                 let __device = __stream.device();
                 #(#marshal)*
                 let mut __params: [*mut ::core::ffi::c_void; #slot_count] = [#(#slots),*];
                 #(#before)*
-                ::gpu_runtime::__private::graph_memory_of_launch(&__stream, || ::std::vec![#(#memory),*]);
+                #runtime::__private::graph_memory_of_launch(&__stream, || ::std::vec![#(#memory),*]);
                 // SAFETY: the parameter slots match the PTX entry point generated
                 // from the same signature: each slice as (pointer, length), each
                 // value by address, and they live until the call returns.
@@ -273,16 +269,16 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
             #[doc = #arguments_doc]
             #[allow(clippy::too_many_arguments, unused_mut)]
             pub fn arguments #generics (
-                config: ::gpu_runtime::LaunchConfig<'_>,
+                config: #runtime::LaunchConfig<'_>,
                 #(#launch_params),*
-            ) -> ::gpu_runtime::Result<::gpu_runtime::KernelArgs> #where_clause {
+            ) -> #runtime::Result<#runtime::KernelArgs> #where_clause {
                 #(#checks)*
-                let __function: &'static ::gpu_runtime::__private::KernelFunction = #function;
+                let __function: &'static #runtime::__private::KernelFunction = #function;
                 let __stream = config.resolve_stream()?;
                 let __device = __stream.device();
                 #(#marshal)*
                 let mut __params: [*mut ::core::ffi::c_void; #slot_count] = [#(#slots),*];
-                let __memory: ::std::vec::Vec<(&'static str, ::core::option::Option<::gpu_runtime::__private::GraphMemory>, bool)> =
+                let __memory: ::std::vec::Vec<(&'static str, ::core::option::Option<#runtime::__private::GraphMemory>, bool)> =
                     ::std::vec![#(#memory),*];
                 // SAFETY: the parameter slots match the PTX entry point, as in
                 // `launch`; the device memory they point to is `__memory`'s,
@@ -296,17 +292,22 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
 /// The instance's body as the CPU simulator calls it, with the PTX entry
 /// point's calling convention (one pointer per PTX parameter), as a `const
 /// HOST_ENTRY` item.
-fn host_entry(kernel: &Kernel, instance: &super::model::Instance) -> TokenStream {
-    let general = host_call(kernel, instance, false, "__host_entry");
-    let one_dimensional = host_call(kernel, instance, true, "__host_entry_1d");
-    let params = super::device::entry_parts(kernel, instance, false).params;
+fn host_entry(
+    kernel: &Kernel,
+    instance: &super::model::Instance,
+    paths: &KernelPaths,
+) -> TokenStream {
+    let general = host_call(kernel, instance, false, "__host_entry", paths);
+    let one_dimensional = host_call(kernel, instance, true, "__host_entry_1d", paths);
+    let params = super::device::entry_parts(kernel, instance, false, paths).params;
+    let runtime = &paths.runtime;
     let sizes = params
         .iter()
         .map(|(_, ty)| quote!(::core::mem::size_of::<#ty>()));
     quote! {
         #general
         #one_dimensional
-        const HOST_ENTRY: ::gpu_runtime::__private::HostEntry = ::gpu_runtime::__private::HostEntry {
+        const HOST_ENTRY: #runtime::__private::HostEntry = #runtime::__private::HostEntry {
             call: __host_entry,
             call_1d: __host_entry_1d,
             param_sizes: &[#(#sizes),*],
@@ -321,13 +322,14 @@ fn host_call(
     instance: &super::model::Instance,
     one_dimensional: bool,
     name: &str,
+    paths: &KernelPaths,
 ) -> TokenStream {
     let name = syn::Ident::new(name, proc_macro2::Span::call_site());
     let super::device::EntryParts {
         params,
         rebuild,
         call,
-    } = super::device::entry_parts(kernel, instance, one_dimensional);
+    } = super::device::entry_parts(kernel, instance, one_dimensional, paths);
     let reads = params.iter().enumerate().map(|(slot, (name, ty))| {
         quote! {
             // SAFETY: slot `#slot` points to a live value of the parameter's type
@@ -350,6 +352,22 @@ fn host_call(
     }
 }
 
+/// The launcher's parameter for the kernel's parameter `p` (`None` for
+/// those built on the device); `runtime` as seen from the launcher module.
+pub fn launcher_param(p: &Param, runtime: &syn::Path) -> Option<TokenStream> {
+    let name = &p.name;
+    Some(match &p.kind {
+        ParamKind::Scalar(ty) | ParamKind::Value(ty) => quote!(#name: #ty),
+        ParamKind::Input(elem) => quote!(#name: impl #runtime::DeviceInput<#elem>),
+        ParamKind::Output(elem) | ParamKind::Atomic(elem) => {
+            quote!(mut #name: impl #runtime::DeviceOutput<#elem>)
+        }
+        ParamKind::Output2d(elem, _) => quote!(mut #name: #runtime::DeviceView2dMut<'_, #elem>),
+        ParamKind::Output3d(elem) => quote!(mut #name: #runtime::DeviceView3dMut<'_, #elem>),
+        ParamKind::Block | ParamKind::DynamicShared(_) => return None,
+    })
+}
+
 fn slice_slots(name: &syn::Ident) -> [TokenStream; 2] {
     [
         quote!(::core::ptr::addr_of_mut!(#name.ptr).cast::<::core::ffi::c_void>()),
@@ -361,14 +379,14 @@ fn kernel_signature(kernel: &Kernel) -> String {
     let params = kernel
         .params
         .iter()
-        .map(|p| format!("{}: {}", p.name, super::model::type_name(&p.ty)))
+        .map(|p| format!("{}: {}", p.name, super::params::type_name(&p.ty)))
         .collect::<Vec<_>>()
         .join(", ");
     let generics = kernel
         .generic
         .as_ref()
         .map(|g| match &g.const_type {
-            Some(ty) => format!("<const {}: {}>", g.name, super::model::type_name(ty)),
+            Some(ty) => format!("<const {}: {}>", g.name, super::params::type_name(ty)),
             None => format!("<{}>", g.name),
         })
         .unwrap_or_default();
