@@ -3,8 +3,11 @@
 # into .gpu-bundle/ with run-all.sh, which runs them all on a GPU machine:
 #
 #   scripts/gpu-bundle.sh            # here: build and bundle (x86-64, no GPU needed)
+#                                      into .gpu-bundle/, packed as .gpu-bundle.tar.xz
+#   tar xJf .gpu-bundle.tar.xz       # on the GPU machine, if the packed bundle travelled
 #   bash .gpu-bundle/run-all.sh      # on the GPU machine, from the repository root
-#                                      (BENCH_ROUNDS=3 runs the benchmark three times)
+#                                      (BENCH_ROUNDS=3 runs the benchmark three times;
+#                                      BENCHES="kernels graphs_and_async" runs only those)
 #   bash .gpu-bundle/sanitize.sh     # on the GPU machine: every test and example
 #                                      under compute-sanitizer's four tools
 #
@@ -14,7 +17,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 bundle="$root/.gpu-bundle"
-rm -rf "$bundle"
+rm -rf "$bundle" "$root/.gpu-bundle.tar.xz"
 mkdir -p "$bundle/tests" "$bundle/examples" "$bundle/benches"
 
 executables() { # reads cargo's JSON messages; prints "kind name path" per test or bench executable
@@ -89,6 +92,9 @@ for helper in add_kernel pipeline event_record kernels memory graphs peer_copy; 
 done
 for b in benches/*; do
     [ -x "$b" ] && [ "${b%.*}" = "$b" ] && [ "${b%_cuda}" = "$b" ] || continue
+    if [ -n "${BENCHES:-}" ] && ! [[ " $BENCHES " == *" $(basename "$b") "* ]]; then
+        continue
+    fi
     if [ "$(basename "$b")" = simulator ]; then
         echo "=== bench simulator: not run here (a CPU benchmark: cargo bench --bench simulator -- --helpers benches/python)"
         continue
@@ -103,4 +109,7 @@ echo "$passed passed, $failed failed"
 RUNNER
 chmod +x "$bundle/run-all.sh"
 du -sh "$bundle"
+# Packed, for a transfer limited in size (the binaries shrink about fourfold).
+tar -C "$root" -cf - .gpu-bundle | xz -T0 -6 > "$root/.gpu-bundle.tar.xz"
+du -sh "$root/.gpu-bundle.tar.xz"
 echo "bundle: $(ls "$bundle/tests" | wc -l) test binaries, $(ls "$bundle/examples" | wc -l) examples, benches: $(ls "$bundle/benches" | tr '\n' ' ')"

@@ -1,9 +1,19 @@
 //! Bad kernels and bad launches do not compile, and the errors point at the
 //! offending tokens. Each case is a file in tests/ui/ with its expected
-//! compiler output beside it.
+//! compiler output beside it; the cases in tests/ui_build/ are built, not
+//! only checked, for errors found while generating code (a `const` assertion
+//! on a generic parameter's size).
 
 #[test]
 fn bad_kernels_and_bad_launches_are_compile_errors() {
     let cases = trybuild::TestCases::new();
     cases.compile_fail("tests/ui/*.rs");
+}
+
+#[test]
+fn errors_found_while_generating_code() {
+    let cases = trybuild::TestCases::new();
+    // A case that must build makes trybuild build the others too.
+    cases.pass("tests/ui_build/kernel_by_value_struct.rs");
+    cases.compile_fail("tests/ui_build/kernel_zero_sized_value.rs");
 }

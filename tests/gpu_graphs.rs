@@ -456,11 +456,29 @@ fn synchronous_calls_inside_a_capture_are_errors_naming_it() {
     in_capture(x.fill(3.0, &s).unwrap_err(), "fill");
     in_capture(s.add_callback(|| ()).unwrap_err(), "add_callback");
     in_capture(s.async_done().unwrap_err(), "async_done");
-    in_capture(
+    // A device-wide call is refused while any capture is under way on the
+    // device: the error names one of them (another test of this binary may
+    // be capturing at the same time).
+    let in_a_capture = |e: Error, operation: &str| match &e {
+        Error::InCapture {
+            operation: op,
+            capture,
+            ..
+        } => {
+            assert_eq!(*op, operation);
+            assert!(*capture <= id, "capture {capture} began after {id}");
+            assert!(
+                e.to_string().contains(&format!("graph capture {capture}")),
+                "{e}"
+            );
+        }
+        other => panic!("expected InCapture for {operation}, got {other:?}"),
+    };
+    in_a_capture(
         Device::current().unwrap().synchronize().unwrap_err(),
         "Device::synchronize",
     );
-    in_capture(
+    in_a_capture(
         gpu_runtime::synchronize().unwrap_err(),
         "Device::synchronize",
     );

@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 // but its `Hash` and `Eq` read only what is fixed at creation (see `Stream`).
 #[allow(clippy::mutable_key_type)]
 fn streams_key_hash_maps() {
+    let _turn = one_at_a_time();
     let (s1, s2) = (Stream::new().unwrap(), Stream::new().unwrap());
     let mut per_stream: HashMap<Stream, u32> = HashMap::new();
     *per_stream.entry(s1.clone()).or_default() += 1;
@@ -44,6 +45,7 @@ fn streams_key_hash_maps() {
 
 #[test]
 fn stream_properties_can_be_read_back() {
+    let _turn = one_at_a_time();
     let s = Stream::new().unwrap();
     assert_eq!(s.kind(), StreamKind::Owned);
     assert!(s.is_owned());
@@ -182,6 +184,9 @@ fn data_filled_on_the_per_thread_stream_reads_back_through_the_legacy_stream() {
 
 #[test]
 fn streams_dropped_inside_their_own_callback_are_destroyed() {
+    // It counts the process's threads: no other test of this binary may
+    // start or end streams or threads meanwhile (they all take turns).
+    let _turn = one_at_a_time();
     let threads = || -> Option<usize> {
         let status = std::fs::read_to_string("/proc/self/status").ok()?;
         status

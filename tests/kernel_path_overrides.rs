@@ -44,6 +44,20 @@ mod kernels {
         }
     }
 
+    /// Each thread writes `row * 1000 + col` of its 2-D witness: a declared
+    /// block shape and the `__2d` entry point (the body calls
+    /// `thread_index_2d`), with the crates renamed.
+    #[kernel(
+        block = (8, 4),
+        device_crate = "dev",
+        runtime_crate = "rt",
+        module = "self::MODULE"
+    )]
+    pub fn coordinates(mut out: DisjointSlice2d<u32>) {
+        let i = thread_index_2d();
+        out.set(i, (i.row() * 1000 + i.col()) as u32);
+    }
+
     /// A value parameter of a struct whose derive names `gpu_device`
     /// through the facade.
     #[derive(Clone, Copy, DeviceCopy)]
@@ -155,6 +169,33 @@ fn kernels_with_renamed_crates_launch() {
     launch!(kernels::affine[4, 32, stream](p, &dx, &mut out)).unwrap();
     let expected: Vec<f32> = x.iter().map(|v| -2.0 * v + 0.5).collect();
     assert_eq!(out.copy_to_host_sync(&stream).unwrap(), expected);
+}
+
+#[test]
+fn a_declared_block_shape_and_the_2d_entry_with_renamed_crates() {
+    let stream = simulator();
+    let (rows, cols) = (8usize, 16usize);
+    let mut out = DeviceBuffer::to_device_sync(&vec![u32::MAX; rows * cols], &stream).unwrap();
+    launch!(kernels::coordinates[(2, 2), (8, 4), stream](
+        out.view_2d_mut(rows, cols).unwrap()
+    ))
+    .unwrap();
+    let got = out.copy_to_host_sync(&stream).unwrap();
+    for row in 0..rows {
+        for col in 0..cols {
+            assert_eq!(
+                got[row * cols + col],
+                (row * 1000 + col) as u32,
+                "({row}, {col})"
+            );
+        }
+    }
+    // The launcher knows the declared shape: any other is refused.
+    let refused = launch!(kernels::coordinates[(1, 1), (16, 8), stream](
+        out.view_2d_mut(rows, cols).unwrap()
+    ));
+    let message = refused.expect_err("a block of another shape").to_string();
+    assert!(message.contains("coordinates"), "{message}");
 }
 
 #[test]

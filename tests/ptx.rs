@@ -40,6 +40,8 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
         "busy_loop",
         "coordinates",
         "coordinates_2d",
+        "count_owners_3d",
+        "count_owners_rows4",
         "divergent_barrier",
         "dynamic_alignment",
         "elementwise_f32",
@@ -59,6 +61,7 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
         "jacobi5",
         "large_local_array",
         "launch_shape",
+        "layout_differs",
         "math_f32",
         "math_f64",
         "matmul_tiled",
@@ -79,6 +82,7 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
         "shared_counters",
         "shared_read_at",
         "shuffle_after_exit",
+        "shuffles_by",
         "spin_on_flag",
         "stencil1d_r4",
         "sum_partials_f32",
@@ -97,14 +101,30 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
         "transpose_32x32",
         "transpose_32x8",
         "transposed_row_sums",
+        "warp_call_with_mask",
         "warp_shuffles",
         "witness_from_helper",
         "zero_sized",
     ];
-    // Each kernel has a general entry point and one for one-dimensional launches.
+    // Each kernel has a general entry point and one for one-dimensional
+    // launches; those that call `thread_index_2d` one for launches whose z
+    // extents are 1.
+    let two_dimensional = [
+        "coordinates_2d",
+        "count_owners_rows4",
+        "jacobi5",
+        "matmul_tiled",
+        "matrix_read",
+        "shaped_fill",
+        "shared_2d_transpose",
+        "transpose_32x32",
+        "transpose_32x8",
+        "transposed_row_sums",
+    ];
     let mut expected: Vec<String> = kernels
         .iter()
         .flat_map(|k| [k.to_string(), format!("{k}__1d")])
+        .chain(two_dimensional.iter().map(|k| format!("{k}__2d")))
         .collect();
     expected.sort();
     assert_eq!(entries, expected);
@@ -192,6 +212,70 @@ fn multiplies_and_adds_are_fused() {
         entry_body("stencil1d_r4__1d").matches("fma.rn.f32").count(),
         8
     );
+}
+
+#[test]
+fn inputs_load_through_the_read_only_path_and_nothing_else_does() {
+    // `&[T]` inputs are `noalias readonly` parameters (gpu-builder), so their
+    // loads are `ld.global.nc`. (The general entry of a kernel calling
+    // `thread_index()` only fails: look at the 1-D one.)
+    let add = entry_body("add_kernel__1d");
+    assert_eq!(add.matches("ld.global.nc.b32").count(), 2, "{add}");
+    assert!(add.contains("st.global.b32"), "{add}");
+    // In every entry point (in the 1-D one, y = 0: only boundary points).
+    for (entry, loads) in [("jacobi5", 5), ("jacobi5__1d", 1), ("jacobi5__2d", 5)] {
+        let jacobi = entry_body(entry);
+        assert_eq!(
+            jacobi.matches("ld.global.nc.b32").count(),
+            loads,
+            "{jacobi}"
+        );
+        assert!(!jacobi.contains("ld.global.b32"), "{jacobi}");
+    }
+    let transpose = entry_body("transpose_32x32__2d");
+    assert_eq!(transpose.matches("ld.global.nc").count(), 1, "{transpose}");
+    // Nothing else goes through the non-coherent path: atomics and outputs
+    // are written during the launch. `spin_on_flag` reads an atomic flag that
+    // another thread sets, and has no input.
+    let spin = entry_body("spin_on_flag__1d");
+    assert!(spin.contains("ld.relaxed.sys.global.b32"), "{spin}");
+    assert!(!spin.contains(".nc"), "{spin}");
+    for entry in ["take_turns__1d", "coordinates_2d__2d", "histogram__1d"] {
+        let body = entry_body(entry);
+        let nc = body.matches("ld.global.nc").count();
+        // `histogram` reads its input (`values`); the others have none.
+        assert_eq!(nc > 0, entry == "histogram__1d", "{entry}:\n{body}");
+    }
+}
+
+#[test]
+fn declared_block_shapes_and_the_2d_entry_leave_no_shape_test() {
+    // `#[kernel(block = ...)]`: the block size is a constant, never read.
+    for entry in [
+        "stencil1d_r4__1d",
+        "transpose_32x32__2d",
+        "transpose_32x8__2d",
+        "matmul_tiled__2d",
+    ] {
+        let body = entry_body(entry);
+        assert!(!body.contains("%ntid"), "{entry} reads blockDim:\n{body}");
+    }
+    // The z-extent-one entry's 2-D witness does not read the z extents;
+    // the general entry's does.
+    assert!(!entry_body("jacobi5__2d").contains("%nctaid.z"));
+    assert!(entry_body("jacobi5").contains("%nctaid.z"));
+}
+
+#[test]
+fn a_matrix_passes_its_element_count_so_an_input_of_its_shape_costs_no_multiply() {
+    // `DisjointSlice2d`: pointer, element count, rows, columns.
+    let params = entry_params("transpose_32x32__2d");
+    assert_eq!(params.len(), 6, "{params:?}");
+    // `Slice2d::with_shape(input, out.shape().transposed())` compares the
+    // two lengths: its first test comes before any multiply.
+    let body = entry_body("transpose_32x32__2d");
+    let first_test = body.find("setp").expect("a test");
+    assert!(!body[..first_test].contains("mul"), "{body}");
 }
 
 fn ptxas(dir: &str, sub: &str) -> PathBuf {

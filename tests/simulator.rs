@@ -403,27 +403,83 @@ fn a_host_thread_overflowing_its_stack() {
 }
 
 #[test]
-fn a_matmul_launched_with_another_block_shape_fails_instead_of_computing_garbage() {
+fn a_matmul_launched_with_another_block_shape_is_refused_before_it_runs() {
     let stream = simulator();
     let (m, n, k) = (40usize, 40usize, 40usize);
     let da = DeviceBuffer::to_device_sync(&vec![1.0f32; m * k], &stream).unwrap();
     let db = DeviceBuffer::to_device_sync(&vec![1.0f32; k * n], &stream).unwrap();
-    let mut c = DeviceBuffer::<f32>::zeroed_on(m * n, &stream).unwrap();
-    launch!(gpu_kernels::classic::matmul_tiled[(2, 5), (32, 8), stream](
+    let mut c = DeviceBuffer::<f32>::to_device_sync(&vec![-1.0; m * n], &stream).unwrap();
+    // `#[kernel(block = (16, 16))]`: its entry points assume that shape, so
+    // the launcher refuses any other before queueing anything.
+    let err = launch!(gpu_kernels::classic::matmul_tiled[(2, 5), (32, 8), stream](
+        &da,
+        &db,
+        k,
+        c.view_2d_mut(m, n).unwrap()
+    ))
+    .unwrap_err();
+    match &err {
+        Error::InvalidLaunch { kernel, reason } => {
+            assert_eq!(*kernel, "matmul_tiled");
+            assert!(
+                reason.contains(
+                    "runs only in blocks of (16, 16, 1) threads (its `block` option); the launch has blocks of (32, 8, 1)"
+                ),
+                "{reason}"
+            );
+        }
+        other => panic!("expected InvalidLaunch, got {other:?}"),
+    }
+    // Nothing ran, and the stream is fine.
+    assert_eq!(c.copy_to_host_sync(&stream).unwrap(), vec![-1.0; m * n]);
+    for block in [(16, 16, 2), (256, 1, 1), (16, 8, 1)] {
+        let err = launch!(gpu_kernels::classic::matmul_tiled[(3, 3), block, stream](
+            &da,
+            &db,
+            k,
+            c.view_2d_mut(m, n).unwrap()
+        ));
+        assert!(
+            matches!(err, Err(Error::InvalidLaunch { .. })),
+            "{block:?}: {err:?}"
+        );
+    }
+    // The declared shape runs.
+    launch!(gpu_kernels::classic::matmul_tiled[(3, 3), (16, 16), stream](
         &da,
         &db,
         k,
         c.view_2d_mut(m, n).unwrap()
     ))
     .unwrap();
-    let (kernel, message) = failure(&stream);
-    assert_eq!(kernel, "matmul_tiled");
-    assert!(
-        message.contains(
-            "this kernel needs blocks of (16, 16, 1) threads; the launch has blocks of (32, 8, 1)"
-        ),
-        "{message}"
-    );
+    assert_eq!(c.copy_to_host_sync(&stream).unwrap(), vec![40.0; m * n]);
+}
+
+#[test]
+fn the_two_dimensional_witness_fails_in_a_launch_with_a_z_extent() {
+    let stream = simulator();
+    let mut out = DeviceBuffer::<[u32; 2]>::zeroed_on(16 * 16, &stream).unwrap();
+    // A z extent in the block or in the grid: the general entry, whose
+    // `thread_index_2d()` tests the shape.
+    for (grid, block) in [((2, 2, 1), (8, 8, 2)), ((2, 2, 2), (8, 8, 1))] {
+        launch!(testing::coordinates_2d[grid, block, stream](
+            out.view_2d_mut(16, 16).unwrap()
+        ))
+        .unwrap();
+        let (kernel, message) = failure(&stream);
+        assert_eq!(kernel, "coordinates_2d");
+        assert!(
+            message.contains("thread_index_2d() is the witness of launches whose grid and block have a z extent of 1"),
+            "{message}"
+        );
+    }
+    // With z extents of 1 (the entry for them): every element, once.
+    launch!(testing::coordinates_2d[(2, 2), (8, 8), stream](out.view_2d_mut(16, 16).unwrap()))
+        .unwrap();
+    let got = out.copy_to_host_sync(&stream).unwrap();
+    for (slot, xy) in got.iter().enumerate() {
+        assert_eq!(*xy, [(slot % 16) as u32, (slot / 16) as u32]);
+    }
 }
 
 #[test]

@@ -15,9 +15,12 @@
 //!    crate with `-Clinker-plugin-lto`, so every rlib holds LLVM bitcode;
 //! 2. `llvm-link`: the crate's bitcode with all of its dependencies' (`core`
 //!    and `compiler_builtins` included) into one module;
-//! 3. shared memory: `llvm-dis`, then the statics of `shared_array!` (and the
-//!    dynamic array) move to LLVM's address space 3 (see [`shared_memory`]),
-//!    then `llvm-as`, so that their accesses become `ld.shared`/`st.shared`;
+//! 3. `llvm-dis`, two rewrites of the IR, then `llvm-as`: the statics of
+//!    `shared_array!` (and the dynamic array) move to LLVM's address space 3
+//!    (see [`shared_memory`]), so that their accesses become
+//!    `ld.shared`/`st.shared`; the kernels' `&[T]` inputs become `noalias
+//!    readonly` parameters (see [`kernel_inputs`]), so that their loads
+//!    become `ld.global.nc`;
 //! 4. `opt`: internalize everything but the kernel entry points, drop what
 //!    they do not reach, optimise at `-O3`;
 //! 5. `llc -mcpu=<arch>`: PTX, written to `$OUT_DIR/kernels.ptx`, where
@@ -32,6 +35,7 @@
 #![deny(missing_docs)]
 
 mod error;
+pub mod kernel_inputs;
 pub mod shared_memory;
 mod toolchain;
 
@@ -162,12 +166,12 @@ impl PtxBuilder {
         let mut all = vec![crate_bc];
         all.extend(artifacts.dependency_objects.iter().cloned());
         toolchain.link(&all, &linked)?;
-        let with_shared = work.join("shared.bc");
-        let linked = if toolchain.move_shared_memory(&linked, &with_shared)? {
-            with_shared
-        } else {
-            linked
-        };
+        let rewritten = work.join("rewritten.bc");
+        let (changed, warnings) = toolchain.rewrite_ir(&linked, &rewritten)?;
+        for warning in warnings {
+            println!("cargo:warning={warning}");
+        }
+        let linked = if changed { rewritten } else { linked };
         let optimized = work.join("optimized.bc");
         toolchain.internalize_and_optimize(&linked, &kernels, &optimized)?;
         fs::create_dir_all(&out_dir).map_err(|e| BuildError::io(&out_dir, e))?;

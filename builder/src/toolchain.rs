@@ -314,10 +314,13 @@ impl Toolchain {
         Ok(())
     }
 
-    /// Moves the shared-memory statics of `input` into address space 3
-    /// (see [`crate::shared_memory`]), writing `out`; `false` (and no file)
-    /// when the module has none.
-    pub fn move_shared_memory(&self, input: &Path, out: &Path) -> Result<bool, BuildError> {
+    /// Rewrites the IR of `input` for the device: the shared-memory statics
+    /// move into address space 3 (see [`crate::shared_memory`]) and the
+    /// kernels' inputs become `noalias readonly` (see
+    /// [`crate::kernel_inputs`]), writing `out`. Returns whether it wrote
+    /// `out` (`false` when neither pass changed anything) and the warnings
+    /// of the inputs pass.
+    pub fn rewrite_ir(&self, input: &Path, out: &Path) -> Result<(bool, Vec<String>), BuildError> {
         let text = run(
             "llvm-dis",
             self.tool("llvm-dis").arg(input).arg("-o").arg("-"),
@@ -330,13 +333,17 @@ impl Toolchain {
                 stderr: e,
             }
         })?;
-        let Some(moved) = moved else {
-            return Ok(false);
+        let text = moved.map(std::borrow::Cow::Owned).unwrap_or(text);
+        let marked = crate::kernel_inputs::mark_inputs(&text);
+        let rewritten = match (marked.ir, text) {
+            (Some(ir), _) => ir,
+            (None, std::borrow::Cow::Owned(moved)) => moved,
+            (None, std::borrow::Cow::Borrowed(_)) => return Ok((false, marked.warnings)),
         };
         let ll = out.with_extension("ll");
-        fs::write(&ll, moved).map_err(|e| BuildError::io(&ll, e))?;
+        fs::write(&ll, rewritten).map_err(|e| BuildError::io(&ll, e))?;
         run("llvm-as", self.tool("llvm-as").arg(&ll).arg("-o").arg(out))?;
-        Ok(true)
+        Ok((true, marked.warnings))
     }
 
     /// Generates PTX for `arch`, fusing multiplies and adds when `contract`.

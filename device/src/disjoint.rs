@@ -152,6 +152,8 @@ pub struct DisjointSlice2d<'a, T, const R: usize = 1> {
     ptr: *mut T,
     rows: usize,
     cols: usize,
+    /// `rows * cols`.
+    len: usize,
     _borrow: PhantomData<&'a mut [T]>,
 }
 
@@ -168,6 +170,25 @@ impl<'a, T, const R: usize> DisjointSlice2d<'a, T, R> {
             ptr,
             rows,
             cols,
+            len: rows.wrapping_mul(cols),
+            _borrow: PhantomData,
+        }
+    }
+
+    /// A kernel's matrix parameter: as [`from_raw_parts`](Self::from_raw_parts),
+    /// with its element count `len` computed by the host, so that
+    /// [`shape`](Self::shape) costs the device no multiply.
+    ///
+    /// # Safety
+    /// As [`from_raw_parts`](Self::from_raw_parts), and `len == rows * cols`.
+    #[doc(hidden)]
+    #[inline(always)]
+    pub unsafe fn from_kernel_param(ptr: *mut T, len: usize, rows: usize, cols: usize) -> Self {
+        DisjointSlice2d {
+            ptr,
+            rows,
+            cols,
+            len,
             _borrow: PhantomData,
         }
     }
@@ -188,8 +209,9 @@ impl<'a, T, const R: usize> DisjointSlice2d<'a, T, R> {
     /// ([`Slice2d::with_shape`](crate::Slice2d::with_shape)).
     #[inline(always)]
     pub fn shape(&self) -> Shape2d {
-        // SAFETY: `rows * cols` does not overflow (`from_raw_parts`).
-        unsafe { Shape2d::new_unchecked(self.rows, self.cols) }
+        // SAFETY: `len == rows * cols`, with no overflow (`from_raw_parts`,
+        // `from_kernel_param`).
+        unsafe { Shape2d::with_len(self.rows, self.cols, self.len) }
     }
 
     /// The offset of row `y * R + j`, column `x`, when in bounds.

@@ -7,7 +7,8 @@
 //!
 //! - [`thread`]: `thread_idx`, `block_idx`, `block_dim`, `grid_dim`, Numba's
 //!   `grid(n)` and `gridsize(n)`, and the witnesses [`thread_index`],
-//!   [`thread_index_2d`], [`thread_index_3d`] (see [`witness`]);
+//!   [`thread_index_2d`], [`thread_index_3d`] (see [`witness`]), and what a
+//!   `#[kernel]` entry point knows of its launch in [`entry`];
 //! - [`sync_threads`] and the other barriers in [`sync`];
 //! - shared memory ([`shared`]): static ([`shared_array!`]) and dynamic
 //!   ([`DynamicShared`]) arrays used safely through the phase token [`Block`];
@@ -37,6 +38,8 @@ extern crate self as gpu_device;
 mod atomic;
 mod copy;
 mod disjoint;
+pub mod entry;
+mod launch_scope;
 mod slice2d;
 
 pub use atomic::{AtomicElement, DeviceAtomic};
@@ -82,8 +85,12 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::disjoint::slice_from_kernel_param;
+    pub use crate::entry::{
+        assume_block_shape, declared_block_shape, EntryShape, GENERAL, ONE_DIMENSIONAL,
+        Z_EXTENT_ONE,
+    };
+    pub use crate::launch_scope::LaunchScope;
     pub use crate::shared::SharedStorage;
-    pub use crate::thread::EntryShape;
 
     /// Fails to compile unless `T` may live in shared memory: `shared_array!`
     /// calls it first, so the error names the element type.
@@ -97,8 +104,11 @@ pub mod __private {
     #[track_caller]
     pub fn static_shared<T>(symbol: &'static str, len: usize) -> *mut T {
         let align = core::mem::align_of::<T>();
-        let base =
-            crate::arch::static_shared(symbol, core::mem::size_of::<T>() * len + align, align);
+        let bytes = core::mem::size_of::<T>()
+            .checked_mul(len)
+            .and_then(|b| b.checked_add(align))
+            .unwrap_or_else(|| panic!("the shared array `{symbol}` of {len} elements has more bytes than a usize counts"));
+        let base = crate::arch::static_shared(symbol, bytes, align);
         base.wrapping_add(base.align_offset(align)).cast()
     }
 

@@ -9,6 +9,8 @@ use core::ops::Index;
 pub struct Shape2d {
     rows: usize,
     cols: usize,
+    /// `rows * cols`, computed once (an output's comes from the host).
+    len: usize,
 }
 
 impl Shape2d {
@@ -19,16 +21,20 @@ impl Shape2d {
         // test is cheaper on the GPU than `checked_mul` (a dozen instructions).
         let fits = (usize::BITS >= 64 && (rows | cols) as u64 >> 32 == 0)
             || rows.checked_mul(cols).is_some();
-        fits.then_some(Shape2d { rows, cols })
+        fits.then_some(Shape2d {
+            rows,
+            cols,
+            len: rows.wrapping_mul(cols),
+        })
     }
 
-    /// A shape whose product the caller knows not to overflow.
+    /// A shape whose element count the caller knows.
     ///
     /// # Safety
-    /// `rows * cols <= usize::MAX`.
+    /// `len == rows * cols` (with no overflow).
     #[inline(always)]
-    pub(crate) unsafe fn new_unchecked(rows: usize, cols: usize) -> Shape2d {
-        Shape2d { rows, cols }
+    pub(crate) unsafe fn with_len(rows: usize, cols: usize, len: usize) -> Shape2d {
+        Shape2d { rows, cols, len }
     }
 
     /// The number of rows.
@@ -46,8 +52,7 @@ impl Shape2d {
     /// The number of elements, `rows * cols`.
     #[inline(always)]
     pub fn len(self) -> usize {
-        // No overflow: checked when the shape was made.
-        self.rows.wrapping_mul(self.cols)
+        self.len
     }
 
     /// Whether the matrix has no elements.
@@ -62,6 +67,7 @@ impl Shape2d {
         Shape2d {
             rows: self.cols,
             cols: self.rows,
+            len: self.len,
         }
     }
 }
@@ -138,7 +144,8 @@ impl<'a, T> Slice2d<'a, T> {
     #[track_caller]
     pub fn with_shape(data: &'a [T], shape: Shape2d) -> Self {
         // Not through `try_with_shape`: matching its `Option<Slice2d>` tests
-        // the slice's pointer for null (the option's niche).
+        // the slice's pointer for null (the option's niche). An output's
+        // shape carries its element count from the host: no multiply here.
         if shape.len() > data.len() {
             too_short(shape.rows, shape.cols, data.len())
         }
@@ -172,6 +179,7 @@ impl<'a, T> Slice2d<'a, T> {
         Shape2d {
             rows: self.rows,
             cols: self.cols,
+            len: self.rows.wrapping_mul(self.cols),
         }
     }
 

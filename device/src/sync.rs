@@ -22,9 +22,12 @@ pub fn sync_threads() {
 }
 
 /// Waits until every lane of the warp named in `mask` has reached this point
-/// (`__syncwarp(mask)`).
+/// (`__syncwarp(mask)`). Panics if `mask` leaves the calling lane out (PTX
+/// leaves `bar.warp.sync` undefined then).
 #[inline(always)]
+#[track_caller]
 pub fn sync_warp(mask: u32) {
+    crate::warp::require_own_lane("sync_warp", mask);
     arch::sync_warp(mask)
 }
 

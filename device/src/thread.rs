@@ -145,7 +145,7 @@ fn is_one_dimensional() -> bool {
 #[cold]
 #[inline(never)]
 #[track_caller]
-fn not_one_dimensional() -> ! {
+pub(crate) fn not_one_dimensional() -> ! {
     panic!("thread_index() is the witness of one-dimensional launches (grid and block of the form (n, 1, 1)); this launch has more dimensions: use thread_index_2d() or thread_index_3d() and a DisjointSlice2d or DisjointSlice3d output")
 }
 
@@ -165,10 +165,10 @@ fn not_two_dimensional() -> ! {
 /// the launch), naming [`thread_index_2d`] and [`thread_index_3d`], the
 /// witnesses of two- and three-dimensional launches. Inside a `#[kernel]` body
 /// the test costs nothing: each kernel has an entry point for one-dimensional
-/// launches, where the witness is `grid_1d()` with no test, and a general one,
-/// where `thread_index()` fails at once; the runtime picks the entry from the
-/// launch's shape. Called from a helper function outside the kernel body, it
-/// tests the shape.
+/// launches, where the witness is `grid_1d()` with no test, and others, where
+/// `thread_index()` fails at once; the runtime picks the entry from the
+/// launch's shape (see [`entry`](crate::entry)). Called from a helper function
+/// outside the kernel body, it tests the shape.
 #[inline(always)]
 #[track_caller]
 pub fn thread_index() -> ThreadIndex {
@@ -184,7 +184,10 @@ pub fn thread_index() -> ThreadIndex {
 /// [`thread_index_3d`]). A [`DisjointSlice2d`](crate::DisjointSlice2d)
 /// accepts it as the element `(row, col) = (y, x)` this thread may write.
 ///
-/// In a one-dimensional launch it is `(grid_1d(), 0)`.
+/// In a one-dimensional launch it is `(grid_1d(), 0)`. Inside a `#[kernel]`
+/// body the z test costs nothing: the kernel gets an entry point for launches
+/// whose z extents are 1, where the witness is `grid_2d()` with no test (see
+/// [`entry`](crate::entry)).
 #[inline(always)]
 #[track_caller]
 pub fn thread_index_2d() -> ThreadIndex2d {
@@ -204,45 +207,4 @@ pub fn thread_index_2d() -> ThreadIndex2d {
 pub fn thread_index_3d() -> ThreadIndex3d {
     let (x, y, z) = grid_3d();
     ThreadIndex3d::new_unique(x, y, z)
-}
-
-/// The witnesses as a `#[kernel]` entry point binds them in the body: for
-/// `ONE_DIMENSIONAL` (the `__1d` entry, which the runtime launches only for
-/// grids and blocks of the form `(n, 1, 1)`) without testing the shape; for
-/// the general entry (launched only for other shapes) `thread_index` fails at
-/// once.
-#[doc(hidden)]
-pub struct EntryShape<const ONE_DIMENSIONAL: bool>;
-
-impl<const ONE_DIMENSIONAL: bool> EntryShape<ONE_DIMENSIONAL> {
-    /// See [`thread_index`].
-    #[inline(always)]
-    #[track_caller]
-    pub fn thread_index() -> ThreadIndex {
-        if !ONE_DIMENSIONAL {
-            not_one_dimensional()
-        }
-        ThreadIndex::new_unique(grid_1d())
-    }
-
-    /// See [`thread_index_2d`].
-    #[inline(always)]
-    #[track_caller]
-    pub fn thread_index_2d() -> ThreadIndex2d {
-        if ONE_DIMENSIONAL {
-            ThreadIndex2d::new_unique(grid_1d(), 0)
-        } else {
-            thread_index_2d()
-        }
-    }
-
-    /// See [`thread_index_3d`].
-    #[inline(always)]
-    pub fn thread_index_3d() -> ThreadIndex3d {
-        if ONE_DIMENSIONAL {
-            ThreadIndex3d::new_unique(grid_1d(), 0, 0)
-        } else {
-            thread_index_3d()
-        }
-    }
 }

@@ -2,6 +2,18 @@
 //!
 //! `mask` names the lanes taking part (bit *i* for lane *i*); every lane named
 //! must execute the same call. `FULL_MASK` names all 32.
+//!
+//! A lane that calls a warp function must be named in its mask: PTX leaves
+//! `shfl.sync`, `vote.sync` and `bar.warp.sync` undefined otherwise, so every
+//! function here tests it and panics (a trap on the GPU; on the simulator a
+//! report naming the kernel and thread) when the mask leaves the calling lane
+//! out. With `FULL_MASK` the test folds away. A shuffle's value from a lane
+//! that does not take part (outside the mask, exited, or past the end of a
+//! partial warp) is unspecified, as in CUDA: some value of the type, since
+//! only integers and floats shuffle.
+//!
+//! A shuffle's lane or delta counts modulo 32, as the hardware takes its low
+//! five bits: `shfl_down_sync(m, v, 33)` is `shfl_down_sync(m, v, 1)`.
 
 use crate::arch::{self, ShuffleMode};
 
@@ -17,9 +29,31 @@ pub fn lane_id() -> u32 {
     arch::lane_id()
 }
 
-/// A bit for each lane in `mask` whose `predicate` is true (`__ballot_sync`).
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn lane_not_in_mask(function: &str, lane: u32, mask: u32) -> ! {
+    panic!("{function} was called by lane {lane} with the mask {mask:#010x}, which leaves that lane out: every lane that calls a warp function must be in its mask")
+}
+
+/// Panics unless `mask` names the calling lane (see the module documentation).
 #[inline(always)]
+#[track_caller]
+pub(crate) fn require_own_lane(function: &str, mask: u32) {
+    if mask != FULL_MASK {
+        let lane = lane_id();
+        if mask & (1 << (lane & 31)) == 0 {
+            lane_not_in_mask(function, lane, mask)
+        }
+    }
+}
+
+/// A bit for each lane in `mask` whose `predicate` is true (`__ballot_sync`).
+/// Panics if `mask` leaves the calling lane out.
+#[inline(always)]
+#[track_caller]
 pub fn ballot_sync(mask: u32, predicate: bool) -> u32 {
+    require_own_lane("warp::ballot_sync", mask);
     arch::ballot(mask, predicate)
 }
 
@@ -61,15 +95,35 @@ macro_rules! shuffle64 {
 }
 shuffle64!(u64: |v| v, |w| w; i64: |v: i64| v as u64, |w| w as i64; f64: f64::to_bits, f64::from_bits);
 
+/// A shuffle whose `mask` the caller knows to name the calling lane (the
+/// public functions test it first; the block reduction knows it).
+#[inline(always)]
+pub(crate) fn shuffle_in_mask<T: Shuffle>(
+    mode: ShuffleMode,
+    mask: u32,
+    value: T,
+    lane_or_delta: u32,
+) -> T {
+    let (lo, hi) = value.to_words();
+    let lo = arch::shuffle(mode, mask, lo, lane_or_delta);
+    let hi = if T::WIDE {
+        arch::shuffle(mode, mask, hi, lane_or_delta)
+    } else {
+        0
+    };
+    T::from_words(lo, hi)
+}
+
 macro_rules! shuffle_fn {
     ($(#[$doc:meta])* $name:ident, $mode:ident) => {
         $(#[$doc])*
+        ///
+        /// Panics if `mask` leaves the calling lane out.
         #[inline(always)]
+        #[track_caller]
         pub fn $name<T: Shuffle>(mask: u32, value: T, lane_or_delta: u32) -> T {
-            let (lo, hi) = value.to_words();
-            let lo = arch::shuffle(ShuffleMode::$mode, mask, lo, lane_or_delta);
-            let hi = if T::WIDE { arch::shuffle(ShuffleMode::$mode, mask, hi, lane_or_delta) } else { 0 };
-            T::from_words(lo, hi)
+            require_own_lane(concat!("warp::", stringify!($name)), mask);
+            shuffle_in_mask(ShuffleMode::$mode, mask, value, lane_or_delta)
         }
     };
 }

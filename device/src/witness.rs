@@ -24,7 +24,11 @@
 //!    get the same value: a one-dimensional witness in a launch with a `y` or
 //!    `z` extent, a two-dimensional one in a launch with a `z` extent. Global
 //!    positions `(x, y, z)` are distinct per thread, and the runtime refuses
-//!    launches of 2^64 threads or more, so no computation wraps.
+//!    launches of 2^64 threads or more, so no computation wraps. The one form
+//!    without a test, a `#[kernel]`'s `thread_index()` in its entry point for
+//!    one-dimensional launches, needs that entry point's shape token, which
+//!    only the entry point can make (`unsafe`): neither the unchecked witness
+//!    nor the body's one-dimensional instance can be called from safe code.
 //! 2. *A witness never leaves its thread.* The types are `!Send` and `!Sync`
 //!    (they hold a `PhantomData<*mut ()>`), so no safe channel carries one to
 //!    another thread: not a `static` behind a lock (a `static` must be `Sync`,
@@ -42,6 +46,9 @@
 //! 4. The output checks bounds per axis (`x < cols` and `y < rows`, not only
 //!    `y * cols + x < len`), so a thread outside the matrix never wraps onto
 //!    another thread's element.
+//! 5. *No slice outlives its launch.* A kernel's slices borrow a local of
+//!    its entry point, so a kernel declaring `&'static [T]` (to keep it in a
+//!    static for a later launch, after the buffer is freed) does not compile.
 
 use core::marker::PhantomData;
 

@@ -6,6 +6,7 @@ use gpu_device::warp::{
 };
 use gpu_device::AtomicElement;
 
+pub mod attacks;
 mod shapes;
 pub use shapes::{matrix_read, shaped_fill, transposed_row_sums};
 
@@ -77,6 +78,10 @@ pub fn launch_shape(mut out: DisjointSlice<[u32; 4]>) {
 /// writes all 256 slots whatever the block's size.
 #[kernel]
 pub fn block_sum_static(input: &[f32], mut sums: DisjointSlice<f32>, block: Block) {
+    // `sums[block_idx().x]` has one writer only in a one-dimensional grid:
+    // the one-dimensional witness fails in any other (and costs nothing in
+    // the entry point of one-dimensional launches).
+    let _one_dimensional = thread_index();
     let tile = shared_array!(f32; 256);
     let mut w = block;
     let base = block_idx().x as usize * block_dim().x as usize;
@@ -121,7 +126,9 @@ pub fn block_sum_static(input: &[f32], mut sums: DisjointSlice<f32>, block: Bloc
 /// reduction: `sums[block]` receives the sum of the block's inputs.
 #[kernel]
 pub fn block_sum_shuffles(input: &[f32], mut sums: DisjointSlice<f32>, block: Block) {
-    let value = input.get(grid_1d()).copied().unwrap_or(0.0);
+    // One writer of `sums[block_idx().x]`: see `block_sum_static`.
+    let i = thread_index();
+    let value = input.get(i.get()).copied().unwrap_or(0.0);
     let (r, total) = gpu_device::shared::reduce::block_sum(block, value);
     if r.thread_rank() == 0 {
         let block = block_idx().x as usize;
@@ -379,10 +386,13 @@ pub fn read_at(x: &[u32], index: usize, mut out: DisjointSlice<u32>) {
 /// would be: the benchmark's measure of what the safe version costs.
 #[kernel]
 pub fn add_unchecked(a: &[f32], b: &[f32], mut c: DisjointSlice<f32>) {
-    let i = grid_1d();
+    // `grid_1d()` as the witness gives it: unique only in one-dimensional
+    // launches, where it costs nothing (in other launches it fails).
+    let i = thread_index().get();
     if i < c.len() {
         // SAFETY: `i < c.len()`, the three buffers have the same length in the
-        // benchmark, and each thread writes only element `grid_1d()`, its own.
+        // benchmark, and each thread writes only element `i`, its own (the
+        // witness's value).
         unsafe { *c.get_unchecked_mut(i) = *a.get_unchecked(i) + *b.get_unchecked(i) };
     }
 }

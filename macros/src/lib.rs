@@ -35,6 +35,17 @@ mod shared;
 /// are named `<kernel>_<type>` and the launcher picks the one matching its
 /// arguments.
 ///
+/// `#[kernel(block = (x, y, z))]` (or `(x, y)`, or `x`; `usize` constant
+/// expressions, checked when compiled) declares the only block shape the
+/// kernel runs in: the launcher refuses every other, and the entry points
+/// tell the compiler the shape, so `blockDim` is a constant in the body (see
+/// `gpu_device::entry`). It combines with a generic kernel's instances
+/// (in any order), and may name its const parameter: `#[kernel(16, 32, block = (TILE, TILE))]`.
+///
+/// Each `&[T]` input's loads go through the read-only cache (`ld.global.nc`):
+/// nothing writes an input during a launch (see
+/// `gpu_builder::kernel_inputs`).
+///
 /// # Paths
 ///
 /// The generated code names `::gpu_device`, `::gpu_runtime` and the

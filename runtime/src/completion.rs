@@ -187,6 +187,12 @@ impl Stream {
     /// awaiting task from a stream callback; nothing polls, and any executor
     /// can await it.
     ///
+    /// The callback is itself work on the stream: when the future completes,
+    /// everything queued before it has finished, but
+    /// [`is_done`](Stream::is_done) may answer `false` for the moment the
+    /// callback takes to return (as Numba's future, also woken from a stream
+    /// callback, does). An event recorded before `async_done` is complete.
+    ///
     /// ```no_run
     /// # async fn f() -> gpu_runtime::Result<()> {
     /// let stream = gpu_runtime::Stream::new()?;

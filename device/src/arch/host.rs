@@ -14,7 +14,16 @@ pub mod simulation {
     use std::cell::Cell;
 
     /// What a simulated thread asks of its block.
-    pub trait Block {
+    ///
+    /// # Safety
+    /// Device code trusts the answers: `static_shared` and `dynamic_shared`
+    /// return memory valid for the bytes asked (`dynamic_shared`: for the
+    /// bytes it reports), aligned as asked, private to the block and the same
+    /// for every thread of it, alive while the block runs; `barrier` returns
+    /// only once every thread of the block has called it with the same `id`;
+    /// `exchange` returns only once the lanes in `mask` have called it, with
+    /// the value of the lane that the mode names (or the caller's own).
+    pub unsafe trait Block {
         /// Waits until every thread of the block has reached barrier `id`
         /// (0: `sync_threads`, 1: the shared-memory phase token's `sync`).
         fn barrier(&self, thread: &SimulatedThread, id: u32);
@@ -78,7 +87,15 @@ pub mod simulation {
 
     /// Runs `f` as simulated thread `thread` on this OS thread: the device
     /// functions `f` calls read `thread`.
-    pub fn run_as<R>(thread: &SimulatedThread<'_>, f: impl FnOnce() -> R) -> R {
+    ///
+    /// # Safety
+    /// `thread` is one thread of a launch that an executor runs: its
+    /// coordinates are within `block_dim` and `grid_dim`, no other simulated
+    /// thread of the launch has the same ones, and `linear` is its linear
+    /// index in its block. The witnesses (`thread_index()` and its 2-D and
+    /// 3-D forms) are unique only under these conditions, and the phase token
+    /// and shared memory trust `block` (see [`Block`]).
+    pub unsafe fn run_as<R>(thread: &SimulatedThread<'_>, f: impl FnOnce() -> R) -> R {
         struct Restore(*const SimulatedThread<'static>);
         impl Drop for Restore {
             fn drop(&mut self) {

@@ -107,8 +107,10 @@ pub(crate) fn barrier(id: u32) {
 
 #[inline(always)]
 pub(crate) fn sync_warp(mask: u32) {
-    // SAFETY: `bar.warp.sync` waits for the lanes in `mask`; any mask is
-    // allowed (lanes not in the warp's active set make it hang, not misbehave).
+    // SAFETY: `bar.warp.sync` waits for the lanes in `mask`, which names the
+    // calling lane (`sync::sync_warp` checks; PTX leaves it undefined
+    // otherwise); lanes not in the warp's active set make it hang, not
+    // misbehave.
     unsafe { asm!("bar.warp.sync {m};", m = in(reg32) mask, options(nostack)) }
 }
 
@@ -127,8 +129,9 @@ pub(crate) fn fence_block() {
 #[inline(always)]
 pub(crate) fn ballot(mask: u32, predicate: bool) -> u32 {
     let bits: u32;
-    // SAFETY: a warp vote on registers; touches no memory. The caller's
-    // `mask` names the lanes that take part (the warp API's contract).
+    // SAFETY: a warp vote on registers; touches no memory. `mask` names the
+    // calling lane (`warp::ballot_sync` checks; PTX leaves it undefined
+    // otherwise).
     unsafe {
         asm!("{{ .reg .pred p; setp.ne.u32 p, {v}, 0; vote.sync.ballot.b32 {b}, p, {m}; }}",
              b = out(reg32) bits, v = in(reg32) predicate as u32, m = in(reg32) mask, options(nostack));
@@ -139,8 +142,9 @@ pub(crate) fn ballot(mask: u32, predicate: bool) -> u32 {
 #[inline(always)]
 pub(crate) fn shuffle(mode: ShuffleMode, mask: u32, word: u32, b: u32) -> u32 {
     let out: u32;
-    // SAFETY: warp shuffles move registers between the lanes in `mask`;
-    // they touch no memory.
+    // SAFETY: warp shuffles move registers between the lanes in `mask`,
+    // which names the calling lane (the `warp` module checks; PTX leaves it
+    // undefined otherwise); they touch no memory.
     unsafe {
         match mode {
             ShuffleMode::Down => asm!("shfl.sync.down.b32 {o}, {w}, {b}, 0x1f, {m};",

@@ -16,7 +16,8 @@
 
 use super::phase::{Block, Reading, Writing};
 use super::{Shared, SharedElement};
-use crate::warp::{lane_id, shfl_down_sync, Shuffle};
+use crate::arch::ShuffleMode;
+use crate::warp::{lane_id, shuffle_in_mask, Shuffle};
 
 /// Types a block can reduce: those a warp shuffle moves (32- and 64-bit
 /// integers and floats).
@@ -40,7 +41,8 @@ macro_rules! reduce_element {
 reduce_element!(u32, i32, f32, u64, i64, f64);
 
 /// The mask of the lanes present in this thread's warp of a block of `size`
-/// threads, and their number.
+/// threads, and their number. It names the calling lane: `rank % 32 < size -
+/// rank / 32 * 32` and `rank % 32 < 32`.
 #[inline(always)]
 fn warp_lanes(rank: usize, size: usize) -> (u32, usize) {
     let lanes = (size - rank / 32 * 32).min(32);
@@ -59,7 +61,8 @@ fn warp_reduce<T: Shuffle>(mut v: T, mask: u32, lanes: usize, op: &impl Fn(T, T)
     let lane = lane_id() as usize;
     let mut offset = 16;
     while offset > 0 {
-        let other = shfl_down_sync(mask, v, offset as u32);
+        // `mask` names this lane (`warp_lanes`), as a shuffle requires.
+        let other = shuffle_in_mask(ShuffleMode::Down, mask, v, offset as u32);
         if lane + offset < lanes {
             v = op(v, other);
         }
@@ -101,7 +104,7 @@ pub fn block_reduce<T: ReduceElement>(
         let mine = partials[lane.min(warps - 1)];
         let mut v = warp_reduce(mine, mask, warps, &op);
         // Lane 0 holds the total: broadcast it.
-        v = crate::warp::shfl_sync(mask, v, 0);
+        v = shuffle_in_mask(ShuffleMode::Index, mask, v, 0);
         v
     } else {
         // A partial last warp may have fewer lanes than there are partials.

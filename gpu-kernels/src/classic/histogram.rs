@@ -8,9 +8,10 @@ use gpu_device::prelude::*;
 /// `bins` with one global atomic.
 ///
 /// A grid-stride loop with four independent loads in flight per thread:
-/// launch with blocks of 256 threads and as many blocks as the device holds
-/// at once (any one-dimensional shape is correct).
-#[kernel]
+/// launch with blocks of 256 threads (the only shape it runs in: one shared
+/// counter per thread, as `benches/cuda/kernels.cu` has) and as many blocks
+/// as the device holds at once (any one-dimensional grid is correct).
+#[kernel(block = 256)]
 pub fn histogram256(input: &[u32], bins: &[DeviceAtomic<u32>], block: Block) {
     let local = shared_array!(DeviceAtomic<u32>; 256);
     let mut w = block;

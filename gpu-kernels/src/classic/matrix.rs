@@ -12,10 +12,10 @@ pub const TRANSPOSE_TILE: usize = 32;
 /// its extents give `m` and `n`): each thread computes `c[y][x]`, stepping
 /// through `k` in 16 x 16 tiles of `a` and `b` held in shared memory.
 ///
-/// Launch with blocks of `(16, 16)` threads and a grid of
-/// `(n.div_ceil(16), m.div_ceil(16))`. Sizes need not be multiples of 16:
-/// tiles are padded with zeros.
-#[kernel]
+/// Launch with blocks of `(16, 16)` threads (the only shape it runs in) and
+/// a grid of `(n.div_ceil(16), m.div_ceil(16))`. Sizes need not be multiples
+/// of 16: tiles are padded with zeros.
+#[kernel(block = (MATMUL_TILE, MATMUL_TILE))]
 pub fn matmul_tiled(a: &[f32], b: &[f32], k: usize, mut c: DisjointSlice2d<f32>, block: Block) {
     const T: usize = MATMUL_TILE;
     let block = block.require_shape(T as u32, T as u32, 1);
@@ -64,9 +64,9 @@ pub fn matmul_tiled(a: &[f32], b: &[f32], k: usize, mut c: DisjointSlice2d<f32>,
 /// `w` are `out`'s extents), through a 32 x 33 shared tile: each thread
 /// moves one element.
 ///
-/// Launch with blocks of `(32, 32)` threads and a grid of
-/// `(h.div_ceil(32), w.div_ceil(32))` (it covers the output).
-#[kernel]
+/// Launch with blocks of `(32, 32)` threads (the only shape it runs in) and
+/// a grid of `(h.div_ceil(32), w.div_ceil(32))` (it covers the output).
+#[kernel(block = (TRANSPOSE_TILE, TRANSPOSE_TILE))]
 pub fn transpose_32x32(input: &[f32], mut out: DisjointSlice2d<f32>, block: Block) {
     const T: usize = TRANSPOSE_TILE;
     let block = block.require_shape(T as u32, T as u32, 1);
@@ -95,8 +95,9 @@ pub fn transpose_32x32(input: &[f32], mut out: DisjointSlice2d<f32>, block: Bloc
 /// elements: it loads tile rows `ty + 8j` and writes its four output rows
 /// `4y + j` (its `DisjointSlice2d<f32, 4>`), reading `tile[tx][4ty + j]`.
 ///
-/// Launch with a grid of `(h.div_ceil(32), w.div_ceil(32))`.
-#[kernel]
+/// Launch with blocks of `(32, 8)` threads (the only shape it runs in) and a
+/// grid of `(h.div_ceil(32), w.div_ceil(32))`.
+#[kernel(block = (TRANSPOSE_TILE, 8))]
 pub fn transpose_32x8(input: &[f32], mut out: DisjointSlice2d<f32, 4>, block: Block) {
     const T: usize = TRANSPOSE_TILE;
     let block = block.require_shape(T as u32, 8, 1);

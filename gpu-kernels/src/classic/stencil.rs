@@ -46,8 +46,9 @@ pub struct StencilWeights {
 /// memory: thread `t` fills slots `t` and, for `t < 8`, `t + 256` (the
 /// ownership rule's own slots), then reads slots `t..t + 9`.
 ///
-/// Launch with blocks of 256 threads and `n.div_ceil(256)` blocks.
-#[kernel]
+/// Launch with blocks of 256 threads (the only shape it runs in) and
+/// `n.div_ceil(256)` blocks.
+#[kernel(block = STENCIL_BLOCK)]
 pub fn stencil1d_r4(
     input: &[f32],
     weights: StencilWeights,

@@ -78,7 +78,9 @@ sum_element! {
 /// First and second pass of [`sum`]: writes the sum of this block's share of
 /// `input` to `partials[block]`. Launch with a one-dimensional grid, blocks of
 /// a multiple of 32 threads, and `block_dim / 32 * size_of::<Acc>()` bytes of
-/// dynamic shared memory.
+/// dynamic shared memory; any other launch fails (a panic: a trap on the
+/// GPU, a report on the simulator), as one writer per partial, full warps
+/// and a slot per warp are what make its result right.
 #[kernel(i8, i16, i32, i64, u8, u16, u32, u64, f32, f64)]
 pub fn sum_partials<T: SumElement>(
     input: &[T],
@@ -87,8 +89,19 @@ pub fn sum_partials<T: SumElement>(
     // SAFETY: `Vector` is `Lanes<T, N>`: N elements of `T` with a larger
     // alignment, so any run of aligned elements is a valid run of vectors.
     let (head, body, tail) = unsafe { input.align_to::<T::Vector>() };
-    let first = grid_1d();
+    // The witness of one-dimensional launches (free there; in any other
+    // launch it fails): blocks (x, 0) and (x, 1) would both write
+    // `partials[x]`.
+    let first = thread_index().get();
     let stride = gridsize_1d();
+    let per_warp = shared::dynamic::<T::Acc>();
+    let threads = block_dim().x;
+    if !threads.is_multiple_of(32) {
+        not_whole_warps(threads);
+    }
+    if per_warp.len() < (threads / 32) as usize {
+        too_little_shared_memory(threads / 32, core::mem::size_of::<T::Acc>());
+    }
     let add = T::accumulate;
     let mut acc = [T::ZERO; 4];
     let mut k = first;
@@ -121,7 +134,6 @@ pub fn sum_partials<T: SumElement>(
         total = add(total, shfl_xor_sync(FULL_MASK, total, lanes));
         lanes /= 2;
     }
-    let per_warp = shared::dynamic::<T::Acc>();
     let (lane, warp) = (thread_idx().x % 32, thread_idx().x / 32);
     if lane == 0 && (warp as usize) < per_warp.len() {
         // SAFETY: in bounds; lane 0 of each warp writes its own slot; the
@@ -150,6 +162,21 @@ pub fn sum_partials<T: SumElement>(
             unsafe { *partials.get_unchecked_mut(block) = block_total };
         }
     }
+}
+
+#[cold]
+#[inline(never)]
+fn not_whole_warps(threads: u32) -> ! {
+    panic!("sum_partials needs blocks of a multiple of 32 threads (its warp sums shuffle over whole warps); this launch has blocks of {threads}")
+}
+
+#[cold]
+#[inline(never)]
+fn too_little_shared_memory(warps: u32, bytes: usize) -> ! {
+    panic!(
+        "sum_partials needs {} bytes of dynamic shared memory ({warps} warps of {bytes}-byte sums); the launch gave fewer",
+        warps as usize * bytes
+    )
 }
 
 /// The host side of `sum`.

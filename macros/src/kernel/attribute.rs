@@ -1,10 +1,11 @@
 //! The arguments of `#[kernel(...)]`: a generic kernel's instances (types,
-//! or const values) and the path overrides, in any order:
+//! or const values), the option `block = (x, y, z)` and the path overrides,
+//! in any order:
 //!
 //! ```text
 //! #[kernel]
 //! #[kernel(f32, f64)]
-//! #[kernel(16, 32)]
+//! #[kernel(16, 32, block = (TILE, TILE))]
 //! #[kernel(device_crate = "dev", runtime_crate = "rt", module = "crate::ptx::MODULE")]
 //! #[kernel(f32, f64, runtime_crate = "rt")]
 //! ```
@@ -14,7 +15,7 @@ use crate::path_option::{one_module_down, PathOptions};
 use proc_macro2::TokenStream;
 use quote::ToTokens;
 use syn::parse::{ParseStream, Parser};
-use syn::{Token, Type};
+use syn::{Ident, Token, Type};
 
 /// Where the generated code finds the crates and the embedded module.
 pub struct KernelPaths {
@@ -53,6 +54,8 @@ pub struct KernelAttribute {
     /// The listed instances, as written: types, or const values when
     /// `const_instances`.
     pub instances: Vec<TokenStream>,
+    /// `block = (x, y, z)`: the declared block shape, missing extents 1.
+    pub block: Option<[syn::Expr; 3]>,
     pub paths: KernelPaths,
 }
 
@@ -61,7 +64,7 @@ const KEYS: &[(&str, &str)] = &[
     ("runtime_crate", "my_gpu::runtime"),
     ("module", "crate::kernels::MODULE"),
 ];
-const EXPECTED: &str = "`device_crate = \"path\"`, `runtime_crate = \"path\"` or `module = \"path\"` (paths to the `gpu_device` crate, the `gpu_runtime` crate and the crate's `KERNEL_MODULE` static), besides the types or values of a generic kernel";
+const EXPECTED: &str = "`block = (x, y, z)` (the only block shape the kernel runs in), `device_crate = \"path\"`, `runtime_crate = \"path\"` or `module = \"path\"` (paths to the `gpu_device` crate, the `gpu_runtime` crate and the crate's `KERNEL_MODULE` static), besides the types or values of a generic kernel";
 const CRATE_ADVICE: &str = "`crate = \"...\"` is ambiguous here: #[kernel] emits paths into two crates; write `device_crate = \"path\"` (for `gpu_device`) and `runtime_crate = \"path\"` (for `gpu_runtime`)";
 
 /// Parses the attribute's arguments; problems go to `errors` and parsing
@@ -70,9 +73,24 @@ const CRATE_ADVICE: &str = "`crate = \"...\"` is ambiguous here: #[kernel] emits
 pub fn parse(args: TokenStream, const_instances: bool, errors: &mut Errors) -> KernelAttribute {
     let mut options = PathOptions::new(KEYS, EXPECTED).with_misspelling("crate", CRATE_ADVICE);
     let mut instances = Vec::new();
+    let mut block: Option<[syn::Expr; 3]> = None;
+    let mut block_seen = false;
     let parser = |input: ParseStream| -> syn::Result<()> {
         while !input.is_empty() {
-            if PathOptions::starts_option(input) {
+            if starts_block(input) {
+                let key: Ident = input.parse()?;
+                input.parse::<Token![=]>()?;
+                let value: syn::Expr = input.parse()?;
+                if block_seen {
+                    errors.push(syn::Error::new(
+                        key.span(),
+                        "`block` is given twice: keep one",
+                    ));
+                } else if let Some(extents) = errors.ok(block_extents(value)) {
+                    block = Some(extents);
+                }
+                block_seen = true;
+            } else if PathOptions::starts_option(input) {
                 options.parse_one(input, errors)?;
             } else if const_instances {
                 instances.push(input.parse::<syn::Expr>()?.to_token_stream());
@@ -91,6 +109,7 @@ pub fn parse(args: TokenStream, const_instances: bool, errors: &mut Errors) -> K
     let default = KernelPaths::default();
     KernelAttribute {
         instances,
+        block,
         paths: KernelPaths {
             device: options
                 .get("device_crate")
@@ -103,4 +122,34 @@ pub fn parse(args: TokenStream, const_instances: bool, errors: &mut Errors) -> K
             module: options.get("module").cloned().unwrap_or(default.module),
         },
     }
+}
+
+/// Whether `input` starts with `block =`.
+fn starts_block(input: ParseStream) -> bool {
+    let fork = input.fork();
+    fork.parse::<Ident>().is_ok_and(|key| key == "block")
+        && fork.peek(Token![=])
+        && !fork.peek(Token![==])
+}
+
+/// `(x, y, z)`, `(x, y)`, `(x)` or `x`: three extents, the missing ones 1.
+fn block_extents(value: syn::Expr) -> syn::Result<[syn::Expr; 3]> {
+    let extents: Vec<syn::Expr> = match value {
+        syn::Expr::Tuple(t) if (1..=3).contains(&t.elems.len()) => t.elems.into_iter().collect(),
+        syn::Expr::Tuple(t) => {
+            return Err(syn::Error::new_spanned(
+                t,
+                "`block` takes one to three extents: `block = (x, y, z)`",
+            ))
+        }
+        syn::Expr::Paren(p) => vec![*p.expr],
+        other => vec![other],
+    };
+    let one: syn::Expr = syn::parse_quote!(1);
+    let mut it = extents.into_iter();
+    Ok([
+        it.next().expect("at least one extent"),
+        it.next().unwrap_or_else(|| one.clone()),
+        it.next().unwrap_or(one),
+    ])
 }

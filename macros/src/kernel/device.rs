@@ -7,14 +7,33 @@
 //! generic at code generation: a `shared_array!` of `T` becomes a `static` of
 //! the instance's type.
 //!
-//! The two entry points differ in the witnesses: the `__1d` one, which the
+//! The entry points differ in the witnesses: the `__1d` one, which the
 //! runtime launches only when the grid and the block are one-dimensional,
 //! takes `thread_index()` as `grid_1d()` without testing the shape; the
-//! general one, launched for every other shape, fails in `thread_index()` (a
-//! 1-D witness is not unique there). The body is generic over which one it
-//! is, and binds the names `thread_index`, `thread_index_2d` and
-//! `thread_index_3d` to the matching functions at its top, shadowing the
-//! imported ones.
+//! `__2d` one (made only for kernels that call `thread_index_2d`), launched
+//! for the other launches whose z extents are 1, takes `thread_index_2d()`
+//! as `grid_2d()` without testing; the general one, launched for every other
+//! shape, tests (and fails in `thread_index()`: a 1-D witness is not unique
+//! there). The body is generic over which one it is, takes the entry point's
+//! shape token (`EntryShape`, made only by the entry point, `unsafe`) as a
+//! hidden first parameter, and binds the names `thread_index`,
+//! `thread_index_2d` and `thread_index_3d` at its top to closures over the
+//! token, shadowing the imported functions (see `gpu_device::entry`).
+//! Without the token, the unchecked witnesses, or the body's instance for
+//! another entry, could be called from safe code in a launch of another shape.
+//!
+//! Slices reach the body through a local `LaunchScope` of the entry point,
+//! which they borrow: a body cannot ask for `'static` slices and keep them
+//! past the launch.
+//!
+//! Two more facts reach the compiled code through the entry points:
+//! - a declared block shape (`#[kernel(block = (x, y, z))]`), which each
+//!   entry tells the compiler before the body runs (the launcher refuses
+//!   every other shape);
+//! - which parameters are inputs (`&[T]`): a marker static per entry point
+//!   names them, and `gpu-builder` marks those pointer parameters `noalias
+//!   readonly`, so their loads become `ld.global.nc` (see
+//!   `gpu_builder::kernel_inputs` for the argument).
 
 use super::attribute::KernelPaths;
 use super::model::{Instance, Kernel};
@@ -34,10 +53,11 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
     } else {
         vec![body(kernel, None)]
     };
-    let entries = kernel
-        .instances
-        .iter()
-        .flat_map(|i| [entry(kernel, i, false), entry(kernel, i, true)]);
+    let entries = kernel.instances.iter().flat_map(|i| {
+        entry_shapes(kernel)
+            .into_iter()
+            .map(move |shape| entry(kernel, i, shape))
+    });
     quote! {
         #(#bodies)*
         #(#entries)*
@@ -54,16 +74,58 @@ pub fn copies_per_instance(kernel: &Kernel) -> bool {
     match &kernel.generic {
         None => false,
         Some(g) if g.const_type.is_some() => true,
-        Some(_) => mentions_shared_array(kernel.function.block.to_token_stream()),
+        Some(_) => mentions(kernel.function.block.to_token_stream(), "shared_array"),
     }
 }
 
-/// Whether `tokens` invoke `shared_array!` (whose `static` cannot depend
-/// on a generic parameter).
-pub fn mentions_shared_array(tokens: TokenStream) -> bool {
+/// Which launches an entry point serves (`gpu_device::entry`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum EntryShape {
+    /// Every launch no other entry serves.
+    General,
+    /// Grids and blocks `(n, 1, 1)`: the `__1d` entry.
+    OneDimensional,
+    /// Other grids and blocks whose z extent is 1: the `__2d` entry.
+    ZExtentOne,
+}
+
+impl EntryShape {
+    /// The `gpu_device::entry` constant naming this shape; `device` is the
+    /// path of `gpu_device` where it is written.
+    fn constant(self, device: &syn::Path) -> TokenStream {
+        match self {
+            EntryShape::General => quote!(#device::__private::GENERAL),
+            EntryShape::OneDimensional => quote!(#device::__private::ONE_DIMENSIONAL),
+            EntryShape::ZExtentOne => quote!(#device::__private::Z_EXTENT_ONE),
+        }
+    }
+
+    /// The PTX name of an instance's entry point of this shape.
+    pub fn entry_name(self, entry: &str) -> String {
+        match self {
+            EntryShape::General => entry.to_string(),
+            EntryShape::OneDimensional => format!("{entry}__1d"),
+            EntryShape::ZExtentOne => format!("{entry}__2d"),
+        }
+    }
+}
+
+/// The entry points each instance gets: a `__2d` one only when the body
+/// calls `thread_index_2d` (the only witness it changes); in other kernels
+/// the general entry serves those launches as well.
+pub fn entry_shapes(kernel: &Kernel) -> Vec<EntryShape> {
+    let mut shapes = vec![EntryShape::General, EntryShape::OneDimensional];
+    if mentions(kernel.function.block.to_token_stream(), "thread_index_2d") {
+        shapes.push(EntryShape::ZExtentOne);
+    }
+    shapes
+}
+
+/// Whether `tokens` contain the identifier `name`, at any depth.
+pub fn mentions(tokens: TokenStream, name: &str) -> bool {
     tokens.into_iter().any(|t| match t {
-        proc_macro2::TokenTree::Ident(i) => i == "shared_array",
-        proc_macro2::TokenTree::Group(g) => mentions_shared_array(g.stream()),
+        proc_macro2::TokenTree::Ident(i) => i == name,
+        proc_macro2::TokenTree::Group(g) => mentions(g.stream(), name),
         _ => false,
     })
 }
@@ -116,18 +178,25 @@ fn body(kernel: &Kernel, instance: Option<&Instance>) -> TokenStream {
         .sig
         .generics
         .params
-        .push(syn::parse_quote!(const __GPU_ONE_DIMENSIONAL: bool));
-    let user_block = &function.block;
+        .push(syn::parse_quote!(const __GPU_ENTRY: u8));
+    // The entry point's proof of the launch's shape: the body cannot be
+    // called without it, and user code cannot name it (mixed-site hygiene).
+    let shape = shape_token();
     let device = &kernel.paths.device;
+    function.sig.inputs.insert(
+        0,
+        syn::parse_quote!(#shape: #device::__private::EntryShape<__GPU_ENTRY>),
+    );
+    let user_block = &function.block;
     function.block = syn::parse_quote!({
         // Calls of the witnesses in the body resolve to these bindings: the
         // entry shape's versions (see the module documentation).
         #[allow(unused_variables)]
-        let thread_index = #device::__private::EntryShape::<__GPU_ONE_DIMENSIONAL>::thread_index;
+        let thread_index = move || #shape.thread_index();
         #[allow(unused_variables)]
-        let thread_index_2d = #device::__private::EntryShape::<__GPU_ONE_DIMENSIONAL>::thread_index_2d;
+        let thread_index_2d = move || #shape.thread_index_2d();
         #[allow(unused_variables)]
-        let thread_index_3d = #device::__private::EntryShape::<__GPU_ONE_DIMENSIONAL>::thread_index_3d;
+        let thread_index_3d = move || #shape.thread_index_3d();
         #user_block
     });
     quote! {
@@ -139,6 +208,12 @@ fn body(kernel: &Kernel, instance: Option<&Instance>) -> TokenStream {
     }
 }
 
+/// The name of the body's first parameter, the entry shape token: hygienic,
+/// so the kernel's own code cannot name it.
+fn shape_token() -> Ident {
+    Ident::new("__gpu_entry_shape", proc_macro2::Span::mixed_site())
+}
+
 /// The body function of an instance.
 pub fn body_name(kernel: &Kernel, instance: &Instance) -> Ident {
     if instance.suffix.is_empty() || !copies_per_instance(kernel) {
@@ -146,11 +221,6 @@ pub fn body_name(kernel: &Kernel, instance: &Instance) -> Ident {
     } else {
         format_ident!("__gpu_kernel_body_{}_{}", kernel.name, instance.suffix)
     }
-}
-
-/// The PTX name of an instance's entry point for one-dimensional launches.
-pub fn one_dimensional_entry(entry: &str) -> String {
-    format!("{entry}__1d")
 }
 
 /// How an instance's entry point receives its arguments and rebuilds the
@@ -163,13 +233,18 @@ pub struct EntryParts {
     pub rebuild: Vec<TokenStream>,
     /// The call of the body.
     pub call: TokenStream,
+    /// The positions in `params` of the inputs' (`&[T]`) pointers.
+    pub inputs: Vec<usize>,
 }
 
-/// `paths` are the kernel's paths as seen where the entry point is emitted.
+/// `block_shape` is the instance's declared block shape as an expression
+/// (see [`block_shape`]), `None` when it declares none; `paths` are the
+/// kernel's paths as seen where the entry point is emitted.
 pub fn entry_parts(
     kernel: &Kernel,
     instance: &Instance,
-    one_dimensional: bool,
+    shape: EntryShape,
+    block_shape: Option<&TokenStream>,
     paths: &KernelPaths,
 ) -> EntryParts {
     let device = &paths.device;
@@ -190,8 +265,23 @@ pub fn entry_parts(
         }
     };
     let mut params: Vec<(Ident, Type)> = Vec::new();
-    let mut rebuild = Vec::new();
+    // The slices handed to the body borrow this local: their lifetimes end
+    // with the entry point's call, so a body that asks for `'static` ones
+    // (to keep them past the launch) does not compile.
+    let scope = Ident::new("__gpu_launch", proc_macro2::Span::mixed_site());
+    let mut rebuild = vec![quote! {
+        let #scope = #device::__private::LaunchScope::new();
+    }];
     let mut call_args = Vec::new();
+    let mut inputs = Vec::new();
+    if let Some(shape) = block_shape {
+        rebuild.push(quote! {
+            // SAFETY: this kernel's launcher refuses every block shape but the
+            // declared one (`KernelFunction::launch`), and is the only safe way
+            // to launch this entry point.
+            unsafe { #device::__private::assume_block_shape(#shape) };
+        });
+    }
     for p in &kernel.params {
         let name = &p.name;
         let ptr = format_ident!("{}__ptr", name);
@@ -208,12 +298,13 @@ pub fn entry_parts(
             }
             ParamKind::Input(elem) => {
                 let elem = substitute_type(elem);
+                inputs.push(params.len());
                 params.push((ptr.clone(), syn::parse_quote!(*const #elem)));
                 params.push((len.clone(), syn::parse_quote!(usize)));
                 rebuild.push(quote! {
                     // SAFETY: the launcher passed a live device allocation of `len`
                     // elements that no argument of this launch writes.
-                    let #name: &[#elem] = unsafe { #device::__private::slice_from_kernel_param(#ptr, #len) };
+                    let #name: &[#elem] = #scope.input(unsafe { #device::__private::slice_from_kernel_param(#ptr, #len) });
                 });
             }
             ParamKind::Output(elem) => {
@@ -224,7 +315,7 @@ pub fn entry_parts(
                     // SAFETY: the launcher passed a live device allocation of `len`
                     // elements, borrowed mutably for this launch alone; every thread
                     // receives the same one.
-                    let #name = unsafe { #device::DisjointSlice::<#elem>::from_raw_parts(#ptr, #len) };
+                    let #name = #scope.output(unsafe { #device::DisjointSlice::<#elem>::from_raw_parts(#ptr, #len) });
                 });
             }
             ParamKind::Output2d(elem, rows_per_thread) => {
@@ -236,13 +327,15 @@ pub fn entry_parts(
                 let (rows, cols) = (usize_param("rows"), usize_param("cols"));
                 let (rows_name, cols_name) = (rows.0.clone(), cols.0.clone());
                 params.push((ptr.clone(), syn::parse_quote!(*mut #elem)));
+                params.push((len.clone(), syn::parse_quote!(usize)));
                 params.push(rows);
                 params.push(cols);
                 rebuild.push(quote! {
                     // SAFETY: the launcher passed a live device allocation of
-                    // `rows * cols` elements (a product it checked), borrowed
-                    // mutably for this launch alone; every thread receives the same.
-                    let #name = unsafe { #device::DisjointSlice2d::<#elem, { #r }>::from_raw_parts(#ptr, #rows_name, #cols_name) };
+                    // `len == rows * cols` elements (a 2-D view holds exactly
+                    // that product, which it checked), borrowed mutably for this
+                    // launch alone; every thread receives the same.
+                    let #name = #scope.output_2d(unsafe { #device::DisjointSlice2d::<#elem, { #r }>::from_kernel_param(#ptr, #len, #rows_name, #cols_name) });
                 });
             }
             ParamKind::Output3d(elem) => {
@@ -259,7 +352,7 @@ pub fn entry_parts(
                 params.push(cols);
                 rebuild.push(quote! {
                     // SAFETY: as for a matrix, with `depth * rows * cols` elements.
-                    let #name = unsafe { #device::DisjointSlice3d::<#elem>::from_raw_parts(#ptr, #d, #r, #c) };
+                    let #name = #scope.output_3d(unsafe { #device::DisjointSlice3d::<#elem>::from_raw_parts(#ptr, #d, #r, #c) });
                 });
             }
             ParamKind::Atomic(elem) => {
@@ -269,9 +362,9 @@ pub fn entry_parts(
                 rebuild.push(quote! {
                     // SAFETY: as for outputs; `DeviceAtomic<T>` is `repr(transparent)`
                     // over `T` and accessed only with atomic instructions.
-                    let #name: &[#device::DeviceAtomic<#elem>] = unsafe {
+                    let #name: &[#device::DeviceAtomic<#elem>] = #scope.input(unsafe {
                         #device::__private::slice_from_kernel_param(#ptr.cast::<#device::DeviceAtomic<#elem>>(), #len)
-                    };
+                    });
                 });
             }
             ParamKind::Block => {
@@ -293,27 +386,88 @@ pub fn entry_parts(
         }
         call_args.push(quote!(#name));
     }
+    let entry_constant = shape.constant(device);
+    // SAFETY (of the block below): this is the entry point of the shape it
+    // names: the runtime launches the one-dimensional entry only for grids
+    // and blocks of the form (n, 1, 1), the z-extent-one entry only for
+    // grids and blocks whose z extent is 1 (`KernelFunction::entry_for`).
+    let shape = quote! {
+        unsafe { #device::__private::EntryShape::<{ #entry_constant }>::new() }
+    };
     EntryParts {
         params,
         rebuild,
         call: match (&instance.arg, copies_per_instance(kernel)) {
-            (Some(arg), false) => quote!(#body_name::<#arg, #one_dimensional>(#(#call_args),*)),
-            _ => quote!(#body_name::<#one_dimensional>(#(#call_args),*)),
+            (Some(arg), false) => {
+                quote!(#body_name::<#arg, { #entry_constant }>(#shape, #(#call_args),*))
+            }
+            _ => quote!(#body_name::<{ #entry_constant }>(#shape, #(#call_args),*)),
         },
+        inputs,
     }
 }
 
-fn entry(kernel: &Kernel, instance: &Instance, one_dimensional: bool) -> TokenStream {
-    let entry = if one_dimensional {
-        Ident::new(&one_dimensional_entry(&instance.entry), kernel.span())
-    } else {
-        Ident::new(&instance.entry, kernel.span())
-    };
+/// The instance's declared block shape as a `[u32; 3]` constant expression
+/// (checked when compiled), or `None` when the kernel declares none.
+/// `device` is the path of `gpu_device` where the expression is written.
+pub fn block_shape(
+    kernel: &Kernel,
+    instance: &Instance,
+    device: &syn::Path,
+) -> Option<TokenStream> {
+    let [x, y, z] =
+        kernel
+            .block
+            .as_ref()?
+            .clone()
+            .map(|e| match (&kernel.generic, &instance.arg) {
+                (Some(generic), Some(arg)) => substitute(e.to_token_stream(), &generic.name, arg),
+                _ => e.to_token_stream(),
+            });
+    Some(quote! {{
+        const SHAPE: [u32; 3] = #device::__private::declared_block_shape(#x, #y, #z);
+        SHAPE
+    }})
+}
+
+/// The name of the marker static that tells `gpu-builder` which parameters
+/// of entry point `entry` are inputs: `__gpu_inputs.<entry>.<parameter
+/// count>.<position>...`.
+pub fn inputs_marker(entry: &str, param_count: usize, inputs: &[usize]) -> String {
+    let mut name = format!("__gpu_inputs.{entry}.{param_count}");
+    for i in inputs {
+        name.push_str(&format!(".{i}"));
+    }
+    name
+}
+
+fn entry(kernel: &Kernel, instance: &Instance, shape: EntryShape) -> TokenStream {
+    let name = shape.entry_name(&instance.entry);
+    let entry = Ident::new(&name, kernel.span());
     let EntryParts {
         params,
         rebuild,
         call,
-    } = entry_parts(kernel, instance, one_dimensional, &kernel.paths);
+        inputs,
+    } = entry_parts(
+        kernel,
+        instance,
+        shape,
+        block_shape(kernel, instance, &kernel.paths.device).as_ref(),
+        &kernel.paths,
+    );
+    // A `u8` whose symbol name carries the facts; nothing reads its value,
+    // and the build drops it with the other unused globals.
+    let marker = (!inputs.is_empty()).then(|| {
+        let symbol = inputs_marker(&name, params.len(), &inputs);
+        quote! {
+            #[cfg(target_arch = "nvptx64")]
+            const _: () = {
+                #[unsafe(export_name = #symbol)]
+                static INPUTS: u8 = 0;
+            };
+        }
+    });
     let params = params.iter().map(|(name, ty)| quote!(#name: #ty));
     let docs = &kernel.docs;
     quote! {
@@ -325,5 +479,6 @@ fn entry(kernel: &Kernel, instance: &Instance, one_dimensional: bool) -> TokenSt
             #(#rebuild)*
             #call
         }
+        #marker
     }
 }

@@ -51,7 +51,7 @@ fn host_function(function: &ItemFn) -> Option<TokenStream> {
         .params
         .iter()
         .any(|p| !matches!(p, GenericParam::Lifetime(_)));
-    if generic && super::device::mentions_shared_array(function.block.to_token_stream()) {
+    if generic && super::device::mentions(function.block.to_token_stream(), "shared_array") {
         // A `shared_array!` static cannot depend on the generic parameter
         // (the kernel's instances are compiled with it substituted).
         function.block = syn::parse_quote!({ ::core::unimplemented!("the kernel has errors") });

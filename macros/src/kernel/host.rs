@@ -2,6 +2,7 @@
 //! typed arguments, checks them, and launches the PTX entry point.
 
 use super::attribute::KernelPaths;
+use super::device::EntryShape;
 use super::model::Kernel;
 use super::params::{Param, ParamKind};
 use proc_macro2::TokenStream;
@@ -15,7 +16,7 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
     let name_str = name.to_string();
     // The launcher module is one module below the kernel.
     let paths = kernel.paths.in_launcher_module();
-    let (device, runtime, module) = (&paths.device, &paths.runtime, &paths.module);
+    let (device, runtime) = (&paths.device, &paths.runtime);
 
     let mut launch_params = Vec::new();
     let mut marshal = Vec::new();
@@ -33,14 +34,27 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
         launch_params.extend(launcher_param(p, runtime));
         match &p.kind {
             ParamKind::Scalar(ty) => {
+                // A scalar's name may be shadowed (`type u64 = &'static mut
+                // [u32];`): checked like any value that crosses by copy.
+                checks.push(quote_spanned! {span=>
+                    #runtime::__private::assert_device_copy::<#ty>();
+                });
                 marshal.push(quote!(let mut #pname: #ty = #pname;));
                 slots.push(quote!(
                     ::core::ptr::addr_of_mut!(#pname).cast::<::core::ffi::c_void>()
                 ));
             }
             ParamKind::Value(ty) => {
+                // rustc leaves zero-sized parameters out of a PTX entry
+                // point: the arguments after one would shift on a GPU.
                 checks.push(quote_spanned! {span=>
                     #runtime::__private::assert_device_copy::<#ty>();
+                    const {
+                        ::core::assert!(
+                            ::core::mem::size_of::<#ty>() != 0,
+                            "a kernel parameter passed by value cannot be zero-sized: the PTX entry point leaves it out, and the arguments after it would shift"
+                        )
+                    };
                 });
                 marshal.push(quote!(let mut #pname: #ty = #pname;));
                 slots.push(quote!(
@@ -82,6 +96,13 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
                 slots.push(quote!(
                     ::core::ptr::addr_of_mut!(#slice.ptr).cast::<::core::ffi::c_void>()
                 ));
+                if !three {
+                    // A matrix also passes its element count, `rows * cols`
+                    // (the view holds exactly that many elements).
+                    slots.push(quote!(
+                        ::core::ptr::addr_of_mut!(#slice.len).cast::<::core::ffi::c_void>()
+                    ));
+                }
                 for e in &extents {
                     slots.push(quote!(
                         ::core::ptr::addr_of_mut!(#e).cast::<::core::ffi::c_void>()
@@ -108,42 +129,30 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
     let (generics, function, instance_trait, extra_where) = match &kernel.generic {
         None => {
             let instance = &kernel.instances[0];
-            let entry = &instance.entry;
-            let entry_1d = super::device::one_dimensional_entry(entry);
-            let host_entry = host_entry(kernel, instance, &paths);
+            let function = function_static(kernel, instance, &paths);
             // One static for `launch` and `arguments`: its address tells the
             // kernel apart (a graph node is updated with its own kernel's
             // arguments only).
-            (
-                quote!(),
-                quote!(&FUNCTION),
-                quote! {
-                    #host_entry
-                    static FUNCTION: #runtime::__private::KernelFunction =
-                        #runtime::__private::KernelFunction::new(&#module, #name_str, #entry, #entry_1d, HOST_ENTRY);
-                },
-                quote!(),
-            )
+            (quote!(), quote!(&FUNCTION), function, quote!())
         }
         Some(generic) => {
             let t = &generic.name;
             let is_const = generic.const_type.is_some();
             let impls = kernel.instances.iter().map(|i| {
-                let arg = i.arg.as_ref().expect("generic kernels have instance arguments");
+                let arg = i
+                    .arg
+                    .as_ref()
+                    .expect("generic kernels have instance arguments");
                 let instance_ty = if is_const {
                     quote!(#runtime::Const<{ #arg }>)
                 } else {
                     quote!(#arg)
                 };
-                let entry = &i.entry;
-                let entry_1d = super::device::one_dimensional_entry(entry);
-                let host_entry = host_entry(kernel, i, &paths);
+                let function = function_static(kernel, i, &paths);
                 quote! {
                     impl Instance for #instance_ty {
                         fn function() -> &'static #runtime::__private::KernelFunction {
-                            #host_entry
-                            static FUNCTION: #runtime::__private::KernelFunction =
-                                #runtime::__private::KernelFunction::new(&#module, #name_str, #entry, #entry_1d, HOST_ENTRY);
+                            #function
                             &FUNCTION
                         }
                     }
@@ -231,8 +240,20 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
     let arguments_doc = format!(
         "The arguments of `{signature}` with `config`'s grid, block and shared memory, checked as a launch on `config`'s stream (or the current one) would be, without launching: for a graph's kernel node (`GraphExec::set_kernel_args`).\n\nUsually called through `kernel_args!({name_str}[grid, block](...))`."
     );
+    let block_note = kernel
+        .block
+        .as_ref()
+        .map(|extents| {
+            let extents = extents
+                .iter()
+                .map(|e| quote::ToTokens::to_token_stream(e).to_string())
+                .collect::<Vec<_>>()
+                .join(", ");
+            format!(" The kernel runs only in blocks of `({extents})` threads (its `block` option): any other block shape is an error.")
+        })
+        .unwrap_or_default();
     let launch_doc = format!(
-        "Launches `{signature}` with `config`'s grid, block, stream and shared memory.\n\nUsually called through `launch!({name_str}[grid, block, stream](...))`. Returns once the launch is queued; errors name the kernel and what was wrong."
+        "Launches `{signature}` with `config`'s grid, block, stream and shared memory.\n\nUsually called through `launch!({name_str}[grid, block, stream](...))`. Returns once the launch is queued; errors name the kernel and what was wrong.{block_note}"
     );
     quote! {
         #[cfg(not(target_arch = "nvptx64"))]
@@ -289,39 +310,90 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
     }
 }
 
-/// The instance's body as the CPU simulator calls it, with the PTX entry
-/// point's calling convention (one pointer per PTX parameter), as a `const
-/// HOST_ENTRY` item.
-fn host_entry(
+/// The instance's `static FUNCTION: KernelFunction`: its PTX entry points,
+/// its declared block shape, and its host entry points for the simulator.
+/// `paths` as seen from the launcher module.
+fn function_static(
     kernel: &Kernel,
     instance: &super::model::Instance,
     paths: &KernelPaths,
 ) -> TokenStream {
-    let general = host_call(kernel, instance, false, "__host_entry", paths);
-    let one_dimensional = host_call(kernel, instance, true, "__host_entry_1d", paths);
-    let params = super::device::entry_parts(kernel, instance, false, paths).params;
+    let (runtime, module) = (&paths.runtime, &paths.module);
+    let name_str = kernel.name.to_string();
+    let shapes = super::device::entry_shapes(kernel);
+    let entry = EntryShape::General.entry_name(&instance.entry);
+    let entry_1d = EntryShape::OneDimensional.entry_name(&instance.entry);
+    // The declared shape, evaluated (and checked) once per instance.
+    let declared = super::device::block_shape(kernel, instance, &paths.device);
+    let block_const = declared
+        .as_ref()
+        .map(|shape| quote!(const BLOCK_SHAPE: [u32; 3] = #shape;));
+    let block_shape = declared.as_ref().map(|_| quote!(BLOCK_SHAPE));
+    let host_entry = host_entry(kernel, instance, &shapes, block_shape.as_ref(), paths);
+    let with_2d = shapes.contains(&EntryShape::ZExtentOne).then(|| {
+        let entry_2d = EntryShape::ZExtentOne.entry_name(&instance.entry);
+        quote!(.with_entry_2d(#entry_2d))
+    });
+    let with_block = block_shape
+        .as_ref()
+        .map(|shape| quote!(.with_block_shape(#shape)));
+    quote! {
+        #block_const
+        #host_entry
+        static FUNCTION: #runtime::__private::KernelFunction =
+            #runtime::__private::KernelFunction::new(&#module, #name_str, #entry, #entry_1d, HOST_ENTRY)
+                #with_2d #with_block;
+    }
+}
+
+/// The instance's body as the CPU simulator calls it, with the PTX entry
+/// point's calling convention (one pointer per PTX parameter), as a `const
+/// HOST_ENTRY` item: one host function per entry point.
+fn host_entry(
+    kernel: &Kernel,
+    instance: &super::model::Instance,
+    shapes: &[EntryShape],
+    block_shape: Option<&TokenStream>,
+    paths: &KernelPaths,
+) -> TokenStream {
     let runtime = &paths.runtime;
+    let call = |shape, name| host_call(kernel, instance, shape, name, block_shape, paths);
+    let general = call(EntryShape::General, "__host_entry");
+    let one_dimensional = call(EntryShape::OneDimensional, "__host_entry_1d");
+    let (z_extent_one, call_2d) = if shapes.contains(&EntryShape::ZExtentOne) {
+        (
+            call(EntryShape::ZExtentOne, "__host_entry_2d"),
+            quote!(::core::option::Option::Some(__host_entry_2d)),
+        )
+    } else {
+        (quote!(), quote!(::core::option::Option::None))
+    };
+    let params =
+        super::device::entry_parts(kernel, instance, EntryShape::General, None, paths).params;
     let sizes = params
         .iter()
         .map(|(_, ty)| quote!(::core::mem::size_of::<#ty>()));
     quote! {
         #general
         #one_dimensional
+        #z_extent_one
         const HOST_ENTRY: #runtime::__private::HostEntry = #runtime::__private::HostEntry {
             call: __host_entry,
             call_1d: __host_entry_1d,
+            call_2d: #call_2d,
             param_sizes: &[#(#sizes),*],
         };
     }
 }
 
-/// One of the instance's two entry points (general, one-dimensional) as a
-/// host function taking one pointer per PTX parameter.
+/// One of the instance's entry points as a host function taking one pointer
+/// per PTX parameter.
 fn host_call(
     kernel: &Kernel,
     instance: &super::model::Instance,
-    one_dimensional: bool,
+    shape: EntryShape,
     name: &str,
+    block_shape: Option<&TokenStream>,
     paths: &KernelPaths,
 ) -> TokenStream {
     let name = syn::Ident::new(name, proc_macro2::Span::call_site());
@@ -329,7 +401,8 @@ fn host_call(
         params,
         rebuild,
         call,
-    } = super::device::entry_parts(kernel, instance, one_dimensional, paths);
+        ..
+    } = super::device::entry_parts(kernel, instance, shape, block_shape, paths);
     let reads = params.iter().enumerate().map(|(slot, (name, ty))| {
         quote! {
             // SAFETY: slot `#slot` points to a live value of the parameter's type

@@ -70,8 +70,141 @@ mod tests {
             out.contains(r#"extern "ptx-kernel" fn k__1d (a__ptr : * const f32"#),
             "{out}"
         );
-        assert!(out.contains("__gpu_kernel_body_k :: < true >"), "{out}");
-        assert!(out.contains("__gpu_kernel_body_k :: < false >"), "{out}");
+        assert!(
+            out.contains(
+                "__gpu_kernel_body_k :: < { :: gpu_device :: __private :: ONE_DIMENSIONAL } >"
+            ),
+            "{out}"
+        );
+        assert!(
+            out.contains("__gpu_kernel_body_k :: < { :: gpu_device :: __private :: GENERAL } >"),
+            "{out}"
+        );
+        // No 2-D witness in the body: no entry for launches of z extent 1.
+        assert!(!out.contains("k__2d"), "{out}");
+        // The input's pointer (parameter 0 of 5) is named for gpu-builder,
+        // per entry point; the output's is not.
+        assert!(
+            out.contains(r#"export_name = "__gpu_inputs.k.5.0""#),
+            "{out}"
+        );
+        assert!(
+            out.contains(r#"export_name = "__gpu_inputs.k__1d.5.0""#),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn kernels_without_inputs_have_no_marker() {
+        let out = expanded(
+            quote!(),
+            quote!(
+                pub fn k(n: u32, mut c: DisjointSlice<f32>, h: &[DeviceAtomic<u32>]) {}
+            ),
+        );
+        assert!(!out.contains("__gpu_inputs"), "{out}");
+    }
+
+    #[test]
+    fn the_two_dimensional_witness_gets_its_own_entry_point() {
+        let out = expanded(
+            quote!(),
+            quote!(
+                pub fn k(a: &[f32], mut c: DisjointSlice2d<f32>) {
+                    c.set(thread_index_2d(), 1.0);
+                }
+            ),
+        );
+        assert!(
+            out.contains(r#"extern "ptx-kernel" fn k__2d (a__ptr : * const f32"#),
+            "{out}"
+        );
+        assert!(
+            out.contains(
+                "__gpu_kernel_body_k :: < { :: gpu_device :: __private :: Z_EXTENT_ONE } >"
+            ),
+            "{out}"
+        );
+        assert!(out.contains(r#"with_entry_2d ("k__2d")"#), "{out}");
+        assert!(
+            out.contains("call_2d : :: core :: option :: Option :: Some (__host_entry_2d)"),
+            "{out}"
+        );
+        assert!(
+            out.contains(r#"export_name = "__gpu_inputs.k__2d.6.0""#),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn a_declared_block_shape_is_assumed_on_the_device_and_checked_by_the_launcher() {
+        let out = expanded(
+            quote!(block = (32, 8)),
+            quote!(
+                pub fn k(mut c: DisjointSlice<f32>) {}
+            ),
+        );
+        let shape = "declared_block_shape (32 , 8 , 1)";
+        // Every entry point (and host entry) assumes it, and the launcher
+        // knows it: evaluated in each PTX entry point, and once on the host.
+        assert_eq!(out.matches("assume_block_shape").count(), 4, "{out}");
+        assert_eq!(out.matches(shape).count(), 3, "{out}");
+        assert!(out.contains("with_block_shape (BLOCK_SHAPE)"), "{out}");
+        assert!(
+            out.contains("runs only in blocks of `(32, 8, 1)` threads"),
+            "{out}"
+        );
+        // One extent, as a plain expression, and after the instances of a
+        // const-generic kernel, substituted per instance.
+        let out = expanded(
+            quote!(block = B),
+            quote!(
+                pub fn k() {}
+            ),
+        );
+        assert!(out.contains("declared_block_shape (B , 1 , 1)"), "{out}");
+        let out = expanded(
+            quote!(16, 32, block = (T, T)),
+            quote!(
+                pub fn k<const T: usize>() {}
+            ),
+        );
+        assert!(out.contains("declared_block_shape (16 , 16 , 1)"), "{out}");
+        assert!(out.contains("declared_block_shape (32 , 32 , 1)"), "{out}");
+        // Kernels without the option assume nothing.
+        let out = expanded(
+            quote!(),
+            quote!(
+                pub fn k() {}
+            ),
+        );
+        assert!(!out.contains("assume_block_shape"), "{out}");
+        assert!(!out.contains("with_block_shape"), "{out}");
+    }
+
+    #[test]
+    fn bad_options_are_rejected_with_reasons() {
+        assert!(error(
+            quote!(blocks = (32, 8)),
+            quote!(
+                fn k() {}
+            )
+        )
+        .contains("unknown option `blocks`: expected `block = (x, y, z)`"));
+        assert!(error(
+            quote!(block = (1, 2, 3, 4)),
+            quote!(
+                fn k() {}
+            )
+        )
+        .contains("one to three extents"));
+        assert!(error(
+            quote!(block = 32, block = 64),
+            quote!(
+                fn k() {}
+            )
+        )
+        .contains("`block` is given twice"));
     }
 
     #[test]
@@ -146,7 +279,7 @@ mod tests {
             ),
         );
         assert!(
-            out.contains(r#"extern "ptx-kernel" fn k (c__ptr : * mut f32 , c__rows : usize , c__cols : usize , g__ptr : * mut u8 , g__depth : usize , g__rows : usize , g__cols : usize)"#),
+            out.contains(r#"extern "ptx-kernel" fn k (c__ptr : * mut f32 , c__len : usize , c__rows : usize , c__cols : usize , g__ptr : * mut u8 , g__depth : usize , g__rows : usize , g__cols : usize)"#),
             "{out}"
         );
         assert!(out.contains("DisjointSlice2d :: < f32 , { 4 } >"), "{out}");
@@ -160,7 +293,7 @@ mod tests {
             out.contains("DeviceView3dMut < '_ , u8 >) ->"),
             "the token and the dynamic array are not launcher arguments: {out}"
         );
-        assert!(out.contains("; 7usize]"), "{out}");
+        assert!(out.contains("; 8usize]"), "{out}");
     }
 
     #[test]
@@ -174,7 +307,7 @@ mod tests {
             ),
         );
         assert!(
-            out.contains("fn __gpu_kernel_body_k_16 < const __GPU_ONE_DIMENSIONAL : bool >"),
+            out.contains("fn __gpu_kernel_body_k_16 < const __GPU_ENTRY : u8 >"),
             "{out}"
         );
         assert!(out.contains("shared_array ! (u32 ; 32)"), "{out}");
@@ -335,7 +468,8 @@ mod tests {
                 f32,
                 runtime_crate = "crate::re::rt",
                 module = "self::M",
-                u64
+                u64,
+                block = (8, 8)
             ),
             quote!(
                 pub fn k<T: Copy>(
@@ -350,8 +484,22 @@ mod tests {
                     smem: DynamicShared<u32>,
                 ) {
                     let s = shared_array!(T; 4);
+                    m.set(thread_index_2d(), v);
                 }
             ),
+        );
+        // Every entry point (the `__2d` one too), the declared block shape
+        // and the launcher's checks go through the overridden paths.
+        assert!(out.contains("fn k_f32__2d ("), "{out}");
+        assert!(
+            out.contains("dev :: __private :: assume_block_shape"),
+            "{out}"
+        );
+        assert!(out.contains("dev :: __private :: Z_EXTENT_ONE"), "{out}");
+        assert!(out.contains("dev :: __private :: LaunchScope"), "{out}");
+        assert!(
+            out.contains("crate :: re :: rt :: __private :: assert_device_copy"),
+            "{out}"
         );
         for default in ["gpu_runtime", "gpu_device", "KERNEL_MODULE"] {
             assert!(!out.contains(default), "`{default}` in {out}");

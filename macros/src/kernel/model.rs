@@ -27,6 +27,9 @@ pub struct Kernel {
     /// Where the generated code finds `gpu_device`, `gpu_runtime` and the
     /// embedded module, as seen from the kernel's own module.
     pub paths: KernelPaths,
+    /// `block = (x, y, z)`: the only block shape the kernel runs in (missing
+    /// extents are 1); `usize` expressions, which may name a const parameter.
+    pub block: Option<[syn::Expr; 3]>,
 }
 
 /// A generic kernel's parameter.
@@ -124,6 +127,7 @@ impl Kernel {
             instances,
             params: params.into_iter().flatten().collect(),
             paths: attribute.paths,
+            block: attribute.block,
             function,
         })
     }

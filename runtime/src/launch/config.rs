@@ -102,6 +102,11 @@ impl<'s> LaunchConfig<'s> {
         self.grid.0[1] == 1 && self.grid.0[2] == 1 && self.block.0[1] == 1 && self.block.0[2] == 1
     }
 
+    /// Whether grid and block both have a z extent of 1.
+    pub(super) fn has_z_extent_one(&self) -> bool {
+        self.grid.0[2] == 1 && self.block.0[2] == 1
+    }
+
     /// Checks the configuration against the device's and the kernel's limits.
     pub(super) fn check(
         &self,

@@ -23,18 +23,31 @@ use std::ffi::{c_void, CString};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::OnceLock;
 
-/// One kernel entry point of an [`EmbeddedModule`], resolved per device on
-/// first launch. The `#[kernel]` macro makes one static per entry point.
+/// Which of a kernel's entry points a launch runs: an index into
+/// `KernelFunction::entries` (see `gpu_device::entry`).
+const GENERAL: usize = 0;
+const ONE_DIMENSIONAL: usize = 1;
+const Z_EXTENT_ONE: usize = 2;
+
+/// One kernel instance of an [`EmbeddedModule`]: its entry points, resolved
+/// per device on first launch. The `#[kernel]` macro makes one static per
+/// instance.
 pub struct KernelFunction {
     module: &'static EmbeddedModule,
     name: &'static str,
     /// The body as the CPU simulator runs it.
     host: HostEntry,
-    /// The general entry point and the one for one-dimensional launches.
-    entries: [&'static str; 2],
+    /// The general entry point, the one for one-dimensional launches, and
+    /// the one for launches whose z extents are 1 (kernels without it
+    /// launch the general one there).
+    entries: [Option<&'static str>; 3],
+    /// The only block shape the kernel runs in, when it declares one: its
+    /// entry points assume it (`gpu_device::entry`), so launches of any
+    /// other shape are refused.
+    block_shape: Option<[u32; 3]>,
     /// The name's number, for recording the last launched kernel.
     id: OnceLock<KernelId>,
-    per_device: [[OnceLock<Result<FunctionInfo>>; 2]; MAX_DEVICES],
+    per_device: [[OnceLock<Result<FunctionInfo>>; 3]; MAX_DEVICES],
 }
 
 #[derive(Debug)]
@@ -48,7 +61,8 @@ struct FunctionInfo {
 impl KernelFunction {
     /// Kernel `name` of `module`: `entry` launches any shape, `entry_1d` only
     /// grids and blocks of the form `(n, 1, 1)` (its thread index witness
-    /// relies on that), `host` runs on the CPU simulator.
+    /// relies on that), `host` runs on the CPU simulator. The builder
+    /// methods below add the z-extent-one entry and a declared block shape.
     pub const fn new(
         module: &'static EmbeddedModule,
         name: &'static str,
@@ -60,10 +74,63 @@ impl KernelFunction {
             module,
             name,
             host,
-            entries: [entry, entry_1d],
+            entries: [Some(entry), Some(entry_1d), None],
+            block_shape: None,
             id: OnceLock::new(),
-            per_device: [const { [const { OnceLock::new() }, const { OnceLock::new() }] };
-                MAX_DEVICES],
+            per_device: [const {
+                [
+                    const { OnceLock::new() },
+                    const { OnceLock::new() },
+                    const { OnceLock::new() },
+                ]
+            }; MAX_DEVICES],
+        }
+    }
+
+    /// The kernel with `entry_2d`, its entry point for launches whose grid
+    /// and block have a z extent of 1 (and that are not one-dimensional): its
+    /// two-dimensional witness relies on that. `host.call_2d` is its body on
+    /// the simulator.
+    pub const fn with_entry_2d(mut self, entry_2d: &'static str) -> Self {
+        self.entries[Z_EXTENT_ONE] = Some(entry_2d);
+        self
+    }
+
+    /// The kernel declared with blocks of `shape` alone: its entry points
+    /// assume that shape, and launches of any other are refused.
+    pub const fn with_block_shape(mut self, shape: [u32; 3]) -> Self {
+        self.block_shape = Some(shape);
+        self
+    }
+
+    /// The entry point a launch of `config` runs (an index into `entries`):
+    /// the one-dimensional entry for grids and blocks `(n, 1, 1)`, the
+    /// z-extent-one entry (where the kernel has one) for other launches
+    /// whose z extents are 1, the general one otherwise. Each entry's
+    /// witnesses rely on this choice (`gpu_device::entry`); `prepare`, which
+    /// every launch path goes through, makes it here.
+    fn entry_for(&self, config: &LaunchConfig<'_>) -> usize {
+        if config.is_one_dimensional() {
+            ONE_DIMENSIONAL
+        } else if config.has_z_extent_one() && self.entries[Z_EXTENT_ONE].is_some() {
+            Z_EXTENT_ONE
+        } else {
+            GENERAL
+        }
+    }
+
+    /// Refuses a launch whose block is not the kernel's declared shape (its
+    /// entry points assume it): `block` is the checked launch's block.
+    fn check_block_shape(&self, block: [u32; 3]) -> Result<()> {
+        match self.block_shape {
+            Some(shape) if shape != block => Err(Error::InvalidLaunch {
+                kernel: self.name,
+                reason: format!(
+                    "this kernel runs only in blocks of ({}, {}, {}) threads (its `block` option); the launch has blocks of ({}, {}, {})",
+                    shape[0], shape[1], shape[2], block[0], block[1], block[2]
+                ),
+            }),
+            _ => Ok(()),
         }
     }
 
@@ -73,7 +140,7 @@ impl KernelFunction {
     }
 
     fn info(&self, device: &DeviceState, which: usize) -> Result<&FunctionInfo> {
-        let entry = self.entries[which];
+        let entry = self.entries[which].expect("entry_for picks an entry the kernel has");
         self.per_device[device.ordinal][which]
             .get_or_init(|| {
                 let module = self.module.load(device)?;
@@ -86,6 +153,7 @@ impl KernelFunction {
                             driver: e,
                             log: format!("entry point `{entry}` is not in the module"),
                         })?;
+                self.check_param_sizes(entry)?;
                 let limits = driver().function_limits(handle)?;
                 Ok(FunctionInfo {
                     handle,
@@ -97,24 +165,62 @@ impl KernelFunction {
             .map_err(Clone::clone)
     }
 
+    /// Checks that the PTX entry point `entry` takes parameters of the sizes
+    /// this launcher passes: the driver reads each argument with the size the
+    /// PTX declares, so a mismatch (a `#[cfg]` that gives a by-value struct
+    /// another layout on the device, PTX built from other code) would read
+    /// past the launcher's values. Done on both backends (the simulator reads
+    /// the same PTX, so it refuses what a GPU would), except for modules
+    /// without PTX (test scaffolding run only on the simulator).
+    fn check_param_sizes(&self, entry: &str) -> Result<()> {
+        if self.module.ptx().is_empty() {
+            return Ok(());
+        }
+        let host = self.host.param_sizes;
+        let reason = match self.module.entry_param_sizes(entry) {
+            Some(Ok(ptx)) if ptx == host => return Ok(()),
+            Some(Ok(ptx)) => format!(
+                "its PTX entry point `{entry}` takes parameters of {ptx:?} bytes where the launcher passes {host:?}: host and device compiled the kernel differently (a `#[cfg]` on the target?) or the PTX is another crate's"
+            ),
+            Some(Err(unreadable)) => format!("its PTX entry point `{entry}` has an {unreadable}"),
+            None => format!(
+                "its PTX has no entry point `{entry}` (the kernel is compiled for the host only?)"
+            ),
+        };
+        Err(Error::InvalidLaunch {
+            kernel: self.name,
+            reason,
+        })
+    }
+
     /// Checks `config` for launching on `stream` and picks the entry point.
     fn prepare(&'static self, config: &LaunchConfig<'_>, stream: &Stream) -> Result<Prepared> {
         let device = stream.device_state()?;
-        // The one-dimensional entry point is chosen only for shapes (n, 1, 1):
-        // its thread index witness is unique only for those.
-        let which = usize::from(config.is_one_dimensional());
+        // The one-dimensional entry point is chosen only for shapes (n, 1, 1),
+        // the z-extent-one entry only for z extents of 1: their witnesses are
+        // unique only there.
+        let which = self.entry_for(config);
         let info = self.info(device, which)?;
         let (grid, block, shared) = config.check(self.name, &device.limits, &info.limits)?;
+        // The entry points assume the declared block shape.
+        self.check_block_shape(block)?;
         if shared > info.dynamic_shared_limit.load(Ordering::Relaxed) {
             driver().set_max_dynamic_shared(info.handle, shared)?;
             info.dynamic_shared_limit
                 .fetch_max(shared, Ordering::Relaxed);
         }
         // As on a GPU, the simulator runs the one-dimensional body for
-        // one-dimensional launches only (its witness is unique only there).
+        // one-dimensional launches only (its witness is unique only there),
+        // and the z-extent-one body for launches whose z extents are 1.
         let mut host = self.host;
-        if which == 1 {
-            host.call = host.call_1d;
+        match which {
+            ONE_DIMENSIONAL => host.call = host.call_1d,
+            Z_EXTENT_ONE => {
+                host.call = host
+                    .call_2d
+                    .expect("a kernel with a z-extent-one entry has its host body")
+            }
+            _ => {}
         }
         Ok(Prepared {
             function: info.handle,

@@ -196,7 +196,14 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// [`Device::release_pool_memory`](crate::Device::release_pool_memory)). Plain dropping never waits.
     /// Memory that a [`Graph`](crate::Graph) still uses is freed when the
     /// last such graph is dropped instead.
+    ///
+    /// Inside a stream callback, where CUDA calls are forbidden, this is
+    /// [`Error::CalledFromCallback`]; the buffer is dropped, and its release
+    /// thread frees it as for any drop there.
     pub fn free_sync(self) -> Result<()> {
+        if in_callback() {
+            return Err(Error::CalledFromCallback);
+        }
         let Ok(mut memory) = Arc::try_unwrap(self.memory) else {
             return Ok(());
         };

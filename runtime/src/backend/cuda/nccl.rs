@@ -52,8 +52,12 @@ type NcclResult = c_int;
 
 /// The functions used, resolved once from the loaded library.
 struct Nccl {
-    /// Kept loaded for the life of the process (the function pointers point into it).
-    _library: libloading::Library,
+    /// Never unloaded, even when this `Nccl` is dropped: the function
+    /// pointers point into it, and NCCL starts threads that run its code
+    /// after the call that made them returns (`ncclGetUniqueId`'s bootstrap
+    /// listener, communicators' proxies); unmapping the library under them
+    /// crashes the process.
+    _library: std::mem::ManuallyDrop<libloading::Library>,
     get_error_string: unsafe extern "C" fn(NcclResult) -> *const c_char,
     get_last_error: unsafe extern "C" fn(Comm) -> *const c_char,
     get_unique_id: unsafe extern "C" fn(*mut UniqueId) -> NcclResult,
@@ -147,7 +151,7 @@ impl Nccl {
                 broadcast: *library.get(b"ncclBroadcast\0")?,
                 reduce_scatter: *library.get(b"ncclReduceScatter\0")?,
                 all_gather: *library.get(b"ncclAllGather\0")?,
-                _library: library,
+                _library: std::mem::ManuallyDrop::new(library),
             })
         }
     }

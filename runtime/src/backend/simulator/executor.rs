@@ -272,9 +272,16 @@ impl Launch {
                     .as_mut()
                     .expect("ready threads have a coroutine");
                 let trap = coroutine.trap_handler();
-                let outcome = gpu_device::__private::simulation::run_as(&threads[t], || {
-                    state.signals.resume(trap, || coroutine.resume(()))
-                });
+                // SAFETY: `threads[t]` is thread `t` of this block of the
+                // launch, made above from the block's and the launch's
+                // coordinates (unique in the launch, within its extents), and
+                // `state` is this block's own state (`BlockState` implements
+                // the block's services as `Block` requires).
+                let outcome = unsafe {
+                    gpu_device::__private::simulation::run_as(&threads[t], || {
+                        state.signals.resume(trap, || coroutine.resume(()))
+                    })
+                };
                 // Progress for the watchdog: a thread reaches a barrier or
                 // warp operation, or finishes. A thread that yielded after
                 // atomics may be spinning: there the watchdog's verdict is read.
@@ -478,7 +485,13 @@ impl<'a> BlockState<'a> {
     }
 }
 
-impl Block for BlockState<'_> {
+// SAFETY: one `BlockState` per block. Its static arrays and dynamic memory
+// are this block's own boxes, kept for the block's life, aligned to 16 and
+// at least as large as asked (`static_shared` checks the recorded size);
+// barriers and warp exchanges suspend the thread until `release` finds every
+// thread (or every lane in the mask) waiting, and `exchange` returns the
+// named lane's value of that round.
+unsafe impl Block for BlockState<'_> {
     fn barrier(&self, thread: &SimulatedThread<'_>, id: u32) {
         self.suspend(thread, Suspend::Barrier(id));
     }
@@ -499,11 +512,13 @@ impl Block for BlockState<'_> {
         values[lane as usize].set(value);
         self.suspend(thread, Suspend::Warp { mask });
         let lanes_in_warp = (self.yielders.len() - warp * 32).min(32) as u32;
+        // As PTX's `shfl.sync` with a clamp of 31: the low five bits of `b`.
+        let b = b & 31;
         let source = match mode {
-            ShuffleMode::Down => lane.checked_add(b).filter(|&s| s < 32),
+            ShuffleMode::Down => Some(lane + b).filter(|&s| s < 32),
             ShuffleMode::Up => lane.checked_sub(b),
-            ShuffleMode::Xor => Some(lane ^ (b & 31)),
-            ShuffleMode::Index => Some(b & 31),
+            ShuffleMode::Xor => Some(lane ^ b),
+            ShuffleMode::Index => Some(b),
         };
         match source {
             Some(s) if s < lanes_in_warp => values[s as usize].get(),
@@ -512,13 +527,22 @@ impl Block for BlockState<'_> {
     }
 
     fn static_shared(&self, symbol: &'static str, bytes: usize, _align: usize) -> *mut u8 {
-        self.signals.runtime_code(|| {
+        let (array, held) = self.signals.runtime_code(|| {
             let mut statics = self.statics.borrow_mut();
             let array = statics
                 .entry(symbol)
                 .or_insert_with(|| vec![0u128; bytes.div_ceil(16)].into_boxed_slice());
-            array.as_mut_ptr().cast()
-        })
+            (array.as_mut_ptr().cast::<u8>(), array.len() * 16)
+        });
+        // One symbol is one array of one size; a symbol asked for again
+        // with more bytes (two arrays under one name, which the device's
+        // linker would refuse) must not get the smaller allocation.
+        if held < bytes {
+            panic!(
+                "the shared array `{symbol}` was made with {held} bytes and is now asked for {bytes}: two shared arrays have the same symbol"
+            );
+        }
+        array
     }
 
     fn dynamic_shared(&self) -> (*mut u8, usize) {
