@@ -3,7 +3,10 @@
 //! (`dev` and `rt`, and a module re-exporting them as a facade crate would),
 //! their embedded module somewhere other than `crate::KERNEL_MODULE` (this
 //! crate has none, so a launcher that ignored `module = "..."` would not
-//! compile), launched and checked.
+//! compile), launched and checked. The crate paths are written
+//! `unsafe(device_crate = "...")`: each leads to the genuine crate (renamed,
+//! or re-exported), which is the promise `unsafe(...)` makes; without it
+//! they do not compile (tests/ui/kernel_override_fake_crate_without_unsafe.rs).
 //!
 //! The kernels are this test crate's own, with no PTX: the simulator is
 //! forced for this binary (it runs kernels from their host entry points), so
@@ -22,6 +25,13 @@ use std::sync::Once;
 mod reexports {
     pub use gpu_device as device;
     pub use gpu_runtime as runtime;
+
+    /// `gpu_device`'s items re-exported by a glob, as a facade that adds
+    /// items of its own would: the genuine items, so the
+    /// `unsafe(device_crate = ...)` promise holds.
+    pub mod glob {
+        pub use gpu_device::*;
+    }
 }
 
 mod kernels {
@@ -36,7 +46,11 @@ mod kernels {
 
     /// `out[i] = factor * x[i]`; the crates by their extern-prelude names,
     /// the module by a path relative to this module.
-    #[kernel(device_crate = "dev", runtime_crate = "rt", module = "self::MODULE")]
+    #[kernel(
+        unsafe(device_crate = "dev"),
+        unsafe(runtime_crate = "rt"),
+        module = "self::MODULE"
+    )]
     pub fn scale(factor: f32, x: &[f32], mut out: DisjointSlice<f32>) {
         let i = thread_index();
         if let Some(&v) = x.get(i.get()) {
@@ -49,8 +63,8 @@ mod kernels {
     /// `thread_index_2d`), with the crates renamed.
     #[kernel(
         block = (8, 4),
-        device_crate = "dev",
-        runtime_crate = "rt",
+        unsafe(device_crate = "crate::reexports::glob"),
+        unsafe(runtime_crate = "rt"),
         module = "self::MODULE"
     )]
     pub fn coordinates(mut out: DisjointSlice2d<u32>) {
@@ -61,7 +75,7 @@ mod kernels {
     /// A value parameter of a struct whose derive names `gpu_device`
     /// through the facade.
     #[derive(Clone, Copy, DeviceCopy)]
-    #[device_copy(crate = "crate::reexports::device")]
+    #[device_copy(unsafe(crate = "crate::reexports::device"))]
     #[repr(C)]
     pub struct Affine {
         pub scale: f32,
@@ -71,8 +85,8 @@ mod kernels {
     /// `out[i] = p.scale * x[i] + p.offset`; every path through the facade,
     /// given after the instance-less attribute's options.
     #[kernel(
-        device_crate = "crate::reexports::device",
-        runtime_crate = "crate::reexports::runtime",
+        unsafe(device_crate = "crate::reexports::device"),
+        unsafe(runtime_crate = "crate::reexports::runtime"),
         module = "crate::kernels::MODULE"
     )]
     pub fn affine(p: Affine, x: &[f32], mut out: DisjointSlice<f32>) {
@@ -87,9 +101,9 @@ mod kernels {
     /// `t ^ 1` of its block.
     #[kernel(
         f32,
-        device_crate = "dev",
+        unsafe(device_crate = "dev"),
         u64,
-        runtime_crate = "rt",
+        unsafe(runtime_crate = "rt"),
         module = "MODULE"
     )]
     pub fn swap_pairs<T: DeviceCopy + dev::shared::SharedElement>(
@@ -97,7 +111,7 @@ mod kernels {
         mut out: DisjointSlice<T>,
         block: Block,
     ) {
-        let tile = shared_array!(T; 64, device_crate = "crate::reexports::device");
+        let tile = shared_array!(T; 64, unsafe(device_crate = "crate::reexports::device"));
         let mut w = block;
         let i = thread_index();
         if let Some(&v) = input.get(i.get()) {
@@ -119,8 +133,8 @@ mod kernels {
         #[kernel(
             8,
             16,
-            device_crate = "dev",
-            runtime_crate = "rt",
+            unsafe(device_crate = "dev"),
+            unsafe(runtime_crate = "rt"),
             module = "super::MODULE"
         )]
         pub fn reverse_tiles<const TILE: usize>(
@@ -128,7 +142,7 @@ mod kernels {
             mut out: DisjointSlice<u32>,
             block: Block,
         ) {
-            let tile = shared_array!(u32; 1, TILE, padding = 1, device_crate = "dev");
+            let tile = shared_array!(u32; 1, TILE, padding = 1, unsafe(device_crate = "dev"));
             let mut w = block;
             let i = thread_index();
             let base = block_idx().x as usize * TILE;

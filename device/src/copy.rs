@@ -18,10 +18,11 @@
     note = "kernels take scalars, `&[T]`, `DisjointSlice<T>`, `&[DeviceAtomic<T>]` and `#[repr(C)]` structs that `#[derive(Clone, Copy, DeviceCopy)]`"
 )]
 pub unsafe trait DeviceCopy: Copy + 'static {
-    /// Written by `#[derive(DeviceCopy)]` in its impls, so that a derive
-    /// told another path (`#[device_copy(crate = "...")]`) cannot implement
-    /// an unsafe trait other than this one: a trait without this item is an
-    /// error.
+    /// Written by `#[derive(DeviceCopy)]` in its impls: a derive told a
+    /// path that does not lead to this crate (`#[device_copy(unsafe(crate =
+    /// "..."))]`, a broken promise) is an error where it finds a trait
+    /// without this item. A second line of defence only: the guard is the
+    /// `unsafe(...)`.
     #[doc(hidden)]
     const __GPU_DEVICE_COPY: () = ();
 }

@@ -1,7 +1,7 @@
 //! `#[derive(DeviceCopy)]`.
 
 use crate::errors::Errors;
-use crate::path_option::{respanned, PathOptions};
+use crate::path_option::{respanned, Key, PathOptions};
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::parse::ParseStream;
@@ -73,7 +73,9 @@ pub fn expand(item: TokenStream) -> syn::Result<TokenStream> {
     Ok(quote! {
         // SAFETY: the struct has a stable layout (checked above), is `Copy`
         // (required by the trait), and every field is `DeviceCopy` (the bounds).
-        // The trait is `gpu_device`'s: no other has `__GPU_DEVICE_COPY`.
+        // The trait is `gpu_device`'s: `::gpu_device`'s, or the one the user's
+        // `unsafe(crate = "...")` promised (a trait without the hidden
+        // `__GPU_DEVICE_COPY` is moreover an error).
         unsafe impl #impl_generics #device::DeviceCopy for #ident #ty_generics
         where #(#predicates),* {
             #check
@@ -81,19 +83,21 @@ pub fn expand(item: TokenStream) -> syn::Result<TokenStream> {
     })
 }
 
-/// `gpu_device`'s path: `::gpu_device`, or the one `#[device_copy(crate =
-/// "...")]` gives.
+/// `gpu_device`'s path: `::gpu_device`, or the one `#[device_copy(unsafe(crate =
+/// "..."))]` gives.
 fn device_crate(attrs: &[Attribute], errors: &mut Errors) -> syn::Path {
+    const KEYS: &[Key] = &[Key::naming_crate("crate", "my_gpu::device", "gpu_device")];
     let mut options = PathOptions::new(
-        &[("crate", "my_gpu::device")],
-        "`crate = \"path\"` (the path to the `gpu_device` crate)",
+        KEYS,
+        "`unsafe(crate = \"path\")` (the path to the `gpu_device` crate)",
     );
     for attr in attrs.iter().filter(|a| a.path().is_ident(HELPER)) {
         let parsed = attr.parse_args_with(|input: ParseStream| {
             while !input.is_empty() {
                 if !PathOptions::starts_option(input) {
-                    return Err(input
-                        .error("expected `crate = \"path\"`, the path to the `gpu_device` crate"));
+                    return Err(input.error(
+                        "expected `unsafe(crate = \"path\")`, the path to the `gpu_device` crate",
+                    ));
                 }
                 options.parse_one(input, errors)?;
                 if !input.is_empty() {
@@ -179,7 +183,7 @@ mod tests {
     fn the_device_crate_can_be_overridden() {
         let out = expand(quote!(
             #[derive(DeviceCopy)]
-            #[device_copy(crate = "crate::re::dev")]
+            #[device_copy(unsafe(crate = "crate::re::dev"))]
             #[repr(C)]
             struct P {
                 x: f32,
@@ -204,7 +208,7 @@ mod tests {
     fn every_problem_is_reported() {
         let all: Vec<String> = expand(quote!(
             #[device_copy(krate = "dev")]
-            #[device_copy(crate = dev)]
+            #[device_copy(unsafe(crate = dev))]
             struct P {
                 #[device_copy(crate = "dev")]
                 x: f32,
@@ -231,6 +235,20 @@ mod tests {
         assert!(
             bare.contains("expected attribute arguments in parentheses"),
             "{bare}"
+        );
+        // The crate's path is the user's promise, written `unsafe(...)`.
+        let promise = expand(quote!(
+            #[device_copy(crate = "dev")]
+            #[repr(C)]
+            struct P {
+                x: f32,
+            }
+        ))
+        .expect_err("rejected")
+        .to_string();
+        assert!(
+            promise.starts_with("write `unsafe(crate = \"dev\")`: the generated code calls `unsafe` functions of `gpu_device`"),
+            "{promise}"
         );
     }
 }

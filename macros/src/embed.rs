@@ -1,22 +1,28 @@
 //! `embed_kernels!()`: the crate's PTX as a static the launchers load from.
-//! `embed_kernels!(runtime_crate = "path")` names `gpu_runtime` by another
-//! path.
+//! `embed_kernels!(unsafe(runtime_crate = "path"))` names `gpu_runtime` by
+//! another path (`unsafe`: see [`crate::path_option`]).
 
 use crate::errors::Errors;
-use crate::path_option::PathOptions;
+use crate::path_option::{Key, PathOptions};
 use proc_macro2::TokenStream;
 use quote::quote;
 use syn::parse::{ParseStream, Parser};
 use syn::Token;
 
-const EXPECTED: &str = "`runtime_crate = \"path\"` (the path to the `gpu_runtime` crate), the only option of embed_kernels!: the PTX comes from this crate's build.rs";
+const EXPECTED: &str = "`unsafe(runtime_crate = \"path\")` (the path to the `gpu_runtime` crate), the only option of embed_kernels!: the PTX comes from this crate's build.rs";
+
+const KEYS: &[Key] = &[Key::naming_crate(
+    "runtime_crate",
+    "my_gpu::runtime",
+    "gpu_runtime",
+)];
 
 /// The static, or the errors and a stand-in static of the same name and
 /// type (with no PTX), so that the crate's launchers, which name it, add no
 /// error of their own.
 pub fn expand(input: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
-    let mut options = PathOptions::new(&[("runtime_crate", "my_gpu::runtime")], EXPECTED);
+    let mut options = PathOptions::new(KEYS, EXPECTED);
     let parser = |input: ParseStream| -> syn::Result<()> {
         while !input.is_empty() {
             if !PathOptions::starts_option(input) {
@@ -74,7 +80,7 @@ mod tests {
             default.contains("KERNEL_MODULE : :: gpu_runtime :: EmbeddedModule"),
             "{default}"
         );
-        let renamed = expand(quote!(runtime_crate = "rt")).to_string();
+        let renamed = expand(quote!(unsafe(runtime_crate = "rt"))).to_string();
         assert!(
             renamed.contains("KERNEL_MODULE : rt :: EmbeddedModule"),
             "{renamed}"
@@ -85,12 +91,16 @@ mod tests {
     #[test]
     fn anything_else_is_an_error() {
         for (input, message) in [
-            (quote!(foo), "expected `runtime_crate"),
-            (quote!(crate = "rt"), "unknown option `crate`"),
-            (quote!(runtime_crate = rt), "string literal"),
+            (quote!(foo), "expected `unsafe(runtime_crate"),
+            (quote!(unsafe(crate = "rt")), "unknown option `crate`"),
+            (quote!(unsafe(runtime_crate = rt)), "string literal"),
             (
-                quote!(runtime_crate = "a", runtime_crate = "b"),
+                quote!(unsafe(runtime_crate = "a"), unsafe(runtime_crate = "b")),
                 "given twice",
+            ),
+            (
+                quote!(runtime_crate = "rt"),
+                "write `unsafe(runtime_crate = \\\"rt\\\")`",
             ),
         ] {
             let out = expand(input.clone()).to_string();

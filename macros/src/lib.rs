@@ -54,23 +54,25 @@ mod shared;
 /// them, the module in another place), the attribute says where, each path
 /// in a string literal:
 ///
-/// - `device_crate = "path"`: the `gpu_device` crate;
-/// - `runtime_crate = "path"`: the `gpu_runtime` crate;
+/// - `unsafe(device_crate = "path")`: the `gpu_device` crate;
+/// - `unsafe(runtime_crate = "path")`: the `gpu_runtime` crate;
 /// - `module = "path"`: the `gpu_runtime::EmbeddedModule` static the
 ///   launcher loads the kernel from.
 ///
 /// Paths are resolved where the kernel is written (`self::` and `super::`
-/// paths too), and the options combine with a generic kernel's list in any
-/// order: `#[kernel(f32, f64, runtime_crate = "rt")]`.
+/// paths too), and the options combine with a generic kernel's list and
+/// `block` in any order: `#[kernel(f32, f64, unsafe(runtime_crate = "rt"))]`.
 ///
-/// Each path must lead to the real thing: `device_crate` and
-/// `runtime_crate` to the crate itself (renamed, or re-exported whole), as
-/// the generated `unsafe` code calls the crates' hidden `__private` items
-/// through them; `module` to the static that `embed_kernels!` defined in
-/// this crate, as the launcher loads the kernel's entry point from it by
-/// name. A path to a module that imitates a crate, or to another crate's
-/// module, is outside the crates' safety promise, as is any use of their
-/// `__private` items.
+/// The crate paths are written `unsafe(...)`, as Rust spells an assertion
+/// the compiler cannot check (`#[unsafe(no_mangle)]`): the generated code
+/// calls `unsafe` functions of the crates through them (`Block`'s and
+/// `EntryShape`'s constructors, the slices' `from_raw_parts`), so each must
+/// lead to the genuine crate, the dependency renamed or a re-export of it.
+/// No check of the path could tell: a module of safe code can re-export all
+/// of `gpu_device` but one item. `unsafe(...)` is your promise that the path
+/// leads to the crate; without it, a crate path is a compile error that
+/// says so. `module` takes no `unsafe(...)`: the static it names is an
+/// `EmbeddedModule`, which only `unsafe` code makes.
 ///
 /// (The examples of this crate are not compiled here: a proc-macro crate
 /// cannot depend on the crates it serves without building them twice. The
@@ -85,13 +87,13 @@ mod shared;
 /// use dev::prelude::*;
 ///
 /// mod ptx {
-///     // What `dev::embed_kernels!(runtime_crate = "rt")` defines at a
+///     // What `dev::embed_kernels!(unsafe(runtime_crate = "rt"))` defines at a
 ///     // kernel crate's root; here elsewhere, and with no PTX.
 ///     // SAFETY: never loaded: this example is only compiled.
 ///     pub static MODULE: rt::EmbeddedModule = unsafe { rt::EmbeddedModule::new("doc", "") };
 /// }
 ///
-/// #[kernel(device_crate = "dev", runtime_crate = "rt", module = "crate::ptx::MODULE")]
+/// #[kernel(unsafe(device_crate = "dev"), unsafe(runtime_crate = "rt"), module = "crate::ptx::MODULE")]
 /// pub fn scale(factor: f32, x: &[f32], mut out: DisjointSlice<f32>) {
 ///     let i = thread_index();
 ///     if let Some(&v) = x.get(i.get()) {
@@ -121,15 +123,17 @@ pub fn kernel(args: TokenStream, item: TokenStream) -> TokenStream {
 /// Implements `gpu_device::DeviceCopy` for a `#[repr(C)]` struct whose fields
 /// are all `DeviceCopy`.
 ///
-/// `#[device_copy(crate = "path")]` on the struct names the `gpu_device`
-/// crate where it is not `::gpu_device` (the impl checks that the trait it
-/// finds there is `gpu_device::DeviceCopy`):
+/// `#[device_copy(unsafe(crate = "path"))]` on the struct names the
+/// `gpu_device` crate where it is not `::gpu_device`. It is `unsafe(...)`,
+/// as for `#[kernel]`'s crate paths: the derive writes an `unsafe impl` of
+/// the `DeviceCopy` it finds there, so the path must lead to the genuine
+/// crate (renamed, or re-exported), which is your promise:
 ///
 /// ```ignore
 /// extern crate gpu_device as dev;
 ///
 /// #[derive(Clone, Copy, dev::DeviceCopy)]
-/// #[device_copy(crate = "dev")]
+/// #[device_copy(unsafe(crate = "dev"))]
 /// #[repr(C)]
 /// pub struct Pixel {
 ///     pub rgb: [u8; 3],
@@ -148,10 +152,11 @@ pub fn derive_device_copy(item: TokenStream) -> TokenStream {
 /// `build.rs`, as `pub static KERNEL_MODULE` at the crate root. Every crate with
 /// `#[kernel]` functions calls it once, in `lib.rs`.
 ///
-/// `embed_kernels!(runtime_crate = "path")` names the `gpu_runtime` crate
-/// where it is not `::gpu_runtime` (a kernel crate that renames it, e.g.
-/// `embed_kernels!(runtime_crate = "rt")`); the path must lead to the crate
-/// itself, as for `#[kernel]`. It cannot be shown compiling here: it
+/// `embed_kernels!(unsafe(runtime_crate = "path"))` names the `gpu_runtime`
+/// crate where it is not `::gpu_runtime` (a kernel crate that renames it,
+/// e.g. `embed_kernels!(unsafe(runtime_crate = "rt"))`); `unsafe(...)`, as
+/// for `#[kernel]`: the static is made with `EmbeddedModule::new`, an
+/// `unsafe` function called through the path, which must lead to the crate. It cannot be shown compiling here: it
 /// includes the PTX that a kernel crate's `build.rs` writes.
 #[proc_macro]
 pub fn embed_kernels(input: TokenStream) -> TokenStream {
@@ -163,15 +168,16 @@ pub fn embed_kernels(input: TokenStream) -> TokenStream {
 ///
 /// `shared_array!(f32; 16, 16)` is a matrix, `shared_array!(f32; 32, 32,
 /// padding = 1)` one whose rows are `32 + 1` slots apart, and a last option
-/// `device_crate = "path"` names the `gpu_device` crate where it is not
-/// `::gpu_device` (the crate itself, as for `#[kernel]`):
+/// `unsafe(device_crate = "path")` names the `gpu_device` crate where it is
+/// not `::gpu_device` (the crate itself, a promise written `unsafe(...)` as
+/// for `#[kernel]`):
 ///
 /// ```ignore
 /// extern crate gpu_device as dev;
 /// use dev::prelude::*;
 ///
 /// fn in_a_kernel(block: Block) {
-///     let tile = shared_array!(f32; 16, 16, padding = 1, device_crate = "dev");
+///     let tile = shared_array!(f32; 16, 16, padding = 1, unsafe(device_crate = "dev"));
 ///     let mut w = block;
 ///     tile.fill(&mut w, |row, col| (row * 16 + col) as f32);
 ///     let _r = w.sync();

@@ -4,9 +4,25 @@
 //! manner of tokio's `#[tokio::main(crate = "...")]`.
 //!
 //! The value is a string literal holding a path, parsed as a `syn::Path`
-//! (module style: no generic arguments). An unknown key, a key given twice
-//! and a value that is not such a path are each reported at its own span,
-//! and parsing goes on after them.
+//! (module style: no generic arguments).
+//!
+//! A key that names one of our crates (`crate`, `device_crate`,
+//! `runtime_crate`) is written `unsafe(key = "path")`, as Rust spells an
+//! assertion the compiler cannot check (`#[unsafe(no_mangle)]`): the
+//! generated code calls `unsafe` functions of the crate through the path
+//! (`Block::for_kernel_entry`, `EntryShape::new`, `EmbeddedModule::new`, the
+//! derive's `unsafe impl`), so the path must lead to the genuine crate. No
+//! check of the path could prove it: a module can re-export all of
+//! `gpu_device` but one item, in safe code, in this crate or another. The
+//! `unsafe(...)` is the user's promise that it leads to the crate itself (a
+//! renamed dependency, or a re-export of it). `module = "path"` needs none:
+//! the static it names is an `EmbeddedModule`, which only `unsafe` code
+//! makes.
+//!
+//! An unknown key, a key given twice, a crate key without `unsafe(...)`, a
+//! `module` inside one, an `unsafe(...)` that does not hold one `key =
+//! "path"`, and a value that is not such a path are each reported at its
+//! own span, and parsing goes on after them.
 
 use crate::errors::Errors;
 use proc_macro2::{Group, Span, TokenStream, TokenTree};
@@ -15,10 +31,52 @@ use syn::ext::IdentExt;
 use syn::parse::ParseStream;
 use syn::{Ident, LitStr, Token};
 
+/// One key a macro accepts.
+pub struct Key {
+    pub name: &'static str,
+    /// An example value, for the messages.
+    pub example: &'static str,
+    /// The crate the path names (`"gpu_device"`), for a key that must be
+    /// written `unsafe(key = "...")`; `None` for a key that must not.
+    pub names_crate: Option<&'static str>,
+}
+
+impl Key {
+    /// A key naming the crate `names_crate`: written `unsafe(name = "...")`.
+    pub const fn naming_crate(
+        name: &'static str,
+        example: &'static str,
+        names_crate: &'static str,
+    ) -> Key {
+        Key {
+            name,
+            example,
+            names_crate: Some(names_crate),
+        }
+    }
+
+    /// A key written `name = "..."`, without `unsafe(...)`.
+    pub const fn plain(name: &'static str, example: &'static str) -> Key {
+        Key {
+            name,
+            example,
+            names_crate: None,
+        }
+    }
+
+    /// The option as it is written, with `value`.
+    fn spelled(&self, value: &str) -> String {
+        match self.names_crate {
+            Some(_) => format!("`unsafe({} = \"{value}\")`", self.name),
+            None => format!("`{} = \"{value}\"`", self.name),
+        }
+    }
+}
+
 /// The path options of one macro invocation.
 pub struct PathOptions {
-    /// The keys this macro accepts, each with an example value.
-    keys: &'static [(&'static str, &'static str)],
+    /// The keys this macro accepts.
+    keys: &'static [Key],
     /// What the macro accepts, for the message of an unknown key.
     expected: &'static str,
     /// A key that is easy to write by mistake, and what to write instead.
@@ -30,13 +88,9 @@ pub struct PathOptions {
 }
 
 impl PathOptions {
-    /// Options with the given keys, each with an example value for the
-    /// messages; `expected` names all that the macro takes (for example
-    /// ``"`runtime_crate = \"path\"`"``).
-    pub fn new(
-        keys: &'static [(&'static str, &'static str)],
-        expected: &'static str,
-    ) -> PathOptions {
+    /// Options with the given keys; `expected` names all that the macro
+    /// takes (for example ``"`unsafe(runtime_crate = \"path\")`"``).
+    pub fn new(keys: &'static [Key], expected: &'static str) -> PathOptions {
         PathOptions {
             keys,
             expected,
@@ -53,16 +107,58 @@ impl PathOptions {
     }
 
     /// Whether `input` starts with `key =` (any identifier or keyword, such
-    /// as `crate`, followed by `=`).
+    /// as `crate`, followed by `=`) or `unsafe(`.
     pub fn starts_option(input: ParseStream) -> bool {
+        if input.peek(Token![unsafe]) && input.peek2(syn::token::Paren) {
+            return true;
+        }
         let fork = input.fork();
         fork.call(Ident::parse_any).is_ok() && fork.peek(Token![=]) && !fork.peek(Token![==])
     }
 
-    /// Parses one `key = "path"`, up to the next comma at this level.
-    /// What is wrong with the key or the value goes to `errors`; only input
-    /// that is not `key = ...` at all is returned as an error.
+    /// Parses one `key = "path"` or `unsafe(key = "path")`, up to the next
+    /// comma at this level. What is wrong with it goes to `errors`; only
+    /// input that is neither at all is returned as an error.
     pub fn parse_one(&mut self, input: ParseStream, errors: &mut Errors) -> syn::Result<()> {
+        if !input.peek(Token![unsafe]) {
+            return self.parse_key_value(input, None, errors);
+        }
+        let unsafe_token: Token![unsafe] = input.parse()?;
+        let content;
+        let parens = syn::parenthesized!(content in input);
+        let holds_option = {
+            let fork = content.fork();
+            fork.call(Ident::parse_any).is_ok() && fork.peek(Token![=]) && !fork.peek(Token![==])
+        };
+        if !holds_option {
+            let tokens: TokenStream = content.parse()?;
+            let message = "`unsafe(...)` holds one option naming a crate, such as `unsafe(device_crate = \"my_gpu::device\")`";
+            errors.push(if tokens.is_empty() {
+                syn::Error::new(parens.span.join(), message)
+            } else {
+                syn::Error::new_spanned(tokens, message)
+            });
+            return Ok(());
+        }
+        self.parse_key_value(&content, Some(unsafe_token.span), errors)?;
+        if !content.is_empty() {
+            let rest: TokenStream = content.parse()?;
+            errors.push(syn::Error::new_spanned(
+                rest,
+                "`unsafe(...)` holds one option: write each crate path in its own `unsafe(key = \"path\")`",
+            ));
+        }
+        Ok(())
+    }
+
+    /// `key = value`, up to the next comma; `unsafe_span` is that of the
+    /// `unsafe` it is written in, if it is.
+    fn parse_key_value(
+        &mut self,
+        input: ParseStream,
+        unsafe_span: Option<Span>,
+        errors: &mut Errors,
+    ) -> syn::Result<()> {
         let key = input.call(Ident::parse_any)?;
         let equals: Token![=] = input.parse()?;
         let mut value = TokenStream::new();
@@ -70,7 +166,7 @@ impl PathOptions {
             value.extend([input.parse::<TokenTree>()?]);
         }
         let name = key.to_string();
-        let Some(&(_, example)) = self.keys.iter().find(|(k, _)| *k == name) else {
+        let Some(spec) = self.keys.iter().find(|k| k.name == name) else {
             let message = match self.misspelling {
                 Some((wrong, advice)) if wrong == name => advice.to_string(),
                 _ => format!("unknown option `{name}`: expected {}", self.expected),
@@ -85,8 +181,29 @@ impl PathOptions {
             ));
             return Ok(());
         }
-        self.seen.push(key);
-        let example = format!("`{name} = \"{example}\"`");
+        self.seen.push(key.clone());
+        let literal = syn::parse2::<LitStr>(value.clone()).ok();
+        let written = literal
+            .as_ref()
+            .map_or_else(|| spec.example.to_string(), LitStr::value);
+        match (spec.names_crate, unsafe_span) {
+            (Some(names_crate), None) => errors.push(syn::Error::new(
+                key.span(),
+                format!(
+                    "write {}: the generated code calls `unsafe` functions of `{names_crate}` through this path, so it must lead to the genuine `{names_crate}` crate (a renamed dependency, or a re-export of it), which the compiler cannot check; `unsafe(...)` is your promise that it does",
+                    spec.spelled(&written)
+                ),
+            )),
+            (None, Some(span)) => errors.push(syn::Error::new(
+                span,
+                format!(
+                    "`{name}` needs no `unsafe(...)`: write {} (the static it names is an `EmbeddedModule`, which only `unsafe` code makes: that is where its promise is made)",
+                    spec.spelled(&written)
+                ),
+            )),
+            _ => {}
+        }
+        let example = spec.spelled(spec.example);
         if value.is_empty() {
             errors.push(syn::Error::new(
                 equals.span,
@@ -94,11 +211,11 @@ impl PathOptions {
             ));
             return Ok(());
         }
-        let Ok(literal) = syn::parse2::<LitStr>(value.clone()) else {
+        let Some(literal) = literal else {
             let message = match syn::parse2::<syn::Path>(value.clone()) {
                 Ok(path) => format!(
-                    "`{name}` takes a string literal: write `{name} = \"{}\"`",
-                    path.to_token_stream().to_string().replace(' ', "")
+                    "`{name}` takes a string literal: write {}",
+                    spec.spelled(&path.to_token_stream().to_string().replace(' ', ""))
                 ),
                 Err(_) => format!("`{name}` takes a path in a string literal, such as {example}"),
             };
@@ -171,20 +288,22 @@ pub fn one_module_down(path: &syn::Path) -> syn::Path {
 
 #[cfg(test)]
 mod tests {
-    use super::{one_module_down, PathOptions};
+    use super::{one_module_down, Key, PathOptions};
     use crate::errors::Errors;
     use quote::{quote, ToTokens};
     use syn::parse::{ParseStream, Parser};
     use syn::Token;
 
+    const KEYS: &[Key] = &[
+        Key::naming_crate("device_crate", "my_gpu::device", "gpu_device"),
+        Key::plain("module", "crate::M"),
+    ];
+
     /// Parses `input` as comma-separated options; returns the options and
     /// the messages of the errors.
     fn options(input: proc_macro2::TokenStream) -> (PathOptions, Vec<String>) {
-        let mut options = PathOptions::new(
-            &[("device_crate", "my_gpu::device"), ("module", "crate::M")],
-            "the two keys",
-        )
-        .with_misspelling("crate", "write `device_crate`");
+        let mut options = PathOptions::new(KEYS, "the two keys")
+            .with_misspelling("crate", "write `device_crate`");
         let mut errors = Errors::default();
         let parser = |input: ParseStream| {
             while !input.is_empty() {
@@ -194,7 +313,7 @@ mod tests {
             }
             Ok(())
         };
-        parser.parse2(input).expect("only key = value");
+        parser.parse2(input).expect("only options");
         let messages = errors
             .finish()
             .err()
@@ -205,7 +324,10 @@ mod tests {
 
     #[test]
     fn paths_are_parsed_and_every_bad_option_is_reported() {
-        let (good, messages) = options(quote!(device_crate = "crate::re::dev", module = "::k::M"));
+        let (good, messages) = options(quote!(
+            unsafe(device_crate = "crate::re::dev"),
+            module = "::k::M"
+        ));
         assert!(messages.is_empty(), "{messages:?}");
         assert_eq!(
             good.get("device_crate")
@@ -220,10 +342,10 @@ mod tests {
         );
 
         let (bad, messages) = options(quote!(
-            device_crate = "not a path",
+            unsafe(device_crate = "not a path"),
             module = M,
             colour = "red",
-            device_crate = "dev",
+            unsafe(device_crate = "dev"),
             crate = "x",
             module =
         ));
@@ -239,6 +361,71 @@ mod tests {
         assert!(messages[3].contains("given twice"), "{messages:?}");
         assert_eq!(messages[4], "write `device_crate`");
         assert!(messages[5].contains("is given twice"), "{messages:?}");
+    }
+
+    #[test]
+    fn a_crate_path_is_a_promise_written_unsafe() {
+        // Without `unsafe(...)`: an error at the key that says why, with the
+        // user's path in the suggestion (the path is kept, so nothing else
+        // fails for want of it).
+        let (given, messages) = options(quote!(device_crate = "crate::fake"));
+        assert_eq!(messages.len(), 1, "{messages:?}");
+        assert!(
+            messages[0].starts_with(
+                "write `unsafe(device_crate = \"crate::fake\")`: the generated code calls `unsafe` functions of `gpu_device` through this path, so it must lead to the genuine `gpu_device` crate (a renamed dependency, or a re-export of it)"
+            ),
+            "{messages:?}"
+        );
+        assert!(messages[0].ends_with("`unsafe(...)` is your promise that it does"));
+        assert!(given.get("device_crate").is_some());
+        // A bad value without `unsafe`: both errors.
+        let (_, messages) = options(quote!(device_crate = dev));
+        assert_eq!(messages.len(), 2, "{messages:?}");
+        assert!(messages[0].starts_with("write `unsafe(device_crate = \"my_gpu::device\")`"));
+        assert_eq!(
+            messages[1],
+            "`device_crate` takes a string literal: write `unsafe(device_crate = \"dev\")`"
+        );
+        // The module needs no promise of its own.
+        let (given, messages) = options(quote!(unsafe(module = "crate::M")));
+        assert_eq!(messages.len(), 1, "{messages:?}");
+        assert!(
+            messages[0].starts_with(
+                "`module` needs no `unsafe(...)`: write `module = \"crate::M\"` (the static it names is an `EmbeddedModule`, which only `unsafe` code makes"
+            ),
+            "{messages:?}"
+        );
+        assert!(given.get("module").is_some());
+    }
+
+    #[test]
+    fn unsafe_holds_exactly_one_option() {
+        for (input, message) in [
+            (
+                quote!(unsafe()),
+                "`unsafe(...)` holds one option naming a crate",
+            ),
+            (
+                quote!(unsafe("dev")),
+                "`unsafe(...)` holds one option naming a crate",
+            ),
+            (
+                quote!(unsafe(device_crate)),
+                "`unsafe(...)` holds one option naming a crate",
+            ),
+            (
+                quote!(unsafe(device_crate = "dev", module = "crate::M")),
+                "`unsafe(...)` holds one option: write each crate path in its own",
+            ),
+        ] {
+            let (_, messages) = options(input.clone());
+            assert_eq!(messages.len(), 1, "{input}: {messages:?}");
+            assert!(messages[0].starts_with(message), "{input}: {messages:?}");
+        }
+        // What follows a bad `unsafe(...)` is still parsed.
+        let (given, messages) = options(quote!(unsafe(1 + 1), module = "crate::M"));
+        assert_eq!(messages.len(), 1, "{messages:?}");
+        assert!(given.get("module").is_some());
     }
 
     #[test]

@@ -4,14 +4,15 @@
 //! - `shared_array!(T; ROWS, COLS)`: a `Shared2d<T, ROWS, COLS, COLS>`;
 //! - `shared_array!(T; ROWS, COLS, padding = P)`: rows `COLS + P` slots apart.
 //!
-//! - `..., device_crate = "path"`: `gpu_device` under another path.
+//! - `..., unsafe(device_crate = "path")`: `gpu_device` under another path
+//!   (`unsafe`: see [`crate::path_option`]).
 //!
 //! On the device the storage is a `static` named `__gpu_shared_<crate>_<n>`,
 //! which `gpu-builder` moves into PTX's shared state space; on the host (the
 //! simulator) the block's instance of the array, found by the same name.
 
 use crate::errors::Errors;
-use crate::path_option::PathOptions;
+use crate::path_option::{Key, PathOptions};
 use proc_macro2::TokenStream;
 use quote::quote;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -23,7 +24,7 @@ use syn::{Expr, Ident, Token, Type};
 struct SharedArrayInput {
     element: Type,
     shape: Shape,
-    /// `gpu_device`: `::gpu_device` unless `device_crate = "..."`.
+    /// `gpu_device`: `::gpu_device` unless `unsafe(device_crate = "...")`.
     device: syn::Path,
 }
 
@@ -38,7 +39,13 @@ enum Shape {
 
 const USAGE: &str = "write `shared_array!(f32; 256)`, `shared_array!(f32; 16, 16)` or `shared_array!(f32; 32, 32, padding = 1)`";
 
-const OPTIONS: &str = "`padding = P` (matrix rows `COLS + P` slots apart) or `device_crate = \"path\"` (the path to the `gpu_device` crate)";
+const OPTIONS: &str = "`padding = P` (matrix rows `COLS + P` slots apart) or `unsafe(device_crate = \"path\")` (the path to the `gpu_device` crate)";
+
+const KEYS: &[Key] = &[Key::naming_crate(
+    "device_crate",
+    "my_gpu::device",
+    "gpu_device",
+)];
 
 /// Parses `T; N` or `T; ROWS, COLS`, then the options; what is wrong with
 /// an option goes to `errors`, and parsing goes on.
@@ -50,7 +57,7 @@ fn parse_input(input: ParseStream, errors: &mut Errors) -> syn::Result<SharedArr
     let first: Expr = input.parse()?;
     let mut cols: Option<Expr> = None;
     let mut padding: Option<(Ident, Expr)> = None;
-    let mut options = PathOptions::new(&[("device_crate", "my_gpu::device")], OPTIONS);
+    let mut options = PathOptions::new(KEYS, OPTIONS);
     while !input.is_empty() {
         input.parse::<Token![,]>()?;
         if input.is_empty() {
@@ -170,9 +177,9 @@ mod tests {
     #[test]
     fn the_device_crate_can_be_overridden() {
         for input in [
-            quote!(f32; 256, device_crate = "dev"),
-            quote!(f32; 16, 16, padding = 1, device_crate = "dev",),
-            quote!(f32; 16, 16, device_crate = "dev", padding = 1),
+            quote!(f32; 256, unsafe(device_crate = "dev")),
+            quote!(f32; 16, 16, padding = 1, unsafe(device_crate = "dev"),),
+            quote!(f32; 16, 16, unsafe(device_crate = "dev"), padding = 1),
         ] {
             let out = expand(input.clone()).expect("expands").to_string();
             assert!(out.contains("dev :: __private :: static_shared"), "{out}");
@@ -192,7 +199,7 @@ mod tests {
     #[test]
     fn every_bad_option_is_reported() {
         let all: Vec<String> =
-            expand(quote!(f32; 256, padding = 1, colour = "red", device_crate = dev))
+            expand(quote!(f32; 256, padding = 1, colour = "red", unsafe(device_crate = dev)))
                 .expect_err("rejected")
                 .into_iter()
                 .map(|e| e.to_string())
@@ -208,6 +215,13 @@ mod tests {
         assert!(
             twice.to_string().contains("`padding` is given twice"),
             "{twice}"
+        );
+        let promise = expand(quote!(f32; 4, device_crate = "dev")).expect_err("rejected");
+        assert!(
+            promise
+                .to_string()
+                .starts_with("write `unsafe(device_crate = \"dev\")`"),
+            "{promise}"
         );
         let extra = expand(quote!(f32; 4, 4, 4)).expect_err("rejected");
         assert!(extra.to_string().contains("unexpected tokens"), "{extra}");

@@ -3,10 +3,10 @@
 // the kernel below adds no error.
 use gpu_device::prelude::*;
 
-gpu_device::embed_kernels!(runtime_crate = "gpu runtime");
+gpu_device::embed_kernels!(unsafe(runtime_crate = "gpu runtime"));
 
 #[derive(Clone, Copy, DeviceCopy)]
-#[device_copy(crate = "gpu_device", krate = "gpu_device")]
+#[device_copy(unsafe(crate = "gpu_device"), krate = "gpu_device")]
 #[repr(C)]
 pub struct Params {
     pub scale: f32,

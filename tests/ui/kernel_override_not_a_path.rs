@@ -6,12 +6,12 @@ use gpu_runtime::{launch, DeviceBuffer, Stream};
 // What `embed_kernels!()` would define; these kernels never reach the GPU.
 pub static KERNEL_MODULE: gpu_runtime::EmbeddedModule = unsafe { gpu_runtime::EmbeddedModule::new("ui", "") };
 
-#[kernel(runtime_crate = "gpu-runtime")]
+#[kernel(unsafe(runtime_crate = "gpu-runtime"))]
 pub fn hyphen(mut out: DisjointSlice<f32>) {
     out.set(thread_index(), 1.0);
 }
 
-#[kernel(device_crate = gpu_device)]
+#[kernel(unsafe(device_crate = gpu_device))]
 pub fn unquoted(mut out: DisjointSlice<f32>) {
     out.set(thread_index(), 1.0);
 }

@@ -6,12 +6,14 @@
 //! #[kernel]
 //! #[kernel(f32, f64)]
 //! #[kernel(16, 32, block = (TILE, TILE))]
-//! #[kernel(device_crate = "dev", runtime_crate = "rt", module = "crate::ptx::MODULE")]
-//! #[kernel(f32, f64, runtime_crate = "rt")]
+//! #[kernel(unsafe(device_crate = "dev"), unsafe(runtime_crate = "rt"), module = "crate::ptx::MODULE")]
+//! #[kernel(f32, f64, unsafe(runtime_crate = "rt"))]
 //! ```
+//!
+//! (The crate paths are `unsafe(...)`: see [`crate::path_option`].)
 
 use crate::errors::Errors;
-use crate::path_option::{one_module_down, PathOptions};
+use crate::path_option::{one_module_down, Key, PathOptions};
 use proc_macro2::TokenStream;
 use quote::ToTokens;
 use syn::parse::{ParseStream, Parser};
@@ -19,9 +21,9 @@ use syn::{Ident, Token, Type};
 
 /// Where the generated code finds the crates and the embedded module.
 pub struct KernelPaths {
-    /// `gpu_device`: `::gpu_device` unless `device_crate = "..."`.
+    /// `gpu_device`: `::gpu_device` unless `unsafe(device_crate = "...")`.
     pub device: syn::Path,
-    /// `gpu_runtime`: `::gpu_runtime` unless `runtime_crate = "..."`.
+    /// `gpu_runtime`: `::gpu_runtime` unless `unsafe(runtime_crate = "...")`.
     pub runtime: syn::Path,
     /// The `EmbeddedModule` static: `crate::KERNEL_MODULE` unless `module = "..."`.
     pub module: syn::Path,
@@ -59,13 +61,13 @@ pub struct KernelAttribute {
     pub paths: KernelPaths,
 }
 
-const KEYS: &[(&str, &str)] = &[
-    ("device_crate", "my_gpu::device"),
-    ("runtime_crate", "my_gpu::runtime"),
-    ("module", "crate::kernels::MODULE"),
+const KEYS: &[Key] = &[
+    Key::naming_crate("device_crate", "my_gpu::device", "gpu_device"),
+    Key::naming_crate("runtime_crate", "my_gpu::runtime", "gpu_runtime"),
+    Key::plain("module", "crate::kernels::MODULE"),
 ];
-const EXPECTED: &str = "`block = (x, y, z)` (the only block shape the kernel runs in), `device_crate = \"path\"`, `runtime_crate = \"path\"` or `module = \"path\"` (paths to the `gpu_device` crate, the `gpu_runtime` crate and the crate's `KERNEL_MODULE` static), besides the types or values of a generic kernel";
-const CRATE_ADVICE: &str = "`crate = \"...\"` is ambiguous here: #[kernel] emits paths into two crates; write `device_crate = \"path\"` (for `gpu_device`) and `runtime_crate = \"path\"` (for `gpu_runtime`)";
+const EXPECTED: &str = "`block = (x, y, z)` (the only block shape the kernel runs in), `unsafe(device_crate = \"path\")`, `unsafe(runtime_crate = \"path\")` or `module = \"path\"` (paths to the `gpu_device` crate, the `gpu_runtime` crate and the crate's `KERNEL_MODULE` static), besides the types or values of a generic kernel";
+const CRATE_ADVICE: &str = "`crate = \"...\"` is ambiguous here: #[kernel] emits paths into two crates; write `unsafe(device_crate = \"path\")` (for `gpu_device`) and `unsafe(runtime_crate = \"path\")` (for `gpu_runtime`)";
 
 /// Parses the attribute's arguments; problems go to `errors` and parsing
 /// goes on where it can (after a token that is neither an option nor an

@@ -439,7 +439,7 @@ mod tests {
     #[test]
     fn errors_of_the_attribute_signature_and_parameters_come_together() {
         let all = errors(
-            quote!(colour = "red", runtime_crate = "not a path"),
+            quote!(colour = "red", unsafe(runtime_crate = "not a path")),
             quote!(
                 const fn k((a, b): Vec<u32>) -> f32 {}
             ),
@@ -461,12 +461,49 @@ mod tests {
     }
 
     #[test]
+    fn the_crate_paths_are_written_unsafe_and_the_module_is_not() {
+        let all = errors(
+            quote!(
+                device_crate = "crate::fake",
+                f32,
+                runtime_crate = "rt",
+                unsafe(module = "crate::M"),
+                unsafe(block = (32, 1))
+            ),
+            quote!(
+                fn k<T: Copy>(x: T) {}
+            ),
+        );
+        assert_eq!(all.len(), 4, "{all:?}");
+        assert!(
+            all[0].starts_with("write `unsafe(device_crate = \"crate::fake\")`: the generated code calls `unsafe` functions of `gpu_device`"),
+            "{all:?}"
+        );
+        assert!(
+            all[1].starts_with("write `unsafe(runtime_crate = \"rt\")`: the generated code calls `unsafe` functions of `gpu_runtime`"),
+            "{all:?}"
+        );
+        assert!(
+            all[2].starts_with("`module` needs no `unsafe(...)`: write `module = \"crate::M\"`"),
+            "{all:?}"
+        );
+        assert!(all[3].starts_with("unknown option `block`"), "{all:?}");
+        assert!(error(
+            quote!(unsafe(crate = "gpu")),
+            quote!(
+                fn k() {}
+            )
+        )
+        .contains("ambiguous"));
+    }
+
+    #[test]
     fn overridden_paths_replace_every_default_path() {
         let out = expanded(
             quote!(
-                device_crate = "dev",
+                unsafe(device_crate = "dev"),
                 f32,
-                runtime_crate = "crate::re::rt",
+                unsafe(runtime_crate = "crate::re::rt"),
                 module = "self::M",
                 u64,
                 block = (8, 8)
@@ -517,7 +554,7 @@ mod tests {
     #[test]
     fn a_kernel_with_errors_keeps_its_function_and_launcher() {
         let out = expand(
-            quote!(runtime_crate = "rt"),
+            quote!(unsafe(runtime_crate = "rt")),
             quote!(
                 /// Docs.
                 pub const fn k(a: &[f32], v: Vec<f32>, (x, y): (u8, u8), b: Block<Reading>) {
