@@ -8,6 +8,9 @@
 //! kernels --helpers DIR    # on the GPU machine; DIR holds kernels_cuda
 //! kernels --check          # each kernel once at small sizes against the CPU
 //!                          # (the CPU simulator too), no timing
+//! KERNEL_VARIANTS=1 kernels --helpers DIR   # also the candidate forms of
+//!                          # jacobi5 and transpose_32x32 (classic::variants),
+//!                          # as extra rows compared with the same nvcc kernel
 //! ```
 //!
 //! Per kernel: 5 warm-up launches, then 50 launches each between its own
@@ -27,7 +30,7 @@ mod compiled;
 #[path = "kernels/harness.rs"]
 mod harness;
 
-use cases::{Run, Sizes};
+use cases::{Jacobi, Run, Sizes};
 use common::{bench_args, run_helper, show, Res, Results};
 use compiled::CompiledModule;
 use gpu_kernels::KERNEL_MODULE;
@@ -39,8 +42,11 @@ struct Kernel {
     /// The figures' name: `rust_<key>_ms`, `cuda_<key>_ms`.
     key: &'static str,
     /// The Rust kernel's PTX entry point for the benchmark's launch shape
-    /// (`__1d` for one-dimensional launches).
+    /// (`__1d` for one-dimensional launches, `__2d` for the others, whose z
+    /// extents are all 1).
     entry: &'static str,
+    /// The CUDA C kernel it is compared with: its figures' key.
+    nvcc: &'static str,
     /// `tflops` or `gbps`.
     rate: &'static str,
     /// nvcc's registers per thread from `KERNELS.md` (nvcc 13.5, `-O3
@@ -51,47 +57,91 @@ struct Kernel {
 const KERNELS: [Kernel; 6] = [
     Kernel {
         key: "matmul",
-        entry: "matmul_tiled",
+        entry: "matmul_tiled__2d",
+        nvcc: "matmul",
         rate: "tflops",
         nvcc_registers: 32,
     },
     Kernel {
         key: "jacobi",
-        entry: "jacobi5",
+        entry: "jacobi5__2d",
+        nvcc: "jacobi",
         rate: "gbps",
         nvcc_registers: 18,
     },
     Kernel {
         key: "histogram",
         entry: "histogram256__1d",
+        nvcc: "histogram",
         rate: "gbps",
         nvcc_registers: 23,
     },
     Kernel {
         key: "transpose_32x8",
-        entry: "transpose_32x8",
+        entry: "transpose_32x8__2d",
+        nvcc: "transpose_32x8",
         rate: "gbps",
         nvcc_registers: 26,
     },
     Kernel {
         key: "transpose_32x32",
-        entry: "transpose_32x32",
+        entry: "transpose_32x32__2d",
+        nvcc: "transpose_32x32",
         rate: "gbps",
         nvcc_registers: 14,
     },
     Kernel {
         key: "stencil",
         entry: "stencil1d_r4__1d",
+        nvcc: "stencil",
         rate: "gbps",
         nvcc_registers: 24,
     },
 ];
 
+/// The candidate forms of `jacobi5` and `transpose_32x32`, rows shown with
+/// `KERNEL_VARIANTS=1`.
+const VARIANTS: [Kernel; 4] = [
+    Kernel {
+        key: "jacobi_interior",
+        entry: "jacobi5_interior__2d",
+        nvcc: "jacobi",
+        rate: "gbps",
+        nvcc_registers: 18,
+    },
+    Kernel {
+        key: "jacobi_u32",
+        entry: "jacobi5_u32__2d",
+        nvcc: "jacobi",
+        rate: "gbps",
+        nvcc_registers: 18,
+    },
+    Kernel {
+        key: "jacobi_u32_block",
+        entry: "jacobi5_u32_block__2d",
+        nvcc: "jacobi",
+        rate: "gbps",
+        nvcc_registers: 18,
+    },
+    Kernel {
+        key: "transpose_32x32_u32",
+        entry: "transpose_32x32_u32__2d",
+        nvcc: "transpose_32x32",
+        rate: "gbps",
+        nvcc_registers: 14,
+    },
+];
+
+/// Whether `KERNEL_VARIANTS=1` asks for the candidate forms' rows.
+fn variants_wanted() -> bool {
+    std::env::var_os("KERNEL_VARIANTS").is_some_and(|v| v == "1")
+}
+
 /// The size column of each row, for `sizes`.
 fn size_text(key: &str, s: &Sizes) -> String {
     match key {
+        k if k.starts_with("jacobi") => format!("{}x{}", s.jacobi.0, s.jacobi.1),
         "matmul" => format!("{}x{}x{}", s.matmul.0, s.matmul.1, s.matmul.2),
-        "jacobi" => format!("{}x{}", s.jacobi.0, s.jacobi.1),
         "histogram" => format!("{} u32", s.histogram),
         "stencil" => format!("{} f32", s.stencil),
         _ => format!("{}x{}", s.transpose.0, s.transpose.1),
@@ -109,6 +159,12 @@ fn main() -> Res<()> {
         return Ok(());
     }
     let sizes = if timed { Sizes::FULL } else { Sizes::CHECK };
+    let variants = variants_wanted();
+    let rows: Vec<&Kernel> = if variants {
+        KERNELS.iter().chain(&VARIANTS).collect()
+    } else {
+        KERNELS.iter().collect()
+    };
 
     // Registers (and spills) of the code the driver made of the Rust PTX,
     // and the histogram's grid: SMs x its resident blocks per SM.
@@ -118,7 +174,7 @@ fn main() -> Res<()> {
     if on_gpu {
         match CompiledModule::load(KERNEL_MODULE.ptx()) {
             Ok(module) => {
-                for k in &KERNELS {
+                for k in &rows {
                     match (module.registers(k.entry), module.local_bytes(k.entry)) {
                         (Ok(regs), Ok(local)) => {
                             println!(
@@ -153,14 +209,22 @@ fn main() -> Res<()> {
         failures: 0,
     };
     run.matmul(sizes.matmul)?;
-    run.jacobi(sizes.jacobi)?;
+    run.jacobi(sizes.jacobi, Jacobi::Kernel)?;
+    if variants {
+        for kernel in Jacobi::VARIANTS {
+            run.jacobi(sizes.jacobi, kernel)?;
+        }
+    }
     run.histogram(sizes.histogram, histogram_grid)?;
-    run.transposes(sizes.transpose)?;
+    run.transposes(sizes.transpose, variants)?;
     run.stencil(sizes.stencil)?;
     let failures = run.failures;
     if !timed {
         if failures == 0 {
-            println!("kernels --check: all six kernels match the CPU references");
+            println!(
+                "kernels --check: all {} kernels match the CPU references",
+                rows.len()
+            );
             return Ok(());
         }
         return Err(format!("kernels --check: {failures} check(s) failed").into());
@@ -180,7 +244,7 @@ fn main() -> Res<()> {
         None => notes.push("CUDA C: not run (no --helpers DIR)".into()),
     }
 
-    print_table(device, &sizes, &results, &registers);
+    print_table(device, &sizes, &rows, &results, &registers);
     let helper_failed = notes.iter().any(|n| {
         ["CUDA C: FAILED", "CUDA C exited", "CUDA C could not run"]
             .iter()
@@ -200,7 +264,13 @@ fn main() -> Res<()> {
 
 /// The table: per kernel, both times, the speed ratio, both rates and both
 /// register counts.
-fn print_table(device: Device, sizes: &Sizes, results: &Results, registers: &Results) {
+fn print_table(
+    device: Device,
+    sizes: &Sizes,
+    rows: &[&Kernel],
+    results: &Results,
+    registers: &Results,
+) {
     let get = |k: String| results.get(&k).copied();
     let ms = |v: Option<f64>| v.map_or_else(|| "not run".to_string(), |v| format!("{v:.4}"));
     println!();
@@ -215,10 +285,10 @@ fn print_table(device: Device, sizes: &Sizes, results: &Results, registers: &Res
     println!();
     println!("| kernel | size | Rust ms | nvcc ms | nvcc/Rust (goal >= 0.97) | Rust rate | nvcc rate | registers Rust / nvcc |");
     println!("|---|---|---|---|---|---|---|---|");
-    for k in &KERNELS {
+    for k in rows {
         let (rust_ms, nvcc_ms) = (
             get(format!("rust_{}_ms", k.key)),
-            get(format!("cuda_{}_ms", k.key)),
+            get(format!("cuda_{}_ms", k.nvcc)),
         );
         let ratio = match (rust_ms, nvcc_ms) {
             (Some(r), Some(c)) => {
@@ -236,7 +306,7 @@ fn print_table(device: Device, sizes: &Sizes, results: &Results, registers: &Res
             "GB/s"
         };
         let digits = if k.rate == "tflops" { 2 } else { 0 };
-        let nvcc_regs = match get(format!("cuda_{}_regs", k.key)) {
+        let nvcc_regs = match get(format!("cuda_{}_regs", k.nvcc)) {
             Some(r) => format!("{r}"),
             None => format!("{} (KERNELS.md)", k.nvcc_registers),
         };
@@ -248,7 +318,7 @@ fn print_table(device: Device, sizes: &Sizes, results: &Results, registers: &Res
             ms(nvcc_ms),
             ratio,
             show(get(format!("rust_{}_{}", k.key, k.rate)), digits, unit),
-            show(get(format!("cuda_{}_{}", k.key, k.rate)), digits, unit),
+            show(get(format!("cuda_{}_{}", k.nvcc, k.rate)), digits, unit),
             registers
                 .get(k.key)
                 .map_or_else(|| "?".to_string(), |r| r.to_string()),

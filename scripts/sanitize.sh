@@ -31,7 +31,7 @@ skip_reason() {
     case "$1" in
         no_gpu) echo "hides the GPU on purpose (its driver calls fail by design)" ;;
         gpu_kernel_panic) echo "a kernel traps on purpose" ;;
-        simulator | simulated_devices | simulated_four_devices) echo "runs on the CPU simulator only (no CUDA call to check)" ;;
+        simulator | simulated_devices | simulated_four_devices | device_attacks) echo "runs on the CPU simulator only (no CUDA call to check)" ;;
         *) return 1 ;;
     esac
 }

@@ -1,7 +1,9 @@
 //! The five kernels of issue 9 (`gpu_kernels::classic`), run on the CPU
 //! simulator (or a GPU, where there is one) against CPU references, with
 //! sizes that are not multiples of the tile or the block and outputs
-//! poisoned before each run.
+//! poisoned before each run; and the candidate forms of `jacobi5` and
+//! `transpose_32x32` (`classic::variants`), on the same shapes and edge
+//! shapes (1 x 1, 1 x N, N x 1, 2 x 2, 33 x 65).
 //!
 //! Sums of products are compared with a tolerance: on a GPU the kernels are
 //! built with FMA contraction (one rounding per multiply-add), the simulator
@@ -76,32 +78,107 @@ fn tiled_matmul_matches_the_cpu_for_sizes_not_multiples_of_16() {
     }
 }
 
-#[test]
-fn jacobi_step_matches_the_cpu() {
-    let stream = Stream::new().unwrap();
-    for (h, w) in [(37usize, 45usize), (1, 9), (9, 1), (2, 2), (70, 33)] {
-        let input = values(3, h * w);
-        let din = DeviceBuffer::to_device_sync(&input, &stream).unwrap();
-        let mut out = poisoned(h * w, &stream);
-        launch!(classic::jacobi5[(w.div_ceil(32), h.div_ceil(8)), (32, 8), stream](
-            &din,
-            out.view_2d_mut(h, w).unwrap()
-        ))
-        .unwrap();
-        let got = out.copy_to_host_sync(&stream).unwrap();
-        for y in 0..h {
-            for x in 0..w {
-                let i = y * w + x;
-                let want = if x > 0 && y > 0 && x + 1 < w && y + 1 < h {
-                    0.25 * ((input[i - w] + input[i + w]) + (input[i - 1] + input[i + 1]))
-                } else {
-                    input[i]
-                };
-                // No multiply-add to fuse: exact on both backends.
-                assert_eq!(got[i].to_bits(), want.to_bits(), "{h}x{w} ({y}, {x})");
-            }
+/// `jacobi5` and its candidate forms (`classic::variants`), launched alike.
+const JACOBI_KERNELS: [&str; 4] = [
+    "jacobi5",
+    "jacobi5_interior",
+    "jacobi5_u32",
+    "jacobi5_u32_block",
+];
+
+/// Shapes with no interior, one interior element, a border of partial
+/// blocks, and blocks that are partly outside on both axes.
+const JACOBI_SHAPES: [(usize, usize); 11] = [
+    (1, 1),
+    (1, 9),
+    (9, 1),
+    (1, 40),
+    (40, 1),
+    (2, 2),
+    (3, 3),
+    (2, 45),
+    (33, 65),
+    (37, 45),
+    (70, 33),
+];
+
+fn check_jacobi(kernel: &str, h: usize, w: usize, stream: &Stream) {
+    let input = values(3, h * w);
+    let din = DeviceBuffer::to_device_sync(&input, stream).unwrap();
+    let mut out = poisoned(h * w, stream);
+    let grid = (w.div_ceil(32), h.div_ceil(8));
+    let view = out.view_2d_mut(h, w).unwrap();
+    match kernel {
+        "jacobi5" => launch!(classic::jacobi5[grid, (32, 8), stream](&din, view)),
+        "jacobi5_interior" => launch!(classic::jacobi5_interior[grid, (32, 8), stream](&din, view)),
+        "jacobi5_u32" => launch!(classic::jacobi5_u32[grid, (32, 8), stream](&din, view)),
+        "jacobi5_u32_block" => {
+            launch!(classic::jacobi5_u32_block[grid, (32, 8), stream](&din, view))
+        }
+        _ => unreachable!("{kernel}"),
+    }
+    .unwrap();
+    let got = out.copy_to_host_sync(stream).unwrap();
+    for y in 0..h {
+        for x in 0..w {
+            let i = y * w + x;
+            let want = if x > 0 && y > 0 && x + 1 < w && y + 1 < h {
+                0.25 * ((input[i - w] + input[i + w]) + (input[i - 1] + input[i + 1]))
+            } else {
+                input[i]
+            };
+            // No multiply-add to fuse: exact on both backends.
+            assert_eq!(
+                got[i].to_bits(),
+                want.to_bits(),
+                "{kernel} {h}x{w} ({y}, {x})"
+            );
         }
     }
+}
+
+#[test]
+fn jacobi_steps_match_the_cpu() {
+    let stream = Stream::new().unwrap();
+    for kernel in JACOBI_KERNELS {
+        for (h, w) in JACOBI_SHAPES {
+            check_jacobi(kernel, h, w, &stream);
+        }
+    }
+}
+
+#[test]
+fn jacobi_steps_cover_a_grid_launched_with_other_blocks() {
+    // Any block shape covering the grid gives the same result; the declared
+    // one alone is refused other shapes.
+    let stream = Stream::new().unwrap();
+    let (h, w) = (19usize, 23usize);
+    let input = values(9, h * w);
+    let din = DeviceBuffer::to_device_sync(&input, &stream).unwrap();
+    let mut want = poisoned(h * w, &stream);
+    launch!(classic::jacobi5[(1, 1), (w, h), stream](&din, want.view_2d_mut(h, w).unwrap()))
+        .unwrap();
+    let want = want.copy_to_host_sync(&stream).unwrap();
+    let mut out = poisoned(h * w, &stream);
+    let (grid, block) = ((w.div_ceil(4), h.div_ceil(16)), (4, 16));
+    launch!(classic::jacobi5_interior[grid, block, stream](&din, out.view_2d_mut(h, w).unwrap()))
+        .unwrap();
+    let got = out.copy_to_host_sync(&stream).unwrap();
+    assert_eq!(got, want, "jacobi5_interior with blocks (4, 16)");
+    let mut out = poisoned(h * w, &stream);
+    launch!(classic::jacobi5_u32[grid, block, stream](&din, out.view_2d_mut(h, w).unwrap()))
+        .unwrap();
+    let got = out.copy_to_host_sync(&stream).unwrap();
+    assert_eq!(got, want, "jacobi5_u32 with blocks (4, 16)");
+    let refused = launch!(classic::jacobi5_u32_block[grid, block, stream](
+        &din,
+        out.view_2d_mut(h, w).unwrap()
+    ));
+    let message = refused.unwrap_err().to_string();
+    assert!(
+        message.contains("jacobi5_u32_block") && message.contains("(32, 8, 1)"),
+        "{message}"
+    );
 }
 
 #[test]
@@ -123,25 +200,31 @@ fn privatised_histogram_counts_every_value() {
     }
 }
 
-fn check_transpose(h: usize, w: usize, thirty_two_by_eight: bool, stream: &Stream) {
+/// The transposes and their candidate forms (`classic::variants`).
+const TRANSPOSES: [&str; 3] = ["transpose_32x8", "transpose_32x32", "transpose_32x32_u32"];
+
+fn check_transpose(h: usize, w: usize, kernel: &str, stream: &Stream) {
     let input = values(5, h * w);
     let din = DeviceBuffer::to_device_sync(&input, stream).unwrap();
     let mut out = poisoned(h * w, stream);
     let grid = (h.div_ceil(32), w.div_ceil(32));
-    if thirty_two_by_eight {
-        launch!(classic::transpose_32x8[grid, (32, 8), stream](&din, out.view_2d_mut(w, h).unwrap()))
-            .unwrap();
-    } else {
-        launch!(classic::transpose_32x32[grid, (32, 32), stream](&din, out.view_2d_mut(w, h).unwrap()))
-            .unwrap();
+    let view = out.view_2d_mut(w, h).unwrap();
+    match kernel {
+        "transpose_32x8" => launch!(classic::transpose_32x8[grid, (32, 8), stream](&din, view)),
+        "transpose_32x32" => launch!(classic::transpose_32x32[grid, (32, 32), stream](&din, view)),
+        "transpose_32x32_u32" => {
+            launch!(classic::transpose_32x32_u32[grid, (32, 32), stream](&din, view))
+        }
+        _ => unreachable!("{kernel}"),
     }
+    .unwrap();
     let got = out.copy_to_host_sync(stream).unwrap();
     for r in 0..w {
         for c in 0..h {
             assert_eq!(
                 got[r * h + c].to_bits(),
                 input[c * w + r].to_bits(),
-                "{h}x{w} (32x8: {thirty_two_by_eight}) out[{r}][{c}]"
+                "{kernel} {h}x{w} out[{r}][{c}]"
             );
         }
     }
@@ -150,9 +233,18 @@ fn check_transpose(h: usize, w: usize, thirty_two_by_eight: bool, stream: &Strea
 #[test]
 fn transposes_match_the_cpu_for_non_square_sizes_not_multiples_of_32() {
     let stream = Stream::new().unwrap();
-    for (h, w) in [(45usize, 70usize), (33, 1), (1, 65), (64, 32)] {
-        check_transpose(h, w, false, &stream);
-        check_transpose(h, w, true, &stream);
+    for (h, w) in [
+        (45usize, 70usize),
+        (33, 1),
+        (1, 65),
+        (64, 32),
+        (1, 1),
+        (2, 2),
+        (33, 65),
+    ] {
+        for kernel in TRANSPOSES {
+            check_transpose(h, w, kernel, &stream);
+        }
     }
 }
 

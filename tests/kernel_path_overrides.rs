@@ -72,6 +72,21 @@ mod kernels {
         out.set(i, (i.row() * 1000 + i.col()) as u32);
     }
 
+    /// `coordinates` on a 32-bit matrix view: its launcher converts the
+    /// extents to `u32` (refusing a matrix of more than `u32::MAX`
+    /// elements) through the overridden runtime path.
+    #[kernel(
+        unsafe(device_crate = "dev"),
+        unsafe(runtime_crate = "crate::reexports::runtime"),
+        module = "self::MODULE"
+    )]
+    pub fn coordinates_u32(mut out: DisjointSlice2dU32<u32>) {
+        let i = thread_index_2d();
+        if let Some((row, col)) = out.position(i) {
+            out.set(i, row * 1000 + col);
+        }
+    }
+
     /// A value parameter of a struct whose derive names `gpu_device`
     /// through the facade.
     #[derive(Clone, Copy, DeviceCopy)]
@@ -210,6 +225,27 @@ fn a_declared_block_shape_and_the_2d_entry_with_renamed_crates() {
     ));
     let message = refused.expect_err("a block of another shape").to_string();
     assert!(message.contains("coordinates"), "{message}");
+}
+
+#[test]
+fn a_32_bit_matrix_view_with_renamed_crates() {
+    let stream = simulator();
+    let (rows, cols) = (5usize, 7usize);
+    let mut out = DeviceBuffer::to_device_sync(&vec![u32::MAX; rows * cols], &stream).unwrap();
+    launch!(kernels::coordinates_u32[(1, 1), (8, 8), stream](
+        out.view_2d_mut(rows, cols).unwrap()
+    ))
+    .unwrap();
+    let got = out.copy_to_host_sync(&stream).unwrap();
+    for row in 0..rows {
+        for col in 0..cols {
+            assert_eq!(
+                got[row * cols + col],
+                (row * 1000 + col) as u32,
+                "({row}, {col})"
+            );
+        }
+    }
 }
 
 #[test]

@@ -10,12 +10,20 @@
 //! | entry | launched for | `thread_index()` | `thread_index_2d()` |
 //! |---|---|---|---|
 //! | `k__1d` | grid and block `(n, 1, 1)` | `grid_1d()`, no test | `(grid_1d(), 0)`, no test |
-//! | `k__2d` (kernels that call `thread_index_2d`) | other launches whose grid and block have a z extent of 1 | fails at once | `grid_2d()`, no test |
+//! | `k__2d` (kernels that call `thread_index_2d`) | other launches whose grid and block have a z extent of 1 and at most 2^32 threads along x | fails at once | `grid_2d()` computed in 32 bits, no test |
 //! | `k` | every other launch | fails at once | tests the z extents |
 //!
 //! So a witness costs no test inside a `#[kernel]` body: the test is the
 //! runtime's choice of entry, made on the host once per launch. The
 //! simulator runs the body compiled for the same entry.
+//!
+//! In the `__2d` entry both coordinates are below 2^32 (`gridDim.x *
+//! blockDim.x <= 2^32` is part of the entry's condition, and `gridDim.y *
+//! blockDim.y < 2^32` on every GPU), so they are computed in `u32` and
+//! widened: the compiler then knows their high halves are zero, and a
+//! kernel comparing them with 32-bit extents (a
+//! [`DisjointSlice2dU32`](crate::DisjointSlice2dU32)) compiles to 32-bit
+//! compares and offsets, as CUDA C's `int` indices do.
 //!
 //! # Declared block shapes
 //!
@@ -42,6 +50,26 @@ use core::marker::PhantomData;
 use crate::thread::{grid_1d, grid_2d, thread_index_2d, thread_index_3d};
 use crate::witness::{ThreadIndex, ThreadIndex2d, ThreadIndex3d};
 
+/// `grid_2d()` computed in `u32`, for the `__2d` entry.
+///
+/// Exact there: the runtime picks that entry only for launches with
+/// `gridDim.x * blockDim.x <= 2^32`, so `x <= 2^32 - 1`, and `y <=
+/// 65535 * 1024` (CUDA's grid and block limits) in every launch. The
+/// wrapping operations never wrap there; they keep the simulator's debug
+/// builds from checking what cannot overflow.
+#[inline(always)]
+fn grid_2d_u32() -> (u32, u32) {
+    let (b, d, t) = (
+        crate::arch::block_idx(),
+        crate::arch::block_dim(),
+        crate::arch::thread_idx(),
+    );
+    (
+        b[0].wrapping_mul(d[0]).wrapping_add(t[0]),
+        b[1].wrapping_mul(d[1]).wrapping_add(t[1]),
+    )
+}
+
 #[doc(hidden)]
 /// The general entry point: launched for shapes no other entry serves.
 pub const GENERAL: u8 = 0;
@@ -50,7 +78,8 @@ pub const GENERAL: u8 = 0;
 pub const ONE_DIMENSIONAL: u8 = 1;
 #[doc(hidden)]
 /// The `__2d` entry point: launched only for grids and blocks whose z
-/// extent is 1 (and that are not one-dimensional).
+/// extent is 1, with at most 2^32 threads along x (and that are not
+/// one-dimensional).
 pub const Z_EXTENT_ONE: u8 = 2;
 
 #[cold]
@@ -86,7 +115,8 @@ impl<const ENTRY: u8> EntryShape<ENTRY> {
     /// `ENTRY` of that entry point: [`ONE_DIMENSIONAL`] only in the `__1d`
     /// entry, which the runtime launches only when grid and block are both
     /// of the form `(n, 1, 1)`; [`Z_EXTENT_ONE`] only in the `__2d` entry,
-    /// launched only when grid and block both have a z extent of 1.
+    /// launched only when grid and block both have a z extent of 1 and at
+    /// most 2^32 threads along x and along y.
     #[inline(always)]
     pub unsafe fn new() -> Self {
         EntryShape {
@@ -112,9 +142,10 @@ impl<const ENTRY: u8> EntryShape<ENTRY> {
         match ENTRY {
             ONE_DIMENSIONAL => ThreadIndex2d::new_unique(grid_1d(), 0),
             Z_EXTENT_ONE => {
-                // Unique: this token exists only in launches whose z extents are 1.
-                let (x, y) = grid_2d();
-                ThreadIndex2d::new_unique(x, y)
+                // Unique: this token exists only in launches whose z extents
+                // are 1 (and exact: their positions fit in 32 bits).
+                let (x, y) = grid_2d_u32();
+                ThreadIndex2d::new_unique(x as usize, y as usize)
             }
             _ => thread_index_2d(),
         }

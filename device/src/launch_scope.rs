@@ -11,6 +11,7 @@
 //! point, and borrows it.
 
 use crate::disjoint::{DisjointSlice, DisjointSlice2d, DisjointSlice3d};
+use crate::matrix_u32::DisjointSlice2dU32;
 
 /// A local of a `#[kernel]` entry point that the slices it hands to the
 /// body borrow (see the [module documentation](self)).
@@ -45,6 +46,15 @@ impl LaunchScope {
         &'s self,
         matrix: DisjointSlice2d<'s, T, R>,
     ) -> DisjointSlice2d<'s, T, R> {
+        matrix
+    }
+
+    /// `matrix`, living no longer than this scope.
+    #[inline(always)]
+    pub fn output_2d_u32<'s, T, const R: usize>(
+        &'s self,
+        matrix: DisjointSlice2dU32<'s, T, R>,
+    ) -> DisjointSlice2dU32<'s, T, R> {
         matrix
     }
 

@@ -21,7 +21,11 @@
 //! each thread may write only at its own index), [`DeviceAtomic`], the phase
 //! token [`Block`], [`DynamicShared`], and the [`DeviceCopy`] trait for values
 //! that may cross between host and device; and [`Slice2d`], a read-only
-//! matrix view of an input slice, bounds checked per axis.
+//! matrix view of an input slice, bounds checked per axis, whose
+//! [`interior`](Slice2d::interior) elements give a [`Neighbourhood`] read
+//! with no bounds check. [`matrix_u32`] has the same matrix types with
+//! 32-bit extents and indices ([`DisjointSlice2dU32`], [`Slice2dU32`]), for
+//! matrices of at most `u32::MAX` elements.
 //!
 //! A panic inside a kernel executes `trap`: the launch fails and the host
 //! runtime reports the kernel by name.
@@ -40,12 +44,16 @@ mod copy;
 mod disjoint;
 pub mod entry;
 mod launch_scope;
+pub mod matrix_u32;
+pub mod neighbourhood;
 mod slice2d;
 
 pub use atomic::{AtomicElement, DeviceAtomic};
 pub use copy::DeviceCopy;
 pub use disjoint::{DisjointSlice, DisjointSlice2d, DisjointSlice3d};
 pub use gpu_macros::{embed_kernels, kernel, shared_array, DeviceCopy};
+pub use matrix_u32::{DisjointSlice2dU32, Shape2dU32, Slice2dU32};
+pub use neighbourhood::Neighbourhood;
 pub use shared::{Block, DynamicShared};
 pub use slice2d::{Shape2d, Slice2d};
 pub use witness::{ThreadIndex, ThreadIndex2d, ThreadIndex3d};
@@ -70,8 +78,9 @@ pub use thread::{
 /// Everything a kernel body usually needs, in one import.
 pub mod prelude {
     pub use crate::{
-        kernel, Block, DeviceAtomic, DeviceCopy, DisjointSlice, DisjointSlice2d, DisjointSlice3d,
-        DynamicShared, Shape2d, Slice2d, ThreadIndex, ThreadIndex2d, ThreadIndex3d,
+        kernel, Block, DeviceAtomic, DeviceCopy, DisjointSlice, DisjointSlice2d,
+        DisjointSlice2dU32, DisjointSlice3d, DynamicShared, Neighbourhood, Shape2d, Shape2dU32,
+        Slice2d, Slice2dU32, ThreadIndex, ThreadIndex2d, ThreadIndex3d,
     };
 
     pub use crate::{

@@ -1,6 +1,7 @@
 //! A read-only row-major matrix view of an input slice, bounds checked per
 //! axis: the input counterpart of [`DisjointSlice2d`](crate::DisjointSlice2d).
 
+use crate::neighbourhood::Neighbourhood;
 use core::ops::Index;
 
 /// The extents of a row-major matrix, `rows x cols`, whose element count
@@ -220,6 +221,40 @@ impl<'a, T> Slice2d<'a, T> {
         unsafe {
             self.data
                 .get_unchecked(row * self.cols..row * self.cols + self.cols)
+        }
+    }
+
+    /// The 3 x 3 neighbourhood of element `(row, col)` when all eight of its
+    /// neighbours are elements too (`1 <= row < rows - 1` and `1 <= col <
+    /// cols - 1`), `None` otherwise (the element is on the border, or
+    /// outside). The neighbours' reads then need no bounds check (see
+    /// [`Neighbourhood`]).
+    ///
+    /// ```
+    /// use gpu_device::Slice2d;
+    ///
+    /// let data: Vec<u32> = (0..12).collect();
+    /// let m = Slice2d::new(&data, 3, 4);
+    /// let n = m.interior(1, 2).unwrap();
+    /// assert_eq!((*n.up(), *n.left(), *n.centre(), *n.right(), *n.down()), (2, 5, 6, 7, 10));
+    /// assert!(m.interior(0, 2).is_none() && m.interior(1, 3).is_none());
+    /// ```
+    #[inline(always)]
+    pub fn interior(&self, row: usize, col: usize) -> Option<Neighbourhood<'a, T>> {
+        let (rows, cols) = (self.rows, self.cols);
+        // `saturating_sub`: a matrix of fewer than 3 rows has no interior
+        // row (for `rows` of 0 or 1 the bound is 0).
+        if row >= 1 && col >= 1 && row < rows.saturating_sub(1) && col < cols.saturating_sub(1) {
+            // SAFETY: `1 <= row <= rows - 2` and `1 <= col <= cols - 2`:
+            // the element and its eight neighbours are inside the matrix,
+            // whose `rows * cols` elements the slice holds (see `get`); the
+            // rows above and below are `cols` elements away.
+            Some(unsafe {
+                let centre = self.data.as_ptr().add(row * cols + col);
+                Neighbourhood::new(centre.sub(cols), centre, centre.add(cols))
+            })
+        } else {
+            None
         }
     }
 

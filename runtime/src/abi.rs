@@ -5,7 +5,8 @@
 //! A kernel instance has a PTX entry point (which the CUDA driver runs) and a
 //! host entry point (which the CPU simulator runs). Both take one pointer per
 //! PTX parameter: a slice as two parameters (address, then length), a matrix
-//! (`DisjointSlice2d`) as four (address, element count, rows, columns), a
+//! (`DisjointSlice2d`) as four (address, element count, rows, columns; `u32`
+//! for a `DisjointSlice2dU32`, `usize` otherwise), a
 //! 3-D grid as four (address, depth, rows, columns), a scalar or a
 //! `DeviceCopy` struct as one.
 

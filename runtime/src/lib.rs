@@ -149,6 +149,7 @@ pub mod __private {
     pub use crate::abi::{HostEntry, SliceArg};
     pub use crate::deferred::completed as deferred_releases_completed;
     pub use crate::launch::{graph_memory_of_launch, KernelFunction};
+    pub use crate::matrix::u32_extents as matrix_u32_extents;
     pub use crate::memory::GraphMemory;
 
     /// Fails to compile unless `T` is `DeviceCopy`; the macro spans it on the parameter's type.

@@ -1,6 +1,7 @@
 //! Two- and three-dimensional writable views of device memory: what a
-//! launcher takes where a kernel writes a `DisjointSlice2d<T>` or a
-//! `DisjointSlice3d<T>`.
+//! launcher takes where a kernel writes a `DisjointSlice2d<T>`, a
+//! `DisjointSlice2dU32<T>` (a matrix of at most `u32::MAX` elements, which
+//! the launcher checks: [`u32_extents`]) or a `DisjointSlice3d<T>`.
 //!
 //! A view is a [`DeviceViewMut`] (so every hook of a writable view, such as
 //! tracking, applies) with extents whose product fits in it.
@@ -12,7 +13,8 @@ use gpu_device::DeviceCopy;
 
 /// A writable row-major `rows x cols` view of device memory: the first
 /// `rows * cols` elements of the buffer or view it was made from. Pass it
-/// where a kernel takes a `DisjointSlice2d<T>`.
+/// where a kernel takes a `DisjointSlice2d<T>` or a `DisjointSlice2dU32<T>`
+/// (for which the launch refuses a matrix of more than `u32::MAX` elements).
 ///
 /// ```no_run
 /// # use gpu_runtime::{DeviceBuffer, Result};
@@ -150,6 +152,30 @@ impl<'a, T: DeviceCopy> DeviceView3dMut<'a, T> {
     }
 }
 
+/// A matrix argument's element count, rows and columns as `u32`, for a
+/// kernel's `DisjointSlice2dU32` (whose offsets are 32-bit); an
+/// `InvalidLaunch` error naming the kernel and the parameter when the matrix
+/// has more than `u32::MAX` elements.
+#[doc(hidden)]
+pub fn u32_extents(
+    (rows, cols): (usize, usize),
+    kernel: &'static str,
+    parameter: &'static str,
+) -> Result<[u32; 3]> {
+    // A view's extents have a product that fits in a usize (`prefix`).
+    let len = rows.saturating_mul(cols);
+    match (u32::try_from(len), u32::try_from(rows), u32::try_from(cols)) {
+        (Ok(len), Ok(rows), Ok(cols)) => Ok([len, rows, cols]),
+        _ => Err(Error::InvalidLaunch {
+            kernel,
+            reason: format!(
+                "argument `{parameter}` is a {rows} x {cols} matrix of {len} elements, more than a `DisjointSlice2dU32` can index ({}); a kernel for larger matrices takes a `DisjointSlice2d`",
+                u32::MAX
+            ),
+        }),
+    }
+}
+
 impl<T: DeviceCopy> sealed::Sealed for DeviceView2dMut<'_, T> {}
 impl<T: DeviceCopy> sealed::Sealed for DeviceView3dMut<'_, T> {}
 
@@ -181,5 +207,35 @@ impl<T: DeviceCopy> DeviceOutput<T> for DeviceView3dMut<'_, T> {
     }
     fn graph_memory(&self) -> Option<GraphMemory> {
         self.view.graph_memory()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::u32_extents;
+
+    #[test]
+    fn a_u32_matrix_fits_up_to_u32_max_elements_and_is_refused_past() {
+        let max = u32::MAX as usize;
+        assert_eq!(u32_extents((3, 4), "k", "out").unwrap(), [12, 3, 4]);
+        assert_eq!(
+            u32_extents((max, 1), "k", "out").unwrap(),
+            [u32::MAX, u32::MAX, 1]
+        );
+        assert_eq!(u32_extents((0, max), "k", "out").unwrap(), [0, 0, u32::MAX]);
+        // 65536 x 65536 = 2^32 elements: one past; never truncated to 0.
+        let error = u32_extents((65536, 65536), "transpose", "out").unwrap_err();
+        let message = error.to_string();
+        assert!(
+            message.contains("`transpose`")
+                && message.contains("`out`")
+                && message.contains("65536 x 65536")
+                && message.contains("DisjointSlice2d"),
+            "{message}"
+        );
+        // Extents that do not fit although the product does (an empty
+        // matrix), and products that overflow a usize.
+        assert!(u32_extents((max + 1, 0), "k", "out").is_err());
+        assert!(u32_extents((usize::MAX, 2), "k", "out").is_err());
     }
 }

@@ -7,7 +7,10 @@
 //! - [`histogram256`]: 256 bins privatised per block in shared atomics;
 //! - [`transpose_32x32`] and [`transpose_32x8`]: a transpose through a
 //!   padded 32 x 33 shared tile, one or four elements per thread;
-//! - [`stencil1d_r4`]: a 1-D stencil of radius 4 with a shared halo.
+//! - [`stencil1d_r4`]: a 1-D stencil of radius 4 with a shared halo;
+//! - candidate forms of the Jacobi step and the 32x32 transpose, benchmarked
+//!   beside them: [`jacobi5_interior`], [`jacobi5_u32`],
+//!   [`jacobi5_u32_block`], [`transpose_32x32_u32`].
 //!
 //! Each kernel that assumes a block shape checks it first
 //! ([`Block::require_shape`](gpu_device::Block::require_shape)) and panics (a
@@ -19,7 +22,9 @@
 mod histogram;
 mod matrix;
 mod stencil;
+mod variants;
 
 pub use histogram::histogram256;
 pub use matrix::{matmul_tiled, transpose_32x32, transpose_32x8, MATMUL_TILE, TRANSPOSE_TILE};
 pub use stencil::{jacobi5, stencil1d_r4, StencilWeights, STENCIL_BLOCK, STENCIL_RADIUS};
+pub use variants::{jacobi5_interior, jacobi5_u32, jacobi5_u32_block, transpose_32x32_u32};

@@ -37,7 +37,7 @@
 
 use super::attribute::KernelPaths;
 use super::model::{Instance, Kernel};
-use super::params::ParamKind;
+use super::params::{MatrixIndex, ParamKind};
 use super::substitute::substitute;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, ToTokens};
@@ -318,24 +318,42 @@ pub fn entry_parts(
                     let #name = #scope.output(unsafe { #device::DisjointSlice::<#elem>::from_raw_parts(#ptr, #len) });
                 });
             }
-            ParamKind::Output2d(elem, rows_per_thread) => {
+            ParamKind::Output2d(elem, rows_per_thread, index) => {
                 let elem = substitute_type(elem);
                 let r = match rows_per_thread {
                     Some(e) => substitute_expr(e),
                     None => quote!(1),
                 };
-                let (rows, cols) = (usize_param("rows"), usize_param("cols"));
-                let (rows_name, cols_name) = (rows.0.clone(), cols.0.clone());
+                // The `U32` form's extents are `u32`: its launcher checked
+                // that the element count fits.
+                let (extent, matrix, scoped): (Type, _, _) = match index {
+                    MatrixIndex::Usize => (
+                        syn::parse_quote!(usize),
+                        quote!(#device::DisjointSlice2d),
+                        format_ident!("output_2d"),
+                    ),
+                    MatrixIndex::U32 => (
+                        syn::parse_quote!(u32),
+                        quote!(#device::DisjointSlice2dU32),
+                        format_ident!("output_2d_u32"),
+                    ),
+                };
+                let (rows_name, cols_name) = (
+                    format_ident!("{}__rows", name),
+                    format_ident!("{}__cols", name),
+                );
                 params.push((ptr.clone(), syn::parse_quote!(*mut #elem)));
-                params.push((len.clone(), syn::parse_quote!(usize)));
-                params.push(rows);
-                params.push(cols);
+                params.push((len.clone(), extent.clone()));
+                params.push((rows_name.clone(), extent.clone()));
+                params.push((cols_name.clone(), extent));
                 rebuild.push(quote! {
                     // SAFETY: the launcher passed a live device allocation of
                     // `len == rows * cols` elements (a 2-D view holds exactly
-                    // that product, which it checked), borrowed mutably for this
-                    // launch alone; every thread receives the same.
-                    let #name = #scope.output_2d(unsafe { #device::DisjointSlice2d::<#elem, { #r }>::from_kernel_param(#ptr, #len, #rows_name, #cols_name) });
+                    // that product, which it checked; for the `U32` form, it
+                    // also checked that the product fits in a `u32`), borrowed
+                    // mutably for this launch alone; every thread receives the
+                    // same.
+                    let #name = #scope.#scoped(unsafe { #matrix::<#elem, { #r }>::from_kernel_param(#ptr, #len, #rows_name, #cols_name) });
                 });
             }
             ParamKind::Output3d(elem) => {
@@ -390,7 +408,8 @@ pub fn entry_parts(
     // SAFETY (of the block below): this is the entry point of the shape it
     // names: the runtime launches the one-dimensional entry only for grids
     // and blocks of the form (n, 1, 1), the z-extent-one entry only for
-    // grids and blocks whose z extent is 1 (`KernelFunction::entry_for`).
+    // grids and blocks whose z extent is 1 and that have at most 2^32
+    // threads along x and y (`KernelFunction::entry_for`).
     let shape = quote! {
         unsafe { #device::__private::EntryShape::<{ #entry_constant }>::new() }
     };

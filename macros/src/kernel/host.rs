@@ -4,7 +4,7 @@
 use super::attribute::KernelPaths;
 use super::device::EntryShape;
 use super::model::Kernel;
-use super::params::{Param, ParamKind};
+use super::params::{MatrixIndex, Param, ParamKind};
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
@@ -71,7 +71,7 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
                 memory.push(quote!((#pname_str, #runtime::DeviceInput::<#elem>::graph_memory(&#pname), false)));
                 slots.extend(slice_slots(&slice));
             }
-            ParamKind::Output2d(elem, _) | ParamKind::Output3d(elem) => {
+            ParamKind::Output2d(elem, _, _) | ParamKind::Output3d(elem) => {
                 let slice = quote::format_ident!("__slice_{}", pname);
                 let three = matches!(p.kind, ParamKind::Output3d(_));
                 let extents: Vec<syn::Ident> = if three {
@@ -86,9 +86,20 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
                         quote::format_ident!("__cols_{}", pname),
                     ]
                 };
-                marshal.push(quote! {
-                    let mut #slice = #runtime::__private::SliceArg::output(&mut #pname, __device, __function, #pname_str)?;
-                    let (#(mut #extents),*) = #pname.extents();
+                let u32_len = quote::format_ident!("__len_{}", pname);
+                let u32_extents = matches!(p.kind, ParamKind::Output2d(_, _, MatrixIndex::U32));
+                marshal.push(if u32_extents {
+                    // A `DisjointSlice2dU32`: the element count and extents
+                    // as `u32`, or an error naming the parameter.
+                    quote! {
+                        let mut #slice = #runtime::__private::SliceArg::output(&mut #pname, __device, __function, #pname_str)?;
+                        let [mut #u32_len, #(mut #extents),*] = #runtime::__private::matrix_u32_extents(#pname.extents(), __function.name(), #pname_str)?;
+                    }
+                } else {
+                    quote! {
+                        let mut #slice = #runtime::__private::SliceArg::output(&mut #pname, __device, __function, #pname_str)?;
+                        let (#(mut #extents),*) = #pname.extents();
+                    }
                 });
                 before.push(quote!(#runtime::DeviceOutput::<#elem>::before_device_access(&#pname, &__stream)?;));
                 after.push(quote!(#runtime::DeviceOutput::<#elem>::after_device_access(&#pname, &__stream)?;));
@@ -96,7 +107,11 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
                 slots.push(quote!(
                     ::core::ptr::addr_of_mut!(#slice.ptr).cast::<::core::ffi::c_void>()
                 ));
-                if !three {
+                if u32_extents {
+                    slots.push(quote!(
+                        ::core::ptr::addr_of_mut!(#u32_len).cast::<::core::ffi::c_void>()
+                    ));
+                } else if !three {
                     // A matrix also passes its element count, `rows * cols`
                     // (the view holds exactly that many elements).
                     slots.push(quote!(
@@ -435,7 +450,7 @@ pub fn launcher_param(p: &Param, runtime: &syn::Path) -> Option<TokenStream> {
         ParamKind::Output(elem) | ParamKind::Atomic(elem) => {
             quote!(mut #name: impl #runtime::DeviceOutput<#elem>)
         }
-        ParamKind::Output2d(elem, _) => quote!(mut #name: #runtime::DeviceView2dMut<'_, #elem>),
+        ParamKind::Output2d(elem, _, _) => quote!(mut #name: #runtime::DeviceView2dMut<'_, #elem>),
         ParamKind::Output3d(elem) => quote!(mut #name: #runtime::DeviceView3dMut<'_, #elem>),
         ParamKind::Block | ParamKind::DynamicShared(_) => return None,
     })

@@ -515,6 +515,7 @@ mod tests {
                     atomics: &[DeviceAtomic<u32>],
                     mut o: DisjointSlice<T>,
                     m: DisjointSlice2d<T>,
+                    m32: DisjointSlice2dU32<T>,
                     c: DisjointSlice3d<T>,
                     p: Params,
                     block: Block,
@@ -544,6 +545,11 @@ mod tests {
         // The device side is next to the kernel; the launcher one module down.
         assert!(out.contains("dev :: __private :: EntryShape"), "{out}");
         assert!(out.contains("crate :: re :: rt :: DeviceInput"), "{out}");
+        assert!(
+            out.contains("crate :: re :: rt :: __private :: matrix_u32_extents"),
+            "{out}"
+        );
+        assert!(out.contains("dev :: DisjointSlice2dU32 ::"), "{out}");
         assert!(out.contains("KernelFunction :: new (& super :: M"), "{out}");
         assert!(
             out.contains("fn k_f32 (") && out.contains("fn k_u64 ("),

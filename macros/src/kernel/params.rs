@@ -21,9 +21,10 @@ pub enum ParamKind {
     Input(Type),
     /// `DisjointSlice<T>`: written by each thread at its own index.
     Output(Type),
-    /// `DisjointSlice2d<T>` or `DisjointSlice2d<T, R>`: a row-major matrix;
-    /// passed as pointer, rows, cols.
-    Output2d(Type, Option<syn::Expr>),
+    /// `DisjointSlice2d<T>` or `DisjointSlice2d<T, R>` (or the `U32` forms,
+    /// `DisjointSlice2dU32<T, R>`): a row-major matrix; passed as pointer,
+    /// element count, rows, cols (`usize`, or `u32` for the `U32` forms).
+    Output2d(Type, Option<syn::Expr>, MatrixIndex),
     /// `DisjointSlice3d<T>`: passed as pointer, depth, rows, cols.
     Output3d(Type),
     /// `Block`: the shared-memory phase token, built on the device.
@@ -36,11 +37,20 @@ pub enum ParamKind {
     Value(Type),
 }
 
+/// The integer type of a matrix output's extents and offsets.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum MatrixIndex {
+    /// `DisjointSlice2d`: any matrix a buffer can hold.
+    Usize,
+    /// `DisjointSlice2dU32`: at most `u32::MAX` elements (the launcher checks).
+    U32,
+}
+
 const SCALARS: &[&str] = &[
     "u8", "u16", "u32", "u64", "usize", "i8", "i16", "i32", "i64", "isize", "f32", "f64", "bool",
 ];
 
-const SUPPORTED: &str = "kernel parameters may be scalars (integers, floats, bool), `&[T]` (read-only input), `DisjointSlice<T>`, `DisjointSlice2d<T>`, `DisjointSlice3d<T>` (outputs written at each thread's own index), `&[DeviceAtomic<T>]` (atomic updates), `#[repr(C)]` structs that derive `DeviceCopy`, and, built on the device, `Block` (the shared-memory phase token) and `DynamicShared<T>`";
+const SUPPORTED: &str = "kernel parameters may be scalars (integers, floats, bool), `&[T]` (read-only input), `DisjointSlice<T>`, `DisjointSlice2d<T>`, `DisjointSlice2dU32<T>`, `DisjointSlice3d<T>` (outputs written at each thread's own index), `&[DeviceAtomic<T>]` (atomic updates), `#[repr(C)]` structs that derive `DeviceCopy`, and, built on the device, `Block` (the shared-memory phase token) and `DynamicShared<T>`";
 
 impl Param {
     /// The parameter `arg`, or every error found in it (its pattern and its
@@ -104,9 +114,9 @@ fn classify(ty: &Type) -> syn::Result<ParamKind> {
                 check_element(&inner)?;
                 return Ok(ParamKind::Output(inner));
             }
-            if let Some((inner, rows_per_thread)) = matrix_output(ty) {
+            if let Some((inner, rows_per_thread, index)) = matrix_output(ty) {
                 check_element(&inner)?;
-                return Ok(ParamKind::Output2d(inner, rows_per_thread));
+                return Ok(ParamKind::Output2d(inner, rows_per_thread, index));
             }
             if let Some(inner) = single_generic(ty, "DisjointSlice3d") {
                 check_element(&inner)?;
@@ -157,13 +167,18 @@ fn phase_token(ty: &Type) -> syn::Result<ParamKind> {
 }
 
 /// `DisjointSlice2d<T>` or `DisjointSlice2d<T, R>` (optionally with a
-/// lifetime): returns `T` and `R`.
-fn matrix_output(ty: &Type) -> Option<(Type, Option<syn::Expr>)> {
+/// lifetime), or the same of `DisjointSlice2dU32`: returns `T`, `R` and
+/// which of the two.
+fn matrix_output(ty: &Type) -> Option<(Type, Option<syn::Expr>, MatrixIndex)> {
     let Type::Path(p) = ty else { return None };
     let last = p.path.segments.last()?;
-    if last.ident != "DisjointSlice2d" {
+    let index = if last.ident == "DisjointSlice2d" {
+        MatrixIndex::Usize
+    } else if last.ident == "DisjointSlice2dU32" {
+        MatrixIndex::U32
+    } else {
         return None;
-    }
+    };
     let PathArguments::AngleBracketed(args) = &last.arguments else {
         return None;
     };
@@ -182,7 +197,9 @@ fn matrix_output(ty: &Type) -> Option<(Type, Option<syn::Expr>)> {
         Some(GenericArgument::Type(t)) => Some(syn::parse_quote!(#t)),
         Some(_) => return None,
     };
-    rest.next().is_none().then_some((elem, rows_per_thread))
+    rest.next()
+        .is_none()
+        .then_some((elem, rows_per_thread, index))
 }
 
 /// Slice elements must be scalars, a type parameter or a named struct.

@@ -107,6 +107,17 @@ impl<'s> LaunchConfig<'s> {
         self.grid.0[2] == 1 && self.block.0[2] == 1
     }
 
+    /// Whether the launch has at most 2^32 threads along x and along y, so
+    /// that every thread's global x and y positions fit in a `u32` (the
+    /// `__2d` entry computes them in 32 bits).
+    pub(super) fn has_32_bit_positions(&self) -> bool {
+        (0..2).all(|axis| {
+            self.grid.0[axis]
+                .checked_mul(self.block.0[axis])
+                .is_some_and(|threads| threads <= 1 << 32)
+        })
+    }
+
     /// Checks the configuration against the device's and the kernel's limits.
     pub(super) fn check(
         &self,
@@ -198,5 +209,25 @@ impl Deref for StreamRef<'_> {
             StreamRef::Given(s) => s,
             StreamRef::Current(s) => s,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LaunchConfig;
+
+    #[test]
+    fn positions_fit_in_32_bits_up_to_2_to_the_32_threads_per_axis() {
+        let fits = |grid: (u64, u64), block: (u64, u64)| {
+            LaunchConfig::new(grid, block).has_32_bit_positions()
+        };
+        assert!(fits((1 << 22, 65535), (1024, 1024)));
+        assert!(fits((1 << 27, 1), (32, 1)));
+        // One thread more along x, or along y: the general entry.
+        assert!(!fits(((1 << 27) + 1, 1), (32, 1)));
+        assert!(!fits((1, (1 << 22) + 1), (1, 1024)));
+        assert!(!fits((i32::MAX as u64, 1), (1024, 1)));
+        // Values that overflow the product are not "small".
+        assert!(!fits((u64::MAX, 1), (u64::MAX, 1)));
     }
 }

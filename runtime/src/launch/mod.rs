@@ -106,13 +106,17 @@ impl KernelFunction {
     /// The entry point a launch of `config` runs (an index into `entries`):
     /// the one-dimensional entry for grids and blocks `(n, 1, 1)`, the
     /// z-extent-one entry (where the kernel has one) for other launches
-    /// whose z extents are 1, the general one otherwise. Each entry's
-    /// witnesses rely on this choice (`gpu_device::entry`); `prepare`, which
-    /// every launch path goes through, makes it here.
+    /// whose z extents are 1 and whose x and y positions fit in 32 bits, the
+    /// general one otherwise. Each entry's witnesses rely on this choice
+    /// (`gpu_device::entry`); `prepare`, which every launch path goes
+    /// through, makes it here.
     fn entry_for(&self, config: &LaunchConfig<'_>) -> usize {
         if config.is_one_dimensional() {
             ONE_DIMENSIONAL
-        } else if config.has_z_extent_one() && self.entries[Z_EXTENT_ONE].is_some() {
+        } else if config.has_z_extent_one()
+            && config.has_32_bit_positions()
+            && self.entries[Z_EXTENT_ONE].is_some()
+        {
             Z_EXTENT_ONE
         } else {
             GENERAL
@@ -197,8 +201,8 @@ impl KernelFunction {
     fn prepare(&'static self, config: &LaunchConfig<'_>, stream: &Stream) -> Result<Prepared> {
         let device = stream.device_state()?;
         // The one-dimensional entry point is chosen only for shapes (n, 1, 1),
-        // the z-extent-one entry only for z extents of 1: their witnesses are
-        // unique only there.
+        // the z-extent-one entry only for z extents of 1 and positions below
+        // 2^32: their witnesses are unique only there.
         let which = self.entry_for(config);
         let info = self.info(device, which)?;
         let (grid, block, shared) = config.check(self.name, &device.limits, &info.limits)?;
