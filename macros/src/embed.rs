@@ -58,9 +58,11 @@ pub fn expand(input: TokenStream) -> TokenStream {
         #[cfg(not(target_arch = "nvptx64"))]
         // SAFETY: the PTX is the file this crate's build script wrote with
         // `gpu_builder` from this crate's own `#[kernel]` functions, whose
-        // launchers are the ones that load it.
+        // launchers are the ones that load it: `of_crate` keeps other
+        // crates' launchers out.
         pub static KERNEL_MODULE: #runtime::EmbeddedModule = unsafe {
-            #runtime::EmbeddedModule::new(
+            #runtime::EmbeddedModule::of_crate(
+                #runtime::crate_identity!(),
                 ::core::env!("CARGO_PKG_NAME"),
                 ::core::include_str!(::core::concat!(::core::env!("OUT_DIR"), "/kernels.ptx")),
             )
@@ -78,6 +80,13 @@ mod tests {
         let default = expand(quote!()).to_string();
         assert!(
             default.contains("KERNEL_MODULE : :: gpu_runtime :: EmbeddedModule"),
+            "{default}"
+        );
+        // The module serves the launchers of the crate it expands in alone.
+        assert!(
+            default.contains(
+                ":: gpu_runtime :: EmbeddedModule :: of_crate (:: gpu_runtime :: crate_identity ! ()"
+            ),
             "{default}"
         );
         let renamed = expand(quote!(unsafe(runtime_crate = "rt"))).to_string();

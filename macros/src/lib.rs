@@ -155,8 +155,11 @@ pub fn derive_device_copy(item: TokenStream) -> TokenStream {
 /// `embed_kernels!(unsafe(runtime_crate = "path"))` names the `gpu_runtime`
 /// crate where it is not `::gpu_runtime` (a kernel crate that renames it,
 /// e.g. `embed_kernels!(unsafe(runtime_crate = "rt"))`); `unsafe(...)`, as
-/// for `#[kernel]`: the static is made with `EmbeddedModule::new`, an
-/// `unsafe` function called through the path, which must lead to the crate. It cannot be shown compiling here: it
+/// for `#[kernel]`: the static is made with `EmbeddedModule::of_crate`, an
+/// `unsafe` function called through the path, which must lead to the crate.
+/// The module records the crate it expands in (`gpu_runtime::crate_identity!()`),
+/// and serves that crate's launchers alone: a `#[kernel]` of another crate
+/// that names it does not compile. It cannot be shown compiling here: it
 /// includes the PTX that a kernel crate's `build.rs` writes.
 #[proc_macro]
 pub fn embed_kernels(input: TokenStream) -> TokenStream {

@@ -10,14 +10,15 @@
 //! `runtime_crate`) is written `unsafe(key = "path")`, as Rust spells an
 //! assertion the compiler cannot check (`#[unsafe(no_mangle)]`): the
 //! generated code calls `unsafe` functions of the crate through the path
-//! (`Block::for_kernel_entry`, `EntryShape::new`, `EmbeddedModule::new`, the
+//! (`Block::for_kernel_entry`, `EntryShape::new`, `EmbeddedModule::of_crate`, the
 //! derive's `unsafe impl`), so the path must lead to the genuine crate. No
 //! check of the path could prove it: a module can re-export all of
 //! `gpu_device` but one item, in safe code, in this crate or another. The
 //! `unsafe(...)` is the user's promise that it leads to the crate itself (a
 //! renamed dependency, or a re-export of it). `module = "path"` needs none:
 //! the static it names is an `EmbeddedModule`, which only `unsafe` code
-//! makes.
+//! makes, and one that `embed_kernels!` made refuses (at compile time) the
+//! launchers of any crate but its own.
 //!
 //! An unknown key, a key given twice, a crate key without `unsafe(...)`, a
 //! `module` inside one, an `unsafe(...)` that does not hold one `key =

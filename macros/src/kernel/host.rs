@@ -356,7 +356,7 @@ fn function_static(
         #block_const
         #host_entry
         static FUNCTION: #runtime::__private::KernelFunction =
-            #runtime::__private::KernelFunction::new(&#module, #name_str, #entry, #entry_1d, HOST_ENTRY)
+            #runtime::__private::KernelFunction::new(&#module, #name_str, #entry, #entry_1d, HOST_ENTRY, #runtime::crate_identity!())
                 #with_2d #with_block;
     }
 }

@@ -551,6 +551,11 @@ mod tests {
         );
         assert!(out.contains("dev :: DisjointSlice2dU32 ::"), "{out}");
         assert!(out.contains("KernelFunction :: new (& super :: M"), "{out}");
+        // The launcher's crate, which the module's must be.
+        assert!(
+            out.contains("HOST_ENTRY , crate :: re :: rt :: crate_identity ! ())"),
+            "{out}"
+        );
         assert!(
             out.contains("fn k_f32 (") && out.contains("fn k_u64 ("),
             "{out}"
