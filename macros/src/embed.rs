@@ -38,6 +38,12 @@ pub fn expand(input: TokenStream) -> TokenStream {
     if let Err(e) = parser.parse2(input) {
         errors.push(e);
     }
+    // Cargo tells the compiler, and so this macro, which target it builds.
+    let target = std::env::var("CARGO_BIN_NAME").ok();
+    let test_or_bench = std::env::var_os("CARGO_TARGET_TMPDIR").is_some();
+    if let Some(why) = outside_the_library(target.as_deref(), test_or_bench) {
+        errors.push(syn::Error::new(proc_macro2::Span::call_site(), why));
+    }
     let runtime = options
         .get("runtime_crate")
         .cloned()
@@ -70,9 +76,39 @@ pub fn expand(input: TokenStream) -> TokenStream {
     }
 }
 
+/// Why `embed_kernels!` cannot be in the crate being compiled, a binary
+/// (or binary example) `bin`, or an integration test or benchmark: `None`
+/// for the package's library. `gpu_builder` builds the PTX from the
+/// library (`cargo build --lib`), and `OUT_DIR` is the package's, so
+/// elsewhere the module would hold the library's entry points under this
+/// crate's launchers: a kernel here named like one there, with other
+/// parameters of the same sizes, would run it on arguments it misreads.
+fn outside_the_library(bin: Option<&str>, test_or_bench: bool) -> Option<String> {
+    let target = match (bin, test_or_bench) {
+        (Some(bin), _) => format!("the binary `{bin}`"),
+        (None, true) => "an integration test or benchmark".to_string(),
+        (None, false) => return None,
+    };
+    Some(format!(
+        "embed_kernels!() belongs in its package's library (src/lib.rs), not in {target}: build.rs builds the PTX from the library's kernels, so here it would serve the library's entry points to this crate's launchers; launch the library's kernels through the library's launchers"
+    ))
+}
+
 #[cfg(test)]
 mod tests {
-    use super::expand;
+    use super::{expand, outside_the_library};
+
+    #[test]
+    fn only_a_library_embeds_its_kernels() {
+        assert_eq!(outside_the_library(None, false), None);
+        let bin = outside_the_library(Some("app"), false).expect("a binary");
+        assert!(bin.contains("not in the binary `app`"), "{bin}");
+        let test = outside_the_library(None, true).expect("a test");
+        assert!(
+            test.contains("not in an integration test or benchmark"),
+            "{test}"
+        );
+    }
     use quote::quote;
 
     #[test]

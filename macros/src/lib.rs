@@ -150,7 +150,9 @@ pub fn derive_device_copy(item: TokenStream) -> TokenStream {
 
 /// Embeds the crate's kernels, built to PTX by `gpu_builder` in the crate's
 /// `build.rs`, as `pub static KERNEL_MODULE` at the crate root. Every crate with
-/// `#[kernel]` functions calls it once, in `lib.rs`.
+/// `#[kernel]` functions calls it once, in `lib.rs`: a binary, example,
+/// test or benchmark that calls it is an error (build.rs builds the PTX from
+/// the package's library, so there it would hold the library's kernels).
 ///
 /// `embed_kernels!(unsafe(runtime_crate = "path"))` names the `gpu_runtime`
 /// crate where it is not `::gpu_runtime` (a kernel crate that renames it,
