@@ -17,7 +17,15 @@
     label = "not `DeviceCopy`",
     note = "kernels take scalars, `&[T]`, `DisjointSlice<T>`, `&[DeviceAtomic<T>]` and `#[repr(C)]` structs that `#[derive(Clone, Copy, DeviceCopy)]`"
 )]
-pub unsafe trait DeviceCopy: Copy + 'static {}
+pub unsafe trait DeviceCopy: Copy + 'static {
+    /// Written by `#[derive(DeviceCopy)]` in its impls: a derive told a
+    /// path that does not lead to this crate (`#[device_copy(unsafe(crate =
+    /// "..."))]`, a broken promise) is an error where it finds a trait
+    /// without this item. A second line of defence only: the guard is the
+    /// `unsafe(...)`.
+    #[doc(hidden)]
+    const __GPU_DEVICE_COPY: () = ();
+}
 
 macro_rules! device_copy {
     ($($t:ty),*) => {

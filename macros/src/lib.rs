@@ -10,7 +10,9 @@ use proc_macro::TokenStream;
 
 mod device_copy;
 mod embed;
+mod errors;
 mod kernel;
+mod path_option;
 mod shared;
 
 /// Turns an ordinary function into a GPU kernel.
@@ -28,30 +30,118 @@ mod shared;
 /// | `&[DeviceAtomic<T>]`   | `&mut DeviceBuffer<T>` or a `DeviceViewMut<T>`    |
 /// | a `#[derive(DeviceCopy)]` struct | the struct, by value                    |
 ///
-/// A generic kernel lists the types to instantiate: `#[kernel(f32, f64)]`; the
-/// entry points are named `<kernel>_<type>` and the launcher picks the one
-/// matching its arguments.
+/// A generic kernel lists the types to instantiate: `#[kernel(f32, f64)]`
+/// (a const-generic one its values, `#[kernel(16, 32)]`); the entry points
+/// are named `<kernel>_<type>` and the launcher picks the one matching its
+/// arguments.
 ///
 /// `#[kernel(block = (x, y, z))]` (or `(x, y)`, or `x`; `usize` constant
 /// expressions, checked when compiled) declares the only block shape the
 /// kernel runs in: the launcher refuses every other, and the entry points
 /// tell the compiler the shape, so `blockDim` is a constant in the body (see
-/// `gpu_device::entry`). It follows a generic kernel's instances, and may
-/// name its const parameter: `#[kernel(16, 32, block = (TILE, TILE))]`.
+/// `gpu_device::entry`). It combines with a generic kernel's instances
+/// (in any order), and may name its const parameter: `#[kernel(16, 32, block = (TILE, TILE))]`.
 ///
 /// Each `&[T]` input's loads go through the read-only cache (`ld.global.nc`):
 /// nothing writes an input during a launch (see
 /// `gpu_builder::kernel_inputs`).
+///
+/// # Paths
+///
+/// The generated code names `::gpu_device`, `::gpu_runtime` and the
+/// crate's `crate::KERNEL_MODULE` (defined by `embed_kernels!`). Where they
+/// are elsewhere (a dependency renamed in `Cargo.toml`, a crate re-exporting
+/// them, the module in another place), the attribute says where, each path
+/// in a string literal:
+///
+/// - `unsafe(device_crate = "path")`: the `gpu_device` crate;
+/// - `unsafe(runtime_crate = "path")`: the `gpu_runtime` crate;
+/// - `module = "path"`: the `gpu_runtime::EmbeddedModule` static the
+///   launcher loads the kernel from.
+///
+/// Paths are resolved where the kernel is written (`self::` and `super::`
+/// paths too), and the options combine with a generic kernel's list and
+/// `block` in any order: `#[kernel(f32, f64, unsafe(runtime_crate = "rt"))]`.
+///
+/// The crate paths are written `unsafe(...)`, as Rust spells an assertion
+/// the compiler cannot check (`#[unsafe(no_mangle)]`): the generated code
+/// calls `unsafe` functions of the crates through them (`Block`'s and
+/// `EntryShape`'s constructors, the slices' `from_raw_parts`), so each must
+/// lead to the genuine crate, the dependency renamed or a re-export of it.
+/// No check of the path could tell: a module of safe code can re-export all
+/// of `gpu_device` but one item. `unsafe(...)` is your promise that the path
+/// leads to the crate; without it, a crate path is a compile error that
+/// says so. `module` takes no `unsafe(...)`: the static it names is an
+/// `EmbeddedModule`, which only `unsafe` code makes.
+///
+/// (The examples of this crate are not compiled here: a proc-macro crate
+/// cannot depend on the crates it serves without building them twice. The
+/// same code is compiled and run by the workspace's
+/// `tests/kernel_path_overrides.rs`.)
+///
+/// ```ignore
+/// // Cargo.toml renames the crates:
+/// //   dev = { package = "gpu-device", ... }, rt = { package = "gpu-runtime", ... }
+/// extern crate gpu_device as dev;
+/// extern crate gpu_runtime as rt;
+/// use dev::prelude::*;
+///
+/// mod ptx {
+///     // What `dev::embed_kernels!(unsafe(runtime_crate = "rt"))` defines at a
+///     // kernel crate's root; here elsewhere, and with no PTX.
+///     // SAFETY: never loaded: this example is only compiled.
+///     pub static MODULE: rt::EmbeddedModule = unsafe { rt::EmbeddedModule::new("doc", "") };
+/// }
+///
+/// #[kernel(unsafe(device_crate = "dev"), unsafe(runtime_crate = "rt"), module = "crate::ptx::MODULE")]
+/// pub fn scale(factor: f32, x: &[f32], mut out: DisjointSlice<f32>) {
+///     let i = thread_index();
+///     if let Some(&v) = x.get(i.get()) {
+///         out.set(i, factor * v);
+///     }
+/// }
+///
+/// fn run(x: &rt::DeviceBuffer<f32>, out: &mut rt::DeviceBuffer<f32>) -> rt::Result<()> {
+///     rt::launch!(scale[x.len().div_ceil(256), 256](2.0f32, x, out))
+/// }
+/// # fn main() {}
+/// ```
+///
+/// # Errors
+///
+/// Every problem of the attribute and the function (each bad parameter, a
+/// return type, a bad path) is reported in one compile, each at its own
+/// tokens. The function is still emitted for the host, and a launcher
+/// module of its name whose arguments are typed where the parameters are
+/// well formed, so that the rest of the crate and an IDE see the kernel and
+/// add no error of their own.
 #[proc_macro_attribute]
 pub fn kernel(args: TokenStream, item: TokenStream) -> TokenStream {
-    kernel::expand(args.into(), item.into())
-        .unwrap_or_else(syn::Error::into_compile_error)
-        .into()
+    kernel::expand(args.into(), item.into()).into()
 }
 
 /// Implements `gpu_device::DeviceCopy` for a `#[repr(C)]` struct whose fields
 /// are all `DeviceCopy`.
-#[proc_macro_derive(DeviceCopy)]
+///
+/// `#[device_copy(unsafe(crate = "path"))]` on the struct names the
+/// `gpu_device` crate where it is not `::gpu_device`. It is `unsafe(...)`,
+/// as for `#[kernel]`'s crate paths: the derive writes an `unsafe impl` of
+/// the `DeviceCopy` it finds there, so the path must lead to the genuine
+/// crate (renamed, or re-exported), which is your promise:
+///
+/// ```ignore
+/// extern crate gpu_device as dev;
+///
+/// #[derive(Clone, Copy, dev::DeviceCopy)]
+/// #[device_copy(unsafe(crate = "dev"))]
+/// #[repr(C)]
+/// pub struct Pixel {
+///     pub rgb: [u8; 3],
+///     pub alpha: u8,
+/// }
+/// # fn main() {}
+/// ```
+#[proc_macro_derive(DeviceCopy, attributes(device_copy))]
 pub fn derive_device_copy(item: TokenStream) -> TokenStream {
     device_copy::expand(item.into())
         .unwrap_or_else(syn::Error::into_compile_error)
@@ -60,16 +150,45 @@ pub fn derive_device_copy(item: TokenStream) -> TokenStream {
 
 /// Embeds the crate's kernels, built to PTX by `gpu_builder` in the crate's
 /// `build.rs`, as `pub static KERNEL_MODULE` at the crate root. Every crate with
-/// `#[kernel]` functions calls it once, in `lib.rs`.
+/// `#[kernel]` functions calls it once, in `lib.rs`: a binary, example,
+/// test or benchmark that calls it is an error (build.rs builds the PTX from
+/// the package's library, so there it would hold the library's kernels).
+///
+/// `embed_kernels!(unsafe(runtime_crate = "path"))` names the `gpu_runtime`
+/// crate where it is not `::gpu_runtime` (a kernel crate that renames it,
+/// e.g. `embed_kernels!(unsafe(runtime_crate = "rt"))`); `unsafe(...)`, as
+/// for `#[kernel]`: the static is made with `EmbeddedModule::of_crate`, an
+/// `unsafe` function called through the path, which must lead to the crate.
+/// The module records the crate it expands in (`gpu_runtime::crate_identity!()`),
+/// and serves that crate's launchers alone: a `#[kernel]` of another crate
+/// that names it does not compile. It cannot be shown compiling here: it
+/// includes the PTX that a kernel crate's `build.rs` writes.
 #[proc_macro]
 pub fn embed_kernels(input: TokenStream) -> TokenStream {
-    embed::expand(input.into())
-        .unwrap_or_else(syn::Error::into_compile_error)
-        .into()
+    embed::expand(input.into()).into()
 }
 
 /// A static shared-memory array for each block: `shared_array!(f32; 256)`
 /// evaluates to a `gpu_device::shared::SharedArray<f32>` of 256 elements.
+///
+/// `shared_array!(f32; 16, 16)` is a matrix, `shared_array!(f32; 32, 32,
+/// padding = 1)` one whose rows are `32 + 1` slots apart, and a last option
+/// `unsafe(device_crate = "path")` names the `gpu_device` crate where it is
+/// not `::gpu_device` (the crate itself, a promise written `unsafe(...)` as
+/// for `#[kernel]`):
+///
+/// ```ignore
+/// extern crate gpu_device as dev;
+/// use dev::prelude::*;
+///
+/// fn in_a_kernel(block: Block) {
+///     let tile = shared_array!(f32; 16, 16, padding = 1, unsafe(device_crate = "dev"));
+///     let mut w = block;
+///     tile.fill(&mut w, |row, col| (row * 16 + col) as f32);
+///     let _r = w.sync();
+/// }
+/// # fn main() {}
+/// ```
 #[proc_macro]
 pub fn shared_array(input: TokenStream) -> TokenStream {
     shared::expand(input.into())

@@ -4,20 +4,28 @@
 //! - `shared_array!(T; ROWS, COLS)`: a `Shared2d<T, ROWS, COLS, COLS>`;
 //! - `shared_array!(T; ROWS, COLS, padding = P)`: rows `COLS + P` slots apart.
 //!
+//! - `..., unsafe(device_crate = "path")`: `gpu_device` under another path
+//!   (`unsafe`: see [`crate::path_option`]).
+//!
 //! On the device the storage is a `static` named `__gpu_shared_<crate>_<n>`,
 //! which `gpu-builder` moves into PTX's shared state space; on the host (the
 //! simulator) the block's instance of the array, found by the same name.
 
+use crate::errors::Errors;
+use crate::path_option::{Key, PathOptions};
 use proc_macro2::TokenStream;
 use quote::quote;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use syn::parse::{Parse, ParseStream};
+use syn::ext::IdentExt;
+use syn::parse::{ParseStream, Parser};
 use syn::{Expr, Ident, Token, Type};
 
 /// The parsed arguments.
 struct SharedArrayInput {
     element: Type,
     shape: Shape,
+    /// `gpu_device`: `::gpu_device` unless `unsafe(device_crate = "...")`.
+    device: syn::Path,
 }
 
 enum Shape {
@@ -31,53 +39,91 @@ enum Shape {
 
 const USAGE: &str = "write `shared_array!(f32; 256)`, `shared_array!(f32; 16, 16)` or `shared_array!(f32; 32, 32, padding = 1)`";
 
-impl Parse for SharedArrayInput {
-    fn parse(input: ParseStream) -> syn::Result<Self> {
-        let element = input.parse()?;
-        input
-            .parse::<Token![;]>()
-            .map_err(|e| syn::Error::new(e.span(), format!("expected `;`: {USAGE}")))?;
-        let first: Expr = input.parse()?;
-        if input.is_empty() {
-            return Ok(SharedArrayInput {
-                element,
-                shape: Shape::Linear(first),
-            });
-        }
+const OPTIONS: &str = "`padding = P` (matrix rows `COLS + P` slots apart) or `unsafe(device_crate = \"path\")` (the path to the `gpu_device` crate)";
+
+const KEYS: &[Key] = &[Key::naming_crate(
+    "device_crate",
+    "my_gpu::device",
+    "gpu_device",
+)];
+
+/// Parses `T; N` or `T; ROWS, COLS`, then the options; what is wrong with
+/// an option goes to `errors`, and parsing goes on.
+fn parse_input(input: ParseStream, errors: &mut Errors) -> syn::Result<SharedArrayInput> {
+    let element = input.parse()?;
+    input
+        .parse::<Token![;]>()
+        .map_err(|e| syn::Error::new(e.span(), format!("expected `;`: {USAGE}")))?;
+    let first: Expr = input.parse()?;
+    let mut cols: Option<Expr> = None;
+    let mut padding: Option<(Ident, Expr)> = None;
+    let mut options = PathOptions::new(KEYS, OPTIONS);
+    while !input.is_empty() {
         input.parse::<Token![,]>()?;
-        let cols: Expr = input.parse()?;
-        let mut padding = None;
-        if input.parse::<Option<Token![,]>>()?.is_some() && !input.is_empty() {
-            let name: Ident = input.parse()?;
-            if name != "padding" {
-                return Err(syn::Error::new(
-                    name.span(),
-                    format!("unknown option `{name}`: the only option is `padding = P`; {USAGE}"),
-                ));
-            }
-            input.parse::<Token![=]>()?;
-            padding = Some(Box::new(input.parse()?));
-            input.parse::<Option<Token![,]>>()?;
+        if input.is_empty() {
+            break;
         }
-        if !input.is_empty() {
+        if PathOptions::starts_option(input) {
+            if input.fork().call(Ident::parse_any)? == "padding" {
+                let key = input.call(Ident::parse_any)?;
+                input.parse::<Token![=]>()?;
+                let value: Expr = input.parse()?;
+                if padding.is_some() {
+                    errors.push(syn::Error::new(
+                        key.span(),
+                        "`padding` is given twice: keep one",
+                    ));
+                } else {
+                    padding = Some((key, value));
+                }
+            } else {
+                options.parse_one(input, errors)?;
+            }
+        } else if cols.is_none() && padding.is_none() {
+            cols = Some(input.parse()?);
+        } else {
             return Err(input.error(format!("unexpected tokens: {USAGE}")));
         }
-        Ok(SharedArrayInput {
-            element,
-            shape: Shape::Matrix {
-                rows: Box::new(first),
-                cols: Box::new(cols),
-                padding,
-            },
-        })
     }
+    let shape = match (cols, padding) {
+        (None, padding) => {
+            if let Some((key, _)) = padding {
+                errors.push(syn::Error::new(
+                    key.span(),
+                    "`padding` applies to matrices: `shared_array!(f32; 32, 32, padding = 1)`",
+                ));
+            }
+            Shape::Linear(first)
+        }
+        (Some(cols), padding) => Shape::Matrix {
+            rows: Box::new(first),
+            cols: Box::new(cols),
+            padding: padding.map(|(_, p)| Box::new(p)),
+        },
+    };
+    Ok(SharedArrayInput {
+        element,
+        shape,
+        device: options
+            .get("device_crate")
+            .cloned()
+            .unwrap_or_else(|| syn::parse_quote!(::gpu_device)),
+    })
 }
 
 /// Distinguishes the arrays of one crate; the crate name distinguishes crates.
 static NEXT_ARRAY: AtomicUsize = AtomicUsize::new(0);
 
 pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
-    let SharedArrayInput { element, shape } = syn::parse2(input)?;
+    let mut errors = Errors::default();
+    let parsed = (|input: ParseStream| parse_input(input, &mut errors)).parse2(input);
+    let parsed = errors.ok(parsed);
+    errors.finish()?;
+    let SharedArrayInput {
+        element,
+        shape,
+        device,
+    } = parsed.expect("no error, so parsed");
     let krate = std::env::var("CARGO_CRATE_NAME").unwrap_or_else(|_| "crate".into());
     let symbol = format!(
         "__gpu_shared_{krate}_{}",
@@ -86,7 +132,7 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
     let (len, handle) = match shape {
         Shape::Linear(n) => (
             quote!(#n),
-            quote!(::gpu_device::shared::Shared::<#element, { #n }>),
+            quote!(#device::shared::Shared::<#element, { #n }>),
         ),
         Shape::Matrix {
             rows,
@@ -99,26 +145,85 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
             };
             (
                 quote!((#rows) * (#stride)),
-                quote!(::gpu_device::shared::Shared2d::<#element, { #rows }, { #cols }, { #stride }>),
+                quote!(#device::shared::Shared2d::<#element, { #rows }, { #cols }, { #stride }>),
             )
         }
     };
     Ok(quote! {{
-        ::gpu_device::__private::require_shared_element::<#element>();
+        #device::__private::require_shared_element::<#element>();
         #[cfg(target_arch = "nvptx64")]
         let __gpu_shared: *mut #element = {
             #[unsafe(export_name = #symbol)]
-            static STORAGE: ::gpu_device::__private::SharedStorage<#element, { #len }> =
-                ::gpu_device::__private::SharedStorage::uninit();
+            static STORAGE: #device::__private::SharedStorage<#element, { #len }> =
+                #device::__private::SharedStorage::uninit();
             STORAGE.as_ptr()
         };
         #[cfg(not(target_arch = "nvptx64"))]
         let __gpu_shared: *mut #element =
-            ::gpu_device::__private::static_shared::<#element>(#symbol, #len);
+            #device::__private::static_shared::<#element>(#symbol, #len);
         #[allow(unused_unsafe)]
         // SAFETY: `__gpu_shared` addresses this invocation's own array of
         // `len` slots of the element type, aligned for it, in the block's
         // shared memory.
         unsafe { #handle::from_raw(__gpu_shared) }
     }})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::expand;
+    use quote::quote;
+
+    #[test]
+    fn the_device_crate_can_be_overridden() {
+        for input in [
+            quote!(f32; 256, unsafe(device_crate = "dev")),
+            quote!(f32; 16, 16, padding = 1, unsafe(device_crate = "dev"),),
+            quote!(f32; 16, 16, unsafe(device_crate = "dev"), padding = 1),
+        ] {
+            let out = expand(input.clone()).expect("expands").to_string();
+            assert!(out.contains("dev :: __private :: static_shared"), "{out}");
+            assert!(!out.contains("gpu_device"), "{input}: {out}");
+        }
+        let default = expand(quote!(f32; 16, 16, padding = 1))
+            .unwrap()
+            .to_string();
+        assert!(
+            default.contains(
+                ":: gpu_device :: shared :: Shared2d :: < f32 , { 16 } , { 16 } , { (16) + (1) } >"
+            ),
+            "{default}"
+        );
+    }
+
+    #[test]
+    fn every_bad_option_is_reported() {
+        let all: Vec<String> =
+            expand(quote!(f32; 256, padding = 1, colour = "red", unsafe(device_crate = dev)))
+                .expect_err("rejected")
+                .into_iter()
+                .map(|e| e.to_string())
+                .collect();
+        assert_eq!(all.len(), 3, "{all:?}");
+        assert!(
+            all[0].contains("unknown option `colour`: expected `padding = P`"),
+            "{all:?}"
+        );
+        assert!(all[1].contains("string literal"), "{all:?}");
+        assert!(all[2].contains("`padding` applies to matrices"), "{all:?}");
+        let twice = expand(quote!(f32; 4, 4, padding = 1, padding = 2)).expect_err("rejected");
+        assert!(
+            twice.to_string().contains("`padding` is given twice"),
+            "{twice}"
+        );
+        let promise = expand(quote!(f32; 4, device_crate = "dev")).expect_err("rejected");
+        assert!(
+            promise
+                .to_string()
+                .starts_with("write `unsafe(device_crate = \"dev\")`"),
+            "{promise}"
+        );
+        let extra = expand(quote!(f32; 4, 4, 4)).expect_err("rejected");
+        assert!(extra.to_string().contains("unexpected tokens"), "{extra}");
+    }
 }

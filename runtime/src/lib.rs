@@ -38,6 +38,7 @@ mod backend;
 mod callback;
 mod collective;
 mod completion;
+mod crate_identity;
 mod deferred;
 mod device;
 mod error;
@@ -68,6 +69,7 @@ pub use collective::{
     CollectiveElement, Communicator, Communicators, UniqueId, NVLS_ENV, UNIQUE_ID_ENV,
 };
 pub use completion::Done;
+pub use crate_identity::CrateIdentity;
 pub use device::{synchronize, Device, DeviceScope};
 pub use error::{Error, Result};
 pub use gpu_device::DeviceCopy;

@@ -1,6 +1,7 @@
 //! PTX embedded in a kernel crate, loaded into each device on first use.
 
 use crate::backend::{driver, status, DriverError, ModuleHandle, MAX_DEVICES};
+use crate::crate_identity::CrateIdentity;
 use crate::device::DeviceState;
 use crate::error::{Error, Result};
 use std::ffi::CString;
@@ -8,28 +9,74 @@ use std::sync::OnceLock;
 
 /// A kernel crate's PTX module, embedded in the binary by
 /// `gpu_device::embed_kernels!()`. Loaded once per device, on first launch.
+///
+/// A module made by `embed_kernels!()` ([`EmbeddedModule::of_crate`])
+/// serves the launchers of the crate that embedded it alone: a `#[kernel]`
+/// of another crate naming it (through a `pub use` of the static, or
+/// `module = "..."`) does not compile.
 pub struct EmbeddedModule {
     crate_name: &'static str,
+    /// The crate whose launchers may load the module; `None`: any crate's.
+    owner: Option<CrateIdentity>,
     ptx: &'static str,
     loaded: [OnceLock<Result<ModuleHandle>>; MAX_DEVICES],
 }
 
 impl EmbeddedModule {
-    /// Wraps a crate's PTX text. Used by `embed_kernels!()`.
+    /// Wraps the PTX text of crate `owner` (named `crate_name` in errors),
+    /// for its own launchers alone: `KernelFunction::new` refuses, while
+    /// the launcher's static is evaluated (a compile error), a launcher of
+    /// any other crate that names the module. Used by `embed_kernels!()`,
+    /// with `owner` the [`crate_identity!()`](crate::crate_identity) of the
+    /// crate it expands in.
     ///
     /// # Safety
     /// `ptx` is the PTX that `gpu-builder` built from the `#[kernel]`
-    /// functions of `crate_name`, whose typed launchers will load it: each
+    /// functions of crate `owner`, whose typed launchers will load it: each
     /// entry point they name must have exactly the parameters their
     /// signatures pass, and the device code must uphold the guarantees of
     /// `gpu-device` (no data race, no out-of-bounds access from safe code).
     /// Arbitrary PTX under a typed, safe launcher could do anything.
-    pub const unsafe fn new(crate_name: &'static str, ptx: &'static str) -> Self {
+    pub const unsafe fn of_crate(
+        owner: CrateIdentity,
+        crate_name: &'static str,
+        ptx: &'static str,
+    ) -> Self {
         EmbeddedModule {
             crate_name,
+            owner: Some(owner),
             ptx,
             loaded: [const { OnceLock::new() }; MAX_DEVICES],
         }
+    }
+
+    /// Wraps PTX text (named `crate_name` in errors) for the launchers of
+    /// any crate that can name the module: prefer
+    /// [`of_crate`](Self::of_crate), which keeps other crates' launchers
+    /// out. An empty `ptx`, for kernels run only on the simulator (which
+    /// runs their host entries), meets the promise below: on a GPU, every
+    /// launch fails with an error naming the missing entry point.
+    ///
+    /// # Safety
+    /// For every `#[kernel]` launcher, of any crate, that will load the
+    /// module (every one that can name the static holding it, a `pub`
+    /// static's re-exports included): each entry point of `ptx` it names
+    /// must have exactly the parameters its signature passes, and the
+    /// device code must uphold the guarantees of `gpu-device` (no data
+    /// race, no out-of-bounds access from safe code).
+    pub const unsafe fn new(crate_name: &'static str, ptx: &'static str) -> Self {
+        EmbeddedModule {
+            crate_name,
+            owner: None,
+            ptx,
+            loaded: [const { OnceLock::new() }; MAX_DEVICES],
+        }
+    }
+
+    /// The crate whose launchers alone may load the module (`None` for a
+    /// module made with [`new`](Self::new), which any crate's may).
+    pub const fn owner(&self) -> Option<&CrateIdentity> {
+        self.owner.as_ref()
     }
 
     /// The PTX text.

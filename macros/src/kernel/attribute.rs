@@ -1,46 +1,137 @@
-//! The arguments of `#[kernel(...)]`: the instances of a generic kernel
-//! (types, or values of a const parameter) and the option `block = (x, y,
-//! z)`.
+//! The arguments of `#[kernel(...)]`: a generic kernel's instances (types,
+//! or const values), the option `block = (x, y, z)` and the path overrides,
+//! in any order:
+//!
+//! ```text
+//! #[kernel]
+//! #[kernel(f32, f64)]
+//! #[kernel(16, 32, block = (TILE, TILE))]
+//! #[kernel(unsafe(device_crate = "dev"), unsafe(runtime_crate = "rt"), module = "crate::ptx::MODULE")]
+//! #[kernel(f32, f64, unsafe(runtime_crate = "rt"))]
+//! ```
+//!
+//! (The crate paths are `unsafe(...)`: see [`crate::path_option`].)
 
-use super::model::{Generic, Instance};
+use crate::errors::Errors;
+use crate::path_option::{one_module_down, Key, PathOptions};
 use proc_macro2::TokenStream;
 use quote::ToTokens;
-use syn::{Ident, ItemFn, Token, Type, TypePath};
+use syn::parse::{ParseStream, Parser};
+use syn::{Ident, Token, Type};
 
-/// The attribute's arguments: instances (types, or values for a const
-/// parameter) and the option `block = ...`, in any order.
-pub fn parse_args(
-    input: syn::parse::ParseStream,
-    is_const: bool,
-) -> syn::Result<(Vec<TokenStream>, Option<[syn::Expr; 3]>)> {
-    let mut instances = Vec::new();
-    let mut block = None;
-    while !input.is_empty() {
-        if input.peek(Ident) && input.peek2(Token![=]) && !input.peek2(Token![==]) {
-            let option: Ident = input.parse()?;
-            input.parse::<Token![=]>()?;
-            if option != "block" {
-                return Err(syn::Error::new_spanned(
-                    &option,
-                    format!("unknown #[kernel] option `{option}`: the option is `block = (x, y, z)`, the only block shape the kernel runs in"),
-                ));
-            }
-            let value: syn::Expr = input.parse()?;
-            if block.is_some() {
-                return Err(syn::Error::new_spanned(&value, "`block` is given twice"));
-            }
-            block = Some(block_extents(value)?);
-        } else if is_const {
-            instances.push(input.parse::<syn::Expr>()?.to_token_stream());
-        } else {
-            instances.push(input.parse::<Type>()?.to_token_stream());
+/// Where the generated code finds the crates and the embedded module.
+pub struct KernelPaths {
+    /// `gpu_device`: `::gpu_device` unless `unsafe(device_crate = "...")`.
+    pub device: syn::Path,
+    /// `gpu_runtime`: `::gpu_runtime` unless `unsafe(runtime_crate = "...")`.
+    pub runtime: syn::Path,
+    /// The `EmbeddedModule` static: `crate::KERNEL_MODULE` unless `module = "..."`.
+    pub module: syn::Path,
+}
+
+impl KernelPaths {
+    /// The same paths as written inside the launcher module, one module
+    /// below the kernel.
+    pub fn in_launcher_module(&self) -> KernelPaths {
+        KernelPaths {
+            device: one_module_down(&self.device),
+            runtime: one_module_down(&self.runtime),
+            module: one_module_down(&self.module),
         }
-        if input.is_empty() {
-            break;
-        }
-        input.parse::<Token![,]>()?;
     }
-    Ok((instances, block))
+}
+
+impl Default for KernelPaths {
+    fn default() -> KernelPaths {
+        KernelPaths {
+            device: syn::parse_quote!(::gpu_device),
+            runtime: syn::parse_quote!(::gpu_runtime),
+            module: syn::parse_quote!(crate::KERNEL_MODULE),
+        }
+    }
+}
+
+/// The parsed arguments of `#[kernel(...)]`.
+pub struct KernelAttribute {
+    /// The listed instances, as written: types, or const values when
+    /// `const_instances`.
+    pub instances: Vec<TokenStream>,
+    /// `block = (x, y, z)`: the declared block shape, missing extents 1.
+    pub block: Option<[syn::Expr; 3]>,
+    pub paths: KernelPaths,
+}
+
+const KEYS: &[Key] = &[
+    Key::naming_crate("device_crate", "my_gpu::device", "gpu_device"),
+    Key::naming_crate("runtime_crate", "my_gpu::runtime", "gpu_runtime"),
+    Key::plain("module", "crate::kernels::MODULE"),
+];
+const EXPECTED: &str = "`block = (x, y, z)` (the only block shape the kernel runs in), `unsafe(device_crate = \"path\")`, `unsafe(runtime_crate = \"path\")` or `module = \"path\"` (paths to the `gpu_device` crate, the `gpu_runtime` crate and the crate's `KERNEL_MODULE` static), besides the types or values of a generic kernel";
+const CRATE_ADVICE: &str = "`crate = \"...\"` is ambiguous here: #[kernel] emits paths into two crates; write `unsafe(device_crate = \"path\")` (for `gpu_device`) and `unsafe(runtime_crate = \"path\")` (for `gpu_runtime`)";
+
+/// Parses the attribute's arguments; problems go to `errors` and parsing
+/// goes on where it can (after a token that is neither an option nor an
+/// instance, the rest of the attribute is skipped).
+pub fn parse(args: TokenStream, const_instances: bool, errors: &mut Errors) -> KernelAttribute {
+    let mut options = PathOptions::new(KEYS, EXPECTED).with_misspelling("crate", CRATE_ADVICE);
+    let mut instances = Vec::new();
+    let mut block: Option<[syn::Expr; 3]> = None;
+    let mut block_seen = false;
+    let parser = |input: ParseStream| -> syn::Result<()> {
+        while !input.is_empty() {
+            if starts_block(input) {
+                let key: Ident = input.parse()?;
+                input.parse::<Token![=]>()?;
+                let value: syn::Expr = input.parse()?;
+                if block_seen {
+                    errors.push(syn::Error::new(
+                        key.span(),
+                        "`block` is given twice: keep one",
+                    ));
+                } else if let Some(extents) = errors.ok(block_extents(value)) {
+                    block = Some(extents);
+                }
+                block_seen = true;
+            } else if PathOptions::starts_option(input) {
+                options.parse_one(input, errors)?;
+            } else if const_instances {
+                instances.push(input.parse::<syn::Expr>()?.to_token_stream());
+            } else {
+                instances.push(input.parse::<Type>()?.to_token_stream());
+            }
+            if !input.is_empty() {
+                input.parse::<Token![,]>()?;
+            }
+        }
+        Ok(())
+    };
+    if let Err(e) = parser.parse2(args) {
+        errors.push(e);
+    }
+    let default = KernelPaths::default();
+    KernelAttribute {
+        instances,
+        block,
+        paths: KernelPaths {
+            device: options
+                .get("device_crate")
+                .cloned()
+                .unwrap_or(default.device),
+            runtime: options
+                .get("runtime_crate")
+                .cloned()
+                .unwrap_or(default.runtime),
+            module: options.get("module").cloned().unwrap_or(default.module),
+        },
+    }
+}
+
+/// Whether `input` starts with `block =`.
+fn starts_block(input: ParseStream) -> bool {
+    let fork = input.fork();
+    fork.parse::<Ident>().is_ok_and(|key| key == "block")
+        && fork.peek(Token![=])
+        && !fork.peek(Token![==])
 }
 
 /// `(x, y, z)`, `(x, y)`, `(x)` or `x`: three extents, the missing ones 1.
@@ -63,90 +154,4 @@ fn block_extents(value: syn::Expr) -> syn::Result<[syn::Expr; 3]> {
         it.next().unwrap_or_else(|| one.clone()),
         it.next().unwrap_or(one),
     ])
-}
-
-pub fn instances(
-    name: &Ident,
-    generic: Option<&Generic>,
-    args: Vec<TokenStream>,
-    function: &ItemFn,
-) -> syn::Result<Vec<Instance>> {
-    match (generic, args.is_empty()) {
-        (None, true) => Ok(vec![Instance {
-            arg: None,
-            entry: name.to_string(),
-            suffix: String::new(),
-        }]),
-        (None, false) => Err(syn::Error::new_spanned(
-            &args[0],
-            format!("`{name}` is not generic: write `#[kernel]` without a type list"),
-        )),
-        (Some(g), true) => {
-            let example = if g.const_type.is_some() {
-                "`#[kernel(16, 32)]`"
-            } else {
-                "`#[kernel(f32, f64)]`"
-            };
-            Err(syn::Error::new_spanned(
-                &function.sig.generics,
-                format!(
-                    "generic kernel `{name}` must list the {} to compile it for, e.g. {example}: each becomes a PTX entry point `{name}_<{}>` (`{}` is chosen at the launch)",
-                    if g.const_type.is_some() { "values" } else { "types" },
-                    if g.const_type.is_some() { "value" } else { "type" },
-                    g.name
-                ),
-            ))
-        }
-        (Some(g), false) => {
-            let mut out: Vec<Instance> = Vec::new();
-            for arg in args {
-                let suffix = if g.const_type.is_some() {
-                    value_suffix(&arg)?
-                } else {
-                    type_suffix(&syn::parse2(arg.clone())?)?
-                };
-                let entry = format!("{name}_{suffix}");
-                if out.iter().any(|i| i.entry == entry) {
-                    return Err(syn::Error::new_spanned(
-                        &arg,
-                        format!("`{entry}` is listed twice"),
-                    ));
-                }
-                out.push(Instance {
-                    arg: Some(arg),
-                    entry,
-                    suffix,
-                });
-            }
-            Ok(out)
-        }
-    }
-}
-
-/// The part of an entry point's name that names a const instance: an
-/// integer or `bool` literal.
-fn value_suffix(arg: &TokenStream) -> syn::Result<String> {
-    match syn::parse2::<syn::Lit>(arg.clone()) {
-        Ok(syn::Lit::Int(i)) => Ok(i.base10_digits().to_string()),
-        Ok(syn::Lit::Bool(b)) => Ok(b.value.to_string()),
-        _ => Err(syn::Error::new_spanned(
-            arg,
-            "const kernel instances must be integer or `bool` literals, such as `16`",
-        )),
-    }
-}
-
-/// The part of an entry point's name that names the instance type.
-fn type_suffix(ty: &Type) -> syn::Result<String> {
-    match ty {
-        Type::Path(TypePath { qself: None, path })
-            if path.segments.last().is_some_and(|s| s.arguments.is_empty()) =>
-        {
-            Ok(path.segments.last().expect("checked").ident.to_string())
-        }
-        _ => Err(syn::Error::new_spanned(
-            ty,
-            "kernel instances must be named types such as `f32` or `Pixel`",
-        )),
-    }
 }

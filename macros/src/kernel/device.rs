@@ -35,7 +35,9 @@
 //!   readonly`, so their loads become `ld.global.nc` (see
 //!   `gpu_builder::kernel_inputs` for the argument).
 
-use super::model::{Instance, Kernel, MatrixIndex, ParamKind};
+use super::attribute::KernelPaths;
+use super::model::{Instance, Kernel};
+use super::params::{MatrixIndex, ParamKind};
 use super::substitute::substitute;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, ToTokens};
@@ -88,12 +90,13 @@ pub enum EntryShape {
 }
 
 impl EntryShape {
-    /// The `gpu_device::entry` constant naming this shape.
-    fn constant(self) -> TokenStream {
+    /// The `gpu_device::entry` constant naming this shape; `device` is the
+    /// path of `gpu_device` where it is written.
+    fn constant(self, device: &syn::Path) -> TokenStream {
         match self {
-            EntryShape::General => quote!(::gpu_device::__private::GENERAL),
-            EntryShape::OneDimensional => quote!(::gpu_device::__private::ONE_DIMENSIONAL),
-            EntryShape::ZExtentOne => quote!(::gpu_device::__private::Z_EXTENT_ONE),
+            EntryShape::General => quote!(#device::__private::GENERAL),
+            EntryShape::OneDimensional => quote!(#device::__private::ONE_DIMENSIONAL),
+            EntryShape::ZExtentOne => quote!(#device::__private::Z_EXTENT_ONE),
         }
     }
 
@@ -119,7 +122,7 @@ pub fn entry_shapes(kernel: &Kernel) -> Vec<EntryShape> {
 }
 
 /// Whether `tokens` contain the identifier `name`, at any depth.
-fn mentions(tokens: TokenStream, name: &str) -> bool {
+pub fn mentions(tokens: TokenStream, name: &str) -> bool {
     tokens.into_iter().any(|t| match t {
         proc_macro2::TokenTree::Ident(i) => i == name,
         proc_macro2::TokenTree::Group(g) => mentions(g.stream(), name),
@@ -179,9 +182,10 @@ fn body(kernel: &Kernel, instance: Option<&Instance>) -> TokenStream {
     // The entry point's proof of the launch's shape: the body cannot be
     // called without it, and user code cannot name it (mixed-site hygiene).
     let shape = shape_token();
+    let device = &kernel.paths.device;
     function.sig.inputs.insert(
         0,
-        syn::parse_quote!(#shape: ::gpu_device::__private::EntryShape<__GPU_ENTRY>),
+        syn::parse_quote!(#shape: #device::__private::EntryShape<__GPU_ENTRY>),
     );
     let user_block = &function.block;
     function.block = syn::parse_quote!({
@@ -234,13 +238,16 @@ pub struct EntryParts {
 }
 
 /// `block_shape` is the instance's declared block shape as an expression
-/// (see [`block_shape`]), `None` when it declares none.
+/// (see [`block_shape`]), `None` when it declares none; `paths` are the
+/// kernel's paths as seen where the entry point is emitted.
 pub fn entry_parts(
     kernel: &Kernel,
     instance: &Instance,
     shape: EntryShape,
     block_shape: Option<&TokenStream>,
+    paths: &KernelPaths,
 ) -> EntryParts {
+    let device = &paths.device;
     let body_name = body_name(kernel, instance);
     let substitute_type = |ty: &Type| -> Type {
         match (&kernel.generic, &instance.arg) {
@@ -263,7 +270,7 @@ pub fn entry_parts(
     // (to keep them past the launch) does not compile.
     let scope = Ident::new("__gpu_launch", proc_macro2::Span::mixed_site());
     let mut rebuild = vec![quote! {
-        let #scope = ::gpu_device::__private::LaunchScope::new();
+        let #scope = #device::__private::LaunchScope::new();
     }];
     let mut call_args = Vec::new();
     let mut inputs = Vec::new();
@@ -272,7 +279,7 @@ pub fn entry_parts(
             // SAFETY: this kernel's launcher refuses every block shape but the
             // declared one (`KernelFunction::launch`), and is the only safe way
             // to launch this entry point.
-            unsafe { ::gpu_device::__private::assume_block_shape(#shape) };
+            unsafe { #device::__private::assume_block_shape(#shape) };
         });
     }
     for p in &kernel.params {
@@ -297,7 +304,7 @@ pub fn entry_parts(
                 rebuild.push(quote! {
                     // SAFETY: the launcher passed a live device allocation of `len`
                     // elements that no argument of this launch writes.
-                    let #name: &[#elem] = #scope.input(unsafe { ::gpu_device::__private::slice_from_kernel_param(#ptr, #len) });
+                    let #name: &[#elem] = #scope.input(unsafe { #device::__private::slice_from_kernel_param(#ptr, #len) });
                 });
             }
             ParamKind::Output(elem) => {
@@ -308,7 +315,7 @@ pub fn entry_parts(
                     // SAFETY: the launcher passed a live device allocation of `len`
                     // elements, borrowed mutably for this launch alone; every thread
                     // receives the same one.
-                    let #name = #scope.output(unsafe { ::gpu_device::DisjointSlice::<#elem>::from_raw_parts(#ptr, #len) });
+                    let #name = #scope.output(unsafe { #device::DisjointSlice::<#elem>::from_raw_parts(#ptr, #len) });
                 });
             }
             ParamKind::Output2d(elem, rows_per_thread, index) => {
@@ -322,12 +329,12 @@ pub fn entry_parts(
                 let (extent, matrix, scoped): (Type, _, _) = match index {
                     MatrixIndex::Usize => (
                         syn::parse_quote!(usize),
-                        quote!(::gpu_device::DisjointSlice2d),
+                        quote!(#device::DisjointSlice2d),
                         format_ident!("output_2d"),
                     ),
                     MatrixIndex::U32 => (
                         syn::parse_quote!(u32),
-                        quote!(::gpu_device::DisjointSlice2dU32),
+                        quote!(#device::DisjointSlice2dU32),
                         format_ident!("output_2d_u32"),
                     ),
                 };
@@ -363,7 +370,7 @@ pub fn entry_parts(
                 params.push(cols);
                 rebuild.push(quote! {
                     // SAFETY: as for a matrix, with `depth * rows * cols` elements.
-                    let #name = #scope.output_3d(unsafe { ::gpu_device::DisjointSlice3d::<#elem>::from_raw_parts(#ptr, #d, #r, #c) });
+                    let #name = #scope.output_3d(unsafe { #device::DisjointSlice3d::<#elem>::from_raw_parts(#ptr, #d, #r, #c) });
                 });
             }
             ParamKind::Atomic(elem) => {
@@ -373,8 +380,8 @@ pub fn entry_parts(
                 rebuild.push(quote! {
                     // SAFETY: as for outputs; `DeviceAtomic<T>` is `repr(transparent)`
                     // over `T` and accessed only with atomic instructions.
-                    let #name: &[::gpu_device::DeviceAtomic<#elem>] = #scope.input(unsafe {
-                        ::gpu_device::__private::slice_from_kernel_param(#ptr.cast::<::gpu_device::DeviceAtomic<#elem>>(), #len)
+                    let #name: &[#device::DeviceAtomic<#elem>] = #scope.input(unsafe {
+                        #device::__private::slice_from_kernel_param(#ptr.cast::<#device::DeviceAtomic<#elem>>(), #len)
                     });
                 });
             }
@@ -383,7 +390,7 @@ pub fn entry_parts(
                     // SAFETY: the entry point makes each thread's one token,
                     // before the body runs (the model checked there is one
                     // `Block` parameter at most).
-                    let #name = unsafe { ::gpu_device::Block::for_kernel_entry() };
+                    let #name = unsafe { #device::Block::for_kernel_entry() };
                 });
             }
             ParamKind::DynamicShared(elem) => {
@@ -391,20 +398,20 @@ pub fn entry_parts(
                 rebuild.push(quote! {
                     // SAFETY: the only `DynamicShared` of this kernel (the model
                     // checked), so every thread views the memory as `#elem`.
-                    let #name = unsafe { ::gpu_device::DynamicShared::<#elem>::for_kernel_entry() };
+                    let #name = unsafe { #device::DynamicShared::<#elem>::for_kernel_entry() };
                 });
             }
         }
         call_args.push(quote!(#name));
     }
-    let entry_constant = shape.constant();
+    let entry_constant = shape.constant(device);
     // SAFETY (of the block below): this is the entry point of the shape it
     // names: the runtime launches the one-dimensional entry only for grids
     // and blocks of the form (n, 1, 1), the z-extent-one entry only for
     // grids and blocks whose z extent is 1 and that have at most 2^32
     // threads along x and y (`KernelFunction::entry_for`).
     let shape = quote! {
-        unsafe { ::gpu_device::__private::EntryShape::<{ #entry_constant }>::new() }
+        unsafe { #device::__private::EntryShape::<{ #entry_constant }>::new() }
     };
     EntryParts {
         params,
@@ -421,7 +428,12 @@ pub fn entry_parts(
 
 /// The instance's declared block shape as a `[u32; 3]` constant expression
 /// (checked when compiled), or `None` when the kernel declares none.
-pub fn block_shape(kernel: &Kernel, instance: &Instance) -> Option<TokenStream> {
+/// `device` is the path of `gpu_device` where the expression is written.
+pub fn block_shape(
+    kernel: &Kernel,
+    instance: &Instance,
+    device: &syn::Path,
+) -> Option<TokenStream> {
     let [x, y, z] =
         kernel
             .block
@@ -432,7 +444,7 @@ pub fn block_shape(kernel: &Kernel, instance: &Instance) -> Option<TokenStream> 
                 _ => e.to_token_stream(),
             });
     Some(quote! {{
-        const SHAPE: [u32; 3] = ::gpu_device::__private::declared_block_shape(#x, #y, #z);
+        const SHAPE: [u32; 3] = #device::__private::declared_block_shape(#x, #y, #z);
         SHAPE
     }})
 }
@@ -460,7 +472,8 @@ fn entry(kernel: &Kernel, instance: &Instance, shape: EntryShape) -> TokenStream
         kernel,
         instance,
         shape,
-        block_shape(kernel, instance).as_ref(),
+        block_shape(kernel, instance, &kernel.paths.device).as_ref(),
+        &kernel.paths,
     );
     // A `u8` whose symbol name carries the facts; nothing reads its value,
     // and the build drops it with the other unused globals.

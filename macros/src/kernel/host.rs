@@ -1,8 +1,10 @@
 //! Host side: a module named after the kernel whose `launch` function takes
 //! typed arguments, checks them, and launches the PTX entry point.
 
+use super::attribute::KernelPaths;
 use super::device::EntryShape;
-use super::model::{Kernel, MatrixIndex, ParamKind};
+use super::model::Kernel;
+use super::params::{MatrixIndex, Param, ParamKind};
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
@@ -12,6 +14,9 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
     let vis = &kernel.vis;
     let docs = &kernel.docs;
     let name_str = name.to_string();
+    // The launcher module is one module below the kernel.
+    let paths = kernel.paths.in_launcher_module();
+    let (device, runtime) = (&paths.device, &paths.runtime);
 
     let mut launch_params = Vec::new();
     let mut marshal = Vec::new();
@@ -26,13 +31,13 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
         let pname = &p.name;
         let pname_str = pname.to_string();
         let span = p.ty.span();
+        launch_params.extend(launcher_param(p, runtime));
         match &p.kind {
             ParamKind::Scalar(ty) => {
-                launch_params.push(quote!(#pname: #ty));
                 // A scalar's name may be shadowed (`type u64 = &'static mut
                 // [u32];`): checked like any value that crosses by copy.
                 checks.push(quote_spanned! {span=>
-                    ::gpu_runtime::__private::assert_device_copy::<#ty>();
+                    #runtime::__private::assert_device_copy::<#ty>();
                 });
                 marshal.push(quote!(let mut #pname: #ty = #pname;));
                 slots.push(quote!(
@@ -40,11 +45,10 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
                 ));
             }
             ParamKind::Value(ty) => {
-                launch_params.push(quote!(#pname: #ty));
                 // rustc leaves zero-sized parameters out of a PTX entry
                 // point: the arguments after one would shift on a GPU.
                 checks.push(quote_spanned! {span=>
-                    ::gpu_runtime::__private::assert_device_copy::<#ty>();
+                    #runtime::__private::assert_device_copy::<#ty>();
                     const {
                         ::core::assert!(
                             ::core::mem::size_of::<#ty>() != 0,
@@ -59,24 +63,17 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
             }
             ParamKind::Input(elem) => {
                 let slice = quote::format_ident!("__slice_{}", pname);
-                launch_params.push(quote!(#pname: impl ::gpu_runtime::DeviceInput<#elem>));
                 marshal.push(quote! {
-                    let mut #slice = ::gpu_runtime::__private::SliceArg::input(&#pname, __device, __function, #pname_str)?;
+                    let mut #slice = #runtime::__private::SliceArg::input(&#pname, __device, __function, #pname_str)?;
                 });
-                before.push(quote!(::gpu_runtime::DeviceInput::<#elem>::before_device_access(&#pname, &__stream)?;));
-                after.push(quote!(::gpu_runtime::DeviceInput::<#elem>::after_device_access(&#pname, &__stream)?;));
-                memory.push(quote!((#pname_str, ::gpu_runtime::DeviceInput::<#elem>::graph_memory(&#pname), false)));
+                before.push(quote!(#runtime::DeviceInput::<#elem>::before_device_access(&#pname, &__stream)?;));
+                after.push(quote!(#runtime::DeviceInput::<#elem>::after_device_access(&#pname, &__stream)?;));
+                memory.push(quote!((#pname_str, #runtime::DeviceInput::<#elem>::graph_memory(&#pname), false)));
                 slots.extend(slice_slots(&slice));
             }
             ParamKind::Output2d(elem, _, _) | ParamKind::Output3d(elem) => {
                 let slice = quote::format_ident!("__slice_{}", pname);
                 let three = matches!(p.kind, ParamKind::Output3d(_));
-                let view = if three {
-                    quote!(::gpu_runtime::DeviceView3dMut<'_, #elem>)
-                } else {
-                    quote!(::gpu_runtime::DeviceView2dMut<'_, #elem>)
-                };
-                launch_params.push(quote!(mut #pname: #view));
                 let extents: Vec<syn::Ident> = if three {
                     vec![
                         quote::format_ident!("__depth_{}", pname),
@@ -95,18 +92,18 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
                     // A `DisjointSlice2dU32`: the element count and extents
                     // as `u32`, or an error naming the parameter.
                     quote! {
-                        let mut #slice = ::gpu_runtime::__private::SliceArg::output(&mut #pname, __device, __function, #pname_str)?;
-                        let [mut #u32_len, #(mut #extents),*] = ::gpu_runtime::__private::matrix_u32_extents(#pname.extents(), __function.name(), #pname_str)?;
+                        let mut #slice = #runtime::__private::SliceArg::output(&mut #pname, __device, __function, #pname_str)?;
+                        let [mut #u32_len, #(mut #extents),*] = #runtime::__private::matrix_u32_extents(#pname.extents(), __function.name(), #pname_str)?;
                     }
                 } else {
                     quote! {
-                        let mut #slice = ::gpu_runtime::__private::SliceArg::output(&mut #pname, __device, __function, #pname_str)?;
+                        let mut #slice = #runtime::__private::SliceArg::output(&mut #pname, __device, __function, #pname_str)?;
                         let (#(mut #extents),*) = #pname.extents();
                     }
                 });
-                before.push(quote!(::gpu_runtime::DeviceOutput::<#elem>::before_device_access(&#pname, &__stream)?;));
-                after.push(quote!(::gpu_runtime::DeviceOutput::<#elem>::after_device_access(&#pname, &__stream)?;));
-                memory.push(quote!((#pname_str, ::gpu_runtime::DeviceOutput::<#elem>::graph_memory(&#pname), true)));
+                before.push(quote!(#runtime::DeviceOutput::<#elem>::before_device_access(&#pname, &__stream)?;));
+                after.push(quote!(#runtime::DeviceOutput::<#elem>::after_device_access(&#pname, &__stream)?;));
+                memory.push(quote!((#pname_str, #runtime::DeviceOutput::<#elem>::graph_memory(&#pname), true)));
                 slots.push(quote!(
                     ::core::ptr::addr_of_mut!(#slice.ptr).cast::<::core::ffi::c_void>()
                 ));
@@ -131,13 +128,12 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
             ParamKind::Block | ParamKind::DynamicShared(_) => {}
             ParamKind::Output(elem) | ParamKind::Atomic(elem) => {
                 let slice = quote::format_ident!("__slice_{}", pname);
-                launch_params.push(quote!(mut #pname: impl ::gpu_runtime::DeviceOutput<#elem>));
                 marshal.push(quote! {
-                    let mut #slice = ::gpu_runtime::__private::SliceArg::output(&mut #pname, __device, __function, #pname_str)?;
+                    let mut #slice = #runtime::__private::SliceArg::output(&mut #pname, __device, __function, #pname_str)?;
                 });
-                before.push(quote!(::gpu_runtime::DeviceOutput::<#elem>::before_device_access(&#pname, &__stream)?;));
-                after.push(quote!(::gpu_runtime::DeviceOutput::<#elem>::after_device_access(&#pname, &__stream)?;));
-                memory.push(quote!((#pname_str, ::gpu_runtime::DeviceOutput::<#elem>::graph_memory(&#pname), true)));
+                before.push(quote!(#runtime::DeviceOutput::<#elem>::before_device_access(&#pname, &__stream)?;));
+                after.push(quote!(#runtime::DeviceOutput::<#elem>::after_device_access(&#pname, &__stream)?;));
+                memory.push(quote!((#pname_str, #runtime::DeviceOutput::<#elem>::graph_memory(&#pname), true)));
                 slots.extend(slice_slots(&slice));
             }
         }
@@ -148,7 +144,7 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
     let (generics, function, instance_trait, extra_where) = match &kernel.generic {
         None => {
             let instance = &kernel.instances[0];
-            let function = function_static(kernel, instance);
+            let function = function_static(kernel, instance, &paths);
             // One static for `launch` and `arguments`: its address tells the
             // kernel apart (a graph node is updated with its own kernel's
             // arguments only).
@@ -163,14 +159,14 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
                     .as_ref()
                     .expect("generic kernels have instance arguments");
                 let instance_ty = if is_const {
-                    quote!(::gpu_runtime::Const<{ #arg }>)
+                    quote!(#runtime::Const<{ #arg }>)
                 } else {
                     quote!(#arg)
                 };
-                let function = function_static(kernel, i);
+                let function = function_static(kernel, i, &paths);
                 quote! {
                     impl Instance for #instance_ty {
-                        fn function() -> &'static ::gpu_runtime::__private::KernelFunction {
+                        fn function() -> &'static #runtime::__private::KernelFunction {
                             #function
                             &FUNCTION
                         }
@@ -185,7 +181,7 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
                         .as_ref()
                         .map(|a| {
                             syn::parse2::<syn::Type>(a.clone())
-                                .map(|t| super::model::type_name(&t))
+                                .map(|t| super::params::type_name(&t))
                                 .unwrap_or_else(|_| a.to_string())
                         })
                         .unwrap_or_default()
@@ -208,23 +204,23 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
             let supertrait = if is_const {
                 quote!()
             } else {
-                quote!(: ::gpu_device::DeviceCopy)
+                quote!(: #device::DeviceCopy)
             };
             let instance_trait = quote! {
                 /// The types (or values) this kernel was compiled for.
                 #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
                 pub trait Instance #supertrait {
                     #[doc(hidden)]
-                    fn function() -> &'static ::gpu_runtime::__private::KernelFunction;
+                    fn function() -> &'static #runtime::__private::KernelFunction;
                 }
                 #(#impls)*
             };
             if let Some(const_type) = &generic.const_type {
                 (
                     quote!(<const #t: #const_type>),
-                    quote!(<::gpu_runtime::Const<#t> as Instance>::function()),
+                    quote!(<#runtime::Const<#t> as Instance>::function()),
                     instance_trait,
-                    quote!(::gpu_runtime::Const<#t>: Instance,),
+                    quote!(#runtime::Const<#t>: Instance,),
                 )
             } else {
                 // The kernel's own bounds on its type parameter hold on the
@@ -287,17 +283,17 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
             #[doc = #launch_doc]
             #[allow(clippy::too_many_arguments, unused_mut)]
             pub fn launch #generics (
-                config: ::gpu_runtime::LaunchConfig<'_>,
+                config: #runtime::LaunchConfig<'_>,
                 #(#launch_params),*
-            ) -> ::gpu_runtime::Result<()> #where_clause {
+            ) -> #runtime::Result<()> #where_clause {
                 #(#checks)*
-                let __function: &'static ::gpu_runtime::__private::KernelFunction = #function;
+                let __function: &'static #runtime::__private::KernelFunction = #function;
                 let __stream = config.resolve_stream()?;
                 let __device = __stream.device();
                 #(#marshal)*
                 let mut __params: [*mut ::core::ffi::c_void; #slot_count] = [#(#slots),*];
                 #(#before)*
-                ::gpu_runtime::__private::graph_memory_of_launch(&__stream, || ::std::vec![#(#memory),*]);
+                #runtime::__private::graph_memory_of_launch(&__stream, || ::std::vec![#(#memory),*]);
                 // SAFETY: the parameter slots match the PTX entry point generated
                 // from the same signature: each slice as (pointer, length), each
                 // value by address, and they live until the call returns.
@@ -309,16 +305,16 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
             #[doc = #arguments_doc]
             #[allow(clippy::too_many_arguments, unused_mut)]
             pub fn arguments #generics (
-                config: ::gpu_runtime::LaunchConfig<'_>,
+                config: #runtime::LaunchConfig<'_>,
                 #(#launch_params),*
-            ) -> ::gpu_runtime::Result<::gpu_runtime::KernelArgs> #where_clause {
+            ) -> #runtime::Result<#runtime::KernelArgs> #where_clause {
                 #(#checks)*
-                let __function: &'static ::gpu_runtime::__private::KernelFunction = #function;
+                let __function: &'static #runtime::__private::KernelFunction = #function;
                 let __stream = config.resolve_stream()?;
                 let __device = __stream.device();
                 #(#marshal)*
                 let mut __params: [*mut ::core::ffi::c_void; #slot_count] = [#(#slots),*];
-                let __memory: ::std::vec::Vec<(&'static str, ::core::option::Option<::gpu_runtime::__private::GraphMemory>, bool)> =
+                let __memory: ::std::vec::Vec<(&'static str, ::core::option::Option<#runtime::__private::GraphMemory>, bool)> =
                     ::std::vec![#(#memory),*];
                 // SAFETY: the parameter slots match the PTX entry point, as in
                 // `launch`; the device memory they point to is `__memory`'s,
@@ -331,18 +327,24 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
 
 /// The instance's `static FUNCTION: KernelFunction`: its PTX entry points,
 /// its declared block shape, and its host entry points for the simulator.
-fn function_static(kernel: &Kernel, instance: &super::model::Instance) -> TokenStream {
+/// `paths` as seen from the launcher module.
+fn function_static(
+    kernel: &Kernel,
+    instance: &super::model::Instance,
+    paths: &KernelPaths,
+) -> TokenStream {
+    let (runtime, module) = (&paths.runtime, &paths.module);
     let name_str = kernel.name.to_string();
     let shapes = super::device::entry_shapes(kernel);
     let entry = EntryShape::General.entry_name(&instance.entry);
     let entry_1d = EntryShape::OneDimensional.entry_name(&instance.entry);
     // The declared shape, evaluated (and checked) once per instance.
-    let declared = super::device::block_shape(kernel, instance);
+    let declared = super::device::block_shape(kernel, instance, &paths.device);
     let block_const = declared
         .as_ref()
         .map(|shape| quote!(const BLOCK_SHAPE: [u32; 3] = #shape;));
     let block_shape = declared.as_ref().map(|_| quote!(BLOCK_SHAPE));
-    let host_entry = host_entry(kernel, instance, &shapes, block_shape.as_ref());
+    let host_entry = host_entry(kernel, instance, &shapes, block_shape.as_ref(), paths);
     let with_2d = shapes.contains(&EntryShape::ZExtentOne).then(|| {
         let entry_2d = EntryShape::ZExtentOne.entry_name(&instance.entry);
         quote!(.with_entry_2d(#entry_2d))
@@ -353,8 +355,8 @@ fn function_static(kernel: &Kernel, instance: &super::model::Instance) -> TokenS
     quote! {
         #block_const
         #host_entry
-        static FUNCTION: ::gpu_runtime::__private::KernelFunction =
-            ::gpu_runtime::__private::KernelFunction::new(&crate::KERNEL_MODULE, #name_str, #entry, #entry_1d, HOST_ENTRY)
+        static FUNCTION: #runtime::__private::KernelFunction =
+            #runtime::__private::KernelFunction::new(&#module, #name_str, #entry, #entry_1d, HOST_ENTRY, #runtime::crate_identity!())
                 #with_2d #with_block;
     }
 }
@@ -367,8 +369,10 @@ fn host_entry(
     instance: &super::model::Instance,
     shapes: &[EntryShape],
     block_shape: Option<&TokenStream>,
+    paths: &KernelPaths,
 ) -> TokenStream {
-    let call = |shape, name| host_call(kernel, instance, shape, name, block_shape);
+    let runtime = &paths.runtime;
+    let call = |shape, name| host_call(kernel, instance, shape, name, block_shape, paths);
     let general = call(EntryShape::General, "__host_entry");
     let one_dimensional = call(EntryShape::OneDimensional, "__host_entry_1d");
     let (z_extent_one, call_2d) = if shapes.contains(&EntryShape::ZExtentOne) {
@@ -379,7 +383,8 @@ fn host_entry(
     } else {
         (quote!(), quote!(::core::option::Option::None))
     };
-    let params = super::device::entry_parts(kernel, instance, EntryShape::General, None).params;
+    let params =
+        super::device::entry_parts(kernel, instance, EntryShape::General, None, paths).params;
     let sizes = params
         .iter()
         .map(|(_, ty)| quote!(::core::mem::size_of::<#ty>()));
@@ -387,7 +392,7 @@ fn host_entry(
         #general
         #one_dimensional
         #z_extent_one
-        const HOST_ENTRY: ::gpu_runtime::__private::HostEntry = ::gpu_runtime::__private::HostEntry {
+        const HOST_ENTRY: #runtime::__private::HostEntry = #runtime::__private::HostEntry {
             call: __host_entry,
             call_1d: __host_entry_1d,
             call_2d: #call_2d,
@@ -404,6 +409,7 @@ fn host_call(
     shape: EntryShape,
     name: &str,
     block_shape: Option<&TokenStream>,
+    paths: &KernelPaths,
 ) -> TokenStream {
     let name = syn::Ident::new(name, proc_macro2::Span::call_site());
     let super::device::EntryParts {
@@ -411,7 +417,7 @@ fn host_call(
         rebuild,
         call,
         ..
-    } = super::device::entry_parts(kernel, instance, shape, block_shape);
+    } = super::device::entry_parts(kernel, instance, shape, block_shape, paths);
     let reads = params.iter().enumerate().map(|(slot, (name, ty))| {
         quote! {
             // SAFETY: slot `#slot` points to a live value of the parameter's type
@@ -434,6 +440,22 @@ fn host_call(
     }
 }
 
+/// The launcher's parameter for the kernel's parameter `p` (`None` for
+/// those built on the device); `runtime` as seen from the launcher module.
+pub fn launcher_param(p: &Param, runtime: &syn::Path) -> Option<TokenStream> {
+    let name = &p.name;
+    Some(match &p.kind {
+        ParamKind::Scalar(ty) | ParamKind::Value(ty) => quote!(#name: #ty),
+        ParamKind::Input(elem) => quote!(#name: impl #runtime::DeviceInput<#elem>),
+        ParamKind::Output(elem) | ParamKind::Atomic(elem) => {
+            quote!(mut #name: impl #runtime::DeviceOutput<#elem>)
+        }
+        ParamKind::Output2d(elem, _, _) => quote!(mut #name: #runtime::DeviceView2dMut<'_, #elem>),
+        ParamKind::Output3d(elem) => quote!(mut #name: #runtime::DeviceView3dMut<'_, #elem>),
+        ParamKind::Block | ParamKind::DynamicShared(_) => return None,
+    })
+}
+
 fn slice_slots(name: &syn::Ident) -> [TokenStream; 2] {
     [
         quote!(::core::ptr::addr_of_mut!(#name.ptr).cast::<::core::ffi::c_void>()),
@@ -445,14 +467,14 @@ fn kernel_signature(kernel: &Kernel) -> String {
     let params = kernel
         .params
         .iter()
-        .map(|p| format!("{}: {}", p.name, super::model::type_name(&p.ty)))
+        .map(|p| format!("{}: {}", p.name, super::params::type_name(&p.ty)))
         .collect::<Vec<_>>()
         .join(", ");
     let generics = kernel
         .generic
         .as_ref()
         .map(|g| match &g.const_type {
-            Some(ty) => format!("<const {}: {}>", g.name, super::model::type_name(ty)),
+            Some(ty) => format!("<const {}: {}>", g.name, super::params::type_name(ty)),
             None => format!("<{}>", g.name),
         })
         .unwrap_or_default();

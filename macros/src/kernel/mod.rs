@@ -1,23 +1,31 @@
-//! `#[kernel]`: parse the function into a [`model::Kernel`], then emit the
-//! device entry points ([`device`]) and the host launcher ([`host`]).
+//! `#[kernel]`: parse the attribute and the function into a
+//! [`model::Kernel`], then emit the device entry points ([`device`]) and the
+//! host launcher ([`host`]). A kernel with errors gets every error at once,
+//! each at its own span, and the fallback items of [`fallback`].
 
 mod attribute;
 mod device;
+mod fallback;
 mod host;
 mod model;
+mod params;
 mod substitute;
 
 use proc_macro2::TokenStream;
 use quote::quote;
 
-pub fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
-    let kernel = model::Kernel::parse(args, item)?;
-    let device = device::emit(&kernel);
-    let host = host::emit(&kernel);
-    Ok(quote! {
-        #device
-        #host
-    })
+pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
+    match model::Kernel::parse(args, item.clone()) {
+        Ok(kernel) => {
+            let device = device::emit(&kernel);
+            let host = host::emit(&kernel);
+            quote! {
+                #device
+                #host
+            }
+        }
+        Err(failure) => fallback::emit(failure, item),
+    }
 }
 
 #[cfg(test)]
@@ -26,11 +34,25 @@ mod tests {
     use quote::quote;
 
     fn expanded(args: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -> String {
-        expand(args, item).expect("expands").to_string()
+        if let Err(failure) = super::model::Kernel::parse(args.clone(), item.clone()) {
+            panic!("does not expand: {}", failure.errors);
+        }
+        expand(args, item).to_string()
     }
 
+    /// The messages of every error, in order.
+    fn errors(args: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -> Vec<String> {
+        match super::model::Kernel::parse(args, item) {
+            Ok(_) => panic!("is accepted"),
+            Err(failure) => failure.errors.into_iter().map(|e| e.to_string()).collect(),
+        }
+    }
+
+    /// The message of the only error.
     fn error(args: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -> String {
-        expand(args, item).expect_err("is rejected").to_string()
+        let all = errors(args, item);
+        assert_eq!(all.len(), 1, "{all:?}");
+        all.into_iter().next().expect("one")
     }
 
     #[test]
@@ -168,7 +190,7 @@ mod tests {
                 fn k() {}
             )
         )
-        .contains("unknown #[kernel] option `blocks`"));
+        .contains("unknown option `blocks`: expected `block = (x, y, z)`"));
         assert!(error(
             quote!(block = (1, 2, 3, 4)),
             quote!(
@@ -362,7 +384,7 @@ mod tests {
         )
         .contains("listed twice"));
         assert!(error(
-            quote!(),
+            quote!(f32),
             quote!(
                 fn k<T, U>(x: T, y: U) {}
             )
@@ -378,7 +400,7 @@ mod tests {
         assert!(error(
             quote!(),
             quote!(
-                fn k((a, b): (u32, u32)) {}
+                fn k(Pair { a, b }: Pair) {}
             )
         )
         .contains("plain names"));
@@ -389,5 +411,219 @@ mod tests {
             )
         )
         .contains("unsupported kernel parameter type `(u32, u32)`"));
+    }
+
+    #[test]
+    fn every_bad_parameter_is_reported_at_once() {
+        let all = errors(
+            quote!(),
+            quote!(
+                fn k(
+                    a: Vec<f32>,
+                    n: u32,
+                    b: &mut [f32],
+                    c: *const f32,
+                    block: Block,
+                    again: Block,
+                ) {
+                }
+            ),
+        );
+        assert_eq!(all.len(), 4, "{all:?}");
+        assert!(all[0].contains("`Vec<f32>`"), "{all:?}");
+        assert!(all[1].contains("`&mut [T]`"), "{all:?}");
+        assert!(all[2].contains("raw pointers"), "{all:?}");
+        assert!(all[3].contains("at most one `Block`"), "{all:?}");
+    }
+
+    #[test]
+    fn errors_of_the_attribute_signature_and_parameters_come_together() {
+        let all = errors(
+            quote!(colour = "red", unsafe(runtime_crate = "not a path")),
+            quote!(
+                const fn k((a, b): Vec<u32>) -> f32 {}
+            ),
+        );
+        assert_eq!(all.len(), 6, "{all:?}");
+        assert!(all[0].contains("cannot be `const`"), "{all:?}");
+        assert!(all[1].contains("returns nothing"), "{all:?}");
+        assert!(all[2].contains("unknown option `colour`"), "{all:?}");
+        assert!(all[3].contains("`runtime_crate` must be a path"), "{all:?}");
+        assert!(all[4].contains("plain names"), "{all:?}");
+        assert!(all[5].contains("`Vec<u32>`"), "{all:?}");
+        assert!(error(
+            quote!(crate = "gpu"),
+            quote!(
+                fn k() {}
+            )
+        )
+        .contains("ambiguous"));
+    }
+
+    #[test]
+    fn the_crate_paths_are_written_unsafe_and_the_module_is_not() {
+        let all = errors(
+            quote!(
+                device_crate = "crate::fake",
+                f32,
+                runtime_crate = "rt",
+                unsafe(module = "crate::M"),
+                unsafe(block = (32, 1))
+            ),
+            quote!(
+                fn k<T: Copy>(x: T) {}
+            ),
+        );
+        assert_eq!(all.len(), 4, "{all:?}");
+        assert!(
+            all[0].starts_with("write `unsafe(device_crate = \"crate::fake\")`: the generated code calls `unsafe` functions of `gpu_device`"),
+            "{all:?}"
+        );
+        assert!(
+            all[1].starts_with("write `unsafe(runtime_crate = \"rt\")`: the generated code calls `unsafe` functions of `gpu_runtime`"),
+            "{all:?}"
+        );
+        assert!(
+            all[2].starts_with("`module` needs no `unsafe(...)`: write `module = \"crate::M\"`"),
+            "{all:?}"
+        );
+        assert!(all[3].starts_with("unknown option `block`"), "{all:?}");
+        assert!(error(
+            quote!(unsafe(crate = "gpu")),
+            quote!(
+                fn k() {}
+            )
+        )
+        .contains("ambiguous"));
+    }
+
+    #[test]
+    fn overridden_paths_replace_every_default_path() {
+        let out = expanded(
+            quote!(
+                unsafe(device_crate = "dev"),
+                f32,
+                unsafe(runtime_crate = "crate::re::rt"),
+                module = "self::M",
+                u64,
+                block = (8, 8)
+            ),
+            quote!(
+                pub fn k<T: Copy>(
+                    v: T,
+                    a: &[T],
+                    atomics: &[DeviceAtomic<u32>],
+                    mut o: DisjointSlice<T>,
+                    m: DisjointSlice2d<T>,
+                    m32: DisjointSlice2dU32<T>,
+                    c: DisjointSlice3d<T>,
+                    p: Params,
+                    block: Block,
+                    smem: DynamicShared<u32>,
+                ) {
+                    let s = shared_array!(T; 4);
+                    m.set(thread_index_2d(), v);
+                }
+            ),
+        );
+        // Every entry point (the `__2d` one too), the declared block shape
+        // and the launcher's checks go through the overridden paths.
+        assert!(out.contains("fn k_f32__2d ("), "{out}");
+        assert!(
+            out.contains("dev :: __private :: assume_block_shape"),
+            "{out}"
+        );
+        assert!(out.contains("dev :: __private :: Z_EXTENT_ONE"), "{out}");
+        assert!(out.contains("dev :: __private :: LaunchScope"), "{out}");
+        assert!(
+            out.contains("crate :: re :: rt :: __private :: assert_device_copy"),
+            "{out}"
+        );
+        for default in ["gpu_runtime", "gpu_device", "KERNEL_MODULE"] {
+            assert!(!out.contains(default), "`{default}` in {out}");
+        }
+        // The device side is next to the kernel; the launcher one module down.
+        assert!(out.contains("dev :: __private :: EntryShape"), "{out}");
+        assert!(out.contains("crate :: re :: rt :: DeviceInput"), "{out}");
+        assert!(
+            out.contains("crate :: re :: rt :: __private :: matrix_u32_extents"),
+            "{out}"
+        );
+        assert!(out.contains("dev :: DisjointSlice2dU32 ::"), "{out}");
+        assert!(out.contains("KernelFunction :: new (& super :: M"), "{out}");
+        // The launcher's crate, which the module's must be.
+        assert!(
+            out.contains("HOST_ENTRY , crate :: re :: rt :: crate_identity ! ())"),
+            "{out}"
+        );
+        assert!(
+            out.contains("fn k_f32 (") && out.contains("fn k_u64 ("),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn a_kernel_with_errors_keeps_its_function_and_launcher() {
+        let out = expand(
+            quote!(unsafe(runtime_crate = "rt")),
+            quote!(
+                /// Docs.
+                pub const fn k(a: &[f32], v: Vec<f32>, (x, y): (u8, u8), b: Block<Reading>) {
+                    body();
+                }
+            ),
+        )
+        .to_string();
+        assert!(out.contains("compile_error"), "{out}");
+        // The function, on the host, without what cannot compile.
+        assert!(
+            out.contains("pub fn k (a : & [f32] , v : Vec < f32 > , (x , y) : (u8 , u8) , b : Block < Reading >) { body () ; }"),
+            "{out}"
+        );
+        assert!(!out.contains("const fn"), "{out}");
+        // The launcher: typed where the parameter is good, any value where
+        // not, nothing for the device-built token.
+        assert!(out.contains("pub mod k"), "{out}");
+        assert!(
+            out.contains("pub fn launch (config : rt :: LaunchConfig < '_ > , a : impl rt :: DeviceInput < f32 > , v : impl :: core :: marker :: Sized , __argument_2 : impl :: core :: marker :: Sized) -> rt :: Result < () >"),
+            "{out}"
+        );
+        assert!(out.contains("pub fn arguments"), "{out}");
+        // Nothing for the device.
+        assert!(!out.contains("ptx-kernel"), "{out}");
+    }
+
+    #[test]
+    fn a_generic_kernel_with_errors_keeps_its_generic_launcher() {
+        let out = expand(
+            quote!(),
+            quote!(
+                pub fn k<'a, const N: usize>(o: DisjointSlice<u32>) {
+                    let s = shared_array!(u32; N);
+                }
+            ),
+        )
+        .to_string();
+        assert!(out.contains("must list the values"), "{out}");
+        assert!(
+            out.contains("pub fn launch < const N : usize > (config"),
+            "{out}"
+        );
+        // `shared_array!` in a generic function would be another error.
+        assert!(!out.contains("shared_array"), "{out}");
+        assert!(out.contains("unimplemented"), "{out}");
+    }
+
+    #[test]
+    fn an_item_that_is_not_a_function_is_kept() {
+        let out = expand(
+            quote!(),
+            quote!(
+                struct S;
+            ),
+        )
+        .to_string();
+        assert!(out.contains("applies to a function"), "{out}");
+        assert!(out.ends_with("struct S ;"), "{out}");
     }
 }

@@ -1,13 +1,15 @@
-//! The model of a kernel: its name, its instances and its parameters, each
-//! classified by how it crosses from host to device.
+//! The model of a kernel: its name, its instances, its parameters (see
+//! [`super::params`]) and the paths the generated code uses. Parsing checks
+//! everything it can and reports every problem at once; a kernel with
+//! problems is described by a [`Failure`], from which the fallback items are
+//! emitted.
 
+use super::attribute::{self, KernelPaths};
+use super::params::{type_name, Param, ParamKind};
+use crate::errors::Errors;
 use proc_macro2::{Span, TokenStream};
 use quote::ToTokens;
-use syn::spanned::Spanned;
-use syn::{
-    Attribute, FnArg, GenericArgument, GenericParam, Ident, ItemFn, Pat, PathArguments, ReturnType,
-    Type, Visibility,
-};
+use syn::{Attribute, GenericParam, Ident, ItemFn, ReturnType, Type, TypePath, Visibility};
 
 /// A parsed `#[kernel]` function.
 pub struct Kernel {
@@ -22,6 +24,9 @@ pub struct Kernel {
     /// One entry point per instance: the whole kernel for a non-generic kernel.
     pub instances: Vec<Instance>,
     pub params: Vec<Param>,
+    /// Where the generated code finds `gpu_device`, `gpu_runtime` and the
+    /// embedded module, as seen from the kernel's own module.
+    pub paths: KernelPaths,
     /// `block = (x, y, z)`: the only block shape the kernel runs in (missing
     /// extents are 1); `usize` expressions, which may name a const parameter.
     pub block: Option<[syn::Expr; 3]>,
@@ -45,72 +50,69 @@ pub struct Instance {
     pub suffix: String,
 }
 
-pub struct Param {
-    pub name: Ident,
-    pub kind: ParamKind,
-    /// The type as written, for spans.
-    pub ty: Type,
+/// A kernel that could not be modelled: every error found, and what was
+/// understood of it, for the fallback items that keep the function and its
+/// launcher's name known to the rest of the crate.
+pub struct Failure {
+    pub errors: syn::Error,
+    /// `None` when the item is not a function at all.
+    pub partial: Option<Box<Partial>>,
 }
 
-/// How a parameter crosses to the device.
-pub enum ParamKind {
-    /// A primitive integer, float or `bool`, by value.
-    Scalar(Type),
-    /// `&[T]`: read by every thread; passed as pointer and length.
-    Input(Type),
-    /// `DisjointSlice<T>`: written by each thread at its own index.
-    Output(Type),
-    /// `DisjointSlice2d<T>` or `DisjointSlice2d<T, R>` (or the `U32` forms,
-    /// `DisjointSlice2dU32<T, R>`): a row-major matrix; passed as pointer,
-    /// element count, rows, cols (`usize`, or `u32` for the `U32` forms).
-    Output2d(Type, Option<syn::Expr>, MatrixIndex),
-    /// `DisjointSlice3d<T>`: passed as pointer, depth, rows, cols.
-    Output3d(Type),
-    /// `Block`: the shared-memory phase token, built on the device.
-    Block,
-    /// `DynamicShared<T>`: the dynamic shared memory, built on the device.
-    DynamicShared(Type),
-    /// `&[DeviceAtomic<T>]`: updated atomically by any thread.
-    Atomic(Type),
-    /// Any other type by value: must be `DeviceCopy`.
-    Value(Type),
+/// What is known of a kernel with errors.
+pub struct Partial {
+    pub function: ItemFn,
+    /// The paths whose override was well formed (the default for the others).
+    pub paths: KernelPaths,
+    /// One entry per parameter of the function: `None` where it has errors.
+    pub params: Vec<Option<Param>>,
 }
-
-/// The integer type of a matrix output's extents and offsets.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum MatrixIndex {
-    /// `DisjointSlice2d`: any matrix a buffer can hold.
-    Usize,
-    /// `DisjointSlice2dU32`: at most `u32::MAX` elements (the launcher checks).
-    U32,
-}
-
-const SCALARS: &[&str] = &[
-    "u8", "u16", "u32", "u64", "usize", "i8", "i16", "i32", "i64", "isize", "f32", "f64", "bool",
-];
-
-const SUPPORTED: &str = "kernel parameters may be scalars (integers, floats, bool), `&[T]` (read-only input), `DisjointSlice<T>`, `DisjointSlice2d<T>`, `DisjointSlice2dU32<T>`, `DisjointSlice3d<T>` (outputs written at each thread's own index), `&[DeviceAtomic<T>]` (atomic updates), `#[repr(C)]` structs that derive `DeviceCopy`, and, built on the device, `Block` (the shared-memory phase token) and `DynamicShared<T>`";
 
 impl Kernel {
-    pub fn parse(args: TokenStream, item: TokenStream) -> syn::Result<Kernel> {
-        let function: ItemFn = syn::parse2(item)?;
-        check_signature(&function)?;
-        let generic = generic_parameter(&function)?;
-        let is_const = generic.as_ref().is_some_and(|g| g.const_type.is_some());
-        let (instance_args, block) = syn::parse::Parser::parse2(
-            |input: syn::parse::ParseStream| super::attribute::parse_args(input, is_const),
-            args,
-        )?;
+    /// The kernel, or every error found in the attribute's arguments `args`
+    /// and the function `item`.
+    pub fn parse(args: TokenStream, item: TokenStream) -> Result<Kernel, Failure> {
+        let function: ItemFn = match syn::parse2(item) {
+            Ok(f) => f,
+            Err(e) => {
+                let errors =
+                    syn::Error::new(e.span(), format!("#[kernel] applies to a function: {e}"));
+                return Err(Failure {
+                    errors,
+                    partial: None,
+                });
+            }
+        };
+        let mut errors = Errors::default();
+        check_signature(&function, &mut errors);
+        let generic = generic_parameter(&function, &mut errors);
+        let const_instances = generic.as_ref().is_some_and(|g| g.const_type.is_some());
+        let attribute = attribute::parse(args, const_instances, &mut errors);
         let name = function.sig.ident.clone();
-        let instances =
-            super::attribute::instances(&name, generic.as_ref(), instance_args, &function)?;
-        let params = function
+        let instances = instances(
+            &name,
+            generic.as_ref(),
+            attribute.instances,
+            &function,
+            &mut errors,
+        );
+        let params: Vec<Option<Param>> = function
             .sig
             .inputs
             .iter()
-            .map(Param::parse)
-            .collect::<syn::Result<Vec<_>>>()?;
-        check_device_built(&params)?;
+            .map(|arg| errors.ok(Param::parse(arg)))
+            .collect();
+        check_device_built(params.iter().flatten(), &mut errors);
+        if let Err(errors) = errors.finish() {
+            return Err(Failure {
+                errors,
+                partial: Some(Box::new(Partial {
+                    function,
+                    paths: attribute.paths,
+                    params,
+                })),
+            });
+        }
         let docs = function
             .attrs
             .iter()
@@ -123,49 +125,56 @@ impl Kernel {
             name,
             generic,
             instances,
-            params,
-            block,
+            params: params.into_iter().flatten().collect(),
+            paths: attribute.paths,
+            block: attribute.block,
             function,
         })
     }
+
+    /// The span of the kernel's name, for generated items.
+    pub fn span(&self) -> Span {
+        self.name.span()
+    }
 }
 
-fn check_signature(function: &ItemFn) -> syn::Result<()> {
+fn check_signature(function: &ItemFn, errors: &mut Errors) {
     let sig = &function.sig;
-    let reject = |tokens: &dyn ToTokens, what: &str| {
-        Err(syn::Error::new_spanned(
+    let mut reject = |tokens: &dyn ToTokens, what: &str| {
+        errors.push(syn::Error::new_spanned(
             tokens.to_token_stream(),
             format!("a #[kernel] cannot be {what}"),
         ))
     };
     if let Some(t) = &sig.constness {
-        return reject(t, "`const`");
+        reject(t, "`const`");
     }
     if let Some(t) = &sig.asyncness {
-        return reject(t, "`async`");
+        reject(t, "`async`");
     }
     if let Some(t) = &sig.unsafety {
-        return reject(
+        reject(
             t,
             "`unsafe`: its launcher must be safe to call; use `unsafe` blocks inside the body",
         );
     }
     if let Some(t) = &sig.abi {
-        return reject(t, "`extern`: #[kernel] chooses the ABI");
+        reject(t, "`extern`: #[kernel] chooses the ABI");
     }
     if let Some(t) = &sig.variadic {
-        return reject(t, "variadic");
+        reject(t, "variadic");
     }
     if let ReturnType::Type(_, ty) = &sig.output {
-        return Err(syn::Error::new_spanned(
+        errors.push(syn::Error::new_spanned(
             ty,
             "a #[kernel] returns nothing: write results into a `DisjointSlice<T>` parameter",
         ));
     }
-    Ok(())
 }
 
-fn generic_parameter(function: &ItemFn) -> syn::Result<Option<Generic>> {
+/// The kernel's generic parameter (the first, if there are more: each
+/// further one is an error).
+fn generic_parameter(function: &ItemFn, errors: &mut Errors) -> Option<Generic> {
     let mut found: Option<Generic> = None;
     for param in &function.sig.generics.params {
         let generic = match param {
@@ -180,244 +189,133 @@ fn generic_parameter(function: &ItemFn) -> syn::Result<Option<Generic>> {
             },
         };
         if found.is_some() {
-            return Err(syn::Error::new_spanned(
+            errors.push(syn::Error::new_spanned(
                 param,
                 "a #[kernel] may have at most one generic parameter (a type or a const)",
             ));
+        } else {
+            found = Some(generic);
         }
-        found = Some(generic);
     }
-    Ok(found)
+    found
 }
 
-/// At most one phase token and one dynamic shared array per kernel, and the
-/// token starts in the Writing phase.
-fn check_device_built(params: &[Param]) -> syn::Result<()> {
+fn instances(
+    name: &Ident,
+    generic: Option<&Generic>,
+    args: Vec<TokenStream>,
+    function: &ItemFn,
+    errors: &mut Errors,
+) -> Vec<Instance> {
+    match (generic, args.is_empty()) {
+        (None, true) => vec![Instance {
+            arg: None,
+            entry: name.to_string(),
+            suffix: String::new(),
+        }],
+        (None, false) => {
+            errors.push(syn::Error::new_spanned(
+                &args[0],
+                format!("`{name}` is not generic: write `#[kernel]` without a type list"),
+            ));
+            Vec::new()
+        }
+        (Some(g), true) => {
+            let example = if g.const_type.is_some() {
+                "`#[kernel(16, 32)]`"
+            } else {
+                "`#[kernel(f32, f64)]`"
+            };
+            errors.push(syn::Error::new_spanned(
+                &function.sig.generics,
+                format!(
+                    "generic kernel `{name}` must list the {} to compile it for, e.g. {example}: each becomes a PTX entry point `{name}_<{}>` (`{}` is chosen at the launch)",
+                    if g.const_type.is_some() { "values" } else { "types" },
+                    if g.const_type.is_some() { "value" } else { "type" },
+                    g.name
+                ),
+            ));
+            Vec::new()
+        }
+        (Some(g), false) => {
+            let mut out: Vec<Instance> = Vec::new();
+            for arg in args {
+                let suffix = if g.const_type.is_some() {
+                    value_suffix(&arg)
+                } else {
+                    syn::parse2(arg.clone()).and_then(|ty| type_suffix(&ty))
+                };
+                let Some(suffix) = errors.ok(suffix) else {
+                    continue;
+                };
+                let entry = format!("{name}_{suffix}");
+                if out.iter().any(|i| i.entry == entry) {
+                    errors.push(syn::Error::new_spanned(
+                        &arg,
+                        format!("`{entry}` is listed twice"),
+                    ));
+                    continue;
+                }
+                out.push(Instance {
+                    arg: Some(arg),
+                    entry,
+                    suffix,
+                });
+            }
+            out
+        }
+    }
+}
+
+/// The part of an entry point's name that names a const instance: an
+/// integer or `bool` literal.
+fn value_suffix(arg: &TokenStream) -> syn::Result<String> {
+    match syn::parse2::<syn::Lit>(arg.clone()) {
+        Ok(syn::Lit::Int(i)) => Ok(i.base10_digits().to_string()),
+        Ok(syn::Lit::Bool(b)) => Ok(b.value.to_string()),
+        _ => Err(syn::Error::new_spanned(
+            arg,
+            "const kernel instances must be integer or `bool` literals, such as `16`",
+        )),
+    }
+}
+
+/// At most one phase token and one dynamic shared array per kernel (each
+/// extra one is an error at its type).
+fn check_device_built<'a>(params: impl Iterator<Item = &'a Param>, errors: &mut Errors) {
     let mut seen_block = false;
     let mut seen_dynamic = false;
     for p in params {
         match &p.kind {
-            ParamKind::Block if seen_block => {
-                return Err(syn::Error::new_spanned(
-                    &p.ty,
-                    "a #[kernel] takes at most one `Block`: each thread has one phase token",
-                ))
-            }
+            ParamKind::Block if seen_block => errors.push(syn::Error::new_spanned(
+                &p.ty,
+                "a #[kernel] takes at most one `Block`: each thread has one phase token",
+            )),
             ParamKind::Block => seen_block = true,
-            ParamKind::DynamicShared(_) if seen_dynamic => {
-                return Err(syn::Error::new_spanned(
-                    &p.ty,
-                    "a #[kernel] takes at most one `DynamicShared<T>`: two would view the same bytes as two types",
-                ))
-            }
+            ParamKind::DynamicShared(_) if seen_dynamic => errors.push(syn::Error::new_spanned(
+                &p.ty,
+                "a #[kernel] takes at most one `DynamicShared<T>`: two would view the same bytes as two types",
+            )),
             ParamKind::DynamicShared(_) => seen_dynamic = true,
             _ => {}
         }
     }
-    Ok(())
 }
 
-impl Param {
-    fn parse(arg: &FnArg) -> syn::Result<Param> {
-        let typed = match arg {
-            FnArg::Receiver(r) => {
-                return Err(syn::Error::new_spanned(r, "a #[kernel] cannot take `self`"))
-            }
-            FnArg::Typed(t) => t,
-        };
-        let name = match &*typed.pat {
-            Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => p.ident.clone(),
-            other => {
-                return Err(syn::Error::new_spanned(
-                    other,
-                    "kernel parameters must be plain names (patterns are not supported)",
-                ))
-            }
-        };
-        let ty = (*typed.ty).clone();
-        let kind = classify(&ty)?;
-        Ok(Param { name, kind, ty })
-    }
-}
-
-fn classify(ty: &Type) -> syn::Result<ParamKind> {
+/// The part of an entry point's name that names the instance type.
+fn type_suffix(ty: &Type) -> syn::Result<String> {
     match ty {
-        Type::Reference(r) => {
-            let Type::Slice(slice) = &*r.elem else {
-                return Err(unsupported(ty, "references must be to slices: `&[T]`"));
-            };
-            if r.mutability.is_some() {
-                return Err(syn::Error::new_spanned(
-                    ty,
-                    "`&mut [T]` would hand every thread the same mutable slice, a data race: take `DisjointSlice<T>` (each thread writes its own element) or `&[DeviceAtomic<T>]` (atomic updates)",
-                ));
-            }
-            let elem = &*slice.elem;
-            if let Some(inner) = single_generic(elem, "DeviceAtomic") {
-                return Ok(ParamKind::Atomic(inner));
-            }
-            check_element(elem)?;
-            Ok(ParamKind::Input(elem.clone()))
-        }
-        Type::Path(p) if p.qself.is_none() => {
-            if let Some(inner) = single_generic(ty, "DisjointSlice") {
-                check_element(&inner)?;
-                return Ok(ParamKind::Output(inner));
-            }
-            if let Some((inner, rows_per_thread, index)) = matrix_output(ty) {
-                check_element(&inner)?;
-                return Ok(ParamKind::Output2d(inner, rows_per_thread, index));
-            }
-            if let Some(inner) = single_generic(ty, "DisjointSlice3d") {
-                check_element(&inner)?;
-                return Ok(ParamKind::Output3d(inner));
-            }
-            if let Some(inner) = single_generic(ty, "DynamicShared") {
-                return Ok(ParamKind::DynamicShared(inner));
-            }
-            if p.path.segments.last().is_some_and(|s| s.ident == "Block") {
-                return phase_token(ty);
-            }
-            if let Some(ident) = p.path.get_ident() {
-                if SCALARS.contains(&ident.to_string().as_str()) {
-                    return Ok(ParamKind::Scalar(ty.clone()));
-                }
-            }
-            if p.path.segments.iter().any(|s| !s.arguments.is_empty()) {
-                return Err(unsupported(ty, "generic types other than the ones below cannot cross to the device"));
-            }
-            Ok(ParamKind::Value(ty.clone()))
-        }
-        Type::Ptr(_) => Err(unsupported(
-            ty,
-            "raw pointers are not accepted: take `&[T]` or `DisjointSlice<T>` so the launcher can check the buffer",
-        )),
-        _ => Err(unsupported(ty, "this type cannot cross to the device")),
-    }
-}
-
-/// `Block` or `Block<Writing>`: a kernel starts in the Writing phase.
-fn phase_token(ty: &Type) -> syn::Result<ParamKind> {
-    let Type::Path(p) = ty else {
-        unreachable!("checked by the caller")
-    };
-    match &p.path.segments.last().expect("non-empty").arguments {
-        PathArguments::None => Ok(ParamKind::Block),
-        PathArguments::AngleBracketed(args)
-            if args.args.len() == 1
-                && matches!(&args.args[0], GenericArgument::Type(Type::Path(w)) if w.path.segments.last().is_some_and(|s| s.ident == "Writing")) =>
+        Type::Path(TypePath { qself: None, path })
+            if path.segments.last().is_some_and(|s| s.arguments.is_empty()) =>
         {
-            Ok(ParamKind::Block)
+            Ok(path.segments.last().expect("checked").ident.to_string())
         }
         _ => Err(syn::Error::new_spanned(
             ty,
-            "a kernel's phase token starts in the Writing phase: declare it as `block: Block` (or `Block<Writing>`)",
+            format!(
+                "kernel instances must be named types such as `f32` or `Pixel`, not `{}`",
+                type_name(ty)
+            ),
         )),
-    }
-}
-
-/// `DisjointSlice2d<T>` or `DisjointSlice2d<T, R>` (optionally with a
-/// lifetime), or the same of `DisjointSlice2dU32`: returns `T`, `R` and
-/// which of the two.
-fn matrix_output(ty: &Type) -> Option<(Type, Option<syn::Expr>, MatrixIndex)> {
-    let Type::Path(p) = ty else { return None };
-    let last = p.path.segments.last()?;
-    let index = if last.ident == "DisjointSlice2d" {
-        MatrixIndex::Usize
-    } else if last.ident == "DisjointSlice2dU32" {
-        MatrixIndex::U32
-    } else {
-        return None;
-    };
-    let PathArguments::AngleBracketed(args) = &last.arguments else {
-        return None;
-    };
-    let mut rest = args
-        .args
-        .iter()
-        .filter(|a| !matches!(a, GenericArgument::Lifetime(_)));
-    let elem = match rest.next()? {
-        GenericArgument::Type(t) => t.clone(),
-        _ => return None,
-    };
-    let rows_per_thread = match rest.next() {
-        None => None,
-        Some(GenericArgument::Const(e)) => Some(e.clone()),
-        // `DisjointSlice2d<T, R>` with `R` a named const parses as a type.
-        Some(GenericArgument::Type(t)) => Some(syn::parse_quote!(#t)),
-        Some(_) => return None,
-    };
-    rest.next()
-        .is_none()
-        .then_some((elem, rows_per_thread, index))
-}
-
-/// Slice elements must be scalars, a type parameter or a named struct.
-fn check_element(elem: &Type) -> syn::Result<()> {
-    match elem {
-        // `f32`, `Pixel`, `T`, or an associated type such as `<T as Sum>::Acc`.
-        Type::Path(p) if p.path.segments.iter().all(|s| s.arguments.is_empty()) => Ok(()),
-        Type::Array(_) => Ok(()),
-        _ => Err(unsupported(
-            elem,
-            "slice elements must be scalars or `DeviceCopy` structs",
-        )),
-    }
-}
-
-/// `Name<T>` (or `Name<'a, T>`) as the last path segment: returns `T`.
-fn single_generic(ty: &Type, name: &str) -> Option<Type> {
-    let Type::Path(p) = ty else { return None };
-    let last = p.path.segments.last()?;
-    if last.ident != name {
-        return None;
-    }
-    let PathArguments::AngleBracketed(args) = &last.arguments else {
-        return None;
-    };
-    let mut types = args.args.iter().filter_map(|a| match a {
-        GenericArgument::Type(t) => Some(t.clone()),
-        _ => None,
-    });
-    let first = types.next()?;
-    types.next().is_none().then_some(first)
-}
-
-fn unsupported(ty: &Type, why: &str) -> syn::Error {
-    syn::Error::new(
-        ty.span(),
-        format!(
-            "unsupported kernel parameter type `{}`: {why}; {SUPPORTED}",
-            type_name(ty)
-        ),
-    )
-}
-
-/// A type as a person writes it: `Vec<f32>`, `*const f32`, `&[u8]`.
-pub fn type_name(ty: &Type) -> String {
-    let mut text = ty.to_token_stream().to_string();
-    for (spaced, tight) in [
-        (" < ", "<"),
-        (" <", "<"),
-        ("< ", "<"),
-        (" >", ">"),
-        (" ,", ","),
-        ("& ", "&"),
-        ("* const ", "*const "),
-        ("* mut ", "*mut "),
-        ("[ ", "["),
-        (" ]", "]"),
-        (" ; ", "; "),
-        (" :: ", "::"),
-    ] {
-        text = text.replace(spaced, tight);
-    }
-    text
-}
-
-impl Kernel {
-    /// The span of the kernel's name, for generated items.
-    pub fn span(&self) -> Span {
-        self.name.span()
     }
 }

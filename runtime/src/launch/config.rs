@@ -214,7 +214,7 @@ impl Deref for StreamRef<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::LaunchConfig;
+    use crate::launch::config::LaunchConfig;
 
     #[test]
     fn positions_fit_in_32_bits_up_to_2_to_the_32_threads_per_axis() {

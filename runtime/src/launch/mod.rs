@@ -10,6 +10,7 @@ use crate::abi::{HostEntry, SliceArg};
 use crate::backend::{
     driver, status, FunctionHandle, FunctionLimits, GraphNodeHandle, KernelLaunch, MAX_DEVICES,
 };
+use crate::crate_identity::{check_module_owner, CrateIdentity};
 use crate::device::DeviceState;
 use crate::error::{Error, Result};
 use crate::last_kernel::KernelId;
@@ -63,13 +64,23 @@ impl KernelFunction {
     /// grids and blocks of the form `(n, 1, 1)` (its thread index witness
     /// relies on that), `host` runs on the CPU simulator. The builder
     /// methods below add the z-extent-one entry and a declared block shape.
+    ///
+    /// `launcher` is the crate of the launcher (its
+    /// [`crate_identity!()`](crate::crate_identity)). Panics (a compile
+    /// error in the static the `#[kernel]` macro makes) where `module`
+    /// serves another crate's launchers alone: its entry point of this
+    /// name is that crate's kernel, whose parameters may differ.
     pub const fn new(
         module: &'static EmbeddedModule,
         name: &'static str,
         entry: &'static str,
         entry_1d: &'static str,
         host: HostEntry,
+        launcher: CrateIdentity,
     ) -> Self {
+        if let Some(owner) = module.owner() {
+            check_module_owner(name, &launcher, owner);
+        }
         KernelFunction {
             module,
             name,
