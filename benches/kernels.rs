@@ -8,9 +8,6 @@
 //! kernels --helpers DIR    # on the GPU machine; DIR holds kernels_cuda
 //! kernels --check          # each kernel once at small sizes against the CPU
 //!                          # (the CPU simulator too), no timing
-//! KERNEL_VARIANTS=1 kernels --helpers DIR   # also the candidate forms of
-//!                          # jacobi5 and transpose_32x32 (classic::variants),
-//!                          # as extra rows compared with the same nvcc kernel
 //! ```
 //!
 //! Per kernel: 5 warm-up launches, then 50 launches each between its own
@@ -30,7 +27,7 @@ mod compiled;
 #[path = "kernels/harness.rs"]
 mod harness;
 
-use cases::{Jacobi, Run, Sizes};
+use cases::{Run, Sizes};
 use common::{bench_args, run_helper, show, Res, Results};
 use compiled::CompiledModule;
 use gpu_runtime::{backend, Backend, Device, Stream};
@@ -99,48 +96,10 @@ const KERNELS: [Kernel; 6] = [
     },
 ];
 
-/// The candidate forms of `jacobi5` and `transpose_32x32`, rows shown with
-/// `KERNEL_VARIANTS=1`.
-const VARIANTS: [Kernel; 4] = [
-    Kernel {
-        key: "jacobi_interior",
-        entry: "jacobi5_interior__2d",
-        nvcc: "jacobi",
-        rate: "gbps",
-        nvcc_registers: 18,
-    },
-    Kernel {
-        key: "jacobi_u32",
-        entry: "jacobi5_u32__2d",
-        nvcc: "jacobi",
-        rate: "gbps",
-        nvcc_registers: 18,
-    },
-    Kernel {
-        key: "jacobi_u32_block",
-        entry: "jacobi5_u32_block__2d",
-        nvcc: "jacobi",
-        rate: "gbps",
-        nvcc_registers: 18,
-    },
-    Kernel {
-        key: "transpose_32x32_u32",
-        entry: "transpose_32x32_u32__2d",
-        nvcc: "transpose_32x32",
-        rate: "gbps",
-        nvcc_registers: 14,
-    },
-];
-
-/// Whether `KERNEL_VARIANTS=1` asks for the candidate forms' rows.
-fn variants_wanted() -> bool {
-    std::env::var_os("KERNEL_VARIANTS").is_some_and(|v| v == "1")
-}
-
 /// The size column of each row, for `sizes`.
 fn size_text(key: &str, s: &Sizes) -> String {
     match key {
-        k if k.starts_with("jacobi") => format!("{}x{}", s.jacobi.0, s.jacobi.1),
+        "jacobi" => format!("{}x{}", s.jacobi.0, s.jacobi.1),
         "matmul" => format!("{}x{}x{}", s.matmul.0, s.matmul.1, s.matmul.2),
         "histogram" => format!("{} u32", s.histogram),
         "stencil" => format!("{} f32", s.stencil),
@@ -159,12 +118,6 @@ fn main() -> Res<()> {
         return Ok(());
     }
     let sizes = if timed { Sizes::FULL } else { Sizes::CHECK };
-    let variants = variants_wanted();
-    let rows: Vec<&Kernel> = if variants {
-        KERNELS.iter().chain(&VARIANTS).collect()
-    } else {
-        KERNELS.iter().collect()
-    };
 
     // Registers (and spills) of the code the driver made of the Rust PTX,
     // and the histogram's grid: SMs x its resident blocks per SM.
@@ -174,7 +127,7 @@ fn main() -> Res<()> {
     if on_gpu {
         match CompiledModule::load(KERNEL_MODULE.ptx()) {
             Ok(module) => {
-                for k in &rows {
+                for k in &KERNELS {
                     match (module.registers(k.entry), module.local_bytes(k.entry)) {
                         (Ok(regs), Ok(local)) => {
                             println!(
@@ -209,21 +162,16 @@ fn main() -> Res<()> {
         failures: 0,
     };
     run.matmul(sizes.matmul)?;
-    run.jacobi(sizes.jacobi, Jacobi::Kernel)?;
-    if variants {
-        for kernel in Jacobi::VARIANTS {
-            run.jacobi(sizes.jacobi, kernel)?;
-        }
-    }
+    run.jacobi(sizes.jacobi)?;
     run.histogram(sizes.histogram, histogram_grid)?;
-    run.transposes(sizes.transpose, variants)?;
+    run.transposes(sizes.transpose)?;
     run.stencil(sizes.stencil)?;
     let failures = run.failures;
     if !timed {
         if failures == 0 {
             println!(
                 "kernels --check: all {} kernels match the CPU references",
-                rows.len()
+                KERNELS.len()
             );
             return Ok(());
         }
@@ -244,7 +192,7 @@ fn main() -> Res<()> {
         None => notes.push("CUDA C: not run (no --helpers DIR)".into()),
     }
 
-    print_table(device, &sizes, &rows, &results, &registers);
+    print_table(device, &sizes, &results, &registers);
     let helper_failed = notes.iter().any(|n| {
         ["CUDA C: FAILED", "CUDA C exited", "CUDA C could not run"]
             .iter()
@@ -264,13 +212,7 @@ fn main() -> Res<()> {
 
 /// The table: per kernel, both times, the speed ratio, both rates and both
 /// register counts.
-fn print_table(
-    device: Device,
-    sizes: &Sizes,
-    rows: &[&Kernel],
-    results: &Results,
-    registers: &Results,
-) {
+fn print_table(device: Device, sizes: &Sizes, results: &Results, registers: &Results) {
     let get = |k: String| results.get(&k).copied();
     let ms = |v: Option<f64>| v.map_or_else(|| "not run".to_string(), |v| format!("{v:.4}"));
     println!();
@@ -285,7 +227,7 @@ fn print_table(
     println!();
     println!("| kernel | size | Rust ms | nvcc ms | nvcc/Rust (goal >= 0.97) | Rust rate | nvcc rate | registers Rust / nvcc |");
     println!("|---|---|---|---|---|---|---|---|");
-    for k in rows {
+    for k in &KERNELS {
         let (rust_ms, nvcc_ms) = (
             get(format!("rust_{}_ms", k.key)),
             get(format!("cuda_{}_ms", k.nvcc)),

@@ -1,8 +1,6 @@
 //! The six Rust kernels of `gpu_test_kernels::classic`, each run as `kernels.cu`
 //! runs its CUDA C counterpart: the same sizes, inputs, launch shapes and
-//! checks (see `benches/cuda/KERNELS.md`); and the candidate forms of
-//! `jacobi5` and `transpose_32x32` (`classic::variants`), run as the kernel
-//! they may replace.
+//! checks (see `benches/cuda/KERNELS.md`).
 
 use super::harness::{
     gamma, median_launch_ms, random_f32, within, Mismatches, SplitMix64, POISON_F32,
@@ -46,44 +44,6 @@ impl Sizes {
         transpose: (45, 70),
         stencil: 1017,
     };
-}
-
-/// `jacobi5` or one of its candidate forms.
-#[derive(Clone, Copy, Debug)]
-pub enum Jacobi {
-    /// `jacobi5`.
-    Kernel,
-    /// `jacobi5_interior`.
-    Interior,
-    /// `jacobi5_u32`.
-    U32,
-    /// `jacobi5_u32_block`.
-    U32Block,
-}
-
-impl Jacobi {
-    /// The candidate forms, run with `KERNEL_VARIANTS=1`.
-    pub const VARIANTS: [Jacobi; 3] = [Jacobi::Interior, Jacobi::U32, Jacobi::U32Block];
-
-    /// The kernel's name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Jacobi::Kernel => "jacobi5",
-            Jacobi::Interior => "jacobi5_interior",
-            Jacobi::U32 => "jacobi5_u32",
-            Jacobi::U32Block => "jacobi5_u32_block",
-        }
-    }
-
-    /// Its figures' name (`rust_<key>_ms`).
-    pub fn key(self) -> &'static str {
-        match self {
-            Jacobi::Kernel => "jacobi",
-            Jacobi::Interior => "jacobi_interior",
-            Jacobi::U32 => "jacobi_u32",
-            Jacobi::U32Block => "jacobi_u32_block",
-        }
-    }
 }
 
 /// One run of the kernels: where they run, whether they are timed, and
@@ -238,14 +198,13 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// `jacobi5` (or a candidate form of it): block (32, 8); every element
-    /// checked exactly (same f32 operations in the same order).
-    pub fn jacobi(&mut self, (h, w): (usize, usize), kernel: Jacobi) -> Res<()> {
+    /// `jacobi5`: block (32, 8); every element checked exactly (same f32
+    /// operations in the same order).
+    pub fn jacobi(&mut self, (h, w): (usize, usize)) -> Res<()> {
         let stream = self.stream;
         let cells = h * w;
         let grid = (w.div_ceil(32), h.div_ceil(8));
-        let name = kernel.name();
-        println!("{name}: {h} x {w} f32 grid (h x w), block (32, 8), grid {grid:?}");
+        println!("jacobi5: {h} x {w} f32 grid (h x w), block (32, 8), grid {grid:?}");
         let hin = random_f32(cells, 4);
         let input = DeviceBuffer::to_device_sync(&hin, stream)?;
         let mut out = DeviceBuffer::<f32>::empty_on(cells, stream)?;
@@ -260,26 +219,16 @@ impl Run<'_> {
                 };
             }
         }
-        let key = kernel.key();
         let ms = self.checked_timing(
-            &format!("rust_{key}"),
+            "rust_jacobi",
             &mut out,
             POISON_F32,
             |_| Ok(()),
             |out| {
-                let out = out.view_2d_mut(h, w)?;
-                match kernel {
-                    Jacobi::Kernel => launch!(classic::jacobi5[grid, (32, 8), stream](&input, out)),
-                    Jacobi::Interior => {
-                        launch!(classic::jacobi5_interior[grid, (32, 8), stream](&input, out))
-                    }
-                    Jacobi::U32 => {
-                        launch!(classic::jacobi5_u32[grid, (32, 8), stream](&input, out))
-                    }
-                    Jacobi::U32Block => {
-                        launch!(classic::jacobi5_u32_block[grid, (32, 8), stream](&input, out))
-                    }
-                }
+                launch!(classic::jacobi5[grid, (32, 8), stream](
+                    &input,
+                    out.view_2d_mut(h, w)?
+                ))
             },
             |got, bad| {
                 for (i, (&g, &r)) in got.iter().zip(&want).enumerate() {
@@ -292,7 +241,7 @@ impl Run<'_> {
                 cells
             },
         )?;
-        self.record(key, ms, 2.0 * cells as f64 * 4.0, 1e9, "gbps");
+        self.record("jacobi", ms, 2.0 * cells as f64 * 4.0, 1e9, "gbps");
         Ok(())
     }
 
@@ -330,10 +279,9 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// `transpose_32x8` and `transpose_32x32` (and, with `variants`,
-    /// `transpose_32x32_u32`): the grid covers the output in 32 x 32 tiles;
-    /// every element checked exactly.
-    pub fn transposes(&mut self, (h, w): (usize, usize), variants: bool) -> Res<()> {
+    /// `transpose_32x8` and `transpose_32x32`: the grid covers the output in
+    /// 32 x 32 tiles; every element checked exactly.
+    pub fn transposes(&mut self, (h, w): (usize, usize)) -> Res<()> {
         let stream = self.stream;
         let cells = h * w;
         let grid = (h.div_ceil(32), w.div_ceil(32));
@@ -384,30 +332,6 @@ impl Run<'_> {
             check,
         )?;
         self.record("transpose_32x32", ms, 2.0 * cells as f64 * 4.0, 1e9, "gbps");
-        if !variants {
-            return Ok(());
-        }
-        println!("transpose_32x32_u32: block (32, 32)");
-        let ms = self.checked_timing(
-            "rust_transpose_32x32_u32",
-            &mut out,
-            POISON_F32,
-            |_| Ok(()),
-            |out| {
-                launch!(classic::transpose_32x32_u32[grid, (32, 32), stream](
-                    &input,
-                    out.view_2d_mut(w, h)?
-                ))
-            },
-            check,
-        )?;
-        self.record(
-            "transpose_32x32_u32",
-            ms,
-            2.0 * cells as f64 * 4.0,
-            1e9,
-            "gbps",
-        );
         Ok(())
     }
 

@@ -62,25 +62,32 @@ pub fn matmul_tiled(a: &[f32], b: &[f32], k: usize, mut c: DisjointSlice2d<f32>,
 
 /// `out` (`w x h`) = the transpose of `input` (`h x w`, row-major; `h` and
 /// `w` are `out`'s extents), through a 32 x 33 shared tile: each thread
-/// moves one element.
+/// moves one element. Both matrices are 32-bit views
+/// ([`DisjointSlice2dU32`], [`Slice2dU32`]: extents and offsets in `u32`,
+/// widened once), so they hold at most `u32::MAX` elements.
 ///
 /// Launch with blocks of `(32, 32)` threads (the only shape it runs in) and
-/// a grid of `(h.div_ceil(32), w.div_ceil(32))` (it covers the output).
+/// a grid of `(h.div_ceil(32), w.div_ceil(32))` (it covers the output); a
+/// larger matrix is a launch error naming `out`.
 #[kernel(block = (TRANSPOSE_TILE, TRANSPOSE_TILE))]
-pub fn transpose_32x32(input: &[f32], mut out: DisjointSlice2d<f32>, block: Block) {
-    const T: usize = TRANSPOSE_TILE;
-    let block = block.require_shape(T as u32, T as u32, 1);
-    let tile = shared_array!(f32; T, T, padding = 1);
-    let (w, h) = (out.rows(), out.cols());
-    let input = Slice2d::with_shape(input, out.shape().transposed());
-    let [bx, by, _] = block_idx().as_usize();
+pub fn transpose_32x32(input: &[f32], mut out: DisjointSlice2dU32<f32>, block: Block) {
+    const T: u32 = TRANSPOSE_TILE as u32;
+    let block = block.require_shape(T, T, 1);
+    let tile = shared_array!(f32; TRANSPOSE_TILE, TRANSPOSE_TILE, padding = 1);
+    let input = Slice2dU32::with_shape(input, out.shape().transposed());
+    let b = block_idx();
     let [tx, ty, _] = thread_idx().as_usize();
-    let (out_row0, out_col0) = (by * T, bx * T);
+    // Where these wrap (a grid of more than 2^32 threads along an axis), the
+    // block's threads are outside the output and write nothing.
+    let (out_row0, out_col0) = (b.y.wrapping_mul(T), b.x.wrapping_mul(T));
     let mut wp = block;
     // tile[r][c] = input[out_col0 + r][out_row0 + c]
     tile.fill(&mut wp, |r, c| {
-        let (in_row, in_col) = (out_col0 + r, out_row0 + c);
-        if in_row < h && in_col < w {
+        let (in_row, in_col) = (
+            out_col0.wrapping_add(r as u32),
+            out_row0.wrapping_add(c as u32),
+        );
+        if input.shape().contains(in_row, in_col) {
             input[(in_row, in_col)]
         } else {
             0.0

@@ -2,25 +2,27 @@
 
 use gpu_device::prelude::*;
 
-/// One Jacobi step on an `h x w` row-major grid (`out`'s extents; `input`
-/// has the same shape): interior points get `0.25 * ((up + down) + (left +
-/// right))`, boundary points are copied.
+/// One Jacobi step on an `h x w` row-major grid of at most `u32::MAX`
+/// points (`out`'s extents; `input` has the same shape): interior points get
+/// `0.25 * ((up + down) + (left + right))`, boundary points are copied.
 ///
-/// Launch with 2-D blocks (the benchmark uses `(32, 8)`) covering the grid.
-#[kernel]
-pub fn jacobi5(input: &[f32], mut out: DisjointSlice2d<f32>) {
+/// Both grids are 32-bit matrix views ([`DisjointSlice2dU32`],
+/// [`Slice2dU32`]: extents and offsets in `u32`, widened once), and the
+/// neighbours are read through [`Slice2dU32::interior`]: one test that the
+/// point has a neighbour on each side, then loads at fixed distances with
+/// no further bounds check.
+///
+/// Launch with blocks of `(32, 8)` threads (declared: the launcher refuses
+/// any other shape) and a grid of `(w.div_ceil(32), h.div_ceil(8))`; a grid
+/// of more than `u32::MAX` points is a launch error naming `out`.
+#[kernel(block = (32, 8))]
+pub fn jacobi5(input: &[f32], mut out: DisjointSlice2dU32<f32>) {
     let i = thread_index_2d();
-    let (h, w) = (out.rows(), out.cols());
-    let (x, y) = (i.x(), i.y());
-    if x < w && y < h {
-        // Indexed per axis: the tests above are the bounds checks.
-        let input = Slice2d::with_shape(input, out.shape());
-        let mid = input.row(y);
-        let v = if x > 0 && y > 0 && x + 1 < w && y + 1 < h {
-            let (up, down) = (input.row(y - 1), input.row(y + 1));
-            0.25 * ((up[x] + down[x]) + (mid[x - 1] + mid[x + 1]))
-        } else {
-            mid[x]
+    if let Some((y, x)) = out.position(i) {
+        let input = Slice2dU32::with_shape(input, out.shape());
+        let v = match input.interior(y, x) {
+            Some(n) => 0.25 * ((n.up() + n.down()) + (n.left() + n.right())),
+            None => input[(y, x)],
         };
         out.set(i, v);
     }
