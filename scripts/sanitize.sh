@@ -30,7 +30,8 @@ fi
 skip_reason() {
     case "$1" in
         no_gpu) echo "hides the GPU on purpose (its driver calls fail by design)" ;;
-        gpu_kernel_panic) echo "a kernel traps on purpose" ;;
+        gpu_kernel_panic | gpu_async_fault) echo "a kernel traps on purpose" ;;
+        unit-gpu_builder) echo "runs the kernel toolchain (rustc, LLVM), no CUDA call (and crashes under the sanitizer's injection, seen on an H200)" ;;
         simulator | simulated_devices | simulated_four_devices | device_attacks) echo "runs on the CPU simulator only (no CUDA call to check)" ;;
         *) return 1 ;;
     esac
@@ -46,10 +47,44 @@ reports_in() {
     echo "$n"
 }
 
+# Tests left out of one binary, each with its reason (printed once per binary).
+skipped_tests() {
+    case "$1" in
+        gpu_multi_device)
+            echo "NCCL's bootstrap between processes under compute-sanitizer hangs, then the run crashes (seen on an H200): the multi-process tests run in run-all.sh only" >&2
+            echo "--skip ranks_in_separate_processes --skip rank_process_of_multi_process_tests --skip an_id_of_the_other_backend_is_refused"
+            ;;
+    esac
+}
+
+# Reports in a finished log that come from inside NCCL: error blocks whose
+# host backtrace goes through libnccl (NCCL probing its own kernels, for
+# instance), not calls of this crate's.
+nccl_reports_in() {
+    awk '/^========= [A-Z]/ && !/SUMMARY|COMPUTE-SANITIZER|Target application/ { if (block && nccl) n++; block = 1; nccl = 0; next }
+         /^=========  / { if (/libnccl/) nccl = 1; next }
+         { if (block && nccl) n++; block = 0; nccl = 0 }
+         END { if (block && nccl) n++; print n + 0 }' "$1"
+}
+
+# A binary that made no CUDA call (a test of the simulator, a unit test of a
+# crate without driver calls): the sanitizer has nothing to check, and says
+# so; its tests must still have passed.
+no_cuda_call() {
+    grep -q 'Target application terminated before first instrumented API call' "$1" &&
+        grep -q '^test result: ok' "$1" && ! grep -q '^test result: FAILED' "$1"
+}
+
 run_binary() { # runs every tool on one binary, then prints its lines
-    local bin="$1" name tool args=() reports status
+    local bin="$1" name tool args=() reports status skip
     name="$(basename "$bin")"
     [ "${bin%%/*}" = tests ] && args=(--include-ignored)
+    skip="$(skipped_tests "$name" 2>/dev/null)"
+    if [ -n "$skip" ]; then
+        printf 'sanitize: %-28s skips tests: %s\n' "$name" "$(skipped_tests "$name" 2>&1 >/dev/null)"
+        # shellcheck disable=SC2206
+        args+=($skip)
+    fi
     for tool in $tools; do
         (
             timeout "${SANITIZE_TIMEOUT:-240}" compute-sanitizer --tool "$tool" --print-limit 50 \
@@ -61,7 +96,11 @@ run_binary() { # runs every tool on one binary, then prints its lines
     for tool in $tools; do
         reports="$(reports_in "$logs/$name.$tool.log")"
         status="$(cat "$logs/$name.$tool.status")"
-        printf 'sanitize: %-10s %-28s %s reports, exit %s\n' "$tool" "$name" "${reports:-?}" "$status"
+        if no_cuda_call "$logs/$name.$tool.log"; then
+            printf 'sanitize: %-10s %-28s no CUDA call, nothing to check (its tests passed)\n' "$tool" "$name"
+        else
+            printf 'sanitize: %-10s %-28s %s reports (%s inside NCCL), exit %s\n' "$tool" "$name" "${reports:-?}" "$(nccl_reports_in "$logs/$name.$tool.log")" "$status"
+        fi
     done
 }
 
@@ -83,11 +122,14 @@ for ((i = 0; i < ${#binaries[@]}; i += jobs)); do
 done
 
 total=0
+in_nccl=0
 failed_runs=""
 for bin in "${binaries[@]}"; do
     name="$(basename "$bin")"
     for tool in $tools; do
+        no_cuda_call "$logs/$name.$tool.log" && continue
         reports="$(reports_in "$logs/$name.$tool.log")"
+        in_nccl=$((in_nccl + $(nccl_reports_in "$logs/$name.$tool.log")))
         status="$(cat "$logs/$name.$tool.status" 2>/dev/null || echo '?')"
         if [ -z "$reports" ]; then
             failed_runs="$failed_runs $name/$tool"
@@ -99,5 +141,5 @@ for bin in "${binaries[@]}"; do
 done
 [ -n "${OUT:-}" ] && tar czf "$OUT/sanitizer-logs.tar.gz" -C /tmp sanitizer
 [ -n "$failed_runs" ] && echo "sanitize: runs that did not finish cleanly:$failed_runs"
-echo "sanitize: $total reports in all (${#binaries[@]} binaries)"
+echo "sanitize: $total reports in all, $in_nccl of them inside NCCL (${#binaries[@]} binaries)"
 [ "$total" -eq 0 ] && [ -z "$failed_runs" ]
