@@ -153,6 +153,39 @@ fn the_jacobi_step_refuses_blocks_other_than_its_declared_shape() {
 }
 
 #[test]
+fn an_input_shorter_than_the_output_is_a_launch_error_naming_it() {
+    // `jacobi5` and `transpose_32x32` declare `len(input >= out)`: their
+    // entry points take the input's length as known (no test on the
+    // device), so the launcher checks it. One element short is refused
+    // before anything runs, naming `input` and `out`; the output keeps its
+    // poison. (A longer input is accepted: its first h * w elements are
+    // the grid.)
+    let stream = Stream::new().unwrap();
+    let (h, w) = (19usize, 23usize);
+    let short = DeviceBuffer::to_device_sync(&values(9, h * w - 1), &stream).unwrap();
+    let mut out = poisoned(h * w, &stream);
+    let refused = [
+        launch!(classic::jacobi5[(1, 3), (32, 8), stream](&short, out.view_2d_mut(h, w).unwrap())),
+        launch!(classic::transpose_32x32[(1, 1), (32, 32), stream](&short, out.view_2d_mut(w, h).unwrap())),
+    ];
+    for (kernel, result) in ["jacobi5", "transpose_32x32"].into_iter().zip(refused) {
+        let message = result.unwrap_err().to_string();
+        assert!(
+            message.contains(kernel)
+                && message.contains(&format!("`input` has {} elements", h * w - 1))
+                && message.contains(&format!("{} of `out`", h * w)),
+            "{kernel}: {message}"
+        );
+    }
+    let got = out.copy_to_host_sync(&stream).unwrap();
+    assert!(got.iter().all(|v| v.is_nan()), "a refused launch wrote");
+    let long = DeviceBuffer::to_device_sync(&values(3, h * w + 5), &stream).unwrap();
+    launch!(classic::jacobi5[(1, 3), (32, 8), stream](&long, out.view_2d_mut(h, w).unwrap()))
+        .unwrap();
+    assert_eq!(out.copy_to_host_sync(&stream).unwrap()[0], values(3, 1)[0]);
+}
+
+#[test]
 fn privatised_histogram_counts_every_value() {
     let stream = Stream::new().unwrap();
     for (n, blocks) in [(100_003usize, 7usize), (1000, 1), (5, 3), (0, 2)] {

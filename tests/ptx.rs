@@ -326,11 +326,30 @@ fn a_matrix_passes_its_element_count_so_an_input_of_its_shape_costs_no_multiply(
     for p in &params[3..] {
         assert!(p.starts_with(".param .u32"), "{params:?}");
     }
-    // `Slice2dU32::with_shape(input, out.shape().transposed())` compares the
-    // two lengths: its first test comes before any multiply.
+    // Its first test comes before any multiply.
     let body = entry_body("transpose_32x32__2d");
     let first_test = body.find("setp").expect("a test");
     assert!(!body[..first_test].contains("mul"), "{body}");
+}
+
+#[test]
+fn a_declared_length_bound_leaves_no_length_test_on_the_device() {
+    // `#[kernel(len(input >= out))]`: the launcher checks the input's length
+    // against the output's element count, and the entry point assumes it,
+    // so `Slice2dU32::with_shape(input, out.shape())` folds: no 64-bit
+    // compare and no call of its panic (`too_short`) is left. Everything
+    // else compares in 32 bits.
+    for entry in ["jacobi5__2d", "transpose_32x32__2d"] {
+        let body = entry_body(entry);
+        assert!(!body.contains("too_short"), "{entry}:\n{body}");
+        assert!(!body.contains("setp.lt.u64"), "{entry}:\n{body}");
+        assert!(!body.contains("call"), "{entry}:\n{body}");
+    }
+    // Without the option (the stencil's `input` covers nothing declared),
+    // a kernel's own length tests stay: the check is the option's, not a
+    // side effect of the views.
+    let transpose_32x8 = entry_body("transpose_32x8__2d");
+    assert!(transpose_32x8.contains("call"), "{transpose_32x8}");
 }
 
 fn ptxas(dir: &str, sub: &str) -> PathBuf {

@@ -212,3 +212,34 @@ pub unsafe fn assume_block_shape(shape: [u32; 3]) {
         crate::arch::assume(d[2] == shape[2]);
     }
 }
+
+#[doc(hidden)]
+/// Tells the compiler that the input slice `input` (of `have` elements)
+/// holds at least the `need` elements of the parameter `covered` (on the
+/// CPU simulator: checks it, and panics naming both parameters otherwise),
+/// so that a kernel's own test of it (`Slice2dU32::with_shape(input,
+/// out.shape())`) folds away.
+///
+/// # Safety
+/// Every launch of the calling entry point passes such arguments: the entry
+/// point belongs to a kernel declared with `len(input >= covered)`, whose
+/// launcher refuses any other (an `InvalidLaunch` error naming `input`).
+#[inline(always)]
+#[track_caller]
+pub unsafe fn assume_len_at_least(
+    have: usize,
+    need: usize,
+    input: &'static str,
+    covered: &'static str,
+) {
+    #[cfg(not(target_arch = "nvptx64"))]
+    if have < need {
+        panic!(
+            "this kernel is declared with `len({input} >= {covered})`; `{input}` has {have} elements, fewer than the {need} of `{covered}`"
+        );
+    }
+    #[cfg(target_arch = "nvptx64")]
+    let _ = (input, covered);
+    // SAFETY: the caller's guarantee (on the simulator, also checked above).
+    unsafe { crate::arch::assume(have >= need) };
+}

@@ -95,8 +95,8 @@ pub mod prelude {
 pub mod __private {
     pub use crate::disjoint::slice_from_kernel_param;
     pub use crate::entry::{
-        assume_block_shape, declared_block_shape, EntryShape, GENERAL, ONE_DIMENSIONAL,
-        Z_EXTENT_ONE,
+        assume_block_shape, assume_len_at_least, declared_block_shape, EntryShape, GENERAL,
+        ONE_DIMENSIONAL, Z_EXTENT_ONE,
     };
     pub use crate::launch_scope::LaunchScope;
     pub use crate::shared::SharedStorage;

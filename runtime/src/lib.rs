@@ -159,7 +159,7 @@ macro_rules! kernel_args {
 pub mod __private {
     pub use crate::abi::{HostEntry, SliceArg};
     pub use crate::deferred::completed as deferred_releases_completed;
-    pub use crate::launch::{graph_memory_of_launch, KernelFunction};
+    pub use crate::launch::{check_len_at_least, graph_memory_of_launch, KernelFunction};
     pub use crate::matrix::u32_extents as matrix_u32_extents;
     pub use crate::memory::GraphMemory;
 

@@ -164,7 +164,8 @@ impl<'a, T> Slice2dU32<'a, T> {
         let (rows, cols) = (self.rows(), self.cols());
         // `rows.saturating_sub(1)`: a matrix of fewer than 3 rows has no
         // interior row (for `rows` of 0 or 1 the bound is 0).
-        if row >= 1 && col >= 1 && row < rows.saturating_sub(1) && col < cols.saturating_sub(1) {
+        if (row >= 1) & (col >= 1) & (row < rows.saturating_sub(1)) & (col < cols.saturating_sub(1))
+        {
             // SAFETY: `1 <= row <= rows - 2` and `1 <= col <= cols - 2`:
             // the element and its eight neighbours are inside the matrix,
             // whose `rows * cols` elements the slice holds. The element's

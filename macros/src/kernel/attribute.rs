@@ -6,6 +6,7 @@
 //! #[kernel]
 //! #[kernel(f32, f64)]
 //! #[kernel(16, 32, block = (TILE, TILE))]
+//! #[kernel(block = (32, 8), len(input >= out))]
 //! #[kernel(unsafe(device_crate = "dev"), unsafe(runtime_crate = "rt"), module = "crate::ptx::MODULE")]
 //! #[kernel(f32, f64, unsafe(runtime_crate = "rt"))]
 //! ```
@@ -58,7 +59,16 @@ pub struct KernelAttribute {
     pub instances: Vec<TokenStream>,
     /// `block = (x, y, z)`: the declared block shape, missing extents 1.
     pub block: Option<[syn::Expr; 3]>,
+    /// `len(input >= covered)`: the input slice `input` holds at least the
+    /// elements of the parameter `covered` (the launcher checks).
+    pub lengths: Vec<LengthBound>,
     pub paths: KernelPaths,
+}
+
+/// `len(input >= covered)`, as written (the model checks the names).
+pub struct LengthBound {
+    pub input: Ident,
+    pub covered: Ident,
 }
 
 const KEYS: &[Key] = &[
@@ -66,7 +76,7 @@ const KEYS: &[Key] = &[
     Key::naming_crate("runtime_crate", "my_gpu::runtime", "gpu_runtime"),
     Key::plain("module", "crate::kernels::MODULE"),
 ];
-const EXPECTED: &str = "`block = (x, y, z)` (the only block shape the kernel runs in), `unsafe(device_crate = \"path\")`, `unsafe(runtime_crate = \"path\")` or `module = \"path\"` (paths to the `gpu_device` crate, the `gpu_runtime` crate and the crate's `KERNEL_MODULE` static), besides the types or values of a generic kernel";
+const EXPECTED: &str = "`block = (x, y, z)` (the only block shape the kernel runs in), `len(input >= out)` (the input slice holds at least `out`'s elements: the launcher checks), `unsafe(device_crate = \"path\")`, `unsafe(runtime_crate = \"path\")` or `module = \"path\"` (paths to the `gpu_device` crate, the `gpu_runtime` crate and the crate's `KERNEL_MODULE` static), besides the types or values of a generic kernel";
 const CRATE_ADVICE: &str = "`crate = \"...\"` is ambiguous here: #[kernel] emits paths into two crates; write `unsafe(device_crate = \"path\")` (for `gpu_device`) and `unsafe(runtime_crate = \"path\")` (for `gpu_runtime`)";
 
 /// Parses the attribute's arguments; problems go to `errors` and parsing
@@ -77,6 +87,7 @@ pub fn parse(args: TokenStream, const_instances: bool, errors: &mut Errors) -> K
     let mut instances = Vec::new();
     let mut block: Option<[syn::Expr; 3]> = None;
     let mut block_seen = false;
+    let mut lengths = Vec::new();
     let parser = |input: ParseStream| -> syn::Result<()> {
         while !input.is_empty() {
             if starts_block(input) {
@@ -92,6 +103,21 @@ pub fn parse(args: TokenStream, const_instances: bool, errors: &mut Errors) -> K
                     block = Some(extents);
                 }
                 block_seen = true;
+            } else if starts_len(input) {
+                input.parse::<Ident>()?;
+                let content;
+                syn::parenthesized!(content in input);
+                let bound = LengthBound {
+                    input: content.parse()?,
+                    covered: {
+                        content.parse::<Token![>=]>()?;
+                        content.parse()?
+                    },
+                };
+                if !content.is_empty() {
+                    return Err(content.error("`len` takes one relation: `len(input >= out)`"));
+                }
+                lengths.push(bound);
             } else if PathOptions::starts_option(input) {
                 options.parse_one(input, errors)?;
             } else if const_instances {
@@ -112,6 +138,7 @@ pub fn parse(args: TokenStream, const_instances: bool, errors: &mut Errors) -> K
     KernelAttribute {
         instances,
         block,
+        lengths,
         paths: KernelPaths {
             device: options
                 .get("device_crate")
@@ -132,6 +159,12 @@ fn starts_block(input: ParseStream) -> bool {
     fork.parse::<Ident>().is_ok_and(|key| key == "block")
         && fork.peek(Token![=])
         && !fork.peek(Token![==])
+}
+
+/// Whether `input` starts with `len(`.
+fn starts_len(input: ParseStream) -> bool {
+    let fork = input.fork();
+    fork.parse::<Ident>().is_ok_and(|key| key == "len") && fork.peek(syn::token::Paren)
 }
 
 /// `(x, y, z)`, `(x, y)`, `(x)` or `x`: three extents, the missing ones 1.

@@ -404,6 +404,19 @@ pub fn entry_parts(
         }
         call_args.push(quote!(#name));
     }
+    for bound in &kernel.lengths {
+        let (input, covered) = (&bound.input, &bound.covered);
+        let have = format_ident!("{}__len", input);
+        let need = format_ident!("{}__len", covered);
+        let (input_str, covered_str) = (input.to_string(), covered.to_string());
+        rebuild.push(quote! {
+            // SAFETY: this kernel's launcher refuses arguments where `input`
+            // has fewer elements than `covered` (its `len` option,
+            // `check_len_at_least`), and is the only safe way to launch this
+            // entry point.
+            unsafe { #device::__private::assume_len_at_least(#have, #need as usize, #input_str, #covered_str) };
+        });
+    }
     let entry_constant = shape.constant(device);
     // SAFETY (of the block below): this is the entry point of the shape it
     // names: the runtime launches the one-dimensional entry only for grids

@@ -138,6 +138,29 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
             }
         }
     }
+    for bound in &kernel.lengths {
+        let (input, covered) = (&bound.input, &bound.covered);
+        let have = quote::format_ident!("__slice_{}", input);
+        let need = match kernel
+            .params
+            .iter()
+            .find(|p| p.name == *covered)
+            .map(|p| &p.kind)
+        {
+            Some(ParamKind::Output2d(_, _, MatrixIndex::U32)) => {
+                let len = quote::format_ident!("__len_{}", covered);
+                quote!(#len as usize)
+            }
+            _ => {
+                let slice = quote::format_ident!("__slice_{}", covered);
+                quote!(#slice.len)
+            }
+        };
+        let (input_str, covered_str) = (input.to_string(), covered.to_string());
+        marshal.push(quote! {
+            #runtime::__private::check_len_at_least(__function.name(), (#input_str, #have.len), (#covered_str, #need))?;
+        });
+    }
     let slot_count = slots.len();
     let signature = kernel_signature(kernel);
 

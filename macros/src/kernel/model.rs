@@ -4,7 +4,7 @@
 //! problems is described by a [`Failure`], from which the fallback items are
 //! emitted.
 
-use super::attribute::{self, KernelPaths};
+use super::attribute::{self, KernelPaths, LengthBound};
 use super::params::{type_name, Param, ParamKind};
 use crate::errors::Errors;
 use proc_macro2::{Span, TokenStream};
@@ -30,6 +30,9 @@ pub struct Kernel {
     /// `block = (x, y, z)`: the only block shape the kernel runs in (missing
     /// extents are 1); `usize` expressions, which may name a const parameter.
     pub block: Option<[syn::Expr; 3]>,
+    /// `len(input >= covered)` options, checked: `input` is an `&[T]`
+    /// parameter, `covered` one with an element count.
+    pub lengths: Vec<LengthBound>,
 }
 
 /// A generic kernel's parameter.
@@ -103,6 +106,7 @@ impl Kernel {
             .map(|arg| errors.ok(Param::parse(arg)))
             .collect();
         check_device_built(params.iter().flatten(), &mut errors);
+        check_lengths(&attribute.lengths, &params, &mut errors);
         if let Err(errors) = errors.finish() {
             return Err(Failure {
                 errors,
@@ -128,6 +132,7 @@ impl Kernel {
             params: params.into_iter().flatten().collect(),
             paths: attribute.paths,
             block: attribute.block,
+            lengths: attribute.lengths,
             function,
         })
     }
@@ -265,6 +270,38 @@ fn instances(
             out
         }
     }
+}
+
+/// Each `len(input >= covered)`: `input` names an `&[T]` parameter and
+/// `covered` one with an element count (an input, an output or a matrix
+/// output); an error spanned on the name otherwise.
+fn check_lengths(lengths: &[LengthBound], params: &[Option<Param>], errors: &mut Errors) {
+    let find = |name: &Ident| params.iter().flatten().find(|p| p.name == *name);
+    for bound in lengths {
+        match find(&bound.input).map(|p| &p.kind) {
+            Some(ParamKind::Input(_)) => {}
+            Some(_) => errors.push(syn::Error::new_spanned(
+                &bound.input,
+                format!(
+                    "`len({} >= ...)`: `{}` must be an input slice, `&[T]`",
+                    bound.input, bound.input
+                ),
+            )),
+            None => errors.push(no_parameter(&bound.input)),
+        }
+        match find(&bound.covered).map(|p| &p.kind) {
+            Some(ParamKind::Input(_) | ParamKind::Output(_) | ParamKind::Output2d(..)) => {}
+            Some(_) => errors.push(syn::Error::new_spanned(
+                &bound.covered,
+                format!("`len(... >= {})`: `{}` must be a parameter with an element count: `&[T]`, `DisjointSlice<T>`, `DisjointSlice2d<T>` or `DisjointSlice2dU32<T>`", bound.covered, bound.covered),
+            )),
+            None => errors.push(no_parameter(&bound.covered)),
+        }
+    }
+}
+
+fn no_parameter(name: &Ident) -> syn::Error {
+    syn::Error::new_spanned(name, format!("`len`: the kernel has no parameter `{name}`"))
 }
 
 /// The part of an entry point's name that names a const instance: an

@@ -3,6 +3,10 @@
 //! configuration and its checks are in [`config`].
 
 mod config;
+mod length_bound;
+
+#[doc(hidden)]
+pub use length_bound::check_len_at_least;
 
 pub use config::{DimValue, Dims, IntoDims, LaunchConfig, StreamRef};
 

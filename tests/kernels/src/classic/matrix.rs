@@ -68,8 +68,9 @@ pub fn matmul_tiled(a: &[f32], b: &[f32], k: usize, mut c: DisjointSlice2d<f32>,
 ///
 /// Launch with blocks of `(32, 32)` threads (the only shape it runs in) and
 /// a grid of `(h.div_ceil(32), w.div_ceil(32))` (it covers the output); a
-/// larger matrix is a launch error naming `out`.
-#[kernel(block = (TRANSPOSE_TILE, TRANSPOSE_TILE))]
+/// larger matrix is a launch error naming `out`, and an `input` shorter than
+/// `out` one naming `input` (declared `len(input >= out)`).
+#[kernel(block = (TRANSPOSE_TILE, TRANSPOSE_TILE), len(input >= out))]
 pub fn transpose_32x32(input: &[f32], mut out: DisjointSlice2dU32<f32>, block: Block) {
     const T: u32 = TRANSPOSE_TILE as u32;
     let block = block.require_shape(T, T, 1);

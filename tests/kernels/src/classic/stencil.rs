@@ -14,8 +14,10 @@ use gpu_device::prelude::*;
 ///
 /// Launch with blocks of `(32, 8)` threads (declared: the launcher refuses
 /// any other shape) and a grid of `(w.div_ceil(32), h.div_ceil(8))`; a grid
-/// of more than `u32::MAX` points is a launch error naming `out`.
-#[kernel(block = (32, 8))]
+/// of more than `u32::MAX` points is a launch error naming `out`, and an
+/// `input` shorter than `out` one naming `input` (declared `len(input >=
+/// out)`: the device then skips `with_shape`'s test).
+#[kernel(block = (32, 8), len(input >= out))]
 pub fn jacobi5(input: &[f32], mut out: DisjointSlice2dU32<f32>) {
     let i = thread_index_2d();
     if let Some((y, x)) = out.position(i) {
