@@ -352,6 +352,22 @@ fn a_declared_length_bound_leaves_no_length_test_on_the_device() {
     assert!(transpose_32x8.contains("call"), "{transpose_32x8}");
 }
 
+#[test]
+fn a_matrix_bounds_test_is_one_branch() {
+    // `Shape2dU32::contains` makes both compares: the transpose's tile fill
+    // (`if input.shape().contains(..) { input[..] } else { 0.0 }`) branches
+    // once around its load, which ptxas predicates, and the output's `set`
+    // once around its store. With a short-circuit `&&` the fill was two
+    // nested branches (three in all), which ptxas kept as branches.
+    let body = entry_body("transpose_32x32__2d");
+    let branches = body
+        .lines()
+        .filter(|l| l.trim_start().starts_with("@%p") && l.contains("bra"))
+        .count();
+    assert_eq!(branches, 2, "{body}");
+    assert_eq!(body.matches("or.pred").count(), 2, "{body}");
+}
+
 fn ptxas(dir: &str, sub: &str) -> PathBuf {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let path = root.join(".tools").join(dir).join(sub);

@@ -116,9 +116,14 @@ impl Shape2dU32 {
     }
 
     /// Whether `(row, col)` is an element: `row < rows` and `col < cols`.
+    ///
+    /// Both compares are made (`&`, not `&&`: neither has a side effect), so
+    /// that a kernel's `if shape.contains(r, c) { load } else { default }`
+    /// is one branch, which `ptxas` turns into a predicated load, rather than
+    /// two nested ones around it.
     #[inline(always)]
     pub fn contains(self, row: u32, col: u32) -> bool {
-        row < self.rows && col < self.cols
+        (row < self.rows) & (col < self.cols)
     }
 
     /// The offset `row * cols + col` of element `(row, col)`, which the
