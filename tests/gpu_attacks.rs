@@ -10,12 +10,12 @@
 
 mod common;
 
-use common::{hold, one_at_a_time, size};
+use common::{free_memory_after_release, hold, one_at_a_time, size};
 use gpu_device::DeviceCopy;
 use gpu_runtime::{launch, Device, DeviceBuffer, Error, PinnedBuffer, Stream};
 use gpu_tutorial_kernels::{add_kernel, fill};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn blocks(n: usize) -> usize {
     n.div_ceil(256).max(1)
@@ -184,15 +184,7 @@ fn free_sync_inside_a_callback_is_an_error_and_the_memory_is_freed() {
     stream.synchronize().unwrap();
     let result = receive.recv_timeout(Duration::from_secs(10)).unwrap();
     assert_eq!(result, Err(Error::CalledFromCallback));
-    let start = Instant::now();
-    let freed = loop {
-        device.release_pool_memory().unwrap();
-        let (now, _) = device.memory_info().unwrap();
-        if now + (8 << 20) >= before || start.elapsed() > Duration::from_secs(10) {
-            break now;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let freed = free_memory_after_release(&device, before);
     assert!(
         freed + (8 << 20) >= before,
         "free memory went back from {before} to {freed} bytes"

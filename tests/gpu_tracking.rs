@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{hold, one_at_a_time, size};
+use common::{free_memory_after_release, hold, one_at_a_time, size};
 use gpu_ops::sum_on;
 use gpu_runtime::{launch, Device, DeviceBuffer, Error, PinnedBuffer, Pipeline, Stream};
 use gpu_tutorial_kernels::{add_kernel, fill};
@@ -236,15 +236,7 @@ fn a_buffer_dropped_inside_a_callback_is_freed() {
     let buffer = DeviceBuffer::<u8>::zeroed_on(bytes, &stream).unwrap();
     stream.add_callback(move || drop(buffer)).unwrap();
     stream.synchronize().unwrap();
-    let start = Instant::now();
-    let freed = loop {
-        device.release_pool_memory().unwrap();
-        let (now, _) = device.memory_info().unwrap();
-        if now + (8 << 20) >= before || start.elapsed() > Duration::from_secs(10) {
-            break now;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let freed = free_memory_after_release(&device, before);
     assert!(
         freed + (8 << 20) >= before,
         "free memory went back from {before} to {freed} bytes after the drop"

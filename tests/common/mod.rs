@@ -40,3 +40,19 @@ pub fn hold(stream: &Stream, ms: u64) -> JoinHandle<()> {
         let _ = release.send(());
     })
 }
+
+/// The device's free memory, after handing the pool's unused memory back,
+/// once it is within 8 MiB of `before` or after 10 s, whichever comes first:
+/// what a test of a deferred free asserts on (the free happens on another
+/// thread, a little later).
+pub fn free_memory_after_release(device: &gpu_runtime::Device, before: usize) -> usize {
+    let start = std::time::Instant::now();
+    loop {
+        device.release_pool_memory().unwrap();
+        let (now, _) = device.memory_info().unwrap();
+        if now + (8 << 20) >= before || start.elapsed() > Duration::from_secs(10) {
+            return now;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
