@@ -10,24 +10,12 @@
 
 mod common;
 
-use common::{free_memory_after_release, hold, one_at_a_time, size};
+use common::{blocks, filled, free_memory_after_release, hold, one_at_a_time, size};
 use gpu_device::DeviceCopy;
 use gpu_runtime::{launch, Device, DeviceBuffer, Error, PinnedBuffer, Stream};
 use gpu_tutorial_kernels::{add_kernel, fill};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Duration;
-
-fn blocks(n: usize) -> usize {
-    n.div_ceil(256).max(1)
-}
-
-/// A buffer of `n` copies of `value`, already on the device (the module loaded).
-fn filled(n: usize, value: f32, stream: &Stream) -> DeviceBuffer<f32> {
-    let mut x = DeviceBuffer::<f32>::zeroed_on(n, stream).unwrap();
-    launch!(fill[blocks(n), 256, stream](value, &mut x)).unwrap();
-    stream.synchronize().unwrap();
-    x
-}
 
 /// Attacks tracking through `split_at`: the two halves of one buffer are
 /// written on two streams (the first held), then the whole buffer is read on

@@ -6,23 +6,11 @@
 
 mod common;
 
-use common::{hold, one_at_a_time, size};
+use common::{blocks, filled, hold, one_at_a_time, size};
 use gpu_runtime::{
     kernel_args, launch, Device, DeviceBuffer, Error, Event, GraphNodeKind, PinnedBuffer, Stream,
 };
 use gpu_tutorial_kernels::{add_kernel, busy, fill, saxpy};
-
-fn blocks(n: usize) -> usize {
-    n.div_ceil(256)
-}
-
-/// `n` copies of `value` on the device, the kernels' module loaded.
-fn filled(n: usize, value: f32, stream: &Stream) -> DeviceBuffer<f32> {
-    let mut x = DeviceBuffer::<f32>::zeroed_on(n, stream).unwrap();
-    launch!(fill[blocks(n), 256, stream](value, &mut x)).unwrap();
-    stream.synchronize().unwrap();
-    x
-}
 
 #[test]
 fn a_graph_of_100_kernels_replays_them_all() {

@@ -5,23 +5,11 @@
 
 mod common;
 
-use common::{free_memory_after_release, hold, one_at_a_time, size};
+use common::{blocks, filled, free_memory_after_release, hold, one_at_a_time, size};
 use gpu_ops::sum_on;
 use gpu_runtime::{launch, Device, DeviceBuffer, Error, PinnedBuffer, Pipeline, Stream};
 use gpu_tutorial_kernels::{add_kernel, fill};
 use std::time::{Duration, Instant};
-
-fn blocks(n: usize) -> usize {
-    n.div_ceil(256)
-}
-
-/// A buffer of `n` copies of `value`, already on the device (the module loaded).
-fn filled(n: usize, value: f32, stream: &Stream) -> DeviceBuffer<f32> {
-    let mut x = DeviceBuffer::<f32>::zeroed_on(n, stream).unwrap();
-    launch!(fill[blocks(n), 256, stream](value, &mut x)).unwrap();
-    stream.synchronize().unwrap();
-    x
-}
 
 #[test]
 fn a_copy_on_another_stream_returns_what_the_kernel_wrote() {

@@ -56,3 +56,18 @@ pub fn free_memory_after_release(device: &gpu_runtime::Device, before: usize) ->
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// Blocks of 256 threads covering `n` elements (at least one).
+pub fn blocks(n: usize) -> usize {
+    n.div_ceil(256).max(1)
+}
+
+/// A buffer of `n` copies of `value`, already on the device (the kernels'
+/// module loaded).
+pub fn filled(n: usize, value: f32, stream: &Stream) -> gpu_runtime::DeviceBuffer<f32> {
+    let mut x = gpu_runtime::DeviceBuffer::<f32>::zeroed_on(n, stream).unwrap();
+    gpu_runtime::launch!(gpu_tutorial_kernels::fill[blocks(n), 256, stream](value, &mut x))
+        .unwrap();
+    stream.synchronize().unwrap();
+    x
+}
