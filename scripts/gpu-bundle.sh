@@ -52,6 +52,7 @@ for example in examples/*.rs; do
 done
 cp benches/cuda/*.cu benches/cuda/*.h benches/python/*.py "$bundle/benches/"
 cp scripts/sanitize.sh "$bundle/sanitize.sh"
+cp -r scripts/sanitizer-probes "$bundle/sanitizer-probes"
 # Symbol tables are not needed to run: the bundle must fit the 64 MiB that
 # travel to the GPU machine.
 find "$bundle/tests" "$bundle/examples" "$bundle/benches" -type f -perm -u+x ! -name '*.py' -exec strip {} +

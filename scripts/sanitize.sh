@@ -14,6 +14,14 @@
 # is set.
 # Tests and examples use their small sizes (GPU_TEST_SMALL=1): instrumentation
 # slows kernels down by orders of magnitude.
+#
+# Before the binaries, CUDA C probes (scripts/sanitizer-probes/, built with
+# nvcc) measure what a tool or NCCL does with none of this crate's code: which
+# tools make asynchronous copies wait for their stream (held_copy.cu: the
+# tests asserting a held copy is pending are left out under those tools), and
+# which reports NCCL's own initialisation makes (nccl_init.cu: such reports
+# from inside NCCL are counted apart, and printed). Every test or binary left
+# out under a tool is printed with its reason.
 cd "$(dirname "${BASH_SOURCE[0]}")" || exit 1
 export GPU_TEST_SMALL=1
 tools="${SANITIZER_TOOLS:-memcheck racecheck synccheck initcheck}"
@@ -55,6 +63,10 @@ skipped_tests() {
             echo "NCCL's bootstrap between processes hangs under compute-sanitizer: the multi-process tests run in run-all.sh only; the rest run one at a time (NCCL communicators made from several test threads at once crashed the sanitized process on an H200; one at a time they run clean)" >&2
             echo "--skip ranks_in_separate_processes --skip rank_process_of_multi_process_tests --test-threads=1"
             ;;
+        gpu_async)
+            echo "its tests run one at a time: on several test threads the racecheck run hung once on an H200 (not diagnosed; it never hangs without the sanitizer)" >&2
+            echo "--test-threads=1"
+            ;;
         gpu_stream_semantics)
             echo "its tests run one at a time: on several test threads the sanitized process hung in some runs on an H200 (not diagnosed; it never hangs without the sanitizer), one at a time it runs clean" >&2
             echo "--test-threads=1"
@@ -62,14 +74,79 @@ skipped_tests() {
     esac
 }
 
-# Reports in a finished log that come from inside NCCL: error blocks whose
-# host backtrace goes through libnccl (NCCL probing its own kernels, for
-# instance), not calls of this crate's.
-nccl_reports_in() {
-    awk '/^========= [A-Z]/ && !/SUMMARY|COMPUTE-SANITIZER|Target application/ { if (block && nccl) n++; block = 1; nccl = 0; next }
+# The probes: CUDA C programs, built here with nvcc, that show what a tool or
+# a library does with none of this crate's code (scripts/sanitizer-probes/).
+probes=/tmp/sanitizer-probes
+mkdir -p "$probes"
+build_probe() { # name, source, libraries...
+    local name="$1" source="$2"
+    shift 2
+    nvcc -O2 -o "$probes/$name" "sanitizer-probes/$source" "$@" >"$probes/$name.build.log" 2>&1 ||
+        echo "sanitize: nvcc could not build sanitizer-probes/$source ($probes/$name.build.log): its probe is not run"
+}
+build_probe held-copy held_copy.cu -lcuda
+build_probe nccl-init nccl_init.cu -ldl
+
+# Tools under which a copy queued behind a held stream is done when its call
+# returns (the held-copy probe exits 2): the call waits for the stream. Memory
+# is still ordered as the stream says, but a test that asserts a held copy is
+# still pending cannot hold under such a tool.
+copies_wait_under=""
+for tool in $tools; do
+    [ -x "$probes/held-copy" ] || break
+    compute-sanitizer --tool "$tool" "$probes/held-copy" >"$logs/probe-held-copy.$tool.log" 2>&1
+    if [ $? -eq 2 ]; then
+        copies_wait_under="$copies_wait_under $tool"
+        echo "sanitize: under $tool, asynchronous copies wait for their stream (CUDA C probe, sanitizer-probes/held_copy.cu):"
+        grep '^held-copy probe:' "$logs/probe-held-copy.$tool.log" | sed 's/^/sanitize:     /'
+    fi
+done
+
+# The tests (or, for an example, the whole run) that assert a copy queued
+# behind a held stream is still pending when its call returns, left out under
+# the tools found above; each runs under the other tools and in run-all.sh.
+held_copy_tests() {
+    case "$1" in
+        pinned) echo "--skip reading_waits_for_a_copy_into_the_buffer --skip dropping_waits_for_pending_copies" ;;
+        pinned_batches) echo "--skip copies_into_a_buffer_are_tracked_when_the_batch_ends" ;;
+        pipeline) echo "--skip run_only_queues_and_reading_the_output_waits" ;;
+        async_pipeline) echo "the whole example" ;;
+    esac
+}
+
+# What NCCL's own initialisation reports under each tool, with no other code
+# (the nccl-init probe): the first line of each report from inside NCCL, one
+# per line, in $probes/nccl-own.TOOL. Reports in other logs with the same text,
+# from inside NCCL, are NCCL's own and are counted apart.
+nccl_python_library() {
+    python3 -c 'import importlib.util, os; s = importlib.util.find_spec("nvidia.nccl"); print(os.path.join(list(s.submodule_search_locations)[0], "lib", "libnccl.so.2"))' 2>/dev/null
+}
+nccl_report_heads() { # the first lines of a log's reports from inside NCCL
+    awk '/^========= [A-Z]/ && !/SUMMARY|COMPUTE-SANITIZER|Target application/ { if (block && nccl) print head; block = 1; nccl = 0; head = substr($0, 11); next }
          /^=========  / { if (/libnccl/) nccl = 1; next }
-         { if (block && nccl) n++; block = 0; nccl = 0 }
-         END { if (block && nccl) n++; print n + 0 }' "$1"
+         { if (block && nccl) print head; block = 0; nccl = 0 }
+         END { if (block && nccl) print head }' "$1"
+}
+for tool in $tools; do
+    : >"$probes/nccl-own.$tool"
+    [ -x "$probes/nccl-init" ] || continue
+    compute-sanitizer --tool "$tool" "$probes/nccl-init" "$(nccl_python_library)" >"$logs/probe-nccl-init.$tool.log" 2>&1
+    nccl_report_heads "$logs/probe-nccl-init.$tool.log" | sort -u >"$probes/nccl-own.$tool"
+    count="$(nccl_report_heads "$logs/probe-nccl-init.$tool.log" | wc -l)"
+    if [ "$count" -gt 0 ]; then
+        echo "sanitize: under $tool, NCCL's own initialisation makes $count reports with no other code (CUDA C probe, sanitizer-probes/nccl_init.cu; $(grep -h '^nccl-init probe:' "$logs/probe-nccl-init.$tool.log")):"
+        sed 's/^/sanitize:     /' "$probes/nccl-own.$tool"
+    fi
+done
+
+# Reports in a finished log that NCCL's own initialisation makes: from inside
+# NCCL, with a text the nccl-init probe's reports have under the same tool.
+nccl_own_reports_in() { # log, tool
+    if [ -s "$probes/nccl-own.$2" ]; then
+        nccl_report_heads "$1" | grep -cxF -f "$probes/nccl-own.$2"
+    else
+        echo 0
+    fi
 }
 
 # A binary that made no CUDA call (a test of the simulator, a unit test of a
@@ -80,8 +157,17 @@ no_cuda_call() {
         grep -q '^test result: ok' "$1" && ! grep -q '^test result: FAILED' "$1"
 }
 
+# Reports that count: all of a log's, less NCCL's own.
+counted_reports_in() { # log, tool
+    local all own
+    all="$(reports_in "$1")"
+    [ -n "$all" ] || return 0
+    own="$(nccl_own_reports_in "$1" "$2")"
+    echo $((all - ${own:-0}))
+}
+
 run_binary() { # runs every tool on one binary, then prints its lines
-    local bin="$1" name tool args=() reports status skip
+    local bin="$1" name tool args=() tool_args reports status skip own ran=""
     name="$(basename "$bin")"
     [ "${bin%%/*}" = tests ] && args=(--include-ignored)
     skip="$(skipped_tests "$name" 2>/dev/null)"
@@ -91,20 +177,36 @@ run_binary() { # runs every tool on one binary, then prints its lines
         args+=($skip)
     fi
     for tool in $tools; do
+        tool_args=("${args[@]}")
+        if [[ " $copies_wait_under " == *" $tool "* ]] && [ -n "$(held_copy_tests "$name")" ]; then
+            printf 'sanitize: %-10s %-28s leaves out %s: it asserts a copy held behind a stream is still pending, which %s does not keep (probe above)\n' \
+                "$tool" "$name" "$(held_copy_tests "$name" | sed 's/--skip //g')" "$tool"
+            [ "${bin%%/*}" = tests ] || { rm -f "$logs/$name.$tool.log"; continue; }
+            # shellcheck disable=SC2207
+            tool_args+=($(held_copy_tests "$name"))
+        fi
+        if [ "$tool/$name" = racecheck/gpu_tracking ]; then
+            printf 'sanitize: %-10s %-28s leaves out a_write_on_another_threads_per_thread_stream_is_waited_for: under racecheck the process hangs when the test drops its reader stream (cuEventDestroy/cuStreamDestroy, after a hand-off from a per-thread default stream of a thread that has ended; 4 of 4 runs on an H200); a CUDA C replay of its driver calls, sanitizer-probes/per_thread_hand_off.cu, finishes under racecheck, so the cause is not established\n' "$tool" "$name"
+            tool_args+=(--skip a_write_on_another_threads_per_thread_stream_is_waited_for)
+        fi
+        ran="$ran $tool"
         (
             timeout "${SANITIZE_TIMEOUT:-240}" compute-sanitizer --tool "$tool" --print-limit 50 \
-                "$bin" "${args[@]}" >"$logs/$name.$tool.log" 2>&1
+                "$bin" "${tool_args[@]}" >"$logs/$name.$tool.log" 2>&1
             echo $? >"$logs/$name.$tool.status"
         ) &
     done
     wait
-    for tool in $tools; do
-        reports="$(reports_in "$logs/$name.$tool.log")"
+    for tool in $ran; do
+        reports="$(counted_reports_in "$logs/$name.$tool.log" "$tool")"
+        own="$(nccl_own_reports_in "$logs/$name.$tool.log" "$tool")"
         status="$(cat "$logs/$name.$tool.status")"
         if no_cuda_call "$logs/$name.$tool.log"; then
             printf 'sanitize: %-10s %-28s no CUDA call, nothing to check (its tests passed)\n' "$tool" "$name"
+        elif [ "${own:-0}" -gt 0 ]; then
+            printf "sanitize: %-10s %-28s %s reports (and %s of NCCL's own initialisation, as its probe makes them), exit %s\n" "$tool" "$name" "${reports:-?}" "$own" "$status"
         else
-            printf 'sanitize: %-10s %-28s %s reports (%s inside NCCL), exit %s\n' "$tool" "$name" "${reports:-?}" "$(nccl_reports_in "$logs/$name.$tool.log")" "$status"
+            printf 'sanitize: %-10s %-28s %s reports, exit %s\n' "$tool" "$name" "${reports:-?}" "$status"
         fi
     done
 }
@@ -127,14 +229,15 @@ for ((i = 0; i < ${#binaries[@]}; i += jobs)); do
 done
 
 total=0
-in_nccl=0
+nccl_own=0
 failed_runs=""
 for bin in "${binaries[@]}"; do
     name="$(basename "$bin")"
     for tool in $tools; do
+        [ -f "$logs/$name.$tool.log" ] || continue # left out under this tool (printed above)
         no_cuda_call "$logs/$name.$tool.log" && continue
-        reports="$(reports_in "$logs/$name.$tool.log")"
-        in_nccl=$((in_nccl + $(nccl_reports_in "$logs/$name.$tool.log")))
+        reports="$(counted_reports_in "$logs/$name.$tool.log" "$tool")"
+        nccl_own=$((nccl_own + $(nccl_own_reports_in "$logs/$name.$tool.log" "$tool")))
         status="$(cat "$logs/$name.$tool.status" 2>/dev/null || echo '?')"
         if [ -z "$reports" ]; then
             failed_runs="$failed_runs $name/$tool"
@@ -144,7 +247,11 @@ for bin in "${binaries[@]}"; do
         [ "$status" = 0 ] || failed_runs="$failed_runs $name/$tool(exit $status)"
     done
 done
-[ -n "${OUT:-}" ] && tar czf "$OUT/sanitizer-logs.tar.gz" -C /tmp sanitizer
+[ -n "${OUT:-}" ] && tar czf "$OUT/sanitizer-logs.tar.gz" -C /tmp sanitizer sanitizer-probes
 [ -n "$failed_runs" ] && echo "sanitize: runs that did not finish cleanly:$failed_runs"
-echo "sanitize: $total reports in all, $in_nccl of them inside NCCL (${#binaries[@]} binaries)"
+if [ "$nccl_own" -gt 0 ]; then
+    echo "sanitize: $total reports in all (${#binaries[@]} binaries); counted apart: $nccl_own made inside NCCL's own initialisation, which makes them with no other code (nccl-init probe)"
+else
+    echo "sanitize: $total reports in all (${#binaries[@]} binaries)"
+fi
 [ "$total" -eq 0 ] && [ -z "$failed_runs" ]

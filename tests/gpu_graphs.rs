@@ -445,8 +445,8 @@ fn synchronous_calls_inside_a_capture_are_errors_naming_it() {
     in_capture(s.add_callback(|| ()).unwrap_err(), "add_callback");
     in_capture(s.async_done().unwrap_err(), "async_done");
     // A device-wide call is refused while any capture is under way on the
-    // device: the error names one of them (another test of this binary may
-    // be capturing at the same time).
+    // device: the error names the oldest of them (another test of this
+    // binary may be capturing at the same time).
     let in_a_capture = |e: Error, operation: &str| match &e {
         Error::InCapture {
             operation: op,

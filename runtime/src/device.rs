@@ -37,10 +37,12 @@ pub(crate) fn capture_ended(ordinal: usize, id: u64) {
 }
 
 /// An error if a capture is in progress on device `ordinal`: a device-wide
-/// wait cannot complete while one lasts.
+/// wait cannot complete while one lasts. The error names the oldest capture
+/// under way (the smallest number), whatever order the captures were
+/// registered in.
 fn refuse_while_capturing(ordinal: usize, operation: &'static str) -> Result<()> {
     let captures = CAPTURES[ordinal].lock().unwrap_or_else(|e| e.into_inner());
-    match captures.first() {
+    match captures.iter().min_by_key(|(id, _)| *id) {
         Some((id, stream)) => Err(Error::InCapture {
             operation,
             stream: stream.clone(),
@@ -271,4 +273,33 @@ impl Drop for DeviceScope {
 /// Waits for all work on the current device (Numba's `cuda.synchronize()`).
 pub fn synchronize() -> Result<()> {
     Device::current()?.synchronize()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two captures may register in the other order than their numbers (the
+    /// driver's begin call of the older one returned later): the refusal
+    /// still names the older, so a capture under way is never told that a
+    /// younger one holds the device.
+    #[test]
+    fn a_device_wide_refusal_names_the_oldest_capture() {
+        let ordinal = MAX_DEVICES - 1; // no other test captures on it
+        capture_began(ordinal, 9, "stream b".into());
+        capture_began(ordinal, 4, "stream a".into());
+        let named = |r: Result<()>| match r {
+            Err(Error::InCapture {
+                capture, stream, ..
+            }) => (capture, stream),
+            other => panic!("expected InCapture, got {other:?}"),
+        };
+        let (capture, stream) = named(refuse_while_capturing(ordinal, "Device::synchronize"));
+        assert_eq!((capture, stream.as_str()), (4, "stream a"));
+        capture_ended(ordinal, 4);
+        let (capture, _) = named(refuse_while_capturing(ordinal, "Device::synchronize"));
+        assert_eq!(capture, 9);
+        capture_ended(ordinal, 9);
+        assert!(refuse_while_capturing(ordinal, "Device::synchronize").is_ok());
+    }
 }
