@@ -9,7 +9,7 @@
 // compute-sanitizer by scripts/sanitize.sh, which leaves out the tests that
 // assert a held copy is pending under any tool for which this probe exits 2.
 //
-//   nvcc -O2 -o held-copy-probe held-copy-probe.cu -lcuda && ./held-copy-probe
+//   nvcc -O2 -o held-copy held_copy.cu -lcuda && ./held-copy
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <atomic>

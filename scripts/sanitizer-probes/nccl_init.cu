@@ -5,7 +5,7 @@
 // the first argument (scripts/sanitize.sh passes the nvidia.nccl Python
 // package's, the runtime's last resort), or only GPU_NCCL_LIBRARY when set.
 //
-// scripts/sanitize.sh runs it under memcheck: the reports it makes come from
+// scripts/sanitize.sh runs it under each tool: the reports it makes come from
 // inside NCCL and are set apart, by their exact text, in the binaries that use
 // NCCL.
 //
