@@ -20,8 +20,11 @@
 # tools make asynchronous copies wait for their stream (held_copy.cu: the
 # tests asserting a held copy is pending are left out under those tools), and
 # which reports NCCL's own initialisation makes (nccl_init.cu: such reports
-# from inside NCCL are counted apart, and printed). Every test or binary left
-# out under a tool is printed with its reason.
+# from inside NCCL are counted apart, and printed), and under which tools a
+# stream call deadlocks while another thread that used its per-thread default
+# stream is ending (thread_exit_overlap.cu: test binaries then run one test at
+# a time, for libtest joins each test's thread before it starts the next). Every test or
+# binary left out under a tool is printed with its reason.
 cd "$(dirname "${BASH_SOURCE[0]}")" || exit 1
 export GPU_TEST_SMALL=1
 tools="${SANITIZER_TOOLS:-memcheck racecheck synccheck initcheck}"
@@ -63,14 +66,6 @@ skipped_tests() {
             echo "NCCL's bootstrap between processes hangs under compute-sanitizer: the multi-process tests run in run-all.sh only; the rest run one at a time (NCCL communicators made from several test threads at once crashed the sanitized process on an H200; one at a time they run clean)" >&2
             echo "--skip ranks_in_separate_processes --skip rank_process_of_multi_process_tests --test-threads=1"
             ;;
-        gpu_async)
-            echo "its tests run one at a time: on several test threads the racecheck run hung once on an H200 (not diagnosed; it never hangs without the sanitizer)" >&2
-            echo "--test-threads=1"
-            ;;
-        gpu_stream_semantics)
-            echo "its tests run one at a time: on several test threads the sanitized process hung in some runs on an H200 (not diagnosed; it never hangs without the sanitizer), one at a time it runs clean" >&2
-            echo "--test-threads=1"
-            ;;
     esac
 }
 
@@ -86,6 +81,7 @@ build_probe() { # name, source, libraries...
 }
 build_probe held-copy held_copy.cu -lcuda
 build_probe nccl-init nccl_init.cu -ldl
+build_probe thread-exit-overlap thread_exit_overlap.cu -lcuda
 
 # Tools under which a copy queued behind a held stream is done when its call
 # returns (the held-copy probe exits 2): the call waits for the stream. Memory
@@ -119,13 +115,38 @@ left_out_under() { # tool, binary name
             [ "$held" = "the whole example" ] && echo "$held" || printf -- '--skip %s ' $held
         fi
     fi
-    case "$1/$2" in
-        racecheck/gpu_tracking)
-            echo "a_write_on_another_threads_per_thread_stream_is_waited_for: under racecheck the process hangs when the test drops its reader stream (cuEventDestroy/cuStreamDestroy, after a hand-off from a per-thread default stream of a thread that has ended; 4 of 4 runs on an H200); a CUDA C replay of its driver calls, sanitizer-probes/per_thread_hand_off.cu, finishes under racecheck, so the cause is not established" >&2
-            echo "--skip a_write_on_another_threads_per_thread_stream_is_waited_for"
-            ;;
-    esac
 }
+
+# Tools under which a stream call on one thread deadlocks while another thread
+# that used CUDA is ending (the thread-exit-overlap probe, in each of its
+# modes, with a watchdog that ends it after 20 s; on an H200 every tool
+# deadlocks when the ending thread used its per-thread default stream, none
+# when it used another stream): the driver tears a thread's per-thread stream
+# down after the thread's code has returned, and a program that learns the
+# thread is done before joining it (libtest with several test threads, Rust's
+# thread::scope) goes on meanwhile. Under such a tool the test binaries run
+# one test at a time: libtest then joins each test's thread before it starts
+# the next.
+joins_needed_under=""
+for tool in $tools; do
+    [ -x "$probes/thread-exit-overlap" ] || break
+    for mode in per-thread other-stream join-first; do
+        timeout 60 compute-sanitizer --tool "$tool" "$probes/thread-exit-overlap" "$mode" 20 \
+            >"$logs/probe-thread-exit-overlap.$tool.$mode.log" 2>&1 &
+    done
+done
+wait
+for tool in $tools; do
+    [ -x "$probes/thread-exit-overlap" ] || break
+    if ! grep -q 'rounds done' "$logs/probe-thread-exit-overlap.$tool.per-thread.log" ||
+        ! grep -q 'rounds done' "$logs/probe-thread-exit-overlap.$tool.other-stream.log"; then
+        joins_needed_under="$joins_needed_under $tool"
+        echo "sanitize: under $tool, a stream call deadlocks while another thread that used CUDA is ending, so test binaries run one test at a time (CUDA C probe, sanitizer-probes/thread_exit_overlap.cu):"
+        for mode in per-thread other-stream join-first; do
+            grep -h '^thread-exit-overlap probe' "$logs/probe-thread-exit-overlap.$tool.$mode.log" | sed 's/^/sanitize:     /'
+        done
+    fi
+done
 
 # What NCCL's own initialisation reports under each tool, with no other code
 # (the nccl-init probe): the first line of each report from inside NCCL, one
@@ -193,6 +214,10 @@ run_binary() { # runs every tool on one binary, then prints its lines
     fi
     for tool in $tools; do
         tool_args=("${args[@]}")
+        if [ "${bin%%/*}" = tests ] && [[ " $joins_needed_under " == *" $tool "* ]] &&
+            [[ " ${tool_args[*]} " != *" --test-threads=1 "* ]]; then
+            tool_args+=(--test-threads=1) # one test at a time: the probe above
+        fi
         left_out="$(left_out_under "$tool" "$name" 2>/dev/null)"
         if [ -n "$left_out" ]; then
             left_out_under "$tool" "$name" 2>&1 >/dev/null | while read -r reason; do

@@ -199,14 +199,22 @@ fn a_write_on_another_threads_per_thread_stream_is_waited_for() {
     let n = size(1 << 16, 1 << 12);
     let mut x = filled(n, 0.0, &reader);
     std::thread::scope(|scope| {
-        scope.spawn(|| {
-            let own = Stream::per_thread();
-            let warm = filled(16, 0.0, &own);
-            drop(warm);
-            let held = hold(&own, 300);
-            launch!(fill[blocks(n), 256, own](4.0f32, &mut x)).unwrap();
-            held.join().unwrap();
-        });
+        scope
+            .spawn(|| {
+                let own = Stream::per_thread();
+                let warm = filled(16, 0.0, &own);
+                drop(warm);
+                let held = hold(&own, 300);
+                launch!(fill[blocks(n), 256, own](4.0f32, &mut x)).unwrap();
+                held.join().unwrap();
+            })
+            // Joined by its handle: this waits for the thread to have ended, the
+            // driver's teardown of its per-thread stream included (the scope's
+            // own join returns once the closure has). compute-sanitizer can
+            // deadlock a stream destroyed while that teardown runs
+            // (scripts/sanitizer-probes/thread_exit_overlap.cu).
+            .join()
+            .unwrap();
     });
     // The writer's thread is gone; its per-thread stream cannot be recorded on
     // from here, and the tracking orders the read through the legacy stream.

@@ -120,10 +120,12 @@ impl DeviceState {
 /// The state of device `ordinal`, opened on first use.
 fn opened(ordinal: usize) -> Result<&'static DeviceState> {
     let devices = devices()?;
-    let slot = devices.slots.get(ordinal).ok_or(Error::InvalidDevice {
-        ordinal,
-        count: devices.slots.len(),
-    })?;
+    let Some(slot) = devices.slots.get(ordinal) else {
+        return Err(Error::InvalidDevice {
+            ordinal,
+            count: devices.slots.len(),
+        });
+    };
     slot.get_or_init(|| DeviceState::open(ordinal))
         .as_ref()
         .map_err(Clone::clone)

@@ -20,6 +20,7 @@ use std::sync::atomic::{AtomicU16, Ordering};
 static ENABLED: [AtomicU16; MAX_DEVICES] = [const { AtomicU16::new(0) }; MAX_DEVICES];
 
 /// Whether kernels on `device` may use memory of `peer` (always for itself).
+#[inline]
 pub(crate) fn is_enabled(device: usize, peer: usize) -> bool {
     device == peer
         || (device < MAX_DEVICES

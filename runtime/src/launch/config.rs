@@ -90,6 +90,7 @@ impl<'s> LaunchConfig<'s> {
     }
 
     /// The stream to launch on: the one given, or the calling thread's current stream.
+    #[inline]
     pub fn resolve_stream(&self) -> Result<StreamRef<'s>> {
         Ok(match self.stream {
             Some(s) => StreamRef::Given(s),
@@ -97,100 +98,176 @@ impl<'s> LaunchConfig<'s> {
         })
     }
 
-    /// Whether grid and block are both of the form `(n, 1, 1)`.
-    pub(super) fn is_one_dimensional(&self) -> bool {
-        self.grid.0[1] == 1 && self.grid.0[2] == 1 && self.block.0[1] == 1 && self.block.0[2] == 1
+    /// The launch's shape, checked against the device's limits: every grid
+    /// and block extent between 1 and the device's limit, fewer than 2^64
+    /// threads in all (the device's thread index witness relies on that),
+    /// and a block within the device's threads-per-block limit. The kernel's
+    /// own limits are [`Shape::check_kernel_limits`]'s.
+    #[inline]
+    pub(super) fn shape(&self, kernel: &'static str, limits: &DeviceLimits) -> Result<Shape> {
+        match self.shape_within(limits) {
+            Some(shape) => Ok(shape),
+            None => Err(self.device_limit_error(kernel, limits)),
+        }
     }
 
-    /// Whether grid and block both have a z extent of 1.
-    pub(super) fn has_z_extent_one(&self) -> bool {
-        self.grid.0[2] == 1 && self.block.0[2] == 1
+    /// The shape when within the device's limits (see [`shape`](Self::shape)),
+    /// without building an error: the launch path's test.
+    #[inline]
+    fn shape_within(&self, limits: &DeviceLimits) -> Option<Shape> {
+        let within =
+            |value: i128, limit: u32| u32::try_from(value).ok().filter(|&v| v >= 1 && v <= limit);
+        let mut grid = [0u32; 3];
+        let mut block = [0u32; 3];
+        for axis in 0..3 {
+            grid[axis] = within(self.grid.0[axis], limits.max_grid_dim[axis])?;
+            block[axis] = within(self.block.0[axis], limits.max_block_dim[axis])?;
+        }
+        let shape = Shape {
+            grid,
+            block,
+            shared_bytes: self.shared_bytes,
+        };
+        let threads = shape.threads_per_block();
+        if threads > limits.max_threads_per_block as u128 {
+            return None;
+        }
+        // At most 2^96 blocks of at most 2^32 threads: the product fits.
+        let blocks = shape.grid.iter().map(|&g| g as u128).product::<u128>();
+        if blocks * threads > u64::MAX as u128 {
+            return None;
+        }
+        Some(shape)
     }
 
-    /// Whether the launch has at most 2^32 threads along x and along y, so
-    /// that every thread's global x and y positions fit in a `u32` (the
-    /// `__2d` entry computes them in 32 bits).
-    pub(super) fn has_32_bit_positions(&self) -> bool {
-        (0..2).all(|axis| {
-            self.grid.0[axis]
-                .checked_mul(self.block.0[axis])
-                .is_some_and(|threads| threads <= 1 << 32)
-        })
-    }
-
-    /// Checks the configuration against the device's and the kernel's limits.
-    pub(super) fn check(
-        &self,
-        kernel: &'static str,
-        limits: &DeviceLimits,
-        function: &FunctionLimits,
-    ) -> Result<([u32; 3], [u32; 3], u32)> {
+    /// The error for a launch outside a device limit: the first one
+    /// [`shape`](Self::shape) names.
+    #[cold]
+    #[inline(never)]
+    fn device_limit_error(&self, kernel: &'static str, limits: &DeviceLimits) -> Error {
         let fail = |reason: String| Error::InvalidLaunch { kernel, reason };
         let mut grid = [0u32; 3];
         let mut block = [0u32; 3];
         for (axis, name) in ["x", "y", "z"].iter().enumerate() {
             let g = self.grid.0[axis];
             if g < 1 {
-                return Err(fail(format!(
+                return fail(format!(
                     "grid dimension {name} is {g}: every grid dimension must be at least 1"
-                )));
+                ));
             }
             if g > limits.max_grid_dim[axis] as i128 {
-                return Err(fail(format!(
+                return fail(format!(
                     "grid dimension {name} is {g}, above the device's limit of {}",
                     limits.max_grid_dim[axis]
-                )));
+                ));
             }
             grid[axis] = g as u32;
             let b = self.block.0[axis];
             if b < 1 {
-                return Err(fail(format!(
+                return fail(format!(
                     "block dimension {name} is {b}: every block dimension must be at least 1"
-                )));
+                ));
             }
             if b > limits.max_block_dim[axis] as i128 {
-                return Err(fail(format!(
+                return fail(format!(
                     "block dimension {name} is {b}, above the device's limit of {}",
                     limits.max_block_dim[axis]
-                )));
+                ));
             }
             block[axis] = b as u32;
         }
-        let threads = block.iter().map(|&b| b as u64).product::<u64>();
-        // The device's thread index witness relies on the launch having fewer
-        // than 2^64 threads (so that it cannot wrap).
-        let total = grid
-            .iter()
-            .chain(&block)
-            .try_fold(1u64, |n, &d| n.checked_mul(d as u64));
-        if total.is_none() {
-            return Err(fail(format!(
+        let threads = block.iter().map(|&b| b as u128).product::<u128>();
+        let total = grid.iter().map(|&g| g as u128).product::<u128>() * threads;
+        if total > u64::MAX as u128 {
+            return fail(format!(
                 "a grid of {}x{}x{} blocks of {threads} threads has 2^64 threads or more",
                 grid[0], grid[1], grid[2]
-            )));
+            ));
         }
-        if threads > limits.max_threads_per_block as u64 {
-            return Err(fail(format!(
-                "a block of {}x{}x{} = {threads} threads exceeds the device's limit of {} threads per block",
-                block[0], block[1], block[2], limits.max_threads_per_block
-            )));
-        }
-        if threads > function.max_threads_per_block as u64 {
-            return Err(fail(format!(
-                "a block of {threads} threads exceeds this kernel's limit of {} threads per block (set by its register use)",
-                function.max_threads_per_block
-            )));
-        }
-        let dynamic = self.shared_bytes;
+        fail(format!(
+            "a block of {}x{}x{} = {threads} threads exceeds the device's limit of {} threads per block",
+            block[0], block[1], block[2], limits.max_threads_per_block
+        ))
+    }
+}
+
+/// A launch's grid and block within the device's limits (as the driver takes
+/// them) and its dynamic shared memory as requested.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Shape {
+    pub(super) grid: [u32; 3],
+    pub(super) block: [u32; 3],
+    shared_bytes: i128,
+}
+
+impl Shape {
+    /// Threads in one block.
+    fn threads_per_block(&self) -> u128 {
+        self.block.iter().map(|&b| b as u128).product()
+    }
+
+    /// Whether grid and block are both of the form `(n, 1, 1)`.
+    pub(super) fn is_one_dimensional(&self) -> bool {
+        self.grid[1] == 1 && self.grid[2] == 1 && self.block[1] == 1 && self.block[2] == 1
+    }
+
+    /// Whether grid and block both have a z extent of 1.
+    pub(super) fn has_z_extent_one(&self) -> bool {
+        self.grid[2] == 1 && self.block[2] == 1
+    }
+
+    /// Whether the launch has at most 2^32 threads along x and along y, so
+    /// that every thread's global x and y positions fit in a `u32` (the
+    /// `__2d` entry computes them in 32 bits).
+    pub(super) fn has_32_bit_positions(&self) -> bool {
+        (0..2).all(|axis| self.grid[axis] as u64 * self.block[axis] as u64 <= 1 << 32)
+    }
+
+    /// Checks the block against the kernel's threads-per-block limit (set by
+    /// its register use) and the dynamic shared memory against what the
+    /// device allows a block beside the kernel's static shared memory;
+    /// returns the dynamic shared memory in bytes.
+    #[inline]
+    pub(super) fn check_kernel_limits(
+        &self,
+        kernel: &'static str,
+        limits: &DeviceLimits,
+        function: &FunctionLimits,
+    ) -> Result<u32> {
         let available =
             limits.max_shared_per_block_optin as i128 - function.static_shared_bytes as i128;
-        if dynamic < 0 || dynamic > available {
-            return Err(fail(format!(
-                "{dynamic} bytes of dynamic shared memory requested, but the device allows {} bytes per block and the kernel's static shared memory takes {}, leaving {available}",
-                limits.max_shared_per_block_optin, function.static_shared_bytes
-            )));
+        if self.threads_per_block() <= function.max_threads_per_block as u128
+            && (0..=available).contains(&self.shared_bytes)
+        {
+            return Ok(self.shared_bytes as u32);
         }
-        Ok((grid, block, dynamic as u32))
+        Err(self.kernel_limit_error(kernel, limits, function))
+    }
+
+    /// The error [`check_kernel_limits`](Self::check_kernel_limits) returns.
+    #[cold]
+    #[inline(never)]
+    fn kernel_limit_error(
+        &self,
+        kernel: &'static str,
+        limits: &DeviceLimits,
+        function: &FunctionLimits,
+    ) -> Error {
+        let reason = if self.threads_per_block() > function.max_threads_per_block as u128 {
+            format!(
+                "a block of {} threads exceeds this kernel's limit of {} threads per block (set by its register use)",
+                self.threads_per_block(),
+                function.max_threads_per_block
+            )
+        } else {
+            let available =
+                limits.max_shared_per_block_optin as i128 - function.static_shared_bytes as i128;
+            format!(
+                "{} bytes of dynamic shared memory requested, but the device allows {} bytes per block and the kernel's static shared memory takes {}, leaving {available}",
+                self.shared_bytes, limits.max_shared_per_block_optin, function.static_shared_bytes
+            )
+        };
+        Error::InvalidLaunch { kernel, reason }
     }
 }
 
@@ -214,20 +291,111 @@ impl Deref for StreamRef<'_> {
 
 #[cfg(test)]
 mod tests {
-    use crate::launch::config::LaunchConfig;
+    use crate::backend::{DeviceLimits, FunctionLimits};
+    use crate::launch::config::{LaunchConfig, Shape};
+
+    const DEVICE: DeviceLimits = DeviceLimits {
+        max_threads_per_block: 1024,
+        max_block_dim: [1024, 1024, 64],
+        max_grid_dim: [i32::MAX as u32, 65535, 65535],
+        max_shared_per_block: 48 << 10,
+        max_shared_per_block_optin: 227 << 10,
+        multiprocessor_count: 132,
+        compute_capability: (9, 0),
+    };
+    const KERNEL: FunctionLimits = FunctionLimits {
+        max_threads_per_block: 512,
+        static_shared_bytes: 1 << 10,
+        max_dynamic_shared_bytes: 48 << 10,
+    };
+
+    /// The launch's error text, or "ok" with its shape and shared bytes.
+    fn checked(config: LaunchConfig<'_>) -> String {
+        let checked = config
+            .shape("k", &DEVICE)
+            .and_then(|shape| Ok((shape, shape.check_kernel_limits("k", &DEVICE, &KERNEL)?)));
+        match checked {
+            Ok((shape, shared)) => format!("ok {:?} {:?} {shared}", shape.grid, shape.block),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn launches_at_every_limit_pass_and_one_past_it_is_named() {
+        let at_limits = LaunchConfig::new((i32::MAX as u32, 65535u32), (512, 1, 1))
+            .shared_bytes((227 << 10) - (1 << 10));
+        assert_eq!(
+            checked(at_limits),
+            format!(
+                "ok [{}, 65535, 1] [512, 1, 1] {}",
+                i32::MAX,
+                (227 << 10) - (1 << 10)
+            )
+        );
+        let deep = LaunchConfig::new((1, 1, 65535), (1, 8, 64));
+        assert_eq!(checked(deep), "ok [1, 1, 65535] [1, 8, 64] 0");
+        let cases: [(LaunchConfig<'_>, &str); 9] = [
+            (
+                LaunchConfig::new(0, 32),
+                "grid dimension x is 0: every grid dimension must be at least 1",
+            ),
+            (LaunchConfig::new((1, -3), 32), "grid dimension y is -3"),
+            (
+                LaunchConfig::new((1, 1, 65536), 32),
+                "grid dimension z is 65536, above the device's limit of 65535",
+            ),
+            (LaunchConfig::new(1, (1, 0)), "block dimension y is 0"),
+            (
+                LaunchConfig::new(1, (1, 1, 65)),
+                "block dimension z is 65, above the device's limit of 64",
+            ),
+            (
+                LaunchConfig::new(1, (64, 32)),
+                "2048 threads exceeds the device's limit of 1024",
+            ),
+            (
+                LaunchConfig::new(1, 1024),
+                "1024 threads exceeds this kernel's limit of 512",
+            ),
+            (
+                LaunchConfig::new(1, 32).shared_bytes(-1),
+                "-1 bytes of dynamic shared memory requested",
+            ),
+            (
+                LaunchConfig::new(1, 32).shared_bytes((227 << 10) - (1 << 10) + 1),
+                "leaving 231424",
+            ),
+        ];
+        for (config, expected) in cases {
+            let text = checked(config);
+            assert!(text.contains(expected), "expected {expected:?} in {text:?}");
+        }
+    }
+
+    #[test]
+    fn a_launch_of_2_to_the_64_threads_is_refused_before_the_block_limits() {
+        let huge = LaunchConfig::new((i32::MAX as u32, 65535u32, 65535u32), (1024, 1, 1));
+        let text = checked(huge);
+        assert!(text.contains("has 2^64 threads or more"), "{text}");
+    }
 
     #[test]
     fn positions_fit_in_32_bits_up_to_2_to_the_32_threads_per_axis() {
-        let fits = |grid: (u64, u64), block: (u64, u64)| {
-            LaunchConfig::new(grid, block).has_32_bit_positions()
+        let fits = |grid: (u32, u32), block: (u32, u32)| {
+            Shape {
+                grid: [grid.0, grid.1, 1],
+                block: [block.0, block.1, 1],
+                shared_bytes: 0,
+            }
+            .has_32_bit_positions()
         };
         assert!(fits((1 << 22, 65535), (1024, 1024)));
         assert!(fits((1 << 27, 1), (32, 1)));
         // One thread more along x, or along y: the general entry.
         assert!(!fits(((1 << 27) + 1, 1), (32, 1)));
         assert!(!fits((1, (1 << 22) + 1), (1, 1024)));
-        assert!(!fits((i32::MAX as u64, 1), (1024, 1)));
-        // Values that overflow the product are not "small".
-        assert!(!fits((u64::MAX, 1), (u64::MAX, 1)));
+        assert!(!fits((i32::MAX as u32, 1), (1024, 1)));
+        // Values whose product is far past 2^32 are not "small".
+        assert!(!fits((u32::MAX, 1), (u32::MAX, 1)));
     }
 }

@@ -4,13 +4,16 @@
 
 mod config;
 mod length_bound;
+mod slice_arg;
 
 #[doc(hidden)]
 pub use length_bound::check_len_at_least;
 
 pub use config::{DimValue, Dims, IntoDims, LaunchConfig, StreamRef};
 
-use crate::abi::{HostEntry, SliceArg};
+use config::Shape;
+
+use crate::abi::HostEntry;
 use crate::backend::{
     driver, status, FunctionHandle, FunctionLimits, GraphNodeHandle, KernelLaunch, MAX_DEVICES,
 };
@@ -19,11 +22,10 @@ use crate::device::DeviceState;
 use crate::error::{Error, Result};
 use crate::last_kernel::KernelId;
 use crate::memory::tracking::{self, Access, GraphUse};
-use crate::memory::{DeviceInput, DeviceOutput, GraphMemory, RawView};
+use crate::memory::GraphMemory;
 use crate::module::EmbeddedModule;
 use crate::stream::capture::CapturedKernel;
 use crate::stream::Stream;
-use gpu_device::DeviceCopy;
 use std::ffi::{c_void, CString};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::OnceLock;
@@ -118,18 +120,18 @@ impl KernelFunction {
         self
     }
 
-    /// The entry point a launch of `config` runs (an index into `entries`):
+    /// The entry point a launch of `shape` runs (an index into `entries`):
     /// the one-dimensional entry for grids and blocks `(n, 1, 1)`, the
     /// z-extent-one entry (where the kernel has one) for other launches
     /// whose z extents are 1 and whose x and y positions fit in 32 bits, the
     /// general one otherwise. Each entry's witnesses rely on this choice
     /// (`gpu_device::entry`); `prepare`, which every launch path goes
     /// through, makes it here.
-    fn entry_for(&self, config: &LaunchConfig<'_>) -> usize {
-        if config.is_one_dimensional() {
+    fn entry_for(&self, shape: &Shape) -> usize {
+        if shape.is_one_dimensional() {
             ONE_DIMENSIONAL
-        } else if config.has_z_extent_one()
-            && config.has_32_bit_positions()
+        } else if shape.has_z_extent_one()
+            && shape.has_32_bit_positions()
             && self.entries[Z_EXTENT_ONE].is_some()
         {
             Z_EXTENT_ONE
@@ -212,15 +214,23 @@ impl KernelFunction {
         })
     }
 
-    /// Checks `config` for launching on `stream` and picks the entry point.
-    fn prepare(&'static self, config: &LaunchConfig<'_>, stream: &Stream) -> Result<Prepared> {
+    /// Checks `config` for launching on `stream` and picks the entry point;
+    /// also returns the stream's device.
+    #[inline]
+    fn prepare(
+        &'static self,
+        config: &LaunchConfig<'_>,
+        stream: &Stream,
+    ) -> Result<(Prepared, &'static DeviceState)> {
         let device = stream.device_state()?;
         // The one-dimensional entry point is chosen only for shapes (n, 1, 1),
         // the z-extent-one entry only for z extents of 1 and positions below
         // 2^32: their witnesses are unique only there.
-        let which = self.entry_for(config);
+        let shape = config.shape(self.name, &device.limits)?;
+        let which = self.entry_for(&shape);
         let info = self.info(device, which)?;
-        let (grid, block, shared) = config.check(self.name, &device.limits, &info.limits)?;
+        let shared = shape.check_kernel_limits(self.name, &device.limits, &info.limits)?;
+        let Shape { grid, block, .. } = shape;
         // The entry points assume the declared block shape.
         self.check_block_shape(block)?;
         if shared > info.dynamic_shared_limit.load(Ordering::Relaxed) {
@@ -241,13 +251,14 @@ impl KernelFunction {
             }
             _ => {}
         }
-        Ok(Prepared {
+        let prepared = Prepared {
             function: info.handle,
             host,
             grid,
             block,
             shared,
-        })
+        };
+        Ok((prepared, device))
     }
 
     /// Launches the entry point.
@@ -263,14 +274,16 @@ impl KernelFunction {
         stream: &Stream,
         params: &mut [*mut c_void],
     ) -> Result<()> {
-        let Prepared {
-            function,
-            host,
-            grid,
-            block,
-            shared,
-        } = self.prepare(config, stream)?;
-        let device = stream.device_state()?;
+        let (
+            Prepared {
+                function,
+                host,
+                grid,
+                block,
+                shared,
+            },
+            device,
+        ) = self.prepare(config, stream)?;
         let id = *self.id.get_or_init(|| KernelId::register(self.name));
         // SAFETY: forwarded to the caller; the configuration was checked above.
         let launched = unsafe {
@@ -324,7 +337,7 @@ impl KernelFunction {
         params: &mut [*mut c_void],
         memory: Vec<(&'static str, Option<GraphMemory>, bool)>,
     ) -> Result<KernelArgs> {
-        let prepared = self.prepare(config, stream)?;
+        let (prepared, _) = self.prepare(config, stream)?;
         let values = prepared
             .host
             .param_sizes
@@ -511,63 +524,3 @@ impl std::fmt::Debug for KernelArgs {
 /// k<const TILE: usize>`): the launcher of `k` requires `Const<TILE>:
 /// k::Instance`, which holds for the listed values only.
 pub struct Const<const N: usize>;
-
-impl SliceArg {
-    /// An input argument; checks it lives on the stream's device, or on a
-    /// device the stream's device has peer access to.
-    pub fn input<T: DeviceCopy>(
-        arg: &impl DeviceInput<T>,
-        stream_device: usize,
-        kernel: &KernelFunction,
-        parameter: &'static str,
-    ) -> Result<SliceArg> {
-        SliceArg::checked::<T>(arg.raw_view(), stream_device, kernel, parameter)
-    }
-
-    /// An output argument; checks it lives on the stream's device, or on a
-    /// device the stream's device has peer access to.
-    pub fn output<T: DeviceCopy>(
-        arg: &mut impl DeviceOutput<T>,
-        stream_device: usize,
-        kernel: &KernelFunction,
-        parameter: &'static str,
-    ) -> Result<SliceArg> {
-        SliceArg::checked::<T>(arg.raw_view(), stream_device, kernel, parameter)
-    }
-
-    /// Checks the device (see [`crate::peer`]); a slice with no bytes (empty, or of a zero-sized
-    /// element type) gets a non-null, aligned dangling address (as Rust's
-    /// empty slices have), since the device side builds a slice from the
-    /// pointer without a branch, and a zero-sized allocation has no address.
-    fn checked<T>(
-        view: RawView,
-        stream_device: usize,
-        kernel: &KernelFunction,
-        parameter: &'static str,
-    ) -> Result<SliceArg> {
-        if view.len == 0 || std::mem::size_of::<T>() == 0 {
-            return Ok(SliceArg {
-                ptr: std::mem::align_of::<T>() as u64,
-                len: view.len,
-            });
-        }
-        if !crate::peer::is_enabled(stream_device, view.device) {
-            return Err(Error::WrongDevice {
-                kernel: kernel.name,
-                parameter,
-                buffer_device: view.device,
-                stream_device,
-            });
-        }
-        if std::mem::size_of::<T>() == 0 {
-            return Ok(SliceArg {
-                ptr: std::mem::align_of::<T>() as u64,
-                len: view.len,
-            });
-        }
-        Ok(SliceArg {
-            ptr: view.ptr,
-            len: view.len,
-        })
-    }
-}

@@ -117,11 +117,19 @@ impl<S: Clone + PartialEq> CaptureLink<S> {
         }
     }
 
-    /// The capture the stream takes part in now, if any.
+    /// The capture the stream takes part in now, if any: outside captures,
+    /// one load (every launch and tracked access asks).
+    #[inline]
     pub(crate) fn active(&self) -> Option<Arc<CaptureState<S>>> {
         if !self.capturing.load(Ordering::Acquire) {
             return None;
         }
+        self.active_member()
+    }
+
+    /// As [`active`](Self::active), once the stream joined a capture.
+    #[inline(never)]
+    fn active_member(&self) -> Option<Arc<CaptureState<S>>> {
         lock(&self.membership)
             .as_ref()
             .filter(|(capture, _)| !capture.has_ended())

@@ -259,6 +259,7 @@ impl Stream {
     /// The device's state, after checking that this thread may use the
     /// stream. (Driver calls on the stream's handle act on its device
     /// whatever else the caller did in between.)
+    #[inline]
     pub(crate) fn device_state(&self) -> Result<&'static DeviceState> {
         self.check_thread()?;
         device::state(self.inner.ordinal)
@@ -270,16 +271,24 @@ impl Stream {
         self.check_thread().is_ok()
     }
 
+    #[inline]
     fn check_thread(&self) -> Result<()> {
         match self.inner.owner {
-            Some(owner) if owner != std::thread::current().id() => {
-                Err(Error::PerThreadStreamOnOtherThread {
-                    owner: format!("{owner:?}"),
-                    caller: format!("{:?}", std::thread::current().id()),
-                })
-            }
-            _ => Ok(()),
+            Some(owner) => Self::check_owner(owner),
+            None => Ok(()),
         }
+    }
+
+    /// A per-thread default stream is usable on its own thread only.
+    #[inline(never)]
+    fn check_owner(owner: std::thread::ThreadId) -> Result<()> {
+        if owner == std::thread::current().id() {
+            return Ok(());
+        }
+        Err(Error::PerThreadStreamOnOtherThread {
+            owner: format!("{owner:?}"),
+            caller: format!("{:?}", std::thread::current().id()),
+        })
     }
 
     /// The driver's handle of the stream.
@@ -389,6 +398,7 @@ impl Stream {
     }
 
     /// The capture the stream takes part in now, if any.
+    #[inline]
     pub(crate) fn active_capture(&self) -> Option<Arc<Capture>> {
         self.inner.capture.active()
     }

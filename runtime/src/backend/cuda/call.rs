@@ -30,17 +30,25 @@ fn describe(code: Status) -> (String, String) {
 }
 
 /// Turns a status into `Ok(())` or a [`DriverError`] naming `call`.
+#[inline]
 pub(super) fn check(call: &'static str, code: Status) -> Result<(), DriverError> {
     if code == SUCCESS {
         Ok(())
     } else {
-        let (name, description) = describe(code);
-        Err(DriverError {
-            call,
-            code,
-            name,
-            description,
-        })
+        Err(failure(call, code))
+    }
+}
+
+/// The error for a failed `call`.
+#[cold]
+#[inline(never)]
+fn failure(call: &'static str, code: Status) -> DriverError {
+    let (name, description) = describe(code);
+    DriverError {
+        call,
+        code,
+        name,
+        description,
     }
 }
 
