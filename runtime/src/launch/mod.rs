@@ -4,6 +4,7 @@
 
 mod config;
 mod length_bound;
+mod shared_limit;
 mod slice_arg;
 
 #[doc(hidden)]
@@ -12,6 +13,7 @@ pub use length_bound::check_len_at_least;
 pub use config::{DimValue, Dims, IntoDims, LaunchConfig, StreamRef};
 
 use config::Shape;
+use shared_limit::SharedLimit;
 
 use crate::abi::HostEntry;
 use crate::backend::{
@@ -27,7 +29,6 @@ use crate::module::EmbeddedModule;
 use crate::stream::capture::CapturedKernel;
 use crate::stream::Stream;
 use std::ffi::{c_void, CString};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::OnceLock;
 
 /// Which of a kernel's entry points a launch runs: an index into
@@ -62,7 +63,7 @@ struct FunctionInfo {
     handle: FunctionHandle,
     limits: FunctionLimits,
     /// The dynamic shared memory the function is currently allowed.
-    dynamic_shared_limit: AtomicU32,
+    dynamic_shared_limit: SharedLimit,
 }
 
 impl KernelFunction {
@@ -179,7 +180,7 @@ impl KernelFunction {
                 Ok(FunctionInfo {
                     handle,
                     limits,
-                    dynamic_shared_limit: AtomicU32::new(limits.max_dynamic_shared_bytes),
+                    dynamic_shared_limit: SharedLimit::new(limits.max_dynamic_shared_bytes),
                 })
             })
             .as_ref()
@@ -233,11 +234,9 @@ impl KernelFunction {
         let Shape { grid, block, .. } = shape;
         // The entry points assume the declared block shape.
         self.check_block_shape(block)?;
-        if shared > info.dynamic_shared_limit.load(Ordering::Relaxed) {
-            driver().set_max_dynamic_shared(info.handle, shared)?;
-            info.dynamic_shared_limit
-                .fetch_max(shared, Ordering::Relaxed);
-        }
+        info.dynamic_shared_limit.allow(shared, |bytes| {
+            Ok(driver().set_max_dynamic_shared(info.handle, bytes)?)
+        })?;
         // As on a GPU, the simulator runs the one-dimensional body for
         // one-dimensional launches only (its witness is unique only there),
         // and the z-extent-one body for launches whose z extents are 1.
