@@ -18,16 +18,8 @@
 #include <thread>
 #include <chrono>
 
-#define CHECK(call)                                                              \
-    do {                                                                         \
-        CUresult status_ = (call);                                               \
-        if (status_ != CUDA_SUCCESS) {                                           \
-            const char *text_ = "?";                                             \
-            cuGetErrorName(status_, &text_);                                     \
-            fprintf(stderr, "held-copy probe: %s failed: %s\n", #call, text_); \
-            exit(1);                                                             \
-        }                                                                        \
-    } while (0)
+#define PROBE "held-copy"
+#include "check.h"
 
 static std::atomic<bool> released;
 

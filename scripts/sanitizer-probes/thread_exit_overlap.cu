@@ -38,16 +38,9 @@
 #include <thread>
 #include <unistd.h>
 
-#define CHECK(call)                                                                          \
-    do {                                                                                     \
-        CUresult status_ = (call);                                                           \
-        if (status_ != CUDA_SUCCESS) {                                                       \
-            const char *text_ = "?";                                                         \
-            cuGetErrorName(status_, &text_);                                                 \
-            fprintf(stderr, "thread-exit-overlap probe: %s failed: %s\n", #call, text_);     \
-            exit(1);                                                                         \
-        }                                                                                    \
-    } while (0)
+#define PROBE "thread-exit-overlap"
+#include "check.h"
+
 
 __global__ void fill(float *x, size_t n, float value) {
     size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
