@@ -177,8 +177,13 @@ impl<'s> LaunchConfig<'s> {
             block[axis] = b as u32;
         }
         let threads = block.iter().map(|&b| b as u128).product::<u128>();
-        let total = grid.iter().map(|&g| g as u128).product::<u128>() * threads;
-        if total > u64::MAX as u128 {
+        // Each product of three `u32`s fits in a `u128`; theirs may not.
+        let total = grid
+            .iter()
+            .map(|&g| g as u128)
+            .product::<u128>()
+            .checked_mul(threads);
+        if total.is_none_or(|total| total > u64::MAX as u128) {
             return fail(format!(
                 "a grid of {}x{}x{} blocks of {threads} threads has 2^64 threads or more",
                 grid[0], grid[1], grid[2]
@@ -370,6 +375,20 @@ mod tests {
             let text = checked(config);
             assert!(text.contains(expected), "expected {expected:?} in {text:?}");
         }
+    }
+
+    #[test]
+    fn a_launch_far_past_2_to_the_64_threads_is_named_without_overflowing() {
+        let unbounded = DeviceLimits {
+            max_threads_per_block: u32::MAX,
+            max_block_dim: [u32::MAX; 3],
+            max_grid_dim: [u32::MAX; 3],
+            ..DEVICE
+        };
+        let everything = (u32::MAX, u32::MAX, u32::MAX);
+        let refused = LaunchConfig::new(everything, everything).shape("k", &unbounded);
+        let text = refused.expect_err("2^192 threads").to_string();
+        assert!(text.contains("has 2^64 threads or more"), "{text}");
     }
 
     #[test]
