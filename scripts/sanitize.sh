@@ -23,8 +23,8 @@
 # from inside NCCL are counted apart, and printed), and under which tools a
 # stream call deadlocks while another thread that used its per-thread default
 # stream is ending (thread_exit_overlap.cu: test binaries then run one test at
-# a time, for libtest joins each test's thread before it starts the next). Every test or
-# binary left out under a tool is printed with its reason.
+# a time, for libtest joins each test's thread before it starts the next).
+# Every test or binary left out under a tool is printed with its reason.
 cd "$(dirname "${BASH_SOURCE[0]}")" || exit 1
 export GPU_TEST_SMALL=1
 tools="${SANITIZER_TOOLS:-memcheck racecheck synccheck initcheck}"

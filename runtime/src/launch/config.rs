@@ -239,10 +239,8 @@ impl Shape {
         limits: &DeviceLimits,
         function: &FunctionLimits,
     ) -> Result<u32> {
-        let available =
-            limits.max_shared_per_block_optin as i128 - function.static_shared_bytes as i128;
         if self.threads_per_block() <= function.max_threads_per_block as u128
-            && (0..=available).contains(&self.shared_bytes)
+            && (0..=dynamic_shared_available(limits, function)).contains(&self.shared_bytes)
         {
             return Ok(self.shared_bytes as u32);
         }
@@ -265,8 +263,7 @@ impl Shape {
                 function.max_threads_per_block
             )
         } else {
-            let available =
-                limits.max_shared_per_block_optin as i128 - function.static_shared_bytes as i128;
+            let available = dynamic_shared_available(limits, function);
             format!(
                 "{} bytes of dynamic shared memory requested, but the device allows {} bytes per block and the kernel's static shared memory takes {}, leaving {available}",
                 self.shared_bytes, limits.max_shared_per_block_optin, function.static_shared_bytes
@@ -274,6 +271,13 @@ impl Shape {
         };
         Error::InvalidLaunch { kernel, reason }
     }
+}
+
+/// The dynamic shared memory a block of the kernel may have: what the device
+/// allows a block (opting in) less the kernel's static shared memory;
+/// negative when the static part alone is over.
+fn dynamic_shared_available(limits: &DeviceLimits, function: &FunctionLimits) -> i128 {
+    limits.max_shared_per_block_optin as i128 - function.static_shared_bytes as i128
 }
 
 /// The stream a launch runs on: given in the configuration, or the current one.

@@ -54,12 +54,6 @@ impl SliceArg {
                 stream_device,
             });
         }
-        if std::mem::size_of::<T>() == 0 {
-            return Ok(SliceArg {
-                ptr: std::mem::align_of::<T>() as u64,
-                len: view.len,
-            });
-        }
         Ok(SliceArg {
             ptr: view.ptr,
             len: view.len,
