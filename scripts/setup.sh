@@ -51,7 +51,9 @@ else
         work="$(mktemp -d)"
         (cd "$work" && apt-get download -qq libcuda1 2>/dev/null)
         dpkg -x "$work"/libcuda1_*.deb "$work/root"
-        lib="$(find "$work/root" -name 'libcuda.so.*.*' -type f | head -n 1)"
+        # -quit, not `| head`: under pipefail, find writing after head has
+        # exited dies of SIGPIPE and ends the script (exit 141, seen in CI).
+        lib="$(find "$work/root" -name 'libcuda.so.*.*' -type f -print -quit)"
         rm -f "$driver_dir"/libcuda.so*
         cp "$lib" "$driver_dir/"
         ln -sf "$(basename "$lib")" "$driver_dir/libcuda.so.1"
