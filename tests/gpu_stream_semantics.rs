@@ -251,3 +251,80 @@ fn streams_dropped_inside_their_own_callback_are_destroyed() {
         );
     }
 }
+
+/// Runs `work` on `threads` threads at once; fails the test, rather than
+/// hanging it, if they have not all finished within a minute.
+fn on_threads_within_a_minute(threads: usize, work: impl Fn(usize) + Send + Sync + 'static) {
+    let work = std::sync::Arc::new(work);
+    let (done, finished) = std::sync::mpsc::channel();
+    let handles: Vec<_> = (0..threads)
+        .map(|t| {
+            let (work, done) = (work.clone(), done.clone());
+            std::thread::spawn(move || {
+                work(t);
+                let _ = done.send(());
+            })
+        })
+        .collect();
+    for _ in 0..threads {
+        if finished.recv_timeout(Duration::from_secs(60)).is_err() {
+            // A thread that panicked dropped its sender: report its panic.
+            for handle in handles.into_iter().filter(|h| h.is_finished()) {
+                if let Err(panic) = handle.join() {
+                    std::panic::resume_unwind(panic);
+                }
+            }
+            panic!("the threads did not finish within a minute: a deadlock");
+        }
+    }
+    for handle in handles {
+        handle.join().unwrap();
+    }
+}
+
+/// Threads each copy to the device on the legacy default stream, then back
+/// on their own blocking stream, 2000 times. All re-record the legacy
+/// stream's one ordering event; the simulator deadlocked (4 threads: in 8
+/// runs of 8; 2 threads: 2 of 12) when a wait could name a record queued
+/// after it (issue 21, item 9).
+#[test]
+fn threads_alternating_the_legacy_stream_and_their_blocking_streams_do_not_deadlock() {
+    let _turn = one_at_a_time();
+    on_threads_within_a_minute(4, |t| {
+        let own = Stream::with_options(StreamOptions::new().non_blocking(false)).unwrap();
+        for i in 0..2000u32 {
+            let x = DeviceBuffer::from_host_sync(&[i, t as u32, i]).unwrap();
+            assert_eq!(x.copy_to_host_sync(&own).unwrap(), vec![i, t as u32, i]);
+        }
+    });
+}
+
+/// CuPy's `TestExternalStream.test_get_and_add_callback` and
+/// `test_launch_host_func`, on four threads at once: arrays made on the
+/// legacy default stream are read back on a blocking stream made elsewhere
+/// and wrapped (`cudaStreamCreate`'s streams are blocking), each followed by
+/// a callback; the callbacks run in order. The simulator deadlocked in 6
+/// runs of 8.
+#[test]
+fn cupys_external_stream_callbacks_on_four_threads_do_not_deadlock() {
+    let _turn = one_at_a_time();
+    on_threads_within_a_minute(4, |_| {
+        let made_elsewhere =
+            Stream::with_options(StreamOptions::new().non_blocking(false)).unwrap();
+        let device = Device::current().unwrap();
+        // SAFETY: `made_elsewhere` is a live stream of `device` and outlives
+        // `stream`.
+        let stream = unsafe { Stream::from_external(made_elsewhere.as_raw(), device) };
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        for i in 0..1000u32 {
+            let array = DeviceBuffer::from_host_sync(&[i; 6]).unwrap();
+            assert_eq!(array.copy_to_host_sync(&stream).unwrap(), vec![i; 6]);
+            let seen = seen.clone();
+            stream
+                .add_callback(move || seen.lock().unwrap().push(i))
+                .unwrap();
+        }
+        stream.synchronize().unwrap();
+        assert_eq!(*seen.lock().unwrap(), (0..1000).collect::<Vec<u32>>());
+    });
+}

@@ -121,10 +121,16 @@ impl EmbeddedModule {
                 })?;
                 driver()
                     .module_load(device.ordinal, &text)
-                    .map_err(|(driver, log)| Error::ModuleLoad {
-                        crate_name: self.crate_name,
-                        driver,
-                        log,
+                    .map_err(|(driver, log)| {
+                        if driver.is_kernel_fault() {
+                            // Left by an earlier kernel: the device is lost.
+                            return device.error(driver);
+                        }
+                        Error::ModuleLoad {
+                            crate_name: self.crate_name,
+                            driver,
+                            log,
+                        }
                     })
             })
             .clone()

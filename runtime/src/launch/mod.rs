@@ -167,16 +167,20 @@ impl KernelFunction {
             .get_or_init(|| {
                 let module = self.module.load(device)?;
                 let name = CString::new(entry).expect("entry names have no NUL");
-                let handle =
-                    driver()
-                        .module_function(module, &name)
-                        .map_err(|e| Error::ModuleLoad {
-                            crate_name: self.module.crate_name(),
-                            driver: e,
-                            log: format!("entry point `{entry}` is not in the module"),
-                        })?;
+                let handle = driver().module_function(module, &name).map_err(|e| {
+                    if e.is_kernel_fault() {
+                        return device.error(e);
+                    }
+                    Error::ModuleLoad {
+                        crate_name: self.module.crate_name(),
+                        driver: e,
+                        log: format!("entry point `{entry}` is not in the module"),
+                    }
+                })?;
                 self.check_param_sizes(entry)?;
-                let limits = driver().function_limits(handle)?;
+                let limits = driver()
+                    .function_limits(handle)
+                    .map_err(|e| device.error(e))?;
                 Ok(FunctionInfo {
                     handle,
                     limits,
@@ -235,7 +239,9 @@ impl KernelFunction {
         // The entry points assume the declared block shape.
         self.check_block_shape(block)?;
         info.dynamic_shared_limit.allow(shared, |bytes| {
-            Ok(driver().set_max_dynamic_shared(info.handle, bytes)?)
+            driver()
+                .set_max_dynamic_shared(info.handle, bytes)
+                .map_err(|e| device.error(e))
         })?;
         // As on a GPU, the simulator runs the one-dimensional body for
         // one-dimensional launches only (its witness is unique only there),

@@ -106,10 +106,14 @@ impl Stream {
     /// A new stream on `device` with the given options. The priority is
     /// clamped to the device's range, as CUDA does.
     pub fn on_device_with_options(device: Device, options: StreamOptions) -> Result<Stream> {
-        device.state()?;
-        let (least, greatest) = driver().stream_priority_range(device.ordinal())?;
+        let state = device.state()?;
+        let (least, greatest) = driver()
+            .stream_priority_range(device.ordinal())
+            .map_err(|e| state.error(e))?;
         let priority = options.priority.clamp(greatest, least);
-        let handle = driver().stream_create(device.ordinal(), options.non_blocking, priority)?;
+        let handle = driver()
+            .stream_create(device.ordinal(), options.non_blocking, priority)
+            .map_err(|e| state.error(e))?;
         Ok(Stream::from_parts(
             handle,
             device.ordinal(),
@@ -122,8 +126,10 @@ impl Stream {
     /// greatest priority is the lowest number.
     pub fn priority_range() -> Result<(i32, i32)> {
         let device = Device::current()?;
-        device.state()?;
-        Ok(driver().stream_priority_range(device.ordinal())?)
+        let state = device.state()?;
+        driver()
+            .stream_priority_range(device.ordinal())
+            .map_err(|e| state.error(e))
     }
 
     /// The legacy default stream of the current device (CuPy's `Stream.null`).
@@ -556,14 +562,20 @@ impl Stream {
     }
 
     /// Maps a failed driver call on this stream to an error that names the
-    /// stream's last kernel (or its device's) when a kernel fault surfaced.
+    /// stream's last kernel (or its device's) when a kernel fault surfaced,
+    /// or the kernel the device's first fault was blamed on.
     pub(crate) fn error(&self, driver: crate::backend::DriverError) -> Error {
-        let last = self.inner.last_kernel.get().or_else(|| {
-            device::state(self.inner.ordinal)
-                .ok()
-                .and_then(|d| d.last_kernel.get())
-        });
-        Error::from_driver(driver, last, || self.to_string())
+        let device = device::state(self.inner.ordinal).ok();
+        let last = self
+            .inner
+            .last_kernel
+            .get()
+            .or_else(|| device.and_then(|d| d.last_kernel.get()));
+        let kernel = match device {
+            Some(device) => device.blame(&driver, last),
+            None => last,
+        };
+        Error::from_driver(driver, kernel, || self.to_string())
     }
 
     /// Makes the stream the calling thread's current stream on its device
