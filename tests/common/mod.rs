@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod faults;
+
 use gpu_runtime::{backend, Backend, Stream};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -70,46 +72,4 @@ pub fn filled(n: usize, value: f32, stream: &Stream) -> gpu_runtime::DeviceBuffe
         .unwrap();
     stream.synchronize().unwrap();
     x
-}
-
-/// Whether the calling test should run its body here. In the test process
-/// it runs the calling test (named by its thread, as libtest names them)
-/// alone in a child process with `env` set, fails if it failed there, and
-/// returns `false`; in that child it returns `true`. For tests whose kernels
-/// fault: a fault ends the device for the rest of the process, on the
-/// simulator as on a GPU, and the tests of one binary share the process.
-///
-/// ```ignore
-/// if !common::in_own_process(&[]) {
-///     return;
-/// }
-/// ```
-pub fn in_own_process(env: &[(&str, &str)]) -> bool {
-    const CHILD_ENV: &str = "GPU_TEST_IN_OWN_PROCESS";
-    let thread = std::thread::current();
-    let test = thread
-        .name()
-        .filter(|name| *name != "main")
-        .expect("libtest runs each test on a thread named after it");
-    if std::env::var(CHILD_ENV).as_deref() == Ok(test) {
-        return true;
-    }
-    let mut command = std::process::Command::new(std::env::current_exe().unwrap());
-    command
-        .args(["--exact", test, "--nocapture", "--test-threads=1"])
-        .env(CHILD_ENV, test);
-    for (name, value) in env {
-        command.env(name, value);
-    }
-    let output = command.output().unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert!(
-        output.status.success() && text.contains("test result: ok. 1 passed"),
-        "`{test}` failed in a process of its own:\n{text}"
-    );
-    false
 }
