@@ -2,9 +2,13 @@
 //! the fault is sticky: every later call on the device returns the same
 //! error, on every stream, so a program that goes on cannot reach its
 //! "correct" line. On a GPU the CUDA context is lost; the simulator keeps the
-//! same rule per simulated device. One test in its own binary, because the
-//! fault ends the device for the rest of the process.
+//! same rule per simulated device. The fault ends the device for the rest of
+//! the process: the first test has this binary's process, the others each
+//! run in a process of their own.
 
+mod common;
+
+use common::faults::in_own_process;
 use gpu_runtime::{launch, DeviceBuffer, Error, Event, Stream, StreamOptions};
 use gpu_test_kernels as testing;
 use gpu_tutorial_kernels::add_kernel;
@@ -151,5 +155,113 @@ fn a_kernel_fault_is_reported_by_name_and_every_later_call_returns_it() {
         "the device's memory information",
         &first,
         gpu_runtime::Device::get(0).unwrap().memory_info(),
+    );
+}
+
+/// The fault `result` reports: `KernelFailed` naming `panic_if`.
+#[track_caller]
+fn fault_of_panic_if<T: std::fmt::Debug>(result: gpu_runtime::Result<T>) -> Error {
+    match result {
+        Err(
+            e @ Error::KernelFailed {
+                kernel: "panic_if", ..
+            },
+        ) => e,
+        other => panic!("expected the fault of `panic_if`, got {other:?}"),
+    }
+}
+
+/// A kernel that faults inside a replayed graph ends the device as a
+/// launched one does.
+#[test]
+fn a_fault_in_a_replayed_graph_is_sticky() {
+    if !in_own_process(&[]) {
+        return;
+    }
+    let stream = Stream::new().unwrap();
+    let mut out = DeviceBuffer::<u32>::device_array(64).unwrap();
+    let graph = stream
+        .capture(|s| launch!(testing::panic_if[1, 64, s](1, &mut out)))
+        .unwrap()
+        .instantiate()
+        .unwrap();
+    graph.launch(&stream).unwrap();
+    let first = fault_of_panic_if(stream.synchronize());
+    refused("the graph's next launch", &first, graph.launch(&stream));
+    refused(
+        "the device's synchronize",
+        &first,
+        gpu_runtime::synchronize(),
+    );
+    refused(
+        "a copy on another stream",
+        &first,
+        out.copy_to_host_sync(&Stream::null()),
+    );
+}
+
+/// A fault on a per-thread default stream whose thread ended before anyone
+/// synchronised: the device reports it (a stream's failure used to live in
+/// that stream, and went with it).
+#[test]
+fn a_fault_on_the_per_thread_stream_of_a_thread_that_ended_is_reported() {
+    if !in_own_process(&[]) {
+        return;
+    }
+    let mut out = DeviceBuffer::<u32>::device_array(64).unwrap();
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            let own = Stream::per_thread();
+            launch!(testing::panic_if[1, 64, own](1, &mut out)).unwrap();
+        });
+    });
+    let first = fault_of_panic_if(gpu_runtime::synchronize());
+    refused("a new stream", &first, Stream::new());
+    refused(
+        "the legacy default stream",
+        &first,
+        Stream::null().synchronize(),
+    );
+}
+
+/// A fault on a stream dropped before anyone synchronised it.
+#[test]
+fn a_fault_on_a_dropped_stream_is_reported() {
+    if !in_own_process(&[]) {
+        return;
+    }
+    let mut out = DeviceBuffer::<u32>::device_array(64).unwrap();
+    {
+        let stream = Stream::new().unwrap();
+        launch!(testing::panic_if[1, 64, stream](1, &mut out)).unwrap();
+    }
+    let first = fault_of_panic_if(gpu_runtime::synchronize());
+    refused("a copy", &first, out.copy_to_host_sync(&Stream::null()));
+}
+
+/// A future of work queued after the fault, on another stream, completes
+/// with the fault (CUDA calls stream callbacks with the error).
+#[test]
+fn a_future_of_work_after_a_fault_on_another_stream_completes_with_it() {
+    if !in_own_process(&[]) {
+        return;
+    }
+    let (faulting, other) = (Stream::new().unwrap(), Stream::new().unwrap());
+    let mut out = DeviceBuffer::<u32>::device_array(64).unwrap();
+    launch!(testing::panic_if[1, 64, faulting](1, &mut out)).unwrap();
+    let after_fault = faulting.record().unwrap();
+    other.wait_event(&after_fault).unwrap();
+    let done = other.async_done().unwrap();
+    let outcome = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap()
+        .block_on(async { tokio::time::timeout(std::time::Duration::from_secs(60), done).await })
+        .expect("the future completed");
+    let first = fault_of_panic_if(outcome);
+    refused(
+        "the other stream's synchronize",
+        &first,
+        other.synchronize(),
     );
 }

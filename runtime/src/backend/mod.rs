@@ -457,8 +457,9 @@ pub(crate) trait Driver: Sync {
         user_data: *mut c_void,
     ) -> Result<(), DriverError>;
 
-    /// The error a status code passed to a [`CompletionCallback`] stands for.
-    fn status_error(&self, call: &'static str, code: i32) -> DriverError;
+    /// The error a status code passed to a [`CompletionCallback`] of a
+    /// stream of `device` stands for.
+    fn status_error(&self, device: usize, call: &'static str, code: i32) -> DriverError;
     /// Calls `callback(stream, status, user_data)` once on a driver thread
     /// when the stream gets there, with the status of the work before it;
     /// unlike a host function, also after a device error (CUDA's

@@ -448,14 +448,16 @@ impl Stream {
                 ),
             });
         }
-        let before = driver().event_create(
-            self.inner.ordinal,
-            EventFlags {
-                blocking_sync: false,
-                timing: false,
-                interprocess: false,
-            },
-        )?;
+        let before = driver()
+            .event_create(
+                self.inner.ordinal,
+                EventFlags {
+                    blocking_sync: false,
+                    timing: false,
+                    interprocess: false,
+                },
+            )
+            .map_err(|e| self.error(e))?;
         if let Err(e) = driver().event_record(before, self.inner.handle) {
             let _ = driver().event_destroy(before);
             return Err(self.error(e));
@@ -493,14 +495,16 @@ impl Stream {
         let event = match *marker {
             Some(event) => event,
             None => {
-                let event = driver().event_create(
-                    self.inner.ordinal,
-                    EventFlags {
-                        blocking_sync: false,
-                        timing: false,
-                        interprocess: false,
-                    },
-                )?;
+                let event = driver()
+                    .event_create(
+                        self.inner.ordinal,
+                        EventFlags {
+                            blocking_sync: false,
+                            timing: false,
+                            interprocess: false,
+                        },
+                    )
+                    .map_err(|e| self.error(e))?;
                 *marker = Some(event);
                 event
             }

@@ -438,7 +438,7 @@ impl Driver for CudaDriver {
         })
     }
 
-    fn status_error(&self, call: &'static str, code: i32) -> DriverError {
+    fn status_error(&self, _device: usize, call: &'static str, code: i32) -> DriverError {
         check(call, code).err().unwrap_or_else(|| DriverError {
             call,
             code,

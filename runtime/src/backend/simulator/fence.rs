@@ -96,7 +96,7 @@ impl Fence {
     }
 
     /// Gives up on the waits for this point: each returns `report`.
-    fn abandon(&self, report: &str) {
+    pub(super) fn abandon(&self, report: &str) {
         let mut state = self.lock();
         if matches!(*state, Reached::Not) {
             *state = Reached::Abandoned(report.to_string());
@@ -182,27 +182,59 @@ impl Look {
     /// One look of the watchdog: fails every wait if the streams have been
     /// stuck for `timeout`.
     pub(crate) fn check(&mut self, timeout: Duration) {
-        let now = Instant::now();
+        let live = live_waits();
         let progress = PROGRESS.load(Ordering::Relaxed);
-        let live: Vec<Arc<Waiting>> = {
-            let mut all = waits();
-            all.retain(|w| w.strong_count() > 0);
-            all.iter().filter_map(Weak::upgrade).collect()
-        };
-        if progress != self.progress || RUNNING.load(Ordering::Relaxed) > 0 || live.is_empty() {
+        let running = RUNNING.load(Ordering::Relaxed);
+        if let Some(report) = self.stalled(Instant::now(), progress, running, &live, timeout) {
+            for waiting in &live {
+                waiting.fence.abandon(&report);
+            }
+        }
+    }
+
+    /// The report of a stall, if the streams are stuck: there are waits,
+    /// and for `timeout` no work completed (`progress` stayed the same) and
+    /// none ran (`running` stayed 0).
+    fn stalled(
+        &mut self,
+        now: Instant,
+        progress: u64,
+        running: usize,
+        live: &[Arc<Waiting>],
+        timeout: Duration,
+    ) -> Option<String> {
+        if progress != self.progress || running > 0 || live.is_empty() {
             self.progress = progress;
             self.since = now;
-            return;
+            return None;
         }
         if now.duration_since(self.since) < timeout {
-            return;
+            return None;
         }
-        let report = stall_report(&live, timeout, now);
-        for waiting in &live {
-            waiting.fence.abandon(&report);
-        }
+        // Reported once per stall; the waits it fails are progress.
         self.since = now;
+        Some(stall_report(live, timeout, now))
     }
+}
+
+/// Every wait in progress now.
+fn live_waits() -> Vec<Arc<Waiting>> {
+    let mut all = waits();
+    all.retain(|w| w.strong_count() > 0);
+    all.iter().filter_map(Weak::upgrade).collect()
+}
+
+/// What the watchdog would do now to the waits that `involved` picks (by
+/// waiter and what it waits for), whatever other waits the process has: the
+/// report, and the fences it would fail.
+#[cfg(test)]
+pub(super) fn stall_among(involved: impl Fn(&str, &str) -> bool) -> (String, Vec<Fence>) {
+    let live: Vec<_> = live_waits()
+        .into_iter()
+        .filter(|w| involved(&w.waiter, &w.fence.describe()))
+        .collect();
+    let report = stall_report(&live, Duration::from_secs(2), Instant::now());
+    (report, live.iter().map(|w| w.fence.clone()).collect())
 }
 
 /// The report of stuck waits: each waiter and what it waits for.
@@ -270,6 +302,55 @@ mod tests {
             ),
             "{report}"
         );
+    }
+
+    #[test]
+    fn a_stall_is_waits_without_progress_or_running_work_for_the_timeout() {
+        let t0 = Instant::now();
+        let second = Duration::from_secs(1);
+        let waiting = vec![Arc::new(Waiting {
+            waiter: "stream b".into(),
+            fence: Fence::new("stream a".into(), "an event record"),
+            since: t0,
+        })];
+        let mut look = Look {
+            progress: 7,
+            since: t0,
+        };
+        // No waits: never a stall.
+        assert_eq!(look.stalled(t0 + 3 * second, 7, 0, &[], 2 * second), None);
+        // Waits, no progress, nothing running: a stall once the timeout passed.
+        assert_eq!(
+            look.stalled(t0 + 4 * second, 7, 0, &waiting, 2 * second),
+            None
+        );
+        let report = look.stalled(t0 + 6 * second, 7, 0, &waiting, 2 * second);
+        assert!(report.is_some_and(|r| r.contains("stream b waits for stream a")));
+        // Reported once: the next stall needs another timeout.
+        assert_eq!(
+            look.stalled(t0 + 7 * second, 7, 0, &waiting, 2 * second),
+            None
+        );
+        // Progress, or work running (a long kernel, a callback), restarts the clock.
+        assert_eq!(
+            look.stalled(t0 + 9 * second, 8, 0, &waiting, 2 * second),
+            None
+        );
+        assert_eq!(
+            look.stalled(t0 + 10 * second, 8, 1, &waiting, 2 * second),
+            None
+        );
+        assert_eq!(
+            look.stalled(t0 + 11 * second, 8, 1, &waiting, 2 * second),
+            None
+        );
+        assert_eq!(
+            look.stalled(t0 + 12 * second, 8, 0, &waiting, 2 * second),
+            None
+        );
+        assert!(look
+            .stalled(t0 + 14 * second, 8, 0, &waiting, 2 * second)
+            .is_some());
     }
 
     #[test]

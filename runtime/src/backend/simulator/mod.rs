@@ -322,7 +322,11 @@ impl Driver for SimulatorDriver {
         )
     }
 
-    fn status_error(&self, call: &'static str, code: i32) -> DriverError {
+    fn status_error(&self, device: usize, call: &'static str, code: i32) -> DriverError {
+        // The device's fault, as every later call reports it.
+        if let Some(fault) = fault::error(device, call) {
+            return fault;
+        }
         errors::launch_failed(
             call,
             format!(

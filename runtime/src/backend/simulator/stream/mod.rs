@@ -27,6 +27,8 @@
 
 mod capture;
 mod handles;
+#[cfg(test)]
+mod tests;
 
 pub(crate) use capture::{begin_capture, capture_marker, end_capture, join, membership};
 pub(crate) use handles::{
