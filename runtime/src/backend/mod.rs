@@ -239,6 +239,10 @@ pub struct DeviceLimits {
     pub max_shared_per_block_optin: u32,
     /// Streaming multiprocessors.
     pub multiprocessor_count: u32,
+    /// Threads one multiprocessor runs at once.
+    pub max_threads_per_multiprocessor: u32,
+    /// 32-bit registers the threads of one block may use together.
+    pub max_registers_per_block: u32,
     /// Compute capability (major, minor).
     pub compute_capability: (u32, u32),
 }
@@ -255,6 +259,10 @@ pub(crate) struct FunctionLimits {
     pub(crate) max_threads_per_block: u32,
     pub(crate) static_shared_bytes: u32,
     pub(crate) max_dynamic_shared_bytes: u32,
+    /// Local memory one thread of the kernel uses (local arrays, spills).
+    pub(crate) local_bytes_per_thread: u32,
+    /// Registers one thread of the kernel uses.
+    pub(crate) registers_per_thread: u32,
 }
 
 /// How an event is made (CUDA's event flags).
@@ -548,6 +556,9 @@ pub(crate) trait Driver: Sync {
     ) -> Result<FunctionHandle, DriverError>;
     /// What an entry point allows.
     fn function_limits(&self, function: FunctionHandle) -> Result<FunctionLimits, DriverError>;
+    /// The stack of each thread of `device`'s kernels, in bytes (CUDA's
+    /// `CU_LIMIT_STACK_SIZE`; the simulator's `GPU_SIM_STACK_BYTES`).
+    fn stack_bytes_per_thread(&self, device: usize) -> Result<usize, DriverError>;
     /// Lets an entry point use up to `bytes` of dynamic shared memory.
     fn set_max_dynamic_shared(
         &self,

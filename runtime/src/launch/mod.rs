@@ -4,6 +4,7 @@
 
 mod config;
 mod length_bound;
+mod refusal;
 mod shared_limit;
 mod slice_arg;
 
@@ -17,7 +18,7 @@ use shared_limit::SharedLimit;
 
 use crate::abi::HostEntry;
 use crate::backend::{
-    driver, status, FunctionHandle, FunctionLimits, GraphNodeHandle, KernelLaunch, MAX_DEVICES,
+    driver, FunctionHandle, FunctionLimits, GraphNodeHandle, KernelLaunch, MAX_DEVICES,
 };
 use crate::crate_identity::{check_module_owner, CrateIdentity};
 use crate::device::DeviceState;
@@ -181,6 +182,7 @@ impl KernelFunction {
                 let limits = driver()
                     .function_limits(handle)
                     .map_err(|e| device.error(e))?;
+                refusal::check_function(self.name, &device.limits, &limits)?;
                 Ok(FunctionInfo {
                     handle,
                     limits,
@@ -315,13 +317,14 @@ impl KernelFunction {
                 }
                 Ok(())
             }
-            Err(e) if e.code == status::LAUNCH_OUT_OF_RESOURCES => Err(Error::InvalidLaunch {
-                kernel: self.name,
-                reason: format!(
-                    "the device has too few registers or resources for blocks of {}x{}x{} threads",
-                    block[0], block[1], block[2]
-                ),
-            }),
+            Err(e) if refusal::is_resource_refusal(&e) => {
+                let asked = refusal::Asked {
+                    function,
+                    block,
+                    shared,
+                };
+                Err(refusal::explain(self.name, e, asked, device))
+            }
             // A fault here is left over from an earlier kernel on the stream.
             Err(e) => Err(stream.error(e)),
         }

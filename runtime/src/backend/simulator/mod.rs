@@ -109,6 +109,8 @@ fn limits() -> DeviceLimits {
         max_shared_per_block: 48 * 1024,
         max_shared_per_block_optin: 227 * 1024,
         multiprocessor_count: executor::parallelism() as u32,
+        max_threads_per_multiprocessor: 2048,
+        max_registers_per_block: 65536,
         compute_capability: (9, 0),
     }
 }
@@ -469,7 +471,19 @@ impl Driver for SimulatorDriver {
             max_threads_per_block: 1024,
             static_shared_bytes: 0,
             max_dynamic_shared_bytes: 48 * 1024,
+            // Unknown here: local arrays live on the simulated thread's
+            // stack (`stack_bytes_per_thread`), which a launch overflows
+            // with a report rather than being refused.
+            local_bytes_per_thread: 0,
+            registers_per_thread: 0,
         })
+    }
+
+    fn stack_bytes_per_thread(&self, device: usize) -> Result<usize, DriverError> {
+        self.check_device(device, "cuCtxGetLimit")?;
+        settings::settings()
+            .map(|s| s.stack_bytes)
+            .map_err(|e| invalid_value("cuCtxGetLimit", e))
     }
 
     fn set_max_dynamic_shared(

@@ -5,7 +5,8 @@
 use super::super::super::{status, DriverError, GraphNodeKind, StreamHandle};
 use super::super::capture::{union, Capture, Membership};
 use super::super::errors::capture_error;
-use super::{streams_of, with, Kind};
+use super::lookup::with;
+use super::queue::{streams_of, Kind};
 use std::sync::Arc;
 
 /// The capture the stream takes part in, with its tail.

@@ -4,7 +4,8 @@
 use super::super::super::MAX_DEVICES;
 use super::super::fault;
 use super::super::fence::{stall_among, Fence};
-use super::*;
+use super::calls::{create, destroy, enqueue_wait, synchronize};
+use super::lookup::with;
 use std::time::Duration;
 
 /// A stream waiting for a point that nothing will ever reach (the simulator

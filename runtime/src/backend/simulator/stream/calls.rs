@@ -1,114 +1,15 @@
-//! Which simulated stream a handle names, the default streams, and the calls
-//! that act on a stream as a whole (create, destroy, synchronize, query).
+//! The calls on a stream, by handle: create, destroy, synchronize, query,
+//! and queue work.
 
-use super::super::super::{status, DriverError, StreamHandle, MAX_DEVICES};
+use super::super::super::{status, DriverError, GraphNodeKind, StreamHandle};
+use super::super::capture::Work;
 use super::super::errors::{capture_error, invalid_value, launch_failed};
 use super::super::fault;
-use super::super::watchdog;
-use super::{host_waiter, membership, Kind, SimStream};
-use std::cell::RefCell;
-use std::sync::{Arc, Mutex, OnceLock, Weak};
-
-fn registry() -> &'static Mutex<Vec<Weak<SimStream>>> {
-    static STREAMS: OnceLock<Mutex<Vec<Weak<SimStream>>>> = OnceLock::new();
-    STREAMS.get_or_init(|| Mutex::new(Vec::new()))
-}
-
-/// Adds a new stream to the registry.
-pub(super) fn register(stream: &Arc<SimStream>) {
-    let mut streams = registry().lock().unwrap_or_else(|e| e.into_inner());
-    streams.retain(|s| s.strong_count() > 0);
-    streams.push(Arc::downgrade(stream));
-    drop(streams);
-    watchdog::start_for_streams();
-}
-
-/// Every live stream of `device`.
-pub(super) fn streams_of(device: usize) -> Vec<Arc<SimStream>> {
-    let streams = registry().lock().unwrap_or_else(|e| e.into_inner());
-    streams
-        .iter()
-        .filter_map(Weak::upgrade)
-        .filter(|s| s.device == device)
-        .collect()
-}
-
-/// The calling thread's name, as reports name it.
-pub(super) fn thread_name() -> String {
-    let thread = std::thread::current();
-    match thread.name() {
-        Some(name) => format!("`{name}`"),
-        None => format!("{:?}", thread.id()),
-    }
-}
-
-/// Each device's legacy default stream: one, shared by all host threads.
-static LEGACY: [OnceLock<Arc<SimStream>>; MAX_DEVICES] = [const { OnceLock::new() }; MAX_DEVICES];
-
-fn legacy(device: usize) -> &'static Arc<SimStream> {
-    LEGACY[device].get_or_init(|| {
-        SimStream::new(
-            device,
-            Kind::Legacy,
-            0,
-            Some(format!("the legacy default stream of device {device}")),
-        )
-    })
-}
-
-/// The legacy default stream of `device`, if anything used it yet.
-pub(super) fn legacy_if_started(device: usize) -> Option<&'static Arc<SimStream>> {
-    LEGACY[device].get()
-}
-
-/// A per-thread default stream, closed when its host thread ends (its worker
-/// holds a reference of its own, so dropping ours alone would not stop it).
-struct PerThread(Arc<SimStream>);
-
-impl Drop for PerThread {
-    fn drop(&mut self) {
-        self.0.close();
-    }
-}
-
-thread_local! {
-    /// The calling thread's per-thread default stream of each device.
-    static PER_THREAD: RefCell<Vec<Option<PerThread>>> = const { RefCell::new(Vec::new()) };
-}
-
-fn per_thread(device: usize) -> Arc<SimStream> {
-    PER_THREAD.with(|streams| {
-        let mut streams = streams.borrow_mut();
-        if streams.len() <= device {
-            streams.resize_with(device + 1, || None);
-        }
-        let own = streams[device].get_or_insert_with(|| {
-            let name = format!(
-                "the per-thread default stream of host thread {} (device {device})",
-                thread_name()
-            );
-            PerThread(SimStream::new(device, Kind::Blocking, 0, Some(name)))
-        });
-        Arc::clone(&own.0)
-    })
-}
-
-/// Runs `f` with the stream a handle names; the default streams are those of
-/// the handle's device.
-pub(super) fn with<R>(handle: StreamHandle, f: impl FnOnce(&Arc<SimStream>) -> R) -> R {
-    match handle.raw {
-        StreamHandle::LEGACY_RAW => f(legacy(handle.device)),
-        StreamHandle::PER_THREAD_RAW => f(&per_thread(handle.device)),
-        raw => {
-            // SAFETY: other handles come from `create`, which leaked one strong
-            // count that `destroy` gives back; the handle is live until then.
-            // `ManuallyDrop` borrows it as an `Arc` without touching the count.
-            let stream =
-                std::mem::ManuallyDrop::new(unsafe { Arc::from_raw(raw as *const SimStream) });
-            f(&stream)
-        }
-    }
-}
+use super::super::fence::Fence;
+use super::capture::membership;
+use super::lookup::with;
+use super::queue::{host_waiter, streams_of, Item, Kind, Operation, SimStream};
+use std::sync::Arc;
 
 /// An error, as CUDA's `CUDA_ERROR_INVALID_VALUE`, if `handle` names a
 /// created stream of another device than the device it says: the CUDA
@@ -232,4 +133,77 @@ pub(crate) fn synchronize_device(device: usize) -> Result<(), DriverError> {
         }
     }
     Ok(())
+}
+
+/// Queues a marker on the stream `handle` names, after everything queued so
+/// far; returns a fence reached right after the marker is applied.
+pub(crate) fn enqueue_mark(
+    handle: StreamHandle,
+    what: &'static str,
+    mark: Box<dyn FnOnce() + Send>,
+) -> Fence {
+    with(handle, |s| {
+        let fence = Fence::new(s.name(), what);
+        let signal = fence.clone();
+        s.push([Item::Mark(Box::new(move || {
+            mark();
+            signal.signal();
+        }))]);
+        fence
+    })
+}
+
+/// Queues a wait for `fence` on the stream `handle` names; an error on a
+/// capturing stream.
+pub(crate) fn enqueue_wait(handle: StreamHandle, fence: Fence) -> Result<(), DriverError> {
+    with(handle, |s| s.enqueue(Item::Wait(fence)))
+}
+
+/// Queues `operation` on the stream `handle` names, after a wait for
+/// `after` (a point queued before); an error on a capturing stream.
+pub(crate) fn enqueue_after(
+    handle: StreamHandle,
+    after: Option<Fence>,
+    operation: Operation,
+) -> Result<(), DriverError> {
+    with(handle, |s| {
+        s.refuse_capture()?;
+        s.push(
+            after
+                .map(Item::Wait)
+                .into_iter()
+                .chain([Item::Run(operation)]),
+        );
+        Ok(())
+    })
+}
+
+/// The name of the stream `handle` names, as reports give it.
+pub(crate) fn name(handle: StreamHandle) -> Arc<str> {
+    with(handle, |s| s.name())
+}
+
+/// Queues `operation` on the stream `handle` names; an error on a capturing
+/// stream.
+pub(crate) fn enqueue(handle: StreamHandle, operation: Operation) -> Result<(), DriverError> {
+    with(handle, |s| s.enqueue(Item::Run(operation)))
+}
+
+/// Queues `report` on the stream `handle` names, called with whether work on
+/// the stream failed before it (its device faulted, or an error since its
+/// last synchronize); an error on a capturing stream.
+pub(crate) fn enqueue_reporting(
+    handle: StreamHandle,
+    report: Box<dyn FnOnce(bool) + Send>,
+) -> Result<(), DriverError> {
+    with(handle, |s| s.enqueue(Item::Report(report)))
+}
+
+/// Queues `work` on the stream `handle` names, or captures it as a node.
+pub(crate) fn submit(
+    handle: StreamHandle,
+    kind: GraphNodeKind,
+    work: Work,
+) -> Result<(), DriverError> {
+    with(handle, |s| s.submit(kind, work))
 }
