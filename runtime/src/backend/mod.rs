@@ -10,6 +10,9 @@
 //! Handles are plain numbers ([`StreamHandle`], [`EventHandle`], ...): each
 //! driver gives its own meaning to them. Every operation returns
 //! `Result<_, DriverError>`, and each error names the call that failed.
+//! After a kernel fault a device refuses every later call on it with the
+//! fault's error (a lost CUDA context; the simulator keeps the same rule,
+//! `simulator::fault`), which the runtime reports as `Error::KernelFailed`.
 //!
 //! # Which device a call acts on
 //!
