@@ -150,3 +150,26 @@ fn callbacks_fire_in_stream_order_and_panics_are_reported() {
         Some(Err(Error::CalledFromCallback))
     );
 }
+
+/// A callback's panic on the per-thread default stream is reported by the
+/// stream's next synchronize, through whichever handle of it: each
+/// `Stream::per_thread()` call makes a new handle, and the panic queued
+/// through one used to be kept by that handle alone, so a synchronize
+/// through another returned `Ok`.
+#[test]
+fn a_callback_panic_on_the_per_thread_stream_is_reported_through_any_handle() {
+    std::thread::spawn(|| {
+        Stream::per_thread()
+            .add_callback(|| panic!("per-thread callback failed"))
+            .unwrap();
+        match Stream::per_thread().synchronize() {
+            Err(Error::CallbackPanicked { messages, .. }) => {
+                assert_eq!(messages, ["per-thread callback failed"])
+            }
+            other => panic!("expected CallbackPanicked, got {other:?}"),
+        }
+        Stream::per_thread().synchronize().unwrap(); // reported once
+    })
+    .join()
+    .unwrap();
+}

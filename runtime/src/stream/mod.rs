@@ -150,8 +150,11 @@ impl Stream {
             StreamKind::PerThreadDefault,
             Some((false, 0)),
         );
-        Arc::get_mut(&mut stream.inner).expect("just made").owner =
-            Some(std::thread::current().id());
+        let inner = Arc::get_mut(&mut stream.inner).expect("just made");
+        inner.owner = Some(std::thread::current().id());
+        // One stream, whatever handle queued the callback: its panics are
+        // reported by the next synchronize through any handle.
+        inner.callback_panics = per_thread_panics(ordinal);
         stream
     }
 
@@ -624,6 +627,16 @@ fn per_thread_id(ordinal: usize) -> u64 {
         }
         id => id,
     })
+}
+
+/// Where the panics of callbacks queued on the calling thread's per-thread
+/// default stream of `ordinal` go: one list for every handle of it.
+fn per_thread_panics(ordinal: usize) -> Arc<Mutex<Vec<String>>> {
+    thread_local! {
+        static PANICS: [OnceLock<Arc<Mutex<Vec<String>>>>; MAX_DEVICES] =
+            const { [const { OnceLock::new() }; MAX_DEVICES] };
+    }
+    PANICS.with(|panics| Arc::clone(panics[ordinal].get_or_init(Default::default)))
 }
 
 impl PartialEq for Stream {
