@@ -66,6 +66,9 @@ fn elapsed_time_waits_for_an_unfinished_end_event() {
         !end.is_done().unwrap(),
         "the stream is held by the callback"
     );
+    // The hold's 50 ms start once the start event has completed, so that a
+    // slow machine reaching it late cannot shorten the time measured.
+    start.synchronize().unwrap();
     let releaser = std::thread::spawn(move || {
         std::thread::sleep(std::time::Duration::from_millis(50));
         release.send(()).unwrap();
@@ -77,7 +80,6 @@ fn elapsed_time_waits_for_an_unfinished_end_event() {
         ms >= 45.0,
         "{ms} ms: the held stream took at least the 50 ms hold"
     );
-    start.synchronize().unwrap();
     // Recording on the current stream.
     let e = Event::new().unwrap();
     e.record().unwrap();
