@@ -7,8 +7,6 @@
 //! The simulator is forced for this binary: the failures are traps on a GPU,
 //! which end the CUDA context for the rest of the process.
 
-use gpu_device::prelude::*;
-use gpu_device::shared::{Shared, SharedElement};
 use gpu_runtime::{backend, launch, Backend, DeviceBuffer, Error, Stream, BACKEND_ENV};
 use gpu_test_kernels::attacks::{self, warp_call};
 use std::sync::Once;
@@ -138,38 +136,4 @@ fn sum_partials_refuses_launches_it_would_sum_wrongly() {
     );
     launch!(sum_partials::<u32>[1, 64, stream, 16](&input, &mut partials)).unwrap();
     assert_eq!(partials.copy_to_host_sync(&stream).unwrap(), vec![64]);
-}
-
-/// One `shared_array!` invocation in a function generic over its element:
-/// one symbol for every `T`. Host-only code (on the device a generic function
-/// cannot hold the array's `static`), which the simulator runs all the same.
-fn tile<T: SharedElement>() -> Shared<T, 64> {
-    gpu_device::shared_array!(T; 64)
-}
-
-/// Fills the same shared array's symbol as 64 `u8`s, then as 64 `u64`s.
-#[kernel]
-pub fn one_symbol_two_sizes(mut out: DisjointSlice<u64>, block: Block) {
-    let (small, large) = (tile::<u8>(), tile::<u64>());
-    let mut w = block;
-    small.fill(&mut w, |_| 1);
-    large.fill(&mut w, |s| s as u64);
-    let r = w.sync();
-    out.set(thread_index(), large.get(&r, 63));
-}
-
-/// Attacks the simulator's shared memory: two arrays of different sizes
-/// under one symbol. The block used to hand the second the first's (smaller)
-/// allocation, and `fill` wrote past its end, into the host's heap.
-#[test]
-fn one_shared_symbol_with_two_sizes_fails_the_launch() {
-    let stream = simulator();
-    let mut out = DeviceBuffer::<u64>::zeroed_on(32, &stream).unwrap();
-    launch!(one_symbol_two_sizes[1, 32, stream](&mut out)).unwrap();
-    let (kernel, message) = failure(&stream);
-    assert_eq!(kernel, "one_symbol_two_sizes");
-    assert!(
-        message.contains("two shared arrays have the same symbol"),
-        "{message}"
-    );
 }

@@ -49,7 +49,7 @@ pub mod neighbourhood;
 mod slice2d;
 
 pub use atomic::{AtomicElement, DeviceAtomic};
-pub use copy::DeviceCopy;
+pub use copy::{DeviceCopy, MAX_DEVICE_ALIGN, MAX_PARAMETER_ALIGN};
 pub use disjoint::{DisjointSlice, DisjointSlice2d, DisjointSlice3d};
 pub use gpu_macros::{embed_kernels, kernel, shared_array, DeviceCopy};
 pub use matrix_u32::{DisjointSlice2dU32, Shape2dU32, Slice2dU32};
@@ -91,8 +91,14 @@ pub mod prelude {
 }
 
 /// Items the `#[kernel]` macro expands to; not part of the public API.
+///
+/// Hidden is not private: safe code can name everything here. So each item
+/// that the crate's `unsafe` code relies on is `unsafe` with a contract (the
+/// entry point's constructors and assumptions, `static_shared`), and each
+/// safe one says at its definition why no misuse breaks an invariant.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::copy::{require_device_align, require_parameter_align};
     pub use crate::disjoint::slice_from_kernel_param;
     pub use crate::entry::{
         assume_block_shape, assume_len_at_least, declared_block_shape, EntryShape, GENERAL,
@@ -102,16 +108,23 @@ pub mod __private {
     pub use crate::shared::SharedStorage;
 
     /// Fails to compile unless `T` may live in shared memory: `shared_array!`
-    /// calls it first, so the error names the element type.
+    /// calls it first, so the error names the element type. (It does
+    /// nothing at run time: safe to call from anywhere.)
     #[inline(always)]
     pub fn require_shared_element<T: crate::shared::SharedElement>() {}
 
     /// `shared_array!` on the host: the simulated block's instance of the
     /// array, aligned for `T` (the simulator's allocations are 16-aligned, so
     /// the array is over-allocated by the alignment and its start aligned up).
+    ///
+    /// # Safety
+    /// Called only by `shared_array!`, with its invocation's own symbol,
+    /// element type and length: the macro's handle trusts the array to be
+    /// its own. (The simulator also refuses a symbol asked for with more
+    /// bytes than it was made with.)
     #[cfg(not(target_arch = "nvptx64"))]
     #[track_caller]
-    pub fn static_shared<T>(symbol: &'static str, len: usize) -> *mut T {
+    pub unsafe fn static_shared<T>(symbol: &'static str, len: usize) -> *mut T {
         let align = core::mem::align_of::<T>();
         let bytes = core::mem::size_of::<T>()
             .checked_mul(len)
@@ -122,8 +135,11 @@ pub mod __private {
     }
 
     /// The CPU simulator's view of device code: what an executor provides.
+    /// What device code trusts of it is behind `unsafe`: `run_as` and the
+    /// `unsafe trait Block`; the rest is plain data.
     #[cfg(not(target_arch = "nvptx64"))]
     pub use crate::arch::simulation;
+    /// Which lane a shuffle reads from: a plain enum, for the executor.
     #[cfg(not(target_arch = "nvptx64"))]
     pub use crate::arch::ShuffleMode;
 }

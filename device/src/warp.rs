@@ -58,6 +58,10 @@ pub fn ballot_sync(mask: u32, predicate: bool) -> u32 {
 }
 
 /// Values that can move between lanes with a shuffle: 32- and 64-bit integers and floats.
+///
+/// Sealed. Its hidden items are safe to call: they convert a value to and
+/// from its bits, and no `unsafe` code relies on them (a shuffle moves
+/// plain words, and every type here is valid for every bit pattern).
 pub trait Shuffle: Copy + sealed::Sealed {
     #[doc(hidden)]
     fn to_words(self) -> (u32, u32);

@@ -163,7 +163,11 @@ pub mod __private {
     pub use crate::matrix::u32_extents as matrix_u32_extents;
     pub use crate::memory::GraphMemory;
 
-    /// Fails to compile unless `T` is `DeviceCopy`; the macro spans it on the parameter's type.
+    /// Fails to compile unless `T` is `DeviceCopy` (and, once instantiated,
+    /// aligned as a kernel parameter passed by value may be); the macro
+    /// spans it on the parameter's type.
     #[inline(always)]
-    pub fn assert_device_copy<T: gpu_device::DeviceCopy>() {}
+    pub fn assert_device_copy<T: gpu_device::DeviceCopy>() {
+        const { gpu_device::__private::require_parameter_align::<T>() }
+    }
 }

@@ -40,7 +40,8 @@ use super::model::{Instance, Kernel};
 use super::params::{MatrixIndex, ParamKind};
 use super::substitute::substitute;
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote, ToTokens};
+use quote::{format_ident, quote, quote_spanned, ToTokens};
+use syn::spanned::Spanned;
 use syn::{GenericParam, Ident, Type};
 
 pub fn emit(kernel: &Kernel) -> TokenStream {
@@ -294,7 +295,14 @@ pub fn entry_parts(
         };
         match &p.kind {
             ParamKind::Scalar(ty) | ParamKind::Value(ty) => {
-                params.push((name.clone(), substitute_type(ty)));
+                let ty = substitute_type(ty);
+                // rustc's PTX kernel ABI passes values aligned to at most 16
+                // bytes (a larger alignment crashes the compiler): refused
+                // first, while constants are evaluated.
+                rebuild.push(quote_spanned! {ty.span()=>
+                    const _: () = #device::__private::require_parameter_align::<#ty>();
+                });
+                params.push((name.clone(), ty));
             }
             ParamKind::Input(elem) => {
                 let elem = substitute_type(elem);

@@ -16,6 +16,7 @@ impl SliceArg {
         kernel: &KernelFunction,
         parameter: &'static str,
     ) -> Result<SliceArg> {
+        gpu_device::__private::require_device_align::<T>();
         SliceArg::checked::<T>(arg.raw_view(), stream_device, kernel, parameter)
     }
 
@@ -27,6 +28,7 @@ impl SliceArg {
         kernel: &KernelFunction,
         parameter: &'static str,
     ) -> Result<SliceArg> {
+        gpu_device::__private::require_device_align::<T>();
         SliceArg::checked::<T>(arg.raw_view(), stream_device, kernel, parameter)
     }
 

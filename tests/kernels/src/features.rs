@@ -8,6 +8,7 @@ use gpu_device::warp::{
 };
 use gpu_device::AtomicElement;
 
+pub mod alignment;
 mod shapes;
 pub use shapes::{matrix_read, shaped_fill, transposed_row_sums};
 
