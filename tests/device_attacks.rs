@@ -137,3 +137,22 @@ fn sum_partials_refuses_launches_it_would_sum_wrongly() {
     launch!(sum_partials::<u32>[1, 64, stream, 16](&input, &mut partials)).unwrap();
     assert_eq!(partials.copy_to_host_sync(&stream).unwrap(), vec![64]);
 }
+
+/// Attacks the block votes: half of a block votes while the other half
+/// waits at `sync_threads()`. The vote has a barrier of its own, so the two
+/// never pair up: a GPU hangs, and the simulator names both barriers.
+#[test]
+fn a_vote_beside_sync_threads_is_reported() {
+    use gpu_test_kernels::votes::vote_beside_sync_threads;
+    let stream = simulator();
+    let mut out = DeviceBuffer::<u32>::zeroed_on(64, &stream).unwrap();
+    launch!(vote_beside_sync_threads[1, 64, stream](&mut out)).unwrap();
+    let (kernel, message) = failure(&stream);
+    assert_eq!(kernel, "vote_beside_sync_threads");
+    assert!(
+        message.contains("wait at different barriers")
+            && message.contains("a block vote (sync_threads_count/_and/_or)")
+            && message.contains("sync_threads()"),
+        "{message}"
+    );
+}

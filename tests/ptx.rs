@@ -80,7 +80,9 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
             "gpu-test-kernels",
             &[
                 "add_unchecked",
+                "active_after_return",
                 "affine",
+                "alignment_of_lines",
                 "atomics_f32",
                 "atomics_f64",
                 "atomics_i32",
@@ -88,6 +90,7 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "atomics_u64",
                 "block_sum_shuffles",
                 "block_sum_static",
+                "block_votes",
                 "busy_loop",
                 "coordinates",
                 "coordinates_2d",
@@ -122,6 +125,7 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "shared_read_at",
                 "shuffle_after_exit",
                 "shuffles_by",
+                "sleep_until_flag",
                 "spin_on_flag",
                 "stencil1d_r4",
                 "swap_pairs_f32",
@@ -130,7 +134,9 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "transpose_32x32",
                 "transpose_32x8",
                 "transposed_row_sums",
+                "vote_beside_sync_threads",
                 "warp_call_with_mask",
+                "warp_matching",
                 "warp_shuffles",
                 "witness_from_helper",
                 "zero_sized",
@@ -248,6 +254,33 @@ fn barriers_count_threads_and_phases_use_their_own_barrier() {
     assert!(entry_body("divergent_barrier__1d").contains("barrier.sync \t0;"));
     let matmul = entry_body("matmul_tiled");
     assert_eq!(matmul.matches("barrier.sync 	1;").count(), 2, "{matmul}");
+}
+
+#[test]
+fn block_votes_reduce_on_a_barrier_of_their_own() {
+    // The form without `.aligned` (defined in divergent code), on barrier
+    // 2: never paired with `sync_threads()` (0) or a phase change (1).
+    let votes = entry_body("block_votes__1d");
+    // The count, then the count of evens in each branch of an `if`.
+    assert_eq!(votes.matches("barrier.red.popc.u32").count(), 3, "{votes}");
+    assert!(votes.contains("barrier.red.and.pred"), "{votes}");
+    assert!(votes.contains("barrier.red.or.pred"), "{votes}");
+    for line in votes.lines().filter(|l| l.contains("barrier.red")) {
+        assert!(line.contains(", 2, "), "{line}");
+    }
+    let matching = entry_body("warp_matching__1d");
+    for instruction in ["match.any.sync.b32", "match.any.sync.b64", "match.all.sync.b64", "activemask.b32"] {
+        assert!(matching.contains(instruction), "{instruction}: {matching}");
+    }
+    assert!(entry_body("sleep_until_flag__1d").contains("nanosleep.u32"));
+    // `activemask` needs PTX 6.2 and `nanosleep` 6.3, above LLVM's 6.0 for
+    // sm_70: the builder asks for 6.3.
+    for (crate_name, module) in MODULES {
+        assert!(
+            module.ptx().contains(".version 6.3\n.target sm_70"),
+            "{crate_name}"
+        );
+    }
 }
 
 #[test]

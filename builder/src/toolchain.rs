@@ -356,10 +356,13 @@ impl Toolchain {
         out: &Path,
     ) -> Result<(), BuildError> {
         let fp_contract = if contract { "fast" } else { "off" };
+        let mut llc = self.tool("llc");
+        if let Some(version) = minimum_ptx_version(arch) {
+            llc.arg(format!("-mattr=+{version}"));
+        }
         run(
             "llc",
-            self.tool("llc")
-                .arg(format!("-mcpu={arch}"))
+            llc.arg(format!("-mcpu={arch}"))
                 .arg("-O3")
                 .arg(format!("-fp-contract={fp_contract}"))
                 .arg(input)
@@ -368,6 +371,14 @@ impl Toolchain {
         )?;
         Ok(())
     }
+}
+
+/// The PTX version `llc` must emit for `arch` when its own default is lower
+/// than what `gpu-device`'s inline PTX needs: 6.3 (`activemask` is 6.2,
+/// `nanosleep` 6.3, both sm_70 instructions). LLVM defaults to 6.0 for sm_70
+/// and 6.1 for sm_72; from sm_75 its default is 6.3 or later.
+fn minimum_ptx_version(arch: &str) -> Option<&'static str> {
+    matches!(arch, "sm_70" | "sm_72").then_some("ptx63")
 }
 
 /// The string value of `"key":"..."` in a line of cargo's JSON output.

@@ -9,10 +9,12 @@
 //!   `grid(n)` and `gridsize(n)`, and the witnesses [`thread_index`],
 //!   [`thread_index_2d`], [`thread_index_3d`] (see [`witness`]), and what a
 //!   `#[kernel]` entry point knows of its launch in [`entry`];
-//! - [`sync_threads`] and the other barriers in [`sync`];
+//! - [`sync_threads`] and the other barriers in [`sync`], the block votes
+//!   ([`sync_threads_count`](vote::sync_threads_count) and its peers) in
+//!   [`vote`];
 //! - shared memory ([`shared`]): static ([`shared_array!`]) and dynamic
 //!   ([`DynamicShared`]) arrays used safely through the phase token [`Block`];
-//! - warp shuffles in [`warp`];
+//! - warp shuffles, votes and matching in [`warp`];
 //! - atomics on [`DeviceAtomic`] cells;
 //! - float math in [`math`].
 //!
@@ -65,6 +67,7 @@ mod panic;
 pub mod shared;
 pub mod sync;
 pub mod thread;
+pub mod vote;
 pub mod warp;
 pub mod witness;
 
@@ -87,6 +90,7 @@ pub mod prelude {
         block_dim, block_idx, block_size, grid_1d, grid_2d, grid_3d, grid_dim, gridsize_1d,
         gridsize_2d, gridsize_3d, math::FastMath, math::Float, shared_array, sync_threads,
         thread_idx, thread_index, thread_index_2d, thread_index_3d, thread_rank,
+        vote::{sync_threads_and, sync_threads_count, sync_threads_or},
     };
 }
 

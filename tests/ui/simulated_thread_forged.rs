@@ -14,6 +14,12 @@ struct Fake;
 
 impl SimulatedBlock for Fake {
     fn barrier(&self, _: &SimulatedThread, _: u32) {}
+    fn vote(&self, _: &SimulatedThread, _: bool) -> u32 {
+        0
+    }
+    fn active_lanes(&self, _: &SimulatedThread) -> u32 {
+        1
+    }
     fn exchange(&self, _: &SimulatedThread, _: u32, value: u32, _: ShuffleMode, _: u32) -> u32 {
         value
     }

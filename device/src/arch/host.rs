@@ -27,6 +27,16 @@ pub mod simulation {
         /// Waits until every thread of the block has reached barrier `id`
         /// (0: `sync_threads`, 1: the shared-memory phase token's `sync`).
         fn barrier(&self, thread: &SimulatedThread, id: u32);
+        /// Waits, as at barrier [`VOTE_BARRIER`], until every thread of the
+        /// block has voted, then returns how many voted `predicate` true
+        /// (`sync_threads_count`; `_and` and `_or` compare it with the
+        /// block's size and with 0).
+        fn vote(&self, thread: &SimulatedThread, predicate: bool) -> u32;
+        /// The lanes of this thread's warp that call it together, the
+        /// caller's included (`activemask`): the simulator runs each lane
+        /// until it waits or exits, then releases the lanes waiting here
+        /// together, so a lane that returned early is not among them.
+        fn active_lanes(&self, thread: &SimulatedThread) -> u32;
         /// Waits until the lanes in `mask` of this thread's warp have called
         /// it, then returns lane `source`'s `value` (for `mode` and `b`).
         fn exchange(
@@ -53,6 +63,10 @@ pub mod simulation {
         /// independent thread scheduling (sm_70+).
         fn after_atomics(&self, thread: &SimulatedThread, changed: bool);
     }
+
+    /// The barrier id of the block votes (`sync_threads_count` and its
+    /// peers), as on the GPU: one of its own.
+    pub const VOTE_BARRIER: u32 = 2;
 
     /// How many atomic operations and fences, one of which changed no
     /// memory, an OS thread makes between two calls of
@@ -176,6 +190,70 @@ pub(crate) fn barrier(id: u32) {
         "sync_threads"
     };
     current(name, |t| t.block.barrier(t, id))
+}
+
+pub(crate) fn vote_count(predicate: bool) -> u32 {
+    current("vote::sync_threads_count", |t| t.block.vote(t, predicate))
+}
+
+pub(crate) fn vote_all(predicate: bool) -> bool {
+    current("vote::sync_threads_and", |t| {
+        t.block.vote(t, predicate) as usize == t.block_dim.iter().map(|&d| d as usize).product()
+    })
+}
+
+pub(crate) fn vote_any(predicate: bool) -> bool {
+    current("vote::sync_threads_or", |t| t.block.vote(t, predicate) > 0)
+}
+
+pub(crate) fn active_mask() -> u32 {
+    current("warp::activemask", |t| t.block.active_lanes(t))
+}
+
+/// Every lane in `mask`'s value (`lo`, `hi`), gathered with one exchange per
+/// lane and word, as `ballot` does; lanes outside `mask` get `None`.
+fn gather(t: &SimulatedThread<'_>, mask: u32, lo: u32, hi: u32, wide: bool) -> [Option<u64>; 32] {
+    let mut values = [None; 32];
+    for (lane, value) in values.iter_mut().enumerate() {
+        if mask & (1 << lane) != 0 {
+            let l = t.block.exchange(t, mask, lo, ShuffleMode::Index, lane as u32);
+            let h = if wide {
+                t.block.exchange(t, mask, hi, ShuffleMode::Index, lane as u32)
+            } else {
+                0
+            };
+            *value = Some(u64::from(h) << 32 | u64::from(l));
+        }
+    }
+    values
+}
+
+pub(crate) fn match_any(mask: u32, lo: u32, hi: u32, wide: bool) -> u32 {
+    current("warp::match_any_sync", |t| {
+        let mine = u64::from(if wide { hi } else { 0 }) << 32 | u64::from(lo);
+        gather(t, mask, lo, hi, wide)
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| **v == Some(mine))
+            .fold(0, |bits, (lane, _)| bits | 1 << lane)
+    })
+}
+
+pub(crate) fn match_all(mask: u32, lo: u32, hi: u32, wide: bool) -> (u32, bool) {
+    current("warp::match_all_sync", |t| {
+        let values = gather(t, mask, lo, hi, wide);
+        let mut present = values.iter().flatten();
+        let first = present.next();
+        let all = present.all(|v| Some(v) == first);
+        (if all { mask } else { 0 }, all)
+    })
+}
+
+/// On the simulator a sleeping thread lets the other threads of its block
+/// run (a thread that sleeps in a loop waits for one of them), as after a
+/// run of atomics that changed nothing.
+pub(crate) fn nanosleep(_ns: u32) {
+    call_after_atomics(false);
 }
 
 pub(crate) fn sync_warp(mask: u32) {

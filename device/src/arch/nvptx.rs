@@ -105,6 +105,105 @@ pub(crate) fn barrier(id: u32) {
     unsafe { barrier_cta_sync_all(id) }
 }
 
+/// The barrier of the block votes (`vote::sync_threads_count` and its
+/// peers): a barrier of its own, so a vote never pairs with a
+/// `sync_threads()` or a phase change.
+pub(crate) const VOTE_BARRIER: u32 = 2;
+
+/// How many threads of the block voted `predicate` true, once all have
+/// voted (`barrier.red.popc` on [`VOTE_BARRIER`], the form without
+/// `.aligned`, defined in divergent code as `barrier` is).
+#[inline(always)]
+pub(crate) fn vote_count(predicate: bool) -> u32 {
+    let count: u32;
+    // SAFETY: a barrier with a reduction on registers: touches no memory
+    // rule (a thread that never arrives hangs the block, as in `barrier`).
+    unsafe {
+        asm!("{{ .reg .pred p; setp.ne.u32 p, {v}, 0; barrier.red.popc.u32 {c}, {id}, p; }}",
+             id = const VOTE_BARRIER, c = out(reg32) count, v = in(reg32) predicate as u32, options(nostack));
+    }
+    count
+}
+
+/// Whether every thread of the block voted true (`barrier.red.and.pred`).
+#[inline(always)]
+pub(crate) fn vote_all(predicate: bool) -> bool {
+    let all: u32;
+    // SAFETY: as in `vote_count`.
+    unsafe {
+        asm!("{{ .reg .pred p, q; setp.ne.u32 p, {v}, 0; barrier.red.and.pred q, {id}, p; selp.u32 {a}, 1, 0, q; }}",
+             id = const VOTE_BARRIER, a = out(reg32) all, v = in(reg32) predicate as u32, options(nostack));
+    }
+    all != 0
+}
+
+/// Whether any thread of the block voted true (`barrier.red.or.pred`).
+#[inline(always)]
+pub(crate) fn vote_any(predicate: bool) -> bool {
+    let any: u32;
+    // SAFETY: as in `vote_count`.
+    unsafe {
+        asm!("{{ .reg .pred p, q; setp.ne.u32 p, {v}, 0; barrier.red.or.pred q, {id}, p; selp.u32 {a}, 1, 0, q; }}",
+             id = const VOTE_BARRIER, a = out(reg32) any, v = in(reg32) predicate as u32, options(nostack));
+    }
+    any != 0
+}
+
+/// The lanes of the warp executing this instruction together (`activemask`).
+#[inline(always)]
+pub(crate) fn active_mask() -> u32 {
+    let mask: u32;
+    // SAFETY: reads which lanes are active into a register; touches no memory.
+    unsafe { asm!("activemask.b32 {m};", m = out(reg32) mask, options(nostack)) };
+    mask
+}
+
+/// The lanes in `mask` whose value equals this lane's (`match.any.sync`):
+/// a 64-bit comparison of `lo | hi << 32` when `wide`.
+#[inline(always)]
+pub(crate) fn match_any(mask: u32, lo: u32, hi: u32, wide: bool) -> u32 {
+    let lanes: u32;
+    // SAFETY: a warp collective on registers; touches no memory. `mask`
+    // names the calling lane (the `warp` module checks; PTX leaves it
+    // undefined otherwise).
+    unsafe {
+        if wide {
+            asm!("{{ .reg .b64 v; mov.b64 v, {{{lo}, {hi}}}; match.any.sync.b64 {d}, v, {m}; }}",
+                 d = out(reg32) lanes, lo = in(reg32) lo, hi = in(reg32) hi, m = in(reg32) mask, options(nostack));
+        } else {
+            asm!("match.any.sync.b32 {d}, {v}, {m};",
+                 d = out(reg32) lanes, v = in(reg32) lo, m = in(reg32) mask, options(nostack));
+        }
+    }
+    lanes
+}
+
+/// `mask` when every lane in `mask` has the same value as this lane's,
+/// else 0 (`match.all.sync`), with whether they have.
+#[inline(always)]
+pub(crate) fn match_all(mask: u32, lo: u32, hi: u32, wide: bool) -> (u32, bool) {
+    let (lanes, all): (u32, u32);
+    // SAFETY: as in `match_any`.
+    unsafe {
+        if wide {
+            asm!("{{ .reg .b64 v; .reg .pred p; mov.b64 v, {{{lo}, {hi}}}; match.all.sync.b64 {d}|p, v, {m}; selp.u32 {a}, 1, 0, p; }}",
+                 d = out(reg32) lanes, a = out(reg32) all, lo = in(reg32) lo, hi = in(reg32) hi, m = in(reg32) mask, options(nostack));
+        } else {
+            asm!("{{ .reg .pred p; match.all.sync.b32 {d}|p, {v}, {m}; selp.u32 {a}, 1, 0, p; }}",
+                 d = out(reg32) lanes, a = out(reg32) all, v = in(reg32) lo, m = in(reg32) mask, options(nostack));
+        }
+    }
+    (lanes, all != 0)
+}
+
+/// Suspends the thread for about `ns` nanoseconds (`nanosleep`; the
+/// hardware caps it at about a millisecond).
+#[inline(always)]
+pub(crate) fn nanosleep(ns: u32) {
+    // SAFETY: a timed wait; touches no memory and has no precondition.
+    unsafe { asm!("nanosleep.u32 {t};", t = in(reg32) ns, options(nostack)) };
+}
+
 #[inline(always)]
 pub(crate) fn sync_warp(mask: u32) {
     // SAFETY: `bar.warp.sync` waits for the lanes in `mask`, which names the

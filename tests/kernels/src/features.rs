@@ -10,6 +10,7 @@ use gpu_device::AtomicElement;
 
 pub mod alignment;
 mod shapes;
+pub mod votes;
 pub use shapes::{matrix_read, shaped_fill, transposed_row_sums};
 
 /// Writes each thread's coordinates at its `thread_index_3d()`: the witness's

@@ -315,6 +315,7 @@ impl Launch {
                         worker.progress();
                         ThreadState::AtWarp(mask)
                     }
+                    CoroutineResult::Yield(Suspend::ActiveMask) => ThreadState::AtActiveMask,
                     CoroutineResult::Return(Finish::Returned) => {
                         worker.progress();
                         let finished = coroutines[t].take().expect("just resumed");
@@ -336,7 +337,7 @@ impl Launch {
             if status.iter().all(|s| *s == ThreadState::Done) {
                 return Ok(());
             }
-            let released = release(&mut status, count);
+            let released = release(&mut status, count, &state.active_masks);
             if let Err(stuck) = released {
                 return Err(describe(stuck.thread, &stuck.reason));
             }
@@ -351,8 +352,32 @@ struct Stuck {
 
 /// Releases the barrier or the warps whose threads all wait; an error when
 /// nothing can be released and no thread is ready (one that yielded).
-fn release(status: &mut [ThreadState], count: usize) -> Result<(), Stuck> {
+///
+/// The lanes of a warp at `activemask()` are released together, each warp's
+/// mask of them in `active_masks`: every lane of the warp that was ready has
+/// run until it waits or exits since the last release, so the lanes there
+/// are those that reached it together (a lane that returned early is not).
+fn release(
+    status: &mut [ThreadState],
+    count: usize,
+    active_masks: &[Cell<u32>],
+) -> Result<(), Stuck> {
     let mut released = false;
+    for (warp, active) in active_masks.iter().enumerate() {
+        let lanes = warp * 32..((warp + 1) * 32).min(count);
+        let at_mask = lanes
+            .filter(|&t| status[t] == ThreadState::AtActiveMask)
+            .fold(0u32, |mask, t| mask | 1 << (t % 32));
+        if at_mask != 0 {
+            active.set(at_mask);
+            for (t, s) in status.iter_mut().enumerate().skip(warp * 32).take(32) {
+                if *s == ThreadState::AtActiveMask && at_mask & 1 << (t % 32) != 0 {
+                    *s = ThreadState::Ready;
+                }
+            }
+            released = true;
+        }
+    }
     let at_barrier = |s: &ThreadState| matches!(s, ThreadState::AtBarrier(_));
     let waiting_at_barrier = status.iter().filter(|s| at_barrier(s)).count();
     let done = status.iter().filter(|s| **s == ThreadState::Done).count();
@@ -361,16 +386,16 @@ fn release(status: &mut [ThreadState], count: usize) -> Result<(), Stuck> {
         let ThreadState::AtBarrier(id) = status[first] else {
             unreachable!("found by position")
         };
-        if let Some(other) = status
-            .iter()
-            .position(|s| matches!(s, ThreadState::AtBarrier(i) if *i != id))
-        {
+        if let Some((other, other_id)) = status.iter().enumerate().find_map(|(t, s)| match s {
+            ThreadState::AtBarrier(i) if *i != id => Some((t, *i)),
+            _ => None,
+        }) {
             return Err(Stuck {
                 thread: first,
                 reason: format!(
                     "threads of the block wait at different barriers (thread {first} at {}, thread {other} at {}); on a GPU this block would hang",
                     barrier_name(id),
-                    barrier_name(1 - id.min(1))
+                    barrier_name(other_id)
                 ),
             });
         }
@@ -444,10 +469,12 @@ fn release(status: &mut [ThreadState], count: usize) -> Result<(), Stuck> {
 
 /// How a barrier is called in kernel code.
 fn barrier_name(id: u32) -> &'static str {
-    if id == 0 {
-        "sync_threads()"
-    } else {
-        "the phase barrier Block::sync()"
+    match id {
+        0 => "sync_threads()",
+        gpu_device::__private::simulation::VOTE_BARRIER => {
+            "a block vote (sync_threads_count/_and/_or)"
+        }
+        _ => "the phase barrier Block::sync()",
     }
 }
 
@@ -458,6 +485,14 @@ struct BlockState<'a> {
     exchanges: Vec<Cell<u64>>,
     /// Per warp: two buffers of lane values, used alternately.
     warp_values: Vec<[[Cell<u32>; 32]; 2]>,
+    /// Per thread: its predicates of the block votes, two buffers used
+    /// alternately (by the parity of its vote count), so a thread that
+    /// runs on to the next vote does not overwrite a vote others still read.
+    votes: Vec<[Cell<bool>; 2]>,
+    /// Per thread: how many votes it has made.
+    vote_rounds: Vec<Cell<u64>>,
+    /// Per warp: the lanes that `activemask()` last released together.
+    active_masks: Vec<Cell<u32>>,
     dynamic: RefCell<Box<[u128]>>,
     dynamic_bytes: usize,
     statics: RefCell<HashMap<&'static str, Box<[u128]>>>,
@@ -482,6 +517,9 @@ impl<'a> BlockState<'a> {
             warp_values: (0..count.div_ceil(32))
                 .map(|_| Default::default())
                 .collect(),
+            votes: (0..count).map(|_| Default::default()).collect(),
+            vote_rounds: (0..count).map(|_| Cell::new(0)).collect(),
+            active_masks: (0..count.div_ceil(32)).map(|_| Cell::new(0)).collect(),
             dynamic: RefCell::new(vec![0u128; shared_bytes.div_ceil(16)].into_boxed_slice()),
             dynamic_bytes: shared_bytes,
             statics: RefCell::new(HashMap::new()),
@@ -505,10 +543,32 @@ impl<'a> BlockState<'a> {
 // at least as large as asked (`static_shared` checks the recorded size);
 // barriers and warp exchanges suspend the thread until `release` finds every
 // thread (or every lane in the mask) waiting, and `exchange` returns the
-// named lane's value of that round.
+// named lane's value of that round; a vote is a barrier of its own id that
+// counts its round's votes.
 unsafe impl Block for BlockState<'_> {
     fn barrier(&self, thread: &SimulatedThread<'_>, id: u32) {
         self.suspend(thread, Suspend::Barrier(id));
+    }
+
+    fn vote(&self, thread: &SimulatedThread<'_>, predicate: bool) -> u32 {
+        let t = thread.linear as usize;
+        let round = self.vote_rounds[t].get();
+        self.vote_rounds[t].set(round + 1);
+        let parity = (round % 2) as usize;
+        self.votes[t][parity].set(predicate);
+        // Released once every thread has voted: each then reads the votes of
+        // this round, which nobody overwrites before all have voted again.
+        self.suspend(
+            thread,
+            Suspend::Barrier(gpu_device::__private::simulation::VOTE_BARRIER),
+        );
+        self.votes.iter().filter(|v| v[parity].get()).count() as u32
+    }
+
+    fn active_lanes(&self, thread: &SimulatedThread<'_>) -> u32 {
+        self.suspend(thread, Suspend::ActiveMask);
+        // Set by `release` for this round, before any lane of the warp runs.
+        self.active_masks[thread.linear as usize / 32].get()
     }
 
     fn exchange(

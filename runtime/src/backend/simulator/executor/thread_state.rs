@@ -12,6 +12,8 @@ pub(super) enum ThreadState {
     /// At barrier `id` (0: `sync_threads`, 1: the phase token's `sync`).
     AtBarrier(u32),
     AtWarp(u32),
+    /// At `activemask()`: released with the other lanes of its warp there.
+    AtActiveMask,
     Done,
 }
 
@@ -25,6 +27,8 @@ pub(super) enum Suspend {
     Warp {
         mask: u32,
     },
+    /// At `activemask()`.
+    ActiveMask,
 }
 
 pub(super) type SimCoroutine = Coroutine<(), Suspend, Finish, DefaultStack>;
