@@ -113,6 +113,8 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "panic_at",
                 "panic_if",
                 "phase_and_threads_barriers",
+                "print_divergent",
+                "print_values",
                 "read_at",
                 "reverse_in_blocks",
                 "reverse_tiles_16",

@@ -16,7 +16,8 @@
 //!   ([`DynamicShared`]) arrays used safely through the phase token [`Block`];
 //! - warp shuffles, votes and matching in [`warp`];
 //! - atomics on [`DeviceAtomic`] cells;
-//! - float math in [`math`].
+//! - float math in [`math`];
+//! - formatted output, [`println!`] and [`print!`] over `vprintf`, in [`print`].
 //!
 //! On every target it provides the types that appear in kernel signatures:
 //! [`DisjointSlice`], [`DisjointSlice2d`] and [`DisjointSlice3d`] (outputs
@@ -42,18 +43,21 @@
 extern crate self as gpu_device;
 
 mod atomic;
+#[cfg(not(target_arch = "nvptx64"))]
+mod c_printf;
 mod copy;
 mod disjoint;
 pub mod entry;
 mod launch_scope;
 pub mod matrix_u32;
 pub mod neighbourhood;
+pub mod print;
 mod slice2d;
 
 pub use atomic::{AtomicElement, DeviceAtomic};
 pub use copy::{DeviceCopy, MAX_DEVICE_ALIGN, MAX_PARAMETER_ALIGN};
 pub use disjoint::{DisjointSlice, DisjointSlice2d, DisjointSlice3d};
-pub use gpu_macros::{embed_kernels, kernel, shared_array, DeviceCopy};
+pub use gpu_macros::{embed_kernels, kernel, print, println, shared_array, DeviceCopy};
 pub use matrix_u32::{DisjointSlice2dU32, Shape2dU32, Slice2dU32};
 pub use neighbourhood::Neighbourhood;
 pub use shared::{Block, DynamicShared};
@@ -143,6 +147,11 @@ pub mod __private {
     /// `unsafe trait Block`; the rest is plain data.
     #[cfg(not(target_arch = "nvptx64"))]
     pub use crate::arch::simulation;
+    /// Formats a kernel print's C format string and values as the host's C
+    /// library does (the simulator's prints, assertion messages read back
+    /// from a GPU). Safe for any bytes: see its module.
+    #[cfg(not(target_arch = "nvptx64"))]
+    pub use crate::c_printf::format as format_printf;
     /// Which lane a shuffle reads from: a plain enum, for the executor.
     #[cfg(not(target_arch = "nvptx64"))]
     pub use crate::arch::ShuffleMode;

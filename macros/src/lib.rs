@@ -13,6 +13,7 @@ mod embed;
 mod errors;
 mod kernel;
 mod path_option;
+mod print;
 mod shared;
 
 /// Turns an ordinary function into a GPU kernel.
@@ -192,6 +193,27 @@ pub fn embed_kernels(input: TokenStream) -> TokenStream {
 #[proc_macro]
 pub fn shared_array(input: TokenStream) -> TokenStream {
     shared::expand(input.into())
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}
+
+/// Prints a line from a kernel, with a newline: `println!("x = {} at {}", x,
+/// i.get())` (CUDA's `printf`, Numba's `print`). The format string is
+/// Rust's; what each placeholder prints is in `gpu_device::print`'s
+/// documentation. Use it as `gpu_device::println!` or with `use
+/// gpu_device::println;` (a glob import would make it ambiguous with the
+/// standard library's on the host).
+#[proc_macro]
+pub fn println(input: TokenStream) -> TokenStream {
+    print::expand(input.into(), true)
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}
+
+/// Prints from a kernel, without a newline: see [`println!`].
+#[proc_macro]
+pub fn print(input: TokenStream) -> TokenStream {
+    print::expand(input.into(), false)
         .unwrap_or_else(syn::Error::into_compile_error)
         .into()
 }

@@ -20,6 +20,7 @@ impl SimulatedBlock for Fake {
     fn active_lanes(&self, _: &SimulatedThread) -> u32 {
         1
     }
+    fn print(&self, _: &SimulatedThread, _: &[u8]) {}
     fn exchange(&self, _: &SimulatedThread, _: u32, value: u32, _: ShuffleMode, _: u32) -> u32 {
         value
     }

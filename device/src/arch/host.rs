@@ -37,6 +37,10 @@ pub mod simulation {
         /// until it waits or exits, then releases the lanes waiting here
         /// together, so a lane that returned early is not among them.
         fn active_lanes(&self, thread: &SimulatedThread) -> u32;
+        /// Keeps a line a thread printed (formatted) with the launch's
+        /// output, which the executor writes to standard output when the
+        /// launch completes.
+        fn print(&self, thread: &SimulatedThread, line: &[u8]);
         /// Waits until the lanes in `mask` of this thread's warp have called
         /// it, then returns lane `source`'s `value` (for `mode` and `b`).
         fn exchange(
@@ -190,6 +194,22 @@ pub(crate) fn barrier(id: u32) {
         "sync_threads"
     };
     current(name, |t| t.block.barrier(t, id))
+}
+
+/// A kernel's printed line, formatted as the host's C library formats a
+/// GPU's: kept with the launch's output inside a simulated kernel, written
+/// to standard output at once elsewhere.
+pub(crate) fn print(format: &[u8], args: &[u64]) {
+    let line = crate::c_printf::format(format, args);
+    simulation::with(|t| match t {
+        Some(t) => t.block.print(t, &line),
+        None => {
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(&line);
+            let _ = out.flush();
+        }
+    })
 }
 
 pub(crate) fn vote_count(predicate: bool) -> u32 {

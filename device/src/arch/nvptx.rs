@@ -281,6 +281,15 @@ pub(crate) fn dynamic_shared() -> (*mut u8, usize) {
     (ptr, bytes as usize)
 }
 
+/// Prints a line with CUDA's `vprintf`.
+#[inline(always)]
+pub(crate) fn print(format: &[u8], args: &[u64]) {
+    // SAFETY: `format` is NUL-terminated and holds one conversion per value
+    // of `args`, each a 64-bit integer or `double` in its 8-byte slot, in
+    // order (`print::Printer`'s invariant); both live through the call.
+    unsafe { nvptx::vprintf(format.as_ptr(), args.as_ptr().cast()) };
+}
+
 #[inline(always)]
 pub(crate) fn trap() -> ! {
     // SAFETY: `trap` ends the launch with an error; it has no preconditions.

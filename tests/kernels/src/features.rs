@@ -9,6 +9,7 @@ use gpu_device::warp::{
 use gpu_device::AtomicElement;
 
 pub mod alignment;
+pub mod output;
 mod shapes;
 pub mod votes;
 pub use shapes::{matrix_read, shaped_fill, transposed_row_sums};

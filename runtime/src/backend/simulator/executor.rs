@@ -115,6 +115,7 @@ pub(crate) fn run(call: &Arc<KernelCall>) -> Result<(), String> {
         next_block: AtomicU64::new(0),
         failed: AtomicBool::new(false),
         failure: Mutex::new(None),
+        printed: Mutex::new(Vec::new()),
     })
     .run()
 }
@@ -135,6 +136,8 @@ struct Launch {
     next_block: AtomicU64,
     failed: AtomicBool,
     failure: Mutex<Option<String>>,
+    /// What each block printed, by its linear index.
+    printed: Mutex<Vec<(u64, Vec<u8>)>>,
 }
 
 impl std::ops::Deref for Launch {
@@ -172,6 +175,8 @@ impl Launch {
         while *finished < helpers {
             finished = changed.wait(finished).unwrap_or_else(|e| e.into_inner());
         }
+        drop(finished);
+        self.write_printed();
         match self
             .failure
             .lock()
@@ -278,7 +283,7 @@ impl Launch {
         }
 
         let mut status = vec![ThreadState::Ready; count];
-        state.signals.watch(|| loop {
+        let outcome = state.signals.watch(|| loop {
             for t in 0..count {
                 if status[t] != ThreadState::Ready {
                     continue;
@@ -341,7 +346,31 @@ impl Launch {
             if let Err(stuck) = released {
                 return Err(describe(stuck.thread, &stuck.reason));
             }
-        })
+        });
+        let printed = state.printed.take();
+        if !printed.is_empty() {
+            self.printed
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push((linear, printed));
+        }
+        outcome
+    }
+
+    /// Writes what the blocks printed to standard output, block after block
+    /// (by linear index), as one write: a launch's output arrives when it
+    /// completes, as a GPU's does when the host synchronises with it.
+    fn write_printed(&self) {
+        use std::io::Write;
+        let mut blocks = std::mem::take(&mut *self.printed.lock().unwrap_or_else(|e| e.into_inner()));
+        if blocks.is_empty() {
+            return;
+        }
+        blocks.sort_by_key(|(block, _)| *block);
+        let bytes: Vec<u8> = blocks.into_iter().flat_map(|(_, b)| b).collect();
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(&bytes);
+        let _ = out.flush();
     }
 }
 
@@ -493,6 +522,8 @@ struct BlockState<'a> {
     vote_rounds: Vec<Cell<u64>>,
     /// Per warp: the lanes that `activemask()` last released together.
     active_masks: Vec<Cell<u32>>,
+    /// The lines the block's threads printed, in the order they printed.
+    printed: RefCell<Vec<u8>>,
     dynamic: RefCell<Box<[u128]>>,
     dynamic_bytes: usize,
     statics: RefCell<HashMap<&'static str, Box<[u128]>>>,
@@ -520,6 +551,7 @@ impl<'a> BlockState<'a> {
             votes: (0..count).map(|_| Default::default()).collect(),
             vote_rounds: (0..count).map(|_| Cell::new(0)).collect(),
             active_masks: (0..count.div_ceil(32)).map(|_| Cell::new(0)).collect(),
+            printed: RefCell::new(Vec::new()),
             dynamic: RefCell::new(vec![0u128; shared_bytes.div_ceil(16)].into_boxed_slice()),
             dynamic_bytes: shared_bytes,
             statics: RefCell::new(HashMap::new()),
@@ -569,6 +601,11 @@ unsafe impl Block for BlockState<'_> {
         self.suspend(thread, Suspend::ActiveMask);
         // Set by `release` for this round, before any lane of the warp runs.
         self.active_masks[thread.linear as usize / 32].get()
+    }
+
+    fn print(&self, _thread: &SimulatedThread<'_>, line: &[u8]) {
+        self.signals
+            .runtime_code(|| self.printed.borrow_mut().extend_from_slice(line));
     }
 
     fn exchange(
