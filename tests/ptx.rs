@@ -83,6 +83,8 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "active_after_return",
                 "affine",
                 "alignment_of_lines",
+                "assert_below",
+                "assert_lane_is_not",
                 "atomics_f32",
                 "atomics_f64",
                 "atomics_i32",
@@ -282,6 +284,31 @@ fn block_votes_reduce_on_a_barrier_of_their_own() {
             module.ptx().contains(".version 6.3\n.target sm_70"),
             "{crate_name}"
         );
+    }
+}
+
+#[test]
+fn a_failed_assertion_writes_the_record_the_runtime_sets() {
+    // Every module keeps the global the runtime writes the record's address
+    // into: visible (the driver finds it by name) and not folded to 0.
+    let symbol = gpu_device::assert::RECORD_SYMBOL;
+    for (crate_name, module) in MODULES {
+        assert!(
+            module
+                .ptx()
+                .contains(&format!(".visible .global .align 8 .b8 {symbol}[8];")),
+            "{crate_name}"
+        );
+    }
+    let ptx = gpu_test_kernels::KERNEL_MODULE.ptx();
+    let fail = ptx
+        .split(".func ")
+        .find(|f| f.contains("6assert4fail") && f.contains(&format!("[{symbol}]")))
+        .expect("the assertion's failure path reads the record's address");
+    // Claimed with a system-scope compare-and-swap (the record is host
+    // memory), written, fenced for the host, then the trap.
+    for step in ["atom.relaxed.sys.cas.b32", "membar.sys", "trap"] {
+        assert!(fail.contains(step), "{step}:\n{fail}");
     }
 }
 

@@ -47,6 +47,15 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use toolchain::Toolchain;
 
+/// The globals of device code that the runtime writes after loading a
+/// module (`cuModuleGetGlobal`), kept visible (patterns of `opt`'s
+/// internalize list): internal, the optimiser would fold their loads to
+/// their initial value, and the driver could not find them by name.
+/// `gpu_device::assert::RECORD_SYMBOL` (the address of the device's
+/// assertion record) and the constant arrays of `gpu_device::constant!`
+/// (`__gpu_const_<crate>_<name>`, see [`constant_memory`]).
+pub const HOST_SET_GLOBALS: &[&str] = &["__gpu_assertion_record", "__gpu_const_*"];
+
 /// The environment variable that overrides the PTX target architecture.
 pub const ARCH_ENV: &str = "GPU_PTX_ARCH";
 

@@ -293,19 +293,25 @@ impl Toolchain {
         Ok(names)
     }
 
-    /// Internalizes everything but the kernels, removes dead code, optimises.
+    /// Internalizes everything but the kernels and the globals the runtime
+    /// sets ([`crate::HOST_SET_GLOBALS`]), removes dead code, optimises.
     pub fn internalize_and_optimize(
         &self,
         input: &Path,
         kernels: &[String],
         out: &Path,
     ) -> Result<(), BuildError> {
+        let public: Vec<&str> = kernels
+            .iter()
+            .map(String::as_str)
+            .chain(crate::HOST_SET_GLOBALS.iter().copied())
+            .collect();
         run(
             "opt",
             self.tool("opt")
                 .arg(format!(
                     "--internalize-public-api-list={}",
-                    kernels.join(",")
+                    public.join(",")
                 ))
                 .arg("-passes=internalize,globaldce,default<O3>,globaldce")
                 .arg(input)

@@ -17,7 +17,9 @@
 //! - warp shuffles, votes and matching in [`warp`];
 //! - atomics on [`DeviceAtomic`] cells;
 //! - float math in [`math`];
-//! - formatted output, [`println!`] and [`print!`] over `vprintf`, in [`print`].
+//! - formatted output, [`println!`] and [`print!`] over `vprintf`, in [`print`];
+//! - assertions with a message, [`gpu_assert!`], reported to the host, in
+//!   [`assert`].
 //!
 //! On every target it provides the types that appear in kernel signatures:
 //! [`DisjointSlice`], [`DisjointSlice2d`] and [`DisjointSlice3d`] (outputs
@@ -57,7 +59,7 @@ mod slice2d;
 pub use atomic::{AtomicElement, DeviceAtomic};
 pub use copy::{DeviceCopy, MAX_DEVICE_ALIGN, MAX_PARAMETER_ALIGN};
 pub use disjoint::{DisjointSlice, DisjointSlice2d, DisjointSlice3d};
-pub use gpu_macros::{embed_kernels, kernel, print, println, shared_array, DeviceCopy};
+pub use gpu_macros::{embed_kernels, gpu_assert, kernel, print, println, shared_array, DeviceCopy};
 pub use matrix_u32::{DisjointSlice2dU32, Shape2dU32, Slice2dU32};
 pub use neighbourhood::Neighbourhood;
 pub use shared::{Block, DynamicShared};
@@ -65,6 +67,7 @@ pub use slice2d::{Shape2d, Slice2d};
 pub use witness::{ThreadIndex, ThreadIndex2d, ThreadIndex3d};
 
 pub(crate) mod arch;
+pub mod assert;
 pub mod math;
 #[cfg(target_arch = "nvptx64")]
 mod panic;

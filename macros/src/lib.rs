@@ -8,6 +8,7 @@
 
 use proc_macro::TokenStream;
 
+mod assert;
 mod device_copy;
 mod embed;
 mod errors;
@@ -214,6 +215,19 @@ pub fn println(input: TokenStream) -> TokenStream {
 #[proc_macro]
 pub fn print(input: TokenStream) -> TokenStream {
     print::expand(input.into(), false)
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}
+
+/// Asserts a condition in a kernel, with an optional message:
+/// `gpu_assert!(i < n)`, `gpu_assert!(total > 0.0, "total is {}", total)`.
+/// When it is false, the launch ends (as CUDA's `assert` ends it) and the
+/// host gets `Error::KernelAssertion`, naming the kernel, the block, the
+/// thread, the file and line, and the message; see `gpu_device::assert`.
+/// The message is formatted as `println!`'s is.
+#[proc_macro]
+pub fn gpu_assert(input: TokenStream) -> TokenStream {
+    assert::expand(input.into())
         .unwrap_or_else(syn::Error::into_compile_error)
         .into()
 }

@@ -34,6 +34,7 @@
 extern crate self as gpu_runtime;
 
 mod abi;
+mod assertion;
 mod backend;
 mod callback;
 mod collective;

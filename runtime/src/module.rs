@@ -119,16 +119,50 @@ impl EmbeddedModule {
                     },
                     log: String::new(),
                 })?;
-                driver()
+                let module = driver()
                     .module_load(device.ordinal, &text)
                     .map_err(|(driver, log)| Error::ModuleLoad {
                         crate_name: self.crate_name,
                         driver,
                         log,
-                    })
+                    })?;
+                give_assertion_record(module, device)?;
+                Ok(module)
             })
             .clone()
     }
+}
+
+/// Writes the address of the device's assertion record into the module's
+/// global for it (`gpu_device::assert`), before any of its kernels runs: a
+/// failed `gpu_assert!` then leaves its report there. A module without the
+/// global (PTX not built by `gpu-builder`) needs none.
+fn give_assertion_record(module: ModuleHandle, device: &DeviceState) -> Result<()> {
+    let Some(record) = crate::assertion::device_address(device.ordinal) else {
+        return Ok(());
+    };
+    let symbol = CString::new(gpu_device::assert::RECORD_SYMBOL).expect("no NUL in the symbol");
+    let Some(global) = driver()
+        .module_global(module, &symbol, std::mem::size_of::<u64>())
+        .map_err(|e| device.error(e))?
+    else {
+        return Ok(());
+    };
+    // On a stream of its own, which waits for no other work (a busy stream
+    // of the device does not hold up the module's first launch).
+    let stream = driver()
+        .stream_create(device.ordinal, true, 0)
+        .map_err(|e| device.error(e))?;
+    // SAFETY: `global` is the module's 8-byte global; the source is a local
+    // `u64`, pageable, so the copy reads it before returning; the
+    // synchronize then completes it before any launch.
+    let copied = unsafe { driver().copy_to_device_async(global, (&raw const record).cast(), 8, stream) }
+        .and_then(|()| driver().stream_synchronize(stream));
+    let destroyed = driver().stream_destroy(stream);
+    copied.and(destroyed).map_err(|e| device.error(e))
+}
+
+impl EmbeddedModule {
 }
 
 /// See [`EmbeddedModule::entry_param_sizes`].

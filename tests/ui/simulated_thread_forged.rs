@@ -21,6 +21,9 @@ impl SimulatedBlock for Fake {
         1
     }
     fn print(&self, _: &SimulatedThread, _: &[u8]) {}
+    fn module_global(&self, _: &'static str, _: usize) -> *mut u8 {
+        8 as *mut u8
+    }
     fn exchange(&self, _: &SimulatedThread, _: u32, value: u32, _: ShuffleMode, _: u32) -> u32 {
         value
     }

@@ -41,6 +41,11 @@ pub mod simulation {
         /// output, which the executor writes to standard output when the
         /// launch completes.
         fn print(&self, thread: &SimulatedThread, line: &[u8]);
+        /// The address of the module global `symbol` of `bytes` bytes for
+        /// the launch's module on its device (made zeroed on first use, as
+        /// a module's globals start), valid while the module is loaded:
+        /// what the runtime writes through its driver's `module_global`.
+        fn module_global(&self, symbol: &'static str, bytes: usize) -> *mut u8;
         /// Waits until the lanes in `mask` of this thread's warp have called
         /// it, then returns lane `source`'s `value` (for `mode` and `b`).
         fn exchange(
@@ -286,6 +291,34 @@ pub(crate) fn sync_warp(mask: u32) {
 pub(crate) fn fence_device() {
     std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
     after_atomic(false);
+}
+
+pub(crate) fn fence_system() {
+    std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+}
+
+/// The launch's module global `symbol` of `bytes` bytes.
+#[track_caller]
+pub(crate) fn module_global(symbol: &'static str, bytes: usize) -> *mut u8 {
+    current("a module global", |t| t.block.module_global(symbol, bytes))
+}
+
+/// Ends the simulated thread after a failed `gpu_assert!` (its record is
+/// written): a panic with the report, which the executor gives the launch's
+/// failure.
+#[track_caller]
+pub(crate) fn assertion_failed<const F: usize, const A: usize>(
+    message: &crate::print::Printer<F, A>,
+    file: &'static str,
+    line: u32,
+    column: u32,
+) -> ! {
+    let (format, args) = message.parts();
+    let text = crate::c_printf::format(format, args);
+    panic!(
+        "gpu_assert! failed at {file}:{line}:{column}: {}",
+        String::from_utf8_lossy(&text)
+    )
 }
 
 pub(crate) fn fence_block() {

@@ -226,6 +226,23 @@ pub(crate) fn fence_block() {
 }
 
 #[inline(always)]
+pub(crate) fn fence_system() {
+    // SAFETY: a memory fence orders this thread's accesses; it has no operands.
+    unsafe { asm!("membar.sys;", options(nostack)) }
+}
+
+/// Ends the launch after a failed `gpu_assert!` (its record is written).
+#[inline(always)]
+pub(crate) fn assertion_failed<const F: usize, const A: usize>(
+    _message: &crate::print::Printer<F, A>,
+    _file: &'static str,
+    _line: u32,
+    _column: u32,
+) -> ! {
+    trap()
+}
+
+#[inline(always)]
 pub(crate) fn ballot(mask: u32, predicate: bool) -> u32 {
     let bits: u32;
     // SAFETY: a warp vote on registers; touches no memory. `mask` names the

@@ -264,6 +264,12 @@ driver_functions! {
         values: *mut *mut c_void,
     ) -> Status;
     fn cuModuleGetFunction(function: *mut CUfunction, module: CUmodule, name: *const c_char) -> Status;
+    fn cuModuleGetGlobal_v2(
+        ptr: *mut CUdeviceptr,
+        bytes: *mut usize,
+        module: CUmodule,
+        name: *const c_char,
+    ) -> Status;
     fn cuFuncGetAttribute(value: *mut c_int, attribute: c_int, function: CUfunction) -> Status;
     fn cuFuncSetAttribute(function: CUfunction, attribute: c_int, value: c_int) -> Status;
     fn cuLaunchKernel(

@@ -630,6 +630,36 @@ impl Driver for CudaDriver {
         })
     }
 
+    fn module_global(
+        &self,
+        module: ModuleHandle,
+        name: &CStr,
+        bytes: usize,
+    ) -> Result<Option<DevicePtr>, DriverError> {
+        self.bind(module.device)?;
+        let (mut ptr, mut size) = (0, 0);
+        // SAFETY: the module is loaded; `name` is NUL-terminated; writes a
+        // device pointer and a size.
+        let code =
+            unsafe { cuModuleGetGlobal_v2(&mut ptr, &mut size, module.raw as CUmodule, name.as_ptr()) };
+        if code == super::status::NOT_FOUND {
+            return Ok(None);
+        }
+        check("cuModuleGetGlobal", code)?;
+        if size != bytes {
+            return Err(DriverError {
+                call: "cuModuleGetGlobal",
+                code: super::status::INVALID_VALUE,
+                name: "CUDA_ERROR_INVALID_VALUE".into(),
+                description: format!(
+                    "the module global `{}` has {size} bytes in the PTX, and the host expects {bytes}",
+                    name.to_string_lossy()
+                ),
+            });
+        }
+        Ok(Some(ptr))
+    }
+
     fn function_limits(&self, function: FunctionHandle) -> Result<FunctionLimits, DriverError> {
         self.bind(function.device)?;
         let attr = |a: c_int| -> Result<u32, DriverError> {

@@ -100,6 +100,7 @@ pub(crate) unsafe fn prepare(launch: &KernelLaunch<'_>) -> Arc<KernelCall> {
         .collect();
     Arc::new(KernelCall {
         kernel: launch.name,
+        globals: super::globals::of(launch.function.raw),
         call: entry.call,
         params: copies,
         grid: launch.grid,
@@ -123,6 +124,9 @@ pub(crate) fn run(call: &Arc<KernelCall>) -> Result<(), String> {
 /// What a launch runs: the kernel, its parameter values and its shape.
 pub(crate) struct KernelCall {
     kernel: &'static str,
+    /// The globals of the kernel's module (`None` for the simulator's own
+    /// launches, which have no module).
+    globals: Option<Arc<super::globals::ModuleGlobals>>,
     call: unsafe fn(*const *mut c_void),
     params: Vec<Box<[u128]>>,
     grid: [u32; 3],
@@ -224,6 +228,7 @@ impl Launch {
         let state = BlockState::new(
             count,
             self.shared_bytes,
+            self.globals.as_deref(),
             worker,
             BlockSignals::new(worker, self.kernel, stack_bytes),
         );
@@ -524,6 +529,8 @@ struct BlockState<'a> {
     active_masks: Vec<Cell<u32>>,
     /// The lines the block's threads printed, in the order they printed.
     printed: RefCell<Vec<u8>>,
+    /// The globals of the launch's module.
+    globals: Option<&'a super::globals::ModuleGlobals>,
     dynamic: RefCell<Box<[u128]>>,
     dynamic_bytes: usize,
     statics: RefCell<HashMap<&'static str, Box<[u128]>>>,
@@ -539,6 +546,7 @@ impl<'a> BlockState<'a> {
     fn new(
         count: usize,
         shared_bytes: usize,
+        globals: Option<&'a super::globals::ModuleGlobals>,
         worker: &'a Worker,
         signals: BlockSignals,
     ) -> BlockState<'a> {
@@ -552,6 +560,7 @@ impl<'a> BlockState<'a> {
             vote_rounds: (0..count).map(|_| Cell::new(0)).collect(),
             active_masks: (0..count.div_ceil(32)).map(|_| Cell::new(0)).collect(),
             printed: RefCell::new(Vec::new()),
+            globals,
             dynamic: RefCell::new(vec![0u128; shared_bytes.div_ceil(16)].into_boxed_slice()),
             dynamic_bytes: shared_bytes,
             statics: RefCell::new(HashMap::new()),
@@ -576,7 +585,8 @@ impl<'a> BlockState<'a> {
 // barriers and warp exchanges suspend the thread until `release` finds every
 // thread (or every lane in the mask) waiting, and `exchange` returns the
 // named lane's value of that round; a vote is a barrier of its own id that
-// counts its round's votes.
+// counts its round's votes; a module global is simulated device memory of
+// the launch's module, as large as asked (or the thread fails).
 unsafe impl Block for BlockState<'_> {
     fn barrier(&self, thread: &SimulatedThread<'_>, id: u32) {
         self.suspend(thread, Suspend::Barrier(id));
@@ -601,6 +611,17 @@ unsafe impl Block for BlockState<'_> {
         self.suspend(thread, Suspend::ActiveMask);
         // Set by `release` for this round, before any lane of the warp runs.
         self.active_masks[thread.linear as usize / 32].get()
+    }
+
+    fn module_global(&self, symbol: &'static str, bytes: usize) -> *mut u8 {
+        let found = self.signals.runtime_code(|| match self.globals {
+            Some(globals) => globals.get(symbol, bytes).map_err(|e| e.description),
+            None => Err("this launch belongs to no module".to_string()),
+        });
+        match found {
+            Ok(ptr) => ptr as *mut u8,
+            Err(why) => panic!("the module global `{symbol}`: {why}"),
+        }
     }
 
     fn print(&self, _thread: &SimulatedThread<'_>, line: &[u8]) {

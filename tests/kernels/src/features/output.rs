@@ -1,7 +1,7 @@
 //! Formatted output from kernels (`println!`).
 
 use gpu_device::prelude::*;
-use gpu_device::{print, println};
+use gpu_device::{gpu_assert, print, println};
 
 /// Each thread below `n` prints one line of every kind of value.
 #[kernel]
@@ -49,5 +49,24 @@ pub fn print_divergent(x: &[i32], mut out: DisjointSlice<u32>) {
     }
     print!("part one of {}, ", i.get());
     print!("part two\n");
+    out.set(i, 1);
+}
+
+/// Every thread asserts `x[i] < limit`, with a message naming the value.
+#[kernel]
+pub fn assert_below(limit: i32, x: &[i32], mut out: DisjointSlice<i32>) {
+    let i = thread_index();
+    if let Some(&v) = x.get(i.get()) {
+        gpu_assert!(v < limit, "x[{}] = {} is not below {}", i.get(), v, limit);
+        out.set(i, v);
+    }
+}
+
+/// Asserts without a message that the thread's lane is not `lane`: one
+/// thread of each warp fails.
+#[kernel]
+pub fn assert_lane_is_not(lane: u32, mut out: DisjointSlice<u32>) {
+    let i = thread_index();
+    gpu_assert!(gpu_device::warp::lane_id() != lane);
     out.set(i, 1);
 }
