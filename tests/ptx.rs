@@ -96,6 +96,7 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "busy_loop",
                 "coordinates",
                 "coordinates_2d",
+                "convolve5",
                 "count_owners_3d",
                 "count_owners_rows4",
                 "divergent_barrier",
@@ -118,6 +119,7 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "print_divergent",
                 "print_values",
                 "read_at",
+                "read_taps_after",
                 "reverse_in_blocks",
                 "reverse_tiles_16",
                 "reverse_tiles_32",
@@ -310,6 +312,23 @@ fn a_failed_assertion_writes_the_record_the_runtime_sets() {
     for step in ["atom.relaxed.sys.cas.b32", "membar.sys", "trap"] {
         assert!(fail.contains(step), "{step}:\n{fail}");
     }
+}
+
+#[test]
+fn constants_are_in_the_const_space_and_read_with_ld_const() {
+    let ptx = gpu_test_kernels::KERNEL_MODULE.ptx();
+    // Visible, so the runtime finds them by name (`cuModuleGetGlobal`).
+    for global in [
+        ".visible .const .align 4 .b8 __gpu_const_gpu_test_kernels_TAPS[20];",
+        ".visible .const .align 8 .b8 __gpu_const_gpu_test_kernels_AFFINE[16];",
+    ] {
+        assert!(ptx.contains(global), "{global}");
+    }
+    let convolve = entry_body("convolve5__1d");
+    assert_eq!(convolve.matches("ld.const.b32").count(), 5, "{convolve}");
+    assert_eq!(convolve.matches("ld.const.b64").count(), 2, "{convolve}");
+    // An index known only at run time: still the constant space.
+    assert!(entry_body("read_taps_after__1d").contains("ld.const.b32"));
 }
 
 #[test]

@@ -322,7 +322,8 @@ impl Toolchain {
     }
 
     /// Rewrites the IR of `input` for the device: the shared-memory statics
-    /// move into address space 3 (see [`crate::shared_memory`]) and the
+    /// move into address space 3 (see [`crate::shared_memory`]), the
+    /// constant arrays into address space 4 ([`crate::constant_memory`]), and the
     /// kernels' inputs become `noalias readonly` (see
     /// [`crate::kernel_inputs`]), writing `out`. Returns whether it wrote
     /// `out` (`false` when neither pass changed anything) and the warnings
@@ -341,6 +342,17 @@ impl Toolchain {
             }
         })?;
         let text = moved.map(std::borrow::Cow::Owned).unwrap_or(text);
+        let constants = crate::constant_memory::move_to_constant_space(&text).map_err(|e| {
+            BuildError::ToolFailed {
+                tool: "gpu-builder (constant memory)".into(),
+                status: "unreadable IR".into(),
+                stderr: e,
+            }
+        })?;
+        let text = match constants {
+            Some(moved) => std::borrow::Cow::Owned(moved),
+            None => text,
+        };
         let marked = crate::kernel_inputs::mark_inputs(&text);
         let rewritten = match (marked.ir, text) {
             (Some(ir), _) => ir,

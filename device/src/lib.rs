@@ -19,7 +19,9 @@
 //! - float math in [`math`];
 //! - formatted output, [`println!`] and [`print!`] over `vprintf`, in [`print`];
 //! - assertions with a message, [`gpu_assert!`], reported to the host, in
-//!   [`assert`].
+//!   [`assert`];
+//! - constant memory, [`constant!`], set by the host between launches, in
+//!   [`constant`].
 //!
 //! On every target it provides the types that appear in kernel signatures:
 //! [`DisjointSlice`], [`DisjointSlice2d`] and [`DisjointSlice3d`] (outputs
@@ -59,7 +61,9 @@ mod slice2d;
 pub use atomic::{AtomicElement, DeviceAtomic};
 pub use copy::{DeviceCopy, MAX_DEVICE_ALIGN, MAX_PARAMETER_ALIGN};
 pub use disjoint::{DisjointSlice, DisjointSlice2d, DisjointSlice3d};
-pub use gpu_macros::{embed_kernels, gpu_assert, kernel, print, println, shared_array, DeviceCopy};
+pub use gpu_macros::{
+    constant, embed_kernels, gpu_assert, kernel, print, println, shared_array, DeviceCopy,
+};
 pub use matrix_u32::{DisjointSlice2dU32, Shape2dU32, Slice2dU32};
 pub use neighbourhood::Neighbourhood;
 pub use shared::{Block, DynamicShared};
@@ -68,6 +72,7 @@ pub use witness::{ThreadIndex, ThreadIndex2d, ThreadIndex3d};
 
 pub(crate) mod arch;
 pub mod assert;
+pub mod constant;
 pub mod math;
 #[cfg(target_arch = "nvptx64")]
 mod panic;

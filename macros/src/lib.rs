@@ -9,6 +9,7 @@
 use proc_macro::TokenStream;
 
 mod assert;
+mod constant;
 mod device_copy;
 mod embed;
 mod errors;
@@ -228,6 +229,19 @@ pub fn print(input: TokenStream) -> TokenStream {
 #[proc_macro]
 pub fn gpu_assert(input: TokenStream) -> TokenStream {
     assert::expand(input.into())
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}
+
+/// Values in the GPU's constant memory, read by every thread of a launch
+/// and set by the host between launches: `constant! { pub static TAPS:
+/// [f32; 9]; }` declares `TAPS`, a `gpu_device::constant::Constant<[f32;
+/// 9]>`; kernels read `TAPS.get()`, the host sets it with
+/// `gpu_runtime::SetConstant` (`TAPS.set(taps, &stream)?`). In a kernel
+/// crate that calls `embed_kernels!()`; see `gpu_device::constant`.
+#[proc_macro]
+pub fn constant(input: TokenStream) -> TokenStream {
+    constant::expand(input.into())
         .unwrap_or_else(syn::Error::into_compile_error)
         .into()
 }

@@ -39,6 +39,7 @@ mod backend;
 mod callback;
 mod collective;
 mod completion;
+mod constant;
 mod crate_identity;
 mod deferred;
 mod device;
@@ -70,6 +71,7 @@ pub use collective::{
     CollectiveElement, Communicator, Communicators, UniqueId, NVLS_ENV, UNIQUE_ID_ENV,
 };
 pub use completion::Done;
+pub use constant::SetConstant;
 pub use crate_identity::CrateIdentity;
 pub use device::{synchronize, Device, DeviceScope};
 pub use error::{Error, Result};

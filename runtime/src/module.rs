@@ -1,6 +1,7 @@
 //! PTX embedded in a kernel crate, loaded into each device on first use.
 
 use crate::backend::{driver, status, DriverError, ModuleHandle, MAX_DEVICES};
+use crate::constant::ModuleConstants;
 use crate::crate_identity::CrateIdentity;
 use crate::device::DeviceState;
 use crate::error::{Error, Result};
@@ -20,6 +21,8 @@ pub struct EmbeddedModule {
     owner: Option<CrateIdentity>,
     ptx: &'static str,
     loaded: [OnceLock<Result<ModuleHandle>>; MAX_DEVICES],
+    /// The module's `gpu_device::constant!` values set so far, per device.
+    constants: ModuleConstants,
 }
 
 impl EmbeddedModule {
@@ -47,6 +50,7 @@ impl EmbeddedModule {
             owner: Some(owner),
             ptx,
             loaded: [const { OnceLock::new() }; MAX_DEVICES],
+            constants: ModuleConstants::new(),
         }
     }
 
@@ -70,6 +74,7 @@ impl EmbeddedModule {
             owner: None,
             ptx,
             loaded: [const { OnceLock::new() }; MAX_DEVICES],
+            constants: ModuleConstants::new(),
         }
     }
 
@@ -87,6 +92,11 @@ impl EmbeddedModule {
     /// The name of the crate the kernels come from.
     pub fn crate_name(&self) -> &'static str {
         self.crate_name
+    }
+
+    /// The module's constants (`gpu_device::constant!`) set so far.
+    pub(crate) fn constants(&self) -> &ModuleConstants {
+        &self.constants
     }
 
     /// The names of the kernel entry points in the PTX.

@@ -284,6 +284,8 @@ impl KernelFunction {
             device,
         ) = self.prepare(config, stream)?;
         let id = *self.id.get_or_init(|| KernelId::register(self.name));
+        // Ordered after the sets of the module's constants (held until queued).
+        let _constants = self.module.constants().before_launch(device.ordinal, stream)?;
         // SAFETY: forwarded to the caller; the configuration was checked above.
         let launched = unsafe {
             driver().launch(

@@ -9,6 +9,7 @@ use gpu_device::warp::{
 use gpu_device::AtomicElement;
 
 pub mod alignment;
+pub mod constants;
 pub mod output;
 mod shapes;
 pub mod votes;
