@@ -85,6 +85,7 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "alignment_of_lines",
                 "assert_below",
                 "assert_lane_is_not",
+                "bf16_arithmetic",
                 "atomics_f32",
                 "atomics_f64",
                 "atomics_i32",
@@ -102,6 +103,9 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "divergent_barrier",
                 "dynamic_alignment",
                 "empty",
+                "f16_arithmetic",
+                "half_conversions",
+                "half_pairs",
                 "histogram",
                 "histogram256",
                 "jacobi5",
@@ -329,6 +333,22 @@ fn constants_are_in_the_const_space_and_read_with_ld_const() {
     assert_eq!(convolve.matches("ld.const.b64").count(), 2, "{convolve}");
     // An index known only at run time: still the constant space.
     assert!(entry_body("read_taps_after__1d").contains("ld.const.b32"));
+}
+
+#[test]
+fn half_precision_uses_the_gpus_instructions() {
+    let f16 = entry_body("f16_arithmetic__1d");
+    for instruction in ["add.rn.f16", "sub.rn.f16", "mul.rn.f16", "fma.rn.f16", "cvt.rn.f16.f32", "cvt.f32.f16"] {
+        assert!(f16.contains(instruction), "{instruction}:\n{f16}");
+    }
+    let pairs = entry_body("half_pairs__1d");
+    for instruction in ["add.rn.f16x2", "mul.rn.f16x2", "fma.rn.f16x2"] {
+        assert!(pairs.contains(instruction), "{instruction}:\n{pairs}");
+    }
+    assert!(entry_body("half_conversions__1d").contains("cvt.rn.f16.f64"));
+    // bf16 instructions are sm_80's: below it (this build's sm_70), bf16 is
+    // computed in software, as on the simulator.
+    assert!(!entry_body("bf16_arithmetic__1d").contains(".bf16"));
 }
 
 #[test]

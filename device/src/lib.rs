@@ -16,7 +16,8 @@
 //!   ([`DynamicShared`]) arrays used safely through the phase token [`Block`];
 //! - warp shuffles, votes and matching in [`warp`];
 //! - atomics on [`DeviceAtomic`] cells;
-//! - float math in [`math`];
+//! - float math in [`math`], and half precision ([`f16`], [`bf16`], and their
+//!   pairs [`f16x2`], [`bf16x2`]) in [`half`];
 //! - formatted output, [`println!`] and [`print!`] over `vprintf`, in [`print`];
 //! - assertions with a message, [`gpu_assert!`], reported to the host, in
 //!   [`assert`];
@@ -52,6 +53,7 @@ mod c_printf;
 mod copy;
 mod disjoint;
 pub mod entry;
+pub mod half;
 mod launch_scope;
 pub mod matrix_u32;
 pub mod neighbourhood;
@@ -61,6 +63,7 @@ mod slice2d;
 pub use atomic::{AtomicElement, DeviceAtomic};
 pub use copy::{DeviceCopy, MAX_DEVICE_ALIGN, MAX_PARAMETER_ALIGN};
 pub use disjoint::{DisjointSlice, DisjointSlice2d, DisjointSlice3d};
+pub use half::{bf16, bf16x2, f16, f16x2};
 pub use gpu_macros::{
     constant, embed_kernels, gpu_assert, kernel, print, println, shared_array, DeviceCopy,
 };

@@ -479,3 +479,9 @@ pub(crate) mod math {
         1.0 / x.sqrt()
     }
 }
+
+/// Half precision in software, rounding as the GPU's instructions do (see
+/// `crate::half::soft`).
+pub(crate) mod half {
+    pub(crate) use crate::half::soft::ops::*;
+}

@@ -380,3 +380,91 @@ pub(crate) mod math {
     approx!(cos_approx, "cos.approx.f32");
     approx!(rsqrt_approx, "rsqrt.approx.f32");
 }
+
+/// Half precision: PTX's f16 instructions (sm_53 and later, so every
+/// target here), and its bf16 ones from sm_80 (`cvt.rn.bf16.f32`,
+/// `fma.rn.bf16`, `fma.rn.bf16x2`; addition and multiplication as fused
+/// multiply-adds with 1 and -0, which round the same); below sm_80, bf16 in
+/// software (`crate::half::soft`), as on the simulator. Values travel as
+/// their bits (`u16`, or `u32` for two lanes).
+pub(crate) mod half {
+    use core::arch::asm;
+
+    macro_rules! instruction {
+        ($($name:ident($($arg:ident: $ty:ty => $class:ident),*) -> $out:ty => $out_class:ident = $text:literal;)*) => {$(
+            #[inline(always)]
+            pub(crate) fn $name($($arg: $ty),*) -> $out {
+                let out: $out;
+                // SAFETY: an arithmetic instruction on registers; touches no
+                // memory, defined for every input (NaN included).
+                unsafe {
+                    asm!($text, d = out($out_class) out, $($arg = in($class) $arg,)* options(pure, nomem, nostack))
+                };
+                out
+            }
+        )*};
+    }
+
+    instruction! {
+        f16_from_f32(x: f32 => reg32) -> u16 => reg16 = "cvt.rn.f16.f32 {d}, {x};";
+        f16_from_f64(x: f64 => reg64) -> u16 => reg16 = "cvt.rn.f16.f64 {d}, {x};";
+        f16_to_f32_bits(h: u16 => reg16) -> f32 => reg32 = "cvt.f32.f16 {d}, {h};";
+        f16_add(a: u16 => reg16, b: u16 => reg16) -> u16 => reg16 = "add.rn.f16 {d}, {a}, {b};";
+        f16_sub(a: u16 => reg16, b: u16 => reg16) -> u16 => reg16 = "sub.rn.f16 {d}, {a}, {b};";
+        f16_mul(a: u16 => reg16, b: u16 => reg16) -> u16 => reg16 = "mul.rn.f16 {d}, {a}, {b};";
+        f16_fma(a: u16 => reg16, b: u16 => reg16, c: u16 => reg16) -> u16 => reg16 = "fma.rn.f16 {d}, {a}, {b}, {c};";
+        f16x2_add(a: u32 => reg32, b: u32 => reg32) -> u32 => reg32 = "add.rn.f16x2 {d}, {a}, {b};";
+        f16x2_mul(a: u32 => reg32, b: u32 => reg32) -> u32 => reg32 = "mul.rn.f16x2 {d}, {a}, {b};";
+        f16x2_fma(a: u32 => reg32, b: u32 => reg32, c: u32 => reg32) -> u32 => reg32 = "fma.rn.f16x2 {d}, {a}, {b}, {c};";
+    }
+
+    #[cfg(target_feature = "sm_80")]
+    instruction! {
+        bf16_from_f32(x: f32 => reg32) -> u16 => reg16 = "cvt.rn.bf16.f32 {d}, {x};";
+        bf16_fma(a: u16 => reg16, b: u16 => reg16, c: u16 => reg16) -> u16 => reg16 = "fma.rn.bf16 {d}, {a}, {b}, {c};";
+        bf16x2_fma(a: u32 => reg32, b: u32 => reg32, c: u32 => reg32) -> u32 => reg32 = "fma.rn.bf16x2 {d}, {a}, {b}, {c};";
+    }
+
+    /// bf16 1.0 and -0.0, and both in two lanes.
+    #[cfg(target_feature = "sm_80")]
+    const ONE: u16 = 0x3f80;
+    #[cfg(target_feature = "sm_80")]
+    const NEG_ZERO: u16 = 0x8000;
+
+    #[cfg(target_feature = "sm_80")]
+    #[inline(always)]
+    pub(crate) fn bf16_add(a: u16, b: u16) -> u16 {
+        bf16_fma(a, ONE, b)
+    }
+    #[cfg(target_feature = "sm_80")]
+    #[inline(always)]
+    pub(crate) fn bf16_sub(a: u16, b: u16) -> u16 {
+        bf16_fma(b ^ 0x8000, ONE, a)
+    }
+    #[cfg(target_feature = "sm_80")]
+    #[inline(always)]
+    pub(crate) fn bf16_mul(a: u16, b: u16) -> u16 {
+        bf16_fma(a, b, NEG_ZERO)
+    }
+    #[cfg(target_feature = "sm_80")]
+    #[inline(always)]
+    pub(crate) fn bf16x2_add(a: u32, b: u32) -> u32 {
+        bf16x2_fma(a, u32::from(ONE) * 0x1_0001, b)
+    }
+    #[cfg(target_feature = "sm_80")]
+    #[inline(always)]
+    pub(crate) fn bf16x2_mul(a: u32, b: u32) -> u32 {
+        bf16x2_fma(a, b, u32::from(NEG_ZERO) * 0x1_0001)
+    }
+    /// From `f64` in software on every architecture: a direct `f64` to
+    /// bf16 conversion is an sm_90 instruction, and one through `f32`
+    /// would round twice.
+    #[cfg(target_feature = "sm_80")]
+    pub(crate) use crate::half::soft::ops::bf16_from_f64;
+
+    #[cfg(not(target_feature = "sm_80"))]
+    pub(crate) use crate::half::soft::ops::{
+        bf16_add, bf16_fma, bf16_from_f32, bf16_from_f64, bf16_mul, bf16_sub, bf16x2_add,
+        bf16x2_fma, bf16x2_mul,
+    };
+}

@@ -10,6 +10,7 @@ use gpu_device::AtomicElement;
 
 pub mod alignment;
 pub mod constants;
+pub mod halves;
 pub mod output;
 mod shapes;
 pub mod votes;
