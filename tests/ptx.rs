@@ -352,6 +352,44 @@ fn half_precision_uses_the_gpus_instructions() {
 }
 
 #[test]
+fn line_tables_name_the_rust_source_lines() {
+    // gpu-test-kernels is built with line tables (its build.rs), the
+    // others without; the runtime reads the first line to ask the JIT
+    // compiler to keep them (the literal is the runtime's copy of it).
+    let ptx = gpu_test_kernels::KERNEL_MODULE.ptx();
+    let marker = format!("{}line-tables\n", gpu_builder::DEBUG_MARKER);
+    assert!(ptx.starts_with(&marker), "{}", &ptx[..200]);
+    assert_eq!(marker, "// gpu-builder debug-info: line-tables\n");
+    let has_loc = |ptx: &str| ptx.lines().any(|l| l.trim_start().starts_with(".loc\t"));
+    assert!(!has_loc(gpu_ops::KERNEL_MODULE.ptx()));
+    assert!(has_loc(ptx));
+    // The kernels' own file, and a `.loc` naming the line of a statement
+    // in it: `read_at`'s read, in faults.rs (where compute-sanitizer's
+    // report of `examples/sanitizer_names_rust_lines.rs` points).
+    let faults = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/kernels/src/faults.rs");
+    let file_line = ptx
+        .lines()
+        .find(|l| l.trim_start().starts_with(".file") && l.contains(faults.to_str().unwrap()))
+        .unwrap_or_else(|| panic!("no .file for {}", faults.display()));
+    let number = file_line.split_whitespace().nth(1).unwrap();
+    let source = std::fs::read_to_string(&faults).unwrap();
+    let read_line = source
+        .lines()
+        .position(|l| l.contains("out.set(thread_index(), x[index]);"))
+        .expect("read_at's read")
+        + 1;
+    let body = entry_body("read_at__1d");
+    assert!(
+        body.lines().any(|l| l.trim_start().starts_with(&format!(".loc\t{number} {read_line} "))),
+        "no .loc for faults.rs:{read_line} in:\n{body}"
+    );
+    // Only the line tables: no DWARF sections, no `debug` target (which
+    // CUDA 12's assembler rejects).
+    assert!(!ptx.contains(".section"));
+    assert!(ptx.contains(".target sm_70\n"));
+}
+
+#[test]
 fn multiplies_and_adds_are_fused() {
     let matmul = entry_body("matmul_tiled");
     assert_eq!(matmul.matches("fma.rn.f32").count(), 16, "{matmul}");

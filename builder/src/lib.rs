@@ -37,11 +37,13 @@
 #![deny(missing_docs)]
 
 pub mod constant_memory;
+pub mod debug_info;
 mod error;
 pub mod kernel_inputs;
 pub mod shared_memory;
 mod toolchain;
 
+pub use debug_info::{DebugInfo, DEBUG_ENV, DEBUG_MARKER};
 pub use error::BuildError;
 
 use std::env;
@@ -75,6 +77,7 @@ pub struct PtxBuilder {
     arch: String,
     out_dir: Option<PathBuf>,
     fma_contraction: bool,
+    debug: DebugInfo,
 }
 
 /// What [`PtxBuilder::build`] did.
@@ -112,7 +115,15 @@ impl PtxBuilder {
             arch,
             out_dir: None,
             fma_contraction: true,
+            debug: DebugInfo::None,
         }
+    }
+
+    /// Sets the debug information the PTX carries (see [`DebugInfo`]). The
+    /// `GPU_PTX_DEBUG` environment variable, when set, takes precedence.
+    pub fn debug_info(mut self, debug: DebugInfo) -> PtxBuilder {
+        self.debug = debug;
+        self
     }
 
     /// Sets the architecture (`sm_70`, `sm_80`, `sm_90`, …). The `GPU_PTX_ARCH`
@@ -154,6 +165,11 @@ impl PtxBuilder {
         }
         check_arch(&self.arch)?;
         println!("cargo:rerun-if-env-changed={ARCH_ENV}");
+        println!("cargo:rerun-if-env-changed={DEBUG_ENV}");
+        let debug = match env::var(DEBUG_ENV).ok().filter(|v| !v.is_empty()) {
+            Some(name) => DebugInfo::from_name(&name).ok_or(BuildError::BadDebugInfo(name))?,
+            None => self.debug,
+        };
         let out_dir = match &self.out_dir {
             Some(d) => d.clone(),
             None => PathBuf::from(env::var_os("OUT_DIR").ok_or(BuildError::NotInBuildScript)?),
@@ -163,7 +179,7 @@ impl PtxBuilder {
         if !manifest.is_file() {
             return Err(BuildError::NoManifest(manifest));
         }
-        let target_dir = nested_target_dir(&out_dir);
+        let target_dir = nested_target_dir(&out_dir, debug);
         // This crate's own intermediate files: the build scripts of several
         // kernel crates share the nested target directory (and its builds of
         // `core` and the dependencies) and may run at the same time.
@@ -175,6 +191,7 @@ impl PtxBuilder {
             &target_dir,
             &work.join("objects"),
             &self.arch,
+            debug.rustc_flag(),
         )?;
         for source in &artifacts.local_sources {
             println!("cargo:rerun-if-changed={}", source.display());
@@ -199,6 +216,15 @@ impl PtxBuilder {
         fs::create_dir_all(&out_dir).map_err(|e| BuildError::io(&out_dir, e))?;
         let ptx = out_dir.join("kernels.ptx");
         toolchain.codegen(&optimized, &self.arch, self.fma_contraction, &ptx)?;
+        if debug != DebugInfo::None {
+            let text = fs::read_to_string(&ptx).map_err(|e| BuildError::io(&ptx, e))?;
+            let finished = debug_info::finish(&text, debug).map_err(|e| BuildError::ToolFailed {
+                tool: "gpu-builder (debug information)".into(),
+                status: "unreadable PTX".into(),
+                stderr: e,
+            })?;
+            fs::write(&ptx, finished).map_err(|e| BuildError::io(&ptx, e))?;
+        }
         if kernels.is_empty() {
             println!(
                 "cargo:warning=no #[kernel] functions found in {}",
@@ -225,14 +251,20 @@ fn check_arch(arch: &str) -> Result<(), BuildError> {
 /// directory, so the nested cargo does not wait for the outer one's lock.
 /// Every kernel crate of the outer build shares it, so `core` and the common
 /// dependencies are built for the device once (the nested cargos take turns
-/// through its lock).
-fn nested_target_dir(out_dir: &Path) -> PathBuf {
+/// through its lock). Builds with debug information have their own
+/// (`ptx-build-line-tables`, `ptx-build-full`): other flags for `core`,
+/// which would otherwise be rebuilt each time the other kind builds.
+fn nested_target_dir(out_dir: &Path, debug: DebugInfo) -> PathBuf {
+    let name = match debug {
+        DebugInfo::None => "ptx-build".to_string(),
+        other => format!("ptx-build-{}", other.name()),
+    };
     // OUT_DIR is <target>/[<triple>/]<profile>/build/<pkg>-<hash>/out.
     out_dir
         .ancestors()
         .nth(3)
-        .map(|profile| profile.join("ptx-build"))
-        .unwrap_or_else(|| out_dir.join("ptx-build"))
+        .map(|profile| profile.join(&name))
+        .unwrap_or_else(|| out_dir.join(&name))
 }
 
 /// Runs a command, mapping failure to an error naming the tool and its output.

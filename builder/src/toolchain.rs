@@ -135,6 +135,7 @@ impl Toolchain {
         target_dir: &Path,
         objects_dir: &Path,
         arch: &str,
+        debuginfo: &str,
     ) -> Result<Artifacts, BuildError> {
         let mut cmd = Command::new(&self.cargo);
         for (name, _) in env::vars_os() {
@@ -162,7 +163,7 @@ impl Toolchain {
             [
                 "-Clinker-plugin-lto",
                 &format!("-Ctarget-cpu={arch}"),
-                "-Cdebuginfo=0",
+                debuginfo,
             ]
             .join("\x1f"),
         );

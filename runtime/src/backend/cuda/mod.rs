@@ -588,11 +588,24 @@ impl Driver for CudaDriver {
     ) -> Result<ModuleHandle, (DriverError, String)> {
         self.bind(device).map_err(|e| (e, String::new()))?;
         let mut log = vec![0u8; 16 * 1024];
-        let mut options = [JIT_ERROR_LOG_BUFFER, JIT_ERROR_LOG_BUFFER_SIZE_BYTES];
-        let mut values = [log.as_mut_ptr().cast::<c_void>(), log.len() as *mut c_void];
+        let mut options = vec![JIT_ERROR_LOG_BUFFER, JIT_ERROR_LOG_BUFFER_SIZE_BYTES];
+        let mut values = vec![log.as_mut_ptr().cast::<c_void>(), log.len() as *mut c_void];
+        // PTX built with debug information (gpu-builder's first line says
+        // which): the JIT compiler keeps it, as ptxas's `-lineinfo` and `-g`.
+        let text = ptx.to_bytes();
+        let marked = |level: &str| text.starts_with(format!("{DEBUG_MARKER}{level}\n").as_bytes());
+        if marked("line-tables") || marked("full") {
+            options.push(JIT_GENERATE_LINE_INFO);
+            values.push(1 as *mut c_void);
+        }
+        if marked("full") {
+            options.push(JIT_GENERATE_DEBUG_INFO);
+            values.push(1 as *mut c_void);
+        }
         let mut module = ptr::null_mut();
         // SAFETY: `ptx` is NUL-terminated; the option arrays have equal length
-        // and the log buffer outlives the call.
+        // (each value an int or the log buffer, as its option takes) and the
+        // log buffer outlives the call.
         let code = unsafe {
             cuModuleLoadDataEx(
                 &mut module,
