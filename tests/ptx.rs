@@ -74,6 +74,7 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "fill_u32",
                 "fill_u64",
                 "saxpy",
+                "smooth_and_count",
             ],
         ),
         (
