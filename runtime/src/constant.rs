@@ -1,8 +1,9 @@
 //! Constant memory from the host: [`SetConstant`] sets a kernel crate's
 //! `gpu_device::constant!` values on a stream (CUDA's
 //! `cudaMemcpyToSymbolAsync`: the module's global, found with
-//! `cuModuleGetGlobal`, written by a copy in stream order), and the
-//! ordering of those sets against the launches that read them.
+//! `cuModuleGetGlobal`, written by a copy in stream order). The module keeps
+//! the constants set so far, and a launch's side of the ordering
+//! (`module::ModuleConstants`).
 //!
 //! Cross-stream ordering treats each constant as a buffer (see
 //! [`crate::memory::tracking`]): a `set` is a write, each launch of one of
@@ -16,16 +17,16 @@
 //! two host threads cannot interleave a set between a launch's ordering and
 //! its queueing.
 
-use crate::backend::{driver, DevicePtr, MAX_DEVICES};
+use crate::backend::driver;
 use crate::error::{Error, Result};
 use crate::memory::tracking::{Access, AccessTracker, Tracked};
-use crate::module::EmbeddedModule;
+use crate::module::{ConstantState, EmbeddedModule};
 use crate::stream::Stream;
 use gpu_device::constant::Constant;
 use gpu_device::DeviceCopy;
 use std::ffi::CString;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 /// Sets a `gpu_device::constant!` value from the host.
 ///
@@ -113,58 +114,3 @@ impl<T: DeviceCopy> SetConstant<T> for Constant<T> {
     }
 }
 
-/// A constant set on a device: its global, and its tracked accesses.
-pub(crate) struct ConstantState {
-    symbol: &'static str,
-    address: DevicePtr,
-    tracker: AccessTracker,
-}
-
-impl Tracked for ConstantState {
-    fn tracker(&self) -> &AccessTracker {
-        &self.tracker
-    }
-}
-
-/// A module's constants, per device.
-pub(crate) struct ModuleConstants {
-    /// Whether a constant of the module was set on the device: a launch
-    /// reads this alone when none was.
-    any_set: [AtomicBool; MAX_DEVICES],
-    states: [Mutex<Vec<Arc<ConstantState>>>; MAX_DEVICES],
-}
-
-impl ModuleConstants {
-    pub(crate) const fn new() -> Self {
-        ModuleConstants {
-            any_set: [const { AtomicBool::new(false) }; MAX_DEVICES],
-            states: [const { Mutex::new(Vec::new()) }; MAX_DEVICES],
-        }
-    }
-
-    fn lock(&self, device: usize) -> MutexGuard<'_, Vec<Arc<ConstantState>>> {
-        self.states[device]
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Orders a launch of one of the module's kernels, about to be queued on
-    /// `stream` of `device`, after the sets of the module's constants, and
-    /// records it as reading them; the guard keeps sets out until the
-    /// launch is queued. Nothing (one load) when no constant was set.
-    #[inline]
-    pub(crate) fn before_launch(
-        &self,
-        device: usize,
-        stream: &Stream,
-    ) -> Result<Option<MutexGuard<'_, Vec<Arc<ConstantState>>>>> {
-        if !self.any_set[device].load(Ordering::Acquire) {
-            return Ok(None);
-        }
-        let states = self.lock(device);
-        for state in states.iter() {
-            state.tracker.access(stream, Access::Read)?;
-        }
-        Ok(Some(states))
-    }
-}

@@ -1,7 +1,12 @@
-//! PTX embedded in a kernel crate, loaded into each device on first use.
+//! PTX embedded in a kernel crate, loaded into each device on first use, and
+//! the module's globals: the device's assertion record, given at load, and
+//! the `constant!` values set so far (`crate::constant` sets them).
 
-use crate::backend::{driver, status, DriverError, ModuleHandle, MAX_DEVICES};
-use crate::constant::ModuleConstants;
+use crate::backend::{driver, status, DevicePtr, DriverError, ModuleHandle, MAX_DEVICES};
+use crate::memory::tracking::{Access, AccessTracker, Tracked};
+use crate::stream::Stream;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use crate::crate_identity::CrateIdentity;
 use crate::device::DeviceState;
 use crate::error::{Error, Result};
@@ -220,6 +225,62 @@ fn param_size(declaration: &str) -> Result<usize, String> {
         None => 1,
     };
     Ok(bits / 8 * count)
+}
+
+/// A constant set on a device: its global, and its tracked accesses.
+pub(crate) struct ConstantState {
+    pub(crate) symbol: &'static str,
+    pub(crate) address: DevicePtr,
+    pub(crate) tracker: AccessTracker,
+}
+
+impl Tracked for ConstantState {
+    fn tracker(&self) -> &AccessTracker {
+        &self.tracker
+    }
+}
+
+/// A module's constants, per device.
+pub(crate) struct ModuleConstants {
+    /// Whether a constant of the module was set on the device: a launch
+    /// reads this alone when none was.
+    pub(crate) any_set: [AtomicBool; MAX_DEVICES],
+    states: [Mutex<Vec<Arc<ConstantState>>>; MAX_DEVICES],
+}
+
+impl ModuleConstants {
+    pub(crate) const fn new() -> Self {
+        ModuleConstants {
+            any_set: [const { AtomicBool::new(false) }; MAX_DEVICES],
+            states: [const { Mutex::new(Vec::new()) }; MAX_DEVICES],
+        }
+    }
+
+    pub(crate) fn lock(&self, device: usize) -> MutexGuard<'_, Vec<Arc<ConstantState>>> {
+        self.states[device]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Orders a launch of one of the module's kernels, about to be queued on
+    /// `stream` of `device`, after the sets of the module's constants, and
+    /// records it as reading them; the guard keeps sets out until the
+    /// launch is queued. Nothing (one load) when no constant was set.
+    #[inline]
+    pub(crate) fn before_launch(
+        &self,
+        device: usize,
+        stream: &Stream,
+    ) -> Result<Option<MutexGuard<'_, Vec<Arc<ConstantState>>>>> {
+        if !self.any_set[device].load(Ordering::Acquire) {
+            return Ok(None);
+        }
+        let states = self.lock(device);
+        for state in states.iter() {
+            state.tracker.access(stream, Access::Read)?;
+        }
+        Ok(Some(states))
+    }
 }
 
 #[cfg(test)]
