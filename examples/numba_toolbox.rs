@@ -48,7 +48,10 @@ fn run() -> Result<(), Box<dyn Error>> {
     let counts = counts.copy_to_host_sync(&stream)?;
     let per_block: Vec<String> = (0..blocks).map(|b| counts[b * BLOCK].to_string()).collect();
     println!("counts {}", per_block.join(" "));
-    let first: Vec<String> = out[..12].iter().map(|v| format!("{:.4}", v.to_f32())).collect();
+    let first: Vec<String> = out[..12]
+        .iter()
+        .map(|v| format!("{:.4}", v.to_f32()))
+        .collect();
     println!("out {}", first.join(" "));
     println!("sum {:.4}", out.iter().map(|v| v.to_f32()).sum::<f32>());
     Ok(())

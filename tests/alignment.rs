@@ -56,7 +56,10 @@ fn elements_aligned_to_256_are_aligned_everywhere_a_kernel_sees_them() {
             ("the input's over-aligned field", fact::FIELD),
             ("the 16-aligned parameter by value", fact::BY_VALUE),
             ("shared_array!(Line; 2)", fact::STATIC_SHARED),
-            ("shared_array!(Page; 1), aligned to 4096", fact::STATIC_SHARED_PAGE),
+            (
+                "shared_array!(Page; 1), aligned to 4096",
+                fact::STATIC_SHARED_PAGE,
+            ),
             ("DynamicShared<Line>", fact::DYNAMIC_SHARED),
             ("the output view's element", fact::OUTPUT),
         ] {

@@ -40,7 +40,11 @@ fn every_thread_reads_the_constants_the_host_set() {
         AFFINE.set(affine, &stream).unwrap();
         launch!(convolve5[2, 256, stream](&dx, &mut out)).unwrap();
         let got = out.copy_to_host_sync(&stream).unwrap();
-        assert_eq!(got, convolve_on_cpu(&x, taps, affine), "{taps:?} {affine:?}");
+        assert_eq!(
+            got,
+            convolve_on_cpu(&x, taps, affine),
+            "{taps:?} {affine:?}"
+        );
     }
 }
 
@@ -64,8 +68,16 @@ fn a_constant_set_while_a_kernel_reads_it_waits_for_that_kernel() {
         launch!(read_taps_after[2, 32, reader](200_000, &mut early)).unwrap();
         TAPS.set(new, &setter).unwrap();
         launch!(read_taps_after[2, 32, setter](0, &mut late)).unwrap();
-        assert_eq!(early.copy_to_host_sync(&reader).unwrap(), vec![old[0]; 64], "round {round}");
-        assert_eq!(late.copy_to_host_sync(&setter).unwrap(), vec![new[0]; 64], "round {round}");
+        assert_eq!(
+            early.copy_to_host_sync(&reader).unwrap(),
+            vec![old[0]; 64],
+            "round {round}"
+        );
+        assert_eq!(
+            late.copy_to_host_sync(&setter).unwrap(),
+            vec![new[0]; 64],
+            "round {round}"
+        );
     }
 }
 

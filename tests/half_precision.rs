@@ -41,15 +41,31 @@ fn nearest(x: f64, value: impl Fn(u16) -> f64, max: u16, infinity: u16, nan: u16
         }
     }
     let middle = (value(lo) + value(lo + 1)) / 2.0;
-    sign | if a < middle || (a == middle && lo & 1 == 0) { lo } else { lo + 1 }
+    sign | if a < middle || (a == middle && lo & 1 == 0) {
+        lo
+    } else {
+        lo + 1
+    }
 }
 
 fn nearest_f16(x: f64) -> f16 {
-    f16::from_bits(nearest(x, |h| half::f16::from_bits(h).to_f64(), 0x7bff, 0x7c00, 0x7e00))
+    f16::from_bits(nearest(
+        x,
+        |h| half::f16::from_bits(h).to_f64(),
+        0x7bff,
+        0x7c00,
+        0x7e00,
+    ))
 }
 
 fn nearest_bf16(x: f64) -> bf16 {
-    bf16::from_bits(nearest(x, |b| half::bf16::from_bits(b).to_f64(), 0x7f7f, 0x7f80, 0x7fc0))
+    bf16::from_bits(nearest(
+        x,
+        |b| half::bf16::from_bits(b).to_f64(),
+        0x7f7f,
+        0x7f80,
+        0x7fc0,
+    ))
 }
 
 /// Values of every kind: zeros, subnormals, normals, the largest, near
@@ -91,7 +107,8 @@ fn bf16_operands() -> Vec<(bf16, bf16, bf16)> {
         let exponent = 113 + (bits >> 7 & 0x7f) % 29;
         bf16::from_bits(bits & 0x807f | exponent << 7)
     };
-    let mut operands: Vec<(bf16, bf16, bf16)> = (0..2000).map(|_| (next(), next(), next())).collect();
+    let mut operands: Vec<(bf16, bf16, bf16)> =
+        (0..2000).map(|_| (next(), next(), next())).collect();
     let v = |x: f64| bf16::from_f64(x);
     let x = v(1.0 + 1.0 / 16.0); // x * x = 1 + 2^-3 + 2^-8: a tie
     operands.extend([
@@ -105,7 +122,12 @@ fn bf16_operands() -> Vec<(bf16, bf16, bf16)> {
 }
 
 /// Equal bits, or both NaN (a NaN's payload may differ).
-fn same<T: Copy + std::fmt::Debug>(got: T, want: T, bits: impl Fn(T) -> u16, nan: impl Fn(T) -> bool) -> bool {
+fn same<T: Copy + std::fmt::Debug>(
+    got: T,
+    want: T,
+    bits: impl Fn(T) -> u16,
+    nan: impl Fn(T) -> bool,
+) -> bool {
     bits(got) == bits(want) || (nan(got) && nan(want))
 }
 
@@ -189,8 +211,10 @@ fn pairs_compute_each_lane_as_the_single_type_does() {
     let h = f16_operands();
     let b = bf16_operands();
     let n = h.len().min(b.len()) / 2;
-    let pair_h = |k: usize, f: fn(&(f16, f16, f16)) -> f16| f16x2::new(f(&h[2 * k]), f(&h[2 * k + 1]));
-    let pair_b = |k: usize, f: fn(&(bf16, bf16, bf16)) -> bf16| bf16x2::new(f(&b[2 * k]), f(&b[2 * k + 1]));
+    let pair_h =
+        |k: usize, f: fn(&(f16, f16, f16)) -> f16| f16x2::new(f(&h[2 * k]), f(&h[2 * k + 1]));
+    let pair_b =
+        |k: usize, f: fn(&(bf16, bf16, bf16)) -> bf16| bf16x2::new(f(&b[2 * k]), f(&b[2 * k + 1]));
     let up = |v: Vec<f16x2>| DeviceBuffer::to_device_sync(&v, &stream).unwrap();
     let upb = |v: Vec<bf16x2>| DeviceBuffer::to_device_sync(&v, &stream).unwrap();
     let x = up((0..n).map(|k| pair_h(k, |o| o.0)).collect());
@@ -208,13 +232,27 @@ fn pairs_compute_each_lane_as_the_single_type_does() {
         for (lane, i) in [(0, 2 * k), (1, 2 * k + 1)] {
             let pick = |p: f16x2| if lane == 0 { p.lo() } else { p.hi() };
             let (a, b1, c) = h[i];
-            for (g, w) in [(pick(got[k][0]), a + b1), (pick(got[k][1]), a * b1), (pick(got[k][2]), a.mul_add(b1, c))] {
-                assert!(same(g, w, f16::to_bits, f16::is_nan), "f16 pair {k} lane {lane}: {g:?} want {w:?}");
+            for (g, w) in [
+                (pick(got[k][0]), a + b1),
+                (pick(got[k][1]), a * b1),
+                (pick(got[k][2]), a.mul_add(b1, c)),
+            ] {
+                assert!(
+                    same(g, w, f16::to_bits, f16::is_nan),
+                    "f16 pair {k} lane {lane}: {g:?} want {w:?}"
+                );
             }
             let pickb = |p: bf16x2| if lane == 0 { p.lo() } else { p.hi() };
             let (a, b1, c) = b[i];
-            for (g, w) in [(pickb(bgot[k][0]), a + b1), (pickb(bgot[k][1]), a * b1), (pickb(bgot[k][2]), a.mul_add(b1, c))] {
-                assert!(same(g, w, bf16::to_bits, bf16::is_nan), "bf16 pair {k} lane {lane}: {g:?} want {w:?}");
+            for (g, w) in [
+                (pickb(bgot[k][0]), a + b1),
+                (pickb(bgot[k][1]), a * b1),
+                (pickb(bgot[k][2]), a.mul_add(b1, c)),
+            ] {
+                assert!(
+                    same(g, w, bf16::to_bits, bf16::is_nan),
+                    "bf16 pair {k} lane {lane}: {g:?} want {w:?}"
+                );
             }
         }
     }
@@ -226,8 +264,21 @@ fn conversions_round_once_and_compare_as_ieee() {
     // Ties of f16 and bf16, values just off them, overflow, subnormals,
     // NaN and infinities; each as f32 and (slightly off) as f64.
     let mut xs: Vec<f32> = vec![
-        0.0, -0.0, 1.0, 1.0 + 1.0 / 2048.0, 1.0 + 3.0 / 2048.0, 1.0 + 1.0 / 256.0,
-        65504.0, 65519.0, 65520.0, 1e-8, 3e-8, -2.5, f32::INFINITY, f32::NAN, 3.4e38,
+        0.0,
+        -0.0,
+        1.0,
+        1.0 + 1.0 / 2048.0,
+        1.0 + 3.0 / 2048.0,
+        1.0 + 1.0 / 256.0,
+        65504.0,
+        65519.0,
+        65520.0,
+        1e-8,
+        3e-8,
+        -2.5,
+        f32::INFINITY,
+        f32::NAN,
+        3.4e38,
     ];
     let mut state = 7u32;
     xs.extend((0..500).map(|_| {
@@ -239,7 +290,8 @@ fn conversions_round_once_and_compare_as_ieee() {
     let dd = DeviceBuffer::to_device_sync(&ds, &stream).unwrap();
     let mut out = DeviceBuffer::<[u16; 4]>::zeroed_on(xs.len(), &stream).unwrap();
     let mut back = DeviceBuffer::<[f32; 3]>::zeroed_on(xs.len(), &stream).unwrap();
-    launch!(half_conversions[xs.len().div_ceil(128), 128, stream](&dx, &dd, &mut out, &mut back)).unwrap();
+    launch!(half_conversions[xs.len().div_ceil(128), 128, stream](&dx, &dd, &mut out, &mut back))
+        .unwrap();
     let got = out.copy_to_host_sync(&stream).unwrap();
     let got_back = back.copy_to_host_sync(&stream).unwrap();
     for (i, (&x, &d)) in xs.iter().zip(&ds).enumerate() {
@@ -250,7 +302,13 @@ fn conversions_round_once_and_compare_as_ieee() {
             nearest_bf16(d).to_bits(),
         ];
         for k in 0..4 {
-            let nan = |b: u16| if k < 2 { f16::from_bits(b).is_nan() } else { bf16::from_bits(b).is_nan() };
+            let nan = |b: u16| {
+                if k < 2 {
+                    f16::from_bits(b).is_nan()
+                } else {
+                    bf16::from_bits(b).is_nan()
+                }
+            };
             assert!(
                 got[i][k] == want[k] || (nan(got[i][k]) && nan(want[k])),
                 "value {i} ({x:e}, {d:e}), conversion {k}: {:#06x}, want {:#06x}",
@@ -266,8 +324,14 @@ fn conversions_round_once_and_compare_as_ieee() {
             None => 2.0,
         };
         let [h32, b32, o] = got_back[i];
-        assert!(h32 == hx.to_f32() || (h32.is_nan() && hx.is_nan()), "value {i}");
-        assert!(b32 == bf16::from_bits(got[i][2]).to_f32() || b32.is_nan(), "value {i}");
+        assert!(
+            h32 == hx.to_f32() || (h32.is_nan() && hx.is_nan()),
+            "value {i}"
+        );
+        assert!(
+            b32 == bf16::from_bits(got[i][2]).to_f32() || b32.is_nan(),
+            "value {i}"
+        );
         assert_eq!(o, order, "value {i}");
     }
 }
@@ -275,7 +339,9 @@ fn conversions_round_once_and_compare_as_ieee() {
 #[test]
 fn host_data_in_the_half_crates_types_travels_without_a_copy() {
     let stream = Stream::new().unwrap();
-    let data: Vec<half::f16> = (0..64).map(|i| half::f16::from_f32(i as f32 * 0.5)).collect();
+    let data: Vec<half::f16> = (0..64)
+        .map(|i| half::f16::from_f32(i as f32 * 0.5))
+        .collect();
     let ours: &[f16] = f16::cast_slice(&data);
     assert_eq!(ours.as_ptr() as usize, data.as_ptr() as usize);
     let device = DeviceBuffer::to_device_sync(ours, &stream).unwrap();

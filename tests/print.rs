@@ -75,7 +75,7 @@ fn expected_values_line(t: u32, v: f32) -> String {
         t,
         t,
         t,
-        t % 2 == 0,
+        t.is_multiple_of(2),
         u64::MAX - u64::from(t),
     )
 }
@@ -92,8 +92,13 @@ fn a_kernel_prints_numbers_booleans_characters_and_strings() {
     });
     // (The test harness may report another test meanwhile: only the
     // kernel's lines count.)
-    let mut lines: Vec<&str> = printed.lines().filter(|l| l.starts_with("thread ")).collect();
-    let mut expected: Vec<String> = (0..40).map(|t| expected_values_line(t, x[t as usize])).collect();
+    let mut lines: Vec<&str> = printed
+        .lines()
+        .filter(|l| l.starts_with("thread "))
+        .collect();
+    let mut expected: Vec<String> = (0..40)
+        .map(|t| expected_values_line(t, x[t as usize]))
+        .collect();
     if backend() == Backend::Simulator {
         // Block after block, each block's threads in order.
         assert_eq!(lines, expected);
@@ -122,7 +127,11 @@ fn prints_from_divergent_branches_each_come_whole() {
             format!("{parity} {v} at {i}\n"),
             format!("part one of {i}, "),
         ] {
-            assert_eq!(printed.matches(&piece).count(), 1, "{piece:?} in:\n{printed}");
+            assert_eq!(
+                printed.matches(&piece).count(),
+                1,
+                "{piece:?} in:\n{printed}"
+            );
         }
     }
     assert_eq!(printed.matches("part two\n").count(), 48, "{printed}");
@@ -144,5 +153,8 @@ fn prints_from_divergent_branches_each_come_whole() {
         want.sort();
         assert_eq!(sorted, want);
     }
-    assert_eq!(out.copy_to_host_sync(&stream).unwrap().iter().sum::<u32>(), 48);
+    assert_eq!(
+        out.copy_to_host_sync(&stream).unwrap().iter().sum::<u32>(),
+        48
+    );
 }

@@ -280,7 +280,12 @@ fn block_votes_reduce_on_a_barrier_of_their_own() {
         assert!(line.contains(", 2, "), "{line}");
     }
     let matching = entry_body("warp_matching__1d");
-    for instruction in ["match.any.sync.b32", "match.any.sync.b64", "match.all.sync.b64", "activemask.b32"] {
+    for instruction in [
+        "match.any.sync.b32",
+        "match.any.sync.b64",
+        "match.all.sync.b64",
+        "activemask.b32",
+    ] {
         assert!(matching.contains(instruction), "{instruction}: {matching}");
     }
     assert!(entry_body("sleep_until_flag__1d").contains("nanosleep.u32"));
@@ -339,7 +344,14 @@ fn constants_are_in_the_const_space_and_read_with_ld_const() {
 #[test]
 fn half_precision_uses_the_gpus_instructions() {
     let f16 = entry_body("f16_arithmetic__1d");
-    for instruction in ["add.rn.f16", "sub.rn.f16", "mul.rn.f16", "fma.rn.f16", "cvt.rn.f16.f32", "cvt.f32.f16"] {
+    for instruction in [
+        "add.rn.f16",
+        "sub.rn.f16",
+        "mul.rn.f16",
+        "fma.rn.f16",
+        "cvt.rn.f16.f32",
+        "cvt.f32.f16",
+    ] {
         assert!(f16.contains(instruction), "{instruction}:\n{f16}");
     }
     let pairs = entry_body("half_pairs__1d");
@@ -381,7 +393,9 @@ fn line_tables_name_the_rust_source_lines() {
         + 1;
     let body = entry_body("read_at__1d");
     assert!(
-        body.lines().any(|l| l.trim_start().starts_with(&format!(".loc\t{number} {read_line} "))),
+        body.lines().any(|l| l
+            .trim_start()
+            .starts_with(&format!(".loc\t{number} {read_line} "))),
         "no .loc for faults.rs:{read_line} in:\n{body}"
     );
     // Only the line tables: no DWARF sections, no `debug` target (which

@@ -47,7 +47,7 @@ fn warp_matching_finds_the_lanes_with_the_same_value() {
     // Lane l of warp 0 holds l % 4 in the low word and l % 8 / 4 in the
     // high word; warp 1 holds one value in every lane.
     let values: Vec<u64> = (0..32u64)
-        .map(|l| (l % 8 / 4) << 32 | l % 4)
+        .map(|l| ((l % 8 / 4) << 32) | (l % 4))
         .chain(std::iter::repeat_n(9, 32))
         .collect();
     let x = DeviceBuffer::to_device_sync(&values, &stream).unwrap();
@@ -55,15 +55,22 @@ fn warp_matching_finds_the_lanes_with_the_same_value() {
     launch!(warp_matching[1, 64, stream](&x, &mut out)).unwrap();
     let got = out.copy_to_host_sync(&stream).unwrap();
     for (i, [any32, any64, all, same, active]) in got.into_iter().enumerate() {
-        let lanes = |f: &dyn Fn(usize) -> bool| {
-            (0..32).filter(|&l| f(l)).fold(0u32, |m, l| m | 1 << l)
-        };
+        let lanes =
+            |f: &dyn Fn(usize) -> bool| (0..32).filter(|&l| f(l)).fold(0u32, |m, l| m | 1 << l);
         let warp = i / 32 * 32;
         let v = values[i];
-        assert_eq!(any32, lanes(&|l| values[warp + l] as u32 == v as u32), "thread {i}");
+        assert_eq!(
+            any32,
+            lanes(&|l| values[warp + l] as u32 == v as u32),
+            "thread {i}"
+        );
         assert_eq!(any64, lanes(&|l| values[warp + l] == v), "thread {i}");
         let uniform = i >= 32;
-        assert_eq!((all, same), if uniform { (u32::MAX, 1) } else { (0, 0) }, "thread {i}");
+        assert_eq!(
+            (all, same),
+            if uniform { (u32::MAX, 1) } else { (0, 0) },
+            "thread {i}"
+        );
         assert_eq!(active, u32::MAX, "thread {i}: converged code");
     }
 }

@@ -53,6 +53,9 @@ mod tests {
             out.contains("load float, ptr addrspacecast (ptr addrspace(4) @__gpu_const_k_TAPS to ptr), align 4"),
             "{out}"
         );
-        assert_eq!(move_to_constant_space("@x = global i32 0\\n").unwrap(), None);
+        assert_eq!(
+            move_to_constant_space("@x = global i32 0\\n").unwrap(),
+            None
+        );
     }
 }

@@ -63,7 +63,6 @@ impl DebugInfo {
     }
 }
 
-
 /// The PTX as `llc` wrote it, finished for `debug`: with [`DEBUG_MARKER`]
 /// first; for line tables, without the `debug` target and the DWARF
 /// sections. An error names what it could not read.
@@ -92,7 +91,8 @@ pub fn finish(ptx: &str, debug: DebugInfo) -> Result<String, String> {
         }
         if trimmed.starts_with(".section") && trimmed.contains(".debug_") {
             // Skip the section: `{ ... }`, on this line or the next ones.
-            let mut depth = trimmed.matches('{').count() as i64 - trimmed.matches('}').count() as i64;
+            let mut depth =
+                trimmed.matches('{').count() as i64 - trimmed.matches('}').count() as i64;
             let mut opened = trimmed.contains('{');
             while !opened || depth > 0 {
                 let Some(inner) = lines.next() else {
@@ -126,7 +126,10 @@ mod tests {
     #[test]
     fn line_tables_keep_loc_and_file_and_drop_dwarf() {
         let out = finish(PTX, DebugInfo::LineTables).unwrap();
-        assert!(out.starts_with("// gpu-builder debug-info: line-tables\n"), "{out}");
+        assert!(
+            out.starts_with("// gpu-builder debug-info: line-tables\n"),
+            "{out}"
+        );
         assert!(out.contains(".target sm_70\n"), "{out}");
         assert!(out.contains("\t.loc\t1 2 3\n"), "{out}");
         assert!(out.contains("\t.file\t1 \"/w/k/src/lib.rs\"\n"), "{out}");
@@ -139,11 +142,19 @@ mod tests {
 
     #[test]
     fn unreadable_ptx_is_an_error() {
-        assert!(finish(".target sm_70, debug\n\t.section\t.debug_info\n\t{\n", DebugInfo::LineTables)
+        assert!(finish(
+            ".target sm_70, debug\n\t.section\t.debug_info\n\t{\n",
+            DebugInfo::LineTables
+        )
+        .unwrap_err()
+        .contains("does not close"));
+        assert!(finish(".version 6.3\n", DebugInfo::LineTables)
             .unwrap_err()
-            .contains("does not close"));
-        assert!(finish(".version 6.3\n", DebugInfo::LineTables).unwrap_err().contains("no `.target`"));
-        assert_eq!(DebugInfo::from_name("line-tables"), Some(DebugInfo::LineTables));
+            .contains("no `.target`"));
+        assert_eq!(
+            DebugInfo::from_name("line-tables"),
+            Some(DebugInfo::LineTables)
+        );
         assert_eq!(DebugInfo::from_name("lines"), None);
     }
 }

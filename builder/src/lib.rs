@@ -218,11 +218,12 @@ impl PtxBuilder {
         toolchain.codegen(&optimized, &self.arch, self.fma_contraction, &ptx)?;
         if debug != DebugInfo::None {
             let text = fs::read_to_string(&ptx).map_err(|e| BuildError::io(&ptx, e))?;
-            let finished = debug_info::finish(&text, debug).map_err(|e| BuildError::ToolFailed {
-                tool: "gpu-builder (debug information)".into(),
-                status: "unreadable PTX".into(),
-                stderr: e,
-            })?;
+            let finished =
+                debug_info::finish(&text, debug).map_err(|e| BuildError::ToolFailed {
+                    tool: "gpu-builder (debug information)".into(),
+                    status: "unreadable PTX".into(),
+                    stderr: e,
+                })?;
             fs::write(&ptx, finished).map_err(|e| BuildError::io(&ptx, e))?;
         }
         if kernels.is_empty() {

@@ -170,7 +170,9 @@ fn wrap_uses(ir: &str, names: &[String], space: &Space) -> String {
             let end = tail.find(|c: char| !is_name_char(c)).unwrap_or(tail.len());
             let name = &tail[..end];
             if names.iter().any(|n| n == name) {
-                out.push_str(&format!("addrspacecast (ptr addrspace({number}) @{name} to ptr)"));
+                out.push_str(&format!(
+                    "addrspacecast (ptr addrspace({number}) @{name} to ptr)"
+                ));
             } else {
                 out.push('@');
                 out.push_str(name);

@@ -23,7 +23,7 @@
 //! device address into each module's global [`RECORD_SYMBOL`] when it loads
 //! the module. The first thread whose assertion fails claims the record
 //! (an atomic compare-and-swap), writes where it is and the message (the C
-//! format string and values of [`print`](crate::print), formatted on the
+//! format string and values of [`print`](mod@crate::print), formatted on the
 //! host), makes the writes visible to the host (`membar.sys`), and traps.
 //! The runtime reads the record when the launch's failure surfaces. The
 //! simulator runs the same code on the host, then ends the thread.

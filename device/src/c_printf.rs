@@ -103,9 +103,21 @@ fn snprintf(spec: &[u8], kind: Kind, value: u64) -> Vec<u8> {
     let written = unsafe {
         let out = buffer.as_mut_ptr().cast::<libc::c_char>();
         match kind {
-            Kind::Signed => libc::snprintf(out, buffer.len(), spec.as_ptr(), value as i64 as libc::c_longlong),
-            Kind::Unsigned => libc::snprintf(out, buffer.len(), spec.as_ptr(), value as libc::c_ulonglong),
-            Kind::Float => libc::snprintf(out, buffer.len(), spec.as_ptr(), f64::from_bits(value) as libc::c_double),
+            Kind::Signed => libc::snprintf(
+                out,
+                buffer.len(),
+                spec.as_ptr(),
+                value as i64 as libc::c_longlong,
+            ),
+            Kind::Unsigned => {
+                libc::snprintf(out, buffer.len(), spec.as_ptr(), value as libc::c_ulonglong)
+            }
+            Kind::Float => libc::snprintf(
+                out,
+                buffer.len(),
+                spec.as_ptr(),
+                f64::from_bits(value) as libc::c_double,
+            ),
         }
     };
     buffer.truncate(usize::try_from(written).unwrap_or(0).min(buffer.len() - 1));

@@ -80,7 +80,10 @@ impl<T: DeviceCopy> Constant<T> {
     /// which holds a `T`.
     #[cfg(target_arch = "nvptx64")]
     #[doc(hidden)]
-    pub const unsafe fn on_device(symbol: &'static str, storage: &'static ConstantStorage<T>) -> Self {
+    pub const unsafe fn on_device(
+        symbol: &'static str,
+        storage: &'static ConstantStorage<T>,
+    ) -> Self {
         Constant { symbol, storage }
     }
 

@@ -16,13 +16,13 @@
 //!   ([`DynamicShared`]) arrays used safely through the phase token [`Block`];
 //! - warp shuffles, votes and matching in [`warp`];
 //! - atomics on [`DeviceAtomic`] cells;
-//! - float math in [`math`], and half precision ([`f16`], [`bf16`], and their
+//! - float math in [`math`], and half precision ([`f16`](struct@f16), [`bf16`], and their
 //!   pairs [`f16x2`], [`bf16x2`]) in [`half`];
-//! - formatted output, [`println!`] and [`print!`] over `vprintf`, in [`print`];
+//! - formatted output, [`println!`] and [`print!`] over `vprintf`, in [`print`](mod@print);
 //! - assertions with a message, [`gpu_assert!`], reported to the host, in
-//!   [`assert`];
+//!   [`assert`](mod@assert);
 //! - constant memory, [`constant!`], set by the host between launches, in
-//!   [`constant`].
+//!   [`constant`](mod@constant).
 //!
 //! On every target it provides the types that appear in kernel signatures:
 //! [`DisjointSlice`], [`DisjointSlice2d`] and [`DisjointSlice3d`] (outputs
@@ -63,10 +63,10 @@ mod slice2d;
 pub use atomic::{AtomicElement, DeviceAtomic};
 pub use copy::{DeviceCopy, MAX_DEVICE_ALIGN, MAX_PARAMETER_ALIGN};
 pub use disjoint::{DisjointSlice, DisjointSlice2d, DisjointSlice3d};
-pub use half::{bf16, bf16x2, f16, f16x2};
 pub use gpu_macros::{
     constant, embed_kernels, gpu_assert, kernel, print, println, shared_array, DeviceCopy,
 };
+pub use half::{bf16, bf16x2, f16, f16x2};
 pub use matrix_u32::{DisjointSlice2dU32, Shape2dU32, Slice2dU32};
 pub use neighbourhood::Neighbourhood;
 pub use shared::{Block, DynamicShared};
@@ -103,8 +103,11 @@ pub mod prelude {
 
     pub use crate::{
         block_dim, block_idx, block_size, grid_1d, grid_2d, grid_3d, grid_dim, gridsize_1d,
-        gridsize_2d, gridsize_3d, math::FastMath, math::Float, shared_array, sync_threads,
-        thread_idx, thread_index, thread_index_2d, thread_index_3d, thread_rank,
+        gridsize_2d, gridsize_3d,
+        math::FastMath,
+        math::Float,
+        shared_array, sync_threads, thread_idx, thread_index, thread_index_2d, thread_index_3d,
+        thread_rank,
         vote::{sync_threads_and, sync_threads_count, sync_threads_or},
     };
 }
@@ -158,12 +161,12 @@ pub mod __private {
     /// `unsafe trait Block`; the rest is plain data.
     #[cfg(not(target_arch = "nvptx64"))]
     pub use crate::arch::simulation;
+    /// Which lane a shuffle reads from: a plain enum, for the executor.
+    #[cfg(not(target_arch = "nvptx64"))]
+    pub use crate::arch::ShuffleMode;
     /// Formats a kernel print's C format string and values as the host's C
     /// library does (the simulator's prints, assertion messages read back
     /// from a GPU). Safe for any bytes: see its module.
     #[cfg(not(target_arch = "nvptx64"))]
     pub use crate::c_printf::format as format_printf;
-    /// Which lane a shuffle reads from: a plain enum, for the executor.
-    #[cfg(not(target_arch = "nvptx64"))]
-    pub use crate::arch::ShuffleMode;
 }

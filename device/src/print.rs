@@ -31,7 +31,7 @@
 //! |---|---|---|
 //! | `{}`, `{:?}` | integers | `%lld` / `%llu` |
 //! | `{:x}`, `{:X}`, `{:o}` | integers | `%llx`, `%llX`, `%llo` of the value's own width (`-1i32` is `ffffffff`, as in Rust) |
-//! | `{}`, `{:?}` | `f32`, `f64`, [`f16`](crate::f16), [`bf16`](crate::bf16) | `%g` (6 significant digits: Rust's shortest form has no C counterpart) |
+//! | `{}`, `{:?}` | `f32`, `f64`, [`f16`](struct@crate::f16), [`bf16`](crate::bf16) | `%g` (6 significant digits: Rust's shortest form has no C counterpart) |
 //! | `{:.3}` | floats | `%.3f` (as Rust's) |
 //! | `{:e}`, `{:E}` | floats | `%e`, `%E` (`1.500000e+00`, not Rust's `1.5e0`) |
 //! | `{}` | `bool`, `char`, `&str` | the text itself; `{:?}` quotes a `char` or string |
@@ -274,7 +274,15 @@ impl<const F: usize, const A: usize> Printer<F, A> {
             } else {
                 self.literal("+");
                 let width = spec.width.map(|w| w.saturating_sub(1));
-                self.conversion(Spec { plus: false, width, ..spec }, conversion, value);
+                self.conversion(
+                    Spec {
+                        plus: false,
+                        width,
+                        ..spec
+                    },
+                    conversion,
+                    value,
+                );
             }
         } else {
             self.conversion(spec, conversion, value);
@@ -406,9 +414,27 @@ impl Print<{ kind::DISPLAY }> for str {
 impl Print<{ kind::DEBUG }> for str {
     #[inline(always)]
     fn print<const F: usize, const A: usize>(&self, line: &mut Printer<F, A>, spec: Spec) {
-        line.text("\"", Spec { width: None, ..spec });
-        line.text(self, Spec { width: None, ..spec });
-        line.text("\"", Spec { width: None, ..spec });
+        line.text(
+            "\"",
+            Spec {
+                width: None,
+                ..spec
+            },
+        );
+        line.text(
+            self,
+            Spec {
+                width: None,
+                ..spec
+            },
+        );
+        line.text(
+            "\"",
+            Spec {
+                width: None,
+                ..spec
+            },
+        );
     }
 }
 

@@ -64,7 +64,10 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
                     let written = format!("assertion failed: {written}");
                     quote!(#written)
                 }
-                None => quote!(::core::concat!("assertion failed: ", ::core::stringify!(#condition))),
+                None => quote!(::core::concat!(
+                    "assertion failed: ",
+                    ::core::stringify!(#condition)
+                )),
             };
             quote! {
                 const #text: &str = #condition_text;
@@ -88,12 +91,17 @@ mod tests {
 
     #[test]
     fn the_message_is_built_only_when_the_condition_fails() {
-        let out = expand(quote!(x < n, "x = {} of {}", x, n)).unwrap().to_string();
+        let out = expand(quote!(x < n, "x = {} of {}", x, n))
+            .unwrap()
+            .to_string();
         assert!(out.starts_with("if ! (x < n) {"), "{out}");
         assert!(out.contains("assert :: fail"), "{out}");
         let bare = expand(quote!(a == b)).unwrap().to_string();
         assert!(bare.contains("stringify ! (a == b)"), "{bare}");
         let err = expand(quote!(a, 5)).unwrap_err().to_string();
-        assert!(err.contains("expected a format string literal after the condition"), "{err}");
+        assert!(
+            err.contains("expected a format string literal after the condition"),
+            "{err}"
+        );
     }
 }

@@ -36,7 +36,10 @@ impl Parse for Declarations {
             let attrs = input.call(Attribute::parse_outer)?;
             let vis: Visibility = input.parse()?;
             input.parse::<Token![static]>().map_err(|e| {
-                syn::Error::new(e.span(), "expected `static NAME: T;`, as in `pub static TAPS: [f32; 9];`")
+                syn::Error::new(
+                    e.span(),
+                    "expected `static NAME: T;`, as in `pub static TAPS: [f32; 9];`",
+                )
             })?;
             if input.peek(Token![mut]) {
                 return Err(input.error(
@@ -68,7 +71,12 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
     let krate = std::env::var("CARGO_CRATE_NAME").unwrap_or_else(|_| "crate".into());
     let device = quote!(::gpu_device);
     let items = declarations.iter().map(|d| {
-        let Declaration { attrs, vis, name, ty } = d;
+        let Declaration {
+            attrs,
+            vis,
+            name,
+            ty,
+        } = d;
         let symbol = format!("__gpu_const_{krate}_{name}");
         quote! {
             #(#attrs)*
@@ -126,9 +134,24 @@ mod tests {
     #[test]
     fn what_a_constant_cannot_be_is_refused() {
         for (tokens, error) in [
-            (quote!(static mut X: u32;), "not `static mut`"),
-            (quote!(static X: u32 = 5;), "it starts zeroed"),
-            (quote!(const X: u32;), "expected `static NAME: T;`"),
+            (
+                quote!(
+                    static mut X: u32;
+                ),
+                "not `static mut`",
+            ),
+            (
+                quote!(
+                    static X: u32 = 5;
+                ),
+                "it starts zeroed",
+            ),
+            (
+                quote!(
+                    const X: u32;
+                ),
+                "expected `static NAME: T;`",
+            ),
         ] {
             let err = expand(tokens).unwrap_err().to_string();
             assert!(err.contains(error), "{err}");

@@ -10,8 +10,8 @@
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
-use syn::spanned::Spanned;
 use syn::parse::{Parse, ParseStream};
+use syn::spanned::Spanned;
 use syn::{Expr, Ident, LitStr, Token};
 
 /// `"format", args...`: the macro's input.
@@ -29,7 +29,10 @@ pub struct Arg {
 impl Parse for Input {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         let format: LitStr = input.parse().map_err(|e| {
-            syn::Error::new(e.span(), "expected a format string literal: `println!(\"x = {}\", x)`")
+            syn::Error::new(
+                e.span(),
+                "expected a format string literal: `println!(\"x = {}\", x)`",
+            )
         })?;
         Ok(Input {
             format,
@@ -130,7 +133,7 @@ fn parse_format(format: &str) -> Result<Line, String> {
                         Some(c) => inside.push(c),
                         None => {
                             return Err(
-                                "unclosed `{` in the format string: write `{{` for a brace".into(),
+                                "unclosed `{` in the format string: write `{{` for a brace".into()
                             )
                         }
                     }
@@ -149,7 +152,9 @@ fn parse_format(format: &str) -> Result<Line, String> {
                 {
                     Which::Name(argument.to_string())
                 } else {
-                    return Err(format!("`{{{inside}}}`: expected an argument index or name before `:`"));
+                    return Err(format!(
+                        "`{{{inside}}}`: expected an argument index or name before `:`"
+                    ));
                 };
                 if !text.is_empty() {
                     pieces.push(Piece::Text(std::mem::take(&mut text)));
@@ -167,7 +172,9 @@ fn parse_format(format: &str) -> Result<Line, String> {
 
 /// Parses `[[fill]align][sign]['#']['0'][width]['.' precision][type]`.
 fn parse_spec(spec: &str, placeholder: &str) -> Result<Options, String> {
-    let unsupported = |what: &str| format!("`{{{placeholder}}}`: {what} is not supported in a kernel's print (it becomes a C format string)");
+    let unsupported = |what: &str| {
+        format!("`{{{placeholder}}}`: {what} is not supported in a kernel's print (it becomes a C format string)")
+    };
     let mut options = Options::default();
     let mut s: Vec<char> = spec.chars().collect();
     // Alignment, with an optional fill character before it.
@@ -207,17 +214,23 @@ fn parse_spec(spec: &str, placeholder: &str) -> Result<Options, String> {
         let digits: String = s.iter().take_while(|c| c.is_ascii_digit()).collect();
         if digits.is_empty() {
             if s.first() == Some(&'*') {
-                return Err(unsupported(&format!("a {what} taken from an argument (`*`)")));
+                return Err(unsupported(&format!(
+                    "a {what} taken from an argument (`*`)"
+                )));
             }
             return Ok(None);
         }
         s.drain(..digits.len());
         if s.first() == Some(&'$') {
-            return Err(unsupported(&format!("a {what} taken from an argument (`$`)")));
+            return Err(unsupported(&format!(
+                "a {what} taken from an argument (`$`)"
+            )));
         }
         match digits.parse::<u8>() {
             Ok(n) => Ok(Some(n)),
-            Err(_) => Err(format!("`{{{placeholder}}}`: a {what} of at most 255 is supported in a kernel's print")),
+            Err(_) => Err(format!(
+                "`{{{placeholder}}}`: a {what} of at most 255 is supported in a kernel's print"
+            )),
         }
     };
     options.width = number(&mut s, "width")?;
@@ -267,10 +280,14 @@ pub fn build_line(
     }
     // Every argument is evaluated once, in order; names captured from the
     // scope (`{x}`) after them.
-    let mut values: Vec<TokenStream> = input.args.iter().map(|a| {
-        let e = &a.expr;
-        quote!(&(#e))
-    }).collect();
+    let mut values: Vec<TokenStream> = input
+        .args
+        .iter()
+        .map(|a| {
+            let e = &a.expr;
+            quote!(&(#e))
+        })
+        .collect();
     let mut captured: Vec<String> = Vec::new();
     let mut used = vec![false; input.args.len()];
     let mut statements = Vec::new();
@@ -346,11 +363,7 @@ pub fn build_line(
             }
         }
     }
-    if let Some(unused) = used
-        .iter()
-        .take(input.args.len())
-        .position(|u| !u)
-    {
+    if let Some(unused) = used.iter().take(input.args.len()).position(|u| !u) {
         return Err(syn::Error::new_spanned(
             &input.args[unused].expr,
             "argument never used by the format string",
@@ -481,7 +494,8 @@ mod tests {
     #[test]
     fn arguments_are_checked_against_the_placeholders() {
         let err = |tokens: TokenStream| expand(tokens, true).unwrap_err().to_string();
-        assert!(err(quote!("{} {}", 1)).contains("asks for argument 1, and 1 positional argument is given"));
+        assert!(err(quote!("{} {}", 1))
+            .contains("asks for argument 1, and 1 positional argument is given"));
         assert!(err(quote!("{}", 1, 2)).contains("argument never used"));
         assert!(err(quote!("{}", a = 1, 2)).contains("positional arguments come before named ones"));
         assert!(err(quote!(x)).contains("expected a format string literal"));
@@ -489,7 +503,9 @@ mod tests {
         let args = (0..33).map(|i| quote!(#i));
         assert!(err(quote!(#many, #(#args),*)).contains("at most 32 values"));
         // Named and captured arguments, each evaluated once.
-        let out = expand(quote!("{a} {b} {a} {0}", 7, a = 1), true).unwrap().to_string();
+        let out = expand(quote!("{a} {b} {a} {0}", 7, a = 1), true)
+            .unwrap()
+            .to_string();
         assert!(out.contains("Printer :: < 333usize , 4usize >"), "{out}");
         assert!(out.contains("& (b)"), "{out}");
     }

@@ -87,11 +87,15 @@ impl<T: DeviceCopy> SetConstant<T> for Constant<T> {
                             module.crate_name()
                         ),
                     })?;
-                let state = Arc::new_cyclic(|owner: &std::sync::Weak<ConstantState>| ConstantState {
-                    symbol,
-                    address,
-                    tracker: AccessTracker::written_on(stream, owner.clone() as std::sync::Weak<dyn Tracked>),
-                });
+                let state =
+                    Arc::new_cyclic(|owner: &std::sync::Weak<ConstantState>| ConstantState {
+                        symbol,
+                        address,
+                        tracker: AccessTracker::written_on(
+                            stream,
+                            owner.clone() as std::sync::Weak<dyn Tracked>,
+                        ),
+                    });
                 states.push(Arc::clone(&state));
                 state
             }
@@ -113,4 +117,3 @@ impl<T: DeviceCopy> SetConstant<T> for Constant<T> {
         .map_err(|e| stream.error(e))
     }
 }
-

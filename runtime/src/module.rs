@@ -3,15 +3,15 @@
 //! the `constant!` values set so far (`crate::constant` sets them).
 
 use crate::backend::{driver, status, DevicePtr, DriverError, ModuleHandle, MAX_DEVICES};
-use crate::memory::tracking::{Access, AccessTracker, Tracked};
-use crate::stream::Stream;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
 use crate::crate_identity::CrateIdentity;
 use crate::device::DeviceState;
 use crate::error::{Error, Result};
+use crate::memory::tracking::{Access, AccessTracker, Tracked};
+use crate::stream::Stream;
 use std::ffi::CString;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// A kernel crate's PTX module, embedded in the binary by
 /// `gpu_device::embed_kernels!()`. Loaded once per device, on first launch.
@@ -134,13 +134,14 @@ impl EmbeddedModule {
                     },
                     log: String::new(),
                 })?;
-                let module = driver()
-                    .module_load(device.ordinal, &text)
-                    .map_err(|(driver, log)| Error::ModuleLoad {
-                        crate_name: self.crate_name,
-                        driver,
-                        log,
-                    })?;
+                let module =
+                    driver()
+                        .module_load(device.ordinal, &text)
+                        .map_err(|(driver, log)| Error::ModuleLoad {
+                            crate_name: self.crate_name,
+                            driver,
+                            log,
+                        })?;
                 give_assertion_record(module, device)?;
                 Ok(module)
             })
@@ -171,14 +172,14 @@ fn give_assertion_record(module: ModuleHandle, device: &DeviceState) -> Result<(
     // SAFETY: `global` is the module's 8-byte global; the source is a local
     // `u64`, pageable, so the copy reads it before returning; the
     // synchronize then completes it before any launch.
-    let copied = unsafe { driver().copy_to_device_async(global, (&raw const record).cast(), 8, stream) }
-        .and_then(|()| driver().stream_synchronize(stream));
+    let copied =
+        unsafe { driver().copy_to_device_async(global, (&raw const record).cast(), 8, stream) }
+            .and_then(|()| driver().stream_synchronize(stream));
     let destroyed = driver().stream_destroy(stream);
     copied.and(destroyed).map_err(|e| device.error(e))
 }
 
-impl EmbeddedModule {
-}
+impl EmbeddedModule {}
 
 /// See [`EmbeddedModule::entry_param_sizes`].
 fn entry_param_sizes(ptx: &str, entry: &str) -> Option<Result<Vec<usize>, String>> {

@@ -241,9 +241,12 @@ fn gather(t: &SimulatedThread<'_>, mask: u32, lo: u32, hi: u32, wide: bool) -> [
     let mut values = [None; 32];
     for (lane, value) in values.iter_mut().enumerate() {
         if mask & (1 << lane) != 0 {
-            let l = t.block.exchange(t, mask, lo, ShuffleMode::Index, lane as u32);
+            let l = t
+                .block
+                .exchange(t, mask, lo, ShuffleMode::Index, lane as u32);
             let h = if wide {
-                t.block.exchange(t, mask, hi, ShuffleMode::Index, lane as u32)
+                t.block
+                    .exchange(t, mask, hi, ShuffleMode::Index, lane as u32)
             } else {
                 0
             };

@@ -1,4 +1,4 @@
-//! Half-precision floats in kernels and in host data: [`f16`] (IEEE
+//! Half-precision floats in kernels and in host data: [`f16`](struct@f16) (IEEE
 //! binary16, CUDA's `__half`, Numba's `float16`) and [`bf16`] (bfloat16,
 //! CUDA's `__nv_bfloat16`), and their packed pairs [`f16x2`] and [`bf16x2`]
 //! with a fused multiply-add per lane (`fma.rn.f16x2`, `fma.rn.bf16x2`).
@@ -20,7 +20,7 @@
 //! pair): `DeviceCopy`, `bytemuck::Pod`, usable as slice and shared-memory
 //! elements, and laid out as the `half` crate's `half::f16` and `half::bf16`,
 //! the host's types for half data: on the host they convert from and to
-//! them (`From`), and [`f16::cast_slice`] and friends view a slice of one as
+//! them (`From`), and `f16::cast_slice` and friends view a slice of one as
 //! a slice of the other, without a copy.
 //!
 //! Arithmetic rounds to nearest-even once per operation, as the GPU's
@@ -400,7 +400,7 @@ macro_rules! pair_type {
 }
 
 pair_type! {
-    /// Two [`f16`] in 32 bits (CUDA's `__half2`), computed lane by lane in
+    /// Two [`f16`](struct@f16) in 32 bits (CUDA's `__half2`), computed lane by lane in
     /// one instruction (`add.rn.f16x2`, `mul.rn.f16x2`, `fma.rn.f16x2`).
     f16x2 of f16, add = f16x2_add, mul = f16x2_mul, fma = f16x2_fma
 }

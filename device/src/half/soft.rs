@@ -129,7 +129,11 @@ pub(crate) fn fma(a: f64, b: f64, c: f64, format: Format) -> u16 {
             // Round to odd: one unit toward the exact value (s is not 0:
             // a sum that rounds to 0 is exact).
             let bits = s.to_bits();
-            f64::from_bits(if (error > 0.0) == (s > 0.0) { bits + 1 } else { bits - 1 })
+            f64::from_bits(if (error > 0.0) == (s > 0.0) {
+                bits + 1
+            } else {
+                bits - 1
+            })
         } else {
             s
         }
@@ -153,13 +157,13 @@ mod tests {
             (65519.99, 0x7bff),
             (65520.0, 0x7c00),
             (f64::INFINITY, 0x7c00),
-            (5.960464477539063e-8, 0x0001),
-            (2.9802322387695312e-8, 0x0000), // exactly half the smallest: to even (0)
-            (2.98023223876953125e-8 * 1.5, 0x0001),
-            (1.0 + 1.0 / 2048.0, 0x3c00),       // a tie: to even
-            (1.0 + 3.0 / 2048.0, 0x3c02),       // a tie: to even (up)
-            (6.103515625e-5, 0x0400),           // smallest normal
-            (6.097555160522461e-5, 0x03ff),     // largest subnormal
+            (2f64.powi(-24), 0x0001),
+            (2f64.powi(-25), 0x0000), // exactly half the smallest: to even (0)
+            (2f64.powi(-25) * 1.5, 0x0001),
+            (1.0 + 1.0 / 2048.0, 0x3c00),   // a tie: to even
+            (1.0 + 3.0 / 2048.0, 0x3c02),   // a tie: to even (up)
+            (6.103515625e-5, 0x0400),       // smallest normal
+            (6.097555160522461e-5, 0x03ff), // largest subnormal
             (-2.5, 0xc100),
         ] {
             assert_eq!(round_f64(x, F16), bits, "{x}");
@@ -206,9 +210,16 @@ mod tests {
         // f32 or plain f64 sum would land on the tie and round to even).
         let x = 1.0 + 1.0 / 16.0; // (1 + 2^-4)^2 = 1 + 2^-3 + 2^-8: a bf16 tie
         let x2 = x * x;
-        assert_eq!(round_f64(x2, BF16), round_f64(1.0 + 1.0 / 8.0, BF16), "tie to even");
+        assert_eq!(
+            round_f64(x2, BF16),
+            round_f64(1.0 + 1.0 / 8.0, BF16),
+            "tie to even"
+        );
         let smallest = f64::from(bf16_to_f32(0x0001));
-        assert_eq!(fma(x, x, smallest, BF16), round_f64(1.0 + 1.0 / 8.0 + 1.0 / 128.0, BF16));
+        assert_eq!(
+            fma(x, x, smallest, BF16),
+            round_f64(1.0 + 1.0 / 8.0 + 1.0 / 128.0, BF16)
+        );
         assert_eq!(fma(x, x, -smallest, BF16), round_f64(1.0 + 1.0 / 8.0, BF16));
     }
 }

@@ -285,7 +285,10 @@ impl KernelFunction {
         ) = self.prepare(config, stream)?;
         let id = *self.id.get_or_init(|| KernelId::register(self.name));
         // Ordered after the sets of the module's constants (held until queued).
-        let _constants = self.module.constants().before_launch(device.ordinal, stream)?;
+        let _constants = self
+            .module
+            .constants()
+            .before_launch(device.ordinal, stream)?;
         // SAFETY: forwarded to the caller; the configuration was checked above.
         let launched = unsafe {
             driver().launch(

@@ -596,11 +596,11 @@ impl Driver for CudaDriver {
         let marked = |level: &str| text.starts_with(format!("{DEBUG_MARKER}{level}\n").as_bytes());
         if marked("line-tables") || marked("full") {
             options.push(JIT_GENERATE_LINE_INFO);
-            values.push(1 as *mut c_void);
+            values.push(ptr::without_provenance_mut(1));
         }
         if marked("full") {
             options.push(JIT_GENERATE_DEBUG_INFO);
-            values.push(1 as *mut c_void);
+            values.push(ptr::without_provenance_mut(1));
         }
         let mut module = ptr::null_mut();
         // SAFETY: `ptx` is NUL-terminated; the option arrays have equal length
@@ -653,8 +653,9 @@ impl Driver for CudaDriver {
         let (mut ptr, mut size) = (0, 0);
         // SAFETY: the module is loaded; `name` is NUL-terminated; writes a
         // device pointer and a size.
-        let code =
-            unsafe { cuModuleGetGlobal_v2(&mut ptr, &mut size, module.raw as CUmodule, name.as_ptr()) };
+        let code = unsafe {
+            cuModuleGetGlobal_v2(&mut ptr, &mut size, module.raw as CUmodule, name.as_ptr())
+        };
         if code == super::status::NOT_FOUND {
             return Ok(None);
         }

@@ -367,7 +367,8 @@ impl Launch {
     /// completes, as a GPU's does when the host synchronises with it.
     fn write_printed(&self) {
         use std::io::Write;
-        let mut blocks = std::mem::take(&mut *self.printed.lock().unwrap_or_else(|e| e.into_inner()));
+        let mut blocks =
+            std::mem::take(&mut *self.printed.lock().unwrap_or_else(|e| e.into_inner()));
         if blocks.is_empty() {
             return;
         }

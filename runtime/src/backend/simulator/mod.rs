@@ -451,11 +451,12 @@ impl Driver for SimulatorDriver {
         bytes: usize,
     ) -> Result<Option<DevicePtr>, DriverError> {
         let globals = globals::of(module.raw).ok_or_else(|| {
-            invalid_value("cuModuleGetGlobal", format!("{module:?} is not a loaded module"))
+            invalid_value(
+                "cuModuleGetGlobal",
+                format!("{module:?} is not a loaded module"),
+            )
         })?;
-        globals
-            .get(&name.to_string_lossy(), bytes)
-            .map(Some)
+        globals.get(&name.to_string_lossy(), bytes).map(Some)
     }
 
     fn function_limits(&self, _function: FunctionHandle) -> Result<FunctionLimits, DriverError> {

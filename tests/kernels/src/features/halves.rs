@@ -9,7 +9,19 @@ pub fn f16_arithmetic(x: &[f16], y: &[f16], z: &[f16], mut out: DisjointSlice<[f
     let i = thread_index();
     let k = i.get();
     if let (Some(&a), Some(&b), Some(&c)) = (x.get(k), y.get(k), z.get(k)) {
-        out.set(i, [a + b, a - b, a * b, a / b, a.mul_add(b, c), -a, a.max(b), a.min(b)]);
+        out.set(
+            i,
+            [
+                a + b,
+                a - b,
+                a * b,
+                a / b,
+                a.mul_add(b, c),
+                -a,
+                a.max(b),
+                a.min(b),
+            ],
+        );
     }
 }
 
@@ -19,7 +31,19 @@ pub fn bf16_arithmetic(x: &[bf16], y: &[bf16], z: &[bf16], mut out: DisjointSlic
     let i = thread_index();
     let k = i.get();
     if let (Some(&a), Some(&b), Some(&c)) = (x.get(k), y.get(k), z.get(k)) {
-        out.set(i, [a + b, a - b, a * b, a / b, a.mul_add(b, c), -a, a.max(b), a.min(b)]);
+        out.set(
+            i,
+            [
+                a + b,
+                a - b,
+                a * b,
+                a / b,
+                a.mul_add(b, c),
+                -a,
+                a.max(b),
+                a.min(b),
+            ],
+        );
     }
 }
 

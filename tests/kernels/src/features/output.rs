@@ -25,7 +25,7 @@ pub fn print_values(n: u32, x: &[f32], mut out: DisjointSlice<u32>) {
         t,
         t,
         t,
-        t % 2 == 0,
+        t.is_multiple_of(2),
         'ü',
         "quoted",
         u64::MAX - u64::from(t),

@@ -15,7 +15,7 @@ pub fn block_votes(x: &[u32], mut out: DisjointSlice<[u32; 4]>) {
     let all = sync_threads_and(p);
     let any = sync_threads_or(p);
     let even = x.get(i.get()).is_some_and(|v| v % 2 == 0);
-    let evens = if thread_idx().x % 2 == 0 {
+    let evens = if thread_idx().x.is_multiple_of(2) {
         // Another instruction first, so the compiler keeps the two votes in
         // their branches instead of hoisting one above the `if`.
         gpu_device::sync::thread_fence_block();
@@ -31,7 +31,7 @@ pub fn block_votes(x: &[u32], mut out: DisjointSlice<[u32; 4]>) {
 #[kernel]
 pub fn vote_beside_sync_threads(mut out: DisjointSlice<u32>) {
     let i = thread_index();
-    let n = if thread_idx().x % 2 == 0 {
+    let n = if thread_idx().x.is_multiple_of(2) {
         sync_threads_count(true)
     } else {
         sync_threads();
