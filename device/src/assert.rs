@@ -111,7 +111,9 @@ fn record_address() -> u64 {
 
 /// Ends the launch for a failed assertion at `file:line:column` with the
 /// message in `message`: writes the record (if this thread is the first),
-/// then traps (on the simulator: panics with the message).
+/// then traps (on the simulator: panics with the message). Public for the
+/// macro, and safe: called from anywhere, it ends the launch as a panic
+/// does, and the record it writes is a report, which nothing trusts.
 #[doc(hidden)]
 #[cold]
 #[inline(never)]
