@@ -101,7 +101,7 @@ fn record_address() -> u64 {
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
-        let global = crate::arch::module_global(RECORD_SYMBOL, 8);
+        let global = crate::arch::module_global("gpu_assert!", RECORD_SYMBOL, 8);
         // SAFETY: the executor's module global of 8 bytes, 8-aligned (its
         // allocations are 256-aligned), written only by the runtime before
         // launches, read atomically here.

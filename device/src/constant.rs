@@ -120,7 +120,11 @@ impl<T: DeviceCopy> Constant<T> {
         }
         #[cfg(not(target_arch = "nvptx64"))]
         {
-            let global = crate::arch::module_global(self.symbol, core::mem::size_of::<T>());
+            let global = crate::arch::module_global(
+                "constant::Constant::get",
+                self.symbol,
+                core::mem::size_of::<T>(),
+            );
             // SAFETY: the simulator's global of this launch's module,
             // `size_of::<T>()` bytes, 256-aligned (at least `T`'s alignment,
             // `DeviceCopy`), zeroed or holding a `T` the runtime wrote

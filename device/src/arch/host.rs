@@ -300,10 +300,12 @@ pub(crate) fn fence_system() {
     std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
 }
 
-/// The launch's module global `symbol` of `bytes` bytes.
+/// The launch's module global `symbol` of `bytes` bytes (read by
+/// `constant::Constant::get` and a failed `gpu_assert!`, which `function`
+/// names).
 #[track_caller]
-pub(crate) fn module_global(symbol: &'static str, bytes: usize) -> *mut u8 {
-    current("a module global", |t| t.block.module_global(symbol, bytes))
+pub(crate) fn module_global(function: &str, symbol: &'static str, bytes: usize) -> *mut u8 {
+    current(function, |t| t.block.module_global(symbol, bytes))
 }
 
 /// Ends the simulated thread after a failed `gpu_assert!` (its record is
