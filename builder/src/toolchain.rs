@@ -271,8 +271,12 @@ impl Toolchain {
         Ok(())
     }
 
-    /// The `ptx_kernel` functions defined in a bitcode module.
-    pub fn kernel_entry_points(&self, bitcode: &Path) -> Result<Vec<String>, BuildError> {
+    /// The `ptx_kernel` functions defined in a bitcode module, and the
+    /// kernels' interface descriptions (see [`crate::interface_globals`]).
+    pub fn kernel_entry_points(
+        &self,
+        bitcode: &Path,
+    ) -> Result<(Vec<String>, Vec<String>), BuildError> {
         let output = run(
             "llvm-dis",
             self.tool("llvm-dis").arg(bitcode).arg("-o").arg("-"),
@@ -290,14 +294,15 @@ impl Toolchain {
             .collect();
         names.sort();
         names.dedup();
-        Ok(names)
+        Ok((names, crate::interface_globals(&text)))
     }
 
-    /// Internalizes everything but the kernels, removes dead code, optimises.
+    /// Internalizes everything but the kernels and the globals in `kept`,
+    /// removes dead code, optimises.
     pub fn internalize_and_optimize(
         &self,
         input: &Path,
-        kernels: &[String],
+        kept: &[String],
         out: &Path,
     ) -> Result<(), BuildError> {
         run(
@@ -305,7 +310,7 @@ impl Toolchain {
             self.tool("opt")
                 .arg(format!(
                     "--internalize-public-api-list={}",
-                    kernels.join(",")
+                    kept.join(",")
                 ))
                 .arg("-passes=internalize,globaldce,default<O3>,globaldce")
                 .arg(input)

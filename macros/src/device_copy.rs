@@ -70,6 +70,19 @@ pub fn expand(item: TokenStream) -> syn::Result<TokenStream> {
             const __GPU_DEVICE_COPY: () = ();
         ),
     };
+    // The layout fingerprint: each field's offset and own fingerprint, so
+    // that host and device builds that disagree on a field disagree on it.
+    let layout_fields = fields.into_iter().flatten().enumerate().map(|(i, field)| {
+        let ty = &field.ty;
+        let member = match &field.ident {
+            Some(name) => quote!(#name),
+            None => {
+                let index = syn::Index::from(i);
+                quote!(#index)
+            }
+        };
+        quote!((::core::mem::offset_of!(Self, #member), <#ty as #device::DeviceCopy>::__GPU_LAYOUT))
+    });
     Ok(quote! {
         // SAFETY: the struct has a stable layout (checked above), is `Copy`
         // (required by the trait), and every field is `DeviceCopy` (the bounds).
@@ -79,6 +92,8 @@ pub fn expand(item: TokenStream) -> syn::Result<TokenStream> {
         unsafe impl #impl_generics #device::DeviceCopy for #ident #ty_generics
         where #(#predicates),* {
             #check
+            const __GPU_LAYOUT: u64 =
+                #device::__private::interface::struct_layout::<Self>(&[#(#layout_fields),*]);
         }
     })
 }

@@ -107,16 +107,15 @@ pub use workflow::{
 #[macro_export]
 macro_rules! launch {
     ($($kernel:ident)::+ $(::<$($generic:tt),+>)? [$grid:expr, $block:expr $(,)?] ($($arg:expr),* $(,)?)) => {
-        $($kernel)::+::launch $(::<$($generic),+>)? ($crate::LaunchConfig::new($grid, $block), $($arg),*)
+        $($kernel)::+::Launcher::new($crate::LaunchConfig::new($grid, $block)).launch $(::<$($generic),+>)? ($($arg),*)
     };
     ($($kernel:ident)::+ $(::<$($generic:tt),+>)? [$grid:expr, $block:expr, $stream:expr $(,)?] ($($arg:expr),* $(,)?)) => {
-        $($kernel)::+::launch $(::<$($generic),+>)? ($crate::LaunchConfig::new($grid, $block).stream(&$stream), $($arg),*)
+        $($kernel)::+::Launcher::new($crate::LaunchConfig::new($grid, $block).stream(&$stream)).launch $(::<$($generic),+>)? ($($arg),*)
     };
     ($($kernel:ident)::+ $(::<$($generic:tt),+>)? [$grid:expr, $block:expr, $stream:expr, $shared:expr $(,)?] ($($arg:expr),* $(,)?)) => {
-        $($kernel)::+::launch $(::<$($generic),+>)? (
+        $($kernel)::+::Launcher::new(
             $crate::LaunchConfig::new($grid, $block).stream(&$stream).shared_bytes($shared),
-            $($arg),*
-        )
+        ).launch $(::<$($generic),+>)? ($($arg),*)
     };
 }
 
@@ -141,27 +140,26 @@ macro_rules! launch {
 #[macro_export]
 macro_rules! kernel_args {
     ($($kernel:ident)::+ $(::<$($generic:tt),+>)? [$grid:expr, $block:expr $(,)?] ($($arg:expr),* $(,)?)) => {
-        $($kernel)::+::arguments $(::<$($generic),+>)? ($crate::LaunchConfig::new($grid, $block), $($arg),*)
+        $($kernel)::+::Launcher::new($crate::LaunchConfig::new($grid, $block)).arguments $(::<$($generic),+>)? ($($arg),*)
     };
     ($($kernel:ident)::+ $(::<$($generic:tt),+>)? [$grid:expr, $block:expr, $stream:expr $(,)?] ($($arg:expr),* $(,)?)) => {
-        $($kernel)::+::arguments $(::<$($generic),+>)? ($crate::LaunchConfig::new($grid, $block).stream(&$stream), $($arg),*)
+        $($kernel)::+::Launcher::new($crate::LaunchConfig::new($grid, $block).stream(&$stream)).arguments $(::<$($generic),+>)? ($($arg),*)
     };
     ($($kernel:ident)::+ $(::<$($generic:tt),+>)? [$grid:expr, $block:expr, $stream:expr, $shared:expr $(,)?] ($($arg:expr),* $(,)?)) => {
-        $($kernel)::+::arguments $(::<$($generic),+>)? (
+        $($kernel)::+::Launcher::new(
             $crate::LaunchConfig::new($grid, $block).stream(&$stream).shared_bytes($shared),
-            $($arg),*
-        )
+        ).arguments $(::<$($generic),+>)? ($($arg),*)
     };
 }
 
 /// Items the `#[kernel]` macro expands to; not part of the public API.
+/// Each constructor that the runtime's `unsafe` code relies on is `unsafe`
+/// itself (`KernelFunction::new`, `HostEntry::new`, `LaunchArgs::for_launch`).
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::abi::{HostEntry, SliceArg};
+    pub use crate::abi::HostEntry;
     pub use crate::deferred::completed as deferred_releases_completed;
-    pub use crate::launch::{check_len_at_least, graph_memory_of_launch, KernelFunction};
-    pub use crate::matrix::u32_extents as matrix_u32_extents;
-    pub use crate::memory::GraphMemory;
+    pub use crate::launch::{check_len_at_least, KernelFunction, LaunchArgs};
 
     /// Fails to compile unless `T` is `DeviceCopy`; the macro spans it on the parameter's type.
     #[inline(always)]

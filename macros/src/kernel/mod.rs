@@ -7,6 +7,8 @@ mod attribute;
 mod device;
 mod fallback;
 mod host;
+mod interface;
+mod kinds;
 mod model;
 mod params;
 mod substitute;
@@ -18,10 +20,12 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     match model::Kernel::parse(args, item.clone()) {
         Ok(kernel) => {
             let device = device::emit(&kernel);
+            let interface = interface::emit(&kernel);
             let host = host::emit(&kernel);
             quote! {
-                #device
                 #host
+                #device
+                #interface
             }
         }
         Err(failure) => fallback::emit(failure, item),

@@ -50,8 +50,6 @@ const SCALARS: &[&str] = &[
     "u8", "u16", "u32", "u64", "usize", "i8", "i16", "i32", "i64", "isize", "f32", "f64", "bool",
 ];
 
-const SUPPORTED: &str = "kernel parameters may be scalars (integers, floats, bool), `&[T]` (read-only input), `DisjointSlice<T>`, `DisjointSlice2d<T>`, `DisjointSlice2dU32<T>`, `DisjointSlice3d<T>` (outputs written at each thread's own index), `&[DeviceAtomic<T>]` (atomic updates), `#[repr(C)]` structs that derive `DeviceCopy`, and, built on the device, `Block` (the shared-memory phase token) and `DynamicShared<T>`";
-
 impl Param {
     /// The parameter `arg`, or every error found in it (its pattern and its
     /// type are checked independently).
@@ -237,8 +235,9 @@ fn unsupported(ty: &Type, why: &str) -> syn::Error {
     syn::Error::new(
         ty.span(),
         format!(
-            "unsupported kernel parameter type `{}`: {why}; {SUPPORTED}",
-            type_name(ty)
+            "unsupported kernel parameter type `{}`: {why}; {}",
+            type_name(ty),
+            super::kinds::supported()
         ),
     )
 }

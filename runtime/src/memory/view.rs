@@ -160,6 +160,15 @@ pub(crate) mod sealed {
     pub trait Sealed {}
 }
 
+/// The tracking of an access once it is queued on a stream, for memory that
+/// needs one ([`DeviceInput::after_access_hook`]): a kernel launch or a
+/// collective calls it after queueing the work that uses the memory.
+#[doc(hidden)]
+pub trait AfterAccess {
+    /// Tracks the access just queued on `stream`.
+    fn after_access(&self, stream: &Stream) -> Result<()>;
+}
+
 /// What a launcher accepts where the kernel reads `&[T]`: a `&DeviceBuffer<T>`,
 /// a `&mut DeviceBuffer<T>` or a view.
 #[diagnostic::on_unimplemented(
@@ -176,11 +185,11 @@ pub trait DeviceInput<T: DeviceCopy>: sealed::Sealed {
     #[doc(hidden)]
     fn before_device_access(&self, stream: &Stream) -> Result<()>;
 
-    /// Tracks the access just queued on `stream`, where the memory needs it
-    /// (mapped pinned memory).
+    /// What tracks the access once it is queued, where the memory needs it
+    /// (mapped pinned memory): `None` for device memory.
     #[doc(hidden)]
-    fn after_device_access(&self, _stream: &Stream) -> Result<()> {
-        Ok(())
+    fn after_access_hook(&self) -> Option<&dyn AfterAccess> {
+        None
     }
 
     /// The memory, for a graph kernel node that will use it; `None` for
@@ -207,10 +216,10 @@ pub trait DeviceOutput<T: DeviceCopy>: sealed::Sealed {
     #[doc(hidden)]
     fn before_device_access(&self, stream: &Stream) -> Result<()>;
 
-    /// As [`DeviceInput::after_device_access`], for a write.
+    /// As [`DeviceInput::after_access_hook`], for a write.
     #[doc(hidden)]
-    fn after_device_access(&self, _stream: &Stream) -> Result<()> {
-        Ok(())
+    fn after_access_hook(&self) -> Option<&dyn AfterAccess> {
+        None
     }
 
     /// As [`DeviceInput::graph_memory`].
