@@ -22,13 +22,18 @@ mod shared;
 /// whose `launch` function is the typed launcher that `gpu_runtime::launch!`
 /// calls:
 ///
-/// | kernel parameter       | launcher argument                                 |
-/// |------------------------|---------------------------------------------------|
+/// | in the kernel | at the launch |
+/// |---|---|
 /// | `u8`…`u64`, `i8`…`i64`, `usize`, `isize`, `f32`, `f64`, `bool` | the same scalar |
-/// | `&[T]`                 | `&DeviceBuffer<T>` or a `DeviceView<T>`           |
-/// | `DisjointSlice<T>`     | `&mut DeviceBuffer<T>` or a `DeviceViewMut<T>`    |
-/// | `&[DeviceAtomic<T>]`   | `&mut DeviceBuffer<T>` or a `DeviceViewMut<T>`    |
-/// | a `#[derive(DeviceCopy)]` struct | the struct, by value                    |
+/// | `&[T]` (read by all threads) | `&DeviceBuffer<T>`, `DeviceView<T>` |
+/// | `DisjointSlice<T>` (each thread writes its own element) | `&mut DeviceBuffer<T>`, `DeviceViewMut<T>` |
+/// | `DisjointSlice2d<T>` (row-major matrix, element `(y, x)` per thread) | `buffer.view_2d_mut(rows, cols)?` |
+/// | `DisjointSlice2dU32<T>` (the same, `u32` extents and offsets; at most `u32::MAX` elements, or the launch fails naming the parameter) | `buffer.view_2d_mut(rows, cols)?` |
+/// | `DisjointSlice3d<T>` (element `(z, y, x)` per thread) | `buffer.view_3d_mut(depth, rows, cols)?` |
+/// | `Block` (shared-memory phase token) | nothing: built on the device |
+/// | `DynamicShared<T>` (dynamic shared memory) | nothing: built on the device |
+/// | `&[DeviceAtomic<T>]` (atomic updates) | `&mut DeviceBuffer<T>`, `DeviceViewMut<T>` |
+/// | a `#[repr(C)]` struct with `#[derive(Clone, Copy, DeviceCopy)]` | the struct |
 ///
 /// A generic kernel lists the types to instantiate: `#[kernel(f32, f64)]`
 /// (a const-generic one its values, `#[kernel(16, 32)]`); the entry points

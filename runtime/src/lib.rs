@@ -160,8 +160,4 @@ pub mod __private {
     pub use crate::abi::HostEntry;
     pub use crate::deferred::completed as deferred_releases_completed;
     pub use crate::launch::{check_len_at_least, KernelFunction, LaunchArgs};
-
-    /// Fails to compile unless `T` is `DeviceCopy`; the macro spans it on the parameter's type.
-    #[inline(always)]
-    pub fn assert_device_copy<T: gpu_device::DeviceCopy>() {}
 }

@@ -71,11 +71,9 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
             .map(move |shape| entry(kernel, i, index, shape))
     });
     quote! {
-        const _: () = {
-            impl #scope {
-                #(#bodies)*
-            }
-        };
+        impl #scope {
+            #(#bodies)*
+        }
         #(#entries)*
     }
 }

@@ -30,11 +30,8 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
     let functions = functions_impl(kernel);
     quote! {
         #module
-        #[cfg(not(target_arch = "nvptx64"))]
-        const _: () = {
-            #launcher
-            #functions
-        };
+        #launcher
+        #functions
     }
 }
 
@@ -89,9 +86,10 @@ pub fn launcher_type(runtime: &syn::Path, name: &str) -> TokenStream {
     }
 }
 
-/// A generic kernel's sealed `Instance` trait and its impls, one per
-/// instance: a type instance is named through `Instances`, whose impl is at
-/// the kernel's scope (see [`functions_impl`]). Nothing for other kernels.
+/// A generic kernel's `Instance` trait, sealed: its supertrait is
+/// implemented here alone, for each instance (a type instance named through
+/// `Instances`, whose impl is at the kernel's scope, see
+/// [`functions_impl`]). Nothing for other kernels.
 fn instance_trait(kernel: &Kernel, paths: &KernelPaths) -> TokenStream {
     let Some(generic) = &kernel.generic else {
         return quote!();
@@ -136,7 +134,9 @@ fn instance_trait(kernel: &Kernel, paths: &KernelPaths) -> TokenStream {
     let type_names: Vec<Ident> = (0..kernel.instances.len())
         .map(instance_type_name)
         .collect();
-    let impls = kernel.instances.iter().enumerate().map(|(index, i)| {
+    // The seal, on the instance types: a type instance as the kernel's
+    // scope names it (`Instances`, implemented there), a const one by value.
+    let seals = kernel.instances.iter().enumerate().map(|(index, i)| {
         let instance_ty = if is_const {
             let arg = i.arg.as_ref().expect("generic kernels have instance arguments");
             quote!(#runtime::Const<{ #arg }>)
@@ -144,16 +144,9 @@ fn instance_trait(kernel: &Kernel, paths: &KernelPaths) -> TokenStream {
             let of = &type_names[index];
             quote!(<Kernel as Instances>::#of)
         };
-        let function = function_fn(index);
         quote! {
             #[cfg(not(target_arch = "nvptx64"))]
             impl sealed::Sealed for #instance_ty {}
-            #[cfg(not(target_arch = "nvptx64"))]
-            impl Instance for #instance_ty {
-                fn function() -> &'static #runtime::__private::KernelFunction {
-                    Kernel::#function()
-                }
-            }
         }
     });
     let instances = (!is_const).then(|| {
@@ -183,7 +176,7 @@ fn instance_trait(kernel: &Kernel, paths: &KernelPaths) -> TokenStream {
         }
 
         #instances
-        #(#impls)*
+        #(#seals)*
     }
 }
 
@@ -218,19 +211,14 @@ fn launcher_impl(kernel: &Kernel) -> TokenStream {
         let pname = &p.name;
         let pname_str = pname.to_string();
         let span = p.ty.span();
+        // A value crosses by copy: its type is `DeviceCopy`, which the
+        // interface description checks, spanned on the type (a scalar's name
+        // may be shadowed: `type u64 = &'static mut [u32];`).
         match &p.kind {
-            ParamKind::Scalar(ty) => {
-                // A scalar's name may be shadowed (`type u64 = &'static mut
-                // [u32];`): checked like any value that crosses by copy.
-                checks.push(quote_spanned! {span=>
-                    #runtime::__private::assert_device_copy::<#ty>();
-                });
-            }
             ParamKind::Value(ty) => {
                 // rustc leaves zero-sized parameters out of a PTX entry
                 // point: the arguments after one would shift on a GPU.
                 checks.push(quote_spanned! {span=>
-                    #runtime::__private::assert_device_copy::<#ty>();
                     const {
                         ::core::assert!(
                             ::core::mem::size_of::<#ty>() != 0,
@@ -239,7 +227,8 @@ fn launcher_impl(kernel: &Kernel) -> TokenStream {
                     };
                 });
             }
-            ParamKind::Input(_)
+            ParamKind::Scalar(_)
+            | ParamKind::Input(_)
             | ParamKind::Output(_)
             | ParamKind::Output2d(..)
             | ParamKind::Output3d(_)
@@ -347,6 +336,10 @@ fn launcher_impl(kernel: &Kernel) -> TokenStream {
         .iter()
         .filter_map(|p| {
             let takes = p.kind.spec().launcher_takes?;
+            let takes = match super::interface::element_type(p) {
+                Some(t) => takes.replace("<T>", &format!("<{}>", super::params::type_name(t))),
+                None => takes.to_string(),
+            };
             let written = super::params::type_name(&p.ty);
             Some(format!("\n- `{}` (the kernel's `{written}`): {takes}", p.name))
         })
@@ -362,6 +355,7 @@ fn launcher_impl(kernel: &Kernel) -> TokenStream {
         // PTX and against each method's slots).
     };
     quote! {
+        #[cfg(not(target_arch = "nvptx64"))]
         impl<'s> #name::Launcher<'s> {
             #[doc = #launch_doc]
             #[allow(clippy::too_many_arguments, unused_mut)]
@@ -404,22 +398,50 @@ fn functions_impl(kernel: &Kernel) -> TokenStream {
             items.push(host_call(kernel, instance, index, shape));
         }
     }
+    let runtime = &kernel.paths.runtime;
     let instances = match &kernel.generic {
-        Some(g) if g.const_type.is_none() => {
+        None => quote!(),
+        Some(generic) => {
+            let is_const = generic.const_type.is_some();
             let types = kernel.instances.iter().enumerate().map(|(index, i)| {
                 let of = instance_type_name(index);
                 let arg = i.arg.as_ref().expect("generic kernels have instance arguments");
                 quote!(type #of = #arg;)
             });
-            quote! {
-                impl #name::Instances for #scope {
-                    #(#types)*
+            let named = (!is_const).then(|| {
+                quote! {
+                    #[cfg(not(target_arch = "nvptx64"))]
+                    impl #name::Instances for #scope {
+                        #(#types)*
+                    }
                 }
+            });
+            let impls = kernel.instances.iter().enumerate().map(|(index, i)| {
+                let arg = i.arg.as_ref().expect("generic kernels have instance arguments");
+                // Spanned on the instance, where a missing bound is reported.
+                let instance_ty = if is_const {
+                    quote_spanned!(arg.span()=> #runtime::Const<{ #arg }>)
+                } else {
+                    quote_spanned!(arg.span()=> #arg)
+                };
+                let function = function_fn(index);
+                quote! {
+                    #[cfg(not(target_arch = "nvptx64"))]
+                    impl #name::Instance for #instance_ty {
+                        fn function() -> &'static #runtime::__private::KernelFunction {
+                            #scope::#function()
+                        }
+                    }
+                }
+            });
+            quote! {
+                #named
+                #(#impls)*
             }
         }
-        _ => quote!(),
     };
     quote! {
+        #[cfg(not(target_arch = "nvptx64"))]
         #[allow(non_snake_case)]
         impl #scope {
             #(#items)*

@@ -15,7 +15,8 @@ use super::model::{Instance, Kernel};
 use super::params::{Param, ParamKind};
 use super::substitute::substitute;
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote, ToTokens};
+use quote::{format_ident, quote, quote_spanned, ToTokens};
+use syn::spanned::Spanned;
 use syn::{Ident, Type};
 
 /// The associated constants of `k::Kernel` for every instance: its
@@ -57,12 +58,9 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
         });
     }
     quote! {
-        const _: () = {
-            #[allow(non_upper_case_globals)]
-            impl #scope {
-                #(#consts)*
-            }
-        };
+        impl #scope {
+            #(#consts)*
+        }
         #(#globals)*
     }
 }
@@ -108,12 +106,13 @@ fn description_value(kernel: &Kernel, instance: &Instance, index: usize) -> Toke
     let device = &kernel.paths.device;
     let interface = quote!(#device::__private::interface);
     let entry = &instance.entry;
+    // (The parameters of the instance's type carry its layout.)
     let instance_value = match (&kernel.generic, &instance.arg) {
         (Some(generic), Some(arg)) if generic.const_type.is_some() => {
             let text = arg.to_string();
             quote!(#interface::Instance::Value(#text))
         }
-        (Some(_), Some(arg)) => quote!(#interface::Instance::Type(#interface::copy_facts::<#arg>())),
+        (Some(_), Some(arg)) => quote!(#interface::Instance::Type(#interface::type_facts::<#arg>())),
         _ => quote!(#interface::Instance::None),
     };
     let block = match kernel.block {
@@ -131,22 +130,24 @@ fn description_value(kernel: &Kernel, instance: &Instance, index: usize) -> Toke
         let name = p.name.to_string();
         let spec = p.kind.spec();
         let kind = Ident::new(spec.variant, Span::call_site());
-        let element = element_type(p).map(|t| instance_type(kernel, instance, t));
-        let facts = match (&p.kind, &element) {
-            (ParamKind::Block, _) | (_, None) => quote!(::core::option::Option::None),
-            (ParamKind::DynamicShared(_), Some(t)) => {
+        let written = element_type(p);
+        let element = written.map(|t| instance_type(kernel, instance, t));
+        // A value's or element's type is `DeviceCopy` (its layout is part of
+        // the description): the one check of it, spanned on the type.
+        let facts = match (&p.kind, &element, written) {
+            (ParamKind::DynamicShared(_), Some(t), _) => {
                 quote!(::core::option::Option::Some(#interface::type_facts::<#t>()))
             }
-            (_, Some(t)) => quote!(::core::option::Option::Some(#interface::copy_facts::<#t>())),
+            (_, Some(t), Some(w)) => {
+                let copy_facts = quote_spanned!(w.span()=> #interface::copy_facts::<#t>());
+                quote!(::core::option::Option::Some(#copy_facts))
+            }
+            _ => quote!(::core::option::Option::None),
         };
         let slots = spec.slots.iter().map(|slot| {
             let role = Ident::new(slot.role, Span::call_site());
             let ty = slot_type(slot.ty, element.as_ref());
-            let facts = match slot.ty {
-                SlotType::Value => quote!(#interface::copy_facts::<#ty>()),
-                _ => quote!(#interface::type_facts::<#ty>()),
-            };
-            quote!(#interface::Slot { role: #interface::Role::#role, ty: #facts })
+            quote!(#interface::Slot { role: #interface::Role::#role, ty: #interface::type_facts::<#ty>() })
         });
         quote! {
             #interface::Param {

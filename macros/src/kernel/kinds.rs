@@ -101,8 +101,8 @@ pub const SCALAR: KindSpec = KindSpec {
 
 pub const VALUE: KindSpec = KindSpec {
     variant: "Value",
-    written: "a `#[derive(DeviceCopy)]` struct",
-    launcher_takes: Some("the struct, by value"),
+    written: "a `#[repr(C)]` struct with `#[derive(Clone, Copy, DeviceCopy)]`",
+    launcher_takes: Some("the struct"),
     summary: "`#[repr(C)]` structs that derive `DeviceCopy`",
     slots: VALUE_SLOTS,
     builder: Some("value"),
@@ -111,8 +111,8 @@ pub const VALUE: KindSpec = KindSpec {
 
 pub const INPUT: KindSpec = KindSpec {
     variant: "Input",
-    written: "`&[T]`",
-    launcher_takes: Some("`&DeviceBuffer<T>` or a `DeviceView<T>`"),
+    written: "`&[T]` (read by all threads)",
+    launcher_takes: Some("`&DeviceBuffer<T>`, `DeviceView<T>`"),
     summary: "`&[T]` (read-only input)",
     slots: &[
         slot("ptr", "Pointer", SlotType::ConstPointer),
@@ -124,8 +124,8 @@ pub const INPUT: KindSpec = KindSpec {
 
 pub const OUTPUT: KindSpec = KindSpec {
     variant: "Output",
-    written: "`DisjointSlice<T>`",
-    launcher_takes: Some("`&mut DeviceBuffer<T>` or a `DeviceViewMut<T>`"),
+    written: "`DisjointSlice<T>` (each thread writes its own element)",
+    launcher_takes: Some("`&mut DeviceBuffer<T>`, `DeviceViewMut<T>`"),
     summary: "`DisjointSlice<T>` (an output written at each thread's own index)",
     slots: &[
         slot("ptr", "Pointer", SlotType::MutPointer),
@@ -137,8 +137,8 @@ pub const OUTPUT: KindSpec = KindSpec {
 
 pub const MATRIX: KindSpec = KindSpec {
     variant: "Matrix",
-    written: "`DisjointSlice2d<T>`, `DisjointSlice2d<T, R>`",
-    launcher_takes: Some("a `DeviceView2dMut<T>` (`buffer.view_2d_mut(rows, cols)?`)"),
+    written: "`DisjointSlice2d<T>` (row-major matrix, element `(y, x)` per thread)",
+    launcher_takes: Some("`buffer.view_2d_mut(rows, cols)?`"),
     summary: "`DisjointSlice2d<T>` (a matrix output, `R` rows per thread)",
     slots: &[
         slot("ptr", "Pointer", SlotType::MutPointer),
@@ -152,8 +152,8 @@ pub const MATRIX: KindSpec = KindSpec {
 
 pub const MATRIX_U32: KindSpec = KindSpec {
     variant: "MatrixU32",
-    written: "`DisjointSlice2dU32<T>`, `DisjointSlice2dU32<T, R>`",
-    launcher_takes: Some("a `DeviceView2dMut<T>` of at most `u32::MAX` elements"),
+    written: "`DisjointSlice2dU32<T>` (the same, `u32` extents and offsets; at most `u32::MAX` elements, or the launch fails naming the parameter)",
+    launcher_takes: Some("`buffer.view_2d_mut(rows, cols)?`"),
     summary: "`DisjointSlice2dU32<T>` (a matrix output with 32-bit indices)",
     slots: &[
         slot("ptr", "Pointer", SlotType::MutPointer),
@@ -167,8 +167,8 @@ pub const MATRIX_U32: KindSpec = KindSpec {
 
 pub const GRID_3D: KindSpec = KindSpec {
     variant: "Grid3d",
-    written: "`DisjointSlice3d<T>`",
-    launcher_takes: Some("a `DeviceView3dMut<T>` (`buffer.view_3d_mut(depth, rows, cols)?`)"),
+    written: "`DisjointSlice3d<T>` (element `(z, y, x)` per thread)",
+    launcher_takes: Some("`buffer.view_3d_mut(depth, rows, cols)?`"),
     summary: "`DisjointSlice3d<T>` (a 3-D output)",
     slots: &[
         slot("ptr", "Pointer", SlotType::MutPointer),
@@ -182,8 +182,8 @@ pub const GRID_3D: KindSpec = KindSpec {
 
 pub const ATOMIC: KindSpec = KindSpec {
     variant: "Atomic",
-    written: "`&[DeviceAtomic<T>]`",
-    launcher_takes: Some("`&mut DeviceBuffer<T>` or a `DeviceViewMut<T>`"),
+    written: "`&[DeviceAtomic<T>]` (atomic updates)",
+    launcher_takes: Some("`&mut DeviceBuffer<T>`, `DeviceViewMut<T>`"),
     summary: "`&[DeviceAtomic<T>]` (atomic updates)",
     slots: &[
         slot("ptr", "Pointer", SlotType::ConstPointer),
@@ -195,7 +195,7 @@ pub const ATOMIC: KindSpec = KindSpec {
 
 pub const BLOCK: KindSpec = KindSpec {
     variant: "Block",
-    written: "`Block`",
+    written: "`Block` (shared-memory phase token)",
     launcher_takes: None,
     summary: "`Block` (the shared-memory phase token, built on the device)",
     slots: &[],
@@ -205,7 +205,7 @@ pub const BLOCK: KindSpec = KindSpec {
 
 pub const DYNAMIC_SHARED: KindSpec = KindSpec {
     variant: "DynamicShared",
-    written: "`DynamicShared<T>`",
+    written: "`DynamicShared<T>` (dynamic shared memory)",
     launcher_takes: None,
     summary: "`DynamicShared<T>` (the dynamic shared memory, built on the device)",
     slots: &[],
@@ -221,11 +221,18 @@ pub const ALL: [&KindSpec; 10] = [
     &MATRIX,
     &MATRIX_U32,
     &GRID_3D,
-    &ATOMIC,
-    &VALUE,
     &BLOCK,
     &DYNAMIC_SHARED,
+    &ATOMIC,
+    &VALUE,
 ];
+
+impl KindSpec {
+    /// The kind as the kernel writes it, without its explanation.
+    pub fn name(&self) -> &'static str {
+        self.written.split(" (").next().unwrap_or(self.written)
+    }
+}
 
 impl ParamKind {
     /// This parameter's kind.
@@ -250,13 +257,9 @@ impl ParamKind {
 /// by the tests below).
 #[cfg(test)]
 pub fn parameter_table() -> String {
-    let mut table = String::from(
-        "| kernel parameter | launcher argument |\n|---|---|\n",
-    );
+    let mut table = String::from("| in the kernel | at the launch |\n|---|---|\n");
     for kind in ALL {
-        let takes = kind
-            .launcher_takes
-            .unwrap_or("none: built on the device");
+        let takes = kind.launcher_takes.unwrap_or("nothing: built on the device");
         table.push_str(&format!("| {} | {} |\n", kind.written, takes));
     }
     table

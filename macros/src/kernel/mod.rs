@@ -67,23 +67,24 @@ mod tests {
                 pub fn k(a: &[f32], n: u32, mut c: DisjointSlice<f32>) {}
             ),
         );
-        assert!(out.contains(r#"extern "ptx-kernel" fn k (a__ptr : * const f32 , a__len : usize , n : u32 , c__ptr : * mut f32 , c__len : usize)"#), "{out}");
-        assert!(out.contains("no_mangle"));
+        assert!(out.contains(r#"# [unsafe (export_name = "k")] # [allow (non_snake_case , clippy :: too_many_arguments)] unsafe extern "ptx-kernel" fn __gpu_entry (a__ptr : * const f32 , a__len : usize , n : u32 , c__ptr : * mut f32 , c__len : usize)"#), "{out}");
         // The twin for one-dimensional launches takes the same parameters.
         assert!(
-            out.contains(r#"extern "ptx-kernel" fn k__1d (a__ptr : * const f32"#),
+            out.contains(r#"# [unsafe (export_name = "k__1d")] # [allow (non_snake_case , clippy :: too_many_arguments)] unsafe extern "ptx-kernel" fn __gpu_entry (a__ptr : * const f32"#),
             "{out}"
         );
+        // The body is an associated function of `k::Kernel`, in no scope.
         assert!(
             out.contains(
-                "__gpu_kernel_body_k :: < { :: gpu_device :: __private :: ONE_DIMENSIONAL } >"
+                "k :: Kernel :: body :: < { :: gpu_device :: __private :: ONE_DIMENSIONAL } >"
             ),
             "{out}"
         );
         assert!(
-            out.contains("__gpu_kernel_body_k :: < { :: gpu_device :: __private :: GENERAL } >"),
+            out.contains("k :: Kernel :: body :: < { :: gpu_device :: __private :: GENERAL } >"),
             "{out}"
         );
+        assert!(out.contains("impl k :: Kernel { # [cfg_attr"), "{out}");
         // No 2-D witness in the body: no entry for launches of z extent 1.
         assert!(!out.contains("k__2d"), "{out}");
         // The input's pointer (parameter 0 of 5) is named for gpu-builder,
@@ -120,18 +121,21 @@ mod tests {
             ),
         );
         assert!(
-            out.contains(r#"extern "ptx-kernel" fn k__2d (a__ptr : * const f32"#),
+            out.contains(r#"# [unsafe (export_name = "k__2d")] # [allow (non_snake_case , clippy :: too_many_arguments)] unsafe extern "ptx-kernel" fn __gpu_entry (a__ptr : * const f32"#),
             "{out}"
         );
         assert!(
             out.contains(
-                "__gpu_kernel_body_k :: < { :: gpu_device :: __private :: Z_EXTENT_ONE } >"
+                "k :: Kernel :: body :: < { :: gpu_device :: __private :: Z_EXTENT_ONE } >"
             ),
             "{out}"
         );
-        assert!(out.contains(r#"with_entry_2d ("k__2d")"#), "{out}");
         assert!(
-            out.contains("call_2d : :: core :: option :: Option :: Some (__host_entry_2d)"),
+            out.contains(r#"["k" , "k__1d"] , :: core :: option :: Option :: Some ("k__2d")"#),
+            "{out}"
+        );
+        assert!(
+            out.contains(":: core :: option :: Option :: Some (k :: Kernel :: host_entry_0_2d as unsafe fn"),
             "{out}"
         );
         assert!(
@@ -150,10 +154,19 @@ mod tests {
         );
         let shape = "declared_block_shape (32 , 8 , 1)";
         // Every entry point (and host entry) assumes it, and the launcher
-        // knows it: evaluated in each PTX entry point, and once on the host.
+        // knows it: evaluated once per target, in the instance's constant,
+        // which the description holds.
         assert_eq!(out.matches("assume_block_shape").count(), 4, "{out}");
-        assert_eq!(out.matches(shape).count(), 3, "{out}");
-        assert!(out.contains("with_block_shape (BLOCK_SHAPE)"), "{out}");
+        assert_eq!(
+            out.matches("assume_block_shape (k :: Kernel :: BLOCK_0)").count(),
+            4,
+            "{out}"
+        );
+        assert_eq!(out.matches(shape).count(), 1, "{out}");
+        assert!(
+            out.contains("block : :: core :: option :: Option :: Some (Self :: BLOCK_0)"),
+            "{out}"
+        );
         assert!(
             out.contains("runs only in blocks of `(32, 8, 1)` threads"),
             "{out}"
@@ -183,7 +196,7 @@ mod tests {
             ),
         );
         assert!(!out.contains("assume_block_shape"), "{out}");
-        assert!(!out.contains("with_block_shape"), "{out}");
+        assert!(!out.contains("BLOCK_0"), "{out}");
     }
 
     #[test]
@@ -230,7 +243,10 @@ mod tests {
         );
         assert!(out.contains("n : u32"));
         // Five PTX parameters: two per slice, one per scalar.
-        assert!(out.contains("; 5usize]"), "{out}");
+        assert!(out.contains("LaunchArgs :: < '_ , 5usize >"), "{out}");
+        assert!(out.contains(". input (\"a\" , & a) ?"), "{out}");
+        assert!(out.contains(". value (& n) ;"), "{out}");
+        assert!(out.contains(". output (\"c\" , & mut c) ?"), "{out}");
     }
 
     #[test]
@@ -242,15 +258,27 @@ mod tests {
             ),
         );
         assert!(
-            out.contains("fn fill_f32 (v : f32 , o__ptr : * mut f32"),
+            out.contains(r#"# [unsafe (export_name = "fill_f32")] # [allow (non_snake_case , clippy :: too_many_arguments)] unsafe extern "ptx-kernel" fn __gpu_entry (v : f32 , o__ptr : * mut f32"#),
             "{out}"
         );
         assert!(
-            out.contains("fn fill_u64 (v : u64 , o__ptr : * mut u64"),
+            out.contains(r#"# [unsafe (export_name = "fill_u64")] # [allow (non_snake_case , clippy :: too_many_arguments)] unsafe extern "ptx-kernel" fn __gpu_entry (v : u64 , o__ptr : * mut u64"#),
             "{out}"
         );
-        assert!(out.contains("impl Instance for f32"));
-        assert!(out.contains("impl Instance for u64"));
+        // The instance types are named at the kernel's scope, and the sealed
+        // trait implemented for them in the launcher's module.
+        assert!(
+            out.contains("impl fill :: Instances for fill :: Kernel { type Of0 = f32 ; type Of1 = u64 ; }"),
+            "{out}"
+        );
+        assert!(
+            out.contains("impl Instance for < Kernel as Instances > :: Of0"),
+            "{out}"
+        );
+        assert!(
+            out.contains("impl sealed :: Sealed for < Kernel as Instances > :: Of1"),
+            "{out}"
+        );
     }
 
     #[test]
@@ -283,7 +311,7 @@ mod tests {
             ),
         );
         assert!(
-            out.contains(r#"extern "ptx-kernel" fn k (c__ptr : * mut f32 , c__len : usize , c__rows : usize , c__cols : usize , g__ptr : * mut u8 , g__depth : usize , g__rows : usize , g__cols : usize)"#),
+            out.contains(r#"unsafe extern "ptx-kernel" fn __gpu_entry (c__ptr : * mut f32 , c__len : usize , c__rows : usize , c__cols : usize , g__ptr : * mut u8 , g__depth : usize , g__rows : usize , g__cols : usize)"#),
             "{out}"
         );
         assert!(out.contains("DisjointSlice2d :: < f32 , { 4 } >"), "{out}");
@@ -297,7 +325,9 @@ mod tests {
             out.contains("DeviceView3dMut < '_ , u8 >) ->"),
             "the token and the dynamic array are not launcher arguments: {out}"
         );
-        assert!(out.contains("; 8usize]"), "{out}");
+        assert!(out.contains("LaunchArgs :: < '_ , 8usize >"), "{out}");
+        assert!(out.contains(". matrix (\"c\" , & mut c) ?"), "{out}");
+        assert!(out.contains(". grid_3d (\"g\" , & mut g) ?"), "{out}");
     }
 
     #[test]
@@ -311,7 +341,7 @@ mod tests {
             ),
         );
         assert!(
-            out.contains("fn __gpu_kernel_body_k_16 < const __GPU_ENTRY : u8 >"),
+            out.contains("fn body_16 < const __GPU_ENTRY : u8 >"),
             "{out}"
         );
         assert!(out.contains("shared_array ! (u32 ; 32)"), "{out}");
@@ -319,7 +349,8 @@ mod tests {
             out.contains("impl Instance for :: gpu_runtime :: Const < { 16 } >"),
             "{out}"
         );
-        assert!(out.contains("fn k_32 ("), "{out}");
+        assert!(out.contains(r#"export_name = "k_32""#), "{out}");
+        assert!(out.contains("instance : :: gpu_device :: __private :: interface :: Instance :: Value (\"32\")"), "{out}");
     }
 
     #[test]
@@ -532,7 +563,7 @@ mod tests {
         );
         // Every entry point (the `__2d` one too), the declared block shape
         // and the launcher's checks go through the overridden paths.
-        assert!(out.contains("fn k_f32__2d ("), "{out}");
+        assert!(out.contains(r#"export_name = "k_f32__2d""#), "{out}");
         assert!(
             out.contains("dev :: __private :: assume_block_shape"),
             "{out}"
@@ -540,28 +571,30 @@ mod tests {
         assert!(out.contains("dev :: __private :: Z_EXTENT_ONE"), "{out}");
         assert!(out.contains("dev :: __private :: LaunchScope"), "{out}");
         assert!(
-            out.contains("crate :: re :: rt :: __private :: assert_device_copy"),
+            out.contains("crate :: re :: rt :: __private :: LaunchArgs"),
             "{out}"
         );
         for default in ["gpu_runtime", "gpu_device", "KERNEL_MODULE"] {
             assert!(!out.contains(default), "`{default}` in {out}");
         }
-        // The device side is next to the kernel; the launcher one module down.
+        // Everything is written at the kernel's scope but the launcher's
+        // module, one module down.
         assert!(out.contains("dev :: __private :: EntryShape"), "{out}");
         assert!(out.contains("crate :: re :: rt :: DeviceInput"), "{out}");
+        assert!(out.contains(". matrix_u32 (\"m32\" , & mut m32) ?"), "{out}");
+        assert!(out.contains("dev :: DisjointSlice2dU32 ::"), "{out}");
+        assert!(out.contains("KernelFunction :: new (& self :: M"), "{out}");
         assert!(
-            out.contains("crate :: re :: rt :: __private :: matrix_u32_extents"),
+            out.contains("pub config : crate :: re :: rt :: LaunchConfig < 's >"),
             "{out}"
         );
-        assert!(out.contains("dev :: DisjointSlice2dU32 ::"), "{out}");
-        assert!(out.contains("KernelFunction :: new (& super :: M"), "{out}");
         // The launcher's crate, which the module's must be.
         assert!(
-            out.contains("HOST_ENTRY , crate :: re :: rt :: crate_identity ! ())"),
+            out.contains("& k :: Kernel :: DESCRIPTION_0 , crate :: re :: rt :: crate_identity ! () ,)"),
             "{out}"
         );
         assert!(
-            out.contains("fn k_f32 (") && out.contains("fn k_u64 ("),
+            out.contains(r#"export_name = "k_f32""#) && out.contains(r#"export_name = "k_u64""#),
             "{out}"
         );
     }
@@ -589,7 +622,7 @@ mod tests {
         // not, nothing for the device-built token.
         assert!(out.contains("pub mod k"), "{out}");
         assert!(
-            out.contains("pub fn launch (config : rt :: LaunchConfig < '_ > , a : impl rt :: DeviceInput < f32 > , v : impl :: core :: marker :: Sized , __argument_2 : impl :: core :: marker :: Sized) -> rt :: Result < () >"),
+            out.contains("pub fn launch (self , a : impl rt :: DeviceInput < f32 > , v : impl :: core :: marker :: Sized , __argument_2 : impl :: core :: marker :: Sized) -> rt :: Result < () >"),
             "{out}"
         );
         assert!(out.contains("pub fn arguments"), "{out}");
@@ -610,7 +643,7 @@ mod tests {
         .to_string();
         assert!(out.contains("must list the values"), "{out}");
         assert!(
-            out.contains("pub fn launch < const N : usize > (config"),
+            out.contains("pub fn launch < const N : usize > (self"),
             "{out}"
         );
         // `shared_array!` in a generic function would be another error.

@@ -283,7 +283,7 @@ fn check_lengths(lengths: &[LengthBound], params: &[Option<Param>], errors: &mut
     let named = |role: fn(LengthRole) -> bool| {
         ALL.iter()
             .filter(|k| role(k.length_bound))
-            .map(|k| k.written)
+            .map(|k| k.name())
             .collect::<Vec<_>>()
             .join(", ")
     };

@@ -236,9 +236,11 @@ impl<'a, const SLOTS: usize> LaunchArgs<'a, SLOTS> {
         Ok(len)
     }
 
-    /// A scalar or struct argument, passed by the launcher's address.
+    /// A scalar or struct argument, passed by the launcher's address (its
+    /// type is the parameter's, `DeviceCopy`: the kernel's interface
+    /// description requires it where the kernel is written).
     #[inline(always)]
-    pub fn value<T: DeviceCopy>(self: Pin<&mut Self>, arg: &'a T) {
+    pub fn value<T>(self: Pin<&mut Self>, arg: &'a T) {
         // SAFETY: nothing is moved out of the builder.
         let this = unsafe { self.get_unchecked_mut() };
         this.slots[this.filled].write(std::ptr::from_ref(arg).cast_mut().cast());
