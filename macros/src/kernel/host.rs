@@ -358,7 +358,8 @@ fn launcher_impl(kernel: &Kernel) -> TokenStream {
         #[cfg(not(target_arch = "nvptx64"))]
         impl<'s> #name::Launcher<'s> {
             #[doc = #launch_doc]
-            #[allow(clippy::too_many_arguments, unused_mut)]
+            // The kernel's parameter names, whose style the kernel's body answers for.
+            #[allow(clippy::too_many_arguments, unused_mut, non_snake_case)]
             pub fn launch #generics (self, #(#launch_params),*) -> #runtime::Result<()> #where_clause {
                 #(#checks)*
                 #safety
@@ -371,7 +372,8 @@ fn launcher_impl(kernel: &Kernel) -> TokenStream {
             }
 
             #[doc = #arguments_doc]
-            #[allow(clippy::too_many_arguments, unused_mut)]
+            // The kernel's parameter names, whose style the kernel's body answers for.
+            #[allow(clippy::too_many_arguments, unused_mut, non_snake_case)]
             pub fn arguments #generics (self, #(#launch_params),*) -> #runtime::Result<#runtime::KernelArgs> #where_clause {
                 #(#checks)*
                 #safety

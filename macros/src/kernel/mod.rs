@@ -271,10 +271,8 @@ mod tests {
             out.contains("impl fill :: Instances for fill :: Kernel { type Of0 = f32 ; type Of1 = u64 ; }"),
             "{out}"
         );
-        assert!(
-            out.contains("impl Instance for < Kernel as Instances > :: Of0"),
-            "{out}"
-        );
+        assert!(out.contains("impl fill :: Instance for f32"), "{out}");
+        assert!(out.contains("impl fill :: Instance for u64"), "{out}");
         assert!(
             out.contains("impl sealed :: Sealed for < Kernel as Instances > :: Of1"),
             "{out}"
@@ -346,7 +344,11 @@ mod tests {
         );
         assert!(out.contains("shared_array ! (u32 ; 32)"), "{out}");
         assert!(
-            out.contains("impl Instance for :: gpu_runtime :: Const < { 16 } >"),
+            out.contains("impl k :: Instance for :: gpu_runtime :: Const < { 16 } >"),
+            "{out}"
+        );
+        assert!(
+            out.contains("impl sealed :: Sealed for :: gpu_runtime :: Const < { 16 } >"),
             "{out}"
         );
         assert!(out.contains(r#"export_name = "k_32""#), "{out}");
@@ -446,6 +448,25 @@ mod tests {
             )
         )
         .contains("unsupported kernel parameter type `(u32, u32)`"));
+    }
+
+    #[test]
+    fn a_parameter_under_cfg_is_refused() {
+        for attr in [
+            quote!(#[cfg(target_arch = "nvptx64")]),
+            quote!(#[cfg_attr(target_arch = "nvptx64", cfg(any()))]),
+        ] {
+            let message = error(
+                quote!(),
+                quote!(
+                    fn k(#attr extra: u32, mut out: DisjointSlice<u32>) {}
+                ),
+            );
+            assert!(
+                message.contains("a kernel parameter cannot be conditional"),
+                "{message}"
+            );
+        }
     }
 
     #[test]

@@ -61,6 +61,17 @@ impl Param {
             FnArg::Typed(t) => t,
         };
         let mut errors = Errors::default();
+        // The host and the device compile the kernel from the same
+        // parameters: a parameter that exists on one target only would
+        // shift every argument after it.
+        for attr in &typed.attrs {
+            if attr.path().is_ident("cfg") || attr.path().is_ident("cfg_attr") {
+                errors.push(syn::Error::new_spanned(
+                    attr,
+                    "a kernel parameter cannot be conditional: host and device would disagree on the parameters; choose the kernel, or the parameter's value, with `cfg` instead",
+                ));
+            }
+        }
         let name = match &*typed.pat {
             Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => Some(p.ident.clone()),
             other => {

@@ -172,9 +172,9 @@ pub trait AfterAccess {
 /// What a launcher accepts where the kernel reads `&[T]`: a `&DeviceBuffer<T>`,
 /// a `&mut DeviceBuffer<T>` or a view.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be passed where the kernel reads `&[{T}]`",
+    message = "`{Self}` is not device memory of `{T}`: the kernel reads its `&[{T}]` on the device",
     label = "expected a device buffer of `{T}`",
-    note = "pass `&buffer` for a `DeviceBuffer<{T}>`, or a `DeviceView<{T}>`"
+    note = "pass `&buffer` for a `DeviceBuffer<{T}>`, or a `DeviceView<{T}>`; data on the host goes to the device first: `let buffer = DeviceBuffer::to_device_sync(&data, &stream)?;`"
 )]
 pub trait DeviceInput<T: DeviceCopy>: sealed::Sealed {
     #[doc(hidden)]
@@ -204,9 +204,9 @@ pub trait DeviceInput<T: DeviceCopy>: sealed::Sealed {
 /// `&[DeviceAtomic<T>]`): a `&mut DeviceBuffer<T>` or a writable view. The
 /// exclusive borrow keeps the same buffer out of every other argument.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be passed where the kernel writes `{T}` elements",
+    message = "`{Self}` is not writable device memory of `{T}`: the kernel writes `{T}` elements on the device",
     label = "expected `&mut DeviceBuffer<{T}>`",
-    note = "outputs are borrowed mutably: pass `&mut buffer` for a `DeviceBuffer<{T}>`, or a `DeviceViewMut<{T}>`"
+    note = "outputs are borrowed mutably: pass `&mut buffer` for a `DeviceBuffer<{T}>`, or a `DeviceViewMut<{T}>`; for results on the host, write into `DeviceBuffer::<{T}>::zeroed_on(len, &stream)?` and copy them back after the launch (`buffer.copy_to_host_sync(&stream)?`)"
 )]
 pub trait DeviceOutput<T: DeviceCopy>: sealed::Sealed {
     #[doc(hidden)]
