@@ -1,7 +1,10 @@
 //! (measurement only, not committed) N launches of add_kernel, for callgrind.
 use gpu_runtime::{launch, DeviceBuffer, Stream};
 fn main() -> gpu_runtime::Result<()> {
-    let n: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(1000);
+    let n: usize = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(1000);
     let stream = Stream::new()?;
     let a = DeviceBuffer::to_device_sync(&[1.0f32; 256], &stream)?;
     let b = DeviceBuffer::to_device_sync(&[2.0f32; 256], &stream)?;

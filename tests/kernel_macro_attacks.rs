@@ -51,7 +51,11 @@ fn a_block_shape_chosen_by_cfg_is_refused() {
         "block_by_cfg",
     );
     assert_eq!(again, reason);
-    assert!(out.copy_to_host_sync(&stream).unwrap().iter().all(|&b| b == 0));
+    assert!(out
+        .copy_to_host_sync(&stream)
+        .unwrap()
+        .iter()
+        .all(|&b| b == 0));
 }
 
 #[test]
@@ -72,8 +76,7 @@ fn an_element_with_a_device_only_field_is_refused() {
 #[test]
 fn a_field_of_another_type_of_the_same_size_is_refused() {
     let stream = Stream::new().unwrap();
-    let flags =
-        DeviceBuffer::to_device_sync(&[agreement::Flag { set: 2 }; 32], &stream).unwrap();
+    let flags = DeviceBuffer::to_device_sync(&[agreement::Flag { set: 2 }; 32], &stream).unwrap();
     let mut out = DeviceBuffer::<u32>::zeroed_on(32, &stream).unwrap();
     let reason = refusal(
         launch!(agreement::field_type_by_cfg[1, 32, stream](&flags, &mut out)),
@@ -131,7 +134,11 @@ fn attribute_paths_are_resolved_where_the_kernel_is_written() {
     let mut out = DeviceBuffer::<u32>::zeroed_on(64, &stream).unwrap();
     // `super::WIDTH` is the parent's 64, not `inner`'s 32, on both sides.
     launch!(scopes::inner::block_of_super[1, 64, stream](&mut out)).unwrap();
-    assert!(out.copy_to_host_sync(&stream).unwrap().iter().all(|&b| b == 64));
+    assert!(out
+        .copy_to_host_sync(&stream)
+        .unwrap()
+        .iter()
+        .all(|&b| b == 64));
     let reason = refusal(
         launch!(scopes::inner::block_of_super[2, 32, stream](&mut out)),
         "block_of_super",
@@ -140,7 +147,11 @@ fn attribute_paths_are_resolved_where_the_kernel_is_written() {
     // `self::WIDTH` is `inner`'s 32.
     let mut out = DeviceBuffer::<u32>::zeroed_on(32, &stream).unwrap();
     launch!(scopes::inner::block_of_self[1, 32, stream](&mut out)).unwrap();
-    assert!(out.copy_to_host_sync(&stream).unwrap().iter().all(|&b| b == 32));
+    assert!(out
+        .copy_to_host_sync(&stream)
+        .unwrap()
+        .iter()
+        .all(|&b| b == 32));
     // `super::Elem` is the parent's 8-byte element.
     let values: Vec<Elem> = (0..32).map(|v| Elem { value: v << 40 }).collect();
     let x = DeviceBuffer::to_device_sync(&values, &stream).unwrap();
@@ -154,7 +165,11 @@ fn a_use_inside_a_function_is_the_kernels_scope() {
     let stream = Stream::new().unwrap();
     let mut out = DeviceBuffer::<u32>::zeroed_on(64, &stream).unwrap();
     scopes::in_a_function::block_of_a_use(&stream, &mut out).unwrap();
-    assert!(out.copy_to_host_sync(&stream).unwrap().iter().all(|&b| b == 64));
+    assert!(out
+        .copy_to_host_sync(&stream)
+        .unwrap()
+        .iter()
+        .all(|&b| b == 64));
 }
 
 #[test]
@@ -187,5 +202,8 @@ fn parameters_named_like_generated_names_receive_their_own_values() {
         )),
         "named_like_generated",
     );
-    assert!(reason.contains("`x` has 16 elements, fewer than the 17 of `out`"), "{reason}");
+    assert!(
+        reason.contains("`x` has 16 elements, fewer than the 17 of `out`"),
+        "{reason}"
+    );
 }

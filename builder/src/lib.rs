@@ -276,6 +276,9 @@ mod tests {
                   @\"__gpu_abi$k_f32\" = constant [1 x i8] c\"x\"\n\
                   @__gpu_inputs.k.2.0 = constant i8 0\n\
                   define ptx_kernel void @k(ptr %0) {\n}\n";
-        assert_eq!(interface_globals(ir), vec!["__gpu_abi$k", "__gpu_abi$k_f32"]);
+        assert_eq!(
+            interface_globals(ir),
+            vec!["__gpu_abi$k", "__gpu_abi$k_f32"]
+        );
     }
 }

@@ -308,10 +308,7 @@ impl Toolchain {
         run(
             "opt",
             self.tool("opt")
-                .arg(format!(
-                    "--internalize-public-api-list={}",
-                    kept.join(",")
-                ))
+                .arg(format!("--internalize-public-api-list={}", kept.join(",")))
                 .arg("-passes=internalize,globaldce,default<O3>,globaldce")
                 .arg(input)
                 .arg("-o")

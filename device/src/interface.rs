@@ -174,7 +174,7 @@ pub enum Instance {
     Value(&'static str),
 }
 
-/// A kernel instance's interface (see the [module documentation](self)).
+/// A kernel instance's interface (see `__private::interface`).
 #[derive(Clone, Copy, Debug)]
 pub struct Description {
     /// The instance's general PTX entry point.

@@ -408,7 +408,9 @@ fn rebuild_param(
             // The `U32` form's extents are `u32`: its launcher checked that
             // the element count fits.
             let (matrix, scoped) = match index {
-                MatrixIndex::Usize => (quote!(#device::DisjointSlice2d), format_ident!("output_2d")),
+                MatrixIndex::Usize => {
+                    (quote!(#device::DisjointSlice2d), format_ident!("output_2d"))
+                }
                 MatrixIndex::U32 => (
                     quote!(#device::DisjointSlice2dU32),
                     format_ident!("output_2d_u32"),

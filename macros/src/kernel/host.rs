@@ -138,7 +138,10 @@ fn instance_trait(kernel: &Kernel, paths: &KernelPaths) -> TokenStream {
     // scope names it (`Instances`, implemented there), a const one by value.
     let seals = kernel.instances.iter().enumerate().map(|(index, i)| {
         let instance_ty = if is_const {
-            let arg = i.arg.as_ref().expect("generic kernels have instance arguments");
+            let arg = i
+                .arg
+                .as_ref()
+                .expect("generic kernels have instance arguments");
             quote!(#runtime::Const<{ #arg }>)
         } else {
             let of = &type_names[index];
@@ -272,7 +275,11 @@ fn launcher_impl(kernel: &Kernel) -> TokenStream {
             #runtime::__private::check_len_at_least(#name_str, (#input_str, #have), (#covered_str, #need))?;
         });
     }
-    let slot_count: usize = kernel.params.iter().map(|p| p.kind.spec().slots.len()).sum();
+    let slot_count: usize = kernel
+        .params
+        .iter()
+        .map(|p| p.kind.spec().slots.len())
+        .sum();
     let signature = kernel_signature(kernel);
     let (generics, function, extra_where) = match &kernel.generic {
         None => {
@@ -341,7 +348,10 @@ fn launcher_impl(kernel: &Kernel) -> TokenStream {
                 None => takes.to_string(),
             };
             let written = super::params::type_name(&p.ty);
-            Some(format!("\n- `{}` (the kernel's `{written}`): {takes}", p.name))
+            Some(format!(
+                "\n- `{}` (the kernel's `{written}`): {takes}",
+                p.name
+            ))
         })
         .collect();
     let launch_doc = format!(
@@ -407,7 +417,10 @@ fn functions_impl(kernel: &Kernel) -> TokenStream {
             let is_const = generic.const_type.is_some();
             let types = kernel.instances.iter().enumerate().map(|(index, i)| {
                 let of = instance_type_name(index);
-                let arg = i.arg.as_ref().expect("generic kernels have instance arguments");
+                let arg = i
+                    .arg
+                    .as_ref()
+                    .expect("generic kernels have instance arguments");
                 quote!(type #of = #arg;)
             });
             let named = (!is_const).then(|| {
@@ -419,7 +432,10 @@ fn functions_impl(kernel: &Kernel) -> TokenStream {
                 }
             });
             let impls = kernel.instances.iter().enumerate().map(|(index, i)| {
-                let arg = i.arg.as_ref().expect("generic kernels have instance arguments");
+                let arg = i
+                    .arg
+                    .as_ref()
+                    .expect("generic kernels have instance arguments");
                 // Spanned on the instance, where a missing bound is reported.
                 let instance_ty = if is_const {
                     quote_spanned!(arg.span()=> #runtime::Const<{ #arg }>)
@@ -475,9 +491,16 @@ fn function_of(kernel: &Kernel, instance: &super::model::Instance, index: usize)
             quote!(::core::option::Option::Some(#scope::#call as unsafe fn(*const *mut ::core::ffi::c_void))),
         )
     } else {
-        (quote!(::core::option::Option::None), quote!(::core::option::Option::None))
+        (
+            quote!(::core::option::Option::None),
+            quote!(::core::option::Option::None),
+        )
     };
-    let slot_count: usize = kernel.params.iter().map(|p| p.kind.spec().slots.len()).sum();
+    let slot_count: usize = kernel
+        .params
+        .iter()
+        .map(|p| p.kind.spec().slots.len())
+        .sum();
     let function = function_fn(index);
     quote! {
         #[doc(hidden)]

@@ -112,7 +112,9 @@ fn description_value(kernel: &Kernel, instance: &Instance, index: usize) -> Toke
             let text = arg.to_string();
             quote!(#interface::Instance::Value(#text))
         }
-        (Some(_), Some(arg)) => quote!(#interface::Instance::Type(#interface::type_facts::<#arg>())),
+        (Some(_), Some(arg)) => {
+            quote!(#interface::Instance::Type(#interface::type_facts::<#arg>()))
+        }
         _ => quote!(#interface::Instance::None),
     };
     let block = match kernel.block {

@@ -259,7 +259,9 @@ impl ParamKind {
 pub fn parameter_table() -> String {
     let mut table = String::from("| in the kernel | at the launch |\n|---|---|\n");
     for kind in ALL {
-        let takes = kind.launcher_takes.unwrap_or("nothing: built on the device");
+        let takes = kind
+            .launcher_takes
+            .unwrap_or("nothing: built on the device");
         table.push_str(&format!("| {} | {} |\n", kind.written, takes));
     }
     table
@@ -297,7 +299,11 @@ mod tests {
             .map(|arg| Param::parse(arg).expect("a parameter").kind.spec().variant)
             .collect();
         for kind in ALL {
-            assert!(reached.contains(&kind.variant), "no sample of {}", kind.variant);
+            assert!(
+                reached.contains(&kind.variant),
+                "no sample of {}",
+                kind.variant
+            );
             assert_eq!(
                 ALL.iter().filter(|k| k.variant == kind.variant).count(),
                 1,

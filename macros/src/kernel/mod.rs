@@ -135,7 +135,9 @@ mod tests {
             "{out}"
         );
         assert!(
-            out.contains(":: core :: option :: Option :: Some (k :: Kernel :: host_entry_0_2d as unsafe fn"),
+            out.contains(
+                ":: core :: option :: Option :: Some (k :: Kernel :: host_entry_0_2d as unsafe fn"
+            ),
             "{out}"
         );
         assert!(
@@ -158,7 +160,8 @@ mod tests {
         // which the description holds.
         assert_eq!(out.matches("assume_block_shape").count(), 4, "{out}");
         assert_eq!(
-            out.matches("assume_block_shape (k :: Kernel :: BLOCK_0)").count(),
+            out.matches("assume_block_shape (k :: Kernel :: BLOCK_0)")
+                .count(),
             4,
             "{out}"
         );
@@ -268,7 +271,9 @@ mod tests {
         // The instance types are named at the kernel's scope, and the sealed
         // trait implemented for them in the launcher's module.
         assert!(
-            out.contains("impl fill :: Instances for fill :: Kernel { type Of0 = f32 ; type Of1 = u64 ; }"),
+            out.contains(
+                "impl fill :: Instances for fill :: Kernel { type Of0 = f32 ; type Of1 = u64 ; }"
+            ),
             "{out}"
         );
         assert!(out.contains("impl fill :: Instance for f32"), "{out}");
@@ -352,7 +357,12 @@ mod tests {
             "{out}"
         );
         assert!(out.contains(r#"export_name = "k_32""#), "{out}");
-        assert!(out.contains("instance : :: gpu_device :: __private :: interface :: Instance :: Value (\"32\")"), "{out}");
+        assert!(
+            out.contains(
+                "instance : :: gpu_device :: __private :: interface :: Instance :: Value (\"32\")"
+            ),
+            "{out}"
+        );
     }
 
     #[test]
@@ -602,7 +612,10 @@ mod tests {
         // module, one module down.
         assert!(out.contains("dev :: __private :: EntryShape"), "{out}");
         assert!(out.contains("crate :: re :: rt :: DeviceInput"), "{out}");
-        assert!(out.contains(". matrix_u32 (\"m32\" , & mut m32) ?"), "{out}");
+        assert!(
+            out.contains(". matrix_u32 (\"m32\" , & mut m32) ?"),
+            "{out}"
+        );
         assert!(out.contains("dev :: DisjointSlice2dU32 ::"), "{out}");
         assert!(out.contains("KernelFunction :: new (& self :: M"), "{out}");
         assert!(
@@ -611,7 +624,9 @@ mod tests {
         );
         // The launcher's crate, which the module's must be.
         assert!(
-            out.contains("& k :: Kernel :: DESCRIPTION_0 , crate :: re :: rt :: crate_identity ! () ,)"),
+            out.contains(
+                "& k :: Kernel :: DESCRIPTION_0 , crate :: re :: rt :: crate_identity ! () ,)"
+            ),
             "{out}"
         );
         assert!(

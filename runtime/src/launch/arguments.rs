@@ -144,12 +144,7 @@ impl<'a, const SLOTS: usize> LaunchArgs<'a, SLOTS> {
     ) -> Result<usize> {
         // SAFETY: nothing is moved out of the builder.
         let this = unsafe { self.get_unchecked_mut() };
-        let slice = SliceArg::checked::<T>(
-            arg.raw_view(),
-            this.device,
-            this.function,
-            parameter,
-        )?;
+        let slice = SliceArg::checked::<T>(arg.raw_view(), this.device, this.function, parameter)?;
         if this.tracks {
             arg.before_device_access(this.stream)?;
             if let Some(hook) = arg.after_access_hook() {
@@ -158,7 +153,9 @@ impl<'a, const SLOTS: usize> LaunchArgs<'a, SLOTS> {
         }
         if this.records {
             let memory = arg.graph_memory();
-            this.rare_mut().memory.push((parameter, memory, Access::Read));
+            this.rare_mut()
+                .memory
+                .push((parameter, memory, Access::Read));
         }
         this.word(slice.ptr);
         this.word(slice.len as u64);
@@ -351,12 +348,7 @@ impl<'a, const SLOTS: usize> LaunchArgs<'a, SLOTS> {
         parameter: &'static str,
         arg: &'a mut impl DeviceOutput<T>,
     ) -> Result<usize> {
-        let slice = SliceArg::checked::<T>(
-            arg.raw_view(),
-            self.device,
-            self.function,
-            parameter,
-        )?;
+        let slice = SliceArg::checked::<T>(arg.raw_view(), self.device, self.function, parameter)?;
         let arg: &'a _ = arg;
         if self.tracks {
             arg.before_device_access(self.stream)?;
@@ -366,7 +358,9 @@ impl<'a, const SLOTS: usize> LaunchArgs<'a, SLOTS> {
         }
         if self.records {
             let memory = arg.graph_memory();
-            self.rare_mut().memory.push((parameter, memory, Access::Write));
+            self.rare_mut()
+                .memory
+                .push((parameter, memory, Access::Write));
         }
         self.word(slice.ptr);
         Ok(slice.len)

@@ -89,7 +89,13 @@ pub mod names {
     pub fn shadowed_names(x: &[[u32; LEN]], mut out: DisjointSlice<[u32; SIZES]>) {
         let i = thread_index();
         if let Some(v) = x.get(i.get()) {
-            out.set(i, [v[0] + v[1] + v[2], block_dim().x * block_dim().y * block_dim().z]);
+            out.set(
+                i,
+                [
+                    v[0] + v[1] + v[2],
+                    block_dim().x * block_dim().y * block_dim().z,
+                ],
+            );
         }
     }
 }
