@@ -103,7 +103,9 @@ pub use workflow::{
 /// kernel's path (`gpu_tutorial_kernels::add_kernel`); a const-generic kernel names
 /// its instance, `launch!(k::<16>[grid, block](args))`. Arguments are checked
 /// against the kernel's parameters at compile time; the launch configuration
-/// at run time. Evaluates to `Result<()>`.
+/// at run time (and, before an instance's first launch on a device, that the
+/// host and the device compiled the kernel alike). Evaluates to
+/// `Result<()>`: it is `k::Launcher::new(config).launch(args)`.
 #[macro_export]
 macro_rules! launch {
     ($($kernel:ident)::+ $(::<$($generic:tt),+>)? [$grid:expr, $block:expr $(,)?] ($($arg:expr),* $(,)?)) => {

@@ -45,7 +45,7 @@
 //!   readonly`, so their loads become `ld.global.nc` (see
 //!   `gpu_builder::kernel_inputs` for the argument).
 
-use super::interface::{block_const, element_type, instance_type, slot_type};
+use super::interface::{block_const, instance_type, slot_type};
 use super::kinds::SlotSpec;
 use super::model::{Instance, Kernel};
 use super::params::{MatrixIndex, Param, ParamKind};
@@ -305,7 +305,7 @@ pub fn entry_parts(
     }
     for p in &kernel.params {
         let name = &p.name;
-        let element = element_type(p).map(|t| instance_type(kernel, instance, t));
+        let element = p.kind.element().map(|t| instance_type(kernel, instance, t));
         let spec = p.kind.spec();
         let slots: Vec<Ident> = spec.slots.iter().map(|s| slot_ident(p, s)).collect();
         if matches!(p.kind, ParamKind::Input(_)) {

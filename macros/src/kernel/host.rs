@@ -244,14 +244,10 @@ fn launcher_impl(kernel: &Kernel) -> TokenStream {
             continue;
         };
         let method = Ident::new(method, Span::call_site());
-        let borrow = match &p.kind {
-            ParamKind::Scalar(_) | ParamKind::Value(_) | ParamKind::Input(_) => quote!(&#pname),
-            ParamKind::Output(_)
-            | ParamKind::Output2d(..)
-            | ParamKind::Output3d(_)
-            | ParamKind::Atomic(_)
-            | ParamKind::Block
-            | ParamKind::DynamicShared(_) => quote!(&mut #pname),
+        let borrow = if p.kind.spec().writes {
+            quote!(&mut #pname)
+        } else {
+            quote!(&#pname)
         };
         let bound = kernel
             .lengths
@@ -343,7 +339,7 @@ fn launcher_impl(kernel: &Kernel) -> TokenStream {
         .iter()
         .filter_map(|p| {
             let takes = p.kind.spec().launcher_takes?;
-            let takes = match super::interface::element_type(p) {
+            let takes = match p.kind.element() {
                 Some(t) => takes.replace("<T>", &format!("<{}>", super::params::type_name(t))),
                 None => takes.to_string(),
             };

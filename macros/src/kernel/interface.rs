@@ -12,7 +12,7 @@
 
 use super::kinds::SlotType;
 use super::model::{Instance, Kernel};
-use super::params::{Param, ParamKind};
+use super::params::ParamKind;
 use super::substitute::substitute;
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned, ToTokens};
@@ -132,7 +132,7 @@ fn description_value(kernel: &Kernel, instance: &Instance, index: usize) -> Toke
         let name = p.name.to_string();
         let spec = p.kind.spec();
         let kind = Ident::new(spec.variant, Span::call_site());
-        let written = element_type(p);
+        let written = p.kind.element();
         let element = written.map(|t| instance_type(kernel, instance, t));
         // A value's or element's type is `DeviceCopy` (its layout is part of
         // the description): the one check of it, spanned on the type.
@@ -168,22 +168,6 @@ fn description_value(kernel: &Kernel, instance: &Instance, index: usize) -> Toke
             lengths: &[#(#lengths),*],
             params: &[#(#params),*],
         }
-    }
-}
-
-/// The parameter's element type (slices, matrices, dynamic shared
-/// memory) or value type (scalars, structs); `None` for `Block`.
-pub fn element_type(p: &Param) -> Option<&Type> {
-    match &p.kind {
-        ParamKind::Scalar(t)
-        | ParamKind::Value(t)
-        | ParamKind::Input(t)
-        | ParamKind::Output(t)
-        | ParamKind::Output2d(t, _, _)
-        | ParamKind::Output3d(t)
-        | ParamKind::Atomic(t)
-        | ParamKind::DynamicShared(t) => Some(t),
-        ParamKind::Block => None,
     }
 }
 

@@ -11,10 +11,13 @@
 //! documentation, and the error for an unsupported type, are generated
 //! from [`ALL`] (a unit test compares the first two with the files).
 //!
-//! A new kind: a [`ParamKind`] variant and its parsing (`params.rs`), its
-//! [`KindSpec`] here, its rebuild on the device (`device.rs`) and its
-//! launcher argument type (`host.rs`): each a `match` over the kinds, which
-//! the compiler checks.
+//! A new kind, in this crate: a [`ParamKind`] variant, its parsing and its
+//! element type (`params.rs`), its [`KindSpec`] here, its rebuild on the
+//! device (`device.rs`) and its launcher argument type (`host.rs`): each a
+//! `match` over the kinds, which the compiler checks. In `gpu-device`, its
+//! `interface::Kind`; in `gpu-runtime`, its builder method
+//! (`launch/arguments.rs`) and its calling convention (`abi.rs`, checked
+//! against [`KindSpec::slots`] before the first launch).
 
 use super::params::{MatrixIndex, ParamKind};
 
@@ -37,6 +40,9 @@ pub struct KindSpec {
     pub builder: Option<&'static str>,
     /// What `len(input >= covered)` may name a parameter of this kind as.
     pub length_bound: LengthRole,
+    /// Whether the kernel writes the argument: the launcher hands it to its
+    /// builder method borrowed mutably.
+    pub writes: bool,
 }
 
 /// What `len(input >= covered)` may name a parameter as: the launcher
@@ -97,6 +103,7 @@ pub const SCALAR: KindSpec = KindSpec {
     slots: VALUE_SLOTS,
     builder: Some("value"),
     length_bound: LengthRole::None,
+    writes: false,
 };
 
 pub const VALUE: KindSpec = KindSpec {
@@ -107,6 +114,7 @@ pub const VALUE: KindSpec = KindSpec {
     slots: VALUE_SLOTS,
     builder: Some("value"),
     length_bound: LengthRole::None,
+    writes: false,
 };
 
 pub const INPUT: KindSpec = KindSpec {
@@ -120,6 +128,7 @@ pub const INPUT: KindSpec = KindSpec {
     ],
     builder: Some("input"),
     length_bound: LengthRole::InputOrCovered,
+    writes: false,
 };
 
 pub const OUTPUT: KindSpec = KindSpec {
@@ -133,6 +142,7 @@ pub const OUTPUT: KindSpec = KindSpec {
     ],
     builder: Some("output"),
     length_bound: LengthRole::Covered,
+    writes: true,
 };
 
 pub const MATRIX: KindSpec = KindSpec {
@@ -148,6 +158,7 @@ pub const MATRIX: KindSpec = KindSpec {
     ],
     builder: Some("matrix"),
     length_bound: LengthRole::Covered,
+    writes: true,
 };
 
 pub const MATRIX_U32: KindSpec = KindSpec {
@@ -163,6 +174,7 @@ pub const MATRIX_U32: KindSpec = KindSpec {
     ],
     builder: Some("matrix_u32"),
     length_bound: LengthRole::Covered,
+    writes: true,
 };
 
 pub const GRID_3D: KindSpec = KindSpec {
@@ -178,6 +190,7 @@ pub const GRID_3D: KindSpec = KindSpec {
     ],
     builder: Some("grid_3d"),
     length_bound: LengthRole::None,
+    writes: true,
 };
 
 pub const ATOMIC: KindSpec = KindSpec {
@@ -191,6 +204,7 @@ pub const ATOMIC: KindSpec = KindSpec {
     ],
     builder: Some("output"),
     length_bound: LengthRole::None,
+    writes: true,
 };
 
 pub const BLOCK: KindSpec = KindSpec {
@@ -201,6 +215,7 @@ pub const BLOCK: KindSpec = KindSpec {
     slots: &[],
     builder: None,
     length_bound: LengthRole::None,
+    writes: false,
 };
 
 pub const DYNAMIC_SHARED: KindSpec = KindSpec {
@@ -211,6 +226,7 @@ pub const DYNAMIC_SHARED: KindSpec = KindSpec {
     slots: &[],
     builder: None,
     length_bound: LengthRole::None,
+    writes: false,
 };
 
 /// Every kind, in the order of the tables.

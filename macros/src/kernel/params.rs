@@ -37,6 +37,24 @@ pub enum ParamKind {
     Value(Type),
 }
 
+impl ParamKind {
+    /// The element type (slices, matrices, dynamic shared memory) or the
+    /// value type (scalars, structs); `None` for `Block`.
+    pub fn element(&self) -> Option<&Type> {
+        match self {
+            ParamKind::Scalar(t)
+            | ParamKind::Value(t)
+            | ParamKind::Input(t)
+            | ParamKind::Output(t)
+            | ParamKind::Output2d(t, _, _)
+            | ParamKind::Output3d(t)
+            | ParamKind::Atomic(t)
+            | ParamKind::DynamicShared(t) => Some(t),
+            ParamKind::Block => None,
+        }
+    }
+}
+
 /// The integer type of a matrix output's extents and offsets.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum MatrixIndex {

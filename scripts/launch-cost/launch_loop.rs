@@ -1,4 +1,6 @@
-//! (measurement only, not committed) N launches of add_kernel, for callgrind.
+//! N launches of `add_kernel`, for counting the launch path's instructions with callgrind
+//! (benches/NOTES.md, "The tracked launch path against bare cust"): copy it to
+//! `examples/` and `cargo build --release --example launch_loop`.
 use gpu_runtime::{launch, DeviceBuffer, Stream};
 fn main() -> gpu_runtime::Result<()> {
     let n: usize = std::env::args()
