@@ -177,33 +177,42 @@ fn the_generated_names_shadow_none_of_the_users() {
     let stream = Stream::new().unwrap();
     let x = DeviceBuffer::to_device_sync(&[[1u32, 2, 3]; 128], &stream).unwrap();
     let mut out = DeviceBuffer::<[u32; 2]>::zeroed_on(128, &stream).unwrap();
-    // Blocks of FUNCTION * BLOCK_SHAPE * BLOCK_0 = 16 * 4 * 2, the user's.
-    launch!(scopes::names::shadowed_names[1, 128, stream](&x, &mut out)).unwrap();
+    // Blocks of FUNCTION * BLOCK_SHAPE * BLOCK_0 * ... = 128, the user's.
+    let by = scopes::names::Launcher { offset: 10 };
+    launch!(scopes::names::shadowed_names[1, 128, stream](&x, by, &mut out)).unwrap();
     let out = out.copy_to_host_sync(&stream).unwrap();
-    assert!(out.iter().all(|&v| v == [6, 128]), "{out:?}");
+    assert!(out.iter().all(|&v| v == [16, 128]), "{out:?}");
 }
 
 #[test]
 fn parameters_named_like_generated_names_receive_their_own_values() {
     let stream = Stream::new().unwrap();
-    let x = DeviceBuffer::to_device_sync(&[99u32; 17], &stream).unwrap();
-    let mut out = DeviceBuffer::<u32>::zeroed_on(17, &stream).unwrap();
-    launch!(scopes::named_like_generated[1, 17, stream](
-        1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, &x, &mut out
-    ))
-    .unwrap();
-    let expected: Vec<u32> = (1..=16).chain([99]).collect();
+    let values: Vec<u32> = (1..=25).collect();
+    let launch = |x: &DeviceBuffer<u32>, out: &mut DeviceBuffer<u32>| {
+        let mut m = DeviceBuffer::<u32>::zeroed_on(12, &stream).unwrap();
+        let mut g = DeviceBuffer::<u32>::zeroed_on(24, &stream).unwrap();
+        let v = &values;
+        launch!(scopes::named_like_generated[1, 27, stream](
+            v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12],
+            v[13], v[14], v[15], v[16], v[17], v[18], v[19], v[20], v[21], v[22], v[23], v[24],
+            x,
+            m.view_2d_mut(3, 4).unwrap(),
+            g.view_3d_mut(2, 3, 4).unwrap(),
+            out
+        ))
+    };
+    let x = DeviceBuffer::to_device_sync(&[99u32; 27], &stream).unwrap();
+    let mut out = DeviceBuffer::<u32>::zeroed_on(27, &stream).unwrap();
+    launch(&x, &mut out).unwrap();
+    // Each scalar's own value, then `x`'s, then the extents 3 x 4 and
+    // 2 x 3 x 4 as the device received them.
+    let expected: Vec<u32> = values.iter().copied().chain([99, 3634]).collect();
     assert_eq!(out.copy_to_host_sync(&stream).unwrap(), expected);
     // The length bound, checked by the launcher on the generated lengths.
-    let short = DeviceBuffer::to_device_sync(&[99u32; 16], &stream).unwrap();
-    let reason = refusal(
-        launch!(scopes::named_like_generated[1, 17, stream](
-            1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, &short, &mut out
-        )),
-        "named_like_generated",
-    );
+    let short = DeviceBuffer::to_device_sync(&[99u32; 26], &stream).unwrap();
+    let reason = refusal(launch(&short, &mut out), "named_like_generated");
     assert!(
-        reason.contains("`x` has 16 elements, fewer than the 17 of `out`"),
+        reason.contains("`x` has 26 elements, fewer than the 27 of `out`"),
         "{reason}"
     );
 }

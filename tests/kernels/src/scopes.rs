@@ -75,6 +75,21 @@ pub mod names {
     pub const LEN: usize = 3;
     /// A constant of the generated code.
     pub const SIZES: usize = 2;
+    /// A static of the generated code.
+    pub const INPUTS: usize = 1;
+    /// A static of the generated code.
+    pub const DESCRIPTION: usize = 1;
+
+    /// A type named like the generated launcher, passed by value.
+    #[derive(Clone, Copy, DeviceCopy)]
+    #[repr(C)]
+    pub struct Launcher {
+        /// Added to every sum.
+        pub offset: u32,
+    }
+
+    /// A type named like the generated hidden type, as an element.
+    pub type Kernel = [u32; LEN];
 
     /// A width made by a macro.
     macro_rules! width {
@@ -84,15 +99,16 @@ pub mod names {
     }
 
     /// Blocks of `16 * 4 * 2` threads named by the user's constants and a
-    /// macro; elements of `[u32; LEN]`, written as `[u32; SIZES]`.
-    #[kernel(block = (width!() * BLOCK_SHAPE * BLOCK_0, 1))]
-    pub fn shadowed_names(x: &[[u32; LEN]], mut out: DisjointSlice<[u32; SIZES]>) {
+    /// macro; elements of `[u32; LEN]` (as `Kernel`), written as `[u32;
+    /// SIZES]`; a value of the user's `Launcher`.
+    #[kernel(block = (width!() * BLOCK_SHAPE * BLOCK_0 * INPUTS * DESCRIPTION, 1))]
+    pub fn shadowed_names(x: &[Kernel], by: Launcher, mut out: DisjointSlice<[u32; SIZES]>) {
         let i = thread_index();
         if let Some(v) = x.get(i.get()) {
             out.set(
                 i,
                 [
-                    v[0] + v[1] + v[2],
+                    v[0] + v[1] + v[2] + by.offset,
                     block_dim().x * block_dim().y * block_dim().z,
                 ],
             );
@@ -140,9 +156,10 @@ pub mod in_a_function {
 
 /// Every parameter is named like a name the macro generates or generated
 /// (the launcher's locals, the entry point's parameters, the simulator's
-/// pointer array, the entry point itself), declared before the slice whose
-/// generated names they imitate; each scalar's value is written to `out`
-/// at its position, and `x`'s first element after them.
+/// pointer array, the entry point itself), declared before the slice,
+/// matrix and grid whose generated names they imitate; each scalar's value
+/// is written to `out` at its position, then `x`'s first element, then the
+/// matrix's and the grid's extents as the device received them.
 #[kernel(len(x >= out))]
 #[allow(non_snake_case, clippy::too_many_arguments)]
 pub fn named_like_generated(
@@ -162,7 +179,18 @@ pub fn named_like_generated(
     __gpu_entry: u32,
     __gpu_entry_shape: u32,
     Kernel: u32,
+    m__ptr: u32,
+    m__len: u32,
+    m__rows: u32,
+    m__cols: u32,
+    __rows_m: u32,
+    __cols_m: u32,
+    __len_m: u32,
+    g__depth: u32,
+    __depth_g: u32,
     x: &[u32],
+    m: DisjointSlice2dU32<u32>,
+    g: DisjointSlice3d<u32>,
     mut out: DisjointSlice<u32>,
 ) {
     let i = thread_index();
@@ -183,10 +211,27 @@ pub fn named_like_generated(
         __gpu_entry,
         __gpu_entry_shape,
         Kernel,
+        m__ptr,
+        m__len,
+        m__rows,
+        m__cols,
+        __rows_m,
+        __cols_m,
+        __len_m,
+        g__depth,
+        __depth_g,
     ];
     if let Some(&v) = values.get(i.get()) {
         out.set(i, v);
     } else if i.get() == values.len() {
         out.set(i, x[0]);
+    } else if i.get() == values.len() + 1 {
+        // The matrix's and the grid's extents, as the device received them.
+        let (rows, cols) = (m.rows(), m.cols());
+        let (depth, grid_rows, grid_cols) = g.extents();
+        out.set(
+            i,
+            rows * 1000 + cols * 100 + (depth * 100 + grid_rows * 10 + grid_cols) as u32,
+        );
     }
 }
