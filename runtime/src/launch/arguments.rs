@@ -35,7 +35,7 @@ use crate::LaunchConfig;
 use gpu_device::DeviceCopy;
 use std::ffi::c_void;
 use std::marker::PhantomPinned;
-use std::mem::MaybeUninit;
+use std::mem::{ManuallyDrop, MaybeUninit};
 use std::pin::Pin;
 
 /// A launch's arguments, added one by one by a kernel's launcher (see the
@@ -60,10 +60,29 @@ pub struct LaunchArgs<'a, const SLOTS: usize> {
     words: [MaybeUninit<u64>; SLOTS],
     filled: usize,
     /// What few launches need, made on first need: the common launch (no
-    /// capture, no mapped memory) pays one test to drop it.
-    rare: Option<Box<Rare<'a>>>,
+    /// capture, no mapped memory) pays one inlined test to drop it (see the
+    /// `Drop` impl).
+    rare: ManuallyDrop<Option<Box<Rare<'a>>>>,
     /// `slots` point into `words`.
     _pinned: PhantomPinned,
+}
+
+impl<const SLOTS: usize> Drop for LaunchArgs<'_, SLOTS> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if self.rare.is_some() {
+            self.drop_rare();
+        }
+    }
+}
+
+impl<const SLOTS: usize> LaunchArgs<'_, SLOTS> {
+    #[cold]
+    #[inline(never)]
+    fn drop_rare(&mut self) {
+        // SAFETY: dropped once, from `drop`; nothing uses the field after.
+        unsafe { ManuallyDrop::drop(&mut self.rare) }
+    }
 }
 
 /// The parts of a launch's arguments that few launches need.
@@ -129,7 +148,7 @@ impl<'a, const SLOTS: usize> LaunchArgs<'a, SLOTS> {
             slots: [MaybeUninit::uninit(); SLOTS],
             words: [MaybeUninit::uninit(); SLOTS],
             filled: 0,
-            rare: None,
+            rare: ManuallyDrop::new(None),
             _pinned: PhantomPinned,
         }
     }
