@@ -87,11 +87,17 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "assert_below",
                 "assert_lane_is_not",
                 "bf16_arithmetic",
+                "alias_by_cfg",
                 "atomics_f32",
                 "atomics_f64",
                 "atomics_i32",
                 "atomics_u32",
                 "atomics_u64",
+                "attribute_by_cfg_attr",
+                "block_by_cfg",
+                "block_of_a_use",
+                "block_of_self",
+                "block_of_super",
                 "block_sum_shuffles",
                 "block_sum_static",
                 "block_votes",
@@ -99,24 +105,30 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "coordinates",
                 "coordinates_2d",
                 "convolve5",
+                "copy_of_super_Elem",
                 "count_owners_3d",
                 "count_owners_rows4",
                 "divergent_barrier",
                 "dynamic_alignment",
+                "element_grown_by_cfg",
                 "empty",
                 "f16_arithmetic",
                 "half_conversions",
                 "half_pairs",
+                "field_type_by_cfg",
                 "histogram",
                 "histogram256",
+                "instance_by_cfg_Real",
                 "jacobi5",
                 "large_local_array",
                 "launch_shape",
                 "layout_differs",
+                "length_bound_by_cfg_attr",
                 "math_f32",
                 "math_f64",
                 "matmul_tiled",
                 "matrix_read",
+                "named_like_generated",
                 "one_dimensional_witness",
                 "panic_at",
                 "panic_if",
@@ -130,6 +142,7 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "reverse_tiles_32",
                 "scale_float4",
                 "select",
+                "shadowed_names",
                 "shaped_fill",
                 "shared_2d_transpose",
                 "shared_counters",
@@ -189,6 +202,38 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
         assert!(
             !module.ptx().contains(".visible .func"),
             "{crate_name} has a visible function"
+        );
+    }
+}
+
+/// Each kernel instance keeps its interface description in the PTX, which
+/// the runtime compares with the host's before the first launch
+/// (`gpu_device::__private::interface`): one global per instance, named for
+/// its general entry point, and no other global but the shared arrays.
+#[test]
+fn every_instance_keeps_its_interface_description() {
+    for (crate_name, module) in MODULES {
+        let ptx = module.ptx();
+        let instances: Vec<&str> = module
+            .entry_points()
+            .into_iter()
+            .filter(|e| !e.ends_with("__1d") && !e.ends_with("__2d"))
+            .collect();
+        for entry in &instances {
+            assert!(
+                ptx.contains(&format!(".visible .global .align 1 .b8 __gpu_abi${entry}[")),
+                "no interface description of `{entry}` in {crate_name}"
+            );
+        }
+        assert_eq!(
+            ptx.matches(" __gpu_abi$").count(),
+            instances.len(),
+            "the descriptions of {crate_name}"
+        );
+        assert_eq!(
+            ptx.matches(".visible .global").count(),
+            instances.len(),
+            "the visible globals of {crate_name}"
         );
     }
 }

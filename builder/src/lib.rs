@@ -23,8 +23,9 @@
 //!    `ld.const`; the kernels' `&[T]` inputs become `noalias readonly`
 //!    parameters (see [`kernel_inputs`]), so that their loads become
 //!    `ld.global.nc`;
-//! 4. `opt`: internalize everything but the kernel entry points, drop what
-//!    they do not reach, optimise at `-O3`;
+//! 4. `opt`: internalize everything but the kernel entry points, their
+//!    interface descriptions (see [`interface_globals`]) and the globals the
+//!    runtime sets, drop what they do not reach, optimise at `-O3`;
 //! 5. `llc -mcpu=<arch>`: PTX, written to `$OUT_DIR/kernels.ptx`, where
 //!    `gpu_device::embed_kernels!()` finds it. Floating-point contraction is
 //!    on (`-fp-contract=fast`), as nvcc's `-fmad=true`: see
@@ -200,7 +201,7 @@ impl PtxBuilder {
 
         let crate_bc = work.join("crate.bc");
         toolchain.link(&artifacts.crate_objects, &crate_bc)?;
-        let kernels = toolchain.kernel_entry_points(&crate_bc)?;
+        let (kernels, descriptions) = toolchain.kernel_entry_points(&crate_bc)?;
         let linked = work.join("linked.bc");
         let mut all = vec![crate_bc];
         all.extend(artifacts.dependency_objects.iter().cloned());
@@ -212,7 +213,8 @@ impl PtxBuilder {
         }
         let linked = if changed { rewritten } else { linked };
         let optimized = work.join("optimized.bc");
-        toolchain.internalize_and_optimize(&linked, &kernels, &optimized)?;
+        let kept: Vec<String> = kernels.iter().chain(&descriptions).cloned().collect();
+        toolchain.internalize_and_optimize(&linked, &kept, &optimized)?;
         fs::create_dir_all(&out_dir).map_err(|e| BuildError::io(&out_dir, e))?;
         let ptx = out_dir.join("kernels.ptx");
         toolchain.codegen(&optimized, &self.arch, self.fma_contraction, &ptx)?;
@@ -268,6 +270,30 @@ fn nested_target_dir(out_dir: &Path, debug: DebugInfo) -> PathBuf {
         .unwrap_or_else(|| out_dir.join(&name))
 }
 
+/// The symbol prefix of the kernels' interface descriptions.
+pub const INTERFACE_PREFIX: &str = "__gpu_abi$";
+
+/// The interface descriptions a module's textual IR defines: the globals
+/// `@__gpu_abi$<entry>` that `#[kernel]` makes per instance on the device
+/// (`gpu_device::__private::interface`). Nothing on the device reads them;
+/// the build keeps them, as it keeps the entry points, so that the runtime
+/// can compare each with the description the host compiled before the
+/// instance's first launch.
+pub fn interface_globals(ir: &str) -> Vec<String> {
+    let mut names: Vec<String> = ir
+        .lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix('@')?;
+            let rest = rest.strip_prefix('"').unwrap_or(rest);
+            let name = &rest[..rest.find([' ', '"', '='])?];
+            name.starts_with(INTERFACE_PREFIX).then(|| name.to_string())
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
 /// Runs a command, mapping failure to an error naming the tool and its output.
 fn run(tool: &str, command: &mut Command) -> Result<std::process::Output, BuildError> {
     let output = command.output().map_err(|e| BuildError::Spawn {
@@ -282,5 +308,22 @@ fn run(tool: &str, command: &mut Command) -> Result<std::process::Output, BuildE
             status: output.status.to_string(),
             stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::interface_globals;
+
+    #[test]
+    fn interface_descriptions_are_found_in_the_ir() {
+        let ir = "@__gpu_abi$k = dso_local constant [2 x i8] c\"hi\", align 1\n\
+                  @\"__gpu_abi$k_f32\" = constant [1 x i8] c\"x\"\n\
+                  @__gpu_inputs.k.2.0 = constant i8 0\n\
+                  define ptx_kernel void @k(ptr %0) {\n}\n";
+        assert_eq!(
+            interface_globals(ir),
+            vec!["__gpu_abi$k", "__gpu_abi$k_f32"]
+        );
     }
 }

@@ -272,8 +272,12 @@ impl Toolchain {
         Ok(())
     }
 
-    /// The `ptx_kernel` functions defined in a bitcode module.
-    pub fn kernel_entry_points(&self, bitcode: &Path) -> Result<Vec<String>, BuildError> {
+    /// The `ptx_kernel` functions defined in a bitcode module, and the
+    /// kernels' interface descriptions (see [`crate::interface_globals`]).
+    pub fn kernel_entry_points(
+        &self,
+        bitcode: &Path,
+    ) -> Result<(Vec<String>, Vec<String>), BuildError> {
         let output = run(
             "llvm-dis",
             self.tool("llvm-dis").arg(bitcode).arg("-o").arg("-"),
@@ -291,18 +295,19 @@ impl Toolchain {
             .collect();
         names.sort();
         names.dedup();
-        Ok(names)
+        Ok((names, crate::interface_globals(&text)))
     }
 
-    /// Internalizes everything but the kernels and the globals the runtime
-    /// sets ([`crate::HOST_SET_GLOBALS`]), removes dead code, optimises.
+    /// Internalizes everything but the kernels, the globals in `kept` and the
+    /// globals the runtime sets ([`crate::HOST_SET_GLOBALS`]), removes dead
+    /// code, optimises.
     pub fn internalize_and_optimize(
         &self,
         input: &Path,
-        kernels: &[String],
+        kept: &[String],
         out: &Path,
     ) -> Result<(), BuildError> {
-        let public: Vec<&str> = kernels
+        let public: Vec<&str> = kept
             .iter()
             .map(String::as_str)
             .chain(crate::HOST_SET_GLOBALS.iter().copied())

@@ -41,6 +41,14 @@ pub unsafe trait DeviceCopy: Copy + 'static {
     /// and breaks nothing.
     #[doc(hidden)]
     const __GPU_DEVICE_COPY: () = ();
+
+    /// The type's layout fingerprint, which the runtime compares between
+    /// host and device before a launch (see `__private::interface`): for a
+    /// primitive, its name, size and alignment; `#[derive(DeviceCopy)]`
+    /// adds each field's offset and fingerprint, so that a field a `#[cfg]`
+    /// changes on one target changes it.
+    #[doc(hidden)]
+    const __GPU_LAYOUT: u64 = crate::interface::primitive_layout::<Self>();
 }
 
 /// The largest alignment of a [`DeviceCopy`] type, in bytes: that of every
@@ -91,4 +99,6 @@ device_copy!(u8, u16, u32, u64, usize, i8, i16, i32, i64, isize, f32, f64, bool)
 
 // SAFETY: an array of `DeviceCopy` elements is laid out element after element,
 // with no padding between them beyond what the element type already has.
-unsafe impl<T: DeviceCopy, const N: usize> DeviceCopy for [T; N] {}
+unsafe impl<T: DeviceCopy, const N: usize> DeviceCopy for [T; N] {
+    const __GPU_LAYOUT: u64 = crate::interface::array_layout(T::__GPU_LAYOUT, N);
+}

@@ -38,6 +38,9 @@
 //! A panic inside a kernel executes `trap`: the launch fails and the host
 //! runtime reports the kernel by name.
 #![cfg_attr(target_arch = "nvptx64", no_std)]
+// The kernels' interface descriptions name their types on both targets, in
+// constants (`interface`).
+#![feature(const_type_name)]
 #![cfg_attr(
     target_arch = "nvptx64",
     feature(stdarch_nvptx, asm_experimental_arch, link_llvm_intrinsics)
@@ -54,6 +57,7 @@ mod copy;
 mod disjoint;
 pub mod entry;
 pub mod half;
+mod interface;
 mod launch_scope;
 pub mod matrix_u32;
 pub mod neighbourhood;
@@ -128,6 +132,11 @@ pub mod __private {
     };
     pub use crate::launch_scope::LaunchScope;
     pub use crate::shared::SharedStorage;
+
+    /// The interface descriptions `#[kernel]` emits and the runtime compares.
+    pub mod interface {
+        pub use crate::interface::*;
+    }
 
     /// Fails to compile unless `T` may live in shared memory: `shared_array!`
     /// calls it first, so the error names the element type. (It does

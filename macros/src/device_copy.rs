@@ -83,6 +83,28 @@ pub fn expand(item: TokenStream) -> syn::Result<TokenStream> {
             const _: () = ::core::assert!(::core::mem::align_of::<#ident>() <= #max, #message);
         }
     });
+    // The layout fingerprint: each field's offset and own fingerprint, so
+    // that host and device builds that disagree on a field disagree on it
+    // (errors about it, as the check's, at the overriding path).
+    let path_span = device
+        .segments
+        .first()
+        .map_or_else(proc_macro2::Span::call_site, |s| s.ident.span());
+    let layout_fields = fields.into_iter().flatten().enumerate().map(|(i, field)| {
+        let ty = &field.ty;
+        let member = match &field.ident {
+            Some(name) => quote!(#name),
+            None => {
+                let index = syn::Index::from(i);
+                quote!(#index)
+            }
+        };
+        quote_spanned!(path_span=> (::core::mem::offset_of!(Self, #member), <#ty as #device::DeviceCopy>::__GPU_LAYOUT))
+    });
+    let layout = quote_spanned! {path_span=>
+        const __GPU_LAYOUT: u64 =
+            #device::__private::interface::struct_layout::<Self>(&[#(#layout_fields),*]);
+    };
     Ok(quote! {
         #align_check
         // SAFETY: the struct has a stable layout (checked above), is `Copy`
@@ -95,6 +117,7 @@ pub fn expand(item: TokenStream) -> syn::Result<TokenStream> {
         unsafe impl #impl_generics #device::DeviceCopy for #ident #ty_generics
         where #(#predicates),* {
             #check
+            #layout
         }
     })
 }

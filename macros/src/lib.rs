@@ -22,16 +22,23 @@ mod shared;
 ///
 /// Compiled for `nvptx64-nvidia-cuda`, the function becomes a PTX entry point of
 /// the same name. Compiled for the host, it becomes a module of the same name
-/// whose `launch` function is the typed launcher that `gpu_runtime::launch!`
-/// calls:
+/// whose `Launcher` is the typed launcher that `gpu_runtime::launch!` calls
+/// (`launch!(k[grid, block](args))` is `k::Launcher::new(config).launch(args)`).
+/// The parameters (the table is generated from the macro's one description
+/// of each kind, `kernel/kinds.rs`):
 ///
-/// | kernel parameter       | launcher argument                                 |
-/// |------------------------|---------------------------------------------------|
+/// | in the kernel | at the launch |
+/// |---|---|
 /// | `u8`…`u64`, `i8`…`i64`, `usize`, `isize`, `f32`, `f64`, `bool` | the same scalar |
-/// | `&[T]`                 | `&DeviceBuffer<T>` or a `DeviceView<T>`           |
-/// | `DisjointSlice<T>`     | `&mut DeviceBuffer<T>` or a `DeviceViewMut<T>`    |
-/// | `&[DeviceAtomic<T>]`   | `&mut DeviceBuffer<T>` or a `DeviceViewMut<T>`    |
-/// | a `#[derive(DeviceCopy)]` struct | the struct, by value                    |
+/// | `&[T]` (read by all threads) | `&DeviceBuffer<T>`, `DeviceView<T>` |
+/// | `DisjointSlice<T>` (each thread writes its own element) | `&mut DeviceBuffer<T>`, `DeviceViewMut<T>` |
+/// | `DisjointSlice2d<T>` (row-major matrix, element `(y, x)` per thread) | `buffer.view_2d_mut(rows, cols)?` |
+/// | `DisjointSlice2dU32<T>` (the same, `u32` extents and offsets; at most `u32::MAX` elements, or the launch fails naming the parameter) | `buffer.view_2d_mut(rows, cols)?` |
+/// | `DisjointSlice3d<T>` (element `(z, y, x)` per thread) | `buffer.view_3d_mut(depth, rows, cols)?` |
+/// | `Block` (shared-memory phase token) | nothing: built on the device |
+/// | `DynamicShared<T>` (dynamic shared memory) | nothing: built on the device |
+/// | `&[DeviceAtomic<T>]` (atomic updates) | `&mut DeviceBuffer<T>`, `DeviceViewMut<T>` |
+/// | a `#[repr(C)]` struct with `#[derive(Clone, Copy, DeviceCopy)]` | the struct |
 ///
 /// A generic kernel lists the types to instantiate: `#[kernel(f32, f64)]`
 /// (a const-generic one its values, `#[kernel(16, 32)]`); the entry points
@@ -65,6 +72,24 @@ mod shared;
 /// Paths are resolved where the kernel is written (`self::` and `super::`
 /// paths too), and the options combine with a generic kernel's list and
 /// `block` in any order: `#[kernel(f32, f64, unsafe(runtime_crate = "rt"))]`.
+///
+/// # One scope, and host and device agreeing
+///
+/// Everything of the attribute and the signature (the instance list,
+/// `block`'s expressions, the parameters' types) is resolved and evaluated
+/// where the kernel is written, for the host and for the device alike: the
+/// launcher, the body and the simulator's entry points are `impl`s at the
+/// kernel's scope, and every name the macro generates is an associated item,
+/// an entry point alone in an anonymous `const`, or a `Span::mixed_site()`
+/// local, so no name of the user's shadows one of them or is shadowed.
+///
+/// Each instance's interface (its parameters' kinds, types, sizes,
+/// alignments and layouts, its PTX parameters and their roles, its instance
+/// type, block shape and length bounds) is described once and compiled by
+/// both targets (`gpu_device::__private::interface`); the runtime compares
+/// the two before the first launch and refuses a kernel that `cfg` made
+/// differ between them, naming both sides. A parameter under `#[cfg]` is a
+/// compile error. A generic kernel's `Instance` trait is sealed.
 ///
 /// The crate paths are written `unsafe(...)`, as Rust spells an assertion
 /// the compiler cannot check (`#[unsafe(no_mangle)]`): the generated code

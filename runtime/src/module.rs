@@ -120,6 +120,15 @@ impl EmbeddedModule {
         entry_param_sizes(self.ptx, entry)
     }
 
+    /// The text of the interface description the device build kept for
+    /// the instance whose general entry point is `entry` (the global
+    /// `__gpu_abi$<entry>`, see `gpu_device::__private::interface`); `None`
+    /// when the PTX has none. An error names a global this parser does not
+    /// read.
+    pub(crate) fn interface_description(&self, entry: &str) -> Option<Result<String, String>> {
+        interface_description(self.ptx, entry)
+    }
+
     /// The module loaded into `device`.
     pub(crate) fn load(&self, device: &DeviceState) -> Result<ModuleHandle> {
         self.loaded[device.ordinal]
@@ -179,7 +188,32 @@ fn give_assertion_record(module: ModuleHandle, device: &DeviceState) -> Result<(
     copied.and(destroyed).map_err(|e| device.error(e))
 }
 
-impl EmbeddedModule {}
+/// See [`EmbeddedModule::interface_description`]: the global's bytes, as
+/// `llc` writes an initialised byte array (`.b8 name[n] = {1, 2, ...};`).
+fn interface_description(ptx: &str, entry: &str) -> Option<Result<String, String>> {
+    let name = format!(" __gpu_abi${entry}[");
+    let start = ptx.find(&name)? + name.len();
+    let unreadable = || format!("unreadable interface description of `{entry}` in the PTX");
+    let rest = &ptx[start..];
+    let open = rest.find("= {").map(|at| at + 3);
+    let close = rest.find('}');
+    let (Some(open), Some(close)) = (open, close) else {
+        return Some(Err(unreadable()));
+    };
+    if open > close {
+        return Some(Err(unreadable()));
+    }
+    let bytes: Result<Vec<u8>, _> = rest[open..close]
+        .split(',')
+        .map(|b| b.trim().parse::<u8>())
+        .collect();
+    Some(
+        bytes
+            .ok()
+            .and_then(|b| String::from_utf8(b).ok())
+            .ok_or_else(unreadable),
+    )
+}
 
 /// See [`EmbeddedModule::entry_param_sizes`].
 fn entry_param_sizes(ptx: &str, entry: &str) -> Option<Result<Vec<usize>, String>> {
@@ -286,7 +320,7 @@ impl ModuleConstants {
 
 #[cfg(test)]
 mod tests {
-    use super::entry_param_sizes;
+    use super::{entry_param_sizes, interface_description};
 
     const PTX: &str = "
 .visible .entry k(
@@ -303,6 +337,17 @@ mod tests {
 .visible .entry none(
 )
 ";
+
+    #[test]
+    fn interface_descriptions_are_read_from_their_globals() {
+        let ptx = ".visible .global .align 1 .b8 __gpu_abi$k_f32[3] = {101, 110, 10};\n\
+                   .visible .global .align 1 .b8 __gpu_abi$k[2] = {104, 105};\n\
+                   .visible .global .align 1 .b8 __gpu_abi$bad[2] = {104, 999};\n";
+        assert_eq!(interface_description(ptx, "k"), Some(Ok("hi".into())));
+        assert_eq!(interface_description(ptx, "k_f32"), Some(Ok("en\n".into())));
+        assert_eq!(interface_description(ptx, "k_"), None);
+        assert!(interface_description(ptx, "bad").unwrap().is_err());
+    }
 
     #[test]
     fn parameter_sizes_are_read_from_the_entry_point() {
