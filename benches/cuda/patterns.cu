@@ -30,7 +30,11 @@
 // check failed.
 #include "twins.h"
 #include <cub/device/device_scan.cuh>
+#ifndef TWINS_NO_CUBLAS  // defined by run_twins.sh when -lcublas does not link
 #include <cublas_v2.h>
+#else
+typedef void* cublasHandle_t;
+#endif
 
 using namespace twins;
 
@@ -894,7 +898,7 @@ static void bench_sgemm(int m, int n, int k, bool quick, cudaStream_t stream, cu
     const double flops = 2.0 * m * n * k;
     auto poison_c = [&] { poison(c, (size_t)m * ldc * 4); };
     const char* table = "SGEMM, f32 (issue #20)";
-    const std::vector<Case> cases = {
+    std::vector<Case> cases = {
         {table, "sgemm 64x64x16 tiles, 4x4 per thread", size, flops, true, nullptr,
          [&] {
              sgemm_4x4<<<dim3(ceil_div(n, S4_BN), ceil_div(m, S4_BM)), 256, 0, stream>>>(a, b, c, m, n, k, lda, ldb, ldc);
@@ -907,13 +911,19 @@ static void bench_sgemm(int m, int n, int k, bool quick, cudaStream_t stream, cu
              CHECK(cudaGetLastError());
          },
          check("sgemm_8x8"), poison_c},
-        {table, "cuBLAS cublasSgemm (FP32, no TF32)", size, flops, true, nullptr,
-         [&] {
-             const float alpha = 1.0f, beta = 0.0f;
-             CHECK_CUBLAS(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b, ldb, a, lda, &beta, c, ldc));
-         },
-         check("cublasSgemm"), poison_c},
     };
+#ifndef TWINS_NO_CUBLAS
+    // Row-major C = A B is column-major C^T = B^T A^T.
+    cases.push_back({table, "cuBLAS cublasSgemm (FP32, no TF32)", size, flops, true, nullptr,
+                     [&] {
+                         const float alpha = 1.0f, beta = 0.0f;
+                         CHECK_CUBLAS(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b, ldb, a, lda,
+                                                  &beta, c, ldc));
+                     },
+                     check("cublasSgemm"), poison_c});
+#else
+    (void)handle;
+#endif
     for (const Case& cs : cases) run_case(cs, quick, stream);
     CHECK(cudaFree(a));
     CHECK(cudaFree(b));
@@ -1054,10 +1064,14 @@ int main(int argc, char** argv) {
     print_registers();
     cudaStream_t stream;
     CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    cublasHandle_t handle;
+    cublasHandle_t handle = nullptr;
+#ifndef TWINS_NO_CUBLAS
     CHECK_CUBLAS(cublasCreate(&handle));
     CHECK_CUBLAS(cublasSetStream(handle, stream));
     CHECK_CUBLAS(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));  // FP32 stays FP32 (no TF32)
+#else
+    printf("built without cuBLAS (TWINS_NO_CUBLAS): no cublasSgemm row\n");
+#endif
     if (quick) {
         for (int n : {1, 4095, 4096, 4097, 100003, (1 << 20) + 7}) bench_scan(n, true, stream);
         bench_softmax(65537, 1000, true, stream);  // more rows than grid.y could hold
@@ -1086,7 +1100,9 @@ int main(int argc, char** argv) {
         bench_layer_norm(16411, 4099, false, stream);
         bench_layer_norm(100003, 1000, false, stream);
     }
+#ifndef TWINS_NO_CUBLAS
     CHECK_CUBLAS(cublasDestroy(handle));
+#endif
     CHECK(cudaStreamDestroy(stream));
     print_tables();
     if (failures() != 0) {
