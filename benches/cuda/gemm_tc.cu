@@ -28,14 +28,17 @@
 //
 // Build (sm_90a features do not exist in plain sm_90):
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o gemm_tc gemm_tc.cu -lcublas -lcuda
-// Usage: gemm_tc [--quick]
+// Usage: gemm_tc [--quick] [--no-cluster]
 //   --quick: correctness only, small ragged sizes (incl. a persistent grid of 3
 //            blocks looping over many tiles); no timing.
+//   --no-cluster: leaves out the cluster (TMA multicast) variants.
 //   default: 8192^3, 4096^3, 4099 x 4097 x 4095; median of 30 launches each.
 // Prints RESULT / FAILED lines as it goes and the tables last; exits 1 if any
 // check failed.
 #include "twins.h"
 #include <cuda_bf16.h>
+#include <deque>
+#include <memory>
 #ifndef TWINS_NO_CUBLAS  // defined by run_twins.sh when -lcublas does not link
 #include <cublas_v2.h>
 #else
@@ -119,6 +122,46 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map
 
 __device__ __forceinline__ void prefetch_tensor_map(const CUtensorMap* map) {
     asm volatile("prefetch.tensormap [%0];" ::"l"((uint64_t)map) : "memory");
+}
+
+// --- clusters (CLUSTER = 2) ---------------------------------------------------------
+
+__device__ __forceinline__ uint32_t cluster_ctarank() {
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+
+// Every thread of every CTA of the cluster arrives, then waits for all (release/acquire).
+__device__ __forceinline__ void cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+// The shared::cluster address of the variable at `addr` in CTA `cta` of the cluster.
+__device__ __forceinline__ uint32_t map_to_cta(uint32_t addr, uint32_t cta) {
+    uint32_t r;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(addr), "r"(cta));
+    return r;
+}
+
+// An arrival on a barrier of another CTA of the cluster. Default semantics
+// (release at CTA scope), as CUTLASS's ClusterBarrier: what it orders is the
+// completion of this warp's wgmmas (an execution dependency, known complete at
+// wgmma.wait_group) before the peer's TMA overwrites the stage; a cluster-scope
+// release would add a MEMBAR.ALL.GPU to every k-block.
+__device__ __forceinline__ void mbar_arrive_remote(uint32_t cluster_addr) {
+    asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(cluster_addr) : "memory");
+}
+
+// tma_load_2d, but the box lands at the same shared offset in every CTA of
+// `cta_mask`, and completes its bytes on the barrier at `bar`'s offset in each.
+__device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const CUtensorMap* map, uint32_t bar, int c0, int c1,
+                                                      uint16_t cta_mask) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+        " [%0], [%1, {%3, %4}], [%2], %5;" ::"r"(dst),
+        "l"((uint64_t)map), "r"(bar), "r"(c0), "r"(c1), "h"(cta_mask)
+        : "memory");
 }
 
 // --- warpgroup register reallocation ------------------------------------------
@@ -306,31 +349,41 @@ __device__ __forceinline__ void wgmma_m64k16<192>(float (&d)[96], uint64_t desc_
         : "l"(desc_a), "l"(desc_b), "r"(scale_d));
 }
 
-template <int CONSUMERS, int BN>
+template <int CONSUMERS, int BN, int CLUSTER>
 __global__ void __launch_bounds__(WgmmaConfig<CONSUMERS, BN>::THREADS, 1)
     gemm_bf16_wgmma(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                     bf16* __restrict__ c, int m, int n, int k, int ldc, int group_m) {
 #ifdef WGMMA_UNAVAILABLE
     __trap();
 #else
+    static_assert(CLUSTER == 1 || CLUSTER == 2, "clusters of 1 or 2 CTAs along M");
     using Cfg = WgmmaConfig<CONSUMERS, BN>;
     constexpr int BM = Cfg::BM;
+    constexpr int B_PART_ROWS = BN / CLUSTER;  // rows of the B tile this CTA loads (and multicasts)
     extern __shared__ uint8_t smem_raw[];
     __shared__ __align__(8) uint64_t full[WG_STAGES], empty[WG_STAGES];
     // Stage s: A tile at ring + s * STAGE_BYTES, B tile A_BYTES after it.
     const uint32_t ring = (smem_u32(smem_raw) + 1023) & ~1023u;
     const int warpgroup = threadIdx.x / 128, t = threadIdx.x % 128;
-    const int tiles_m = (m + BM - 1) / BM, tiles_n = (n + BN - 1) / BN, tiles = tiles_m * tiles_n;
+    const uint32_t rank = CLUSTER > 1 ? cluster_ctarank() : 0;
+    // A cluster works on CLUSTER vertically adjacent tiles (same tile column): its
+    // "pair" p covers tile rows CLUSTER p .. CLUSTER p + CLUSTER - 1.
+    const int tiles_m = (m + BM - 1) / BM, tiles_n = (n + BN - 1) / BN;
+    const int pairs_m = (tiles_m + CLUSTER - 1) / CLUSTER, pairs = pairs_m * tiles_n;
+    const int cluster_id = blockIdx.x / CLUSTER, clusters = gridDim.x / CLUSTER;
     const int k_blocks = (k + WG_BK - 1) / WG_BK;
 
     if (threadIdx.x == 0) {
         for (int s = 0; s < WG_STAGES; ++s) {
             mbar_init(smem_u32(&full[s]), 1);
-            mbar_init(smem_u32(&empty[s]), 4 * CONSUMERS);
+            mbar_init(smem_u32(&empty[s]), 4 * CONSUMERS * CLUSTER);
         }
         fence_barrier_init();
     }
-    __syncthreads();
+    if constexpr (CLUSTER > 1)
+        cluster_sync();  // the peer's barriers exist before anything reaches them
+    else
+        __syncthreads();
 
     if (warpgroup == 0) {
         // Producer.
@@ -340,15 +393,22 @@ __global__ void __launch_bounds__(WgmmaConfig<CONSUMERS, BN>::THREADS, 1)
             prefetch_tensor_map(&map_b);
             int s = 0;
             uint32_t phase = 0;
-            for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-                int tile_m, tile_n;
-                tile_coords(tile, tiles_m, tiles_n, group_m, tile_m, tile_n);
+            for (int pair = cluster_id; pair < pairs; pair += clusters) {
+                int pair_m, tile_n;
+                tile_coords(pair, pairs_m, tiles_n, group_m, pair_m, tile_n);
+                const int tile_m = pair_m * CLUSTER + rank;
                 for (int kb = 0; kb < k_blocks; ++kb) {
+                    // Stage s is free (with CLUSTER > 1: in every CTA of the cluster, where this
+                    // CTA's part of B lands too: empty[s] counts the releases of all of them).
                     mbar_wait(smem_u32(&empty[s]), phase ^ 1);
                     const uint32_t a_dst = ring + s * Cfg::STAGE_BYTES, b_dst = a_dst + Cfg::A_BYTES;
                     mbar_arrive_expect_tx(smem_u32(&full[s]), Cfg::STAGE_BYTES);
                     tma_load_2d(a_dst, &map_a, smem_u32(&full[s]), kb * WG_BK, tile_m * BM);
-                    tma_load_2d(b_dst, &map_b, smem_u32(&full[s]), kb * WG_BK, tile_n * BN);
+                    if constexpr (CLUSTER > 1)
+                        tma_load_2d_multicast(b_dst + rank * B_PART_ROWS * 128, &map_b, smem_u32(&full[s]), kb * WG_BK,
+                                              tile_n * BN + rank * B_PART_ROWS, (uint16_t)((1u << CLUSTER) - 1));
+                    else
+                        tma_load_2d(b_dst, &map_b, smem_u32(&full[s]), kb * WG_BK, tile_n * BN);
                     if (++s == WG_STAGES) {
                         s = 0;
                         phase ^= 1;
@@ -363,9 +423,18 @@ __global__ void __launch_bounds__(WgmmaConfig<CONSUMERS, BN>::THREADS, 1)
         float d[BN / 2];
         int s = 0;
         uint32_t phase = 0;
-        for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-            int tile_m, tile_n;
-            tile_coords(tile, tiles_m, tiles_n, group_m, tile_m, tile_n);
+        // Frees stage `stage` for the producers: lane 0 of each warp arrives on the
+        // stage's empty barrier of every CTA of the cluster.
+        auto release = [&](int stage) {
+            if (lane == 0) {
+                mbar_arrive(smem_u32(&empty[stage]));
+                if constexpr (CLUSTER > 1) mbar_arrive_remote(map_to_cta(smem_u32(&empty[stage]), rank ^ 1));
+            }
+        };
+        for (int pair = cluster_id; pair < pairs; pair += clusters) {
+            int pair_m, tile_n;
+            tile_coords(pair, pairs_m, tiles_n, group_m, pair_m, tile_n);
+            const int tile_m = pair_m * CLUSTER + rank;
             int previous = 0;
             for (int kb = 0; kb < k_blocks; ++kb) {
                 mbar_wait(smem_u32(&full[s]), phase);
@@ -379,7 +448,7 @@ __global__ void __launch_bounds__(WgmmaConfig<CONSUMERS, BN>::THREADS, 1)
                 wgmma_commit();
                 if (kb > 0) {
                     wgmma_wait<1>();  // k-block kb - 1's wgmmas have completed: its stage is free
-                    if (lane == 0) mbar_arrive(smem_u32(&empty[previous]));
+                    release(previous);
                 }
                 previous = s;
                 if (++s == WG_STAGES) {
@@ -388,10 +457,10 @@ __global__ void __launch_bounds__(WgmmaConfig<CONSUMERS, BN>::THREADS, 1)
                 }
             }
             wgmma_wait<0>();
-            if (lane == 0) mbar_arrive(smem_u32(&empty[previous]));
+            release(previous);
             fence_accumulators<BN / 2>(d);
 
-            // Store: pairs of columns as bf16x2, guarded.
+            // Store: pairs of columns as bf16x2, guarded (a cluster's last tile row may lie wholly below M).
             const int row0 = tile_m * BM + consumer * 64 + warp * 16 + lane / 4;
             const int col0 = tile_n * BN + 2 * (lane % 4);
 #pragma unroll
@@ -412,6 +481,8 @@ __global__ void __launch_bounds__(WgmmaConfig<CONSUMERS, BN>::THREADS, 1)
             }
         }
     }
+    // No CTA of a cluster leaves while its peer may still arrive on its barriers.
+    if constexpr (CLUSTER > 1) cluster_sync();
 #endif
 }
 
@@ -741,7 +812,7 @@ static bool check_gemm(const Problem& p, const Reference& ref, const bf16* c, co
 }
 
 static void bench_problem(const Problem& p, bool quick, int sms, int grid_cap, cudaStream_t stream,
-                          cublasHandle_t handle, bool hopper) {
+                          cublasHandle_t handle, bool hopper, bool clusters_on) {
     require_int_indexable("A", (size_t)p.m * p.lda);
     require_int_indexable("B", (size_t)p.n * p.ldb);
     require_int_indexable("C", (size_t)p.m * p.ldc);
@@ -769,35 +840,74 @@ static void bench_problem(const Problem& p, bool quick, int sms, int grid_cap, c
     (void)handle;
     printf("  built without cuBLAS (TWINS_NO_CUBLAS): no cuBLAS row, no full-matrix comparison\n");
 #endif
-    CUtensorMap map_a128, map_a192, map_b256, map_b192;
-    auto add_wgmma = [&](auto kernel, int bm, int bn, int threads, int smem, CUtensorMap* map_a, CUtensorMap* map_b,
-                         const char* name) {
-        const int tiles_m = ceil_div(p.m, bm), tiles = tiles_m * ceil_div(p.n, bn);
-        const int grid = std::min(grid_cap ? grid_cap : sms, tiles), group = group_for(sms, bm, bn, tiles_m);
-        gemms.push_back({name,
-                         [=](cudaStream_t) {
-                             if (!hopper) {
-                                 printf("  %s: skipped (needs sm_90a)\n", name);
-                                 return false;
-                             }
-                             if (!encode_tensor_map(map_a, a, p.m, p.k, p.lda, bm) ||
-                                 !encode_tensor_map(map_b, b, p.n, p.k, p.ldb, bn))
-                                 return false;
-                             CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-                             printf("  %s: grid %d (%d tiles of %d x %d, group %d), block %d, %d bytes of shared memory\n",
-                                    name, grid, tiles, bm, bn, group, threads, smem);
-                             return true;
-                         },
-                         [=](cudaStream_t s) {
-                             kernel<<<grid, threads, smem, s>>>(*map_a, *map_b, c, p.m, p.n, p.k, p.ldc, group);
-                             CHECK(cudaGetLastError());
-                         }});
+    std::deque<CUtensorMap> maps;  // stable addresses: the launches read them by pointer
+    // A wgmma configuration; `cluster` CTAs (1 or 2, along M) share each B tile by multicast.
+    auto add_wgmma = [&](auto kernel, int bm, int bn, int cluster, int threads, int smem, const char* name) {
+        if (cluster > 1 && !clusters_on) return;
+        CUtensorMap* map_a = &maps.emplace_back();
+        CUtensorMap* map_b = &maps.emplace_back();
+        auto grid = std::make_shared<int>(0);
+        const int tiles_m = ceil_div(p.m, bm), tiles_n = ceil_div(p.n, bn);
+        const int pairs_m = ceil_div(tiles_m, cluster), pairs = pairs_m * tiles_n;
+        const int group = group_for(sms, bm * cluster, bn, pairs_m);
+        auto config = [=](cudaStream_t s, cudaLaunchAttribute* attr) {
+            cudaLaunchConfig_t cfg = {};
+            cfg.gridDim = dim3(*grid);
+            cfg.blockDim = dim3(threads);
+            cfg.dynamicSmemBytes = smem;
+            cfg.stream = s;
+            attr->id = cudaLaunchAttributeClusterDimension;
+            attr->val.clusterDim.x = cluster;
+            attr->val.clusterDim.y = 1;
+            attr->val.clusterDim.z = 1;
+            cfg.attrs = attr;
+            cfg.numAttrs = cluster > 1 ? 1 : 0;
+            return cfg;
+        };
+        gemms.push_back(
+            {name,
+             [=](cudaStream_t s) {
+                 if (!hopper) {
+                     printf("  %s: skipped (needs sm_90a)\n", name);
+                     return false;
+                 }
+                 if (!encode_tensor_map(map_a, a, p.m, p.k, p.lda, bm) ||
+                     !encode_tensor_map(map_b, b, p.n, p.k, p.ldb, bn / cluster))
+                     return false;
+                 CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+                 int clusters = sms / cluster;
+                 if (cluster > 1) {  // as many clusters as fit at once (GPCs limit where pairs of SMs are)
+                     *grid = cluster * clusters;
+                     cudaLaunchAttribute attr;
+                     const cudaLaunchConfig_t cfg = config(s, &attr);
+                     int active = 0;
+                     const cudaError_t e = cudaOccupancyMaxActiveClusters(&active, kernel, &cfg);
+                     if (e == cudaSuccess && active > 0) {
+                         clusters = std::min(clusters, active);
+                     } else {
+                         (void)cudaGetLastError();
+                         printf("  %s: cudaOccupancyMaxActiveClusters: %s; assuming %d clusters\n", name,
+                                cudaGetErrorString(e), clusters);
+                     }
+                 }
+                 if (grid_cap) clusters = std::max(1, grid_cap / cluster);
+                 *grid = cluster * std::min(clusters, pairs);
+                 printf("  %s: grid %d (clusters of %d; %d tiles of %d x %d, group %d), block %d, %d bytes of shared "
+                        "memory\n",
+                        name, *grid, cluster, tiles_m * tiles_n, bm, bn, group, threads, smem);
+                 return true;
+             },
+             [=](cudaStream_t s) {
+                 cudaLaunchAttribute attr;
+                 const cudaLaunchConfig_t cfg = config(s, &attr);
+                 CHECK(cudaLaunchKernelEx(&cfg, kernel, *map_a, *map_b, c, p.m, p.n, p.k, p.ldc, group));
+             }});
     };
     using C2 = WgmmaConfig<2, 256>;
     using C3 = WgmmaConfig<3, 192>;
-    add_wgmma(gemm_bf16_wgmma<2, 256>, C2::BM, 256, C2::THREADS, C2::SMEM_BYTES, &map_a128, &map_b256,
+    add_wgmma(gemm_bf16_wgmma<2, 256, 1>, C2::BM, 256, 1, C2::THREADS, C2::SMEM_BYTES,
               "wgmma+TMA 128x256, 2 consumer WGs");
-    add_wgmma(gemm_bf16_wgmma<3, 192>, C3::BM, 192, C3::THREADS, C3::SMEM_BYTES, &map_a192, &map_b192,
+    add_wgmma(gemm_bf16_wgmma<3, 192, 1>, C3::BM, 192, 1, C3::THREADS, C3::SMEM_BYTES,
               "wgmma+TMA 192x192, 3 consumer WGs");
     {
         const int tiles_m = ceil_div(p.m, MS_BM), tiles = tiles_m * ceil_div(p.n, MS_BN);
@@ -817,6 +927,11 @@ static void bench_problem(const Problem& p, bool quick, int sms, int grid_cap, c
                              CHECK(cudaGetLastError());
                          }});
     }
+    // Last, so that a failure of the cluster variants costs the least.
+    add_wgmma(gemm_bf16_wgmma<2, 256, 2>, C2::BM, 256, 2, C2::THREADS, C2::SMEM_BYTES,
+              "wgmma+TMA 128x256, 2 consumer WGs, cluster 2x1 (B multicast)");
+    add_wgmma(gemm_bf16_wgmma<3, 192, 2>, C3::BM, 192, 2, C3::THREADS, C3::SMEM_BYTES,
+              "wgmma+TMA 192x192, 3 consumer WGs, cluster 2x1 (B multicast)");
 
     std::vector<uint16_t> cublas_result;
     double cublas_ms = -1;
@@ -859,8 +974,10 @@ static void print_registers(bool hopper) {
         const char* name;
         const void* kernel;
         bool needs_hopper;
-    } kernels[] = {{"gemm_bf16_wgmma<2, 256>", (const void*)gemm_bf16_wgmma<2, 256>, true},
-                   {"gemm_bf16_wgmma<3, 192>", (const void*)gemm_bf16_wgmma<3, 192>, true},
+    } kernels[] = {{"gemm_bf16_wgmma<2, 256, 1>", (const void*)gemm_bf16_wgmma<2, 256, 1>, true},
+                   {"gemm_bf16_wgmma<3, 192, 1>", (const void*)gemm_bf16_wgmma<3, 192, 1>, true},
+                   {"gemm_bf16_wgmma<2, 256, 2>", (const void*)gemm_bf16_wgmma<2, 256, 2>, true},
+                   {"gemm_bf16_wgmma<3, 192, 2>", (const void*)gemm_bf16_wgmma<3, 192, 2>, true},
                    {"gemm_bf16_mma_sync", (const void*)gemm_bf16_mma_sync, false}};
     for (const auto& k : kernels) {
         if (k.needs_hopper && !hopper) continue;
@@ -873,6 +990,7 @@ static void print_registers(bool hopper) {
 
 int main(int argc, char** argv) {
     const bool quick = has_flag(argc, argv, "--quick");
+    const bool clusters_on = !has_flag(argc, argv, "--no-cluster");
     int sms;
     print_device(&sms);
     cudaDeviceProp prop;
@@ -894,14 +1012,14 @@ int main(int argc, char** argv) {
 
     auto problem = [](int m, int n, int k) { return Problem{m, n, k, round_up(k, 8), round_up(k, 8), round_up(n, 8)}; };
     if (quick) {
-        bench_problem(problem(520, 777, 333), true, sms, 0, stream, handle, hopper);
-        bench_problem(problem(128, 256, 64), true, sms, 0, stream, handle, hopper);
-        bench_problem(problem(1, 1, 1), true, sms, 0, stream, handle, hopper);
-        bench_problem(problem(1000, 1100, 700), true, sms, 3, stream, handle, hopper);  // 3 CTAs loop over the tiles
+        bench_problem(problem(520, 777, 333), true, sms, 0, stream, handle, hopper, clusters_on);
+        bench_problem(problem(128, 256, 64), true, sms, 0, stream, handle, hopper, clusters_on);
+        bench_problem(problem(1, 1, 1), true, sms, 0, stream, handle, hopper, clusters_on);
+        bench_problem(problem(1000, 1100, 700), true, sms, 3, stream, handle, hopper, clusters_on);  // 3 CTAs loop over the tiles
     } else {
-        bench_problem(problem(8192, 8192, 8192), false, sms, 0, stream, handle, hopper);
-        bench_problem(problem(4096, 4096, 4096), false, sms, 0, stream, handle, hopper);
-        bench_problem(problem(4099, 4097, 4095), false, sms, 0, stream, handle, hopper);
+        bench_problem(problem(8192, 8192, 8192), false, sms, 0, stream, handle, hopper, clusters_on);
+        bench_problem(problem(4096, 4096, 4096), false, sms, 0, stream, handle, hopper, clusters_on);
+        bench_problem(problem(4099, 4097, 4095), false, sms, 0, stream, handle, hopper, clusters_on);
     }
 #ifndef TWINS_NO_CUBLAS
     CHECK_CUBLAS(cublasDestroy(handle));
