@@ -6,7 +6,8 @@
 //      mbarrier with expect-tx, a 4-stage shared-memory ring, 128-byte swizzle,
 //      wgmma.mma_async m64nNk16 with shared-memory descriptors, one producer
 //      warpgroup and 2 (or 3) consumer warpgroups resized with setmaxnreg, a
-//      persistent grid with a grouped tile order.
+//      persistent grid with a grouped tile order; optionally clusters of 2 CTAs
+//      sharing the B tile through TMA multicast.
 //   2. gemm_bf16_mma_sync: the sm_80 design: cp.async into a 4-stage XOR-swizzled
 //      ring, ldmatrix.x4, mma.sync.m16n8k16, 8 warps of 64 x 64.
 //
@@ -215,7 +216,8 @@ __device__ __forceinline__ void fence_accumulators(float (&d)[N]) {
 // Design (the spec for the Rust port):
 // - Tile: each CTA computes BM x BN tiles of C, BM = 64 * CONSUMERS, BK = 64.
 //   Configurations built: (CONSUMERS 2, BN 256): 128 x 256 tiles, 384 threads;
-//   (CONSUMERS 3, BN 192): 192 x 192 tiles, 512 threads. 1 CTA per SM.
+//   (CONSUMERS 3, BN 192): 192 x 192 tiles, 512 threads; each with CLUSTER 1
+//   and 2 (below). 1 CTA per SM.
 // - Persistent: grid = min(#SMs, #tiles); CTA b takes tiles b, b + grid, ...
 //   in the grouped order of tile_coords (group_m tile-rows at a time, so that
 //   the CTAs running together share A rows and B columns in L2).
@@ -252,6 +254,15 @@ __device__ __forceinline__ void fence_accumulators(float (&d)[N]) {
 // - Ragged edges: the tensor maps have the true M, N, K: boxes reaching past
 //   them are zero-filled (and still count their full bytes for complete_tx),
 //   so partial tiles need no special case until the guarded stores.
+// - CLUSTER = 2: the CTAs of a cluster (rank r) take tile rows 2p + r of the
+//   same tile column ("pair" p, in the grouped order over pairs), so they share
+//   the B tile. Each loads its A tile and rows [r BN/2, r BN/2 + BN/2) of B with
+//   the multicast form of the TMA load (both CTAs receive them at the same
+//   offset, and both CTAs' full[s] get the bytes: each still expects the whole
+//   stage). empty[s] then counts the releases of both CTAs (8 x CONSUMERS
+//   arrivals): every consumer warp's lane 0 also arrives on the peer's empty[s]
+//   (mapa + mbarrier.arrive.shared::cluster). A cluster barrier follows the
+//   barrier initialisation and precedes the exit.
 
 constexpr int WG_BK = 64;
 constexpr int WG_STAGES = 4;
