@@ -407,7 +407,10 @@ __global__ void __launch_bounds__(WgmmaConfig<CONSUMERS, BN>::THREADS, 1)
             for (int pair = cluster_id; pair < pairs; pair += clusters) {
                 int pair_m, tile_n;
                 tile_coords(pair, pairs_m, tiles_n, group_m, pair_m, tile_n);
-                const int tile_m = pair_m * CLUSTER + rank;
+                // The second tile of the last pair may lie wholly below M (tiles_m odd): it then
+                // loads the tile above it instead (its results are never stored), so that no
+                // TMA box starts outside the tensor.
+                const int tile_m = min(pair_m * CLUSTER + (int)rank, tiles_m - 1);
                 for (int kb = 0; kb < k_blocks; ++kb) {
                     // Stage s is free (with CLUSTER > 1: in every CTA of the cluster, where this
                     // CTA's part of B lands too: empty[s] counts the releases of all of them).
