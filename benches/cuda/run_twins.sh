@@ -7,9 +7,11 @@
 #   bash benches/cuda/run_twins.sh --quick  # the correctness checks only (~1 minute)
 #
 # Needs nvcc (PATH, $NVCC, or /usr/local/cuda*/bin) and nvidia-smi; torch for the
-# Python baselines (skipped with a line if missing). Every step has a timeout; a
-# step that fails or times out says so and the others still run. Logs and
-# binaries go to $OUT/twins (or /tmp/twins). Exit status: 0 if every step passed.
+# Python baselines (skipped with a line if missing). Every step has a timeout, and
+# all of them together stop at TWINS_DEADLINE seconds (default 540, under the
+# 10 minutes a GPU command may take); a step that fails, times out or is skipped
+# says so and the others still run. Logs and binaries go to $OUT/twins (or
+# /tmp/twins). Exit status: 0 if every step passed.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 python_dir="$(cd "$here/../python" 2>/dev/null && pwd || echo "$here")" # or beside this script (a flat bundle)
@@ -19,7 +21,13 @@ rm -f "$work"/*.log "$work"/ptxas-*.txt # no stale results from an earlier run
 quick_only=0
 [ "${1:-}" = "--quick" ] && quick_only=1
 failed=""
+deadline=$((SECONDS + ${TWINS_DEADLINE:-540}))
 note() { printf '=== %s\n' "$*"; }
+# budget SECONDS: SECONDS, or what is left before the deadline if that is less.
+budget() {
+    local left=$((deadline - SECONDS))
+    [ "$left" -lt "$1" ] && echo "$left" || echo "$1"
+}
 
 nvcc="${NVCC:-$(command -v nvcc || true)}"
 if [ -z "$nvcc" ]; then
@@ -43,11 +51,11 @@ fi
 # build NAME ARCH-FLAGS EXTRA-LIBS: with cuBLAS, or without it if -lcublas does not link.
 build() {
     local name="$1" arch="$2" libs="$3" log="$work/build-$1.log"
-    if timeout 240 "$nvcc" -O3 -std=c++17 $arch -Xptxas -v -o "$work/$name" "$here/$name.cu" -lcublas $libs \
-        >"$log" 2>&1; then
+    if timeout "$(budget 180)" "$nvcc" -O3 -std=c++17 $arch -Xptxas -v -o "$work/$name" "$here/$name.cu" -lcublas \
+        $libs >"$log" 2>&1; then
         return 0
     fi
-    if grep -q "cublas" "$log" && timeout 240 "$nvcc" -O3 -std=c++17 $arch -DTWINS_NO_CUBLAS -Xptxas -v \
+    if grep -q "cublas" "$log" && timeout "$(budget 180)" "$nvcc" -O3 -std=c++17 $arch -DTWINS_NO_CUBLAS -Xptxas -v \
         -o "$work/$name" "$here/$name.cu" $libs >>"$log" 2>&1; then
         echo "$name: built WITHOUT cuBLAS (-lcublas did not link; see $log)"
         return 0
@@ -73,10 +81,16 @@ done
 
 # step NAME SECONDS COMMAND...: runs with a timeout, output to the screen and $work/NAME.log.
 step() {
-    local name="$1" seconds="$2"
+    local name="$1" seconds
+    seconds="$(budget "$2")"
     shift 2
+    if [ "$seconds" -lt 15 ]; then
+        echo "=== $name: SKIPPED (the ${TWINS_DEADLINE:-540} s deadline is reached)" | tee "$work/$name.log"
+        failed="$failed $name"
+        return
+    fi
     note "$name"
-    timeout --kill-after=10 "$seconds" "$@" 2>&1 | tee "$work/$name.log"
+    timeout --kill-after=5 "$seconds" "$@" 2>&1 | tee "$work/$name.log"
     local rc="${PIPESTATUS[0]}"
     if [ "$rc" -ne 0 ]; then
         [ "$rc" -eq 124 ] && echo "--- $name: TIMED OUT after $seconds s" | tee -a "$work/$name.log"
@@ -89,7 +103,7 @@ python_ok=0
 python3 -c "import torch; assert torch.cuda.is_available()" >/dev/null 2>&1 && python_ok=1
 [ "$python_ok" = 1 ] || note "python3 with a CUDA torch not found: the torch baselines are skipped"
 
-for name in $built; do step "$name-quick" 150 "$work/$name" --quick; done
+for name in $built; do step "$name-quick" 90 "$work/$name" --quick; done
 if [ "$quick_only" = 0 ]; then
     for name in $built; do
         flags=""
@@ -98,15 +112,15 @@ if [ "$quick_only" = 0 ]; then
             echo "=== gemm_tc: the cluster variants failed in --quick; the full run leaves them out (--no-cluster)"
             flags="--no-cluster"
         fi
-        step "$name-full" 200 "$work/$name" $flags
+        step "$name-full" 150 "$work/$name" $flags
     done
     if [ "$python_ok" = 1 ]; then
-        step patterns_torch 150 python3 "$python_dir/patterns_torch.py"
-        step gemm_torch 120 python3 "$python_dir/gemm_torch.py"
+        step patterns_torch 120 python3 "$python_dir/patterns_torch.py"
+        step gemm_torch 90 python3 "$python_dir/gemm_torch.py"
     fi
 elif [ "$python_ok" = 1 ]; then
-    step patterns_torch-quick 120 python3 "$python_dir/patterns_torch.py" --quick
-    step gemm_torch-quick 120 python3 "$python_dir/gemm_torch.py" --quick
+    step patterns_torch-quick 90 python3 "$python_dir/patterns_torch.py" --quick
+    step gemm_torch-quick 90 python3 "$python_dir/gemm_torch.py" --quick
 fi
 
 echo
