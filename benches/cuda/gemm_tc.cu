@@ -259,7 +259,9 @@ __device__ __forceinline__ void fence_accumulators(float (&d)[N]) {
 //   the B tile. Each loads its A tile and rows [r BN/2, r BN/2 + BN/2) of B with
 //   the multicast form of the TMA load (both CTAs receive them at the same
 //   offset, and both CTAs' full[s] get the bytes: each still expects the whole
-//   stage). empty[s] then counts the releases of both CTAs (8 x CONSUMERS
+//   stage). No box starts outside its tensor: a second tile wholly below M
+//   loads the tile above it, a B part wholly right of N starts at row N - 1
+//   (neither is ever stored). empty[s] then counts the releases of both CTAs (8 x CONSUMERS
 //   arrivals): every consumer warp's lane 0 also arrives on the peer's empty[s]
 //   (mapa + mbarrier.arrive.shared::cluster). A cluster barrier follows the
 //   barrier initialisation and precedes the exit.
@@ -418,9 +420,12 @@ __global__ void __launch_bounds__(WgmmaConfig<CONSUMERS, BN>::THREADS, 1)
                     const uint32_t a_dst = ring + s * Cfg::STAGE_BYTES, b_dst = a_dst + Cfg::A_BYTES;
                     mbar_arrive_expect_tx(smem_u32(&full[s]), Cfg::STAGE_BYTES);
                     tma_load_2d(a_dst, &map_a, smem_u32(&full[s]), kb * WG_BK, tile_m * BM);
+                    // A B part wholly right of N (the last tile column) loads from row N - 1 instead:
+                    // those columns of C are never stored.
                     if constexpr (CLUSTER > 1)
                         tma_load_2d_multicast(b_dst + rank * B_PART_ROWS * 128, &map_b, smem_u32(&full[s]), kb * WG_BK,
-                                              tile_n * BN + rank * B_PART_ROWS, (uint16_t)((1u << CLUSTER) - 1));
+                                              min(tile_n * BN + (int)rank * B_PART_ROWS, n - 1),
+                                              (uint16_t)((1u << CLUSTER) - 1));
                     else
                         tma_load_2d(b_dst, &map_b, smem_u32(&full[s]), kb * WG_BK, tile_n * BN);
                     if (++s == WG_STAGES) {
