@@ -65,10 +65,11 @@ typedef __nv_bfloat16 bf16;
 //   offset, and both CTAs' full[s] get the bytes: each still expects the whole
 //   stage). No box starts outside its tensor: a second tile wholly below M
 //   loads the tile above it, a B part wholly right of N starts at row N - 1
-//   (neither is ever stored). empty[s] then counts the releases of both CTAs (8 x CONSUMERS
-//   arrivals): every consumer warp's lane 0 also arrives on the peer's empty[s]
-//   (mapa + mbarrier.arrive.shared::cluster). A cluster barrier follows the
-//   barrier initialisation and precedes the exit.
+//   (neither is ever stored). empty[s] then counts the releases of both CTAs
+//   (8 x CONSUMERS arrivals): every consumer warp's lane 0 also arrives on the
+//   peer's empty[s] (mapa + mbarrier.arrive.shared::cluster). A cluster barrier
+//   follows the barrier initialisation and precedes the exit. The grid is
+//   2 x the clusters that fit at once (cudaOccupancyMaxActiveClusters).
 
 constexpr int WG_BK = 64;
 constexpr int WG_STAGES = 4;
