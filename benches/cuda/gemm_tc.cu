@@ -433,7 +433,8 @@ int main(int argc, char** argv) {
         bench_problem(problem(520, 777, 333), true, sms, 0, stream, handle, hopper, clusters_on);
         bench_problem(problem(128, 256, 64), true, sms, 0, stream, handle, hopper, clusters_on);
         bench_problem(problem(1, 1, 1), true, sms, 0, stream, handle, hopper, clusters_on);
-        bench_problem(problem(1000, 1100, 700), true, sms, 3, stream, handle, hopper, clusters_on);  // 3 CTAs loop over the tiles
+        // A persistent grid of 3 CTAs (1 cluster), each looping over many tiles.
+        bench_problem(problem(1000, 1100, 700), true, sms, 3, stream, handle, hopper, clusters_on);
     } else {
         bench_problem(problem(8192, 8192, 8192), false, sms, 0, stream, handle, hopper, clusters_on);
         bench_problem(problem(4096, 4096, 4096), false, sms, 0, stream, handle, hopper, clusters_on);

@@ -270,7 +270,8 @@ static void bench_sgemm(int m, int n, int k, bool quick, cudaStream_t stream, cu
                 const double g = got[(size_t)i * ldc + j], err = fabs(g - exact[e]);
                 const double bound = gamma * magnitude[e] * 1.01 + 1e-30;
                 bad.error(err);
-                if (!(err <= bound)) bad.report("C[%d][%d] = %.9g, reference %.9g (bound %.3g)", i, j, g, exact[e], bound);
+                if (!(err <= bound))
+                    bad.report("C[%d][%d] = %.9g, reference %.9g (bound %.3g)", i, j, g, exact[e], bound);
             }
             *max_error = std::max(*max_error, bad.max_error);
             return bad.ok();
@@ -283,13 +284,15 @@ static void bench_sgemm(int m, int n, int k, bool quick, cudaStream_t stream, cu
     std::vector<Case> cases = {
         {table, "sgemm 64x64x16 tiles, 4x4 per thread", size, flops, true, nullptr,
          [&] {
-             sgemm_4x4<<<dim3(ceil_div(n, S4_BN), ceil_div(m, S4_BM)), 256, 0, stream>>>(a, b, c, m, n, k, lda, ldb, ldc);
+             const dim3 grid(ceil_div(n, S4_BN), ceil_div(m, S4_BM));
+             sgemm_4x4<<<grid, 256, 0, stream>>>(a, b, c, m, n, k, lda, ldb, ldc);
              CHECK(cudaGetLastError());
          },
          check("sgemm_4x4"), poison_c},
         {table, "sgemm 128x128x8 tiles, 8x8 per thread", size, flops, true, nullptr,
          [&] {
-             sgemm_8x8<<<dim3(ceil_div(n, S8_BN), ceil_div(m, S8_BM)), 256, 0, stream>>>(a, b, c, m, n, k, lda, ldb, ldc);
+             const dim3 grid(ceil_div(n, S8_BN), ceil_div(m, S8_BM));
+             sgemm_8x8<<<grid, 256, 0, stream>>>(a, b, c, m, n, k, lda, ldb, ldc);
              CHECK(cudaGetLastError());
          },
          check("sgemm_8x8"), poison_c},

@@ -112,7 +112,8 @@ __global__ void __launch_bounds__(MS_THREADS, 1)
                 ldmatrix_x4(af[i], sa + swizzled(wm * 64 + i * 16 + lane % 16, 2 * kk + lane / 16));
 #pragma unroll
             for (int p = 0; p < 4; ++p)
-                ldmatrix_x4(bfr[p], sb + swizzled(wn * 64 + p * 16 + 8 * (lane / 16) + lane % 8, 2 * kk + (lane / 8) % 2));
+                ldmatrix_x4(bfr[p],
+                            sb + swizzled(wn * 64 + p * 16 + 8 * (lane / 16) + lane % 8, 2 * kk + (lane / 8) % 2));
 #pragma unroll
             for (int i = 0; i < 4; ++i)
 #pragma unroll

@@ -18,7 +18,8 @@
 constexpr int SCAN_THREADS = 256, SCAN_ITEMS = 16, SCAN_TILE = SCAN_THREADS * SCAN_ITEMS;
 constexpr int SUMS_THREADS = 1024;  // the single block that scans the tile sums
 
-__device__ __forceinline__ void load_tile_items(const uint32_t* __restrict__ in, int n, int tile, uint32_t (&v)[SCAN_ITEMS]) {
+__device__ __forceinline__ void load_tile_items(const uint32_t* __restrict__ in, int n, int tile,
+                                                uint32_t (&v)[SCAN_ITEMS]) {
     const int first = tile * SCAN_TILE + threadIdx.x * SCAN_ITEMS;
     if (first + SCAN_ITEMS <= n) {
         const uint4* src = reinterpret_cast<const uint4*>(in + first);
@@ -33,12 +34,14 @@ __device__ __forceinline__ void load_tile_items(const uint32_t* __restrict__ in,
     }
 }
 
-__device__ __forceinline__ void store_tile_items(uint32_t* __restrict__ out, int n, int tile, const uint32_t (&v)[SCAN_ITEMS]) {
+__device__ __forceinline__ void store_tile_items(uint32_t* __restrict__ out, int n, int tile,
+                                                 const uint32_t (&v)[SCAN_ITEMS]) {
     const int first = tile * SCAN_TILE + threadIdx.x * SCAN_ITEMS;
     if (first + SCAN_ITEMS <= n) {
         uint4* dst = reinterpret_cast<uint4*>(out + first);
 #pragma unroll
-        for (int q = 0; q < SCAN_ITEMS / 4; ++q) dst[q] = make_uint4(v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]);
+        for (int q = 0; q < SCAN_ITEMS / 4; ++q)
+            dst[q] = make_uint4(v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]);
     } else {
 #pragma unroll
         for (int i = 0; i < SCAN_ITEMS; ++i)
