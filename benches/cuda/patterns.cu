@@ -331,7 +331,11 @@ static void bench_conv(int h, int w, bool quick, cudaStream_t stream) {
     CHECK(cudaMalloc(&out, cells * 4));
     const double gamma = gamma_n(25);
     Case c{"5x5 convolution and layer norm, f32 (issue #20)",
-           "conv2d 5x5, 32x32 tile + halo in shared, 4 outputs a thread", std::to_string(h) + " x " + std::to_string(w), 2.0 * cells * 4, false, nullptr,
+           "conv2d 5x5, 32x32 tile + halo in shared, 4 outputs a thread",
+           std::to_string(h) + " x " + std::to_string(w),
+           2.0 * cells * 4,
+           false,
+           nullptr,
            [&] {
                conv2d_5x5<<<grid, dim3(32, 8), 0, stream>>>(in, out, h, w, filter);
                CHECK(cudaGetLastError());
