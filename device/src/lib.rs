@@ -46,7 +46,9 @@ pub mod entry;
 mod launch_scope;
 pub mod matrix_u32;
 pub mod neighbourhood;
+pub mod race_check;
 mod slice2d;
+pub mod thread_owner;
 
 pub use atomic::{AtomicElement, DeviceAtomic};
 pub use copy::DeviceCopy;

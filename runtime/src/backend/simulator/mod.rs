@@ -12,7 +12,8 @@
 //!   synchronisation between the legacy default stream and blocking streams;
 //! - events ([`event`]): completion and real timestamps, recorded in stream order;
 //! - kernels ([`executor`]): every thread of a block is a coroutine, so
-//!   barriers and warp shuffles are real; blocks run in parallel on the cores;
+//!   barriers and warp shuffles are real; blocks run in parallel on the
+//!   cores; a [`race_check`] finds data races between threads, when asked;
 //! - robustness: a [`watchdog`] fails blocks that make no progress, and
 //!   [`signals`] stops threads that overflow their stack or loop without
 //!   device calls; both read their [`settings`] from the environment.
@@ -30,6 +31,7 @@ pub(crate) mod executor;
 pub(crate) mod graph;
 pub(crate) mod memory;
 pub(crate) mod peer;
+pub(crate) mod race_check;
 pub(crate) mod settings;
 pub(crate) mod signals;
 pub(crate) mod stream;
