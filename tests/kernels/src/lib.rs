@@ -8,6 +8,8 @@
 //!   simulator's reports ([`panic_if`], [`divergent_barrier`], ...);
 //! - [`attacks`]: kernels that misuse the device API on purpose, as a
 //!   hostile reviewer would, for the attack tests;
+//! - [`races`]: kernels with data races on purpose (through `unsafe`), for
+//!   the simulator's race detector;
 //! - [`classic`]: the five classic CUDA kernels of the kernel benchmark.
 //!
 //! The tutorials' kernels (`add_kernel`, `saxpy`, `fill`, `busy`) are in
@@ -25,6 +27,7 @@ pub mod attacks;
 pub mod classic;
 mod faults;
 mod features;
+pub mod races;
 
 pub use faults::*;
 pub use features::*;

@@ -247,9 +247,13 @@ impl LaunchRaces {
         let why = if earlier.block != stamp.block {
             "threads of different blocks are not ordered within a launch (no barrier spans the grid): give each element one writer, or use atomics".to_string()
         } else {
+            let when = match stamp.interval {
+                0 => "before the block's first barrier".to_string(),
+                n => format!("after the block's barrier number {n}"),
+            };
             format!(
-                "no barrier (sync_threads() or a phase token's sync()) or warp operation of both threads lies between the two accesses (both in barrier interval {}, after {} barriers of the block)",
-                stamp.interval, stamp.interval
+                "no barrier (sync_threads() or a phase token's sync()) or warp operation of both threads lies between the two accesses (both in barrier interval {}, {when})",
+                stamp.interval
             )
         };
         format!(
