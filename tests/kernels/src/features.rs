@@ -8,7 +8,9 @@ use gpu_device::warp::{
 };
 use gpu_device::AtomicElement;
 
+mod scan;
 mod shapes;
+pub use scan::{block_scan, SCAN_BLOCK};
 pub use shapes::{matrix_read, shaped_fill, transposed_row_sums};
 
 /// Writes each thread's coordinates at its `thread_index_3d()`: the witness's

@@ -30,8 +30,10 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 /// scheduler, reused.
 #[derive(Default)]
 pub(super) struct Scratch {
-    coroutines: Vec<Option<SimCoroutine>>,
-    traps: Vec<Option<CoroutineTrapHandler<Finish>>>,
+    /// The block's fibers and their trap handlers (`None` once finished).
+    fibers: Vec<Option<(SimCoroutine, CoroutineTrapHandler<Finish>)>>,
+    /// Per thread, the fiber that runs it ([`NO_FIBER`] before it starts).
+    fiber_of: Vec<u32>,
     status: Vec<ThreadState>,
     round: Vec<u32>,
     next: Vec<u32>,
@@ -69,6 +71,8 @@ pub(super) fn run_block(
             .collect(),
         shared,
         dynamic,
+        next_unstarted: Cell::new(0),
+        current: Cell::new(0),
         panic: Cell::new(None),
         worker,
         signals: BlockSignals::new(worker, launch.kernel, launch.stack_bytes),
@@ -105,9 +109,9 @@ pub(super) fn run_block(
     let result = state
         .signals
         .watch(|| schedule(&state, &threads, &params, count, scratch));
-    // The coroutines borrow `state`, `threads` and `params`: none outlives
-    // this call (dropping an unfinished one unwinds it first).
-    scratch.coroutines.clear();
+    // The fibers borrow `state`, `threads` and `params`: none outlives this
+    // call (dropping an unfinished one unwinds it first).
+    scratch.fibers.clear();
     simulation::leave();
     result.map_err(|(t, what)| {
         let [x, y, z] = threads[t].thread_idx;
@@ -118,8 +122,15 @@ pub(super) fn run_block(
     })
 }
 
-/// Makes the block's coroutines and runs them to the end; on failure the
-/// thread that failed and what happened.
+/// Runs the block's threads to the end; on failure the thread that failed
+/// and what happened.
+///
+/// Threads run on fibers (coroutines with a stack each): a fiber runs a
+/// thread, and when the thread finishes without suspending it runs the
+/// next thread not yet started on the same stack, so a kernel without
+/// barriers or warp operations runs its block on one fiber, a thread after
+/// the other, with no switch between them. A thread that suspends keeps its
+/// fiber until it finishes; the round goes on with a new fiber.
 fn schedule(
     state: &BlockState<'_>,
     threads: &[SimulatedThread<'_>],
@@ -129,72 +140,60 @@ fn schedule(
 ) -> Result<(), (usize, String)> {
     let stack_bytes = state.launch.stack_bytes;
     let Scratch {
-        coroutines,
-        traps,
+        fibers,
+        fiber_of,
         status,
         round,
         next,
     } = scratch;
-    coroutines.clear();
-    traps.clear();
-    for t in 0..count {
-        let (call, params) = (state.launch.call, params.as_ptr() as usize);
-        let slot = &state.yielders[t];
-        let body = move |yielder: &Yielder<(), Suspend>, ()| -> Finish {
-            slot.set(yielder as *const Yielder<(), Suspend>);
-            let outcome = state.signals.kernel_code(|| {
-                catch_unwind(AssertUnwindSafe(|| {
-                    // SAFETY: the parameter copies outlive the block, and
-                    // the call runs as a simulated thread (the scheduler
-                    // made it current).
-                    unsafe { call(params as *const *mut c_void) }
-                }))
-            });
-            match outcome {
-                Ok(()) => Finish::Returned,
-                Err(payload) => {
-                    state.panic.replace(Some(panic_message(&*payload)));
-                    Finish::Panicked
-                }
-            }
-        };
-        let stack = take_stack(stack_bytes).map_err(|e| (t, e))?;
-        // SAFETY: the coroutine borrows `state`, `threads` and `params`, which
-        // live until `run_block` returns; the caller clears `coroutines`
-        // (finishing or unwinding every coroutine) before that.
-        let coroutine = unsafe { Coroutine::with_stack_unchecked(stack, body) };
-        traps.push(Some(coroutine.trap_handler()));
-        coroutines.push(Some(coroutine));
-    }
+    fibers.clear();
+    fiber_of.clear();
+    fiber_of.resize(count, NO_FIBER);
     status.clear();
     status.resize(count, ThreadState::Ready);
     round.clear();
     round.extend(0..count as u32);
+    state.next_unstarted.set(0);
     let mut waiting = Waiting::default();
     loop {
         let mut progress = false;
-        for &t in round.iter() {
-            let t = t as usize;
-            // SAFETY: `threads[t]` is thread `t` of this block of the launch,
-            // made by `run_block` from the block's and the launch's
-            // coordinates (unique in the launch, within its extents, with a
-            // serial of its own), and `state` is this block's own state
-            // (`BlockState` implements the block's services as `Block`
-            // requires). It stays current until the next `enter`, and
-            // `run_block` leaves it before the threads go.
-            unsafe { simulation::enter(&threads[t]) };
-            let coroutine = coroutines[t].as_mut().expect("ready threads run");
-            let trap = traps[t].expect("made with the coroutine");
-            let outcome = state.signals.resume(trap, || coroutine.resume(()));
-            status[t] = match outcome {
+        for position in 0..round.len() {
+            let t = round[position] as usize;
+            if status[t] != ThreadState::Ready {
+                // Run (and suspended, or finished) by a fiber earlier in the round.
+                continue;
+            }
+            if fiber_of[t] == NO_FIBER {
+                debug_assert_eq!(state.next_unstarted.get(), t, "threads start in order");
+                fiber_of[t] = fibers.len() as u32;
+                let fiber = new_fiber(state, threads, params, stack_bytes).map_err(|e| (t, e))?;
+                fibers.push(Some(fiber));
+            }
+            let fiber = fiber_of[t] as usize;
+            let (coroutine, trap) = fibers[fiber]
+                .as_mut()
+                .expect("a suspended thread's fiber lives");
+            let outcome = state.signals.resume(*trap, || coroutine.resume(()));
+            // The fiber ran `t`, finished every thread up to `current`, and
+            // stopped in `current`.
+            let current = state.current.get();
+            for finished in t..current {
+                status[finished] = ThreadState::Done;
+            }
+            waiting.done += current - t;
+            fiber_of[current] = fiber as u32;
+            progress |= current > t;
+            let new = match outcome {
                 CoroutineResult::Yield(Suspend::Yield) => {
                     // A thread that yielded after atomics may be spinning:
                     // here the watchdog's verdict is read.
                     if state.worker.stalled() {
-                        return Err((t, stalled(status, coroutines, t, threads)));
+                        let started =
+                            |t: usize| fiber_of[t] != NO_FIBER || status[t] == ThreadState::Done;
+                        return Err((current, stalled(status, &started, current, threads)));
                     }
-                    next.push(t as u32);
-                    ThreadState::Ready
+                    next.push(current as u32);
+                    ThreadState::Yielded
                 }
                 CoroutineResult::Yield(Suspend::Barrier(id)) => {
                     progress = true;
@@ -209,21 +208,24 @@ fn schedule(
                 CoroutineResult::Return(Finish::Returned) => {
                     progress = true;
                     waiting.done += 1;
-                    let finished = coroutines[t].take().expect("just resumed");
+                    let (finished, _) = fibers[fiber].take().expect("just resumed");
                     give_stack(finished.into_stack());
                     ThreadState::Done
                 }
                 CoroutineResult::Return(Finish::Panicked) => {
                     let message = state.panic.take().unwrap_or_default();
-                    return Err((t, format!("panicked: {message}")));
+                    return Err((current, format!("panicked: {message}")));
                 }
                 CoroutineResult::Return(Finish::Interrupted(Interrupt::StackOverflow)) => {
-                    return Err((t, stack_overflow(stack_bytes)));
+                    return Err((current, stack_overflow(stack_bytes)));
                 }
                 CoroutineResult::Return(Finish::Interrupted(Interrupt::Stalled)) => {
-                    return Err((t, stalled(status, coroutines, t, threads)));
+                    let started =
+                        |t: usize| fiber_of[t] != NO_FIBER || status[t] == ThreadState::Done;
+                    return Err((current, stalled(status, &started, current, threads)));
                 }
             };
+            status[current] = new;
         }
         // Progress for the watchdog: a thread reached a barrier or warp
         // operation, or finished.
@@ -235,10 +237,71 @@ fn schedule(
             return Ok(());
         }
         std::mem::swap(round, next);
+        for &t in round.iter() {
+            status[t as usize] = ThreadState::Ready;
+        }
         if let Err((thread, reason)) = release(state, status, &mut waiting, round, count) {
             return Err((thread, reason));
         }
     }
+}
+
+/// No fiber runs the thread (yet).
+const NO_FIBER: u32 = u32::MAX;
+
+/// A fiber for the block's threads not started yet (see [`schedule`]), and
+/// its trap handler.
+fn new_fiber(
+    state: &BlockState<'_>,
+    threads: &[SimulatedThread<'_>],
+    params: &[*mut c_void],
+    stack_bytes: usize,
+) -> Result<(SimCoroutine, CoroutineTrapHandler<Finish>), String> {
+    let (call, params) = (state.launch.call, params.as_ptr() as usize);
+    let threads = threads.as_ptr() as usize;
+    let count = state.yielders.len();
+    let body = move |yielder: &Yielder<(), Suspend>, ()| -> Finish {
+        let threads = threads as *const SimulatedThread<'_>;
+        loop {
+            let t = state.next_unstarted.get();
+            state.next_unstarted.set(t + 1);
+            state.current.set(t);
+            state.yielders[t].set(yielder as *const Yielder<(), Suspend>);
+            // SAFETY: `t < count` (the fiber runs only while threads are
+            // left, below); `threads[t]` is thread `t` of this block of the
+            // launch, made by `run_block` from the block's and the launch's
+            // coordinates (unique in the launch, within its extents, with a
+            // serial of its own), and `state` is this block's own state
+            // (`BlockState` implements the block's services as `Block`
+            // requires). It stays current until the next `enter`, and
+            // `run_block` leaves it before the threads go.
+            unsafe { simulation::enter(&*threads.add(t)) };
+            let outcome = state.signals.kernel_code(|| {
+                catch_unwind(AssertUnwindSafe(|| {
+                    // SAFETY: the parameter copies outlive the block, and
+                    // the call runs as simulated thread `t` (made current
+                    // above, and again at each resume by `suspend`).
+                    unsafe { call(params as *const *mut c_void) }
+                }))
+            });
+            if let Err(payload) = outcome {
+                state.panic.replace(Some(panic_message(&*payload)));
+                return Finish::Panicked;
+            }
+            // The next thread, if one is left to start and the scheduler
+            // is not yet past it (it starts them in order).
+            if state.next_unstarted.get() >= count {
+                return Finish::Returned;
+            }
+        }
+    };
+    let stack = take_stack(stack_bytes)?;
+    // SAFETY: the coroutine borrows `state`, `threads` and `params`, which
+    // live until `run_block` returns; `run_block` clears the fibers
+    // (finishing or unwinding every one) before that.
+    let coroutine = unsafe { Coroutine::with_stack_unchecked(stack, body) };
+    let trap = coroutine.trap_handler();
+    Ok((coroutine, trap))
 }
 
 /// How many threads of the block wait where, or have finished.
@@ -425,6 +488,10 @@ struct BlockState<'a> {
     shared: &'a RefCell<SharedMemory>,
     /// The dynamic shared memory and the launch's size of it.
     dynamic: (*mut u8, usize),
+    /// The first thread no fiber has started.
+    next_unstarted: Cell<usize>,
+    /// The thread the fiber that ran last was running when it stopped.
+    current: Cell<usize>,
     /// The message of the thread that panicked.
     panic: Cell<Option<String>>,
     /// The watchdog's record of this OS thread, for progress.
@@ -436,12 +503,18 @@ struct BlockState<'a> {
 }
 
 impl BlockState<'_> {
+    /// Suspends `thread` (running now) until the scheduler resumes it, and
+    /// makes it the current thread again then.
     fn suspend(&self, thread: &SimulatedThread<'_>, why: Suspend) {
         let yielder = self.yielders[thread.linear as usize].get();
-        // SAFETY: set by the thread's coroutine when it started; the thread is
-        // running inside that coroutine now.
+        // SAFETY: set by the fiber when it started the thread; the thread is
+        // running on that fiber now.
         self.signals
             .runtime_code(|| unsafe { &*yielder }.suspend(why));
+        // SAFETY: `thread` was current when it suspended (the scheduler's
+        // contract of `enter`, see `new_fiber`), and is again.
+        unsafe { simulation::enter(thread) };
+        self.current.set(thread.linear as usize);
     }
 
     /// Checks and records an access for the race detector.

@@ -9,6 +9,8 @@ use corosensei::Coroutine;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum ThreadState {
     Ready,
+    /// Let the others run (after atomics): ready in the next round.
+    Yielded,
     /// At barrier `id` (0: `sync_threads`, 1: the phase token's `sync`).
     AtBarrier(u32),
     AtWarp(u32),
