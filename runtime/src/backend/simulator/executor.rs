@@ -19,12 +19,15 @@
 //! (`GPU_SIM_STACK_BYTES`) fails it too ([`super::signals`]).
 
 mod block;
+mod context;
 mod failures;
 mod pool;
+mod rounds;
 mod shared_memory;
 mod stacks;
 mod thread_state;
 
+pub(crate) use context::{switch_restore, SavedContext, StackBounds};
 pub(crate) use pool::parallelism;
 
 use super::super::{DriverError, GraphNodeKind, KernelLaunch, StreamHandle};
@@ -34,7 +37,7 @@ use super::settings::settings;
 use super::signals;
 use super::stream;
 use super::watchdog;
-use block::{run_block, Scratch};
+use block::run_block;
 use pool::pool;
 use shared_memory::with_shared_memory;
 use std::ffi::c_void;
@@ -222,29 +225,26 @@ impl Launch {
         // that many small blocks do not meet at the counter for each one.
         let chunk = (total / (parallelism() as u64 * 8)).clamp(1, 64);
         let worker = watchdog::current_worker();
-        with_shared_memory(|shared| {
-            let mut scratch = Scratch::default();
-            loop {
-                let first = self.next_block.fetch_add(chunk, Ordering::Relaxed);
-                for block in first..(first + chunk).min(total) {
-                    if self.failed.load(Ordering::Relaxed) {
-                        return;
-                    }
-                    worker.start_block();
-                    let outcome = run_block(self, block, &worker, shared, &mut scratch);
-                    worker.end_block();
-                    if let Err(message) = outcome {
-                        self.failed.store(true, Ordering::Relaxed);
-                        self.failure
-                            .lock()
-                            .unwrap_or_else(|e| e.into_inner())
-                            .get_or_insert(message);
-                        return;
-                    }
-                }
-                if first + chunk >= total {
+        with_shared_memory(|shared| loop {
+            let first = self.next_block.fetch_add(chunk, Ordering::Relaxed);
+            for block in first..(first + chunk).min(total) {
+                if self.failed.load(Ordering::Relaxed) {
                     return;
                 }
+                worker.start_block();
+                let outcome = run_block(self, block, &worker, shared);
+                worker.end_block();
+                if let Err(message) = outcome {
+                    self.failed.store(true, Ordering::Relaxed);
+                    self.failure
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .get_or_insert(message);
+                    return;
+                }
+            }
+            if first + chunk >= total {
+                return;
             }
         })
     }
