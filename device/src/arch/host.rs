@@ -200,6 +200,7 @@ fn outside_kernel(function: &str) -> ! {
     )
 }
 
+#[inline(always)]
 #[track_caller]
 fn current<R>(function: &str, f: impl FnOnce(&SimulatedThread<'_>) -> R) -> R {
     simulation::with(|t| match t {
@@ -268,22 +269,27 @@ pub(crate) unsafe fn assume(condition: bool) {
     debug_assert!(condition, "an assumed fact is false");
 }
 
+#[inline]
 pub(crate) fn thread_idx() -> [u32; 3] {
     current("thread_idx", |t| t.thread_idx)
 }
 
+#[inline]
 pub(crate) fn block_idx() -> [u32; 3] {
     current("block_idx", |t| t.block_idx)
 }
 
+#[inline]
 pub(crate) fn block_dim() -> [u32; 3] {
     current("block_dim", |t| t.block_dim)
 }
 
+#[inline]
 pub(crate) fn grid_dim() -> [u32; 3] {
     current("grid_dim", |t| t.grid_dim)
 }
 
+#[inline]
 pub(crate) fn lane_id() -> u32 {
     current("warp::lane_id", |t| t.linear % 32)
 }
@@ -293,6 +299,7 @@ pub(crate) const THREADS_BARRIER: u32 = 0;
 /// The barrier of the shared-memory phase token (`Block::sync`).
 pub(crate) const PHASE_BARRIER: u32 = 1;
 
+#[inline]
 pub(crate) fn barrier(id: u32) {
     let name = if id == PHASE_BARRIER {
         "shared::Block::sync"

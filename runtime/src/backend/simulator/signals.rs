@@ -65,9 +65,11 @@ pub(crate) struct BlockSignals {
     kernel: &'static str,
     /// Likewise.
     stack_bytes: usize,
-    /// The stack of the simulated thread's context running now, if any
-    /// (`None` while the scheduler runs).
-    running: Cell<Option<StackBounds>>,
+    /// The top of the stack of the simulated thread's context running now
+    /// (0 while the scheduler runs).
+    running: Cell<usize>,
+    /// The size of the block's stacks, guard page included (all alike).
+    stack_span: Cell<usize>,
     /// Whether that context runs kernel code (see the module docs).
     kernel_code: Cell<bool>,
     /// The scheduler's saved context, where a stopped thread goes on.
@@ -89,7 +91,8 @@ impl BlockSignals {
             worker,
             kernel,
             stack_bytes,
-            running: Cell::new(None),
+            running: Cell::new(0),
+            stack_span: Cell::new(0),
             kernel_code: Cell::new(false),
             scheduler: Cell::new(0),
             interrupted: Cell::new(None),
@@ -110,17 +113,26 @@ impl BlockSignals {
         f()
     }
 
-    /// The context about to run has `stack` (`None`: the scheduler). Set
-    /// before each switch.
-    #[inline]
-    pub(crate) fn running(&self, stack: Option<StackBounds>) {
-        self.running.set(stack);
+    /// The context about to run has the stack whose top is `stack_top` (0:
+    /// the scheduler). Set before each switch.
+    #[inline(always)]
+    pub(crate) fn running(&self, stack_top: usize) {
+        self.running.set(stack_top);
         compiler_fence(SeqCst);
+    }
+
+    /// Notes the size of the block's stacks (`stack` is one of them).
+    pub(crate) fn stacks_like(&self, stack: StackBounds) {
+        self.stack_span.set(stack.base - stack.limit);
     }
 
     /// The stack of the context running now, if a thread's.
     pub(crate) fn running_stack(&self) -> Option<StackBounds> {
-        self.running.get()
+        let base = self.running.get();
+        (base != 0).then(|| StackBounds {
+            limit: base - self.stack_span.get(),
+            base,
+        })
     }
 
     /// Where the scheduler's context is saved (its `switch` writes it).

@@ -2,7 +2,7 @@
 //! services they ask of their block ([`Block`]). How the threads take turns
 //! is [`super::rounds`].
 
-use super::context::{SavedContext, StackBounds};
+use super::context::SavedContext;
 use super::rounds::Waiting;
 use super::shared_memory::SharedMemory;
 use super::stacks::give_stack;
@@ -62,7 +62,7 @@ pub(super) fn run_block(
         threads: Cell::new(std::ptr::null()),
         params: Cell::new(params.as_ptr() as usize),
         contexts: cells(count),
-        stack_of: (0..count).map(|_| Cell::new(None)).collect(),
+        stack_of: cells(count),
         status: (0..count).map(|_| Cell::new(ThreadState::Ready)).collect(),
         exchanges: (0..count).map(|_| Cell::new(0)).collect(),
         warp_values: (0..count.div_ceil(32))
@@ -143,8 +143,9 @@ pub(super) struct BlockState<'a> {
     pub(super) params: Cell<usize>,
     /// Per thread: its saved context while it is stopped.
     pub(super) contexts: Vec<Cell<SavedContext>>,
-    /// Per thread: the stack of the fiber that runs it, once started.
-    pub(super) stack_of: Vec<Cell<Option<StackBounds>>>,
+    /// Per thread: the top of the stack of the fiber that runs it, once
+    /// started (0 before).
+    pub(super) stack_of: Vec<Cell<usize>>,
     /// Per thread: where it is.
     pub(super) status: Vec<Cell<ThreadState>>,
     /// Per thread: how many warp exchanges it has made (to pick a buffer).

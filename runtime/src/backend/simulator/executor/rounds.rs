@@ -89,7 +89,7 @@ impl BlockState<'_> {
     /// What the watchdog reports of the block, `current` running.
     fn stall_report(&self, current: usize) -> String {
         let status: Vec<ThreadState> = self.status.iter().map(Cell::get).collect();
-        let started = |t: usize| self.stack_of[t].get().is_some() || status[t] == ThreadState::Done;
+        let started = |t: usize| self.stack_of[t].get() != 0 || status[t] == ThreadState::Done;
         stalled(&status, &started, current, self.threads())
     }
 
@@ -100,6 +100,7 @@ impl BlockState<'_> {
     /// # Safety
     /// `save` is the running context's slot (a thread's, the scheduler's,
     /// or a finished fiber's that nothing resumes), on this block's OS thread.
+    #[inline(always)]
     pub(super) unsafe fn run_next(&self, save: *mut SavedContext) {
         let round = self.round.as_ptr();
         loop {
@@ -115,32 +116,30 @@ impl BlockState<'_> {
                 // Run earlier in the round by a fiber that went on to it.
                 continue;
             }
-            match self.stack_of[t].get() {
-                Some(stack) => {
-                    self.signals.running(Some(stack));
-                    // SAFETY: thread `t` is suspended (its status is Ready
-                    // and it has a fiber: it stopped, and was released),
-                    // its context saved by its own `switch`.
-                    return unsafe { context::switch(save, self.contexts[t].get()) };
-                }
-                None => {
-                    let stack = match take_stack(self.launch.stack_bytes) {
-                        Ok(stack) => stack,
-                        Err(message) => {
-                            self.failure.set(Some((t, Failure::NoStack(message))));
-                            return self.to_scheduler(save);
-                        }
-                    };
-                    let bounds = StackBounds::of(&stack);
-                    self.stacks.borrow_mut().push(stack);
-                    self.signals.running(Some(bounds));
-                    // SAFETY: the stack is the block's (kept in `stacks`
-                    // until the block ends) and used by this fiber only;
-                    // `fiber_main` lives in `schedule`'s frame, for the
-                    // block, and never returns.
-                    return unsafe { context::start(bounds.base, self.fiber_main.get(), save) };
-                }
+            let stack = self.stack_of[t].get();
+            if stack != 0 {
+                self.signals.running(stack);
+                // SAFETY: thread `t` is suspended (its status is Ready and
+                // it has a fiber: it stopped, and was released), its
+                // context saved by its own `switch`.
+                return unsafe { context::switch(save, self.contexts[t].get()) };
             }
+            // Not started: a new fiber.
+            let stack = match take_stack(self.launch.stack_bytes) {
+                Ok(stack) => stack,
+                Err(message) => {
+                    self.failure.set(Some((t, Failure::NoStack(message))));
+                    return self.to_scheduler(save);
+                }
+            };
+            let bounds = StackBounds::of(&stack);
+            self.stacks.borrow_mut().push(stack);
+            self.signals.stacks_like(bounds);
+            self.signals.running(bounds.base);
+            // SAFETY: the stack is the block's (kept in `stacks` until the
+            // block ends) and used by this fiber only; `fiber_main` lives in
+            // `schedule`'s frame, for the block, and never returns.
+            return unsafe { context::start(bounds.base, self.fiber_main.get(), save) };
         }
     }
 
@@ -148,7 +147,7 @@ impl BlockState<'_> {
     fn to_scheduler(&self, save: *mut SavedContext) {
         let scheduler = self.signals.scheduler();
         if save != scheduler {
-            self.signals.running(None);
+            self.signals.running(0);
             // SAFETY: the scheduler saved its context when it started the
             // round and waits in that `switch`.
             unsafe { context::switch(save, scheduler.read()) };
@@ -159,7 +158,7 @@ impl BlockState<'_> {
     /// one stops (then the fiber is that thread's) or the next thread of the
     /// round is not the next unstarted one; then hands over for good.
     fn fiber(&self) -> ! {
-        let stack = self.signals.running_stack();
+        let stack = self.signals.running_stack().map_or(0, |s| s.base);
         let (call, params) = (self.launch.call, self.params.get());
         loop {
             let t = self.next_unstarted.get();
@@ -212,7 +211,7 @@ impl BlockState<'_> {
     /// scheduler for good (the thread's frames are abandoned).
     pub(super) fn fail(&self, t: usize, failure: Failure) -> ! {
         self.failure.set(Some((t, failure)));
-        self.signals.running(None);
+        self.signals.running(0);
         let mut abandoned: SavedContext = 0;
         // SAFETY: the scheduler waits in its `switch`; nothing resumes
         // `abandoned`.

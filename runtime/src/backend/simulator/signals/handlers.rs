@@ -71,7 +71,7 @@ fn running<'a>() -> Option<(&'a BlockSignals, StackBounds)> {
     // SAFETY: a non-null pointer was set by `BlockSignals::watch`, whose
     // `self` outlives the call that set it, and is reset when it ends.
     let block = unsafe { BLOCK.with(Cell::get).as_ref() }?;
-    Some((block, block.running.get()?))
+    Some((block, block.running_stack()?))
 }
 
 /// `SIGSEGV`, `SIGBUS`: a stack overflow of the running coroutine, or
@@ -139,7 +139,7 @@ unsafe fn stop(block: &BlockSignals, context: *mut c_void, why: Interrupt) {
     // What runs next is the scheduler, not kernel code: a second signal
     // leaves it alone.
     block.kernel_code.set(false);
-    block.running.set(None);
+    block.running.set(0);
     block.interrupted.set(Some(why));
     // SAFETY: the thread runs kernel code on its own stack (checked by
     // `stoppable`), which keeps no lock or allocation in progress (see the
