@@ -1,14 +1,18 @@
 //! Simulated kernel launches.
 //!
-//! Every thread of a block runs as a stackful coroutine on one OS thread. A
-//! thread that reaches `sync_threads` or a warp operation suspends; the block
-//! scheduler resumes threads until all have finished, releasing a barrier when
-//! every thread of the block waits at it and a warp operation when every lane
-//! of the warp waits at it. A barrier or warp operation that can never be
-//! released (some threads exited, or wait elsewhere) is reported, not hung
-//! on; so is a panic (an out-of-bounds index among them), with the kernel's
-//! name and the block and thread indices. Blocks run in parallel on a pool of
-//! persistent helper threads.
+//! Every thread of a block runs in an execution context of its own on one
+//! OS thread ([`context`]): a thread that reaches `sync_threads` or a warp
+//! operation stops and switches straight to the next thread of the round;
+//! between rounds the block's scheduler releases a barrier when every
+//! thread of the block waits at it and a warp operation when every lane of
+//! the warp waits at it ([`rounds`]). A barrier or warp operation that can
+//! never be released (some threads exited, or wait elsewhere) is reported,
+//! not hung on; so is a panic (an out-of-bounds index among them), with the
+//! kernel's name and the block and thread indices. Threads that finish
+//! without stopping run one after the other on one stack. Blocks run in
+//! parallel on a pool of persistent helper threads (`GPU_SIM_THREADS`, by
+//! default one per core), which take them a few at a time; each OS thread
+//! keeps its shared memory from block to block ([`shared_memory`]).
 //!
 //! A thread also hands control back every few atomic operations
 //! ([`Block::after_atomics`]), so a thread spinning on an atomic lets the other
@@ -16,7 +20,13 @@
 //! block sets finishes, as on GPUs with independent thread scheduling. A
 //! block that makes no progress for `GPU_SIM_TIMEOUT_SECS` fails its launch
 //! ([`super::watchdog`]), and a thread that overflows its stack
-//! (`GPU_SIM_STACK_BYTES`) fails it too ([`super::signals`]).
+//! (`GPU_SIM_STACK_BYTES`) fails it too ([`super::signals`]). Each simulated
+//! thread has a serial number, which the per-thread values of device code
+//! (witnesses, phase tokens) record and check (`gpu_device::thread_owner`);
+//! a launch checked for data races records its accesses
+//! ([`super::race_check`]).
+//!
+//! [`Block::after_atomics`]: gpu_device::__private::simulation::Block::after_atomics
 
 mod block;
 mod context;
