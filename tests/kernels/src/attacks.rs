@@ -212,10 +212,11 @@ pub fn keep_the_witness_maker(mut out: DisjointSlice<u32>) {
 #[kernel]
 pub fn use_a_kept_witness_maker(mut out: DisjointSlice<u32>) {
     #[cfg(not(target_arch = "nvptx64"))]
-    let kept = stash::WITNESS_MAKER.with(|m| m.borrow().as_ref().map(|make| make()));
+    let i = stash::WITNESS_MAKER
+        .with(|m| m.borrow().as_ref().map(|make| make()))
+        .unwrap_or_else(thread_index);
     #[cfg(target_arch = "nvptx64")]
-    let kept = None;
-    let i = kept.unwrap_or_else(thread_index);
+    let i = thread_index();
     if let Some(count) = out.get_mut(i) {
         *count += 1;
     }

@@ -1,7 +1,7 @@
 //! Simulated kernel launches.
 //!
 //! Every thread of a block runs in an execution context of its own on one
-//! OS thread ([`context`]): a thread that reaches `sync_threads` or a warp
+//! OS thread ([`super::context`]): a thread that reaches `sync_threads` or a warp
 //! operation stops and switches straight to the next thread of the round;
 //! between rounds the block's scheduler releases a barrier when every
 //! thread of the block waits at it and a warp operation when every lane of
@@ -29,7 +29,7 @@
 //! [`Block::after_atomics`]: gpu_device::__private::simulation::Block::after_atomics
 
 mod block;
-mod context;
+mod call;
 mod failures;
 mod pool;
 mod rounds;
@@ -37,7 +37,6 @@ mod shared_memory;
 mod stacks;
 mod thread_state;
 
-pub(crate) use context::{switch_restore, SavedContext, StackBounds};
 pub(crate) use pool::parallelism;
 
 use super::super::{DriverError, GraphNodeKind, KernelLaunch, StreamHandle};
@@ -48,9 +47,10 @@ use super::signals;
 use super::stream;
 use super::watchdog;
 use block::run_block;
+pub(crate) use call::KernelCall;
+use call::Run;
 use pool::pool;
 use shared_memory::with_shared_memory;
-use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
@@ -121,8 +121,7 @@ pub(crate) fn run(call: &Arc<KernelCall>) -> Result<(), String> {
     let settings = settings()?;
     signals::install();
     watchdog::start(settings.timeout);
-    let blocks = call.grid.iter().map(|&g| g as u64).product::<u64>();
-    let threads = blocks * u64::from(call.block.iter().product::<u32>());
+    let threads = call.blocks() * call.threads_per_block();
     let races = race_check::enabled(settings.race_check).then(|| {
         LaunchRaces::new(
             call.kernel,
@@ -133,17 +132,19 @@ pub(crate) fn run(call: &Arc<KernelCall>) -> Result<(), String> {
         )
     });
     let launch = Arc::new(Launch {
-        kernel_call: Arc::clone(call),
-        serial_base: reserve_serials(threads)?,
-        stack_bytes: settings.stack_bytes,
-        races,
+        run: Run {
+            kernel_call: Arc::clone(call),
+            serial_base: reserve_serials(threads)?,
+            stack_bytes: settings.stack_bytes,
+            races,
+        },
         next_block: AtomicU64::new(0),
         failed: AtomicBool::new(false),
         failure: Mutex::new(None),
     });
     let outcome = launch.run();
     // A race explains what followed it (a wrong index, a panic): it comes first.
-    match launch.races.as_ref().map(LaunchRaces::verdict) {
+    match launch.run.races.as_ref().map(LaunchRaces::verdict) {
         Some(Err(race)) => Err(race),
         _ => outcome,
     }
@@ -162,45 +163,20 @@ fn reserve_serials(threads: u64) -> Result<u64, String> {
     })
 }
 
-/// What a launch runs: the kernel, its parameter values and its shape.
-pub(crate) struct KernelCall {
-    kernel: &'static str,
-    call: unsafe fn(*const *mut c_void),
-    params: Vec<Box<[u128]>>,
-    grid: [u32; 3],
-    block: [u32; 3],
-    shared_bytes: usize,
-}
-
 /// One run of a [`KernelCall`]: which blocks are taken, and the first failure.
 struct Launch {
-    kernel_call: Arc<KernelCall>,
-    /// The serial of thread 0 of block 0; the others follow in order.
-    serial_base: u64,
-    /// Each simulated thread's stack.
-    stack_bytes: usize,
-    /// Present when the launch is checked for data races.
-    races: Option<LaunchRaces>,
+    run: Run,
     next_block: AtomicU64,
     failed: AtomicBool,
     failure: Mutex<Option<String>>,
 }
 
-impl std::ops::Deref for Launch {
-    type Target = KernelCall;
-    fn deref(&self) -> &KernelCall {
-        &self.kernel_call
-    }
-}
-
 impl Launch {
-    fn blocks(&self) -> u64 {
-        self.grid.iter().map(|&g| g as u64).product()
-    }
-
     /// Runs every block, on this thread and the helpers.
     fn run(self: &Arc<Self>) -> Result<(), String> {
-        let helpers = (parallelism() as u64).min(self.blocks()).saturating_sub(1) as usize;
+        let helpers = (parallelism() as u64)
+            .min(self.run.blocks())
+            .saturating_sub(1) as usize;
         let done = Arc::new((Mutex::new(0usize), Condvar::new()));
         for _ in 0..helpers {
             let (launch, done) = (Arc::clone(self), Arc::clone(&done));
@@ -230,7 +206,7 @@ impl Launch {
 
     /// Takes blocks, a few at a time, until none is left or one failed.
     fn work(&self) {
-        let total = self.blocks();
+        let total = self.run.blocks();
         // Chunks small enough to share the blocks out evenly, large enough
         // that many small blocks do not meet at the counter for each one.
         let chunk = (total / (parallelism() as u64 * 8)).clamp(1, 64);
@@ -242,7 +218,7 @@ impl Launch {
                     return;
                 }
                 worker.start_block();
-                let outcome = run_block(self, block, &worker, shared);
+                let outcome = run_block(&self.run, block, &worker, shared);
                 worker.end_block();
                 if let Err(message) = outcome {
                     self.failed.store(true, Ordering::Relaxed);

@@ -23,6 +23,7 @@
 
 pub(crate) mod capture;
 pub(crate) mod collective;
+pub(crate) mod context;
 #[cfg(test)]
 mod device_checks;
 mod errors;

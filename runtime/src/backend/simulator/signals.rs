@@ -6,7 +6,7 @@
 //! stack, `SIGURG` when the watchdog interrupts it. The handlers rewrite the
 //! interrupted registers so that, once the handler returns, the OS thread
 //! goes on in the block's scheduler, as if the thread had switched back to
-//! it ([`super::executor`]'s contexts: `switch_restore` on the scheduler's
+//! it ([`super::context`]: `switch_restore` on the scheduler's
 //! saved stack pointer), with the reason in [`BlockSignals::interrupted`];
 //! the scheduler fails the launch with a message naming the kernel, block
 //! and thread.
@@ -40,7 +40,7 @@
 //! device calls is reported by the watchdog's scheduler check only if it ever
 //! hands control back.
 
-use super::executor::{SavedContext, StackBounds};
+use super::context::{SavedContext, StackBounds};
 use super::worker::Worker;
 use std::cell::Cell;
 use std::sync::atomic::Ordering::{Relaxed, SeqCst};

@@ -1,13 +1,12 @@
 //! One simulated block: its threads' contexts on this OS thread, and the
 //! services they ask of their block ([`Block`]). How the threads take turns
-//! is [`super::rounds`].
+//! is `rounds`.
 
-use super::context::SavedContext;
-use super::rounds::Waiting;
+use super::call::Run;
 use super::shared_memory::SharedMemory;
 use super::stacks::give_stack;
-use super::thread_state::ThreadState;
-use super::Launch;
+use super::thread_state::{ThreadState, Waiting};
+use crate::backend::simulator::context::SavedContext;
 use crate::backend::simulator::race_check::{Place, Shadow, Stamp};
 use crate::backend::simulator::signals::BlockSignals;
 use crate::backend::simulator::worker::Worker;
@@ -30,7 +29,7 @@ pub(super) enum Failure {
 
 /// Runs block `linear` of `launch` on this OS thread.
 pub(super) fn run_block(
-    launch: &Launch,
+    launch: &Run,
     linear: u64,
     worker: &Worker,
     shared: &RefCell<SharedMemory>,
@@ -55,7 +54,7 @@ pub(super) fn run_block(
         .collect();
     let cells = |n: usize| (0..n).map(|_| Cell::new(0)).collect::<Vec<_>>();
     let state = BlockState {
-        launch,
+        run: launch,
         linear,
         first_serial,
         count,
@@ -128,9 +127,9 @@ pub(super) fn run_block(
 static NO_FIBER: fn() = || unreachable!("the scheduler sets the fiber function first");
 
 /// A block's shared state: what its simulated threads ask for, and how
-/// they take turns ([`super::rounds`]).
+/// they take turns (`rounds`).
 pub(super) struct BlockState<'a> {
-    pub(super) launch: &'a Launch,
+    pub(super) run: &'a Run,
     /// The block's linear index in the grid.
     linear: u64,
     /// The serial of its thread 0.
@@ -217,7 +216,7 @@ impl<'a> BlockState<'a> {
 
     /// Checks and records an access for the race detector.
     fn check_access(&self, thread: &SimulatedThread<'_>, access: Access) {
-        let (Some(races), Some(launch_races)) = (&self.races, &self.launch.races) else {
+        let (Some(races), Some(launch_races)) = (&self.races, &self.run.races) else {
             return;
         };
         let t = thread.linear as usize;
@@ -335,7 +334,7 @@ unsafe impl Block for BlockState<'_> {
     }
 
     fn thread_of(&self, serial: u64) -> Option<([u32; 3], [u32; 3])> {
-        let launch = self.launch;
+        let launch = self.run;
         let index = serial.checked_sub(launch.serial_base)?;
         let [bx, by, bz] = launch.block;
         let count = u64::from(bx * by * bz);

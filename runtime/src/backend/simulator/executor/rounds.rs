@@ -13,23 +13,14 @@
 //! thread after the other, with no switch between them.
 
 use super::block::{BlockState, Failure};
-use super::context::{self, SavedContext, StackBounds};
-use super::failures::{stack_overflow, stalled};
+use super::failures::{panic_message, stack_overflow, stalled};
 use super::stacks::take_stack;
-use super::thread_state::ThreadState;
+use super::thread_state::{ThreadState, Waiting};
+use crate::backend::simulator::context::{self, SavedContext, StackBounds};
 use crate::backend::simulator::signals::Interrupt;
 use gpu_device::__private::simulation;
 use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-
-/// How many threads of the block wait where, or have finished.
-#[derive(Clone, Copy, Default)]
-pub(super) struct Waiting {
-    /// At barrier 0 (`sync_threads`) and 1 (the phase token's `sync`).
-    pub(super) barrier: [usize; 2],
-    pub(super) warp: usize,
-    pub(super) done: usize,
-}
 
 impl BlockState<'_> {
     /// Runs the block's threads to the end; on failure the thread that
@@ -53,7 +44,7 @@ impl BlockState<'_> {
             let current = self.current.get();
             if let Some(why) = self.signals.take_interrupt() {
                 let what = match why {
-                    Interrupt::StackOverflow => stack_overflow(self.launch.stack_bytes),
+                    Interrupt::StackOverflow => stack_overflow(self.run.stack_bytes),
                     Interrupt::Stalled => self.stall_report(current),
                 };
                 return Err((current, what));
@@ -125,7 +116,7 @@ impl BlockState<'_> {
                 return unsafe { context::switch(save, self.contexts[t].get()) };
             }
             // Not started: a new fiber.
-            let stack = match take_stack(self.launch.stack_bytes) {
+            let stack = match take_stack(self.run.stack_bytes) {
                 Ok(stack) => stack,
                 Err(message) => {
                     self.failure.set(Some((t, Failure::NoStack(message))));
@@ -159,7 +150,7 @@ impl BlockState<'_> {
     /// round is not the next unstarted one; then hands over for good.
     fn fiber(&self) -> ! {
         let stack = self.signals.running_stack().map_or(0, |s| s.base);
-        let (call, params) = (self.launch.call, self.params.get());
+        let (call, params) = (self.run.call, self.params.get());
         loop {
             let t = self.next_unstarted.get();
             debug_assert_eq!(
@@ -188,7 +179,7 @@ impl BlockState<'_> {
                 }))
             });
             if let Err(payload) = outcome {
-                let message = super::failures::panic_message(&*payload);
+                let message = panic_message(&*payload);
                 self.fail(t, Failure::Panicked(message));
             }
             self.status[t].set(ThreadState::Done);

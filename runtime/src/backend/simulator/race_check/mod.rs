@@ -24,7 +24,7 @@
 //!
 //! Shared memory is checked per block, global memory per launch. Of the
 //! accesses to one 4-byte word that no later access supersedes, the last
-//! [`KEPT`] are kept: a race with an older one of many concurrent readers can
+//! four ([`shadow::KEPT`]) are kept: a race with an older one of many concurrent readers can
 //! be missed, never invented.
 
 mod shadow;
@@ -37,9 +37,6 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::Mutex;
 
-/// How many unsuperseded accesses of one word are kept.
-pub(crate) const KEPT: usize = 4;
-
 /// What [`set_race_check`](crate::set_race_check) chose: unset (the
 /// environment decides), off or on.
 static CHOSEN: AtomicU64 = AtomicU64::new(UNSET);
@@ -50,7 +47,7 @@ const ON: u64 = 2;
 /// Turns the simulator's race detector on or off for the launches that
 /// start from now on, whatever `GPU_SIM_RACECHECK` says (see the README's
 /// simulator section). It finds races between the threads of a launch in
-/// kernels that use the `unsafe` escape hatches (`get_unchecked_mut`, raw
+/// kernels that take the `unsafe` escape hatches (`get_unchecked_mut`, raw
 /// shared arrays): a launch with a race fails with an error naming the
 /// kernel, both threads, the address and the barrier interval. Checked
 /// launches run several times slower. On a GPU it changes nothing (use
@@ -245,7 +242,7 @@ impl LaunchRaces {
             self.shape.thread_name(earlier)
         };
         let why = if earlier.block != stamp.block {
-            "threads of different blocks are not ordered within a launch (no barrier spans the grid): give each element one writer, or use atomics".to_string()
+            "threads of different blocks are not ordered within a launch (no barrier spans the grid): give each element one writer, or update it with atomics".to_string()
         } else {
             let when = match stamp.interval {
                 0 => "before the block's first barrier".to_string(),

@@ -1,8 +1,10 @@
 //! The shadow of one 4-byte word: the accesses to it that a later access
 //! could race with, and the rules that decide.
 
-use super::KEPT;
 use gpu_device::__private::simulation::AccessKind;
+
+/// How many unsuperseded accesses of one word are kept.
+pub(crate) const KEPT: usize = 4;
 
 /// Who made an access, and when, in the terms of the race rules.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

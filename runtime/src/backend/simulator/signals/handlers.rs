@@ -1,6 +1,6 @@
 //! The signal handlers, on Linux on x86_64 and aarch64.
 
-use super::super::executor::{switch_restore, StackBounds};
+use super::super::context::{switch_restore, StackBounds};
 use super::{page_size, BlockSignals, Interrupt, BLOCK, WORKER};
 use libc::{c_int, c_void, siginfo_t};
 use std::cell::Cell;

@@ -41,7 +41,7 @@ thread_local! {
 /// once), the stack is not used by anything else while the context may run,
 /// and `run` never returns (it switches away for good; were it to return,
 /// the process would abort).
-pub(super) unsafe fn start(stack_top: usize, run: *const dyn Fn(), save: *mut SavedContext) {
+pub(crate) unsafe fn start(stack_top: usize, run: *const dyn Fn(), save: *mut SavedContext) {
     STARTING.with(|s| s.set(Some(run)));
     let top = stack_top & !15;
     // SAFETY: the frame lies in the stack's top bytes, which the caller
@@ -75,7 +75,7 @@ pub(crate) struct StackBounds {
 }
 
 impl StackBounds {
-    pub(super) fn of(stack: &DefaultStack) -> StackBounds {
+    pub(crate) fn of(stack: &DefaultStack) -> StackBounds {
         StackBounds {
             limit: stack.limit().get(),
             base: stack.base().get(),
