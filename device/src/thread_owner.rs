@@ -9,7 +9,7 @@
 //! simulated thread to another, or from one block or launch to the next,
 //! where it would name an element or a slot that another thread owns.
 //!
-//! So on the host each such value records its maker ([`Owner`]), and every
+//! So on the host each such value records its maker (`Owner`), and every
 //! use that relies on it being this thread's (an output element, a shared
 //! slot, a phase change) checks that the maker is the thread running now: a
 //! value used elsewhere fails the launch with a report naming both threads.
