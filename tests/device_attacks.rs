@@ -7,8 +7,6 @@
 //! The simulator is forced for this binary: the failures are traps on a GPU,
 //! which end the CUDA context for the rest of the process.
 
-use gpu_device::prelude::*;
-use gpu_device::shared::{Shared, SharedElement};
 use gpu_runtime::{backend, launch, Backend, DeviceBuffer, Error, Stream, BACKEND_ENV};
 use gpu_test_kernels::attacks::{self, warp_call};
 use std::sync::Once;
@@ -140,36 +138,21 @@ fn sum_partials_refuses_launches_it_would_sum_wrongly() {
     assert_eq!(partials.copy_to_host_sync(&stream).unwrap(), vec![64]);
 }
 
-/// One `shared_array!` invocation in a function generic over its element:
-/// one symbol for every `T`. Host-only code (on the device a generic function
-/// cannot hold the array's `static`), which the simulator runs all the same.
-fn tile<T: SharedElement>() -> Shared<T, 64> {
-    gpu_device::shared_array!(T; 64)
-}
-
-/// Fills the same shared array's symbol as 64 `u8`s, then as 64 `u64`s.
-#[kernel]
-pub fn one_symbol_two_sizes(mut out: DisjointSlice<u64>, block: Block) {
-    let (small, large) = (tile::<u8>(), tile::<u64>());
-    let mut w = block;
-    small.fill(&mut w, |_| 1);
-    large.fill(&mut w, |s| s as u64);
-    let r = w.sync();
-    out.set(thread_index(), large.get(&r, 63));
-}
-
-/// Attacks the simulator's shared memory: two arrays of different sizes
-/// under one symbol. The block used to hand the second the first's (smaller)
-/// allocation, and `fill` wrote past its end, into the host's heap.
+/// Attacks the block votes: half of a block votes while the other half
+/// waits at `sync_threads()`. The vote has a barrier of its own, so the two
+/// never pair up: a GPU hangs, and the simulator names both barriers.
 #[test]
-fn one_shared_symbol_with_two_sizes_fails_the_launch() {
+fn a_vote_beside_sync_threads_is_reported() {
+    use gpu_test_kernels::votes::vote_beside_sync_threads;
     let stream = simulator();
-    let mut out = DeviceBuffer::<u64>::zeroed_on(32, &stream).unwrap();
-    launch!(one_symbol_two_sizes[1, 32, stream](&mut out)).unwrap();
+    let mut out = DeviceBuffer::<u32>::zeroed_on(64, &stream).unwrap();
+    launch!(vote_beside_sync_threads[1, 64, stream](&mut out)).unwrap();
     let (kernel, message) = failure(&stream);
-    assert_eq!(kernel, "one_symbol_two_sizes");
+    assert_eq!(kernel, "vote_beside_sync_threads");
     assert!(
-        message.contains("two shared arrays have the same symbol"),
+        message.contains("wait at different barriers")
+            && message.contains("a block vote (sync_threads_count/_and/_or)")
+            && message.contains("sync_threads()"),
         "{message}"
     );
 }

@@ -71,6 +71,8 @@ fn grid_2d_u32() -> (u32, u32) {
     )
 }
 
+// The three entry kinds are plain numbers, safe to name: only
+// `EntryShape::new` (`unsafe`) turns one into a claim about the launch.
 #[doc(hidden)]
 /// The general entry point: launched for shapes no other entry serves.
 pub const GENERAL: u8 = 0;
@@ -178,6 +180,9 @@ impl<const ENTRY: u8> EntryShape<ENTRY> {
 /// The block shape of `#[kernel(block = (x, y, z))]` as `blockDim`, checked
 /// when the kernel is compiled: each extent at least 1, `x` and `y` at most
 /// 1024, `z` at most 64 (every CUDA GPU's limits), and at most 1024 threads.
+///
+/// Safe: it computes a value. Only [`assume_block_shape`] (`unsafe`) turns
+/// a shape into a fact the compiler relies on.
 pub const fn declared_block_shape(x: usize, y: usize, z: usize) -> [u32; 3] {
     assert!(
         x >= 1 && y >= 1 && z >= 1,

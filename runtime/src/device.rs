@@ -111,7 +111,7 @@ impl DeviceState {
 
     /// Maps a failed device-wide call to an error naming the device's last kernel.
     pub(crate) fn error(&self, driver: crate::backend::DriverError) -> Error {
-        Error::from_driver(driver, self.last_kernel.get(), || {
+        Error::from_driver(driver, self.last_kernel.get(), Some(self.ordinal), || {
             format!("device {}", self.ordinal)
         })
     }

@@ -14,6 +14,16 @@ struct Fake;
 
 impl SimulatedBlock for Fake {
     fn barrier(&self, _: &SimulatedThread, _: u32) {}
+    fn vote(&self, _: &SimulatedThread, _: bool) -> u32 {
+        0
+    }
+    fn active_lanes(&self, _: &SimulatedThread) -> u32 {
+        1
+    }
+    fn print(&self, _: &SimulatedThread, _: &[u8]) {}
+    fn module_global(&self, _: &'static str, _: usize) -> *mut u8 {
+        8 as *mut u8
+    }
     fn exchange(&self, _: &SimulatedThread, _: u32, value: u32, _: ShuffleMode, _: u32) -> u32 {
         value
     }

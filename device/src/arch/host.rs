@@ -28,6 +28,25 @@ pub mod simulation {
         /// Waits until every thread of the block has reached barrier `id`
         /// (0: `sync_threads`, 1: the shared-memory phase token's `sync`).
         fn barrier(&self, thread: &SimulatedThread, id: u32);
+        /// Waits, as at barrier [`VOTE_BARRIER`], until every thread of the
+        /// block has voted, then returns how many voted `predicate` true
+        /// (`sync_threads_count`; `_and` and `_or` compare it with the
+        /// block's size and with 0).
+        fn vote(&self, thread: &SimulatedThread, predicate: bool) -> u32;
+        /// The lanes of this thread's warp that call it together, the
+        /// caller's included (`activemask`): the simulator runs each lane
+        /// until it waits or exits, then releases the lanes waiting here
+        /// together, so a lane that returned early is not among them.
+        fn active_lanes(&self, thread: &SimulatedThread) -> u32;
+        /// Keeps a line a thread printed (formatted) with the launch's
+        /// output, which the executor writes to standard output when the
+        /// launch completes.
+        fn print(&self, thread: &SimulatedThread, line: &[u8]);
+        /// The address of the module global `symbol` of `bytes` bytes for
+        /// the launch's module on its device (made zeroed on first use, as
+        /// a module's globals start), valid while the module is loaded:
+        /// what the runtime writes through its driver's `module_global`.
+        fn module_global(&self, symbol: &'static str, bytes: usize) -> *mut u8;
         /// Waits until the lanes in `mask` of this thread's warp have called
         /// it, then returns lane `source`'s `value` (for `mode` and `b`).
         fn exchange(
@@ -101,6 +120,10 @@ pub mod simulation {
     pub(crate) fn recording() -> bool {
         RECORDING.load(Relaxed)
     }
+
+    /// The barrier id of the block votes (`sync_threads_count` and its
+    /// peers), as on the GPU: one of its own.
+    pub const VOTE_BARRIER: u32 = 2;
 
     /// How many atomic operations and fences, one of which changed no
     /// memory, an OS thread makes between two calls of
@@ -309,6 +332,89 @@ pub(crate) fn barrier(id: u32) {
     current(name, |t| t.block.barrier(t, id))
 }
 
+/// A kernel's printed line, formatted as the host's C library formats a
+/// GPU's: kept with the launch's output inside a simulated kernel, written
+/// to standard output at once elsewhere.
+pub(crate) fn print(format: &[u8], args: &[u64]) {
+    let line = crate::c_printf::format(format, args);
+    simulation::with(|t| match t {
+        Some(t) => t.block.print(t, &line),
+        None => {
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(&line);
+            let _ = out.flush();
+        }
+    })
+}
+
+pub(crate) fn vote_count(predicate: bool) -> u32 {
+    current("vote::sync_threads_count", |t| t.block.vote(t, predicate))
+}
+
+pub(crate) fn vote_all(predicate: bool) -> bool {
+    current("vote::sync_threads_and", |t| {
+        t.block.vote(t, predicate) as usize == t.block_dim.iter().map(|&d| d as usize).product()
+    })
+}
+
+pub(crate) fn vote_any(predicate: bool) -> bool {
+    current("vote::sync_threads_or", |t| t.block.vote(t, predicate) > 0)
+}
+
+pub(crate) fn active_mask() -> u32 {
+    current("warp::activemask", |t| t.block.active_lanes(t))
+}
+
+/// Every lane in `mask`'s value (`lo`, `hi`), gathered with one exchange per
+/// lane and word, as `ballot` does; lanes outside `mask` get `None`.
+fn gather(t: &SimulatedThread<'_>, mask: u32, lo: u32, hi: u32, wide: bool) -> [Option<u64>; 32] {
+    let mut values = [None; 32];
+    for (lane, value) in values.iter_mut().enumerate() {
+        if mask & (1 << lane) != 0 {
+            let l = t
+                .block
+                .exchange(t, mask, lo, ShuffleMode::Index, lane as u32);
+            let h = if wide {
+                t.block
+                    .exchange(t, mask, hi, ShuffleMode::Index, lane as u32)
+            } else {
+                0
+            };
+            *value = Some(u64::from(h) << 32 | u64::from(l));
+        }
+    }
+    values
+}
+
+pub(crate) fn match_any(mask: u32, lo: u32, hi: u32, wide: bool) -> u32 {
+    current("warp::match_any_sync", |t| {
+        let mine = u64::from(if wide { hi } else { 0 }) << 32 | u64::from(lo);
+        gather(t, mask, lo, hi, wide)
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| **v == Some(mine))
+            .fold(0, |bits, (lane, _)| bits | 1 << lane)
+    })
+}
+
+pub(crate) fn match_all(mask: u32, lo: u32, hi: u32, wide: bool) -> (u32, bool) {
+    current("warp::match_all_sync", |t| {
+        let values = gather(t, mask, lo, hi, wide);
+        let mut present = values.iter().flatten();
+        let first = present.next();
+        let all = present.all(|v| Some(v) == first);
+        (if all { mask } else { 0 }, all)
+    })
+}
+
+/// On the simulator a sleeping thread lets the other threads of its block
+/// run (a thread that sleeps in a loop waits for one of them), as after a
+/// run of atomics that changed nothing.
+pub(crate) fn nanosleep(_ns: u32) {
+    call_after_atomics(false);
+}
+
 pub(crate) fn sync_warp(mask: u32) {
     current("sync::sync_warp", |t| {
         t.block
@@ -319,6 +425,36 @@ pub(crate) fn sync_warp(mask: u32) {
 pub(crate) fn fence_device() {
     std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
     after_atomic(false);
+}
+
+pub(crate) fn fence_system() {
+    std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+}
+
+/// The launch's module global `symbol` of `bytes` bytes (read by
+/// `constant::Constant::get` and a failed `gpu_assert!`, which `function`
+/// names).
+#[track_caller]
+pub(crate) fn module_global(function: &str, symbol: &'static str, bytes: usize) -> *mut u8 {
+    current(function, |t| t.block.module_global(symbol, bytes))
+}
+
+/// Ends the simulated thread after a failed `gpu_assert!` (its record is
+/// written): a panic with the report, which the executor gives the launch's
+/// failure.
+#[track_caller]
+pub(crate) fn assertion_failed<const F: usize, const A: usize>(
+    message: &crate::print::Printer<F, A>,
+    file: &'static str,
+    line: u32,
+    column: u32,
+) -> ! {
+    let (format, args) = message.parts();
+    let text = crate::c_printf::format(format, args);
+    panic!(
+        "gpu_assert! failed at {file}:{line}:{column}: {}",
+        String::from_utf8_lossy(&text)
+    )
 }
 
 pub(crate) fn fence_block() {
@@ -478,4 +614,10 @@ pub(crate) mod math {
     pub(crate) fn rsqrt_approx(x: f32) -> f32 {
         1.0 / x.sqrt()
     }
+}
+
+/// Half precision in software, rounding as the GPU's instructions do (see
+/// `crate::half::soft`).
+pub(crate) mod half {
+    pub(crate) use crate::half::soft::ops::*;
 }

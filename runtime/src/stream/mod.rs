@@ -563,7 +563,7 @@ impl Stream {
                 .ok()
                 .and_then(|d| d.last_kernel.get())
         });
-        Error::from_driver(driver, last, || self.to_string())
+        Error::from_driver(driver, last, Some(self.inner.ordinal), || self.to_string())
     }
 
     /// Makes the stream the calling thread's current stream on its device

@@ -8,8 +8,13 @@ use gpu_device::warp::{
 };
 use gpu_device::AtomicElement;
 
+pub mod alignment;
+pub mod constants;
+pub mod halves;
+pub mod output;
 mod scan;
 mod shapes;
+pub mod votes;
 pub use scan::{block_scan, SCAN_BLOCK};
 pub use shapes::{matrix_read, shaped_fill, transposed_row_sums};
 

@@ -108,6 +108,7 @@ pub(crate) unsafe fn prepare(launch: &KernelLaunch<'_>) -> Arc<KernelCall> {
         .collect();
     Arc::new(KernelCall {
         kernel: launch.name,
+        globals: super::globals::of(launch.function.raw),
         call: entry.call,
         params: copies,
         grid: launch.grid,
@@ -137,6 +138,7 @@ pub(crate) fn run(call: &Arc<KernelCall>) -> Result<(), String> {
             serial_base: reserve_serials(threads)?,
             stack_bytes: settings.stack_bytes,
             races,
+            printed: Mutex::new(Vec::new()),
         },
         next_block: AtomicU64::new(0),
         failed: AtomicBool::new(false),
@@ -193,6 +195,8 @@ impl Launch {
         while *finished < helpers {
             finished = changed.wait(finished).unwrap_or_else(|e| e.into_inner());
         }
+        drop(finished);
+        self.write_printed();
         match self
             .failure
             .lock()
@@ -232,6 +236,23 @@ impl Launch {
             if first + chunk >= total {
                 return;
             }
-        })
+        });
+    }
+
+    /// Writes what the blocks printed to standard output, block after block
+    /// (by linear index), as one write: a launch's output arrives when it
+    /// completes, as a GPU's does when the host synchronises with it.
+    fn write_printed(&self) {
+        use std::io::Write;
+        let mut blocks =
+            std::mem::take(&mut *self.run.printed.lock().unwrap_or_else(|e| e.into_inner()));
+        if blocks.is_empty() {
+            return;
+        }
+        blocks.sort_by_key(|(block, _)| *block);
+        let bytes: Vec<u8> = blocks.into_iter().flat_map(|(_, b)| b).collect();
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(&bytes);
+        let _ = out.flush();
     }
 }

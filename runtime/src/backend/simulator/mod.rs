@@ -29,6 +29,7 @@ mod device_checks;
 mod errors;
 pub(crate) mod event;
 pub(crate) mod executor;
+pub(crate) mod globals;
 pub(crate) mod graph;
 pub(crate) mod memory;
 pub(crate) mod peer;
@@ -426,7 +427,11 @@ impl Driver for SimulatorDriver {
         self.check_device(device, "cuModuleLoadDataEx")
             .map_err(|e| (e, String::new()))?;
         // Kernels run from their host entry points; the PTX is not needed.
-        Ok(ModuleHandle { raw: 0, device })
+        // The module is its globals (`globals`), which its launches reach.
+        Ok(ModuleHandle {
+            raw: globals::load(device, self.count()),
+            device,
+        })
     }
 
     fn module_function(
@@ -434,10 +439,27 @@ impl Driver for SimulatorDriver {
         module: ModuleHandle,
         _name: &CStr,
     ) -> Result<FunctionHandle, DriverError> {
+        // A function names its module: a launch of it reaches the
+        // module's globals.
         Ok(FunctionHandle {
-            raw: 0,
+            raw: module.raw,
             device: module.device,
         })
+    }
+
+    fn module_global(
+        &self,
+        module: ModuleHandle,
+        name: &CStr,
+        bytes: usize,
+    ) -> Result<Option<DevicePtr>, DriverError> {
+        let globals = globals::of(module.raw).ok_or_else(|| {
+            invalid_value(
+                "cuModuleGetGlobal",
+                format!("{module:?} is not a loaded module"),
+            )
+        })?;
+        globals.get(&name.to_string_lossy(), bytes).map(Some)
     }
 
     fn function_limits(&self, _function: FunctionHandle) -> Result<FunctionLimits, DriverError> {

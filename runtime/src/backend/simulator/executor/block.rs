@@ -67,6 +67,10 @@ pub(super) fn run_block(
         warp_values: (0..count.div_ceil(32))
             .map(|_| Default::default())
             .collect(),
+        votes: (0..count).map(|_| Default::default()).collect(),
+        vote_rounds: (0..count).map(|_| Cell::new(0)).collect(),
+        active_masks: (0..count.div_ceil(32)).map(|_| Cell::new(0)).collect(),
+        printed: RefCell::new(Vec::new()),
         round: RefCell::new(Vec::with_capacity(count)),
         next: RefCell::new(Vec::new()),
         position: Cell::new(usize::MAX),
@@ -109,6 +113,14 @@ pub(super) fn run_block(
     state.threads.set(threads.as_ptr().cast());
     let result = state.signals.watch(|| state.schedule());
     simulation::leave();
+    let printed = state.printed.take();
+    if !printed.is_empty() {
+        launch
+            .printed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((linear, printed));
+    }
     // The threads that did not finish are abandoned with their stacks (as
     // a trap abandons a GPU's): nothing runs on them any more.
     for stack in state.stacks.take() {
@@ -151,6 +163,16 @@ pub(super) struct BlockState<'a> {
     exchanges: Vec<Cell<u64>>,
     /// Per warp: two buffers of lane values, used alternately.
     warp_values: Vec<[[Cell<u32>; 32]; 2]>,
+    /// Per thread: its predicates of the block votes, two buffers used
+    /// alternately (by the parity of its vote count), so a thread that
+    /// runs on to the next vote does not overwrite a vote others still read.
+    votes: Vec<[Cell<bool>; 2]>,
+    /// Per thread: how many votes it has made.
+    vote_rounds: Vec<Cell<u64>>,
+    /// Per warp: the lanes that `activemask()` last released together.
+    pub(super) active_masks: Vec<Cell<u32>>,
+    /// The lines the block's threads printed, in the order they printed.
+    printed: RefCell<Vec<u8>>,
     /// The threads of this round, in order, and the place reached in it.
     pub(super) round: RefCell<Vec<u32>>,
     pub(super) position: Cell<usize>,
@@ -198,6 +220,7 @@ impl<'a> BlockState<'a> {
             match state {
                 ThreadState::AtBarrier(id) => self.add_waiting(|w| w.barrier[id as usize] += 1),
                 ThreadState::AtWarp(_) => self.add_waiting(|w| w.warp += 1),
+                ThreadState::AtActiveMask => self.add_waiting(|w| w.active_mask += 1),
                 _ => self.next.borrow_mut().push(t as u32),
             }
             if state != ThreadState::Yielded {
@@ -271,10 +294,48 @@ impl<'a> BlockState<'a> {
 // (`SharedMemory::static_array` and `dynamic`); barriers and warp exchanges
 // stop the thread until `release` finds every thread (or every lane in the
 // mask) waiting, and `exchange` returns the named lane's value of that
-// round.
+// round; a vote is a barrier of its own id that counts its round's votes;
+// a module global is simulated device memory of the launch's module, as
+// large as asked (or the thread fails).
 unsafe impl Block for BlockState<'_> {
     fn barrier(&self, thread: &SimulatedThread<'_>, id: u32) {
         self.suspend(thread, ThreadState::AtBarrier(id));
+    }
+
+    fn vote(&self, thread: &SimulatedThread<'_>, predicate: bool) -> u32 {
+        let t = thread.linear as usize;
+        let round = self.vote_rounds[t].get();
+        self.vote_rounds[t].set(round + 1);
+        let parity = (round % 2) as usize;
+        self.votes[t][parity].set(predicate);
+        // Released once every thread has voted: each then reads the votes of
+        // this round, which nobody overwrites before all have voted again.
+        self.suspend(thread, ThreadState::AtBarrier(simulation::VOTE_BARRIER));
+        self.votes.iter().filter(|v| v[parity].get()).count() as u32
+    }
+
+    fn active_lanes(&self, thread: &SimulatedThread<'_>) -> u32 {
+        self.suspend(thread, ThreadState::AtActiveMask);
+        // Set by `release` for this round, before any lane of the warp runs.
+        self.active_masks[thread.linear as usize / 32].get()
+    }
+
+    fn module_global(&self, symbol: &'static str, bytes: usize) -> *mut u8 {
+        let found = self
+            .signals
+            .runtime_code(|| match self.run.globals.as_deref() {
+                Some(globals) => globals.get(symbol, bytes).map_err(|e| e.description),
+                None => Err("this launch belongs to no module".to_string()),
+            });
+        match found {
+            Ok(ptr) => ptr as *mut u8,
+            Err(why) => panic!("the module global `{symbol}`: {why}"),
+        }
+    }
+
+    fn print(&self, _thread: &SimulatedThread<'_>, line: &[u8]) {
+        self.signals
+            .runtime_code(|| self.printed.borrow_mut().extend_from_slice(line));
     }
 
     fn exchange(

@@ -1,12 +1,16 @@
 //! What a launch runs, and what the blocks of one run of it share.
 
+use crate::backend::simulator::globals::ModuleGlobals;
 use crate::backend::simulator::race_check::LaunchRaces;
 use std::ffi::c_void;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// What a launch runs: the kernel, its parameter values and its shape.
 pub(crate) struct KernelCall {
     pub(super) kernel: &'static str,
+    /// The globals of the kernel's module (`None` for the simulator's own
+    /// launches, which have no module).
+    pub(super) globals: Option<Arc<ModuleGlobals>>,
     pub(super) call: unsafe fn(*const *mut c_void),
     pub(super) params: Vec<Box<[u128]>>,
     pub(super) grid: [u32; 3],
@@ -35,6 +39,8 @@ pub(super) struct Run {
     pub(super) stack_bytes: usize,
     /// Present when the run is checked for data races.
     pub(super) races: Option<LaunchRaces>,
+    /// What each block printed, by its linear index.
+    pub(super) printed: Mutex<Vec<(u64, Vec<u8>)>>,
 }
 
 impl std::ops::Deref for Run {

@@ -226,7 +226,31 @@ fn release(state: &BlockState<'_>) -> Result<(), (usize, String)> {
     let status = &state.status[..];
     let mut waiting = state.waiting.get();
     let mut round = state.round.borrow_mut();
-    let at_barrier = waiting.barrier[0] + waiting.barrier[1];
+    let mut released = false;
+    // The lanes of a warp at `activemask()` are released together, each
+    // warp's mask of them in `active_masks`: every lane of the warp that was
+    // ready has run until it waits or exits since the last release, so the
+    // lanes there are those that reached it together (a lane that returned
+    // early is not).
+    if waiting.active_mask > 0 {
+        for (warp, active) in state.active_masks.iter().enumerate() {
+            let lanes = warp * 32..((warp + 1) * 32).min(count);
+            let at_mask = lanes
+                .clone()
+                .filter(|&t| status[t].get() == ThreadState::AtActiveMask)
+                .fold(0u32, |mask, t| mask | 1 << (t % 32));
+            if at_mask != 0 {
+                active.set(at_mask);
+                for t in lanes.filter(|&t| at_mask & 1 << (t % 32) != 0) {
+                    status[t].set(ThreadState::Ready);
+                    round.push(t as u32);
+                    waiting.active_mask -= 1;
+                }
+                released = true;
+            }
+        }
+    }
+    let at_barrier: usize = waiting.barrier.iter().sum();
     if at_barrier > 0 && at_barrier + waiting.done == count {
         let first = status
             .iter()
@@ -235,17 +259,21 @@ fn release(state: &BlockState<'_>) -> Result<(), (usize, String)> {
         let ThreadState::AtBarrier(id) = status[first].get() else {
             unreachable!("found by position")
         };
-        if waiting.barrier[0] > 0 && waiting.barrier[1] > 0 {
-            let other = status
+        if waiting.barrier.iter().filter(|&&n| n > 0).count() > 1 {
+            let (other, other_id) = status
                 .iter()
-                .position(|s| matches!(s.get(), ThreadState::AtBarrier(i) if i != id))
-                .expect("both barriers have threads");
+                .enumerate()
+                .find_map(|(t, s)| match s.get() {
+                    ThreadState::AtBarrier(i) if i != id => Some((t, i)),
+                    _ => None,
+                })
+                .expect("two barriers have threads");
             return Err((
                 first,
                 format!(
                     "threads of the block wait at different barriers (thread {first} at {}, thread {other} at {}); on a GPU this block would hang",
                     barrier_name(id),
-                    barrier_name(1 - id.min(1))
+                    barrier_name(other_id)
                 ),
             ));
         }
@@ -267,14 +295,13 @@ fn release(state: &BlockState<'_>) -> Result<(), (usize, String)> {
         }
         round.clear();
         round.extend(0..count as u32);
-        waiting.barrier = [0, 0];
+        waiting.barrier = [0; 3];
         state.waiting.set(waiting);
         if let Some(races) = &state.races {
             races.interval.set(races.interval.get() + 1);
         }
         return Ok(());
     }
-    let mut released = false;
     if waiting.warp > 0 {
         let before = round.len();
         for warp in 0..count.div_ceil(32) {
@@ -340,9 +367,9 @@ fn release(state: &BlockState<'_>) -> Result<(), (usize, String)> {
 
 /// How a barrier is called in kernel code.
 fn barrier_name(id: u32) -> &'static str {
-    if id == 0 {
-        "sync_threads()"
-    } else {
-        "the phase barrier Block::sync()"
+    match id {
+        0 => "sync_threads()",
+        simulation::VOTE_BARRIER => "a block vote (sync_threads_count/_and/_or)",
+        _ => "the phase barrier Block::sync()",
     }
 }

@@ -11,14 +11,19 @@ pub(super) enum ThreadState {
     /// At barrier `id` (0: `sync_threads`, 1: the phase token's `sync`).
     AtBarrier(u32),
     AtWarp(u32),
+    /// At `activemask()`: released with the other lanes of its warp there.
+    AtActiveMask,
     Done,
 }
 
 /// How many threads of the block wait where, or have finished.
 #[derive(Clone, Copy, Default)]
 pub(super) struct Waiting {
-    /// At barrier 0 (`sync_threads`) and 1 (the phase token's `sync`).
-    pub(super) barrier: [usize; 2],
+    /// At barrier 0 (`sync_threads`), 1 (the phase token's `sync`) and 2
+    /// (a block vote, `VOTE_BARRIER`).
+    pub(super) barrier: [usize; 3],
+    /// At `activemask()`.
+    pub(super) active_mask: usize,
     pub(super) warp: usize,
     pub(super) done: usize,
 }
