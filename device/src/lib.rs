@@ -62,7 +62,9 @@ mod launch_scope;
 pub mod matrix_u32;
 pub mod neighbourhood;
 pub mod print;
+pub mod race_check;
 mod slice2d;
+pub mod thread_owner;
 
 pub use atomic::{AtomicElement, DeviceAtomic};
 pub use copy::{DeviceCopy, MAX_DEVICE_ALIGN, MAX_PARAMETER_ALIGN};

@@ -11,6 +11,8 @@
 //! - [`agreement`]: kernels whose host and device builds disagree on
 //!   purpose (`cfg` tricks), which every launch must refuse;
 //! - [`scopes`]: kernels that try the macro's scopes and generated names;
+//! - [`races`]: kernels with data races on purpose (through `unsafe`), for
+//!   the simulator's race detector;
 //! - [`classic`]: the five classic CUDA kernels of the kernel benchmark.
 //!
 //! The tutorials' kernels (`add_kernel`, `saxpy`, `fill`, `busy`) are in
@@ -29,6 +31,7 @@ pub mod attacks;
 pub mod classic;
 mod faults;
 mod features;
+pub mod races;
 pub mod scopes;
 
 pub use faults::*;
