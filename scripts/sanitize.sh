@@ -235,7 +235,8 @@ fi
 skip_reason() {
     case "$1" in
         no_gpu) echo "hides the GPU on purpose (its driver calls fail by design)" ;;
-        gpu_kernel_panic | gpu_async_fault) echo "a kernel traps on purpose" ;;
+        gpu_kernel_panic | gpu_async_fault | gpu_assert | gpu_assert_in_one_lane) echo "a kernel traps on purpose" ;;
+        sanitizer_names_rust_lines) echo "reads memory nothing wrote on purpose (the demonstration of initcheck naming Rust lines)" ;;
         unit-gpu_builder) echo "runs the kernel toolchain (rustc, LLVM), no CUDA call (and crashes under the sanitizer's injection, seen on an H200)" ;;
         simulator | simulated_devices | simulated_four_devices | device_attacks) echo "runs on the CPU simulator only (no CUDA call to check)" ;;
         *) return 1 ;;

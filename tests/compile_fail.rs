@@ -16,4 +16,5 @@ fn errors_found_while_generating_code() {
     // A case that must build makes trybuild build the others too.
     cases.pass("tests/ui_build/kernel_by_value_struct.rs");
     cases.compile_fail("tests/ui_build/kernel_zero_sized_value.rs");
+    cases.compile_fail("tests/ui_build/over_aligned_by_hand.rs");
 }

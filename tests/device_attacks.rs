@@ -6,14 +6,12 @@
 //!
 //! The simulator is forced for this binary: the failures are traps on a GPU,
 //! which end the CUDA context for the rest of the process. They end the
-//! simulated device too: each test runs in a process of its own, with a
-//! device for each failure it checks.
+//! simulated device too: each test that fails a launch runs in a process of
+//! its own, with a device for each failure it checks.
 
 mod common;
 
 use common::faults::{in_own_simulator_process, next_device};
-use gpu_device::prelude::*;
-use gpu_device::shared::{Shared, SharedElement};
 use gpu_runtime::{backend, launch, Backend, DeviceBuffer, Error, Stream, BACKEND_ENV};
 use gpu_test_kernels::attacks::{self, warp_call};
 use std::sync::Once;
@@ -172,39 +170,150 @@ fn sum_partials_refuses_launches_it_would_sum_wrongly() {
     );
 }
 
-/// One `shared_array!` invocation in a function generic over its element:
-/// one symbol for every `T`. Host-only code (on the device a generic function
-/// cannot hold the array's `static`), which the simulator runs all the same.
-fn tile<T: SharedElement>() -> Shared<T, 64> {
-    gpu_device::shared_array!(T; 64)
-}
-
-/// Fills the same shared array's symbol as 64 `u8`s, then as 64 `u64`s.
-#[kernel]
-pub fn one_symbol_two_sizes(mut out: DisjointSlice<u64>, block: Block) {
-    let (small, large) = (tile::<u8>(), tile::<u64>());
-    let mut w = block;
-    small.fill(&mut w, |_| 1);
-    large.fill(&mut w, |s| s as u64);
-    let r = w.sync();
-    out.set(thread_index(), large.get(&r, 63));
-}
-
-/// Attacks the simulator's shared memory: two arrays of different sizes
-/// under one symbol. The block used to hand the second the first's (smaller)
-/// allocation, and `fill` wrote past its end, into the host's heap.
+/// Attacks the block votes: half of a block votes while the other half
+/// waits at `sync_threads()`. The vote has a barrier of its own, so the two
+/// never pair up: a GPU hangs, and the simulator names both barriers.
 #[test]
-fn one_shared_symbol_with_two_sizes_fails_the_launch() {
+fn a_vote_beside_sync_threads_is_reported() {
+    if !in_own_simulator_process() {
+        return;
+    }
+    use gpu_test_kernels::votes::vote_beside_sync_threads;
+    let stream = simulator();
+    let mut out = DeviceBuffer::<u32>::zeroed_on(64, &stream).unwrap();
+    launch!(vote_beside_sync_threads[1, 64, stream](&mut out)).unwrap();
+    let (kernel, message) = failure(&stream);
+    assert_eq!(kernel, "vote_beside_sync_threads");
+    assert!(
+        message.contains("wait at different barriers")
+            && message.contains("a block vote (sync_threads_count/_and/_or)")
+            && message.contains("sync_threads()"),
+        "{message}"
+    );
+}
+
+/// Attacks the witness's promise on the simulator (issue 21, item 7): a
+/// `ThreadIndex` put in a host `thread_local!` by thread 0 and taken by the
+/// block's other 63 threads. They all wrote element 0, with no report (a
+/// GPU has no such place, and each thread wrote its own). A witness now
+/// records its simulated thread, and an output refuses it in another.
+#[test]
+fn a_witness_shared_through_a_thread_local_fails_the_launch() {
     if !in_own_simulator_process() {
         return;
     }
     let stream = simulator();
-    let mut out = DeviceBuffer::<u64>::zeroed_on(32, &stream).unwrap();
-    launch!(one_symbol_two_sizes[1, 32, stream](&mut out)).unwrap();
+    let mut out = DeviceBuffer::<u32>::zeroed_on(64, &stream).unwrap();
+    launch!(attacks::witness_shared_by_threads[1, 64, stream](&mut out)).unwrap();
     let (kernel, message) = failure(&stream);
-    assert_eq!(kernel, "one_symbol_two_sizes");
+    assert_eq!(kernel, "witness_shared_by_threads");
     assert!(
-        message.contains("two shared arrays have the same symbol"),
+        message.contains("block (0, 0, 0), thread (1, 0, 0): panicked: a ThreadIndex made by thread (0, 0, 0) of block (0, 0, 0) was used by another thread"),
         "{message}"
     );
+}
+
+/// The same attack between blocks (a 2-D witness left by one block for the
+/// next on the same OS thread) and between launches (a 3-D witness left for
+/// the next launch on the stream).
+#[test]
+fn witnesses_carried_to_other_blocks_and_launches_fail_them() {
+    if !in_own_simulator_process() {
+        return;
+    }
+    let stream = simulator();
+    let mut matrix = DeviceBuffer::<u32>::zeroed_on(64 * 64, &stream).unwrap();
+    launch!(attacks::witness_shared_by_blocks[(64, 8), (1, 8), stream](
+        matrix.view_2d_mut(64, 64).unwrap()
+    ))
+    .unwrap();
+    let (kernel, message) = failure(&stream);
+    assert_eq!(kernel, "witness_shared_by_blocks");
+    assert!(
+        message.contains(
+            "thread (0, 0, 0): panicked: a ThreadIndex2d made by thread (0, 0, 0) of block ("
+        ) && message.contains("was used by another thread"),
+        "{message}"
+    );
+
+    // On another device: the failure above ended this one.
+    let stream = next_device();
+    let mut grid = DeviceBuffer::<u32>::zeroed_on(8, &stream).unwrap();
+    let launch_once = |grid: &mut DeviceBuffer<u32>| {
+        launch!(attacks::witness_kept_for_the_next_launch[(1, 1, 1), (2, 2, 2), stream](
+            grid.view_3d_mut(2, 2, 2).unwrap()
+        ))
+    };
+    // The first launch leaves its witness (or uses one an earlier test run
+    // on this stream's thread left); the second uses the first's.
+    launch_once(&mut grid).unwrap();
+    let _ = stream.synchronize();
+    launch_once(&mut grid).unwrap();
+    let (kernel, message) = failure(&stream);
+    assert_eq!(kernel, "witness_kept_for_the_next_launch");
+    assert!(
+        message.contains(
+            "a ThreadIndex3d made by a thread of another launch was used by another thread"
+        ),
+        "{message}"
+    );
+}
+
+/// Attacks the phase token the same way: thread 0 leaves its `Writing`
+/// token in a host `thread_local!` and returns; thread 1 takes it and
+/// writes thread 0's slot with it.
+#[test]
+fn a_phase_token_taken_by_another_thread_fails_the_launch() {
+    if !in_own_simulator_process() {
+        return;
+    }
+    let stream = simulator();
+    let mut out = DeviceBuffer::<u32>::zeroed_on(32, &stream).unwrap();
+    launch!(attacks::phase_token_taken_by_another_thread[1, 32, stream](&mut out)).unwrap();
+    let (kernel, message) = failure(&stream);
+    assert_eq!(kernel, "phase_token_taken_by_another_thread");
+    assert!(
+        message.contains("thread (1, 0, 0): panicked: a phase token (Block) made by thread (0, 0, 0) of block (0, 0, 0) was used by another thread"),
+        "{message}"
+    );
+}
+
+/// Attacks the entry point's shape token: a kernel keeps its body's
+/// `thread_index` (the one-dimensional entry's, which trusts the launch's
+/// shape and tests nothing) in a host `thread_local!`, and a later kernel
+/// launched with a two-dimensional block calls it: every row of threads got
+/// the same indices, and the element counts came out 4 and 0.
+#[test]
+fn a_witness_maker_kept_for_another_launch_fails_it() {
+    if !in_own_simulator_process() {
+        return;
+    }
+    let stream = simulator();
+    let mut out = DeviceBuffer::<u32>::zeroed_on(16, &stream).unwrap();
+    launch!(attacks::keep_the_witness_maker[1, 16, stream](&mut out)).unwrap();
+    stream.synchronize().unwrap();
+    launch!(attacks::use_a_kept_witness_maker[1, (4, 4), stream](&mut out)).unwrap();
+    let (kernel, message) = failure(&stream);
+    assert_eq!(kernel, "use_a_kept_witness_maker");
+    assert!(
+        message.contains("a kernel entry's shape token made by a thread of another launch was used by another thread"),
+        "{message}"
+    );
+}
+
+/// A shared array's handle kept from an earlier block (a host
+/// `thread_local!`) reaches the running block's array, as a GPU's address
+/// does: the simulator keeps each OS thread's shared memory at the same
+/// addresses, and never gives it back while the thread runs blocks (the
+/// handle used to point into the earlier block's freed memory).
+#[test]
+fn a_shared_handle_kept_from_an_earlier_block_reaches_this_blocks_array() {
+    let stream = simulator();
+    let blocks = 48;
+    let mut sums = DeviceBuffer::<u32>::zeroed_on(blocks * 64, &stream).unwrap();
+    launch!(attacks::shared_handle_kept_by_a_later_block[blocks, 64, stream](&mut sums)).unwrap();
+    let got = sums.copy_to_host_sync(&stream).unwrap();
+    for (i, &sum) in got.iter().enumerate() {
+        assert_eq!(sum, 64 * (i / 64) as u32, "thread {i}");
+    }
 }

@@ -421,9 +421,10 @@ fn the_block_reduction_sums_partial_warps_and_refuses_oversized_blocks() {
 
 /// Attacks the agreement of host and device on a kernel's parameters: a
 /// `#[cfg(target_arch = "nvptx64")]` field makes a by-value struct 4 bytes
-/// on the host and 8 in the PTX. The launcher compares its parameters'
-/// sizes with the PTX entry point's before the first launch (on both
-/// backends, the simulator reading the same PTX), and refuses the launch.
+/// on the host and 8 in the PTX. The launcher compares the kernel's
+/// interface as the host compiled it with the device's, kept in the PTX,
+/// before the first launch (on both backends, the simulator reading the
+/// same PTX), and refuses the launch naming both sides.
 #[test]
 fn a_parameter_whose_size_differs_on_the_device_is_refused() {
     use gpu_test_kernels::attacks::{layout_differs, DeviceOnlyField};
@@ -434,9 +435,8 @@ fn a_parameter_whose_size_differs_on_the_device_is_refused() {
         Err(Error::InvalidLaunch { kernel, reason }) => {
             assert_eq!(kernel, "layout_differs");
             assert!(
-                reason.contains(
-                    "takes parameters of [8, 8, 8] bytes where the launcher passes [4, 8, 8]"
-                ),
+                reason.contains("the host has `param value: value of gpu_test_kernels::attacks::DeviceOnlyField (size 4, align 4, layout 0x")
+                    && reason.contains("where the device has `param value: value of gpu_test_kernels::attacks::DeviceOnlyField (size 8, align 4, layout 0x"),
                 "{reason}"
             );
         }

@@ -74,54 +74,91 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "fill_u32",
                 "fill_u64",
                 "saxpy",
+                "smooth_and_count",
             ],
         ),
         (
             "gpu-test-kernels",
             &[
                 "add_unchecked",
+                "active_after_return",
                 "affine",
+                "alignment_of_lines",
+                "assert_below",
+                "assert_lane_is_not",
+                "bf16_arithmetic",
+                "alias_by_cfg",
                 "atomics_f32",
                 "atomics_f64",
                 "atomics_i32",
                 "atomics_u32",
                 "atomics_u64",
+                "block_scan",
+                "attribute_by_cfg_attr",
+                "block_by_cfg",
+                "block_of_a_use",
+                "block_of_self",
+                "block_of_super",
                 "block_sum_shuffles",
                 "block_sum_static",
+                "block_votes",
                 "busy_loop",
                 "coordinates",
                 "coordinates_2d",
+                "convolve5",
+                "copy_of_super_Elem",
                 "count_owners_3d",
                 "count_owners_rows4",
                 "divergent_barrier",
                 "dynamic_alignment",
+                "element_grown_by_cfg",
                 "empty",
+                "global_block_results",
+                "global_same_block",
+                "f16_arithmetic",
+                "half_conversions",
+                "half_pairs",
+                "field_type_by_cfg",
                 "histogram",
                 "histogram256",
+                "instance_by_cfg_Real",
                 "jacobi5",
+                "keep_the_witness_maker",
                 "large_local_array",
                 "launch_shape",
                 "layout_differs",
+                "length_bound_by_cfg_attr",
                 "math_f32",
                 "math_f64",
                 "matmul_tiled",
                 "matrix_read",
+                "named_like_generated",
                 "one_dimensional_witness",
                 "panic_at",
                 "panic_if",
                 "phase_and_threads_barriers",
+                "phase_token_taken_by_another_thread",
+                "print_divergent",
+                "print_values",
                 "read_at",
+                "read_taps_after",
                 "reverse_in_blocks",
                 "reverse_tiles_16",
                 "reverse_tiles_32",
                 "scale_float4",
                 "select",
+                "shadowed_names",
                 "shaped_fill",
                 "shared_2d_transpose",
+                "shared_counter",
                 "shared_counters",
+                "shared_handle_kept_by_a_later_block",
+                "shared_neighbour",
                 "shared_read_at",
+                "shared_write_write",
                 "shuffle_after_exit",
                 "shuffles_by",
+                "sleep_until_flag",
                 "spin_on_flag",
                 "stencil1d_r4",
                 "swap_pairs_f32",
@@ -130,9 +167,16 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "transpose_32x32",
                 "transpose_32x8",
                 "transposed_row_sums",
+                "use_a_kept_witness_maker",
                 "warp_call_with_mask",
+                "warp_handoff",
+                "vote_beside_sync_threads",
+                "warp_matching",
                 "warp_shuffles",
                 "witness_from_helper",
+                "witness_kept_for_the_next_launch",
+                "witness_shared_by_blocks",
+                "witness_shared_by_threads",
                 "zero_sized",
             ],
         ),
@@ -151,6 +195,7 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
         "transpose_32x32",
         "transpose_32x8",
         "transposed_row_sums",
+        "witness_shared_by_blocks",
     ];
     for ((crate_name, module), (listed, kernels)) in MODULES.iter().zip(kernels) {
         assert_eq!(*crate_name, listed);
@@ -172,6 +217,53 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
         assert!(
             !module.ptx().contains(".visible .func"),
             "{crate_name} has a visible function"
+        );
+    }
+}
+
+/// Each kernel instance keeps its interface description in the PTX, which
+/// the runtime compares with the host's before the first launch
+/// (`gpu_device::__private::interface`): one global per instance, named for
+/// its general entry point, and no other visible global but those the
+/// runtime sets (`gpu_builder::HOST_SET_GLOBALS`).
+#[test]
+fn every_instance_keeps_its_interface_description() {
+    for (crate_name, module) in MODULES {
+        let ptx = module.ptx();
+        let instances: Vec<&str> = module
+            .entry_points()
+            .into_iter()
+            .filter(|e| !e.ends_with("__1d") && !e.ends_with("__2d"))
+            .collect();
+        for entry in &instances {
+            assert!(
+                ptx.contains(&format!(".visible .global .align 1 .b8 __gpu_abi${entry}[")),
+                "no interface description of `{entry}` in {crate_name}"
+            );
+        }
+        assert_eq!(
+            ptx.matches(" __gpu_abi$").count(),
+            instances.len(),
+            "the descriptions of {crate_name}"
+        );
+        // Besides the descriptions, only the globals the runtime sets stay
+        // visible (the assertion record, constant arrays).
+        let set_by_the_runtime = ptx
+            .lines()
+            .filter(|l| l.starts_with(".visible .global"))
+            .filter(|l| {
+                gpu_builder::HOST_SET_GLOBALS
+                    .iter()
+                    .any(|g| match g.strip_suffix('*') {
+                        Some(prefix) => l.contains(&format!(" {prefix}")),
+                        None => l.contains(&format!(" {g}")) || l.contains(&format!(" {g}[")),
+                    })
+            })
+            .count();
+        assert_eq!(
+            ptx.matches(".visible .global").count() - set_by_the_runtime,
+            instances.len(),
+            "the visible globals of {crate_name}"
         );
     }
 }
@@ -248,6 +340,143 @@ fn barriers_count_threads_and_phases_use_their_own_barrier() {
     assert!(entry_body("divergent_barrier__1d").contains("barrier.sync \t0;"));
     let matmul = entry_body("matmul_tiled");
     assert_eq!(matmul.matches("barrier.sync 	1;").count(), 2, "{matmul}");
+}
+
+#[test]
+fn block_votes_reduce_on_a_barrier_of_their_own() {
+    // The form without `.aligned` (defined in divergent code), on barrier
+    // 2: never paired with `sync_threads()` (0) or a phase change (1).
+    let votes = entry_body("block_votes__1d");
+    // The count, then the count of evens in each branch of an `if`.
+    assert_eq!(votes.matches("barrier.red.popc.u32").count(), 3, "{votes}");
+    assert!(votes.contains("barrier.red.and.pred"), "{votes}");
+    assert!(votes.contains("barrier.red.or.pred"), "{votes}");
+    for line in votes.lines().filter(|l| l.contains("barrier.red")) {
+        assert!(line.contains(", 2, "), "{line}");
+    }
+    let matching = entry_body("warp_matching__1d");
+    for instruction in [
+        "match.any.sync.b32",
+        "match.any.sync.b64",
+        "match.all.sync.b64",
+        "activemask.b32",
+    ] {
+        assert!(matching.contains(instruction), "{instruction}: {matching}");
+    }
+    assert!(entry_body("sleep_until_flag__1d").contains("nanosleep.u32"));
+    // `activemask` needs PTX 6.2 and `nanosleep` 6.3, above LLVM's 6.0 for
+    // sm_70: the builder asks for 6.3.
+    for (crate_name, module) in MODULES {
+        assert!(
+            module.ptx().contains(".version 6.3\n.target sm_70"),
+            "{crate_name}"
+        );
+    }
+}
+
+#[test]
+fn a_failed_assertion_writes_the_record_the_runtime_sets() {
+    // Every module keeps the global the runtime writes the record's address
+    // into: visible (the driver finds it by name) and not folded to 0.
+    let symbol = gpu_device::assert::RECORD_SYMBOL;
+    for (crate_name, module) in MODULES {
+        assert!(
+            module
+                .ptx()
+                .contains(&format!(".visible .global .align 8 .b8 {symbol}[8];")),
+            "{crate_name}"
+        );
+    }
+    let ptx = gpu_test_kernels::KERNEL_MODULE.ptx();
+    let fail = ptx
+        .split(".func ")
+        .find(|f| f.contains("6assert4fail") && f.contains(&format!("[{symbol}]")))
+        .expect("the assertion's failure path reads the record's address");
+    // Claimed with a system-scope compare-and-swap (the record is host
+    // memory), written, fenced for the host, then the trap.
+    for step in ["atom.relaxed.sys.cas.b32", "membar.sys", "trap"] {
+        assert!(fail.contains(step), "{step}:\n{fail}");
+    }
+}
+
+#[test]
+fn constants_are_in_the_const_space_and_read_with_ld_const() {
+    let ptx = gpu_test_kernels::KERNEL_MODULE.ptx();
+    // Visible, so the runtime finds them by name (`cuModuleGetGlobal`).
+    for global in [
+        ".visible .const .align 4 .b8 __gpu_const_gpu_test_kernels_TAPS[20];",
+        ".visible .const .align 8 .b8 __gpu_const_gpu_test_kernels_AFFINE[16];",
+    ] {
+        assert!(ptx.contains(global), "{global}");
+    }
+    let convolve = entry_body("convolve5__1d");
+    assert_eq!(convolve.matches("ld.const.b32").count(), 5, "{convolve}");
+    assert_eq!(convolve.matches("ld.const.b64").count(), 2, "{convolve}");
+    // An index known only at run time: still the constant space.
+    assert!(entry_body("read_taps_after__1d").contains("ld.const.b32"));
+}
+
+#[test]
+fn half_precision_uses_the_gpus_instructions() {
+    let f16 = entry_body("f16_arithmetic__1d");
+    for instruction in [
+        "add.rn.f16",
+        "sub.rn.f16",
+        "mul.rn.f16",
+        "fma.rn.f16",
+        "cvt.rn.f16.f32",
+        "cvt.f32.f16",
+    ] {
+        assert!(f16.contains(instruction), "{instruction}:\n{f16}");
+    }
+    let pairs = entry_body("half_pairs__1d");
+    for instruction in ["add.rn.f16x2", "mul.rn.f16x2", "fma.rn.f16x2"] {
+        assert!(pairs.contains(instruction), "{instruction}:\n{pairs}");
+    }
+    assert!(entry_body("half_conversions__1d").contains("cvt.rn.f16.f64"));
+    // bf16 instructions are sm_80's: below it (this build's sm_70), bf16 is
+    // computed in software, as on the simulator.
+    assert!(!entry_body("bf16_arithmetic__1d").contains(".bf16"));
+}
+
+#[test]
+fn line_tables_name_the_rust_source_lines() {
+    // gpu-test-kernels is built with line tables (its build.rs), the
+    // others without; the runtime reads the first line to ask the JIT
+    // compiler to keep them (the literal is the runtime's copy of it).
+    let ptx = gpu_test_kernels::KERNEL_MODULE.ptx();
+    let marker = format!("{}line-tables\n", gpu_builder::DEBUG_MARKER);
+    assert!(ptx.starts_with(&marker), "{}", &ptx[..200]);
+    assert_eq!(marker, "// gpu-builder debug-info: line-tables\n");
+    let has_loc = |ptx: &str| ptx.lines().any(|l| l.trim_start().starts_with(".loc\t"));
+    assert!(!has_loc(gpu_ops::KERNEL_MODULE.ptx()));
+    assert!(has_loc(ptx));
+    // The kernels' own file, and a `.loc` naming the line of a statement
+    // in it: `read_at`'s read, in faults.rs (where compute-sanitizer's
+    // report of `examples/sanitizer_names_rust_lines.rs` points).
+    let faults = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/kernels/src/faults.rs");
+    let file_line = ptx
+        .lines()
+        .find(|l| l.trim_start().starts_with(".file") && l.contains(faults.to_str().unwrap()))
+        .unwrap_or_else(|| panic!("no .file for {}", faults.display()));
+    let number = file_line.split_whitespace().nth(1).unwrap();
+    let source = std::fs::read_to_string(&faults).unwrap();
+    let read_line = source
+        .lines()
+        .position(|l| l.contains("out.set(thread_index(), x[index]);"))
+        .expect("read_at's read")
+        + 1;
+    let body = entry_body("read_at__1d");
+    assert!(
+        body.lines().any(|l| l
+            .trim_start()
+            .starts_with(&format!(".loc\t{number} {read_line} "))),
+        "no .loc for faults.rs:{read_line} in:\n{body}"
+    );
+    // Only the line tables: no DWARF sections, no `debug` target (which
+    // CUDA 12's assembler rejects).
+    assert!(!ptx.contains(".section"));
+    assert!(ptx.contains(".target sm_70\n"));
 }
 
 #[test]

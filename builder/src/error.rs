@@ -22,6 +22,8 @@ pub enum BuildError {
     },
     /// The architecture setting is not of the form `sm_NN`.
     BadArch(String),
+    /// `GPU_PTX_DEBUG` names no debug information setting.
+    BadDebugInfo(String),
     /// `build()` ran outside a build script and no output directory was set.
     NotInBuildScript,
     /// The crate directory has no `Cargo.toml`.
@@ -74,6 +76,10 @@ impl fmt::Display for BuildError {
             BuildError::BadArch(arch) => write!(
                 f,
                 "`{arch}` is not a PTX architecture: use sm_70, sm_80, sm_90 or similar (set with PtxBuilder::arch or GPU_PTX_ARCH)"
+            ),
+            BuildError::BadDebugInfo(name) => write!(
+                f,
+                "GPU_PTX_DEBUG=`{name}` is not a debug information setting: use none, line-tables or full"
             ),
             BuildError::NotInBuildScript => write!(
                 f,

@@ -15,14 +15,17 @@
 //!    crate with `-Clinker-plugin-lto`, so every rlib holds LLVM bitcode;
 //! 2. `llvm-link`: the crate's bitcode with all of its dependencies' (`core`
 //!    and `compiler_builtins` included) into one module;
-//! 3. `llvm-dis`, two rewrites of the IR, then `llvm-as`: the statics of
+//! 3. `llvm-dis`, three rewrites of the IR, then `llvm-as`: the statics of
 //!    `shared_array!` (and the dynamic array) move to LLVM's address space 3
 //!    (see [`shared_memory`]), so that their accesses become
-//!    `ld.shared`/`st.shared`; the kernels' `&[T]` inputs become `noalias
-//!    readonly` parameters (see [`kernel_inputs`]), so that their loads
-//!    become `ld.global.nc`;
-//! 4. `opt`: internalize everything but the kernel entry points, drop what
-//!    they do not reach, optimise at `-O3`;
+//!    `ld.shared`/`st.shared`; the storage of `gpu_device::constant!` arrays
+//!    moves to address space 4 (see [`constant_memory`]), read with
+//!    `ld.const`; the kernels' `&[T]` inputs become `noalias readonly`
+//!    parameters (see [`kernel_inputs`]), so that their loads become
+//!    `ld.global.nc`;
+//! 4. `opt`: internalize everything but the kernel entry points, their
+//!    interface descriptions (see [`interface_globals`]) and the globals the
+//!    runtime sets, drop what they do not reach, optimise at `-O3`;
 //! 5. `llc -mcpu=<arch>`: PTX, written to `$OUT_DIR/kernels.ptx`, where
 //!    `gpu_device::embed_kernels!()` finds it. Floating-point contraction is
 //!    on (`-fp-contract=fast`), as nvcc's `-fmad=true`: see
@@ -34,11 +37,14 @@
 
 #![deny(missing_docs)]
 
+pub mod constant_memory;
+pub mod debug_info;
 mod error;
 pub mod kernel_inputs;
 pub mod shared_memory;
 mod toolchain;
 
+pub use debug_info::{DebugInfo, DEBUG_ENV, DEBUG_MARKER};
 pub use error::BuildError;
 
 use std::env;
@@ -46,6 +52,15 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use toolchain::Toolchain;
+
+/// The globals of device code that the runtime writes after loading a
+/// module (`cuModuleGetGlobal`), kept visible (patterns of `opt`'s
+/// internalize list): internal, the optimiser would fold their loads to
+/// their initial value, and the driver could not find them by name.
+/// `gpu_device::assert::RECORD_SYMBOL` (the address of the device's
+/// assertion record) and the constant arrays of `gpu_device::constant!`
+/// (`__gpu_const_<crate>_<name>`, see [`constant_memory`]).
+pub const HOST_SET_GLOBALS: &[&str] = &["__gpu_assertion_record", "__gpu_const_*"];
 
 /// The environment variable that overrides the PTX target architecture.
 pub const ARCH_ENV: &str = "GPU_PTX_ARCH";
@@ -63,6 +78,7 @@ pub struct PtxBuilder {
     arch: String,
     out_dir: Option<PathBuf>,
     fma_contraction: bool,
+    debug: DebugInfo,
 }
 
 /// What [`PtxBuilder::build`] did.
@@ -100,7 +116,15 @@ impl PtxBuilder {
             arch,
             out_dir: None,
             fma_contraction: true,
+            debug: DebugInfo::None,
         }
+    }
+
+    /// Sets the debug information the PTX carries (see [`DebugInfo`]). The
+    /// `GPU_PTX_DEBUG` environment variable, when set, takes precedence.
+    pub fn debug_info(mut self, debug: DebugInfo) -> PtxBuilder {
+        self.debug = debug;
+        self
     }
 
     /// Sets the architecture (`sm_70`, `sm_80`, `sm_90`, …). The `GPU_PTX_ARCH`
@@ -142,6 +166,11 @@ impl PtxBuilder {
         }
         check_arch(&self.arch)?;
         println!("cargo:rerun-if-env-changed={ARCH_ENV}");
+        println!("cargo:rerun-if-env-changed={DEBUG_ENV}");
+        let debug = match env::var(DEBUG_ENV).ok().filter(|v| !v.is_empty()) {
+            Some(name) => DebugInfo::from_name(&name).ok_or(BuildError::BadDebugInfo(name))?,
+            None => self.debug,
+        };
         let out_dir = match &self.out_dir {
             Some(d) => d.clone(),
             None => PathBuf::from(env::var_os("OUT_DIR").ok_or(BuildError::NotInBuildScript)?),
@@ -151,7 +180,7 @@ impl PtxBuilder {
         if !manifest.is_file() {
             return Err(BuildError::NoManifest(manifest));
         }
-        let target_dir = nested_target_dir(&out_dir);
+        let target_dir = nested_target_dir(&out_dir, debug);
         // This crate's own intermediate files: the build scripts of several
         // kernel crates share the nested target directory (and its builds of
         // `core` and the dependencies) and may run at the same time.
@@ -163,6 +192,7 @@ impl PtxBuilder {
             &target_dir,
             &work.join("objects"),
             &self.arch,
+            debug.rustc_flag(),
         )?;
         for source in &artifacts.local_sources {
             println!("cargo:rerun-if-changed={}", source.display());
@@ -171,7 +201,7 @@ impl PtxBuilder {
 
         let crate_bc = work.join("crate.bc");
         toolchain.link(&artifacts.crate_objects, &crate_bc)?;
-        let kernels = toolchain.kernel_entry_points(&crate_bc)?;
+        let (kernels, descriptions) = toolchain.kernel_entry_points(&crate_bc)?;
         let linked = work.join("linked.bc");
         let mut all = vec![crate_bc];
         all.extend(artifacts.dependency_objects.iter().cloned());
@@ -183,10 +213,21 @@ impl PtxBuilder {
         }
         let linked = if changed { rewritten } else { linked };
         let optimized = work.join("optimized.bc");
-        toolchain.internalize_and_optimize(&linked, &kernels, &optimized)?;
+        let kept: Vec<String> = kernels.iter().chain(&descriptions).cloned().collect();
+        toolchain.internalize_and_optimize(&linked, &kept, &optimized)?;
         fs::create_dir_all(&out_dir).map_err(|e| BuildError::io(&out_dir, e))?;
         let ptx = out_dir.join("kernels.ptx");
         toolchain.codegen(&optimized, &self.arch, self.fma_contraction, &ptx)?;
+        if debug != DebugInfo::None {
+            let text = fs::read_to_string(&ptx).map_err(|e| BuildError::io(&ptx, e))?;
+            let finished =
+                debug_info::finish(&text, debug).map_err(|e| BuildError::ToolFailed {
+                    tool: "gpu-builder (debug information)".into(),
+                    status: "unreadable PTX".into(),
+                    stderr: e,
+                })?;
+            fs::write(&ptx, finished).map_err(|e| BuildError::io(&ptx, e))?;
+        }
         if kernels.is_empty() {
             println!(
                 "cargo:warning=no #[kernel] functions found in {}",
@@ -213,14 +254,44 @@ fn check_arch(arch: &str) -> Result<(), BuildError> {
 /// directory, so the nested cargo does not wait for the outer one's lock.
 /// Every kernel crate of the outer build shares it, so `core` and the common
 /// dependencies are built for the device once (the nested cargos take turns
-/// through its lock).
-fn nested_target_dir(out_dir: &Path) -> PathBuf {
+/// through its lock). Builds with debug information have their own
+/// (`ptx-build-line-tables`, `ptx-build-full`): other flags for `core`,
+/// which would otherwise be rebuilt each time the other kind builds.
+fn nested_target_dir(out_dir: &Path, debug: DebugInfo) -> PathBuf {
+    let name = match debug {
+        DebugInfo::None => "ptx-build".to_string(),
+        other => format!("ptx-build-{}", other.name()),
+    };
     // OUT_DIR is <target>/[<triple>/]<profile>/build/<pkg>-<hash>/out.
     out_dir
         .ancestors()
         .nth(3)
-        .map(|profile| profile.join("ptx-build"))
-        .unwrap_or_else(|| out_dir.join("ptx-build"))
+        .map(|profile| profile.join(&name))
+        .unwrap_or_else(|| out_dir.join(&name))
+}
+
+/// The symbol prefix of the kernels' interface descriptions.
+pub const INTERFACE_PREFIX: &str = "__gpu_abi$";
+
+/// The interface descriptions a module's textual IR defines: the globals
+/// `@__gpu_abi$<entry>` that `#[kernel]` makes per instance on the device
+/// (`gpu_device::__private::interface`). Nothing on the device reads them;
+/// the build keeps them, as it keeps the entry points, so that the runtime
+/// can compare each with the description the host compiled before the
+/// instance's first launch.
+pub fn interface_globals(ir: &str) -> Vec<String> {
+    let mut names: Vec<String> = ir
+        .lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix('@')?;
+            let rest = rest.strip_prefix('"').unwrap_or(rest);
+            let name = &rest[..rest.find([' ', '"', '='])?];
+            name.starts_with(INTERFACE_PREFIX).then(|| name.to_string())
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    names
 }
 
 /// Runs a command, mapping failure to an error naming the tool and its output.
@@ -237,5 +308,22 @@ fn run(tool: &str, command: &mut Command) -> Result<std::process::Output, BuildE
             status: output.status.to_string(),
             stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::interface_globals;
+
+    #[test]
+    fn interface_descriptions_are_found_in_the_ir() {
+        let ir = "@__gpu_abi$k = dso_local constant [2 x i8] c\"hi\", align 1\n\
+                  @\"__gpu_abi$k_f32\" = constant [1 x i8] c\"x\"\n\
+                  @__gpu_inputs.k.2.0 = constant i8 0\n\
+                  define ptx_kernel void @k(ptr %0) {\n}\n";
+        assert_eq!(
+            interface_globals(ir),
+            vec!["__gpu_abi$k", "__gpu_abi$k_f32"]
+        );
     }
 }

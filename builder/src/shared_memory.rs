@@ -17,10 +17,39 @@ pub const PREFIX: &str = "__gpu_shared_";
 /// `ir` with the shared globals moved to address space 3; `None` when it has
 /// none. An error names a definition this pass cannot read.
 pub fn move_to_shared_space(ir: &str) -> Result<Option<String>, String> {
+    move_to_space(ir, &Space::SHARED)
+}
+
+/// Where a pass moves the globals of a symbol prefix.
+pub(crate) struct Space {
+    /// The symbol prefix of the globals moved.
+    pub(crate) prefix: &'static str,
+    /// The LLVM address space (3: shared, 4: constant).
+    pub(crate) number: u32,
+    /// Whether a definition keeps its linkage and initialiser (constant
+    /// memory, which the host sets) or becomes an internal global with an
+    /// `undef` one (shared memory, which has no initial value).
+    pub(crate) keep_initializer: bool,
+    /// What the space is called in errors.
+    pub(crate) name: &'static str,
+}
+
+impl Space {
+    const SHARED: Space = Space {
+        prefix: PREFIX,
+        number: 3,
+        keep_initializer: false,
+        name: "shared memory",
+    };
+}
+
+/// `ir` with the globals of `space.prefix` moved to `space`, and their uses
+/// cast to generic pointers; `None` when it has none.
+pub(crate) fn move_to_space(ir: &str, space: &Space) -> Result<Option<String>, String> {
     let mut names = Vec::new();
     let mut out = String::with_capacity(ir.len() + 1024);
     for line in ir.lines() {
-        match shared_definition(line)? {
+        match definition_in(line, space)? {
             Some((name, rewritten)) => {
                 names.push(name);
                 out.push_str(&rewritten);
@@ -32,16 +61,16 @@ pub fn move_to_shared_space(ir: &str) -> Result<Option<String>, String> {
     if names.is_empty() {
         return Ok(None);
     }
-    Ok(Some(wrap_uses(&out, &names)))
+    Ok(Some(wrap_uses(&out, &names, space)))
 }
 
-/// A definition line `@__gpu_shared_... = ...`: its name and the line that
-/// defines it in address space 3.
-fn shared_definition(line: &str) -> Result<Option<(String, String)>, String> {
+/// A definition line `@<prefix>... = ...`: its name and the line that
+/// defines it in `space`.
+fn definition_in(line: &str, space: &Space) -> Result<Option<(String, String)>, String> {
     let Some(rest) = line.strip_prefix('@') else {
         return Ok(None);
     };
-    if !rest.starts_with(PREFIX) {
+    if !rest.starts_with(space.prefix) {
         return Ok(None);
     }
     let end = rest.find(|c: char| !is_name_char(c)).unwrap_or(rest.len());
@@ -49,8 +78,12 @@ fn shared_definition(line: &str) -> Result<Option<(String, String)>, String> {
     let Some(definition) = rest[end..].trim_start().strip_prefix('=') else {
         return Ok(None);
     };
-    let unreadable =
-        || format!("cannot move `@{name}` to shared memory: unexpected definition `{line}`");
+    let unreadable = || {
+        format!(
+            "cannot move `@{name}` to {}: unexpected definition `{line}`",
+            space.name
+        )
+    };
     let words_end = definition
         .find(" global ")
         .or_else(|| definition.find(" constant "))
@@ -70,10 +103,17 @@ fn shared_definition(line: &str) -> Result<Option<(String, String)>, String> {
         .find_map(|part| part.trim().strip_prefix("align "))
         .map(|a| format!(", align {}", a.trim()))
         .unwrap_or_default();
-    let rewritten = if external {
-        format!("@{name} = external addrspace(3) global {ty}{align}")
+    let number = space.number;
+    let rewritten = if space.keep_initializer {
+        // The same definition, in the space: `addrspace(N)` goes right
+        // before the `global` (or `constant`) keyword.
+        let keyword = words_end + 1;
+        let at = line.len() - definition.len() + keyword;
+        format!("{}addrspace({number}) {}", &line[..at], &line[at..])
+    } else if external {
+        format!("@{name} = external addrspace({number}) global {ty}{align}")
     } else {
-        format!("@{name} = internal addrspace(3) global {ty} undef{align}")
+        format!("@{name} = internal addrspace({number}) global {ty} undef{align}")
     };
     Ok(Some((name.to_string(), rewritten)))
 }
@@ -108,27 +148,31 @@ fn type_length(s: &str) -> Option<usize> {
     }
 }
 
-/// Every use `@name` (not the definition) becomes a cast of the address
-/// space 3 global to a generic pointer.
-fn wrap_uses(ir: &str, names: &[String]) -> String {
+/// Every use `@name` (not the definition) becomes a cast of the global in
+/// `space` to a generic pointer.
+fn wrap_uses(ir: &str, names: &[String], space: &Space) -> String {
+    let prefix = space.prefix;
+    let number = space.number;
     let mut out = String::with_capacity(ir.len() + 256 * names.len());
     for line in ir.lines() {
         let is_definition = names
             .iter()
             .any(|n| line.starts_with(&format!("@{n} ")) || line.starts_with(&format!("@{n}=")));
-        if is_definition || !line.contains(PREFIX) {
+        if is_definition || !line.contains(prefix) {
             out.push_str(line);
             out.push('\n');
             continue;
         }
         let mut rest = line;
-        while let Some(at) = rest.find(&format!("@{PREFIX}")) {
+        while let Some(at) = rest.find(&format!("@{prefix}")) {
             out.push_str(&rest[..at]);
             let tail = &rest[at + 1..];
             let end = tail.find(|c: char| !is_name_char(c)).unwrap_or(tail.len());
             let name = &tail[..end];
             if names.iter().any(|n| n == name) {
-                out.push_str(&format!("addrspacecast (ptr addrspace(3) @{name} to ptr)"));
+                out.push_str(&format!(
+                    "addrspacecast (ptr addrspace({number}) @{name} to ptr)"
+                ));
             } else {
                 out.push('@');
                 out.push_str(name);

@@ -135,6 +135,7 @@ impl Toolchain {
         target_dir: &Path,
         objects_dir: &Path,
         arch: &str,
+        debuginfo: &str,
     ) -> Result<Artifacts, BuildError> {
         let mut cmd = Command::new(&self.cargo);
         for (name, _) in env::vars_os() {
@@ -162,7 +163,7 @@ impl Toolchain {
             [
                 "-Clinker-plugin-lto",
                 &format!("-Ctarget-cpu={arch}"),
-                "-Cdebuginfo=0",
+                debuginfo,
             ]
             .join("\x1f"),
         );
@@ -271,8 +272,12 @@ impl Toolchain {
         Ok(())
     }
 
-    /// The `ptx_kernel` functions defined in a bitcode module.
-    pub fn kernel_entry_points(&self, bitcode: &Path) -> Result<Vec<String>, BuildError> {
+    /// The `ptx_kernel` functions defined in a bitcode module, and the
+    /// kernels' interface descriptions (see [`crate::interface_globals`]).
+    pub fn kernel_entry_points(
+        &self,
+        bitcode: &Path,
+    ) -> Result<(Vec<String>, Vec<String>), BuildError> {
         let output = run(
             "llvm-dis",
             self.tool("llvm-dis").arg(bitcode).arg("-o").arg("-"),
@@ -290,22 +295,29 @@ impl Toolchain {
             .collect();
         names.sort();
         names.dedup();
-        Ok(names)
+        Ok((names, crate::interface_globals(&text)))
     }
 
-    /// Internalizes everything but the kernels, removes dead code, optimises.
+    /// Internalizes everything but the kernels, the globals in `kept` and the
+    /// globals the runtime sets ([`crate::HOST_SET_GLOBALS`]), removes dead
+    /// code, optimises.
     pub fn internalize_and_optimize(
         &self,
         input: &Path,
-        kernels: &[String],
+        kept: &[String],
         out: &Path,
     ) -> Result<(), BuildError> {
+        let public: Vec<&str> = kept
+            .iter()
+            .map(String::as_str)
+            .chain(crate::HOST_SET_GLOBALS.iter().copied())
+            .collect();
         run(
             "opt",
             self.tool("opt")
                 .arg(format!(
                     "--internalize-public-api-list={}",
-                    kernels.join(",")
+                    public.join(",")
                 ))
                 .arg("-passes=internalize,globaldce,default<O3>,globaldce")
                 .arg(input)
@@ -316,7 +328,8 @@ impl Toolchain {
     }
 
     /// Rewrites the IR of `input` for the device: the shared-memory statics
-    /// move into address space 3 (see [`crate::shared_memory`]) and the
+    /// move into address space 3 (see [`crate::shared_memory`]), the
+    /// constant arrays into address space 4 ([`crate::constant_memory`]), and the
     /// kernels' inputs become `noalias readonly` (see
     /// [`crate::kernel_inputs`]), writing `out`. Returns whether it wrote
     /// `out` (`false` when neither pass changed anything) and the warnings
@@ -335,6 +348,17 @@ impl Toolchain {
             }
         })?;
         let text = moved.map(std::borrow::Cow::Owned).unwrap_or(text);
+        let constants = crate::constant_memory::move_to_constant_space(&text).map_err(|e| {
+            BuildError::ToolFailed {
+                tool: "gpu-builder (constant memory)".into(),
+                status: "unreadable IR".into(),
+                stderr: e,
+            }
+        })?;
+        let text = match constants {
+            Some(moved) => std::borrow::Cow::Owned(moved),
+            None => text,
+        };
         let marked = crate::kernel_inputs::mark_inputs(&text);
         let rewritten = match (marked.ir, text) {
             (Some(ir), _) => ir,
@@ -356,10 +380,13 @@ impl Toolchain {
         out: &Path,
     ) -> Result<(), BuildError> {
         let fp_contract = if contract { "fast" } else { "off" };
+        let mut llc = self.tool("llc");
+        if let Some(version) = minimum_ptx_version(arch) {
+            llc.arg(format!("-mattr=+{version}"));
+        }
         run(
             "llc",
-            self.tool("llc")
-                .arg(format!("-mcpu={arch}"))
+            llc.arg(format!("-mcpu={arch}"))
                 .arg("-O3")
                 .arg(format!("-fp-contract={fp_contract}"))
                 .arg(input)
@@ -368,6 +395,14 @@ impl Toolchain {
         )?;
         Ok(())
     }
+}
+
+/// The PTX version `llc` must emit for `arch` when its own default is lower
+/// than what `gpu-device`'s inline PTX needs: 6.3 (`activemask` is 6.2,
+/// `nanosleep` 6.3, both sm_70 instructions). LLVM defaults to 6.0 for sm_70
+/// and 6.1 for sm_72; from sm_75 its default is 6.3 or later.
+fn minimum_ptx_version(arch: &str) -> Option<&'static str> {
+    matches!(arch, "sm_70" | "sm_72").then_some("ptx63")
 }
 
 /// The string value of `"key":"..."` in a line of cargo's JSON output.

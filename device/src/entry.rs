@@ -48,6 +48,7 @@
 use core::marker::PhantomData;
 
 use crate::thread::{grid_1d, grid_2d, thread_index_2d, thread_index_3d};
+use crate::thread_owner::Owner;
 use crate::witness::{ThreadIndex, ThreadIndex2d, ThreadIndex3d};
 
 /// `grid_2d()` computed in `u32`, for the `__2d` entry.
@@ -70,6 +71,8 @@ fn grid_2d_u32() -> (u32, u32) {
     )
 }
 
+// The three entry kinds are plain numbers, safe to name: only
+// `EntryShape::new` (`unsafe`) turns one into a claim about the launch.
 #[doc(hidden)]
 /// The general entry point: launched for shapes no other entry serves.
 pub const GENERAL: u8 = 0;
@@ -104,6 +107,9 @@ fn not_one_dimensional() -> ! {
 /// another shape.
 #[derive(Clone, Copy)]
 pub struct EntryShape<const ENTRY: u8> {
+    /// The entry point's thread (checked at each use on the simulator, where
+    /// host-only code could carry the token to a launch of another shape).
+    owner: Owner,
     _thread: PhantomData<*mut ()>,
 }
 
@@ -120,6 +126,7 @@ impl<const ENTRY: u8> EntryShape<ENTRY> {
     #[inline(always)]
     pub unsafe fn new() -> Self {
         EntryShape {
+            owner: Owner::current(),
             _thread: PhantomData,
         }
     }
@@ -131,6 +138,7 @@ impl<const ENTRY: u8> EntryShape<ENTRY> {
         if ENTRY != ONE_DIMENSIONAL {
             not_one_dimensional()
         }
+        self.owner.check("a kernel entry's shape token");
         // Unique: this token exists only in a one-dimensional launch (`new`).
         ThreadIndex::new_unique(grid_1d())
     }
@@ -139,6 +147,7 @@ impl<const ENTRY: u8> EntryShape<ENTRY> {
     #[inline(always)]
     #[track_caller]
     pub fn thread_index_2d(self) -> ThreadIndex2d {
+        self.owner.check("a kernel entry's shape token");
         match ENTRY {
             ONE_DIMENSIONAL => ThreadIndex2d::new_unique(grid_1d(), 0),
             Z_EXTENT_ONE => {
@@ -153,7 +162,9 @@ impl<const ENTRY: u8> EntryShape<ENTRY> {
 
     /// See [`thread_index_3d`](crate::thread_index_3d).
     #[inline(always)]
+    #[track_caller]
     pub fn thread_index_3d(self) -> ThreadIndex3d {
+        self.owner.check("a kernel entry's shape token");
         match ENTRY {
             ONE_DIMENSIONAL => ThreadIndex3d::new_unique(grid_1d(), 0, 0),
             Z_EXTENT_ONE => {
@@ -169,6 +180,9 @@ impl<const ENTRY: u8> EntryShape<ENTRY> {
 /// The block shape of `#[kernel(block = (x, y, z))]` as `blockDim`, checked
 /// when the kernel is compiled: each extent at least 1, `x` and `y` at most
 /// 1024, `z` at most 64 (every CUDA GPU's limits), and at most 1024 threads.
+///
+/// Safe: it computes a value. Only [`assume_block_shape`] (`unsafe`) turns
+/// a shape into a fact the compiler relies on.
 pub const fn declared_block_shape(x: usize, y: usize, z: usize) -> [u32; 3] {
     assert!(
         x >= 1 && y >= 1 && z >= 1,

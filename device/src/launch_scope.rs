@@ -15,6 +15,11 @@ use crate::matrix_u32::DisjointSlice2dU32;
 
 /// A local of a `#[kernel]` entry point that the slices it hands to the
 /// body borrow (see the [module documentation](self)).
+///
+/// Public for the macro, and safe: its methods return what they are given,
+/// with a shorter lifetime. Code that makes a scope of its own gains nothing
+/// it did not have (a lifetime can only be shortened), so no invariant rests
+/// on who makes one.
 #[doc(hidden)]
 pub struct LaunchScope {
     _private: (),

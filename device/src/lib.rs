@@ -9,12 +9,20 @@
 //!   `grid(n)` and `gridsize(n)`, and the witnesses [`thread_index`],
 //!   [`thread_index_2d`], [`thread_index_3d`] (see [`witness`]), and what a
 //!   `#[kernel]` entry point knows of its launch in [`entry`];
-//! - [`sync_threads`] and the other barriers in [`sync`];
+//! - [`sync_threads`] and the other barriers in [`sync`], the block votes
+//!   ([`sync_threads_count`](vote::sync_threads_count) and its peers) in
+//!   [`vote`];
 //! - shared memory ([`shared`]): static ([`shared_array!`]) and dynamic
 //!   ([`DynamicShared`]) arrays used safely through the phase token [`Block`];
-//! - warp shuffles in [`warp`];
+//! - warp shuffles, votes and matching in [`warp`];
 //! - atomics on [`DeviceAtomic`] cells;
-//! - float math in [`math`].
+//! - float math in [`math`], and half precision ([`f16`](struct@f16), [`bf16`], and their
+//!   pairs [`f16x2`], [`bf16x2`]) in [`half`];
+//! - formatted output, [`println!`] and [`print!`] over `vprintf`, in [`print`](mod@print);
+//! - assertions with a message, [`gpu_assert!`], reported to the host, in
+//!   [`assert`](mod@assert);
+//! - constant memory, [`constant!`], set by the host between launches, in
+//!   [`constant`](mod@constant).
 //!
 //! On every target it provides the types that appear in kernel signatures:
 //! [`DisjointSlice`], [`DisjointSlice2d`] and [`DisjointSlice3d`] (outputs
@@ -30,6 +38,9 @@
 //! A panic inside a kernel executes `trap`: the launch fails and the host
 //! runtime reports the kernel by name.
 #![cfg_attr(target_arch = "nvptx64", no_std)]
+// The kernels' interface descriptions name their types on both targets, in
+// constants (`interface`).
+#![feature(const_type_name)]
 #![cfg_attr(
     target_arch = "nvptx64",
     feature(stdarch_nvptx, asm_experimental_arch, link_llvm_intrinsics)
@@ -40,18 +51,28 @@
 extern crate self as gpu_device;
 
 mod atomic;
+#[cfg(not(target_arch = "nvptx64"))]
+mod c_printf;
 mod copy;
 mod disjoint;
 pub mod entry;
+pub mod half;
+mod interface;
 mod launch_scope;
 pub mod matrix_u32;
 pub mod neighbourhood;
+pub mod print;
+pub mod race_check;
 mod slice2d;
+pub mod thread_owner;
 
 pub use atomic::{AtomicElement, DeviceAtomic};
-pub use copy::DeviceCopy;
+pub use copy::{DeviceCopy, MAX_DEVICE_ALIGN, MAX_PARAMETER_ALIGN};
 pub use disjoint::{DisjointSlice, DisjointSlice2d, DisjointSlice3d};
-pub use gpu_macros::{embed_kernels, kernel, shared_array, DeviceCopy};
+pub use gpu_macros::{
+    constant, embed_kernels, gpu_assert, kernel, print, println, shared_array, DeviceCopy,
+};
+pub use half::{bf16, bf16x2, f16, f16x2};
 pub use matrix_u32::{DisjointSlice2dU32, Shape2dU32, Slice2dU32};
 pub use neighbourhood::Neighbourhood;
 pub use shared::{Block, DynamicShared};
@@ -59,12 +80,15 @@ pub use slice2d::{Shape2d, Slice2d};
 pub use witness::{ThreadIndex, ThreadIndex2d, ThreadIndex3d};
 
 pub(crate) mod arch;
+pub mod assert;
+pub mod constant;
 pub mod math;
 #[cfg(target_arch = "nvptx64")]
 mod panic;
 pub mod shared;
 pub mod sync;
 pub mod thread;
+pub mod vote;
 pub mod warp;
 pub mod witness;
 
@@ -85,14 +109,24 @@ pub mod prelude {
 
     pub use crate::{
         block_dim, block_idx, block_size, grid_1d, grid_2d, grid_3d, grid_dim, gridsize_1d,
-        gridsize_2d, gridsize_3d, math::FastMath, math::Float, shared_array, sync_threads,
-        thread_idx, thread_index, thread_index_2d, thread_index_3d, thread_rank,
+        gridsize_2d, gridsize_3d,
+        math::FastMath,
+        math::Float,
+        shared_array, sync_threads, thread_idx, thread_index, thread_index_2d, thread_index_3d,
+        thread_rank,
+        vote::{sync_threads_and, sync_threads_count, sync_threads_or},
     };
 }
 
 /// Items the `#[kernel]` macro expands to; not part of the public API.
+///
+/// Hidden is not private: safe code can name everything here. So each item
+/// that the crate's `unsafe` code relies on is `unsafe` with a contract (the
+/// entry point's constructors and assumptions, `static_shared`), and each
+/// safe one says at its definition why no misuse breaks an invariant.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::copy::{require_device_align, require_parameter_align};
     pub use crate::disjoint::slice_from_kernel_param;
     pub use crate::entry::{
         assume_block_shape, assume_len_at_least, declared_block_shape, EntryShape, GENERAL,
@@ -101,17 +135,29 @@ pub mod __private {
     pub use crate::launch_scope::LaunchScope;
     pub use crate::shared::SharedStorage;
 
+    /// The interface descriptions `#[kernel]` emits and the runtime compares.
+    pub mod interface {
+        pub use crate::interface::*;
+    }
+
     /// Fails to compile unless `T` may live in shared memory: `shared_array!`
-    /// calls it first, so the error names the element type.
+    /// calls it first, so the error names the element type. (It does
+    /// nothing at run time: safe to call from anywhere.)
     #[inline(always)]
     pub fn require_shared_element<T: crate::shared::SharedElement>() {}
 
     /// `shared_array!` on the host: the simulated block's instance of the
     /// array, aligned for `T` (the simulator's allocations are 16-aligned, so
     /// the array is over-allocated by the alignment and its start aligned up).
+    ///
+    /// # Safety
+    /// Called only by `shared_array!`, with its invocation's own symbol,
+    /// element type and length: the macro's handle trusts the array to be
+    /// its own. (The simulator also refuses a symbol asked for with more
+    /// bytes than it was made with.)
     #[cfg(not(target_arch = "nvptx64"))]
     #[track_caller]
-    pub fn static_shared<T>(symbol: &'static str, len: usize) -> *mut T {
+    pub unsafe fn static_shared<T>(symbol: &'static str, len: usize) -> *mut T {
         let align = core::mem::align_of::<T>();
         let bytes = core::mem::size_of::<T>()
             .checked_mul(len)
@@ -122,8 +168,16 @@ pub mod __private {
     }
 
     /// The CPU simulator's view of device code: what an executor provides.
+    /// What device code trusts of it is behind `unsafe`: `run_as` and the
+    /// `unsafe trait Block`; the rest is plain data.
     #[cfg(not(target_arch = "nvptx64"))]
     pub use crate::arch::simulation;
+    /// Which lane a shuffle reads from: a plain enum, for the executor.
     #[cfg(not(target_arch = "nvptx64"))]
     pub use crate::arch::ShuffleMode;
+    /// Formats a kernel print's C format string and values as the host's C
+    /// library does (the simulator's prints, assertion messages read back
+    /// from a GPU). Safe for any bytes: see its module.
+    #[cfg(not(target_arch = "nvptx64"))]
+    pub use crate::c_printf::format as format_printf;
 }

@@ -1,4 +1,5 @@
-//! Barriers and memory fences.
+//! Barriers, memory fences and sleep. (Barriers that also vote are in
+//! [`vote`](crate::vote).)
 
 use crate::arch;
 
@@ -43,4 +44,14 @@ pub fn thread_fence() {
 #[inline(always)]
 pub fn thread_fence_block() {
     arch::fence_block()
+}
+
+/// Suspends the thread for about `ns` nanoseconds (`__nanosleep`; the GPU
+/// caps one sleep at about a millisecond and may wake it early): for
+/// spin-wait loops that back off. On the simulator the thread lets the other
+/// threads of its block run instead, so a thread that sleeps while waiting
+/// for another of its block waits for it there too.
+#[inline(always)]
+pub fn nanosleep(ns: u32) {
+    arch::nanosleep(ns)
 }

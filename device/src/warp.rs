@@ -1,4 +1,5 @@
-//! Warp-level operations: shuffles, votes and the lane index.
+//! Warp-level operations: shuffles, votes, matching, the active lanes and
+//! the lane index.
 //!
 //! `mask` names the lanes taking part (bit *i* for lane *i*); every lane named
 //! must execute the same call. `FULL_MASK` names all 32.
@@ -57,7 +58,49 @@ pub fn ballot_sync(mask: u32, predicate: bool) -> u32 {
     arch::ballot(mask, predicate)
 }
 
+/// The lanes of the warp executing this call together, the caller's
+/// included (`__activemask()`, Numba's `cuda.activemask()`).
+///
+/// A GPU may run the lanes of a warp apart (independent thread scheduling),
+/// so the mask only says which lanes happen to be together here, as in
+/// CUDA; it does not make them converge. The simulator runs each lane of a
+/// warp until it waits or exits, and gives the lanes that reached an
+/// `activemask()` meanwhile: in converged code the whole warp, after an early
+/// `return` the lanes that did not return. A warp function given this mask
+/// waits for every lane it names, on both.
+#[inline(always)]
+pub fn activemask() -> u32 {
+    arch::active_mask()
+}
+
+/// The lanes in `mask` whose `value` equals this lane's, bit for bit
+/// (`__match_any_sync`; floats compare by their bits, so `NaN` matches the
+/// same `NaN`). Every lane in `mask` must call it. Panics if `mask` leaves
+/// the calling lane out.
+#[inline(always)]
+#[track_caller]
+pub fn match_any_sync<T: Shuffle>(mask: u32, value: T) -> u32 {
+    require_own_lane("warp::match_any_sync", mask);
+    let (lo, hi) = value.to_words();
+    arch::match_any(mask, lo, hi, T::WIDE)
+}
+
+/// `(mask, true)` when every lane in `mask` has the same `value`, bit for
+/// bit, `(0, false)` otherwise (`__match_all_sync`). Every lane in `mask`
+/// must call it. Panics if `mask` leaves the calling lane out.
+#[inline(always)]
+#[track_caller]
+pub fn match_all_sync<T: Shuffle>(mask: u32, value: T) -> (u32, bool) {
+    require_own_lane("warp::match_all_sync", mask);
+    let (lo, hi) = value.to_words();
+    arch::match_all(mask, lo, hi, T::WIDE)
+}
+
 /// Values that can move between lanes with a shuffle: 32- and 64-bit integers and floats.
+///
+/// Sealed. Its hidden items are safe to call: they convert a value to and
+/// from its bits, and no `unsafe` code relies on them (a shuffle moves
+/// plain words, and every type here is valid for every bit pattern).
 pub trait Shuffle: Copy + sealed::Sealed {
     #[doc(hidden)]
     fn to_words(self) -> (u32, u32);

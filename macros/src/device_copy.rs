@@ -40,7 +40,7 @@ pub fn expand(item: TokenStream) -> syn::Result<TokenStream> {
             ));
         }
     }
-    match has_stable_repr(&input) {
+    match has_stable_repr(&input, &mut errors) {
         Ok(true) => {}
         Ok(false) => errors.push(syn::Error::new(
             input.ident.span(),
@@ -70,15 +70,54 @@ pub fn expand(item: TokenStream) -> syn::Result<TokenStream> {
             const __GPU_DEVICE_COPY: () = ();
         ),
     };
+    // A non-generic struct's alignment is checked where it is defined (an
+    // `align(N)` field type of a hand-written impl, say); a generic one's,
+    // where the runtime allocates or launches with it (a post-monomorphisation
+    // check, `require_device_align`).
+    let align_check = input.generics.params.is_empty().then(|| {
+        let max = MAX_ALIGN as usize;
+        let message = format!(
+            "`{ident}` is aligned to more than {max} bytes, more than a DeviceCopy type may be: device memory is allocated aligned to {max} bytes, so a kernel would see its elements misaligned"
+        );
+        quote! {
+            const _: () = ::core::assert!(::core::mem::align_of::<#ident>() <= #max, #message);
+        }
+    });
+    // The layout fingerprint: each field's offset and own fingerprint, so
+    // that host and device builds that disagree on a field disagree on it
+    // (errors about it, as the check's, at the overriding path).
+    let path_span = device
+        .segments
+        .first()
+        .map_or_else(proc_macro2::Span::call_site, |s| s.ident.span());
+    let layout_fields = fields.into_iter().flatten().enumerate().map(|(i, field)| {
+        let ty = &field.ty;
+        let member = match &field.ident {
+            Some(name) => quote!(#name),
+            None => {
+                let index = syn::Index::from(i);
+                quote!(#index)
+            }
+        };
+        quote_spanned!(path_span=> (::core::mem::offset_of!(Self, #member), <#ty as #device::DeviceCopy>::__GPU_LAYOUT))
+    });
+    let layout = quote_spanned! {path_span=>
+        const __GPU_LAYOUT: u64 =
+            #device::__private::interface::struct_layout::<Self>(&[#(#layout_fields),*]);
+    };
     Ok(quote! {
+        #align_check
         // SAFETY: the struct has a stable layout (checked above), is `Copy`
-        // (required by the trait), and every field is `DeviceCopy` (the bounds).
+        // (required by the trait), every field is `DeviceCopy` (the bounds),
+        // and it is aligned to at most 256 bytes (its own `align(N)` checked
+        // above, its fields' by their `DeviceCopy`).
         // The trait is `gpu_device`'s: `::gpu_device`'s, or the one the user's
         // `unsafe(crate = "...")` promised (a trait without the hidden
         // `__GPU_DEVICE_COPY` is moreover an error).
         unsafe impl #impl_generics #device::DeviceCopy for #ident #ty_generics
         where #(#predicates),* {
             #check
+            #layout
         }
     })
 }
@@ -116,7 +155,13 @@ fn device_crate(attrs: &[Attribute], errors: &mut Errors) -> syn::Path {
         .unwrap_or_else(|| syn::parse_quote!(::gpu_device))
 }
 
-fn has_stable_repr(input: &DeriveInput) -> syn::Result<bool> {
+/// The largest alignment a `DeviceCopy` type may have
+/// (`gpu_device::MAX_DEVICE_ALIGN`): that of every device allocation.
+const MAX_ALIGN: u64 = 256;
+
+/// Whether the struct has a stable layout (`repr(C)` or `repr(transparent)`);
+/// an `align(N)` above [`MAX_ALIGN`] goes to `errors`, spanned on `N`.
+fn has_stable_repr(input: &DeriveInput, errors: &mut Errors) -> syn::Result<bool> {
     let mut stable = false;
     for attr in input.attrs.iter().filter(|a| a.path().is_ident("repr")) {
         attr.parse_nested_meta(|meta| {
@@ -128,12 +173,32 @@ fn has_stable_repr(input: &DeriveInput) -> syn::Result<bool> {
             if meta.input.peek(syn::token::Paren) {
                 let content;
                 syn::parenthesized!(content in meta.input);
-                content.parse::<TokenStream>()?;
+                let argument = content.parse::<TokenStream>()?;
+                if meta.path.is_ident("align") {
+                    check_align(argument, errors);
+                }
             }
             Ok(())
         })?;
     }
     Ok(stable)
+}
+
+/// Refuses `align(N)` with `N` above [`MAX_ALIGN`]: device allocations are
+/// aligned to 256 bytes, so a kernel's `&[T]` of such elements would be
+/// misaligned. (rustc checks that `N` is a power of two.)
+fn check_align(argument: TokenStream, errors: &mut Errors) {
+    let Ok(n) = syn::parse2::<syn::LitInt>(argument) else {
+        return;
+    };
+    if n.base10_parse::<u64>().is_ok_and(|v| v > MAX_ALIGN) {
+        errors.push(syn::Error::new(
+            n.span(),
+            format!(
+                "`align({n})` is more than a DeviceCopy type may have: device memory is allocated aligned to {MAX_ALIGN} bytes (CUDA's allocations and the simulator's), so a kernel would see these elements misaligned; use `align({MAX_ALIGN})` at most"
+            ),
+        ));
+    }
 }
 
 #[cfg(test)]
@@ -177,6 +242,47 @@ mod tests {
             }
         ))
         .is_err());
+    }
+
+    #[test]
+    fn alignments_above_what_allocations_give_are_refused() {
+        let err = expand(quote!(
+            #[repr(C, align(4096))]
+            struct Page {
+                x: u8,
+            }
+        ))
+        .expect_err("refused")
+        .to_string();
+        assert!(
+            err.starts_with("`align(4096)` is more than a DeviceCopy type may have: device memory is allocated aligned to 256 bytes"),
+            "{err}"
+        );
+        let out = expand(quote!(
+            #[repr(C, align(256))]
+            struct Line {
+                x: u8,
+            }
+        ))
+        .expect("derives")
+        .to_string();
+        // The struct's own alignment is checked where it is defined (a field
+        // may carry a larger one).
+        assert!(
+            out.contains(":: core :: mem :: align_of :: < Line > () <= 256usize"),
+            "{out}"
+        );
+        // A generic struct's is checked where the runtime uses it.
+        let generic = expand(quote!(
+            #[repr(C)]
+            struct Pair<T> {
+                a: T,
+                b: T,
+            }
+        ))
+        .expect("derives")
+        .to_string();
+        assert!(!generic.contains("align_of"), "{generic}");
     }
 
     #[test]

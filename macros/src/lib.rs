@@ -8,27 +8,37 @@
 
 use proc_macro::TokenStream;
 
+mod assert;
+mod constant;
 mod device_copy;
 mod embed;
 mod errors;
 mod kernel;
 mod path_option;
+mod print;
 mod shared;
 
 /// Turns an ordinary function into a GPU kernel.
 ///
 /// Compiled for `nvptx64-nvidia-cuda`, the function becomes a PTX entry point of
 /// the same name. Compiled for the host, it becomes a module of the same name
-/// whose `launch` function is the typed launcher that `gpu_runtime::launch!`
-/// calls:
+/// whose `Launcher` is the typed launcher that `gpu_runtime::launch!` calls
+/// (`launch!(k[grid, block](args))` is `k::Launcher::new(config).launch(args)`).
+/// The parameters (the table is generated from the macro's one description
+/// of each kind, `kernel/kinds.rs`):
 ///
-/// | kernel parameter       | launcher argument                                 |
-/// |------------------------|---------------------------------------------------|
+/// | in the kernel | at the launch |
+/// |---|---|
 /// | `u8`…`u64`, `i8`…`i64`, `usize`, `isize`, `f32`, `f64`, `bool` | the same scalar |
-/// | `&[T]`                 | `&DeviceBuffer<T>` or a `DeviceView<T>`           |
-/// | `DisjointSlice<T>`     | `&mut DeviceBuffer<T>` or a `DeviceViewMut<T>`    |
-/// | `&[DeviceAtomic<T>]`   | `&mut DeviceBuffer<T>` or a `DeviceViewMut<T>`    |
-/// | a `#[derive(DeviceCopy)]` struct | the struct, by value                    |
+/// | `&[T]` (read by all threads) | `&DeviceBuffer<T>`, `DeviceView<T>` |
+/// | `DisjointSlice<T>` (each thread writes its own element) | `&mut DeviceBuffer<T>`, `DeviceViewMut<T>` |
+/// | `DisjointSlice2d<T>` (row-major matrix, element `(y, x)` per thread) | `buffer.view_2d_mut(rows, cols)?` |
+/// | `DisjointSlice2dU32<T>` (the same, `u32` extents and offsets; at most `u32::MAX` elements, or the launch fails naming the parameter) | `buffer.view_2d_mut(rows, cols)?` |
+/// | `DisjointSlice3d<T>` (element `(z, y, x)` per thread) | `buffer.view_3d_mut(depth, rows, cols)?` |
+/// | `Block` (shared-memory phase token) | nothing: built on the device |
+/// | `DynamicShared<T>` (dynamic shared memory) | nothing: built on the device |
+/// | `&[DeviceAtomic<T>]` (atomic updates) | `&mut DeviceBuffer<T>`, `DeviceViewMut<T>` |
+/// | a `#[repr(C)]` struct with `#[derive(Clone, Copy, DeviceCopy)]` | the struct |
 ///
 /// A generic kernel lists the types to instantiate: `#[kernel(f32, f64)]`
 /// (a const-generic one its values, `#[kernel(16, 32)]`); the entry points
@@ -62,6 +72,24 @@ mod shared;
 /// Paths are resolved where the kernel is written (`self::` and `super::`
 /// paths too), and the options combine with a generic kernel's list and
 /// `block` in any order: `#[kernel(f32, f64, unsafe(runtime_crate = "rt"))]`.
+///
+/// # One scope, and host and device agreeing
+///
+/// Everything of the attribute and the signature (the instance list,
+/// `block`'s expressions, the parameters' types) is resolved and evaluated
+/// where the kernel is written, for the host and for the device alike: the
+/// launcher, the body and the simulator's entry points are `impl`s at the
+/// kernel's scope, and every name the macro generates is an associated item,
+/// an entry point alone in an anonymous `const`, or a `Span::mixed_site()`
+/// local, so no name of the user's shadows one of them or is shadowed.
+///
+/// Each instance's interface (its parameters' kinds, types, sizes,
+/// alignments and layouts, its PTX parameters and their roles, its instance
+/// type, block shape and length bounds) is described once and compiled by
+/// both targets (`gpu_device::__private::interface`); the runtime compares
+/// the two before the first launch and refuses a kernel that `cfg` made
+/// differ between them, naming both sides. A parameter under `#[cfg]` is a
+/// compile error. A generic kernel's `Instance` trait is sealed.
 ///
 /// The crate paths are written `unsafe(...)`, as Rust spells an assertion
 /// the compiler cannot check (`#[unsafe(no_mangle)]`): the generated code
@@ -192,6 +220,53 @@ pub fn embed_kernels(input: TokenStream) -> TokenStream {
 #[proc_macro]
 pub fn shared_array(input: TokenStream) -> TokenStream {
     shared::expand(input.into())
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}
+
+/// Prints a line from a kernel, with a newline: `println!("x = {} at {}", x,
+/// i.get())` (CUDA's `printf`, Numba's `print`). The format string is
+/// Rust's; what each placeholder prints is in `gpu_device::print`'s
+/// documentation. Use it as `gpu_device::println!` or with `use
+/// gpu_device::println;` (a glob import would make it ambiguous with the
+/// standard library's on the host).
+#[proc_macro]
+pub fn println(input: TokenStream) -> TokenStream {
+    print::expand(input.into(), true)
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}
+
+/// Prints from a kernel, without a newline: see [`println!`].
+#[proc_macro]
+pub fn print(input: TokenStream) -> TokenStream {
+    print::expand(input.into(), false)
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}
+
+/// Asserts a condition in a kernel, with an optional message:
+/// `gpu_assert!(i < n)`, `gpu_assert!(total > 0.0, "total is {}", total)`.
+/// When it is false, the launch ends (as CUDA's `assert` ends it) and the
+/// host gets `Error::KernelAssertion`, naming the kernel, the block, the
+/// thread, the file and line, and the message; see `gpu_device::assert`.
+/// The message is formatted as `println!`'s is.
+#[proc_macro]
+pub fn gpu_assert(input: TokenStream) -> TokenStream {
+    assert::expand(input.into())
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}
+
+/// Values in the GPU's constant memory, read by every thread of a launch
+/// and set by the host between launches: `constant! { pub static TAPS:
+/// [f32; 9]; }` declares `TAPS`, a `gpu_device::constant::Constant<[f32;
+/// 9]>`; kernels read `TAPS.get()`, the host sets it with
+/// `gpu_runtime::SetConstant` (`TAPS.set(taps, &stream)?`). In a kernel
+/// crate that calls `embed_kernels!()`; see `gpu_device::constant`.
+#[proc_macro]
+pub fn constant(input: TokenStream) -> TokenStream {
+    constant::expand(input.into())
         .unwrap_or_else(syn::Error::into_compile_error)
         .into()
 }

@@ -264,8 +264,8 @@ pub fn respanned(path: &syn::Path, span: Span) -> TokenStream {
 }
 
 /// `path` as written one module below the place it was written for: in the
-/// launcher module that `#[kernel]` generates next to the kernel, which
-/// imports the kernel's scope with `use super::*`. Paths from the crate
+/// module `k` that `#[kernel]` generates next to the kernel (whose items name
+/// only the crates), which imports the kernel's scope with `use super::*`. Paths from the crate
 /// root or an extern crate stay the same; `self::...` becomes
 /// `super::...`, and `super::...` becomes `super::super::...`.
 pub fn one_module_down(path: &syn::Path) -> syn::Path {

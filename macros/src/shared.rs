@@ -9,7 +9,9 @@
 //!
 //! On the device the storage is a `static` named `__gpu_shared_<crate>_<n>`,
 //! which `gpu-builder` moves into PTX's shared state space; on the host (the
-//! simulator) the block's instance of the array, found by the same name.
+//! simulator) the block's instance of the array, found by the same name. The
+//! element type and length are those of the invocation, never a generic
+//! parameter (a compile error on both targets), so a symbol names one array.
 
 use crate::errors::Errors;
 use crate::path_option::{Key, PathOptions};
@@ -151,6 +153,14 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
     };
     Ok(quote! {{
         #device::__private::require_shared_element::<#element>();
+        // One invocation is one array of one element type and length, under
+        // one symbol. On the device the `static` below cannot use a generic
+        // parameter of the enclosing function; this item makes the host
+        // refuse one just the same, where a generic element type would give
+        // one symbol to arrays of several types (`DeviceAtomic<u32>` updated
+        // in one, the same bytes read as `u32` in the other: a data race).
+        #[cfg(not(target_arch = "nvptx64"))]
+        const _: usize = ::core::mem::size_of::<[#element; #len]>();
         #[cfg(target_arch = "nvptx64")]
         let __gpu_shared: *mut #element = {
             #[unsafe(export_name = #symbol)]
@@ -159,8 +169,9 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
             STORAGE.as_ptr()
         };
         #[cfg(not(target_arch = "nvptx64"))]
+        // SAFETY: this invocation's own symbol, element type and length.
         let __gpu_shared: *mut #element =
-            #device::__private::static_shared::<#element>(#symbol, #len);
+            unsafe { #device::__private::static_shared::<#element>(#symbol, #len) };
         #[allow(unused_unsafe)]
         // SAFETY: `__gpu_shared` addresses this invocation's own array of
         // `len` slots of the element type, aligned for it, in the block's

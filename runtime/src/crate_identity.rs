@@ -46,6 +46,11 @@ impl CrateIdentity {
     /// them: `CARGO_MANIFEST_DIR`, `CARGO_CRATE_NAME`, `CARGO_BIN_NAME`
     /// (binaries and examples only), and whether `CARGO_TARGET_TMPDIR` is
     /// set (integration tests and benchmarks only).
+    ///
+    /// Safe, though any identity can be made with it: an identity is only
+    /// compared by `EmbeddedModule::of_crate` and `KernelFunction::new`,
+    /// both `unsafe`, and the macros that call them pass
+    /// `crate_identity!()`, which no code of the user's can change.
     #[doc(hidden)]
     pub const fn __from_cargo_env(
         manifest_dir: Option<&'static str>,

@@ -116,7 +116,9 @@ impl DeviceState {
     /// Maps a failed device-wide call to an error naming the device's last kernel.
     pub(crate) fn error(&self, driver: crate::backend::DriverError) -> Error {
         let kernel = self.blame(&driver, self.last_kernel.get());
-        Error::from_driver(driver, kernel, || format!("device {}", self.ordinal))
+        Error::from_driver(driver, kernel, Some(self.ordinal), || {
+            format!("device {}", self.ordinal)
+        })
     }
 
     /// The kernel an error names: `last`, the kernel launched last where the

@@ -116,6 +116,28 @@ pub enum Error {
         /// The driver's error.
         driver: DriverError,
     },
+    /// A kernel's `gpu_assert!` failed: its launch ended there (as CUDA's
+    /// `assert` ends it), and the CUDA context is unusable afterwards, as
+    /// after any kernel failure. The first failing thread's report.
+    KernelAssertion {
+        /// The kernel most recently launched on the stream (or device) that
+        /// reported it.
+        kernel: &'static str,
+        /// `blockIdx` of the thread whose assertion failed.
+        block: [u32; 3],
+        /// `threadIdx` of the thread whose assertion failed.
+        thread: [u32; 3],
+        /// The assertion's file.
+        file: String,
+        /// The assertion's line.
+        line: u32,
+        /// The assertion's column.
+        column: u32,
+        /// The assertion's message (`assertion failed: <condition>` without one).
+        message: String,
+        /// Where the failure surfaced.
+        context: String,
+    },
     /// The kernels' PTX could not be loaded.
     ModuleLoad {
         /// The crate whose kernels failed to load.
@@ -295,6 +317,11 @@ impl fmt::Display for Error {
                 "kernel `{kernel}` failed ({}: {}), reported by {context}; a panic or trap in a kernel ends its launch, and the device (its CUDA context, or the simulated device) refuses every later call in this process with this error",
                 driver.name, driver.description
             ),
+            Error::KernelAssertion { kernel, block, thread, file, line, column, message, context } => write!(
+                f,
+                "kernel `{kernel}` failed an assertion at {file}:{line}:{column}, in block ({}, {}, {}), thread ({}, {}, {}): {message} (reported by {context}; the CUDA context cannot be used again in this process)",
+                block[0], block[1], block[2], thread[0], thread[1], thread[2]
+            ),
             Error::ModuleLoad { crate_name, driver, log } => {
                 write!(f, "could not load the PTX of crate `{crate_name}`: {driver}")?;
                 if !log.is_empty() {
@@ -377,23 +404,41 @@ impl std::error::Error for Error {}
 
 impl From<DriverError> for Error {
     fn from(e: DriverError) -> Self {
-        Error::from_driver(e, None, String::new)
+        Error::from_driver(e, None, None, String::new)
     }
 }
 
 impl Error {
     /// A failed driver call as the runtime reports it; the one place where a
     /// kernel fault becomes [`Error::KernelFailed`] (naming `last_kernel`, the
-    /// kernel launched last where the fault surfaced, and `context`) and where
-    /// a call refused inside a stream callback becomes
+    /// kernel launched last where the fault surfaced, and `context`), or
+    /// [`Error::KernelAssertion`] when a `gpu_assert!` of `device` failed,
+    /// and where a call refused inside a stream callback becomes
     /// [`Error::CalledFromCallback`].
     pub(crate) fn from_driver(
         driver: DriverError,
         last_kernel: Option<&'static str>,
+        device: Option<usize>,
         context: impl FnOnce() -> String,
     ) -> Error {
         if driver.is_kernel_fault() {
             let context = context();
+            if let Some(failed) = device.and_then(crate::assertion::failed) {
+                return Error::KernelAssertion {
+                    kernel: last_kernel.unwrap_or("<unknown>"),
+                    block: failed.block,
+                    thread: failed.thread,
+                    file: failed.file,
+                    line: failed.line,
+                    column: failed.column,
+                    message: failed.message,
+                    context: if context.is_empty() {
+                        driver.call.to_string()
+                    } else {
+                        format!("{} on {context}", driver.call)
+                    },
+                };
+            }
             Error::KernelFailed {
                 kernel: last_kernel.unwrap_or("<unknown>"),
                 context: if context.is_empty() {

@@ -34,10 +34,12 @@
 extern crate self as gpu_runtime;
 
 mod abi;
+mod assertion;
 mod backend;
 mod callback;
 mod collective;
 mod completion;
+mod constant;
 mod crate_identity;
 mod deferred;
 mod device;
@@ -58,7 +60,10 @@ mod workflow;
 pub use backend::cuda::NCCL_LIBRARY_ENV;
 pub use backend::simulator::collective::rendezvous::SIM_RENDEZVOUS_DIR_ENV;
 pub use backend::simulator::peer::SIM_PEER_ACCESS_ENV;
-pub use backend::simulator::settings::{SIM_STACK_BYTES_ENV, SIM_TIMEOUT_ENV};
+pub use backend::simulator::race_check::set_race_check;
+pub use backend::simulator::settings::{
+    SIM_RACECHECK_ENV, SIM_STACK_BYTES_ENV, SIM_THREADS_ENV, SIM_TIMEOUT_ENV,
+};
 pub use backend::simulator::DEVICES_ENV as SIMULATED_DEVICES_ENV;
 pub use backend::GraphNodeKind;
 pub use backend::{
@@ -69,6 +74,7 @@ pub use collective::{
     CollectiveElement, Communicator, Communicators, UniqueId, NVLS_ENV, UNIQUE_ID_ENV,
 };
 pub use completion::Done;
+pub use constant::SetConstant;
 pub use crate_identity::CrateIdentity;
 pub use device::{synchronize, Device, DeviceScope};
 pub use error::{Error, Result};
@@ -103,20 +109,21 @@ pub use workflow::{
 /// kernel's path (`gpu_tutorial_kernels::add_kernel`); a const-generic kernel names
 /// its instance, `launch!(k::<16>[grid, block](args))`. Arguments are checked
 /// against the kernel's parameters at compile time; the launch configuration
-/// at run time. Evaluates to `Result<()>`.
+/// at run time (and, before an instance's first launch on a device, that the
+/// host and the device compiled the kernel alike). Evaluates to
+/// `Result<()>`: it is `k::Launcher::new(config).launch(args)`.
 #[macro_export]
 macro_rules! launch {
     ($($kernel:ident)::+ $(::<$($generic:tt),+>)? [$grid:expr, $block:expr $(,)?] ($($arg:expr),* $(,)?)) => {
-        $($kernel)::+::launch $(::<$($generic),+>)? ($crate::LaunchConfig::new($grid, $block), $($arg),*)
+        $($kernel)::+::Launcher::new($crate::LaunchConfig::new($grid, $block)).launch $(::<$($generic),+>)? ($($arg),*)
     };
     ($($kernel:ident)::+ $(::<$($generic:tt),+>)? [$grid:expr, $block:expr, $stream:expr $(,)?] ($($arg:expr),* $(,)?)) => {
-        $($kernel)::+::launch $(::<$($generic),+>)? ($crate::LaunchConfig::new($grid, $block).stream(&$stream), $($arg),*)
+        $($kernel)::+::Launcher::new($crate::LaunchConfig::new($grid, $block).stream(&$stream)).launch $(::<$($generic),+>)? ($($arg),*)
     };
     ($($kernel:ident)::+ $(::<$($generic:tt),+>)? [$grid:expr, $block:expr, $stream:expr, $shared:expr $(,)?] ($($arg:expr),* $(,)?)) => {
-        $($kernel)::+::launch $(::<$($generic),+>)? (
+        $($kernel)::+::Launcher::new(
             $crate::LaunchConfig::new($grid, $block).stream(&$stream).shared_bytes($shared),
-            $($arg),*
-        )
+        ).launch $(::<$($generic),+>)? ($($arg),*)
     };
 }
 
@@ -141,29 +148,24 @@ macro_rules! launch {
 #[macro_export]
 macro_rules! kernel_args {
     ($($kernel:ident)::+ $(::<$($generic:tt),+>)? [$grid:expr, $block:expr $(,)?] ($($arg:expr),* $(,)?)) => {
-        $($kernel)::+::arguments $(::<$($generic),+>)? ($crate::LaunchConfig::new($grid, $block), $($arg),*)
+        $($kernel)::+::Launcher::new($crate::LaunchConfig::new($grid, $block)).arguments $(::<$($generic),+>)? ($($arg),*)
     };
     ($($kernel:ident)::+ $(::<$($generic:tt),+>)? [$grid:expr, $block:expr, $stream:expr $(,)?] ($($arg:expr),* $(,)?)) => {
-        $($kernel)::+::arguments $(::<$($generic),+>)? ($crate::LaunchConfig::new($grid, $block).stream(&$stream), $($arg),*)
+        $($kernel)::+::Launcher::new($crate::LaunchConfig::new($grid, $block).stream(&$stream)).arguments $(::<$($generic),+>)? ($($arg),*)
     };
     ($($kernel:ident)::+ $(::<$($generic:tt),+>)? [$grid:expr, $block:expr, $stream:expr, $shared:expr $(,)?] ($($arg:expr),* $(,)?)) => {
-        $($kernel)::+::arguments $(::<$($generic),+>)? (
+        $($kernel)::+::Launcher::new(
             $crate::LaunchConfig::new($grid, $block).stream(&$stream).shared_bytes($shared),
-            $($arg),*
-        )
+        ).arguments $(::<$($generic),+>)? ($($arg),*)
     };
 }
 
 /// Items the `#[kernel]` macro expands to; not part of the public API.
+/// Each constructor that the runtime's `unsafe` code relies on is `unsafe`
+/// itself (`KernelFunction::new`, `HostEntry::new`, `LaunchArgs::for_launch`).
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::abi::{HostEntry, SliceArg};
+    pub use crate::abi::HostEntry;
     pub use crate::deferred::completed as deferred_releases_completed;
-    pub use crate::launch::{check_len_at_least, graph_memory_of_launch, KernelFunction};
-    pub use crate::matrix::u32_extents as matrix_u32_extents;
-    pub use crate::memory::GraphMemory;
-
-    /// Fails to compile unless `T` is `DeviceCopy`; the macro spans it on the parameter's type.
-    #[inline(always)]
-    pub fn assert_device_copy<T: gpu_device::DeviceCopy>() {}
+    pub use crate::launch::{check_len_at_least, KernelFunction, LaunchArgs};
 }

@@ -7,7 +7,9 @@
 //! tracking, applies) with extents whose product fits in it.
 
 use crate::error::{Error, Result};
-use crate::memory::{sealed, DeviceBuffer, DeviceOutput, DeviceViewMut, GraphMemory, RawView};
+use crate::memory::{
+    sealed, AfterAccess, DeviceBuffer, DeviceOutput, DeviceViewMut, GraphMemory, RawView,
+};
 use crate::stream::Stream;
 use gpu_device::DeviceCopy;
 
@@ -156,8 +158,7 @@ impl<'a, T: DeviceCopy> DeviceView3dMut<'a, T> {
 /// kernel's `DisjointSlice2dU32` (whose offsets are 32-bit); an
 /// `InvalidLaunch` error naming the kernel and the parameter when the matrix
 /// has more than `u32::MAX` elements.
-#[doc(hidden)]
-pub fn u32_extents(
+pub(crate) fn u32_extents(
     (rows, cols): (usize, usize),
     kernel: &'static str,
     parameter: &'static str,
@@ -187,8 +188,8 @@ impl<T: DeviceCopy> DeviceOutput<T> for DeviceView2dMut<'_, T> {
     fn before_device_access(&self, stream: &Stream) -> Result<()> {
         self.view.before_device_access(stream)
     }
-    fn after_device_access(&self, stream: &Stream) -> Result<()> {
-        self.view.after_device_access(stream)
+    fn after_access_hook(&self) -> Option<&dyn AfterAccess> {
+        self.view.after_access_hook()
     }
     fn graph_memory(&self) -> Option<GraphMemory> {
         self.view.graph_memory()
@@ -202,8 +203,8 @@ impl<T: DeviceCopy> DeviceOutput<T> for DeviceView3dMut<'_, T> {
     fn before_device_access(&self, stream: &Stream) -> Result<()> {
         self.view.before_device_access(stream)
     }
-    fn after_device_access(&self, stream: &Stream) -> Result<()> {
-        self.view.after_device_access(stream)
+    fn after_access_hook(&self) -> Option<&dyn AfterAccess> {
+        self.view.after_access_hook()
     }
     fn graph_memory(&self) -> Option<GraphMemory> {
         self.view.graph_memory()

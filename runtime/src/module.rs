@@ -1,11 +1,17 @@
-//! PTX embedded in a kernel crate, loaded into each device on first use.
+//! PTX embedded in a kernel crate, loaded into each device on first use, and
+//! the module's globals: the device's assertion record, given at load, and
+//! the `constant!` values set so far (`crate::constant` sets them).
 
-use crate::backend::{driver, status, DriverError, ModuleHandle, MAX_DEVICES};
+use crate::backend::{driver, status, DevicePtr, DriverError, ModuleHandle, MAX_DEVICES};
 use crate::crate_identity::CrateIdentity;
 use crate::device::DeviceState;
 use crate::error::{Error, Result};
+use crate::memory::tracking::{Access, AccessTracker, Tracked};
+use crate::stream::Stream;
 use std::ffi::CString;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// A kernel crate's PTX module, embedded in the binary by
 /// `gpu_device::embed_kernels!()`. Loaded once per device, on first launch.
@@ -20,6 +26,8 @@ pub struct EmbeddedModule {
     owner: Option<CrateIdentity>,
     ptx: &'static str,
     loaded: [OnceLock<Result<ModuleHandle>>; MAX_DEVICES],
+    /// The module's `gpu_device::constant!` values set so far, per device.
+    constants: ModuleConstants,
 }
 
 impl EmbeddedModule {
@@ -47,6 +55,7 @@ impl EmbeddedModule {
             owner: Some(owner),
             ptx,
             loaded: [const { OnceLock::new() }; MAX_DEVICES],
+            constants: ModuleConstants::new(),
         }
     }
 
@@ -70,6 +79,7 @@ impl EmbeddedModule {
             owner: None,
             ptx,
             loaded: [const { OnceLock::new() }; MAX_DEVICES],
+            constants: ModuleConstants::new(),
         }
     }
 
@@ -89,6 +99,11 @@ impl EmbeddedModule {
         self.crate_name
     }
 
+    /// The module's constants (`gpu_device::constant!`) set so far.
+    pub(crate) fn constants(&self) -> &ModuleConstants {
+        &self.constants
+    }
+
     /// The names of the kernel entry points in the PTX.
     pub fn entry_points(&self) -> Vec<&'static str> {
         self.ptx
@@ -105,6 +120,15 @@ impl EmbeddedModule {
         entry_param_sizes(self.ptx, entry)
     }
 
+    /// The text of the interface description the device build kept for
+    /// the instance whose general entry point is `entry` (the global
+    /// `__gpu_abi$<entry>`, see `gpu_device::__private::interface`); `None`
+    /// when the PTX has none. An error names a global this parser does not
+    /// read.
+    pub(crate) fn interface_description(&self, entry: &str) -> Option<Result<String, String>> {
+        interface_description(self.ptx, entry)
+    }
+
     /// The module loaded into `device`.
     pub(crate) fn load(&self, device: &DeviceState) -> Result<ModuleHandle> {
         self.loaded[device.ordinal]
@@ -119,7 +143,7 @@ impl EmbeddedModule {
                     },
                     log: String::new(),
                 })?;
-                driver()
+                let module = driver()
                     .module_load(device.ordinal, &text)
                     .map_err(|(driver, log)| {
                         if driver.is_kernel_fault() {
@@ -131,10 +155,69 @@ impl EmbeddedModule {
                             driver,
                             log,
                         }
-                    })
+                    })?;
+                give_assertion_record(module, device)?;
+                Ok(module)
             })
             .clone()
     }
+}
+
+/// Writes the address of the device's assertion record into the module's
+/// global for it (`gpu_device::assert`), before any of its kernels runs: a
+/// failed `gpu_assert!` then leaves its report there. A module without the
+/// global (PTX not built by `gpu-builder`) needs none.
+fn give_assertion_record(module: ModuleHandle, device: &DeviceState) -> Result<()> {
+    let Some(record) = crate::assertion::device_address(device.ordinal) else {
+        return Ok(());
+    };
+    let symbol = CString::new(gpu_device::assert::RECORD_SYMBOL).expect("no NUL in the symbol");
+    let Some(global) = driver()
+        .module_global(module, &symbol, std::mem::size_of::<u64>())
+        .map_err(|e| device.error(e))?
+    else {
+        return Ok(());
+    };
+    // On a stream of its own, which waits for no other work (a busy stream
+    // of the device does not hold up the module's first launch).
+    let stream = driver()
+        .stream_create(device.ordinal, true, 0)
+        .map_err(|e| device.error(e))?;
+    // SAFETY: `global` is the module's 8-byte global; the source is a local
+    // `u64`, pageable, so the copy reads it before returning; the
+    // synchronize then completes it before any launch.
+    let copied =
+        unsafe { driver().copy_to_device_async(global, (&raw const record).cast(), 8, stream) }
+            .and_then(|()| driver().stream_synchronize(stream));
+    let destroyed = driver().stream_destroy(stream);
+    copied.and(destroyed).map_err(|e| device.error(e))
+}
+
+/// See [`EmbeddedModule::interface_description`]: the global's bytes, as
+/// `llc` writes an initialised byte array (`.b8 name[n] = {1, 2, ...};`).
+fn interface_description(ptx: &str, entry: &str) -> Option<Result<String, String>> {
+    let name = format!(" __gpu_abi${entry}[");
+    let start = ptx.find(&name)? + name.len();
+    let unreadable = || format!("unreadable interface description of `{entry}` in the PTX");
+    let rest = &ptx[start..];
+    let open = rest.find("= {").map(|at| at + 3);
+    let close = rest.find('}');
+    let (Some(open), Some(close)) = (open, close) else {
+        return Some(Err(unreadable()));
+    };
+    if open > close {
+        return Some(Err(unreadable()));
+    }
+    let bytes: Result<Vec<u8>, _> = rest[open..close]
+        .split(',')
+        .map(|b| b.trim().parse::<u8>())
+        .collect();
+    Some(
+        bytes
+            .ok()
+            .and_then(|b| String::from_utf8(b).ok())
+            .ok_or_else(unreadable),
+    )
 }
 
 /// See [`EmbeddedModule::entry_param_sizes`].
@@ -184,9 +267,65 @@ fn param_size(declaration: &str) -> Result<usize, String> {
     Ok(bits / 8 * count)
 }
 
+/// A constant set on a device: its global, and its tracked accesses.
+pub(crate) struct ConstantState {
+    pub(crate) symbol: &'static str,
+    pub(crate) address: DevicePtr,
+    pub(crate) tracker: AccessTracker,
+}
+
+impl Tracked for ConstantState {
+    fn tracker(&self) -> &AccessTracker {
+        &self.tracker
+    }
+}
+
+/// A module's constants, per device.
+pub(crate) struct ModuleConstants {
+    /// Whether a constant of the module was set on the device: a launch
+    /// reads this alone when none was.
+    pub(crate) any_set: [AtomicBool; MAX_DEVICES],
+    states: [Mutex<Vec<Arc<ConstantState>>>; MAX_DEVICES],
+}
+
+impl ModuleConstants {
+    pub(crate) const fn new() -> Self {
+        ModuleConstants {
+            any_set: [const { AtomicBool::new(false) }; MAX_DEVICES],
+            states: [const { Mutex::new(Vec::new()) }; MAX_DEVICES],
+        }
+    }
+
+    pub(crate) fn lock(&self, device: usize) -> MutexGuard<'_, Vec<Arc<ConstantState>>> {
+        self.states[device]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Orders a launch of one of the module's kernels, about to be queued on
+    /// `stream` of `device`, after the sets of the module's constants, and
+    /// records it as reading them; the guard keeps sets out until the
+    /// launch is queued. Nothing (one load) when no constant was set.
+    #[inline]
+    pub(crate) fn before_launch(
+        &self,
+        device: usize,
+        stream: &Stream,
+    ) -> Result<Option<MutexGuard<'_, Vec<Arc<ConstantState>>>>> {
+        if !self.any_set[device].load(Ordering::Acquire) {
+            return Ok(None);
+        }
+        let states = self.lock(device);
+        for state in states.iter() {
+            state.tracker.access(stream, Access::Read)?;
+        }
+        Ok(Some(states))
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::entry_param_sizes;
+    use super::{entry_param_sizes, interface_description};
 
     const PTX: &str = "
 .visible .entry k(
@@ -203,6 +342,17 @@ mod tests {
 .visible .entry none(
 )
 ";
+
+    #[test]
+    fn interface_descriptions_are_read_from_their_globals() {
+        let ptx = ".visible .global .align 1 .b8 __gpu_abi$k_f32[3] = {101, 110, 10};\n\
+                   .visible .global .align 1 .b8 __gpu_abi$k[2] = {104, 105};\n\
+                   .visible .global .align 1 .b8 __gpu_abi$bad[2] = {104, 999};\n";
+        assert_eq!(interface_description(ptx, "k"), Some(Ok("hi".into())));
+        assert_eq!(interface_description(ptx, "k_f32"), Some(Ok("en\n".into())));
+        assert_eq!(interface_description(ptx, "k_"), None);
+        assert!(interface_description(ptx, "bad").unwrap().is_err());
+    }
 
     #[test]
     fn parameter_sizes_are_read_from_the_entry_point() {

@@ -16,7 +16,7 @@ pub fn victim(mut out: DisjointSlice<u32>) {
 
 #[kernel]
 pub fn attacker(out: DisjointSlice<u32>) {
-    __gpu_kernel_body_victim::<1>(out);
+    victim::Kernel::body::<1>(out);
 }
 
 fn main() {}

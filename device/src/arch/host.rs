@@ -12,6 +12,7 @@ use super::ShuffleMode;
 pub mod simulation {
     use super::ShuffleMode;
     use std::cell::Cell;
+    use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
     /// What a simulated thread asks of its block.
     ///
@@ -27,6 +28,25 @@ pub mod simulation {
         /// Waits until every thread of the block has reached barrier `id`
         /// (0: `sync_threads`, 1: the shared-memory phase token's `sync`).
         fn barrier(&self, thread: &SimulatedThread, id: u32);
+        /// Waits, as at barrier [`VOTE_BARRIER`], until every thread of the
+        /// block has voted, then returns how many voted `predicate` true
+        /// (`sync_threads_count`; `_and` and `_or` compare it with the
+        /// block's size and with 0).
+        fn vote(&self, thread: &SimulatedThread, predicate: bool) -> u32;
+        /// The lanes of this thread's warp that call it together, the
+        /// caller's included (`activemask`): the simulator runs each lane
+        /// until it waits or exits, then releases the lanes waiting here
+        /// together, so a lane that returned early is not among them.
+        fn active_lanes(&self, thread: &SimulatedThread) -> u32;
+        /// Keeps a line a thread printed (formatted) with the launch's
+        /// output, which the executor writes to standard output when the
+        /// launch completes.
+        fn print(&self, thread: &SimulatedThread, line: &[u8]);
+        /// The address of the module global `symbol` of `bytes` bytes for
+        /// the launch's module on its device (made zeroed on first use, as
+        /// a module's globals start), valid while the module is loaded:
+        /// what the runtime writes through its driver's `module_global`.
+        fn module_global(&self, symbol: &'static str, bytes: usize) -> *mut u8;
         /// Waits until the lanes in `mask` of this thread's warp have called
         /// it, then returns lane `source`'s `value` (for `mode` and `b`).
         fn exchange(
@@ -52,7 +72,58 @@ pub mod simulation {
         /// of the block sets then finishes, as it does on GPUs with
         /// independent thread scheduling (sm_70+).
         fn after_atomics(&self, thread: &SimulatedThread, changed: bool);
+        /// The block and thread indices (`blockIdx`, `threadIdx`) of the
+        /// simulated thread whose [`SimulatedThread::serial`] is `serial`,
+        /// if it is a thread of this launch: for reports of a per-thread
+        /// value used by another thread.
+        fn thread_of(&self, serial: u64) -> Option<([u32; 3], [u32; 3])>;
+        /// Records a memory access of `thread` for the race detector. Device
+        /// code calls it only while [`set_recording`] is on, for the
+        /// accesses it makes through the crate's types.
+        fn record(&self, thread: &SimulatedThread, access: Access);
     }
+
+    /// A memory access that device code made through the crate's types
+    /// (see [`Block::record`]).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct Access {
+        /// The first byte.
+        pub address: usize,
+        /// How many bytes from there.
+        pub bytes: usize,
+        /// A read, a write or an atomic operation.
+        pub kind: AccessKind,
+    }
+
+    /// What an [`Access`] does.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum AccessKind {
+        /// A plain read (or a reference that allows reading).
+        Read,
+        /// A plain write (or a reference that allows writing).
+        Write,
+        /// An atomic operation: it races with plain accesses only.
+        Atomic,
+    }
+
+    static RECORDING: AtomicBool = AtomicBool::new(false);
+
+    /// Turns the reports of memory accesses ([`Block::record`]) on or off
+    /// for the whole process (an executor turns them on while a launch it
+    /// checks for races runs).
+    pub fn set_recording(on: bool) {
+        RECORDING.store(on, Relaxed);
+    }
+
+    /// Whether device code reports its memory accesses.
+    #[inline(always)]
+    pub(crate) fn recording() -> bool {
+        RECORDING.load(Relaxed)
+    }
+
+    /// The barrier id of the block votes (`sync_threads_count` and its
+    /// peers), as on the GPU: one of its own.
+    pub const VOTE_BARRIER: u32 = 2;
 
     /// How many atomic operations and fences, one of which changed no
     /// memory, an OS thread makes between two calls of
@@ -77,6 +148,10 @@ pub mod simulation {
         pub grid_dim: [u32; 3],
         /// The linear index of the thread in its block.
         pub linear: u32,
+        /// A number no other simulated thread of the process has (not 0):
+        /// the identity that per-thread values (witnesses, phase tokens)
+        /// record, and check at each use.
+        pub serial: u64,
         /// The block's services.
         pub block: &'a dyn Block,
     }
@@ -107,11 +182,33 @@ pub mod simulation {
         f()
     }
 
+    /// Makes `thread` the current simulated thread of this OS thread until
+    /// [`leave`] (or the next `enter`): what [`run_as`] does, without
+    /// restoring the previous one, for an executor that switches between
+    /// the threads of a block on every barrier.
+    ///
+    /// # Safety
+    /// As [`run_as`], and `thread` stays alive and current only while the
+    /// code it runs may call device functions: the executor calls [`leave`]
+    /// (or `enter` with another thread) before `thread` goes away.
+    #[inline(always)]
+    pub unsafe fn enter(thread: &SimulatedThread<'_>) {
+        let erased = (thread as *const SimulatedThread<'_>).cast::<SimulatedThread<'static>>();
+        CURRENT.with(|c| c.set(erased));
+    }
+
+    /// No simulated thread is current on this OS thread any more.
+    #[inline(always)]
+    pub fn leave() {
+        CURRENT.with(|c| c.set(std::ptr::null()));
+    }
+
     /// The current simulated thread, if any.
+    #[inline(always)]
     pub(crate) fn with<R>(f: impl FnOnce(Option<&SimulatedThread<'_>>) -> R) -> R {
         let ptr = CURRENT.with(Cell::get);
-        // SAFETY: a non-null pointer was set by `run_as`, whose `thread`
-        // outlives the call that set it, and is reset when that call ends.
+        // SAFETY: a non-null pointer was set by `run_as` or `enter`, whose
+        // `thread` outlives the time it is current (their contracts).
         f(unsafe { ptr.as_ref() })
     }
 }
@@ -126,11 +223,62 @@ fn outside_kernel(function: &str) -> ! {
     )
 }
 
+#[inline(always)]
 #[track_caller]
 fn current<R>(function: &str, f: impl FnOnce(&SimulatedThread<'_>) -> R) -> R {
     simulation::with(|t| match t {
         Some(t) => f(t),
         None => outside_kernel(function),
+    })
+}
+
+/// The [`serial`](SimulatedThread::serial) of the current simulated thread;
+/// 0 outside a kernel.
+#[inline(always)]
+pub(crate) fn current_serial() -> u64 {
+    simulation::with(|t| t.map_or(0, |t| t.serial))
+}
+
+/// Fails the current simulated thread: `what`, made by the thread of
+/// `serial`, is used by another one.
+#[cold]
+#[inline(never)]
+#[track_caller]
+pub(crate) fn used_by_another_thread(serial: u64, what: &str) -> ! {
+    let maker = simulation::with(|t| {
+        let t = t?;
+        let ([bx, by, bz], [tx, ty, tz]) = t.block.thread_of(serial)?;
+        Some(format!(
+            "thread ({tx}, {ty}, {tz}) of block ({bx}, {by}, {bz})"
+        ))
+    })
+    .unwrap_or_else(|| "a thread of another launch".into());
+    panic!(
+        "{what} made by {maker} was used by another thread: a per-thread value never leaves the thread that made it (it is neither Send nor Sync; host-only code such as a `thread_local!` shares it between the simulator's threads, which a GPU cannot do)"
+    )
+}
+
+/// Reports an access of `bytes` bytes at `address` to the race detector,
+/// when it is on ([`simulation::set_recording`]).
+#[inline(always)]
+pub(crate) fn record(address: *const u8, bytes: usize, kind: simulation::AccessKind) {
+    if simulation::recording() {
+        record_access(address as usize, bytes, kind)
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn record_access(address: usize, bytes: usize, kind: simulation::AccessKind) {
+    simulation::with(|t| {
+        if let Some(t) = t {
+            let access = simulation::Access {
+                address,
+                bytes,
+                kind,
+            };
+            t.block.record(t, access)
+        }
     })
 }
 
@@ -144,22 +292,27 @@ pub(crate) unsafe fn assume(condition: bool) {
     debug_assert!(condition, "an assumed fact is false");
 }
 
+#[inline]
 pub(crate) fn thread_idx() -> [u32; 3] {
     current("thread_idx", |t| t.thread_idx)
 }
 
+#[inline]
 pub(crate) fn block_idx() -> [u32; 3] {
     current("block_idx", |t| t.block_idx)
 }
 
+#[inline]
 pub(crate) fn block_dim() -> [u32; 3] {
     current("block_dim", |t| t.block_dim)
 }
 
+#[inline]
 pub(crate) fn grid_dim() -> [u32; 3] {
     current("grid_dim", |t| t.grid_dim)
 }
 
+#[inline]
 pub(crate) fn lane_id() -> u32 {
     current("warp::lane_id", |t| t.linear % 32)
 }
@@ -169,6 +322,7 @@ pub(crate) const THREADS_BARRIER: u32 = 0;
 /// The barrier of the shared-memory phase token (`Block::sync`).
 pub(crate) const PHASE_BARRIER: u32 = 1;
 
+#[inline]
 pub(crate) fn barrier(id: u32) {
     let name = if id == PHASE_BARRIER {
         "shared::Block::sync"
@@ -176,6 +330,89 @@ pub(crate) fn barrier(id: u32) {
         "sync_threads"
     };
     current(name, |t| t.block.barrier(t, id))
+}
+
+/// A kernel's printed line, formatted as the host's C library formats a
+/// GPU's: kept with the launch's output inside a simulated kernel, written
+/// to standard output at once elsewhere.
+pub(crate) fn print(format: &[u8], args: &[u64]) {
+    let line = crate::c_printf::format(format, args);
+    simulation::with(|t| match t {
+        Some(t) => t.block.print(t, &line),
+        None => {
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(&line);
+            let _ = out.flush();
+        }
+    })
+}
+
+pub(crate) fn vote_count(predicate: bool) -> u32 {
+    current("vote::sync_threads_count", |t| t.block.vote(t, predicate))
+}
+
+pub(crate) fn vote_all(predicate: bool) -> bool {
+    current("vote::sync_threads_and", |t| {
+        t.block.vote(t, predicate) as usize == t.block_dim.iter().map(|&d| d as usize).product()
+    })
+}
+
+pub(crate) fn vote_any(predicate: bool) -> bool {
+    current("vote::sync_threads_or", |t| t.block.vote(t, predicate) > 0)
+}
+
+pub(crate) fn active_mask() -> u32 {
+    current("warp::activemask", |t| t.block.active_lanes(t))
+}
+
+/// Every lane in `mask`'s value (`lo`, `hi`), gathered with one exchange per
+/// lane and word, as `ballot` does; lanes outside `mask` get `None`.
+fn gather(t: &SimulatedThread<'_>, mask: u32, lo: u32, hi: u32, wide: bool) -> [Option<u64>; 32] {
+    let mut values = [None; 32];
+    for (lane, value) in values.iter_mut().enumerate() {
+        if mask & (1 << lane) != 0 {
+            let l = t
+                .block
+                .exchange(t, mask, lo, ShuffleMode::Index, lane as u32);
+            let h = if wide {
+                t.block
+                    .exchange(t, mask, hi, ShuffleMode::Index, lane as u32)
+            } else {
+                0
+            };
+            *value = Some(u64::from(h) << 32 | u64::from(l));
+        }
+    }
+    values
+}
+
+pub(crate) fn match_any(mask: u32, lo: u32, hi: u32, wide: bool) -> u32 {
+    current("warp::match_any_sync", |t| {
+        let mine = u64::from(if wide { hi } else { 0 }) << 32 | u64::from(lo);
+        gather(t, mask, lo, hi, wide)
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| **v == Some(mine))
+            .fold(0, |bits, (lane, _)| bits | 1 << lane)
+    })
+}
+
+pub(crate) fn match_all(mask: u32, lo: u32, hi: u32, wide: bool) -> (u32, bool) {
+    current("warp::match_all_sync", |t| {
+        let values = gather(t, mask, lo, hi, wide);
+        let mut present = values.iter().flatten();
+        let first = present.next();
+        let all = present.all(|v| Some(v) == first);
+        (if all { mask } else { 0 }, all)
+    })
+}
+
+/// On the simulator a sleeping thread lets the other threads of its block
+/// run (a thread that sleeps in a loop waits for one of them), as after a
+/// run of atomics that changed nothing.
+pub(crate) fn nanosleep(_ns: u32) {
+    call_after_atomics(false);
 }
 
 pub(crate) fn sync_warp(mask: u32) {
@@ -188,6 +425,36 @@ pub(crate) fn sync_warp(mask: u32) {
 pub(crate) fn fence_device() {
     std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
     after_atomic(false);
+}
+
+pub(crate) fn fence_system() {
+    std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+}
+
+/// The launch's module global `symbol` of `bytes` bytes (read by
+/// `constant::Constant::get` and a failed `gpu_assert!`, which `function`
+/// names).
+#[track_caller]
+pub(crate) fn module_global(function: &str, symbol: &'static str, bytes: usize) -> *mut u8 {
+    current(function, |t| t.block.module_global(symbol, bytes))
+}
+
+/// Ends the simulated thread after a failed `gpu_assert!` (its record is
+/// written): a panic with the report, which the executor gives the launch's
+/// failure.
+#[track_caller]
+pub(crate) fn assertion_failed<const F: usize, const A: usize>(
+    message: &crate::print::Printer<F, A>,
+    file: &'static str,
+    line: u32,
+    column: u32,
+) -> ! {
+    let (format, args) = message.parts();
+    let text = crate::c_printf::format(format, args);
+    panic!(
+        "gpu_assert! failed at {file}:{line}:{column}: {}",
+        String::from_utf8_lossy(&text)
+    )
 }
 
 pub(crate) fn fence_block() {
@@ -347,4 +614,10 @@ pub(crate) mod math {
     pub(crate) fn rsqrt_approx(x: f32) -> f32 {
         1.0 / x.sqrt()
     }
+}
+
+/// Half precision in software, rounding as the GPU's instructions do (see
+/// `crate::half::soft`).
+pub(crate) mod half {
+    pub(crate) use crate::half::soft::ops::*;
 }

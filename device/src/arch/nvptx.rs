@@ -105,6 +105,105 @@ pub(crate) fn barrier(id: u32) {
     unsafe { barrier_cta_sync_all(id) }
 }
 
+/// The barrier of the block votes (`vote::sync_threads_count` and its
+/// peers): a barrier of its own, so a vote never pairs with a
+/// `sync_threads()` or a phase change.
+pub(crate) const VOTE_BARRIER: u32 = 2;
+
+/// How many threads of the block voted `predicate` true, once all have
+/// voted (`barrier.red.popc` on [`VOTE_BARRIER`], the form without
+/// `.aligned`, defined in divergent code as `barrier` is).
+#[inline(always)]
+pub(crate) fn vote_count(predicate: bool) -> u32 {
+    let count: u32;
+    // SAFETY: a barrier with a reduction on registers: touches no memory
+    // rule (a thread that never arrives hangs the block, as in `barrier`).
+    unsafe {
+        asm!("{{ .reg .pred p; setp.ne.u32 p, {v}, 0; barrier.red.popc.u32 {c}, {id}, p; }}",
+             id = const VOTE_BARRIER, c = out(reg32) count, v = in(reg32) predicate as u32, options(nostack));
+    }
+    count
+}
+
+/// Whether every thread of the block voted true (`barrier.red.and.pred`).
+#[inline(always)]
+pub(crate) fn vote_all(predicate: bool) -> bool {
+    let all: u32;
+    // SAFETY: as in `vote_count`.
+    unsafe {
+        asm!("{{ .reg .pred p, q; setp.ne.u32 p, {v}, 0; barrier.red.and.pred q, {id}, p; selp.u32 {a}, 1, 0, q; }}",
+             id = const VOTE_BARRIER, a = out(reg32) all, v = in(reg32) predicate as u32, options(nostack));
+    }
+    all != 0
+}
+
+/// Whether any thread of the block voted true (`barrier.red.or.pred`).
+#[inline(always)]
+pub(crate) fn vote_any(predicate: bool) -> bool {
+    let any: u32;
+    // SAFETY: as in `vote_count`.
+    unsafe {
+        asm!("{{ .reg .pred p, q; setp.ne.u32 p, {v}, 0; barrier.red.or.pred q, {id}, p; selp.u32 {a}, 1, 0, q; }}",
+             id = const VOTE_BARRIER, a = out(reg32) any, v = in(reg32) predicate as u32, options(nostack));
+    }
+    any != 0
+}
+
+/// The lanes of the warp executing this instruction together (`activemask`).
+#[inline(always)]
+pub(crate) fn active_mask() -> u32 {
+    let mask: u32;
+    // SAFETY: reads which lanes are active into a register; touches no memory.
+    unsafe { asm!("activemask.b32 {m};", m = out(reg32) mask, options(nostack)) };
+    mask
+}
+
+/// The lanes in `mask` whose value equals this lane's (`match.any.sync`):
+/// a 64-bit comparison of `lo | hi << 32` when `wide`.
+#[inline(always)]
+pub(crate) fn match_any(mask: u32, lo: u32, hi: u32, wide: bool) -> u32 {
+    let lanes: u32;
+    // SAFETY: a warp collective on registers; touches no memory. `mask`
+    // names the calling lane (the `warp` module checks; PTX leaves it
+    // undefined otherwise).
+    unsafe {
+        if wide {
+            asm!("{{ .reg .b64 v; mov.b64 v, {{{lo}, {hi}}}; match.any.sync.b64 {d}, v, {m}; }}",
+                 d = out(reg32) lanes, lo = in(reg32) lo, hi = in(reg32) hi, m = in(reg32) mask, options(nostack));
+        } else {
+            asm!("match.any.sync.b32 {d}, {v}, {m};",
+                 d = out(reg32) lanes, v = in(reg32) lo, m = in(reg32) mask, options(nostack));
+        }
+    }
+    lanes
+}
+
+/// `mask` when every lane in `mask` has the same value as this lane's,
+/// else 0 (`match.all.sync`), with whether they have.
+#[inline(always)]
+pub(crate) fn match_all(mask: u32, lo: u32, hi: u32, wide: bool) -> (u32, bool) {
+    let (lanes, all): (u32, u32);
+    // SAFETY: as in `match_any`.
+    unsafe {
+        if wide {
+            asm!("{{ .reg .b64 v; .reg .pred p; mov.b64 v, {{{lo}, {hi}}}; match.all.sync.b64 {d}|p, v, {m}; selp.u32 {a}, 1, 0, p; }}",
+                 d = out(reg32) lanes, a = out(reg32) all, lo = in(reg32) lo, hi = in(reg32) hi, m = in(reg32) mask, options(nostack));
+        } else {
+            asm!("{{ .reg .pred p; match.all.sync.b32 {d}|p, {v}, {m}; selp.u32 {a}, 1, 0, p; }}",
+                 d = out(reg32) lanes, a = out(reg32) all, v = in(reg32) lo, m = in(reg32) mask, options(nostack));
+        }
+    }
+    (lanes, all != 0)
+}
+
+/// Suspends the thread for about `ns` nanoseconds (`nanosleep`; the
+/// hardware caps it at about a millisecond).
+#[inline(always)]
+pub(crate) fn nanosleep(ns: u32) {
+    // SAFETY: a timed wait; touches no memory and has no precondition.
+    unsafe { asm!("nanosleep.u32 {t};", t = in(reg32) ns, options(nostack)) };
+}
+
 #[inline(always)]
 pub(crate) fn sync_warp(mask: u32) {
     // SAFETY: `bar.warp.sync` waits for the lanes in `mask`, which names the
@@ -124,6 +223,23 @@ pub(crate) fn fence_device() {
 pub(crate) fn fence_block() {
     // SAFETY: a memory fence orders this thread's accesses; it has no operands.
     unsafe { asm!("membar.cta;", options(nostack)) }
+}
+
+#[inline(always)]
+pub(crate) fn fence_system() {
+    // SAFETY: a memory fence orders this thread's accesses; it has no operands.
+    unsafe { asm!("membar.sys;", options(nostack)) }
+}
+
+/// Ends the launch after a failed `gpu_assert!` (its record is written).
+#[inline(always)]
+pub(crate) fn assertion_failed<const F: usize, const A: usize>(
+    _message: &crate::print::Printer<F, A>,
+    _file: &'static str,
+    _line: u32,
+    _column: u32,
+) -> ! {
+    trap()
 }
 
 #[inline(always)]
@@ -180,6 +296,15 @@ pub(crate) fn dynamic_shared() -> (*mut u8, usize) {
     // Only the address is taken (no `unsafe` needed).
     let ptr = core::ptr::addr_of!(DYNAMIC_SHARED).cast::<u8>().cast_mut();
     (ptr, bytes as usize)
+}
+
+/// Prints a line with CUDA's `vprintf`.
+#[inline(always)]
+pub(crate) fn print(format: &[u8], args: &[u64]) {
+    // SAFETY: `format` is NUL-terminated and holds one conversion per value
+    // of `args`, each a 64-bit integer or `double` in its 8-byte slot, in
+    // order (`print::Printer`'s invariant); both live through the call.
+    unsafe { nvptx::vprintf(format.as_ptr(), args.as_ptr().cast()) };
 }
 
 #[inline(always)]
@@ -254,4 +379,92 @@ pub(crate) mod math {
     approx!(sin_approx, "sin.approx.f32");
     approx!(cos_approx, "cos.approx.f32");
     approx!(rsqrt_approx, "rsqrt.approx.f32");
+}
+
+/// Half precision: PTX's f16 instructions (sm_53 and later, so every
+/// target here), and its bf16 ones from sm_80 (`cvt.rn.bf16.f32`,
+/// `fma.rn.bf16`, `fma.rn.bf16x2`; addition and multiplication as fused
+/// multiply-adds with 1 and -0, which round the same); below sm_80, bf16 in
+/// software (`crate::half::soft`), as on the simulator. Values travel as
+/// their bits (`u16`, or `u32` for two lanes).
+pub(crate) mod half {
+    use core::arch::asm;
+
+    macro_rules! instruction {
+        ($($name:ident($($arg:ident: $ty:ty => $class:ident),*) -> $out:ty => $out_class:ident = $text:literal;)*) => {$(
+            #[inline(always)]
+            pub(crate) fn $name($($arg: $ty),*) -> $out {
+                let out: $out;
+                // SAFETY: an arithmetic instruction on registers; touches no
+                // memory, defined for every input (NaN included).
+                unsafe {
+                    asm!($text, d = out($out_class) out, $($arg = in($class) $arg,)* options(pure, nomem, nostack))
+                };
+                out
+            }
+        )*};
+    }
+
+    instruction! {
+        f16_from_f32(x: f32 => reg32) -> u16 => reg16 = "cvt.rn.f16.f32 {d}, {x};";
+        f16_from_f64(x: f64 => reg64) -> u16 => reg16 = "cvt.rn.f16.f64 {d}, {x};";
+        f16_to_f32_bits(h: u16 => reg16) -> f32 => reg32 = "cvt.f32.f16 {d}, {h};";
+        f16_add(a: u16 => reg16, b: u16 => reg16) -> u16 => reg16 = "add.rn.f16 {d}, {a}, {b};";
+        f16_sub(a: u16 => reg16, b: u16 => reg16) -> u16 => reg16 = "sub.rn.f16 {d}, {a}, {b};";
+        f16_mul(a: u16 => reg16, b: u16 => reg16) -> u16 => reg16 = "mul.rn.f16 {d}, {a}, {b};";
+        f16_fma(a: u16 => reg16, b: u16 => reg16, c: u16 => reg16) -> u16 => reg16 = "fma.rn.f16 {d}, {a}, {b}, {c};";
+        f16x2_add(a: u32 => reg32, b: u32 => reg32) -> u32 => reg32 = "add.rn.f16x2 {d}, {a}, {b};";
+        f16x2_mul(a: u32 => reg32, b: u32 => reg32) -> u32 => reg32 = "mul.rn.f16x2 {d}, {a}, {b};";
+        f16x2_fma(a: u32 => reg32, b: u32 => reg32, c: u32 => reg32) -> u32 => reg32 = "fma.rn.f16x2 {d}, {a}, {b}, {c};";
+    }
+
+    #[cfg(target_feature = "sm_80")]
+    instruction! {
+        bf16_from_f32(x: f32 => reg32) -> u16 => reg16 = "cvt.rn.bf16.f32 {d}, {x};";
+        bf16_fma(a: u16 => reg16, b: u16 => reg16, c: u16 => reg16) -> u16 => reg16 = "fma.rn.bf16 {d}, {a}, {b}, {c};";
+        bf16x2_fma(a: u32 => reg32, b: u32 => reg32, c: u32 => reg32) -> u32 => reg32 = "fma.rn.bf16x2 {d}, {a}, {b}, {c};";
+    }
+
+    /// bf16 1.0 and -0.0, and both in two lanes.
+    #[cfg(target_feature = "sm_80")]
+    const ONE: u16 = 0x3f80;
+    #[cfg(target_feature = "sm_80")]
+    const NEG_ZERO: u16 = 0x8000;
+
+    #[cfg(target_feature = "sm_80")]
+    #[inline(always)]
+    pub(crate) fn bf16_add(a: u16, b: u16) -> u16 {
+        bf16_fma(a, ONE, b)
+    }
+    #[cfg(target_feature = "sm_80")]
+    #[inline(always)]
+    pub(crate) fn bf16_sub(a: u16, b: u16) -> u16 {
+        bf16_fma(b ^ 0x8000, ONE, a)
+    }
+    #[cfg(target_feature = "sm_80")]
+    #[inline(always)]
+    pub(crate) fn bf16_mul(a: u16, b: u16) -> u16 {
+        bf16_fma(a, b, NEG_ZERO)
+    }
+    #[cfg(target_feature = "sm_80")]
+    #[inline(always)]
+    pub(crate) fn bf16x2_add(a: u32, b: u32) -> u32 {
+        bf16x2_fma(a, u32::from(ONE) * 0x1_0001, b)
+    }
+    #[cfg(target_feature = "sm_80")]
+    #[inline(always)]
+    pub(crate) fn bf16x2_mul(a: u32, b: u32) -> u32 {
+        bf16x2_fma(a, b, u32::from(NEG_ZERO) * 0x1_0001)
+    }
+    /// From `f64` in software on every architecture: a direct `f64` to
+    /// bf16 conversion is an sm_90 instruction, and one through `f32`
+    /// would round twice.
+    #[cfg(target_feature = "sm_80")]
+    pub(crate) use crate::half::soft::ops::bf16_from_f64;
+
+    #[cfg(not(target_feature = "sm_80"))]
+    pub(crate) use crate::half::soft::ops::{
+        bf16_add, bf16_fma, bf16_from_f32, bf16_from_f64, bf16_mul, bf16_sub, bf16x2_add,
+        bf16x2_fma, bf16x2_mul,
+    };
 }

@@ -4,6 +4,7 @@
 
 use super::phase::{Block, Reading, Writing};
 use super::{SharedArray, SharedElement};
+use crate::race_check;
 use core::marker::PhantomData;
 
 #[cold]
@@ -40,6 +41,7 @@ fn window_out_of_range(start: usize, width: usize, len: usize) -> ! {
 #[inline(always)]
 #[track_caller]
 fn own_slot(block: &Block<Writing>, k: usize, len: usize) -> usize {
+    block.check_owner();
     match block.own_slot(k, len) {
         Some(slot) => slot,
         None => own_slot_out_of_range(k, block.thread_rank(), block.size(), len),
@@ -69,12 +71,14 @@ fn rounds_and_rest(len: usize, b: usize) -> (usize, usize) {
 /// constant length, both are constants and the loops unroll to exactly the
 /// thread's slots, with no test left.
 #[inline(always)]
+#[track_caller]
 fn for_each_own_slot<T>(
     block: &Block<Writing>,
     len: usize,
     mut f: impl FnMut(usize) -> T,
     mut store: impl FnMut(usize, T),
 ) {
+    block.check_owner();
     let (b, t) = (block.size(), block.thread_rank());
     if t >= b {
         // Never: a thread's rank is below its block's size. Tested so that
@@ -117,6 +121,7 @@ fn for_each_own_slot<T>(
 /// Every position stored has `row * cols + col = t + k * B < rows * cols`
 /// (the rounds of `for_each_own_slot`) and `col < cols`, hence `row < rows`.
 #[inline(always)]
+#[track_caller]
 fn for_each_own_position<T>(
     block: &Block<Writing>,
     rows: usize,
@@ -124,6 +129,7 @@ fn for_each_own_position<T>(
     mut f: impl FnMut(usize, usize) -> T,
     mut store: impl FnMut(usize, usize, T),
 ) {
+    block.check_owner();
     let (b, t) = (block.size(), block.thread_rank());
     let len = rows * cols;
     if t >= b || len == 0 {
@@ -262,7 +268,10 @@ impl<T: SharedElement, const N: usize> Shared<T, N> {
         // SAFETY: in bounds; in the Writing phase only thread `t` touches slot
         // `t + k * B` (no other thread owns it), and the token's exclusive
         // borrow stops this thread from holding two references into the array.
-        unsafe { &mut *self.ptr.add(slot) }
+        let element = unsafe { self.ptr.add(slot) };
+        race_check::write(element);
+        // SAFETY: as above.
+        unsafe { &mut *element }
     }
 
     /// Reads this thread's `k`-th owned slot. Panics if it is past the end.
@@ -272,18 +281,27 @@ impl<T: SharedElement, const N: usize> Shared<T, N> {
         let slot = own_slot(block, k, N);
         // SAFETY: as in `own_mut`; the token's shared borrow excludes this
         // thread's writes while the reference lives.
-        unsafe { &*self.ptr.add(slot) }
+        let element = unsafe { self.ptr.add(slot) };
+        if !T::ATOMIC_CELL {
+            race_check::read(element);
+        }
+        // SAFETY: as above.
+        unsafe { &*element }
     }
 
     /// Writes every slot this thread owns: slot `s` gets `f(s)`. With `B`
     /// threads, thread `t` fills `t, t + B, t + 2B, ...`: all `N` slots are
     /// written whatever the block's size.
     #[inline(always)]
+    #[track_caller]
     pub fn fill(&self, block: &mut Block<Writing>, f: impl FnMut(usize) -> T) {
         let ptr = self.ptr;
         for_each_own_slot(block, N, f, |slot, value| {
             // SAFETY: `slot < N` is one of this thread's own slots (see `own_mut`).
-            unsafe { *ptr.add(slot) = value }
+            let element = unsafe { ptr.add(slot) };
+            race_check::write(element);
+            // SAFETY: as above.
+            unsafe { *element = value }
         });
     }
 
@@ -291,15 +309,27 @@ impl<T: SharedElement, const N: usize> Shared<T, N> {
     #[inline(always)]
     #[track_caller]
     pub fn get_ref<'r>(&self, block: &'r Block<Reading>, index: usize) -> &'r T {
+        block.check_owner();
         if index >= N {
             out_of_range(index, N)
         }
-        &self.as_array(block)[index]
+        // SAFETY: `index < N`; read-only as in `as_array`.
+        let element = unsafe { self.ptr.add(index) };
+        if !T::ATOMIC_CELL {
+            race_check::read(element);
+        }
+        // SAFETY: as above.
+        unsafe { &*element }
     }
 
     /// The whole array, shared with the other readers.
     #[inline(always)]
-    pub fn as_array<'r>(&self, _block: &'r Block<Reading>) -> &'r [T; N] {
+    #[track_caller]
+    pub fn as_array<'r>(&self, block: &'r Block<Reading>) -> &'r [T; N] {
+        block.check_owner();
+        if !T::ATOMIC_CELL {
+            race_check::read_range(self.ptr, N);
+        }
         // SAFETY: in the Reading phase no thread writes the array (non-atomic
         // writes need a Writing token), and this thread cannot reach the next
         // phase while the token is borrowed.
@@ -313,14 +343,20 @@ impl<T: SharedElement, const N: usize> Shared<T, N> {
     #[track_caller]
     pub fn window<'r, const M: usize>(
         &self,
-        _block: &'r Block<Reading>,
+        block: &'r Block<Reading>,
         start: usize,
     ) -> &'r [T; M] {
+        block.check_owner();
         if start > N || N - start < M {
             window_out_of_range(start, M, N)
         }
         // SAFETY: `start + M <= N`; read-only as in `as_array`.
-        unsafe { &*self.ptr.add(start).cast::<[T; M]>() }
+        let window = unsafe { self.ptr.add(start) };
+        if !T::ATOMIC_CELL {
+            race_check::read_range(window, M);
+        }
+        // SAFETY: as above.
+        unsafe { &*window.cast::<[T; M]>() }
     }
 
     /// The raw array, for patterns the phase token cannot express: every
@@ -390,7 +426,10 @@ impl<T: SharedElement, const ROWS: usize, const COLS: usize, const STRIDE: usize
         // SAFETY: the logical slot is in bounds, so its physical offset
         // `row * STRIDE + col < ROWS * STRIDE`; only this thread owns it in
         // the Writing phase (see `Shared::own_mut`).
-        unsafe { &mut *self.ptr.add(slot / COLS * STRIDE + slot % COLS) }
+        let element = unsafe { self.ptr.add(slot / COLS * STRIDE + slot % COLS) };
+        race_check::write(element);
+        // SAFETY: as above.
+        unsafe { &mut *element }
     }
 
     /// Reads this thread's `k`-th owned slot. Panics if it is past the end.
@@ -399,32 +438,47 @@ impl<T: SharedElement, const ROWS: usize, const COLS: usize, const STRIDE: usize
     pub fn own<'w>(&self, block: &'w Block<Writing>, k: usize) -> &'w T {
         let slot = own_slot(block, k, Self::SLOTS);
         // SAFETY: as in `own_mut`, read-only.
-        unsafe { &*self.ptr.add(slot / COLS * STRIDE + slot % COLS) }
+        let element = unsafe { self.ptr.add(slot / COLS * STRIDE + slot % COLS) };
+        if !T::ATOMIC_CELL {
+            race_check::read(element);
+        }
+        // SAFETY: as above.
+        unsafe { &*element }
     }
 
     /// Writes every slot this thread owns: `(row, col)` gets `f(row, col)`.
     /// All `ROWS * COLS` slots are written whatever the block's size.
     #[inline(always)]
+    #[track_caller]
     pub fn fill(&self, block: &mut Block<Writing>, f: impl FnMut(usize, usize) -> T) {
         let ptr = self.ptr;
         for_each_own_position(block, ROWS, COLS, f, |row, col, value| {
             // SAFETY: `(row, col)` is an own slot in bounds (`row < ROWS`,
             // `col < COLS <= STRIDE`, see `for_each_own_position`), so the
             // offset is below `ROWS * STRIDE`; only this thread owns it.
-            unsafe { *ptr.add(row * STRIDE + col) = value }
+            let element = unsafe { ptr.add(row * STRIDE + col) };
+            race_check::write(element);
+            // SAFETY: as above.
+            unsafe { *element = value }
         });
     }
 
     /// Row `row`, shared with the other readers. Panics if `row >= ROWS`.
     #[inline(always)]
     #[track_caller]
-    pub fn row<'r>(&self, _block: &'r Block<Reading>, row: usize) -> &'r [T; COLS] {
+    pub fn row<'r>(&self, block: &'r Block<Reading>, row: usize) -> &'r [T; COLS] {
+        block.check_owner();
         if row >= ROWS {
             out_of_range_2d(row, 0, ROWS, COLS)
         }
         // SAFETY: `row < ROWS` and `COLS <= STRIDE`: the row lies in the
         // array; read-only as in `Shared::as_array`.
-        unsafe { &*self.ptr.add(row * STRIDE).cast::<[T; COLS]>() }
+        let start = unsafe { self.ptr.add(row * STRIDE) };
+        if !T::ATOMIC_CELL {
+            race_check::read_range(start, COLS);
+        }
+        // SAFETY: as above.
+        unsafe { &*start.cast::<[T; COLS]>() }
     }
 
     /// Slot `(row, col)`, shared with the other readers. Panics outside the
@@ -432,10 +486,18 @@ impl<T: SharedElement, const ROWS: usize, const COLS: usize, const STRIDE: usize
     #[inline(always)]
     #[track_caller]
     pub fn get_ref<'r>(&self, block: &'r Block<Reading>, row: usize, col: usize) -> &'r T {
+        block.check_owner();
         if row >= ROWS || col >= COLS {
             out_of_range_2d(row, col, ROWS, COLS)
         }
-        &self.row(block, row)[col]
+        // SAFETY: `row < ROWS` and `col < COLS <= STRIDE`; read-only as in
+        // `Shared::as_array`.
+        let element = unsafe { self.ptr.add(row * STRIDE + col) };
+        if !T::ATOMIC_CELL {
+            race_check::read(element);
+        }
+        // SAFETY: as above.
+        unsafe { &*element }
     }
 
     /// The raw array (`ROWS * STRIDE` slots, padding included): every access
@@ -516,17 +578,26 @@ impl<T: SharedElement> DynamicShared<T> {
 
     /// Writes every slot this thread owns: slot `s` gets `f(s)`.
     #[inline(always)]
+    #[track_caller]
     pub fn fill(&self, block: &mut Block<Writing>, f: impl FnMut(usize) -> T) {
         let ptr = self.ptr;
         for_each_own_slot(block, self.len, f, |slot, value| {
             // SAFETY: an own slot in bounds (see `Shared::own_mut`).
-            unsafe { *ptr.add(slot) = value }
+            let element = unsafe { ptr.add(slot) };
+            race_check::write(element);
+            // SAFETY: as above.
+            unsafe { *element = value }
         });
     }
 
     /// The whole array, shared with the other readers.
     #[inline(always)]
-    pub fn as_slice<'r>(&self, _block: &'r Block<Reading>) -> &'r [T] {
+    #[track_caller]
+    pub fn as_slice<'r>(&self, block: &'r Block<Reading>) -> &'r [T] {
+        block.check_owner();
+        if !T::ATOMIC_CELL {
+            race_check::read_range(self.ptr, self.len);
+        }
         // SAFETY: `len` slots in bounds; read-only as in `Shared::as_array`.
         unsafe { core::slice::from_raw_parts(self.ptr, self.len) }
     }
@@ -535,10 +606,17 @@ impl<T: SharedElement> DynamicShared<T> {
     #[inline(always)]
     #[track_caller]
     pub fn get_ref<'r>(&self, block: &'r Block<Reading>, index: usize) -> &'r T {
+        block.check_owner();
         if index >= self.len {
             out_of_range(index, self.len)
         }
-        &self.as_slice(block)[index]
+        // SAFETY: `index < len`; read-only as in `Shared::as_array`.
+        let element = unsafe { self.ptr.add(index) };
+        if !T::ATOMIC_CELL {
+            race_check::read(element);
+        }
+        // SAFETY: as above.
+        unsafe { &*element }
     }
 
     /// The raw array: every access through it is `unsafe`.

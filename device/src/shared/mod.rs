@@ -163,6 +163,7 @@ impl<T> SharedArray<T> {
     where
         T: Copy,
     {
+        crate::race_check::read(self.ptr.wrapping_add(index));
         // SAFETY: upheld by the caller.
         unsafe { self.ptr.add(index).read() }
     }
@@ -174,6 +175,7 @@ impl<T> SharedArray<T> {
     /// `index` concurrently (between the barriers around this write).
     #[inline(always)]
     pub unsafe fn write(&self, index: usize, value: T) {
+        crate::race_check::write(self.ptr.wrapping_add(index));
         // SAFETY: upheld by the caller.
         unsafe { self.ptr.add(index).write(value) }
     }
@@ -226,6 +228,12 @@ pub(crate) fn opaque_contents<T>(ptr: *mut T) {
 /// The storage of one `shared_array!` on the device: a static that
 /// `gpu-builder` moves into the shared state space (its symbol starts with
 /// `__gpu_shared_`).
+///
+/// Public for the macro, and safe: it hands out only a raw pointer
+/// ([`as_ptr`](Self::as_ptr)), whose every use is `unsafe`. A storage that
+/// safe code makes is none of `shared_array!`'s (those are statics inside
+/// the macro's expansion, which nothing outside it can name), so no handle
+/// the crate's `unsafe` code trusts can reach it.
 #[doc(hidden)]
 #[repr(transparent)]
 pub struct SharedStorage<T, const LEN: usize>(UnsafeCell<MaybeUninit<[T; LEN]>>);

@@ -15,30 +15,58 @@
 //! ```
 
 use super::phase::{Block, Reading, Writing};
-use super::{Shared, SharedElement};
+use super::SharedElement;
 use crate::arch::ShuffleMode;
 use crate::warp::{lane_id, shuffle_in_mask, Shuffle};
 
 /// Types a block can reduce: those a warp shuffle moves (32- and 64-bit
-/// integers and floats).
-pub trait ReduceElement: Shuffle + SharedElement + Copy {
-    /// The 32 partials of a reduction of this type (one per warp): a static
-    /// array private to this module.
-    #[doc(hidden)]
-    fn scratch() -> Shared<Self, 32>;
-}
+/// integers and floats). Sealed: the reduction's scratch array is this
+/// module's alone.
+pub trait ReduceElement: Shuffle + SharedElement + Copy + private::Scratch {}
 
-macro_rules! reduce_element {
-    ($($t:ty),*) => {$(
-        impl ReduceElement for $t {
-            #[inline(always)]
-            fn scratch() -> Shared<$t, 32> {
-                crate::shared_array!($t; 32)
+/// The reduction's scratch: reachable only with a `private::Token`, which
+/// only this module makes.
+///
+/// `block_reduce` writes its scratch outside the ownership rule of the phase
+/// token (lane 0 of warp `w` writes slot `w`, which is not a slot lane 0
+/// owns), an `unsafe` write whose soundness rests on nobody else writing
+/// that array. So no code outside this module may reach it: the trait is in
+/// a private module (it cannot be implemented elsewhere, so no other array
+/// can pose as the scratch), and its method takes a token that cannot be
+/// made elsewhere (a sealed trait's methods are still callable through a
+/// generic bound `T: ReduceElement`; without a token, they are not).
+mod private {
+    use crate::shared::Shared;
+
+    /// Proof that the caller is this module.
+    pub struct Token(());
+
+    /// The 32 partials of a reduction of this type (one per warp).
+    pub trait Scratch: Sized {
+        /// This type's scratch array: a static shared array private to this
+        /// module (see the parent trait).
+        fn scratch(token: Token) -> Shared<Self, 32>;
+    }
+
+    macro_rules! scratch {
+        ($($t:ty),*) => {$(
+            impl Scratch for $t {
+                #[inline(always)]
+                fn scratch(_: Token) -> Shared<$t, 32> {
+                    crate::shared_array!($t; 32)
+                }
             }
-        }
-    )*};
+            impl super::ReduceElement for $t {}
+        )*};
+    }
+    scratch!(u32, i32, f32, u64, i64, f64);
+
+    /// The scratch of `T`.
+    #[inline(always)]
+    pub(super) fn scratch<T: Scratch>() -> Shared<T, 32> {
+        T::scratch(Token(()))
+    }
 }
-reduce_element!(u32, i32, f32, u64, i64, f64);
 
 /// The mask of the lanes present in this thread's warp of a block of `size`
 /// threads, and their number. It names the calling lane: `rank % 32 < size -
@@ -87,7 +115,7 @@ pub fn block_reduce<T: ReduceElement>(
     let (rank, size) = (block.thread_rank(), block.size());
     let (mask, lanes) = warp_lanes(rank, size);
     let partial = warp_reduce(value, mask, lanes, &op);
-    let scratch = T::scratch();
+    let scratch = private::scratch::<T>();
     let warp = rank / 32;
     if rank % 32 == 0 {
         // SAFETY: `warp < 32` (a block has at most 1024 threads); in this

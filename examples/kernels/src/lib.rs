@@ -1,7 +1,9 @@
 //! The kernels of the tutorial examples (`examples/*.rs`) and of the
 //! runtime's documentation: [`add_kernel`] (the Numba streams tutorial),
 //! [`saxpy`], [`fill`], and [`busy`] with [`busy_rounds_lasting`] (the Day 7
-//! pipeline's compute stage). The tests use them too; kernels only the tests
+//! pipeline's compute stage), and [`numba_toolbox`]'s port of a Numba kernel
+//! using `print`, `cuda.fp16`, `syncthreads_count` and a constant array. The
+//! tests use them too; kernels only the tests
 //! and benchmarks use are in `gpu-test-kernels`, and the array operations in
 //! `gpu-ops`.
 //!
@@ -14,6 +16,8 @@
 use gpu_device::prelude::*;
 
 gpu_device::embed_kernels!();
+
+pub mod numba_toolbox;
 
 /// `c[i] = a[i] + b[i]`: the kernel of the Numba streams tutorial.
 #[kernel]

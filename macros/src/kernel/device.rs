@@ -1,6 +1,15 @@
-//! Device side: the body as a private function per instance (type-checked on
-//! the host too), and two `ptx-kernel` entry points per instance that rebuild
-//! slices from the pointers and lengths the launcher passed.
+//! Device side: the body as an associated function of `k::Kernel` per
+//! instance (type-checked on the host too, where the simulator runs it),
+//! and two `ptx-kernel` entry points per instance that rebuild the body's
+//! parameters from the PTX parameters the launcher passed.
+//!
+//! Everything is emitted at the kernel's scope, where the user's tokens
+//! (types, the instance list, `block`) mean what they mean beside the
+//! kernel: the body as an associated function (whose name is in no
+//! scope), each entry point alone in an anonymous `const` under a fixed
+//! Rust name, its PTX name given by `export_name`. Generated locals and
+//! entry parameters are `Span::mixed_site()` names, which no user token
+//! can name.
 //!
 //! A generic kernel's body is copied once per instance with the generic
 //! parameter substituted (see [`super::substitute`]), so nothing in a body is
@@ -29,21 +38,25 @@
 //! Two more facts reach the compiled code through the entry points:
 //! - a declared block shape (`#[kernel(block = (x, y, z))]`), which each
 //!   entry tells the compiler before the body runs (the launcher refuses
-//!   every other shape);
+//!   every other shape): the constant of [`super::interface`], evaluated
+//!   once per target;
 //! - which parameters are inputs (`&[T]`): a marker static per entry point
 //!   names them, and `gpu-builder` marks those pointer parameters `noalias
 //!   readonly`, so their loads become `ld.global.nc` (see
 //!   `gpu_builder::kernel_inputs` for the argument).
 
-use super::attribute::KernelPaths;
+use super::interface::{block_const, instance_type, slot_type};
+use super::kinds::SlotSpec;
 use super::model::{Instance, Kernel};
-use super::params::{MatrixIndex, ParamKind};
+use super::params::{MatrixIndex, Param, ParamKind};
 use super::substitute::substitute;
-use proc_macro2::TokenStream;
-use quote::{format_ident, quote, ToTokens};
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned, ToTokens};
+use syn::spanned::Spanned;
 use syn::{GenericParam, Ident, Type};
 
 pub fn emit(kernel: &Kernel) -> TokenStream {
+    let scope = kernel.scope_type();
     let bodies: Vec<TokenStream> = if copies_per_instance(kernel) {
         kernel
             .instances
@@ -53,13 +66,15 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
     } else {
         vec![body(kernel, None)]
     };
-    let entries = kernel.instances.iter().flat_map(|i| {
+    let entries = kernel.instances.iter().enumerate().flat_map(|(index, i)| {
         entry_shapes(kernel)
             .into_iter()
-            .map(move |shape| entry(kernel, i, shape))
+            .map(move |shape| entry(kernel, i, index, shape))
     });
     quote! {
-        #(#bodies)*
+        impl #scope {
+            #(#bodies)*
+        }
         #(#entries)*
     }
 }
@@ -130,14 +145,15 @@ pub fn mentions(tokens: TokenStream, name: &str) -> bool {
     })
 }
 
-/// The body of one instance (or, with `None`, the generic body of all): the
-/// function as written, renamed, with the generic parameter substituted and
-/// the witnesses bound for the entry shape.
+/// The body of one instance (or, with `None`, the generic body of all), as
+/// an associated function of `k::Kernel`: the function as written, renamed,
+/// with the generic parameter substituted and the witnesses bound for the
+/// entry shape.
 fn body(kernel: &Kernel, instance: Option<&Instance>) -> TokenStream {
     let mut function = kernel.function.clone();
     function.sig.ident = match instance {
         Some(i) => body_name(kernel, i),
-        None => format_ident!("__gpu_kernel_body_{}", kernel.name),
+        None => format_ident!("body"),
     };
     function.vis = syn::Visibility::Inherited;
     function.attrs.retain(|a| !a.path().is_ident("doc"));
@@ -211,15 +227,16 @@ fn body(kernel: &Kernel, instance: Option<&Instance>) -> TokenStream {
 /// The name of the body's first parameter, the entry shape token: hygienic,
 /// so the kernel's own code cannot name it.
 fn shape_token() -> Ident {
-    Ident::new("__gpu_entry_shape", proc_macro2::Span::mixed_site())
+    Ident::new("__gpu_entry_shape", Span::mixed_site())
 }
 
-/// The body function of an instance.
+/// The body function of an instance (an associated function of
+/// `k::Kernel`).
 pub fn body_name(kernel: &Kernel, instance: &Instance) -> Ident {
     if instance.suffix.is_empty() || !copies_per_instance(kernel) {
-        format_ident!("__gpu_kernel_body_{}", kernel.name)
+        format_ident!("body")
     } else {
-        format_ident!("__gpu_kernel_body_{}_{}", kernel.name, instance.suffix)
+        format_ident!("body_{}", instance.suffix)
     }
 }
 
@@ -237,178 +254,88 @@ pub struct EntryParts {
     pub inputs: Vec<usize>,
 }
 
-/// `block_shape` is the instance's declared block shape as an expression
-/// (see [`block_shape`]), `None` when it declares none; `paths` are the
-/// kernel's paths as seen where the entry point is emitted.
+/// The entry point parameter holding `slot` of parameter `p`: the
+/// parameter's own name for a value, else a hygienic `<name>__<suffix>`.
+fn slot_ident(p: &Param, slot: &SlotSpec) -> Ident {
+    match slot.suffix {
+        None => p.name.clone(),
+        Some(suffix) => Ident::new(&format!("{}__{suffix}", p.name), Span::mixed_site()),
+    }
+}
+
+/// The entry point parameter of `p`'s slot with role `role`.
+fn slot_with_role(p: &Param, role: &str) -> Option<Ident> {
+    p.kind
+        .spec()
+        .slots
+        .iter()
+        .find(|s| s.role == role)
+        .map(|s| slot_ident(p, s))
+}
+
+/// `index` is the instance's position (for its block shape constant);
+/// `block_shape` whether the body is told the shape.
 pub fn entry_parts(
     kernel: &Kernel,
     instance: &Instance,
+    index: usize,
     shape: EntryShape,
-    block_shape: Option<&TokenStream>,
-    paths: &KernelPaths,
 ) -> EntryParts {
-    let device = &paths.device;
+    let device = &kernel.paths.device;
+    let scope_type = kernel.scope_type();
     let body_name = body_name(kernel, instance);
-    let substitute_type = |ty: &Type| -> Type {
-        match (&kernel.generic, &instance.arg) {
-            (Some(generic), Some(arg)) => {
-                syn::parse2(substitute(ty.to_token_stream(), &generic.name, arg))
-                    .expect("a substituted type is a type")
-            }
-            _ => ty.clone(),
-        }
-    };
-    let substitute_expr = |e: &syn::Expr| -> TokenStream {
-        match (&kernel.generic, &instance.arg) {
-            (Some(generic), Some(arg)) => substitute(e.to_token_stream(), &generic.name, arg),
-            _ => e.to_token_stream(),
-        }
-    };
     let mut params: Vec<(Ident, Type)> = Vec::new();
     // The slices handed to the body borrow this local: their lifetimes end
     // with the entry point's call, so a body that asks for `'static` ones
     // (to keep them past the launch) does not compile.
-    let scope = Ident::new("__gpu_launch", proc_macro2::Span::mixed_site());
+    let scope = Ident::new("__gpu_launch", Span::mixed_site());
     let mut rebuild = vec![quote! {
         let #scope = #device::__private::LaunchScope::new();
     }];
     let mut call_args = Vec::new();
     let mut inputs = Vec::new();
-    if let Some(shape) = block_shape {
+    if kernel.block.is_some() {
+        let block = block_const(index);
         rebuild.push(quote! {
             // SAFETY: this kernel's launcher refuses every block shape but the
-            // declared one (`KernelFunction::launch`), and is the only safe way
-            // to launch this entry point.
-            unsafe { #device::__private::assume_block_shape(#shape) };
+            // declared one (`KernelFunction`'s launch check, with the host's
+            // evaluation of the same constant, which the runtime compared with
+            // this one), and is the only safe way to launch this entry point.
+            unsafe { #device::__private::assume_block_shape(#scope_type::#block) };
         });
     }
     for p in &kernel.params {
         let name = &p.name;
-        let ptr = format_ident!("{}__ptr", name);
-        let len = format_ident!("{}__len", name);
-        let usize_param = |suffix: &str| {
-            (
-                format_ident!("{}__{}", name, suffix),
-                syn::parse_quote!(usize),
-            )
-        };
-        match &p.kind {
-            ParamKind::Scalar(ty) | ParamKind::Value(ty) => {
-                params.push((name.clone(), substitute_type(ty)));
-            }
-            ParamKind::Input(elem) => {
-                let elem = substitute_type(elem);
-                inputs.push(params.len());
-                params.push((ptr.clone(), syn::parse_quote!(*const #elem)));
-                params.push((len.clone(), syn::parse_quote!(usize)));
-                rebuild.push(quote! {
-                    // SAFETY: the launcher passed a live device allocation of `len`
-                    // elements that no argument of this launch writes.
-                    let #name: &[#elem] = #scope.input(unsafe { #device::__private::slice_from_kernel_param(#ptr, #len) });
-                });
-            }
-            ParamKind::Output(elem) => {
-                let elem = substitute_type(elem);
-                params.push((ptr.clone(), syn::parse_quote!(*mut #elem)));
-                params.push((len.clone(), syn::parse_quote!(usize)));
-                rebuild.push(quote! {
-                    // SAFETY: the launcher passed a live device allocation of `len`
-                    // elements, borrowed mutably for this launch alone; every thread
-                    // receives the same one.
-                    let #name = #scope.output(unsafe { #device::DisjointSlice::<#elem>::from_raw_parts(#ptr, #len) });
-                });
-            }
-            ParamKind::Output2d(elem, rows_per_thread, index) => {
-                let elem = substitute_type(elem);
-                let r = match rows_per_thread {
-                    Some(e) => substitute_expr(e),
-                    None => quote!(1),
-                };
-                // The `U32` form's extents are `u32`: its launcher checked
-                // that the element count fits.
-                let (extent, matrix, scoped): (Type, _, _) = match index {
-                    MatrixIndex::Usize => (
-                        syn::parse_quote!(usize),
-                        quote!(#device::DisjointSlice2d),
-                        format_ident!("output_2d"),
-                    ),
-                    MatrixIndex::U32 => (
-                        syn::parse_quote!(u32),
-                        quote!(#device::DisjointSlice2dU32),
-                        format_ident!("output_2d_u32"),
-                    ),
-                };
-                let (rows_name, cols_name) = (
-                    format_ident!("{}__rows", name),
-                    format_ident!("{}__cols", name),
-                );
-                params.push((ptr.clone(), syn::parse_quote!(*mut #elem)));
-                params.push((len.clone(), extent.clone()));
-                params.push((rows_name.clone(), extent.clone()));
-                params.push((cols_name.clone(), extent));
-                rebuild.push(quote! {
-                    // SAFETY: the launcher passed a live device allocation of
-                    // `len == rows * cols` elements (a 2-D view holds exactly
-                    // that product, which it checked; for the `U32` form, it
-                    // also checked that the product fits in a `u32`), borrowed
-                    // mutably for this launch alone; every thread receives the
-                    // same.
-                    let #name = #scope.#scoped(unsafe { #matrix::<#elem, { #r }>::from_kernel_param(#ptr, #len, #rows_name, #cols_name) });
-                });
-            }
-            ParamKind::Output3d(elem) => {
-                let elem = substitute_type(elem);
-                let (depth, rows, cols) = (
-                    usize_param("depth"),
-                    usize_param("rows"),
-                    usize_param("cols"),
-                );
-                let (d, r, c) = (depth.0.clone(), rows.0.clone(), cols.0.clone());
-                params.push((ptr.clone(), syn::parse_quote!(*mut #elem)));
-                params.push(depth);
-                params.push(rows);
-                params.push(cols);
-                rebuild.push(quote! {
-                    // SAFETY: as for a matrix, with `depth * rows * cols` elements.
-                    let #name = #scope.output_3d(unsafe { #device::DisjointSlice3d::<#elem>::from_raw_parts(#ptr, #d, #r, #c) });
-                });
-            }
-            ParamKind::Atomic(elem) => {
-                let elem = substitute_type(elem);
-                params.push((ptr.clone(), syn::parse_quote!(*const #elem)));
-                params.push((len.clone(), syn::parse_quote!(usize)));
-                rebuild.push(quote! {
-                    // SAFETY: as for outputs; `DeviceAtomic<T>` is `repr(transparent)`
-                    // over `T` and accessed only with atomic instructions.
-                    let #name: &[#device::DeviceAtomic<#elem>] = #scope.input(unsafe {
-                        #device::__private::slice_from_kernel_param(#ptr.cast::<#device::DeviceAtomic<#elem>>(), #len)
-                    });
-                });
-            }
-            ParamKind::Block => {
-                rebuild.push(quote! {
-                    // SAFETY: the entry point makes each thread's one token,
-                    // before the body runs (the model checked there is one
-                    // `Block` parameter at most).
-                    let #name = unsafe { #device::Block::for_kernel_entry() };
-                });
-            }
-            ParamKind::DynamicShared(elem) => {
-                let elem = substitute_type(elem);
-                rebuild.push(quote! {
-                    // SAFETY: the only `DynamicShared` of this kernel (the model
-                    // checked), so every thread views the memory as `#elem`.
-                    let #name = unsafe { #device::DynamicShared::<#elem>::for_kernel_entry() };
-                });
-            }
+        let element = p.kind.element().map(|t| instance_type(kernel, instance, t));
+        let spec = p.kind.spec();
+        let slots: Vec<Ident> = spec.slots.iter().map(|s| slot_ident(p, s)).collect();
+        if matches!(p.kind, ParamKind::Input(_)) {
+            inputs.push(params.len());
         }
+        for (ident, slot) in slots.iter().zip(spec.slots) {
+            params.push((ident.clone(), slot_type(slot.ty, element.as_ref())));
+        }
+        rebuild.extend(rebuild_param(
+            kernel,
+            instance,
+            p,
+            element.as_ref(),
+            &slots,
+            &scope,
+        ));
         call_args.push(quote!(#name));
     }
     for bound in &kernel.lengths {
-        let (input, covered) = (&bound.input, &bound.covered);
-        let have = format_ident!("{}__len", input);
-        let need = format_ident!("{}__len", covered);
-        let (input_str, covered_str) = (input.to_string(), covered.to_string());
+        let find = |name: &Ident| {
+            kernel
+                .params
+                .iter()
+                .find(|p| p.name == *name)
+                .and_then(|p| slot_with_role(p, "Len"))
+                .expect("the model checked that both have an element count")
+        };
+        let (have, need) = (find(&bound.input), find(&bound.covered));
+        let (input_str, covered_str) = (bound.input.to_string(), bound.covered.to_string());
         rebuild.push(quote! {
             // SAFETY: this kernel's launcher refuses arguments where `input`
             // has fewer elements than `covered` (its `len` option,
@@ -431,35 +358,112 @@ pub fn entry_parts(
         rebuild,
         call: match (&instance.arg, copies_per_instance(kernel)) {
             (Some(arg), false) => {
-                quote!(#body_name::<#arg, { #entry_constant }>(#shape, #(#call_args),*))
+                quote!(#scope_type::#body_name::<#arg, { #entry_constant }>(#shape, #(#call_args),*))
             }
-            _ => quote!(#body_name::<{ #entry_constant }>(#shape, #(#call_args),*)),
+            _ => quote!(#scope_type::#body_name::<{ #entry_constant }>(#shape, #(#call_args),*)),
         },
         inputs,
     }
 }
 
-/// The instance's declared block shape as a `[u32; 3]` constant expression
-/// (checked when compiled), or `None` when the kernel declares none.
-/// `device` is the path of `gpu_device` where the expression is written.
-pub fn block_shape(
+/// The statement turning parameter `p`'s entry point parameters `slots`
+/// into the body's parameter, for a parameter of element or value type
+/// `element` (substituted for the instance); `scope` is the entry point's
+/// `LaunchScope`.
+fn rebuild_param(
     kernel: &Kernel,
     instance: &Instance,
-    device: &syn::Path,
+    p: &Param,
+    element: Option<&Type>,
+    slots: &[Ident],
+    scope: &Ident,
 ) -> Option<TokenStream> {
-    let [x, y, z] =
-        kernel
-            .block
-            .as_ref()?
-            .clone()
-            .map(|e| match (&kernel.generic, &instance.arg) {
-                (Some(generic), Some(arg)) => substitute(e.to_token_stream(), &generic.name, arg),
-                _ => e.to_token_stream(),
-            });
-    Some(quote! {{
-        const SHAPE: [u32; 3] = #device::__private::declared_block_shape(#x, #y, #z);
-        SHAPE
-    }})
+    let device = &kernel.paths.device;
+    let name = &p.name;
+    let elem = element.map(|e| e.to_token_stream()).unwrap_or_default();
+    Some(match &p.kind {
+        // The parameter itself. rustc's PTX kernel ABI passes values aligned
+        // to at most 16 bytes (a larger alignment crashes the compiler):
+        // refused first, while constants are evaluated.
+        ParamKind::Scalar(_) | ParamKind::Value(_) => {
+            let ty = element.expect("a value parameter has its type");
+            quote_spanned! {p.ty.span()=>
+                const _: () = #device::__private::require_parameter_align::<#ty>();
+            }
+        }
+        ParamKind::Input(_) => {
+            let [ptr, len] = [&slots[0], &slots[1]];
+            quote! {
+                // SAFETY: the launcher passed a live device allocation of `len`
+                // elements that no argument of this launch writes.
+                let #name: &[#elem] = #scope.input(unsafe { #device::__private::slice_from_kernel_param(#ptr, #len) });
+            }
+        }
+        ParamKind::Output(_) => {
+            let [ptr, len] = [&slots[0], &slots[1]];
+            quote! {
+                // SAFETY: the launcher passed a live device allocation of `len`
+                // elements, borrowed mutably for this launch alone; every thread
+                // receives the same one.
+                let #name = #scope.output(unsafe { #device::DisjointSlice::<#elem>::from_raw_parts(#ptr, #len) });
+            }
+        }
+        ParamKind::Output2d(_, rows_per_thread, index) => {
+            let r = match rows_per_thread {
+                Some(e) => super::interface::instance_tokens(kernel, instance, e.to_token_stream()),
+                None => quote!(1),
+            };
+            // The `U32` form's extents are `u32`: its launcher checked that
+            // the element count fits.
+            let (matrix, scoped) = match index {
+                MatrixIndex::Usize => {
+                    (quote!(#device::DisjointSlice2d), format_ident!("output_2d"))
+                }
+                MatrixIndex::U32 => (
+                    quote!(#device::DisjointSlice2dU32),
+                    format_ident!("output_2d_u32"),
+                ),
+            };
+            let [ptr, len, rows, cols] = [&slots[0], &slots[1], &slots[2], &slots[3]];
+            quote! {
+                // SAFETY: the launcher passed a live device allocation of
+                // `len == rows * cols` elements (a 2-D view holds exactly
+                // that product, which it checked; for the `U32` form, it
+                // also checked that the product fits in a `u32`), borrowed
+                // mutably for this launch alone; every thread receives the
+                // same.
+                let #name = #scope.#scoped(unsafe { #matrix::<#elem, { #r }>::from_kernel_param(#ptr, #len, #rows, #cols) });
+            }
+        }
+        ParamKind::Output3d(_) => {
+            let [ptr, depth, rows, cols] = [&slots[0], &slots[1], &slots[2], &slots[3]];
+            quote! {
+                // SAFETY: as for a matrix, with `depth * rows * cols` elements.
+                let #name = #scope.output_3d(unsafe { #device::DisjointSlice3d::<#elem>::from_raw_parts(#ptr, #depth, #rows, #cols) });
+            }
+        }
+        ParamKind::Atomic(_) => {
+            let [ptr, len] = [&slots[0], &slots[1]];
+            quote! {
+                // SAFETY: as for outputs; `DeviceAtomic<T>` is `repr(transparent)`
+                // over `T` and accessed only with atomic instructions.
+                let #name: &[#device::DeviceAtomic<#elem>] = #scope.input(unsafe {
+                    #device::__private::slice_from_kernel_param(#ptr.cast::<#device::DeviceAtomic<#elem>>(), #len)
+                });
+            }
+        }
+        ParamKind::Block => quote! {
+            // SAFETY: the entry point makes each thread's one token,
+            // before the body runs (the model checked there is one
+            // `Block` parameter at most).
+            let #name = unsafe { #device::Block::for_kernel_entry() };
+        },
+        ParamKind::DynamicShared(_) => quote! {
+            // SAFETY: the only `DynamicShared` of this kernel (the model
+            // checked), so every thread views the memory as `#elem`.
+            let #name = unsafe { #device::DynamicShared::<#elem>::for_kernel_entry() };
+        },
+    })
 }
 
 /// The name of the marker static that tells `gpu-builder` which parameters
@@ -473,21 +477,17 @@ pub fn inputs_marker(entry: &str, param_count: usize, inputs: &[usize]) -> Strin
     name
 }
 
-fn entry(kernel: &Kernel, instance: &Instance, shape: EntryShape) -> TokenStream {
+/// One PTX entry point, alone in an anonymous `const` (so that its Rust
+/// name shadows nothing the user's tokens in its parameters name), with its
+/// input marker.
+fn entry(kernel: &Kernel, instance: &Instance, index: usize, shape: EntryShape) -> TokenStream {
     let name = shape.entry_name(&instance.entry);
-    let entry = Ident::new(&name, kernel.span());
     let EntryParts {
         params,
         rebuild,
         call,
         inputs,
-    } = entry_parts(
-        kernel,
-        instance,
-        shape,
-        block_shape(kernel, instance, &kernel.paths.device).as_ref(),
-        &kernel.paths,
-    );
+    } = entry_parts(kernel, instance, index, shape);
     // A `u8` whose symbol name carries the facts; nothing reads its value,
     // and the build drops it with the other unused globals.
     let marker = (!inputs.is_empty()).then(|| {
@@ -501,16 +501,17 @@ fn entry(kernel: &Kernel, instance: &Instance, shape: EntryShape) -> TokenStream
         }
     });
     let params = params.iter().map(|(name, ty)| quote!(#name: #ty));
-    let docs = &kernel.docs;
+    let function = Ident::new("__gpu_entry", Span::mixed_site());
     quote! {
         #[cfg(target_arch = "nvptx64")]
-        #(#docs)*
-        #[unsafe(no_mangle)]
-        #[allow(non_snake_case, clippy::too_many_arguments)]
-        pub unsafe extern "ptx-kernel" fn #entry(#(#params),*) {
-            #(#rebuild)*
-            #call
-        }
+        const _: () = {
+            #[unsafe(export_name = #name)]
+            #[allow(non_snake_case, clippy::too_many_arguments)]
+            unsafe extern "ptx-kernel" fn #function(#(#params),*) {
+                #(#rebuild)*
+                #call
+            }
+        };
         #marker
     }
 }

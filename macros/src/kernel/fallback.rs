@@ -5,11 +5,11 @@
 //! - On the host, the function as written (minus what cannot compile as a
 //!   plain function: `const`, `extern`, `...`), so the IDE keeps analysing
 //!   its body and its uses find it.
-//! - On the host, a launcher module of the kernel's name whose `launch` and
-//!   `arguments` take the launcher's arguments for the well-formed
-//!   parameters and any value for the others, so `launch!(k[..](..))` and
-//!   `kernel_args!` still resolve and check what they can. Their bodies are
-//!   never run: the crate does not compile.
+//! - On the host, a launcher module of the kernel's name whose
+//!   `Launcher`'s `launch` and `arguments` take the launcher's arguments
+//!   for the well-formed parameters and any value for the others, so
+//!   `launch!(k[..](..))` and `kernel_args!` still resolve and check what
+//!   they can. Their bodies are never run: the crate does not compile.
 //!
 //! Nothing is emitted for the device: the errors stop that build.
 
@@ -70,7 +70,9 @@ fn launcher(partial: &Partial) -> TokenStream {
     let name = &function.sig.ident;
     let vis = &function.vis;
     let docs = function.attrs.iter().filter(|a| a.path().is_ident("doc"));
-    let runtime = &partial.paths.in_launcher_module().runtime;
+    // The launcher is written at the kernel's scope; its module one below.
+    let runtime = &partial.paths.runtime;
+    let module_runtime = &partial.paths.in_launcher_module().runtime;
     let params = function
         .sig
         .inputs
@@ -111,6 +113,7 @@ fn launcher(partial: &Partial) -> TokenStream {
     let unreachable = quote!(::core::unreachable!(
         "the kernel has errors, so the crate does not compile"
     ));
+    let launcher_type = super::host::launcher_type(module_runtime, &name.to_string());
     quote! {
         #[cfg(not(target_arch = "nvptx64"))]
         #(#docs)*
@@ -119,24 +122,31 @@ fn launcher(partial: &Partial) -> TokenStream {
             #[allow(unused_imports)]
             use super::*;
 
-            /// Stands in for the launcher of a kernel with errors.
-            #[allow(clippy::too_many_arguments, unused_variables, unused_mut)]
-            pub fn launch #generics (
-                config: #runtime::LaunchConfig<'_>,
-                #(#params),*
-            ) -> #runtime::Result<()> #where_clause {
-                #unreachable
-            }
-
-            /// Stands in for the arguments builder of a kernel with errors.
-            #[allow(clippy::too_many_arguments, unused_variables, unused_mut)]
-            pub fn arguments #generics (
-                config: #runtime::LaunchConfig<'_>,
-                #(#params),*
-            ) -> #runtime::Result<#runtime::KernelArgs> #where_clause {
-                #unreachable
-            }
+            #launcher_type
         }
+
+        #[cfg(not(target_arch = "nvptx64"))]
+        const _: () = {
+            impl<'s> #name::Launcher<'s> {
+                /// Stands in for the launcher of a kernel with errors.
+                #[allow(clippy::too_many_arguments, unused_variables, unused_mut)]
+                pub fn launch #generics (
+                    self,
+                    #(#params),*
+                ) -> #runtime::Result<()> #where_clause {
+                    #unreachable
+                }
+
+                /// Stands in for the arguments builder of a kernel with errors.
+                #[allow(clippy::too_many_arguments, unused_variables, unused_mut)]
+                pub fn arguments #generics (
+                    self,
+                    #(#params),*
+                ) -> #runtime::Result<#runtime::KernelArgs> #where_clause {
+                    #unreachable
+                }
+            }
+        };
     }
 }
 

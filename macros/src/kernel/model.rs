@@ -5,9 +5,10 @@
 //! emitted.
 
 use super::attribute::{self, KernelPaths, LengthBound};
+use super::kinds::{LengthRole, ALL};
 use super::params::{type_name, Param, ParamKind};
 use crate::errors::Errors;
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::TokenStream;
 use quote::ToTokens;
 use syn::{Attribute, GenericParam, Ident, ItemFn, ReturnType, Type, TypePath, Visibility};
 
@@ -137,9 +138,11 @@ impl Kernel {
         })
     }
 
-    /// The span of the kernel's name, for generated items.
-    pub fn span(&self) -> Span {
-        self.name.span()
+    /// `k::Kernel`, the type whose associated items are the generated
+    /// body, descriptions and host entries, as named at the kernel's scope.
+    pub fn scope_type(&self) -> TokenStream {
+        let name = &self.name;
+        quote::quote!(#name::Kernel)
     }
 }
 
@@ -273,27 +276,41 @@ fn instances(
 }
 
 /// Each `len(input >= covered)`: `input` names an `&[T]` parameter and
-/// `covered` one with an element count (an input, an output or a matrix
-/// output); an error spanned on the name otherwise.
+/// `covered` one with an element count (see [`LengthRole`]); an error
+/// spanned on the name otherwise.
 fn check_lengths(lengths: &[LengthBound], params: &[Option<Param>], errors: &mut Errors) {
     let find = |name: &Ident| params.iter().flatten().find(|p| p.name == *name);
+    let named = |role: fn(LengthRole) -> bool| {
+        ALL.iter()
+            .filter(|k| role(k.length_bound))
+            .map(|k| k.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     for bound in lengths {
-        match find(&bound.input).map(|p| &p.kind) {
-            Some(ParamKind::Input(_)) => {}
-            Some(_) => errors.push(syn::Error::new_spanned(
+        match find(&bound.input).map(|p| p.kind.spec().length_bound) {
+            Some(LengthRole::InputOrCovered) => {}
+            Some(LengthRole::None | LengthRole::Covered) => errors.push(syn::Error::new_spanned(
                 &bound.input,
                 format!(
-                    "`len({} >= ...)`: `{}` must be an input slice, `&[T]`",
-                    bound.input, bound.input
+                    "`len({} >= ...)`: `{}` must be an input slice: {}",
+                    bound.input,
+                    bound.input,
+                    named(|r| r == LengthRole::InputOrCovered)
                 ),
             )),
             None => errors.push(no_parameter(&bound.input)),
         }
-        match find(&bound.covered).map(|p| &p.kind) {
-            Some(ParamKind::Input(_) | ParamKind::Output(_) | ParamKind::Output2d(..)) => {}
-            Some(_) => errors.push(syn::Error::new_spanned(
+        match find(&bound.covered).map(|p| p.kind.spec().length_bound) {
+            Some(LengthRole::InputOrCovered | LengthRole::Covered) => {}
+            Some(LengthRole::None) => errors.push(syn::Error::new_spanned(
                 &bound.covered,
-                format!("`len(... >= {})`: `{}` must be a parameter with an element count: `&[T]`, `DisjointSlice<T>`, `DisjointSlice2d<T>` or `DisjointSlice2dU32<T>`", bound.covered, bound.covered),
+                format!(
+                    "`len(... >= {})`: `{}` must be a parameter with an element count: {}",
+                    bound.covered,
+                    bound.covered,
+                    named(|r| r != LengthRole::None)
+                ),
             )),
             None => errors.push(no_parameter(&bound.covered)),
         }
@@ -334,7 +351,13 @@ fn check_device_built<'a>(params: impl Iterator<Item = &'a Param>, errors: &mut 
                 "a #[kernel] takes at most one `DynamicShared<T>`: two would view the same bytes as two types",
             )),
             ParamKind::DynamicShared(_) => seen_dynamic = true,
-            _ => {}
+            ParamKind::Scalar(_)
+            | ParamKind::Value(_)
+            | ParamKind::Input(_)
+            | ParamKind::Output(_)
+            | ParamKind::Output2d(..)
+            | ParamKind::Output3d(_)
+            | ParamKind::Atomic(_) => {}
         }
     }
 }

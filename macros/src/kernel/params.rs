@@ -37,6 +37,24 @@ pub enum ParamKind {
     Value(Type),
 }
 
+impl ParamKind {
+    /// The element type (slices, matrices, dynamic shared memory) or the
+    /// value type (scalars, structs); `None` for `Block`.
+    pub fn element(&self) -> Option<&Type> {
+        match self {
+            ParamKind::Scalar(t)
+            | ParamKind::Value(t)
+            | ParamKind::Input(t)
+            | ParamKind::Output(t)
+            | ParamKind::Output2d(t, _, _)
+            | ParamKind::Output3d(t)
+            | ParamKind::Atomic(t)
+            | ParamKind::DynamicShared(t) => Some(t),
+            ParamKind::Block => None,
+        }
+    }
+}
+
 /// The integer type of a matrix output's extents and offsets.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum MatrixIndex {
@@ -50,8 +68,6 @@ const SCALARS: &[&str] = &[
     "u8", "u16", "u32", "u64", "usize", "i8", "i16", "i32", "i64", "isize", "f32", "f64", "bool",
 ];
 
-const SUPPORTED: &str = "kernel parameters may be scalars (integers, floats, bool), `&[T]` (read-only input), `DisjointSlice<T>`, `DisjointSlice2d<T>`, `DisjointSlice2dU32<T>`, `DisjointSlice3d<T>` (outputs written at each thread's own index), `&[DeviceAtomic<T>]` (atomic updates), `#[repr(C)]` structs that derive `DeviceCopy`, and, built on the device, `Block` (the shared-memory phase token) and `DynamicShared<T>`";
-
 impl Param {
     /// The parameter `arg`, or every error found in it (its pattern and its
     /// type are checked independently).
@@ -63,6 +79,17 @@ impl Param {
             FnArg::Typed(t) => t,
         };
         let mut errors = Errors::default();
+        // The host and the device compile the kernel from the same
+        // parameters: a parameter that exists on one target only would
+        // shift every argument after it.
+        for attr in &typed.attrs {
+            if attr.path().is_ident("cfg") || attr.path().is_ident("cfg_attr") {
+                errors.push(syn::Error::new_spanned(
+                    attr,
+                    "a kernel parameter cannot be conditional: host and device would disagree on the parameters; choose the kernel, or the parameter's value, with `cfg` instead",
+                ));
+            }
+        }
         let name = match &*typed.pat {
             Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => Some(p.ident.clone()),
             other => {
@@ -237,8 +264,9 @@ fn unsupported(ty: &Type, why: &str) -> syn::Error {
     syn::Error::new(
         ty.span(),
         format!(
-            "unsupported kernel parameter type `{}`: {why}; {SUPPORTED}",
-            type_name(ty)
+            "unsupported kernel parameter type `{}`: {why}; {}",
+            type_name(ty),
+            super::kinds::supported()
         ),
     )
 }

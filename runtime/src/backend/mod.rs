@@ -189,6 +189,7 @@ pub(crate) mod status {
     pub(crate) const LAUNCH_OUT_OF_RESOURCES: i32 = 701;
     pub(crate) const LAUNCH_FAILED: i32 = 719;
     pub(crate) const NOT_READY: i32 = 600;
+    pub(crate) const NOT_FOUND: i32 = 500;
     pub(crate) const NOT_PERMITTED: i32 = 800;
     pub(crate) const STREAM_CAPTURE_UNSUPPORTED: i32 = 900;
     pub(crate) const STREAM_CAPTURE_MERGE: i32 = 902;
@@ -551,6 +552,15 @@ pub(crate) trait Driver: Sync {
     /// Loads PTX text into `device`; on failure the JIT log comes too.
     fn module_load(&self, device: usize, ptx: &CStr)
         -> Result<ModuleHandle, (DriverError, String)>;
+    /// The device address of the global `name` of `bytes` bytes in a loaded
+    /// module (`cuModuleGetGlobal`), `None` when the module has none of
+    /// that name; an error when its size is not `bytes`.
+    fn module_global(
+        &self,
+        module: ModuleHandle,
+        name: &CStr,
+        bytes: usize,
+    ) -> Result<Option<DevicePtr>, DriverError>;
     /// An entry point of a loaded module.
     fn module_function(
         &self,

@@ -156,10 +156,12 @@ where
     let id = kernel_id(kind);
     for (a, state) in args.iter().zip(states) {
         a.stream.note_launch(id, state);
-        if let Some(send) = &a.send {
-            send.after_device_access(a.stream)?;
+        if let Some(hook) = a.send.as_ref().and_then(|s| s.after_access_hook()) {
+            hook.after_access(a.stream)?;
         }
-        a.recv.after_device_access(a.stream)?;
+        if let Some(hook) = a.recv.after_access_hook() {
+            hook.after_access(a.stream)?;
+        }
     }
     Ok(())
 }

@@ -1,12 +1,18 @@
 //! Kernel entry points and their launches: the launch itself, and the
 //! arguments of a graph's kernel node built without launching. The
-//! configuration and its checks are in [`config`].
+//! configuration and its checks are in [`config`], the argument builder a
+//! launcher hands its arguments to in [`arguments`], the check that host
+//! and device compiled a kernel alike in [`agreement`].
 
+mod agreement;
+mod arguments;
 mod config;
 mod length_bound;
 mod refusal;
 mod shared_limit;
 mod slice_arg;
+
+pub use arguments::LaunchArgs;
 
 #[doc(hidden)]
 pub use length_bound::check_len_at_least;
@@ -24,11 +30,11 @@ use crate::crate_identity::{check_module_owner, CrateIdentity};
 use crate::device::DeviceState;
 use crate::error::{Error, Result};
 use crate::last_kernel::KernelId;
-use crate::memory::tracking::{self, Access, GraphUse};
-use crate::memory::GraphMemory;
+use crate::memory::tracking::GraphUse;
 use crate::module::EmbeddedModule;
 use crate::stream::capture::CapturedKernel;
 use crate::stream::Stream;
+use gpu_device::__private::interface::Description;
 use std::ffi::{c_void, CString};
 use std::sync::OnceLock;
 
@@ -40,7 +46,7 @@ const Z_EXTENT_ONE: usize = 2;
 
 /// One kernel instance of an [`EmbeddedModule`]: its entry points, resolved
 /// per device on first launch. The `#[kernel]` macro makes one static per
-/// instance.
+/// instance; only `unsafe` code makes one (see [`new`](Self::new)).
 pub struct KernelFunction {
     module: &'static EmbeddedModule,
     name: &'static str,
@@ -50,10 +56,12 @@ pub struct KernelFunction {
     /// the one for launches whose z extents are 1 (kernels without it
     /// launch the general one there).
     entries: [Option<&'static str>; 3],
-    /// The only block shape the kernel runs in, when it declares one: its
-    /// entry points assume it (`gpu_device::entry`), so launches of any
-    /// other shape are refused.
-    block_shape: Option<[u32; 3]>,
+    /// The instance's interface as the host compiled it: its parameters,
+    /// and the only block shape the kernel runs in, when it declares one
+    /// (its entry points assume it, `gpu_device::entry`, so launches of
+    /// any other shape are refused). Compared with the device's before
+    /// the first launch on each device ([`agreement`]).
+    interface: &'static Description,
     /// The name's number, for recording the last launched kernel.
     id: OnceLock<KernelId>,
     per_device: [[OnceLock<Result<FunctionInfo>>; 3]; MAX_DEVICES],
@@ -70,20 +78,33 @@ struct FunctionInfo {
 impl KernelFunction {
     /// Kernel `name` of `module`: `entry` launches any shape, `entry_1d` only
     /// grids and blocks of the form `(n, 1, 1)` (its thread index witness
-    /// relies on that), `host` runs on the CPU simulator. The builder
-    /// methods below add the z-extent-one entry and a declared block shape.
+    /// relies on that), `entry_2d` (where the kernel has one) only launches
+    /// whose grid and block have a z extent of 1 (its two-dimensional
+    /// witness relies on that); `host` runs on the CPU simulator;
+    /// `interface` is the instance's description as the host compiled it.
     ///
     /// `launcher` is the crate of the launcher (its
     /// [`crate_identity!()`](crate::crate_identity)). Panics (a compile
     /// error in the static the `#[kernel]` macro makes) where `module`
     /// serves another crate's launchers alone: its entry point of this
     /// name is that crate's kernel, whose parameters may differ.
-    pub const fn new(
+    ///
+    /// # Safety
+    /// The entry points are those of one `#[kernel]` instance of `module`
+    /// whose parameters `interface` describes, `host` runs the same
+    /// instance's body with the same parameters, and `interface` is the
+    /// instance's description as this crate compiled it: a launcher passes
+    /// arguments by the description, and the runtime trusts that the entry
+    /// points read what it passes (it compares the description with the
+    /// one the device compiled, which catches a build that differs, not a
+    /// description of another kernel).
+    pub const unsafe fn new(
         module: &'static EmbeddedModule,
         name: &'static str,
-        entry: &'static str,
-        entry_1d: &'static str,
+        [entry, entry_1d]: [&'static str; 2],
+        entry_2d: Option<&'static str>,
         host: HostEntry,
+        interface: &'static Description,
         launcher: CrateIdentity,
     ) -> Self {
         if let Some(owner) = module.owner() {
@@ -93,8 +114,8 @@ impl KernelFunction {
             module,
             name,
             host,
-            entries: [Some(entry), Some(entry_1d), None],
-            block_shape: None,
+            entries: [Some(entry), Some(entry_1d), entry_2d],
+            interface,
             id: OnceLock::new(),
             per_device: [const {
                 [
@@ -104,22 +125,6 @@ impl KernelFunction {
                 ]
             }; MAX_DEVICES],
         }
-    }
-
-    /// The kernel with `entry_2d`, its entry point for launches whose grid
-    /// and block have a z extent of 1 (and that are not one-dimensional): its
-    /// two-dimensional witness relies on that. `host.call_2d` is its body on
-    /// the simulator.
-    pub const fn with_entry_2d(mut self, entry_2d: &'static str) -> Self {
-        self.entries[Z_EXTENT_ONE] = Some(entry_2d);
-        self
-    }
-
-    /// The kernel declared with blocks of `shape` alone: its entry points
-    /// assume that shape, and launches of any other are refused.
-    pub const fn with_block_shape(mut self, shape: [u32; 3]) -> Self {
-        self.block_shape = Some(shape);
-        self
     }
 
     /// The entry point a launch of `shape` runs (an index into `entries`):
@@ -145,7 +150,7 @@ impl KernelFunction {
     /// Refuses a launch whose block is not the kernel's declared shape (its
     /// entry points assume it): `block` is the checked launch's block.
     fn check_block_shape(&self, block: [u32; 3]) -> Result<()> {
-        match self.block_shape {
+        match self.interface.block {
             Some(shape) if shape != block => Err(Error::InvalidLaunch {
                 kernel: self.name,
                 reason: format!(
@@ -160,6 +165,12 @@ impl KernelFunction {
     /// The kernel's name, as errors report it.
     pub fn name(&self) -> &'static str {
         self.name
+    }
+
+    /// The number of PTX parameters of the instance.
+    #[inline]
+    fn slot_count(&self) -> usize {
+        self.host.param_sizes.len()
     }
 
     fn info(&self, device: &DeviceState, which: usize) -> Result<&FunctionInfo> {
@@ -178,7 +189,7 @@ impl KernelFunction {
                         log: format!("entry point `{entry}` is not in the module"),
                     }
                 })?;
-                self.check_param_sizes(entry)?;
+                agreement::check(self.module, self.name, entry, self.interface, &self.host)?;
                 let limits = driver()
                     .function_limits(handle)
                     .map_err(|e| device.error(e))?;
@@ -191,34 +202,6 @@ impl KernelFunction {
             })
             .as_ref()
             .map_err(Clone::clone)
-    }
-
-    /// Checks that the PTX entry point `entry` takes parameters of the sizes
-    /// this launcher passes: the driver reads each argument with the size the
-    /// PTX declares, so a mismatch (a `#[cfg]` that gives a by-value struct
-    /// another layout on the device, PTX built from other code) would read
-    /// past the launcher's values. Done on both backends (the simulator reads
-    /// the same PTX, so it refuses what a GPU would), except for modules
-    /// without PTX (test scaffolding run only on the simulator).
-    fn check_param_sizes(&self, entry: &str) -> Result<()> {
-        if self.module.ptx().is_empty() {
-            return Ok(());
-        }
-        let host = self.host.param_sizes;
-        let reason = match self.module.entry_param_sizes(entry) {
-            Some(Ok(ptx)) if ptx == host => return Ok(()),
-            Some(Ok(ptx)) => format!(
-                "its PTX entry point `{entry}` takes parameters of {ptx:?} bytes where the launcher passes {host:?}: host and device compiled the kernel differently (a `#[cfg]` on the target?) or the PTX is another crate's"
-            ),
-            Some(Err(unreadable)) => format!("its PTX entry point `{entry}` has an {unreadable}"),
-            None => format!(
-                "its PTX has no entry point `{entry}` (the kernel is compiled for the host only?)"
-            ),
-        };
-        Err(Error::InvalidLaunch {
-            kernel: self.name,
-            reason,
-        })
     }
 
     /// Checks `config` for launching on `stream` and picks the entry point;
@@ -268,40 +251,41 @@ impl KernelFunction {
         Ok((prepared, device))
     }
 
-    /// Launches the entry point.
+    /// Checks `config` for launching on `stream` and launches the entry
+    /// point; in a capture, returns the capture and the node the launch
+    /// made. (Not inlined into the argument builder, which is generic over
+    /// the slot count: one copy, into which the checks inline.)
     ///
     /// # Safety
     /// `params` holds, in order, one pointer per PTX parameter of the entry
     /// point, each to a live value of that parameter's type; device pointers
     /// among them refer to memory that outlives the kernel and that no other
     /// argument of this launch writes.
-    pub unsafe fn launch(
+    #[inline(never)]
+    unsafe fn launch(
         &'static self,
         config: &LaunchConfig<'_>,
         stream: &Stream,
         params: &mut [*mut c_void],
-    ) -> Result<()> {
-        let (
-            Prepared {
-                function,
-                host,
-                grid,
-                block,
-                shared,
-            },
-            device,
-        ) = self.prepare(config, stream)?;
+    ) -> Result<Option<(u64, GraphNodeHandle)>> {
+        let (prepared, device) = self.prepare(config, stream)?;
         let id = *self.id.get_or_init(|| KernelId::register(self.name));
-        // SAFETY: forwarded to the caller; the configuration was checked above.
+        // Ordered after the sets of the module's constants (held until queued).
+        let _constants = self
+            .module
+            .constants()
+            .before_launch(device.ordinal, stream)?;
+        // SAFETY: forwarded to the caller; the configuration was checked
+        // when it was prepared.
         let launched = unsafe {
             driver().launch(
                 KernelLaunch {
                     name: self.name,
-                    function,
-                    host,
-                    grid,
-                    block,
-                    shared_bytes: shared,
+                    function: prepared.function,
+                    host: prepared.host,
+                    grid: prepared.grid,
+                    block: prepared.block,
+                    shared_bytes: prepared.shared,
                     params,
                 },
                 stream.handle(),
@@ -310,85 +294,19 @@ impl KernelFunction {
         match launched {
             Ok(()) => {
                 stream.note_launch(id, device);
-                let captured = self.note_captured(stream)?;
-                let memory = PENDING_MEMORY.with(|p| p.take());
-                if let (Some((capture, node)), Some(memory)) = (captured, memory) {
-                    tracking::note_node_memory(capture, node, memory);
-                }
-                Ok(())
+                self.note_captured(stream)
             }
             Err(e) if refusal::is_resource_refusal(&e) => {
                 let asked = refusal::Asked {
-                    function,
-                    block,
-                    shared,
+                    function: prepared.function,
+                    block: prepared.block,
+                    shared: prepared.shared,
                 };
                 Err(refusal::explain(self.name, e, asked, device))
             }
             // A fault here is left over from an earlier kernel on the stream.
             Err(e) => Err(stream.error(e)),
         }
-    }
-
-    /// New arguments for a graph's kernel node of this kernel: `config` and
-    /// `params` are checked as a launch on `stream`'s device would be, and
-    /// the parameter values copied. `memory` names each buffer argument (its
-    /// parameter, the memory, whether the kernel writes it).
-    ///
-    /// # Safety
-    /// As [`launch`](Self::launch); the device memory the parameters refer
-    /// to is that of `memory`, which the arguments keep alive.
-    pub unsafe fn arguments(
-        &'static self,
-        config: &LaunchConfig<'_>,
-        stream: &Stream,
-        params: &mut [*mut c_void],
-        memory: Vec<(&'static str, Option<GraphMemory>, bool)>,
-    ) -> Result<KernelArgs> {
-        let (prepared, _) = self.prepare(config, stream)?;
-        let values = prepared
-            .host
-            .param_sizes
-            .iter()
-            .zip(params.iter())
-            .map(|(&size, &param)| {
-                let mut copy = vec![0u128; size.div_ceil(16).max(1)].into_boxed_slice();
-                // SAFETY: each parameter pointer refers to a live value of
-                // the parameter's type, of `size` bytes (the caller's
-                // contract); a byte copy moves padding without reading it.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(
-                        param.cast::<std::mem::MaybeUninit<u8>>(),
-                        copy.as_mut_ptr().cast::<std::mem::MaybeUninit<u8>>(),
-                        size,
-                    )
-                };
-                copy
-            })
-            .collect();
-        let memory = memory
-            .into_iter()
-            .map(|(parameter, memory, writes)| match memory {
-                Some(GraphMemory(memory)) => Ok((
-                    memory,
-                    if writes { Access::Write } else { Access::Read },
-                )),
-                None => Err(Error::Capture {
-                    capture: 0,
-                    reason: format!(
-                        "argument `{parameter}` of `{}` is mapped pinned memory, which a graph cannot hold",
-                        self.name
-                    ),
-                }),
-            })
-            .collect::<Result<Vec<_>>>()?;
-        Ok(KernelArgs {
-            function: self,
-            device: stream.device(),
-            prepared,
-            values,
-            memory,
-        })
     }
 }
 
@@ -424,38 +342,6 @@ impl KernelFunction {
     }
 }
 
-thread_local! {
-    /// The buffers of the launch about to be captured on this thread, set by
-    /// the launcher just before it launches ([`graph_memory_of_launch`]).
-    static PENDING_MEMORY: std::cell::RefCell<Option<Vec<GraphUse>>> =
-        const { std::cell::RefCell::new(None) };
-}
-
-/// Called by a kernel's launcher before it launches on `stream`: in a
-/// capture, the launch's buffer arguments (`memory()` lists them: parameter,
-/// memory, whether the kernel writes it) are recorded with the node it makes,
-/// which bounds what later updates of the node may change. Outside captures
-/// this is one atomic load.
-#[doc(hidden)]
-pub fn graph_memory_of_launch(
-    stream: &Stream,
-    memory: impl FnOnce() -> Vec<(&'static str, Option<GraphMemory>, bool)>,
-) {
-    if stream.active_capture().is_none() {
-        return;
-    }
-    let uses = memory()
-        .into_iter()
-        .filter_map(|(_, memory, writes)| {
-            memory.map(|GraphMemory(m)| (m, if writes { Access::Write } else { Access::Read }))
-        })
-        // The graph's own allocations are freed inside it: holding them would
-        // keep them alive past the capture, and no update can name them.
-        .filter(|(m, _)| m.tracker().graph_allocation().0.is_none())
-        .collect();
-    PENDING_MEMORY.with(|p| *p.borrow_mut() = Some(uses));
-}
-
 /// A checked launch: the entry point, the simulator's body and the shape.
 #[derive(Clone, Copy)]
 struct Prepared {
@@ -470,6 +356,7 @@ struct Prepared {
 /// launcher without launching (`kernel_args!(k[grid, block](args))`), for
 /// [`GraphExec::set_kernel_args`](crate::GraphExec::set_kernel_args). It
 /// holds copies of the argument values and keeps the buffers it names alive.
+/// Made by the argument builder alone ([`LaunchArgs::kernel_args`]).
 pub struct KernelArgs {
     function: &'static KernelFunction,
     device: usize,

@@ -4,37 +4,17 @@
 use crate::abi::SliceArg;
 use crate::error::{Error, Result};
 use crate::launch::KernelFunction;
-use crate::memory::{DeviceInput, DeviceOutput, RawView};
-use gpu_device::DeviceCopy;
+use crate::memory::RawView;
 
 impl SliceArg {
-    /// An input argument; checks it lives on the stream's device, or on a
-    /// device the stream's device has peer access to.
-    pub fn input<T: DeviceCopy>(
-        arg: &impl DeviceInput<T>,
-        stream_device: usize,
-        kernel: &KernelFunction,
-        parameter: &'static str,
-    ) -> Result<SliceArg> {
-        SliceArg::checked::<T>(arg.raw_view(), stream_device, kernel, parameter)
-    }
-
-    /// An output argument; checks it lives on the stream's device, or on a
-    /// device the stream's device has peer access to.
-    pub fn output<T: DeviceCopy>(
-        arg: &mut impl DeviceOutput<T>,
-        stream_device: usize,
-        kernel: &KernelFunction,
-        parameter: &'static str,
-    ) -> Result<SliceArg> {
-        SliceArg::checked::<T>(arg.raw_view(), stream_device, kernel, parameter)
-    }
-
-    /// Checks the device (see [`crate::peer`]); a slice with no bytes (empty, or of a zero-sized
-    /// element type) gets a non-null, aligned dangling address (as Rust's
-    /// empty slices have), since the device side builds a slice from the
-    /// pointer without a branch, and a zero-sized allocation has no address.
-    fn checked<T>(
+    /// Checks the device (see [`crate::peer`]): the slice lives on the
+    /// stream's device, or on one it has peer access to. A slice with no
+    /// bytes (empty, or of a zero-sized element type) gets a non-null,
+    /// aligned dangling address (as Rust's empty slices have), since the
+    /// device side builds a slice from the pointer without a branch, and a
+    /// zero-sized allocation has no address.
+    #[inline]
+    pub(crate) fn checked<T>(
         view: RawView,
         stream_device: usize,
         kernel: &KernelFunction,
@@ -48,7 +28,7 @@ impl SliceArg {
         }
         if !crate::peer::is_enabled(stream_device, view.device) {
             return Err(Error::WrongDevice {
-                kernel: kernel.name,
+                kernel: kernel.name(),
                 parameter,
                 buffer_device: view.device,
                 stream_device,

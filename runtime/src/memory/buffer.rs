@@ -71,6 +71,8 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// stream order (and on other streams after it, through the tracking),
     /// without initialising them.
     fn alloc_on(len: usize, stream: &Stream) -> Result<Self> {
+        // Allocations are 256-aligned, on both backends: `T` may ask no more.
+        gpu_device::__private::require_device_align::<T>();
         let state = stream.device_state()?;
         let bytes = byte_len::<T>(len)?;
         let out_of_memory = || {

@@ -208,7 +208,10 @@ impl<T: DeviceCopy> DeviceViewMut<'_, T> {
             }
         }
         .map_err(|e| stream.error(e))?;
-        source.after_device_access(stream)
+        match source.after_access_hook() {
+            Some(hook) => hook.after_access(stream),
+            None => Ok(()),
+        }
     }
 
     /// Sets every element to `value`, queued on `stream`: one element is

@@ -29,4 +29,6 @@ pub(crate) use buffer::byte_len;
 pub use buffer::DeviceBuffer;
 pub(crate) use copy::check_device;
 pub(crate) use view::sealed;
-pub use view::{DeviceInput, DeviceOutput, DeviceView, DeviceViewMut, GraphMemory, RawView};
+pub use view::{
+    AfterAccess, DeviceInput, DeviceOutput, DeviceView, DeviceViewMut, GraphMemory, RawView,
+};

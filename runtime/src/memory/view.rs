@@ -160,12 +160,21 @@ pub(crate) mod sealed {
     pub trait Sealed {}
 }
 
+/// The tracking of an access once it is queued on a stream, for memory that
+/// needs one ([`DeviceInput::after_access_hook`]): a kernel launch or a
+/// collective calls it after queueing the work that uses the memory.
+#[doc(hidden)]
+pub trait AfterAccess {
+    /// Tracks the access just queued on `stream`.
+    fn after_access(&self, stream: &Stream) -> Result<()>;
+}
+
 /// What a launcher accepts where the kernel reads `&[T]`: a `&DeviceBuffer<T>`,
 /// a `&mut DeviceBuffer<T>` or a view.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be passed where the kernel reads `&[{T}]`",
+    message = "`{Self}` is not device memory of `{T}`: the kernel reads its `&[{T}]` on the device",
     label = "expected a device buffer of `{T}`",
-    note = "pass `&buffer` for a `DeviceBuffer<{T}>`, or a `DeviceView<{T}>`"
+    note = "pass `&buffer` for a `DeviceBuffer<{T}>`, or a `DeviceView<{T}>`; data on the host goes to the device first: `let buffer = DeviceBuffer::to_device_sync(&data, &stream)?;`"
 )]
 pub trait DeviceInput<T: DeviceCopy>: sealed::Sealed {
     #[doc(hidden)]
@@ -176,11 +185,11 @@ pub trait DeviceInput<T: DeviceCopy>: sealed::Sealed {
     #[doc(hidden)]
     fn before_device_access(&self, stream: &Stream) -> Result<()>;
 
-    /// Tracks the access just queued on `stream`, where the memory needs it
-    /// (mapped pinned memory).
+    /// What tracks the access once it is queued, where the memory needs it
+    /// (mapped pinned memory): `None` for device memory.
     #[doc(hidden)]
-    fn after_device_access(&self, _stream: &Stream) -> Result<()> {
-        Ok(())
+    fn after_access_hook(&self) -> Option<&dyn AfterAccess> {
+        None
     }
 
     /// The memory, for a graph kernel node that will use it; `None` for
@@ -195,9 +204,9 @@ pub trait DeviceInput<T: DeviceCopy>: sealed::Sealed {
 /// `&[DeviceAtomic<T>]`): a `&mut DeviceBuffer<T>` or a writable view. The
 /// exclusive borrow keeps the same buffer out of every other argument.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be passed where the kernel writes `{T}` elements",
+    message = "`{Self}` is not writable device memory of `{T}`: the kernel writes `{T}` elements on the device",
     label = "expected `&mut DeviceBuffer<{T}>`",
-    note = "outputs are borrowed mutably: pass `&mut buffer` for a `DeviceBuffer<{T}>`, or a `DeviceViewMut<{T}>`"
+    note = "outputs are borrowed mutably: pass `&mut buffer` for a `DeviceBuffer<{T}>`, or a `DeviceViewMut<{T}>`; for results on the host, write into `DeviceBuffer::<{T}>::zeroed_on(len, &stream)?` and copy them back after the launch (`buffer.copy_to_host_sync(&stream)?`)"
 )]
 pub trait DeviceOutput<T: DeviceCopy>: sealed::Sealed {
     #[doc(hidden)]
@@ -207,10 +216,10 @@ pub trait DeviceOutput<T: DeviceCopy>: sealed::Sealed {
     #[doc(hidden)]
     fn before_device_access(&self, stream: &Stream) -> Result<()>;
 
-    /// As [`DeviceInput::after_device_access`], for a write.
+    /// As [`DeviceInput::after_access_hook`], for a write.
     #[doc(hidden)]
-    fn after_device_access(&self, _stream: &Stream) -> Result<()> {
-        Ok(())
+    fn after_access_hook(&self) -> Option<&dyn AfterAccess> {
+        None
     }
 
     /// As [`DeviceInput::graph_memory`].

@@ -5,7 +5,7 @@
 use super::tracking::{lock, Pending};
 use super::{Mapped, PinnedBuffer};
 use crate::error::Result;
-use crate::memory::{sealed, DeviceInput, DeviceOutput, RawView};
+use crate::memory::{sealed, AfterAccess, DeviceInput, DeviceOutput, RawView};
 use crate::stream::Stream;
 use gpu_device::DeviceCopy;
 use std::marker::PhantomData;
@@ -113,7 +113,13 @@ impl<T: DeviceCopy> DeviceInput<T> for MappedView<'_, T> {
         lock(self.pending).order_before(stream, &(0..self.raw.len), false)
     }
 
-    fn after_device_access(&self, stream: &Stream) -> Result<()> {
+    fn after_access_hook(&self) -> Option<&dyn AfterAccess> {
+        Some(self)
+    }
+}
+
+impl<T: DeviceCopy> AfterAccess for MappedView<'_, T> {
+    fn after_access(&self, stream: &Stream) -> Result<()> {
         lock(self.pending).push_after(stream, 0..self.raw.len, false)
     }
 }
@@ -128,7 +134,13 @@ impl<T: DeviceCopy> DeviceOutput<T> for MappedViewMut<'_, T> {
         lock(self.pending).order_before(stream, &(0..self.raw.len), true)
     }
 
-    fn after_device_access(&self, stream: &Stream) -> Result<()> {
+    fn after_access_hook(&self) -> Option<&dyn AfterAccess> {
+        Some(self)
+    }
+}
+
+impl<T: DeviceCopy> AfterAccess for MappedViewMut<'_, T> {
+    fn after_access(&self, stream: &Stream) -> Result<()> {
         lock(self.pending).push_after(stream, 0..self.raw.len, true)
     }
 }

@@ -582,7 +582,9 @@ impl Stream {
             Some(device) => device.blame(&driver, last),
             None => last,
         };
-        Error::from_driver(driver, kernel, || self.to_string())
+        Error::from_driver(driver, kernel, Some(self.inner.ordinal), || {
+            self.to_string()
+        })
     }
 
     /// Makes the stream the calling thread's current stream on its device

@@ -8,6 +8,11 @@
 //!   simulator's reports ([`panic_if`], [`divergent_barrier`], ...);
 //! - [`attacks`]: kernels that misuse the device API on purpose, as a
 //!   hostile reviewer would, for the attack tests;
+//! - [`agreement`]: kernels whose host and device builds disagree on
+//!   purpose (`cfg` tricks), which every launch must refuse;
+//! - [`scopes`]: kernels that try the macro's scopes and generated names;
+//! - [`races`]: kernels with data races on purpose (through `unsafe`), for
+//!   the simulator's race detector;
 //! - [`classic`]: the five classic CUDA kernels of the kernel benchmark.
 //!
 //! The tutorials' kernels (`add_kernel`, `saxpy`, `fill`, `busy`) are in
@@ -21,10 +26,13 @@
 
 gpu_device::embed_kernels!();
 
+pub mod agreement;
 pub mod attacks;
 pub mod classic;
 mod faults;
 mod features;
+pub mod races;
+pub mod scopes;
 
 pub use faults::*;
 pub use features::*;

@@ -77,6 +77,14 @@ pub(crate) const LIMIT_STACK_SIZE: c_int = 0;
 /// `CUjit_option` values.
 pub(crate) const JIT_ERROR_LOG_BUFFER: c_int = 5;
 pub(crate) const JIT_ERROR_LOG_BUFFER_SIZE_BYTES: c_int = 6;
+pub(crate) const JIT_GENERATE_DEBUG_INFO: c_int = 11;
+pub(crate) const JIT_GENERATE_LINE_INFO: c_int = 13;
+
+/// The first line of PTX built with debug information, before the level
+/// (`line-tables` or `full`): `gpu_builder::DEBUG_MARKER`, which writes it
+/// (the runtime does not depend on the builder; `tests/ptx.rs` checks that
+/// the two agree).
+pub(crate) const DEBUG_MARKER: &str = "// gpu-builder debug-info: ";
 
 /// `CU_STREAM_NON_BLOCKING`.
 pub(crate) const STREAM_NON_BLOCKING: c_uint = 1;
@@ -272,6 +280,12 @@ driver_functions! {
         values: *mut *mut c_void,
     ) -> Status;
     fn cuModuleGetFunction(function: *mut CUfunction, module: CUmodule, name: *const c_char) -> Status;
+    fn cuModuleGetGlobal_v2(
+        ptr: *mut CUdeviceptr,
+        bytes: *mut usize,
+        module: CUmodule,
+        name: *const c_char,
+    ) -> Status;
     fn cuFuncGetAttribute(value: *mut c_int, attribute: c_int, function: CUfunction) -> Status;
     fn cuFuncSetAttribute(function: CUfunction, attribute: c_int, value: c_int) -> Status;
     fn cuLaunchKernel(

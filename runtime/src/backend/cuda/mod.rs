@@ -590,11 +590,24 @@ impl Driver for CudaDriver {
     ) -> Result<ModuleHandle, (DriverError, String)> {
         self.bind(device).map_err(|e| (e, String::new()))?;
         let mut log = vec![0u8; 16 * 1024];
-        let mut options = [JIT_ERROR_LOG_BUFFER, JIT_ERROR_LOG_BUFFER_SIZE_BYTES];
-        let mut values = [log.as_mut_ptr().cast::<c_void>(), log.len() as *mut c_void];
+        let mut options = vec![JIT_ERROR_LOG_BUFFER, JIT_ERROR_LOG_BUFFER_SIZE_BYTES];
+        let mut values = vec![log.as_mut_ptr().cast::<c_void>(), log.len() as *mut c_void];
+        // PTX built with debug information (gpu-builder's first line says
+        // which): the JIT compiler keeps it, as ptxas's `-lineinfo` and `-g`.
+        let text = ptx.to_bytes();
+        let marked = |level: &str| text.starts_with(format!("{DEBUG_MARKER}{level}\n").as_bytes());
+        if marked("line-tables") || marked("full") {
+            options.push(JIT_GENERATE_LINE_INFO);
+            values.push(ptr::without_provenance_mut(1));
+        }
+        if marked("full") {
+            options.push(JIT_GENERATE_DEBUG_INFO);
+            values.push(ptr::without_provenance_mut(1));
+        }
         let mut module = ptr::null_mut();
         // SAFETY: `ptx` is NUL-terminated; the option arrays have equal length
-        // and the log buffer outlives the call.
+        // (each value an int or the log buffer, as its option takes) and the
+        // log buffer outlives the call.
         let code = unsafe {
             cuModuleLoadDataEx(
                 &mut module,
@@ -630,6 +643,37 @@ impl Driver for CudaDriver {
             raw: f as usize,
             device: module.device,
         })
+    }
+
+    fn module_global(
+        &self,
+        module: ModuleHandle,
+        name: &CStr,
+        bytes: usize,
+    ) -> Result<Option<DevicePtr>, DriverError> {
+        self.bind(module.device)?;
+        let (mut ptr, mut size) = (0, 0);
+        // SAFETY: the module is loaded; `name` is NUL-terminated; writes a
+        // device pointer and a size.
+        let code = unsafe {
+            cuModuleGetGlobal_v2(&mut ptr, &mut size, module.raw as CUmodule, name.as_ptr())
+        };
+        if code == super::status::NOT_FOUND {
+            return Ok(None);
+        }
+        check("cuModuleGetGlobal", code)?;
+        if size != bytes {
+            return Err(DriverError {
+                call: "cuModuleGetGlobal",
+                code: super::status::INVALID_VALUE,
+                name: "CUDA_ERROR_INVALID_VALUE".into(),
+                description: format!(
+                    "the module global `{}` has {size} bytes in the PTX, and the host expects {bytes}",
+                    name.to_string_lossy()
+                ),
+            });
+        }
+        Ok(Some(ptr))
     }
 
     fn function_limits(&self, function: FunctionHandle) -> Result<FunctionLimits, DriverError> {

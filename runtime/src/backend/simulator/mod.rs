@@ -14,7 +14,8 @@
 //! - faults ([`fault`]): after a kernel fails, its device refuses every later
 //!   call with that failure, as a CUDA context does after a kernel fault;
 //! - kernels ([`executor`]): every thread of a block is a coroutine, so
-//!   barriers and warp shuffles are real; blocks run in parallel on the cores;
+//!   barriers and warp shuffles are real; blocks run in parallel on the
+//!   cores; a [`race_check`] finds data races between threads, when asked;
 //! - robustness: a [`watchdog`] fails blocks that make no progress and
 //!   stream waits that can never end ([`fence`]), and
 //!   [`signals`] stops threads that overflow their stack or loop without
@@ -25,6 +26,7 @@
 
 pub(crate) mod capture;
 pub(crate) mod collective;
+pub(crate) mod context;
 #[cfg(test)]
 mod device_checks;
 mod errors;
@@ -32,9 +34,11 @@ pub(crate) mod event;
 pub(crate) mod executor;
 pub(crate) mod fault;
 pub(crate) mod fence;
+pub(crate) mod globals;
 pub(crate) mod graph;
 pub(crate) mod memory;
 pub(crate) mod peer;
+pub(crate) mod race_check;
 pub(crate) mod settings;
 pub(crate) mod signals;
 pub(crate) mod stream;
@@ -450,7 +454,11 @@ impl Driver for SimulatorDriver {
         self.check_device(device, "cuModuleLoadDataEx")
             .map_err(|e| (e, String::new()))?;
         // Kernels run from their host entry points; the PTX is not needed.
-        Ok(ModuleHandle { raw: 0, device })
+        // The module is its globals (`globals`), which its launches reach.
+        Ok(ModuleHandle {
+            raw: globals::load(device, self.count()),
+            device,
+        })
     }
 
     fn module_function(
@@ -459,10 +467,28 @@ impl Driver for SimulatorDriver {
         _name: &CStr,
     ) -> Result<FunctionHandle, DriverError> {
         fault::check(module.device, "cuModuleGetFunction")?;
+        // A function names its module: a launch of it reaches the
+        // module's globals.
         Ok(FunctionHandle {
-            raw: 0,
+            raw: module.raw,
             device: module.device,
         })
+    }
+
+    fn module_global(
+        &self,
+        module: ModuleHandle,
+        name: &CStr,
+        bytes: usize,
+    ) -> Result<Option<DevicePtr>, DriverError> {
+        fault::check(module.device, "cuModuleGetGlobal")?;
+        let globals = globals::of(module.raw).ok_or_else(|| {
+            invalid_value(
+                "cuModuleGetGlobal",
+                format!("{module:?} is not a loaded module"),
+            )
+        })?;
+        globals.get(&name.to_string_lossy(), bytes).map(Some)
     }
 
     fn function_limits(&self, function: FunctionHandle) -> Result<FunctionLimits, DriverError> {
