@@ -104,9 +104,12 @@ pub enum Error {
         source: usize,
     },
     /// A kernel failed while running (a panic, a trap, an illegal address). The
-    /// CUDA context is unusable afterwards: every later call fails too.
+    /// device's CUDA context is unusable afterwards: every later call on the
+    /// device fails with the same error, on every stream (the simulator keeps
+    /// the same rule for the simulated device). Other devices go on.
     KernelFailed {
-        /// The kernel most recently launched on the stream (or device) that reported it.
+        /// The kernel most recently launched on the stream (or device) that
+        /// first reported the fault; every later report names the same.
         kernel: &'static str,
         /// Where the failure surfaced.
         context: String,
@@ -311,7 +314,7 @@ impl fmt::Display for Error {
             ),
             Error::KernelFailed { kernel, context, driver } => write!(
                 f,
-                "kernel `{kernel}` failed ({}: {}), reported by {context}; a panic or trap in a kernel ends its launch, and the CUDA context cannot be used again in this process",
+                "kernel `{kernel}` failed ({}: {}), reported by {context}; a panic or trap in a kernel ends its launch, and the device (its CUDA context, or the simulated device) refuses every later call in this process with this error",
                 driver.name, driver.description
             ),
             Error::KernelAssertion { kernel, block, thread, file, line, column, message, context } => write!(

@@ -8,6 +8,7 @@ mod agreement;
 mod arguments;
 mod config;
 mod length_bound;
+mod refusal;
 mod shared_limit;
 mod slice_arg;
 
@@ -23,7 +24,7 @@ use shared_limit::SharedLimit;
 
 use crate::abi::HostEntry;
 use crate::backend::{
-    driver, status, FunctionHandle, FunctionLimits, GraphNodeHandle, KernelLaunch, MAX_DEVICES,
+    driver, FunctionHandle, FunctionLimits, GraphNodeHandle, KernelLaunch, MAX_DEVICES,
 };
 use crate::crate_identity::{check_module_owner, CrateIdentity};
 use crate::device::DeviceState;
@@ -178,16 +179,21 @@ impl KernelFunction {
             .get_or_init(|| {
                 let module = self.module.load(device)?;
                 let name = CString::new(entry).expect("entry names have no NUL");
-                let handle =
-                    driver()
-                        .module_function(module, &name)
-                        .map_err(|e| Error::ModuleLoad {
-                            crate_name: self.module.crate_name(),
-                            driver: e,
-                            log: format!("entry point `{entry}` is not in the module"),
-                        })?;
+                let handle = driver().module_function(module, &name).map_err(|e| {
+                    if e.is_kernel_fault() {
+                        return device.error(e);
+                    }
+                    Error::ModuleLoad {
+                        crate_name: self.module.crate_name(),
+                        driver: e,
+                        log: format!("entry point `{entry}` is not in the module"),
+                    }
+                })?;
                 agreement::check(self.module, self.name, entry, self.interface, &self.host)?;
-                let limits = driver().function_limits(handle)?;
+                let limits = driver()
+                    .function_limits(handle)
+                    .map_err(|e| device.error(e))?;
+                refusal::check_function(self.name, &device.limits, &limits)?;
                 Ok(FunctionInfo {
                     handle,
                     limits,
@@ -218,7 +224,9 @@ impl KernelFunction {
         // The entry points assume the declared block shape.
         self.check_block_shape(block)?;
         info.dynamic_shared_limit.allow(shared, |bytes| {
-            Ok(driver().set_max_dynamic_shared(info.handle, bytes)?)
+            driver()
+                .set_max_dynamic_shared(info.handle, bytes)
+                .map_err(|e| device.error(e))
         })?;
         // As on a GPU, the simulator runs the one-dimensional body for
         // one-dimensional launches only (its witness is unique only there),
@@ -288,13 +296,14 @@ impl KernelFunction {
                 stream.note_launch(id, device);
                 self.note_captured(stream)
             }
-            Err(e) if e.code == status::LAUNCH_OUT_OF_RESOURCES => Err(Error::InvalidLaunch {
-                kernel: self.name,
-                reason: format!(
-                    "the device has too few registers or resources for blocks of {}x{}x{} threads",
-                    prepared.block[0], prepared.block[1], prepared.block[2]
-                ),
-            }),
+            Err(e) if refusal::is_resource_refusal(&e) => {
+                let asked = refusal::Asked {
+                    function: prepared.function,
+                    block: prepared.block,
+                    shared: prepared.shared,
+                };
+                Err(refusal::explain(self.name, e, asked, device))
+            }
             // A fault here is left over from an earlier kernel on the stream.
             Err(e) => Err(stream.error(e)),
         }

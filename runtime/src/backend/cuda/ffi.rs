@@ -53,7 +53,9 @@ pub(crate) mod device_attribute {
     pub(crate) const MAX_GRID_DIM_Y: c_int = 6;
     pub(crate) const MAX_GRID_DIM_Z: c_int = 7;
     pub(crate) const MAX_SHARED_MEMORY_PER_BLOCK: c_int = 8;
+    pub(crate) const MAX_REGISTERS_PER_BLOCK: c_int = 12;
     pub(crate) const MULTIPROCESSOR_COUNT: c_int = 16;
+    pub(crate) const MAX_THREADS_PER_MULTIPROCESSOR: c_int = 39;
     pub(crate) const COMPUTE_CAPABILITY_MAJOR: c_int = 75;
     pub(crate) const COMPUTE_CAPABILITY_MINOR: c_int = 76;
     pub(crate) const MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: c_int = 97;
@@ -64,8 +66,13 @@ pub(crate) mod function_attribute {
     use std::ffi::c_int;
     pub(crate) const MAX_THREADS_PER_BLOCK: c_int = 0;
     pub(crate) const SHARED_SIZE_BYTES: c_int = 1;
+    pub(crate) const LOCAL_SIZE_BYTES: c_int = 3;
+    pub(crate) const NUM_REGS: c_int = 4;
     pub(crate) const MAX_DYNAMIC_SHARED_SIZE_BYTES: c_int = 8;
 }
+
+/// `CU_LIMIT_STACK_SIZE`, a `CUlimit`.
+pub(crate) const LIMIT_STACK_SIZE: c_int = 0;
 
 /// `CUjit_option` values.
 pub(crate) const JIT_ERROR_LOG_BUFFER: c_int = 5;
@@ -209,6 +216,7 @@ driver_functions! {
     fn cuCtxSetCurrent(ctx: CUcontext) -> Status;
     fn cuCtxSynchronize() -> Status;
     fn cuCtxGetStreamPriorityRange(least: *mut c_int, greatest: *mut c_int) -> Status;
+    fn cuCtxGetLimit(value: *mut usize, limit: c_int) -> Status;
     fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) -> Status;
     fn cuMemPoolSetAttribute(pool: CUmemoryPool, attribute: c_int, value: *mut c_void) -> Status;
     fn cuMemPoolTrimTo(pool: CUmemoryPool, keep: usize) -> Status;

@@ -3,7 +3,7 @@
 
 use super::super::{status, DevicePtr, DriverError, GraphNodeKind, StreamHandle, MAX_DEVICES};
 use super::errors::invalid_value;
-use super::stream;
+use super::stream::{self, Failure};
 use std::alloc::Layout;
 use std::collections::BTreeMap;
 use std::mem::MaybeUninit;
@@ -164,7 +164,9 @@ pub(crate) unsafe fn free_async(ptr: DevicePtr, on: StreamHandle) -> Result<(), 
     }
     stream::enqueue(
         on,
-        Box::new(move || release("cuMemFreeAsync", ptr as usize).map_err(|e| e.to_string())),
+        Box::new(move || {
+            release("cuMemFreeAsync", ptr as usize).map_err(|e| Failure::Fault(e.to_string()))
+        }),
     )
 }
 
