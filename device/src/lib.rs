@@ -47,6 +47,11 @@
 )]
 #![deny(missing_docs)]
 
+// The crate's README (its page on crates.io), whose examples run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 // `shared_array!` expands to paths under `::gpu_device`, also inside this crate.
 extern crate self as gpu_device;
 

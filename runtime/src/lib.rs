@@ -29,6 +29,11 @@
 
 #![deny(missing_docs)]
 
+// The crate's README (its page on crates.io), whose examples run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 // The workflow layer names this crate `gpu_runtime`, as a user's crate would
 // (see `workflow`).
 extern crate self as gpu_runtime;
