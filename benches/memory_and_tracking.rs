@@ -106,7 +106,8 @@ mod bare_cust {
     impl Handoff {
         pub fn new() -> Res<Handoff> {
             // Leaked: the benchmark's process ends soon after.
-            let module: &'static Module = Box::leak(Box::new(Module::from_ptx(KERNEL_MODULE.ptx(), &[])?));
+            let module: &'static Module =
+                Box::leak(Box::new(Module::from_ptx(KERNEL_MODULE.ptx(), &[])?));
             let (mut written, mut read) = (std::ptr::null_mut(), std::ptr::null_mut());
             // SAFETY: each call writes one event handle; 2 = CU_EVENT_DISABLE_TIMING.
             unsafe {

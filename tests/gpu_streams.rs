@@ -121,14 +121,20 @@ fn a_stream_of_another_library_is_borrowed_not_owned() {
     use std::ffi::{c_int, c_uint, c_void};
     let device = gpu_runtime::Device::get(0).unwrap();
     let driver = ForeignDriver::open();
-    let device_get: unsafe extern "C" fn(*mut c_int, c_int) -> Status = driver.function("cuDeviceGet");
+    let device_get: unsafe extern "C" fn(*mut c_int, c_int) -> Status =
+        driver.function("cuDeviceGet");
     let retain: unsafe extern "C" fn(*mut *mut c_void, c_int) -> Status =
         driver.function("cuDevicePrimaryCtxRetain");
-    let release: unsafe extern "C" fn(c_int) -> Status = driver.function("cuDevicePrimaryCtxRelease_v2");
-    let set_current: unsafe extern "C" fn(*mut c_void) -> Status = driver.function("cuCtxSetCurrent");
-    let create: unsafe extern "C" fn(*mut *mut c_void, c_uint) -> Status = driver.function("cuStreamCreate");
-    let synchronize: unsafe extern "C" fn(*mut c_void) -> Status = driver.function("cuStreamSynchronize");
-    let destroy: unsafe extern "C" fn(*mut c_void) -> Status = driver.function("cuStreamDestroy_v2");
+    let release: unsafe extern "C" fn(c_int) -> Status =
+        driver.function("cuDevicePrimaryCtxRelease_v2");
+    let set_current: unsafe extern "C" fn(*mut c_void) -> Status =
+        driver.function("cuCtxSetCurrent");
+    let create: unsafe extern "C" fn(*mut *mut c_void, c_uint) -> Status =
+        driver.function("cuStreamCreate");
+    let synchronize: unsafe extern "C" fn(*mut c_void) -> Status =
+        driver.function("cuStreamSynchronize");
+    let destroy: unsafe extern "C" fn(*mut c_void) -> Status =
+        driver.function("cuStreamDestroy_v2");
     let (mut handle, mut context, mut theirs) = (0, std::ptr::null_mut(), std::ptr::null_mut());
     // SAFETY: each call writes one handle of the driver's; device 0 exists
     // (`Device::get(0)` opened it); 1 is CU_STREAM_NON_BLOCKING.

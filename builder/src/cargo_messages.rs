@@ -79,7 +79,10 @@ mod tests {
         assert_eq!(read.artifacts[0].manifest_path.as_str(), "/w/k/Cargo.toml");
         assert_eq!(read.errors.len(), 1, "the warning is left out");
         let error = &read.errors[0];
-        assert_eq!(error.rendered, "error[E0308]: a \"quoted\" \u{1F600} line\r\n");
+        assert_eq!(
+            error.rendered,
+            "error[E0308]: a \"quoted\" \u{1F600} line\r\n"
+        );
         assert_eq!(error.code.as_deref(), Some("E0308"));
         assert_eq!(error.crate_name, "my_k");
         // The source path does not exist here, so it is not the kernel crate's.

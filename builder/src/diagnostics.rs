@@ -153,7 +153,10 @@ fn cargo_errors(stderr: &str) -> String {
 /// The chain of dependencies from the root package of `metadata` (the
 /// kernel crate) to the package `id`, by their names in the manifests
 /// (`["gpu-runtime", "libloading"]`); `None` where `id` is not reached.
-pub(crate) fn dependency_path(metadata: &cargo_metadata::Metadata, id: &str) -> Option<Vec<String>> {
+pub(crate) fn dependency_path(
+    metadata: &cargo_metadata::Metadata,
+    id: &str,
+) -> Option<Vec<String>> {
     let resolve = metadata.resolve.as_ref()?;
     let root = resolve.root.as_ref()?;
     let name = |id: &cargo_metadata::PackageId| {
@@ -201,7 +204,11 @@ pub(crate) fn local_package_dirs(metadata: &cargo_metadata::Metadata) -> Vec<Pat
         .packages
         .iter()
         .filter(|p| p.source.is_none())
-        .filter_map(|p| p.manifest_path.parent().map(|d| d.as_std_path().to_path_buf()))
+        .filter_map(|p| {
+            p.manifest_path
+                .parent()
+                .map(|d| d.as_std_path().to_path_buf())
+        })
         .collect()
 }
 
@@ -252,9 +259,7 @@ mod tests {
 
     #[test]
     fn errors_in_the_crates_own_code_are_left_to_the_host_compile() {
-        let error = compile_error(vec![diagnostic(false, "", "unused")
-            .clone()])
-        .to_string();
+        let error = compile_error(vec![diagnostic(false, "", "unused").clone()]).to_string();
         assert!(error.contains("device"), "{error}");
         let handed = handover(
             &compile_error(vec![diagnostic(true, "E0308", "mismatched types")]),
@@ -262,7 +267,11 @@ mod tests {
         )
         .unwrap();
         assert_eq!(handed.why, NotBuilt::HostReports);
-        assert!(handed.message.contains("error[E0308]: mismatched types"), "{}", handed.message);
+        assert!(
+            handed.message.contains("error[E0308]: mismatched types"),
+            "{}",
+            handed.message
+        );
     }
 
     #[test]
@@ -302,12 +311,22 @@ mod tests {
     fn a_crate_without_its_attributes_is_told_the_line() {
         for (code, message) in [
             ("E0463", "can't find crate for `std`"),
-            ("E0658", "the extern \"ptx-kernel\" ABI is experimental and subject to change"),
+            (
+                "E0658",
+                "the extern \"ptx-kernel\" ABI is experimental and subject to change",
+            ),
         ] {
-            let handed =
-                handover(&compile_error(vec![diagnostic(true, code, message)]), &no_path).unwrap();
+            let handed = handover(
+                &compile_error(vec![diagnostic(true, code, message)]),
+                &no_path,
+            )
+            .unwrap();
             assert_eq!(handed.why, NotBuilt::DeviceOnly, "{message}");
-            assert!(handed.message.contains(CRATE_ATTRIBUTES), "{}", handed.message);
+            assert!(
+                handed.message.contains(CRATE_ATTRIBUTES),
+                "{}",
+                handed.message
+            );
         }
     }
 
@@ -315,7 +334,11 @@ mod tests {
     fn failures_before_rustc_and_of_the_tools_are_device_only() {
         let handed = handover(&compile_error(Vec::new()), &no_path).unwrap();
         assert_eq!(handed.why, NotBuilt::DeviceOnly);
-        assert!(handed.message.ends_with("error: could not compile `k`"), "{}", handed.message);
+        assert!(
+            handed.message.ends_with("error: could not compile `k`"),
+            "{}",
+            handed.message
+        );
         let handed = handover(
             &BuildError::NotNightly {
                 version: "rustc 1.95.0".into(),

@@ -312,7 +312,11 @@ fn hand_over(error: BuildError, crate_dir: &Path, out_dir: &Path) -> Result<PtxO
     let graph = Toolchain::find()
         .ok()
         .and_then(|t| t.device_dependencies(&manifest));
-    let path = |id: &str| graph.as_ref().and_then(|g| diagnostics::dependency_path(g, id));
+    let path = |id: &str| {
+        graph
+            .as_ref()
+            .and_then(|g| diagnostics::dependency_path(g, id))
+    };
     let Some(handover) = diagnostics::handover(&error, &path) else {
         return Err(error);
     };

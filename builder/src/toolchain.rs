@@ -548,7 +548,10 @@ mod tests {
         let stable = "rustc 1.95.0 (f2d3ce0bd 2026-03-21)\nhost: x";
         assert!(is_nightly(nightly, None));
         assert!(is_nightly(nightly, Some("")));
-        assert!(!is_nightly(nightly, Some("-1")), "RUSTC_BOOTSTRAP=-1 acts as stable");
+        assert!(
+            !is_nightly(nightly, Some("-1")),
+            "RUSTC_BOOTSTRAP=-1 acts as stable"
+        );
         assert!(!is_nightly(stable, None));
         assert!(is_nightly(stable, Some("1")));
         assert!(!is_nightly(stable, Some("-1")));

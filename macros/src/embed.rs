@@ -21,7 +21,10 @@ const KEYS: &[Key] = &[Key::naming_crate(
 /// type (with no PTX), so that the crate's launchers, which name it, add no
 /// error of their own.
 pub fn expand(input: TokenStream) -> TokenStream {
-    expand_in(input, std::env::var_os("OUT_DIR").map(std::path::PathBuf::from))
+    expand_in(
+        input,
+        std::env::var_os("OUT_DIR").map(std::path::PathBuf::from),
+    )
 }
 
 /// [`expand`], with the package's build output directory `out_dir`.
@@ -57,7 +60,9 @@ fn expand_in(input: TokenStream, out_dir: Option<std::path::PathBuf>) -> TokenSt
     if errors.is_empty() {
         match built_ptx(out_dir) {
             Built::Ptx => {}
-            Built::Missing(why) => errors.push(syn::Error::new(proc_macro2::Span::call_site(), why)),
+            Built::Missing(why) => {
+                errors.push(syn::Error::new(proc_macro2::Span::call_site(), why))
+            }
             Built::NotBuilt(NotBuilt::Documentation, _) => {}
             Built::NotBuilt(NotBuilt::DeviceOnly, message) => {
                 errors.push(syn::Error::new(proc_macro2::Span::call_site(), message))
@@ -143,7 +148,12 @@ fn built_ptx(out_dir: Option<std::path::PathBuf>) -> Built {
     let Some(keyword) = lines
         .next()
         .and_then(|l| l.strip_prefix(NOT_BUILT_MARKER))
-        .map(|rest| rest.trim().trim_start_matches('(').trim_end_matches(')').to_string())
+        .map(|rest| {
+            rest.trim()
+                .trim_start_matches('(')
+                .trim_end_matches(')')
+                .to_string()
+        })
     else {
         return Built::Ptx;
     };
@@ -170,7 +180,8 @@ fn built_ptx(out_dir: Option<std::path::PathBuf>) -> Built {
 /// once type checking and borrow checking found no error; denied here, it
 /// fails the build then.
 fn reported_unless_the_host_fails(message: &str) -> TokenStream {
-    let note = format!("the device (nvptx64-nvidia-cuda) build of this crate's kernels failed; {message}");
+    let note =
+        format!("the device (nvptx64-nvidia-cuda) build of this crate's kernels failed; {message}");
     quote! {
         #[cfg(not(target_arch = "nvptx64"))]
         const _: () = {
@@ -210,7 +221,8 @@ mod tests {
 
     /// A build output directory holding `kernels.ptx` with `text`.
     fn out_dir(name: &str, text: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("gpu-macros-embed-{}-{name}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("gpu-macros-embed-{}-{name}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("kernels.ptx"), text).unwrap();
         dir
@@ -227,20 +239,25 @@ mod tests {
             matches!(&missing, Built::Missing(m) if m.contains("has no build.rs") && m.contains("[build-dependencies]")),
             "{missing:?}"
         );
-        let empty = std::env::temp_dir().join(format!("gpu-macros-embed-{}-none", std::process::id()));
+        let empty =
+            std::env::temp_dir().join(format!("gpu-macros-embed-{}-none", std::process::id()));
         std::fs::create_dir_all(&empty).unwrap();
         let none = built_ptx(Some(empty));
         assert!(
             matches!(&none, Built::Missing(m) if m.contains("it built none") && m.contains("PtxBuilder::this_crate()")),
             "{none:?}"
         );
-        assert_eq!(built_ptx(Some(out_dir("ptx", ".version 6.3\n.target sm_70\n"))), Built::Ptx);
+        assert_eq!(
+            built_ptx(Some(out_dir("ptx", ".version 6.3\n.target sm_70\n"))),
+            Built::Ptx
+        );
         for (keyword, kind) in [
             ("documentation", NotBuilt::Documentation),
             ("host-reports", NotBuilt::HostReports),
             ("device-only", NotBuilt::DeviceOnly),
         ] {
-            let text = format!("// gpu-builder: not built ({keyword})\n// line one\n// \n// line three\n");
+            let text =
+                format!("// gpu-builder: not built ({keyword})\n// line one\n// \n// line three\n");
             assert_eq!(
                 built_ptx(Some(out_dir(keyword, &text))),
                 Built::NotBuilt(kind, "line one\n\nline three".into())
@@ -252,13 +269,22 @@ mod tests {
     fn a_device_only_failure_is_a_compile_error_and_the_others_a_late_lint() {
         let device_only = expand_in(
             quote!(),
-            Some(out_dir("device-only-expand", "// gpu-builder: not built (device-only)\n// move `rand`\n")),
+            Some(out_dir(
+                "device-only-expand",
+                "// gpu-builder: not built (device-only)\n// move `rand`\n",
+            )),
         )
         .to_string();
-        assert!(device_only.contains("compile_error ! { \"move `rand`\" }"), "{device_only}");
+        assert!(
+            device_only.contains("compile_error ! { \"move `rand`\" }"),
+            "{device_only}"
+        );
         let host = expand_in(
             quote!(),
-            Some(out_dir("host-expand", "// gpu-builder: not built (host-reports)\n// error[E0308]\n")),
+            Some(out_dir(
+                "host-expand",
+                "// gpu-builder: not built (host-reports)\n// error[E0308]\n",
+            )),
         )
         .to_string();
         assert!(!host.contains("compile_error"), "{host}");
@@ -267,10 +293,16 @@ mod tests {
         assert!(host.contains("error[E0308]"), "{host}");
         let docs = expand_in(
             quote!(),
-            Some(out_dir("docs-expand", "// gpu-builder: not built (documentation)\n// docs\n")),
+            Some(out_dir(
+                "docs-expand",
+                "// gpu-builder: not built (documentation)\n// docs\n",
+            )),
         )
         .to_string();
-        assert!(!docs.contains("compile_error") && !docs.contains("must_use"), "{docs}");
+        assert!(
+            !docs.contains("compile_error") && !docs.contains("must_use"),
+            "{docs}"
+        );
         assert!(docs.contains("of_crate"), "{docs}");
     }
 
