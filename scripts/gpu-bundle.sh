@@ -34,7 +34,7 @@ for line in sys.stdin:
 '
 }
 
-cargo build --release --examples --quiet
+cargo build --release -p gpu-examples --examples --all-features --quiet
 cargo test --workspace --release --no-run --quiet --message-format=json | executables | while read -r kind name path; do
     [ "$kind" = example ] && continue # built by `cargo test` too; bundled below
     case "$name" in

@@ -56,33 +56,38 @@ fn expand_in(input: TokenStream, out_dir: Option<std::path::PathBuf>) -> TokenSt
         .get("runtime_crate")
         .cloned()
         .unwrap_or_else(|| syn::parse_quote!(::gpu_runtime));
-    let mut reported = quote!();
-    if errors.is_empty() {
-        match built_ptx(out_dir) {
-            Built::Ptx => {}
-            Built::Missing(why) => {
-                errors.push(syn::Error::new(proc_macro2::Span::call_site(), why))
-            }
-            Built::NotBuilt(NotBuilt::Documentation, _) => {}
-            Built::NotBuilt(NotBuilt::DeviceOnly, message) => {
-                errors.push(syn::Error::new(proc_macro2::Span::call_site(), message))
-            }
-            Built::NotBuilt(NotBuilt::HostReports, message) => {
-                reported = reported_unless_the_host_fails(&message)
-            }
-        }
-    }
+    // In place of the module where an error stops the build: the launchers,
+    // which name it, add no error of their own.
+    let stand_in = quote! {
+        #[cfg(not(target_arch = "nvptx64"))]
+        #[allow(dead_code)]
+        // SAFETY: never loaded: the errors beside it stop this crate's build.
+        pub static KERNEL_MODULE: #runtime::EmbeddedModule =
+            unsafe { #runtime::EmbeddedModule::new(::core::env!("CARGO_PKG_NAME"), "") };
+    };
     if let Err(errors) = errors.finish() {
         let errors = errors.into_compile_error();
         return quote! {
             #errors
-            #[cfg(not(target_arch = "nvptx64"))]
-            #[allow(dead_code)]
-            // SAFETY: never loaded: the errors above stop this crate's build.
-            pub static KERNEL_MODULE: #runtime::EmbeddedModule =
-                unsafe { #runtime::EmbeddedModule::new(::core::env!("CARGO_PKG_NAME"), "") };
+            #stand_in
         };
     }
+    // What the build script wrote matters to the host compile alone (the
+    // device build of the same crate runs the build script too, which then
+    // writes nothing): its errors are cfg'd to the host.
+    let reported = match built_ptx(out_dir) {
+        Built::Ptx | Built::NotBuilt(NotBuilt::Documentation, _) => quote!(),
+        Built::Missing(message) | Built::NotBuilt(NotBuilt::DeviceOnly, message) => {
+            return quote! {
+                #[cfg(not(target_arch = "nvptx64"))]
+                ::core::compile_error! { #message }
+                #stand_in
+            };
+        }
+        Built::NotBuilt(NotBuilt::HostReports, message) => {
+            reported_unless_the_host_fails(&message)
+        }
+    };
     quote! {
         #reported
         /// The PTX module holding this crate's kernels, built by `build.rs`.
@@ -278,6 +283,12 @@ mod tests {
         assert!(
             device_only.contains("compile_error ! { \"move `rand`\" }"),
             "{device_only}"
+        );
+        assert!(
+            device_only.contains(
+                "# [cfg (not (target_arch = \"nvptx64\"))] :: core :: compile_error"
+            ),
+            "the host compile alone reports it: {device_only}"
         );
         let host = expand_in(
             quote!(),

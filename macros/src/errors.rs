@@ -20,11 +20,6 @@ impl Errors {
         result.map_err(|e| self.push(e)).ok()
     }
 
-    /// Whether no error was recorded.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_none()
-    }
-
     /// `Ok(())` if no error was recorded, or all of them.
     pub fn finish(self) -> syn::Result<()> {
         self.0.map_or(Ok(()), Err)
