@@ -34,7 +34,7 @@ for line in sys.stdin:
 '
 }
 
-cargo build --release --examples --quiet
+cargo build --release -p gpu-examples --examples --all-features --quiet
 cargo test --workspace --release --no-run --quiet --message-format=json | executables | while read -r kind name path; do
     [ "$kind" = example ] && continue # built by `cargo test` too; bundled below
     case "$name" in
@@ -43,7 +43,15 @@ cargo test --workspace --release --no-run --quiet --message-format=json | execut
         *) [ "$kind" = lib ] && name="unit-$name"; cp "$path" "$bundle/tests/$name" ;;
     esac
 done
-cargo bench --no-run --quiet --message-format=json | executables | while read -r kind name path; do
+# The bare cust baseline links libcuda: scripts/setup.sh puts the driver's or a
+# link stub in .tools/cuda-driver/lib64 (the GPU machine has the real one).
+bench_features=()
+if [ -e .tools/cuda-driver/lib64/libcuda.so ]; then
+    bench_features=(--features bare-cust)
+else
+    echo "bundle: benchmarks without their bare cust columns (no .tools/cuda-driver/lib64/libcuda.so: run scripts/setup.sh)"
+fi
+cargo bench -p gpu-benches ${bench_features[@]+"${bench_features[@]}"} --no-run --quiet --message-format=json | executables | while read -r kind name path; do
     cp "$path" "$bundle/benches/$name"
 done
 for example in examples/*.rs; do
@@ -97,7 +105,7 @@ for b in benches/*; do
         continue
     fi
     if [ "$(basename "$b")" = simulator ]; then
-        echo "=== bench simulator: not run here (a CPU benchmark: cargo bench --bench simulator -- --helpers benches/python)"
+        echo "=== bench simulator: not run here (a CPU benchmark: cargo bench -p gpu-benches --bench simulator -- --helpers python)"
         continue
     fi
     for round in $(seq "${BENCH_ROUNDS:-1}"); do

@@ -716,3 +716,71 @@ fn the_ptx_build_reruns_only_for_local_kernel_sources() {
         assert!(output.contains("cargo:rerun-if-env-changed=GPU_PTX_ARCH"));
     }
 }
+
+/// The stand-in PTX that gpu-builder writes for a module it did not build
+/// (docs.rs, a failed GPU build), as the runtime reads it: the two agree on
+/// the marker and the message, and a launch from such a module is refused,
+/// naming the reason, before anything reaches a device.
+mod not_built {
+    use gpu_builder::not_built::{not_built_ptx, NotBuilt};
+    use gpu_device::prelude::*;
+    use gpu_runtime::{launch, DeviceBuffer, EmbeddedModule, Error, Stream};
+
+    const REASON: &str = "the dependency `rand` needs `std`\n    move it";
+
+    // SAFETY: the text is a stand-in with no entry point: the runtime
+    // refuses to load it (the test below), so no kernel of it runs.
+    static NOT_BUILT: EmbeddedModule = unsafe {
+        EmbeddedModule::new(
+            "not-built",
+            "// gpu-builder: not built (device-only)\n// the dependency `rand` needs `std`\n//     move it\n",
+        )
+    };
+
+    #[kernel(module = "self::NOT_BUILT")]
+    pub fn never_built(mut out: DisjointSlice<f32>) {
+        out.set(thread_index(), 1.0);
+    }
+
+    #[test]
+    fn the_runtime_reads_the_builders_stand_in() {
+        for why in [
+            NotBuilt::Documentation,
+            NotBuilt::HostReports,
+            NotBuilt::DeviceOnly,
+        ] {
+            let text: &'static str = Box::leak(not_built_ptx(why, REASON).into_boxed_str());
+            // SAFETY: never loaded (a stand-in is refused before any driver call).
+            let module = unsafe { EmbeddedModule::new("not-built", text) };
+            assert_eq!(module.not_built().as_deref(), Some(REASON), "{text}");
+        }
+        assert_eq!(
+            NOT_BUILT.ptx(),
+            not_built_ptx(NotBuilt::DeviceOnly, REASON),
+            "the literal above is what the builder writes"
+        );
+        for (name, module) in super::MODULES {
+            assert_eq!(module.not_built(), None, "{name} was built");
+        }
+    }
+
+    #[test]
+    fn a_launch_from_a_module_not_built_is_refused_with_the_reason() {
+        let stream = Stream::new().unwrap();
+        let mut out = DeviceBuffer::<f32>::zeroed_on(32, &stream).unwrap();
+        let error = launch!(never_built[1, 32, stream](&mut out)).unwrap_err();
+        assert_eq!(
+            error,
+            Error::KernelsNotBuilt {
+                crate_name: "not-built",
+                reason: REASON.to_string()
+            }
+        );
+        assert!(
+            error
+                .to_string()
+                .starts_with("the kernels of crate `not-built` were not built to PTX, so they cannot run: the dependency `rand`"),
+            "{error}"
+        );
+    }
+}

@@ -45,7 +45,15 @@
     target_arch = "nvptx64",
     feature(stdarch_nvptx, asm_experimental_arch, link_llvm_intrinsics)
 )]
+// Deliberate (the PTX intrinsics): not a warning for every kernel crate's
+// device build to show.
+#![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
 #![deny(missing_docs)]
+
+// The crate's README (its page on crates.io), whose examples run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
 
 // `shared_array!` expands to paths under `::gpu_device`, also inside this crate.
 extern crate self as gpu_device;
@@ -116,6 +124,13 @@ pub mod prelude {
         thread_rank,
         vote::{sync_threads_and, sync_threads_count, sync_threads_or},
     };
+
+    // A crate's own `KERNEL_MODULE` (`embed_kernels!()`) shadows this glob
+    // import; where there is none, a launcher finds this stand-in, whose
+    // type the runtime refuses with a message naming the fix (a kernel in
+    // `main.rs`), rather than "cannot find value `KERNEL_MODULE`".
+    #[doc(hidden)]
+    pub use crate::__private::KERNEL_MODULE;
 }
 
 /// Items the `#[kernel]` macro expands to; not part of the public API.
@@ -126,6 +141,14 @@ pub mod prelude {
 /// safe one says at its definition why no misuse breaks an invariant.
 #[doc(hidden)]
 pub mod __private {
+    /// The type of the prelude's stand-in `KERNEL_MODULE`, found where a
+    /// crate has no `embed_kernels!()`: no launcher accepts it.
+    #[derive(Debug)]
+    pub struct NoKernelModule;
+
+    /// The stand-in (see `prelude`).
+    pub static KERNEL_MODULE: NoKernelModule = NoKernelModule;
+
     pub use crate::copy::{require_device_align, require_parameter_align};
     pub use crate::disjoint::slice_from_kernel_param;
     pub use crate::entry::{

@@ -6,6 +6,11 @@
 
 #![deny(missing_docs)]
 
+// The crate's README (its page on crates.io), whose examples run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 use proc_macro::TokenStream;
 
 mod assert;

@@ -6,7 +6,7 @@
 //! it acts on (a stream, event or module handle carries its device), so no
 //! call depends on a device "bound" to the calling thread by an earlier one.
 
-use crate::backend::{driver, DeviceLimits, MAX_DEVICES};
+use crate::backend::{backend, choice_reason, driver, Backend, DeviceLimits, MAX_DEVICES};
 use crate::callback::in_callback;
 use crate::error::{Error, Result};
 use crate::last_kernel::LastKernel;
@@ -298,6 +298,51 @@ impl Drop for DeviceScope {
     fn drop(&mut self) {
         CURRENT_DEVICE.with(|c| c.borrow_mut().remove(self.id));
     }
+}
+
+/// Refuses to go on elsewhere than on `wanted`: a program that must run on
+/// a GPU calls `require_backend(Backend::Cuda)?` first, and gets an error
+/// naming why there is none rather than running on the CPU simulator (as
+/// `GPU_BACKEND=cuda` makes any program do).
+///
+/// On [`Backend::Cuda`] the driver must also start (a supported version,
+/// see [`MIN_DRIVER_VERSION`](crate::MIN_DRIVER_VERSION)) and see a device:
+/// otherwise [`Error::NoDevice`] with the driver's reason.
+///
+/// ```
+/// use gpu_runtime::{backend, require_backend, Backend};
+///
+/// match require_backend(Backend::Cuda) {
+///     Ok(()) => assert_eq!(backend(), Backend::Cuda),
+///     // e.g. "this program needs the CUDA driver but runs on the CPU simulator (no CUDA device: ...)"
+///     Err(e) => println!("{e}"),
+/// }
+/// ```
+pub fn require_backend(wanted: Backend) -> Result<()> {
+    let running = backend();
+    if running != wanted {
+        return Err(Error::WrongBackend {
+            wanted,
+            running,
+            reason: choice_reason().to_string(),
+        });
+    }
+    if wanted == Backend::Cuda {
+        match driver().device_count() {
+            Ok(n) if n > 0 => {}
+            Ok(_) => {
+                return Err(Error::NoDevice {
+                    reason: "the CUDA driver reports no device".into(),
+                })
+            }
+            Err(e) => {
+                return Err(Error::NoDevice {
+                    reason: e.to_string(),
+                })
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Waits for all work on the current device (Numba's `cuda.synchronize()`).

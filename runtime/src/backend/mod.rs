@@ -55,10 +55,11 @@ pub(crate) mod simulator;
 use crate::abi::HostEntry;
 use std::ffi::{c_void, CStr};
 
-pub(crate) use choice::driver;
 pub use choice::{backend, Backend, BACKEND_ENV};
+pub(crate) use choice::{choice_reason, driver};
 pub(crate) use collective::{CollectiveKind, CommHandle, SIMULATED_ID_MAGIC, UNIQUE_ID_BYTES};
 pub use collective::{ElementKind, ReduceOp};
+pub use cuda::MIN_DRIVER_VERSION;
 
 /// The most devices one process addresses; per-kernel caches have this many slots.
 pub const MAX_DEVICES: usize = 16;

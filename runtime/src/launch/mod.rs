@@ -75,6 +75,26 @@ struct FunctionInfo {
     dynamic_shared_limit: SharedLimit,
 }
 
+/// The type of a kernel crate's `KERNEL_MODULE`: [`EmbeddedModule`] alone.
+/// A launcher names its crate's `crate::KERNEL_MODULE`; where the crate has
+/// none, `gpu_device::prelude` supplies a stand-in of another type, so that
+/// the error is this trait's message rather than "cannot find value".
+#[diagnostic::on_unimplemented(
+    message = "this crate has no `KERNEL_MODULE` for its `#[kernel]` functions to load from",
+    label = "a kernel of a crate with no `gpu_device::embed_kernels!()`",
+    note = "`#[kernel]` functions belong in the package's library (src/lib.rs), which calls `gpu_device::embed_kernels!();` once and whose build.rs builds them to PTX; kernels in a binary (src/main.rs), an example or a test are not built for the GPU: move them to src/lib.rs and launch them as `my_crate::kernel[..](..)`"
+)]
+pub trait KernelModule: sealed::Sealed {}
+
+impl KernelModule for EmbeddedModule {}
+
+mod sealed {
+    /// Keeps [`KernelModule`](super::KernelModule) to `EmbeddedModule`,
+    /// which `KernelFunction::new` relies on.
+    pub trait Sealed {}
+    impl Sealed for crate::EmbeddedModule {}
+}
+
 impl KernelFunction {
     /// Kernel `name` of `module`: `entry` launches any shape, `entry_1d` only
     /// grids and blocks of the form `(n, 1, 1)` (its thread index witness
@@ -98,8 +118,11 @@ impl KernelFunction {
     /// points read what it passes (it compares the description with the
     /// one the device compiled, which catches a build that differs, not a
     /// description of another kernel).
-    pub const unsafe fn new(
-        module: &'static EmbeddedModule,
+    ///
+    /// `module` is generic only for the error where it is not an
+    /// [`EmbeddedModule`] (see [`KernelModule`]).
+    pub const unsafe fn new<M: KernelModule>(
+        module: &'static M,
         name: &'static str,
         [entry, entry_1d]: [&'static str; 2],
         entry_2d: Option<&'static str>,
@@ -107,6 +130,10 @@ impl KernelFunction {
         interface: &'static Description,
         launcher: CrateIdentity,
     ) -> Self {
+        // SAFETY: `KernelModule` is sealed and implemented by
+        // `EmbeddedModule` alone, so `M` is `EmbeddedModule`.
+        let module: &'static EmbeddedModule =
+            unsafe { &*(module as *const M).cast::<EmbeddedModule>() };
         if let Some(owner) = module.owner() {
             check_module_owner(name, &launcher, owner);
         }

@@ -40,6 +40,8 @@ pub(crate) type StreamCallback = unsafe extern "C" fn(CUstream, Status, *mut c_v
 pub(crate) const SUCCESS: Status = 0;
 /// `CUDA_ERROR_NOT_INITIALIZED`: what every wrapper returns without a driver.
 pub(crate) const ERROR_NOT_INITIALIZED: Status = 3;
+/// `CUDA_ERROR_INSUFFICIENT_DRIVER`: the driver is older than the runtime needs.
+pub(crate) const ERROR_INSUFFICIENT_DRIVER: Status = 35;
 pub(crate) const ERROR_NOT_READY: Status = 600;
 
 /// `CUdevice_attribute` values.
@@ -205,6 +207,7 @@ macro_rules! driver_functions {
 
 driver_functions! {
     fn cuInit(flags: c_uint) -> Status;
+    fn cuDriverGetVersion(version: *mut c_int) -> Status;
     fn cuGetErrorName(error: Status, name: *mut *const c_char) -> Status;
     fn cuGetErrorString(error: Status, text: *mut *const c_char) -> Status;
     fn cuDeviceGetCount(count: *mut c_int) -> Status;
@@ -303,6 +306,40 @@ driver_functions! {
     ) -> Status;
 }
 
+/// The oldest CUDA driver the runtime supports, as `cuDriverGetVersion`
+/// reports it (`1000 * major + 10 * minor`): 11.4, the first with every
+/// function the runtime calls (`cuGraphInstantiateWithFlags`; stream-ordered
+/// allocation is 11.2, `cuStreamGetCaptureInfo_v2` 11.3).
+pub const MIN_DRIVER_VERSION: c_int = 11040;
+
+/// `Ok` for a driver version the runtime supports, else the message.
+pub(crate) fn check_driver_version(version: c_int) -> Result<(), String> {
+    if version >= MIN_DRIVER_VERSION {
+        return Ok(());
+    }
+    Err(format!(
+        "the CUDA driver is version {}.{} (cuDriverGetVersion: {version}), and gpu-runtime needs {}.{} or newer: \
+         update the NVIDIA driver (R470 or newer)",
+        version / 1000,
+        version % 1000 / 10,
+        MIN_DRIVER_VERSION / 1000,
+        MIN_DRIVER_VERSION % 1000 / 10,
+    ))
+}
+
+/// The version of the driver `library` is, if it says.
+fn version_of(library: &libloading::Library) -> Option<c_int> {
+    let mut version = 0;
+    // SAFETY: `cuDriverGetVersion` is declared so in `cuda.h` (every driver
+    // since CUDA 2.2 has it) and writes one int; it needs no `cuInit`.
+    unsafe {
+        let get = library
+            .get::<unsafe extern "C" fn(*mut c_int) -> Status>(b"cuDriverGetVersion\0")
+            .ok()?;
+        (get(&mut version) == 0).then_some(version)
+    }
+}
+
 /// The driver's function table, loaded on first use; the error says which
 /// library names were tried and why each failed.
 pub(crate) fn functions() -> Result<&'static Functions, &'static str> {
@@ -314,7 +351,16 @@ pub(crate) fn functions() -> Result<&'static Functions, &'static str> {
                 // SAFETY: loading the NVIDIA driver library runs its
                 // initialisers, which have no preconditions.
                 match unsafe { libloading::Library::new(*name) } {
-                    Ok(library) => return Functions::load(library),
+                    Ok(library) => {
+                        // A driver too old to have every function: say so by its version.
+                        let version = version_of(&library);
+                        return Functions::load(library).map_err(|missing| {
+                            match version.map(check_driver_version) {
+                                Some(Err(too_old)) => too_old,
+                                _ => missing,
+                            }
+                        });
+                    }
                     Err(e) => failures.push(format!("{name}: {e}")),
                 }
             }
@@ -325,4 +371,20 @@ pub(crate) fn functions() -> Result<&'static Functions, &'static str> {
         })
         .as_ref()
         .map_err(String::as_str)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn drivers_older_than_11_4_are_refused_naming_their_version() {
+        assert!(check_driver_version(11040).is_ok());
+        assert!(check_driver_version(13000).is_ok());
+        let old = check_driver_version(11020).unwrap_err();
+        assert!(
+            old.starts_with("the CUDA driver is version 11.2 (cuDriverGetVersion: 11020), and gpu-runtime needs 11.4 or newer"),
+            "{old}"
+        );
+    }
 }

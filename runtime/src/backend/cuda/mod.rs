@@ -15,6 +15,7 @@ mod graph;
 mod nccl;
 mod peer;
 
+pub use ffi::MIN_DRIVER_VERSION;
 pub use nccl::NCCL_LIBRARY_ENV;
 
 use super::{
@@ -71,7 +72,18 @@ impl CudaDriver {
                     description: reason.to_string(),
                 })?;
                 // SAFETY: cuInit takes flags 0 and may be called any number of times.
-                check("cuInit", unsafe { cuInit(0) })
+                check("cuInit", unsafe { cuInit(0) })?;
+                let mut version = 0;
+                // SAFETY: writes one int.
+                check("cuDriverGetVersion", unsafe {
+                    cuDriverGetVersion(&mut version)
+                })?;
+                check_driver_version(version).map_err(|description| DriverError {
+                    call: "cuDriverGetVersion",
+                    code: ERROR_INSUFFICIENT_DRIVER,
+                    name: "CUDA_ERROR_INSUFFICIENT_DRIVER".into(),
+                    description,
+                })
             })
             .clone()
     }

@@ -95,8 +95,9 @@ impl SimulatorDriver {
                 None => 1,
                 Some(Ok(n)) if (1..=MAX_DEVICES).contains(&n) => n,
                 Some(_) => {
-                    eprintln!(
-                        "gpu-runtime: ignoring {DEVICES_ENV}: use a number from 1 to {MAX_DEVICES}; simulating 1 device"
+                    crate::diagnostics::report(
+                        crate::diagnostics::Level::Warn,
+                        &format!("ignoring {DEVICES_ENV}: use a number from 1 to {MAX_DEVICES}; simulating 1 device"),
                     );
                     1
                 }
