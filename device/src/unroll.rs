@@ -124,3 +124,30 @@ macro_rules! unroll {
         $crate::unroll::by::<{ $u }>(($start)..($end), |$i: usize| $body)
     };
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_index_is_visited_once_in_order() {
+        let mut seen = Vec::new();
+        super::full::<7>(|i| seen.push(i));
+        assert_eq!(seen, (0..7).collect::<Vec<_>>());
+        for end in [0usize, 1, 3, 4, 5, 9, 130] {
+            for start in [0usize, 2] {
+                let mut seen = Vec::new();
+                super::by::<4>(start..end, |i| seen.push(i));
+                assert_eq!(seen, (start..end).collect::<Vec<_>>(), "{start}..{end}");
+            }
+        }
+        let mut sum = 0;
+        crate::unroll!(for i in 0..128 {
+            sum += i;
+        });
+        assert_eq!(sum, 127 * 64);
+        let n = 10;
+        crate::unroll!(by 3, for i in 2..n {
+            sum -= i;
+        });
+        assert_eq!(sum, 127 * 64 - (2..10).sum::<usize>());
+    }
+}
