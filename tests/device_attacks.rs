@@ -156,3 +156,48 @@ fn a_vote_beside_sync_threads_is_reported() {
         "{message}"
     );
 }
+
+/// Attacks the shared arrays' ownership maps with block shapes they were
+/// not made for: a halo span too small for the block, register tiles of
+/// another thread count, a per-warp array with fewer slots than warps.
+/// Each write that would go past its array, or onto another thread's
+/// slot, fails the launch with a report naming it.
+#[test]
+fn shared_maps_in_blocks_they_were_not_made_for_fail() {
+    let stream = simulator();
+    let x = DeviceBuffer::to_device_sync(&[1.0f32; 512], &stream).unwrap();
+    let mut out = DeviceBuffer::<f32>::zeroed_on(512, &stream).unwrap();
+    // 128 threads fit the span; 256 do not.
+    launch!(attacks::halo_in_any_block[1, 128, stream](&x, &mut out)).unwrap();
+    stream.synchronize().unwrap();
+    launch!(attacks::halo_in_any_block[1, 256, stream](&x, &mut out)).unwrap();
+    let (kernel, message) = failure(&stream);
+    assert_eq!(kernel, "halo_in_any_block");
+    assert!(
+        message.contains("halo slot") && message.contains("out of range for a shared array of 132 slots"),
+        "{message}"
+    );
+
+    launch!(attacks::shared_tiles_in_any_block[1, 256, stream](&mut out)).unwrap();
+    stream.synchronize().unwrap();
+    for threads in [128u32, 512] {
+        launch!(attacks::shared_tiles_in_any_block[1, threads, stream](&mut out)).unwrap();
+        let (kernel, message) = failure(&stream);
+        assert_eq!(kernel, "shared_tiles_in_any_block");
+        assert!(
+            message.contains(&format!("made for blocks of 256 threads; this block has {threads}")),
+            "{message}"
+        );
+    }
+
+    let mut counts = DeviceBuffer::<u32>::zeroed_on(512, &stream).unwrap();
+    launch!(attacks::warp_slots_too_few[1, 128, stream](&mut counts)).unwrap();
+    stream.synchronize().unwrap();
+    launch!(attacks::warp_slots_too_few[1, 160, stream](&mut counts)).unwrap();
+    let (kernel, message) = failure(&stream);
+    assert_eq!(kernel, "warp_slots_too_few");
+    assert!(
+        message.contains("warp 4's slot (one slot per warp of the block) is out of range for a shared array of 4 slots"),
+        "{message}"
+    );
+}

@@ -187,6 +187,13 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "halo_sum5",
                 "transpose_by_tiles",
                 "ping_pong",
+                "leaders_in_divergent_code",
+                "halo_in_any_block",
+                "shared_tiles_in_any_block",
+                "warp_slots_too_few",
+                "bounded_copy",
+                "taps_unrolled",
+                "window_sum_unrolled_by_4",
             ],
         ),
     ];

@@ -14,8 +14,8 @@ use crate::ownership::{AxisMap, Blocked, ByBlock, ByWarp, Halo, SharedMap, Threa
 #[cold]
 #[inline(never)]
 #[track_caller]
-fn slot_out_of_range(what: &str, slot: usize, len: usize) -> ! {
-    panic!("{what} is slot {slot}, out of range for a shared array of {len} slots")
+fn slot_out_of_range(what: core::fmt::Arguments<'_>, len: usize) -> ! {
+    panic!("{what} is out of range for a shared array of {len} slots")
 }
 
 #[cold]
@@ -123,7 +123,7 @@ impl<T: SharedElement, const N: usize, W: Phase> Shared<T, N, ByBlock, W> {
     pub fn set_by(&self, block: &mut Block<W>, leader: BlockLeader, index: usize, value: T) {
         match self.own_all(block, leader).get_mut(index) {
             Some(slot) => *slot = value,
-            None => slot_out_of_range("the leader's index", index, N),
+            None => slot_out_of_range(format_args!("the block leader's slot {index}"), N),
         }
     }
 }
@@ -137,7 +137,10 @@ impl<T: SharedElement, const N: usize, const LANE: u32, W: Phase> Shared<T, N, B
         let _ = block;
         let slot = leader.warp_in_block();
         if slot >= N {
-            slot_out_of_range("the warp's", slot, N)
+            slot_out_of_range(
+                format_args!("warp {slot}'s slot (one slot per warp of the block)"),
+                N,
+            )
         }
         // SAFETY: in bounds; under `ByWarp<LANE>` slot `w` is owned by lane
         // `LANE` of warp `w` alone, whose `WarpLeader<LANE>` no other thread
@@ -162,7 +165,10 @@ impl<T: SharedElement + crate::vector::VectorElement, const N: usize, const K: u
             .and_then(|r| r.checked_mul(K))
             .filter(|&s| s <= N && N - s >= K);
         let Some(start) = run else {
-            slot_out_of_range("this thread's run", j, N)
+            slot_out_of_range(
+                format_args!("run {j} of thread {} ({K} slots a run)", block.thread_rank()),
+                N,
+            )
         };
         // SAFETY: slots `start .. start + K < N` are this thread's run under
         // `Blocked<K>` (run `t + j B` has the one owner `t`); written in the
@@ -185,7 +191,10 @@ impl<T: SharedElement, const N: usize, const R: usize, W: Phase> Shared<T, N, Ha
         let ptr = self.ptr;
         let mut store = |slot: usize| {
             if slot >= N {
-                slot_out_of_range("a halo slot", slot, N)
+                slot_out_of_range(
+                    format_args!("halo slot {slot} of thread {t} (a span holds B + 2 * {R} slots for a block of B = {b} threads)"),
+                    N,
+                )
             }
             // SAFETY: in bounds; under `Halo<R>` this slot is this thread's
             // alone (see `Halo`); written in the write phase (the token).
@@ -222,7 +231,14 @@ where
         let (pr, pc) = positions::<R, C, O>(block.thread_rank(), block.size());
         match (along::<R>(pr, i), along::<C>(pc, j)) {
             (Some(row), Some(col)) => row * STRIDE + col,
-            _ => slot_out_of_range("a tile element", i.max(j), ROWS * COLS),
+            _ => slot_out_of_range(
+                format_args!(
+                    "element ({i}, {j}) of a {} x {} register tile",
+                    R::PER_THREAD,
+                    C::PER_THREAD
+                ),
+                ROWS * COLS,
+            ),
         }
     }
 
