@@ -174,7 +174,8 @@ fn shared_maps_in_blocks_they_were_not_made_for_fail() {
     let (kernel, message) = failure(&stream);
     assert_eq!(kernel, "halo_in_any_block");
     assert!(
-        message.contains("halo slot") && message.contains("out of range for a shared array of 132 slots"),
+        message.contains("halo slot")
+            && message.contains("out of range for a shared array of 132 slots"),
         "{message}"
     );
 
@@ -185,7 +186,9 @@ fn shared_maps_in_blocks_they_were_not_made_for_fail() {
         let (kernel, message) = failure(&stream);
         assert_eq!(kernel, "shared_tiles_in_any_block");
         assert!(
-            message.contains(&format!("made for blocks of 256 threads; this block has {threads}")),
+            message.contains(&format!(
+                "made for blocks of 256 threads; this block has {threads}"
+            )),
             "{message}"
         );
     }

@@ -350,9 +350,16 @@ fn a_leader_in_a_divergent_branch_is_still_the_only_one() {
             &mut lane_0
         ))
         .unwrap();
-        for (what, buffer) in [("block", per_block), ("lane 31", lane_31), ("lane 0", lane_0)] {
+        for (what, buffer) in [
+            ("block", per_block),
+            ("lane 31", lane_31),
+            ("lane 0", lane_0),
+        ] {
             let got = buffer.copy_to_host_sync(&s).unwrap();
-            assert!(got.iter().all(|&c| c == 1), "{what}, grid {grid:?}: {got:?}");
+            assert!(
+                got.iter().all(|&c| c == 1),
+                "{what}, grid {grid:?}: {got:?}"
+            );
         }
     }
 }

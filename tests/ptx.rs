@@ -194,6 +194,13 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "bounded_copy",
                 "taps_unrolled",
                 "window_sum_unrolled_by_4",
+                "softmax_rows_vec4",
+                "softmax_rows_strided",
+                "sgemm_4x4",
+                "sgemm_8x8",
+                "conv2d_5x5",
+                "layer_norm_rows_256x17",
+                "layer_norm_rows_128x8",
             ],
         ),
     ];
@@ -201,6 +208,7 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
     // launches; those that call `thread_index_2d` one for launches whose z
     // extents are 1.
     let two_dimensional = [
+        "conv2d_5x5",
         "coordinates_2d",
         "count_owners_rows4",
         "jacobi5",

@@ -166,7 +166,10 @@ impl<T: SharedElement + crate::vector::VectorElement, const N: usize, const K: u
             .filter(|&s| s <= N && N - s >= K);
         let Some(start) = run else {
             slot_out_of_range(
-                format_args!("run {j} of thread {} ({K} slots a run)", block.thread_rank()),
+                format_args!(
+                    "run {j} of thread {} ({K} slots a run)",
+                    block.thread_rank()
+                ),
                 N,
             )
         };

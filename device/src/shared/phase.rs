@@ -74,29 +74,19 @@ impl Block<Writing> {
             _thread: PhantomData,
         }
     }
-
-    /// Waits until every thread of the block has finished writing (reached
-    /// its own phase barrier), then returns the token of the [`Reading`] phase.
-    #[inline(always)]
-    #[must_use = "the token of the next phase is the only way to use shared memory after the barrier"]
-    pub fn sync(self) -> Block<Reading> {
-        arch::barrier(arch::PHASE_BARRIER);
-        self.next()
-    }
-}
-
-impl Block<Reading> {
-    /// Waits until every thread of the block has finished reading, then
-    /// returns the token of the [`Writing`] phase.
-    #[inline(always)]
-    #[must_use = "the token of the next phase is the only way to use shared memory after the barrier"]
-    pub fn sync(self) -> Block<Writing> {
-        arch::barrier(arch::PHASE_BARRIER);
-        self.next()
-    }
 }
 
 impl<P: Phase> Block<P> {
+    /// Waits until every thread of the block has finished this phase
+    /// (reached its own phase barrier), then returns the token of the next
+    /// one: [`Reading`] after [`Writing`], [`Writing`] after [`Reading`].
+    #[inline(always)]
+    #[must_use = "the token of the next phase is the only way to use shared memory after the barrier"]
+    pub fn sync(self) -> Block<P::Next> {
+        arch::barrier(arch::PHASE_BARRIER);
+        self.next()
+    }
+
     /// Checks that the block is `x` by `y` by `z` threads, and panics (a trap
     /// on the GPU; on the simulator a report naming the kernel) when the
     /// launch's block differs; returns the token.

@@ -13,7 +13,9 @@
 //! - [`scopes`]: kernels that try the macro's scopes and generated names;
 //! - [`classic`]: the five classic CUDA kernels of the kernel benchmark;
 //! - [`ownership`]: the ownership maps, leaders and their shared arrays;
-//! - [`codegen`]: launch bounds and unrolled loops.
+//! - [`codegen`]: launch bounds and unrolled loops;
+//! - [`patterns`]: the Rust ports of issue #20's kernels (softmax, SGEMM,
+//!   convolution, layer norm), timed by `benches/patterns.rs`.
 //!
 //! The tutorials' kernels (`add_kernel`, `saxpy`, `fill`, `busy`) are in
 //! `gpu-tutorial-kernels`, which the tests use too.
@@ -33,6 +35,7 @@ pub mod codegen;
 mod faults;
 mod features;
 pub mod ownership;
+pub mod patterns;
 pub mod scopes;
 
 pub use faults::*;
