@@ -72,7 +72,9 @@ pub mod matrix_u32;
 pub mod neighbourhood;
 pub mod ownership;
 pub mod print;
+pub mod race_check;
 mod slice2d;
+pub mod thread_owner;
 pub mod vector;
 
 pub use atomic::{AtomicElement, DeviceAtomic};

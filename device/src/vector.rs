@@ -246,6 +246,7 @@ pub(crate) unsafe fn write_run<T: VectorElement, const N: usize>(
         return;
     }
     let first = ptr.wrapping_add(start);
+    crate::race_check::write_range(first, N.min(limit - start));
     let aligned =
         core::mem::size_of::<[T; N]>().is_multiple_of(16) && (first as usize).is_multiple_of(16);
     if limit - start >= N && aligned {

@@ -4,6 +4,8 @@
 
 use super::{sealed, Map, MatrixMap, NotSend};
 use crate::matrix_u32::Shape2dU32;
+use crate::race_check;
+use crate::thread_owner::Owner;
 use crate::vector::{store_vectors, write_run, VectorElement};
 use core::marker::PhantomData;
 
@@ -132,7 +134,10 @@ impl<'a, T, M: MatrixMap> DisjointMatrix<'a, T, M> {
             // the matrix, and the caller's; aligned: the matrix starts
             // aligned, rows and `col` are multiples of `N` elements, `N`
             // elements a multiple of 16 bytes.
-            unsafe { store_vectors(self.ptr.add(at), values) };
+            let first = unsafe { self.ptr.add(at) };
+            race_check::write_range(first, N);
+            // SAFETY: as above.
+            unsafe { store_vectors(first, values) };
         } else {
             // SAFETY: `row < rows`, so the row's elements below `end <=
             // cols` are inside the matrix: `write_run` writes `col + c <
@@ -165,6 +170,7 @@ pub struct RowItems<const RUN: usize> {
     row: usize,
     rank: u32,
     threads: u32,
+    owner: Owner,
     _thread: NotSend,
 }
 
@@ -178,6 +184,7 @@ impl<const RUN: usize> RowItems<RUN> {
             // A rank and a block size fit in 32 bits (at most 1024 threads).
             rank: crate::thread::thread_rank() as u32,
             threads: crate::thread::block_size() as u32,
+            owner: Owner::current(),
             _thread: PhantomData,
         }
     }
@@ -206,7 +213,9 @@ impl<'a, T, const RUN: usize> DisjointMatrix<'a, T, RowPerBlock<RUN>> {
     /// Writes `value` at column `c` of this thread's `j`-th run (`c <
     /// RUN`); returns `false` outside the matrix.
     #[inline(always)]
+    #[track_caller]
     pub fn set(&mut self, items: &RowItems<RUN>, j: usize, c: usize, value: T) -> bool {
+        items.owner.check("a RowItems token");
         let at = items
             .column(j)
             .filter(|_| c < RUN)
@@ -215,7 +224,10 @@ impl<'a, T, const RUN: usize> DisjointMatrix<'a, T, RowPerBlock<RUN>> {
             Some(at) => {
                 // SAFETY: inside the matrix; `(row, col + c)` is this
                 // thread's under `RowPerBlock<RUN>`, every thread's map.
-                unsafe { self.ptr.add(at).write(value) };
+                let element = unsafe { self.ptr.add(at) };
+                race_check::write(element);
+                // SAFETY: as above.
+                unsafe { element.write(value) };
                 true
             }
             None => false,
@@ -225,10 +237,12 @@ impl<'a, T, const RUN: usize> DisjointMatrix<'a, T, RowPerBlock<RUN>> {
     /// Writes this thread's `j`-th run, its columns inside the matrix:
     /// 16-byte vector stores where the run is whole and aligned.
     #[inline(always)]
+    #[track_caller]
     pub fn set_run(&mut self, items: &RowItems<RUN>, j: usize, values: [T; RUN])
     where
         T: VectorElement,
     {
+        items.owner.check("a RowItems token");
         if let Some(col) = items.column(j) {
             // SAFETY: the run's columns are this thread's (see `set`).
             unsafe { self.write_run_at(items.row, col, usize::MAX, values) };

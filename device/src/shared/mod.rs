@@ -166,6 +166,7 @@ impl<T> SharedArray<T> {
     where
         T: Copy,
     {
+        crate::race_check::read(self.ptr.wrapping_add(index));
         // SAFETY: upheld by the caller.
         unsafe { self.ptr.add(index).read() }
     }
@@ -177,6 +178,7 @@ impl<T> SharedArray<T> {
     /// `index` concurrently (between the barriers around this write).
     #[inline(always)]
     pub unsafe fn write(&self, index: usize, value: T) {
+        crate::race_check::write(self.ptr.wrapping_add(index));
         // SAFETY: upheld by the caller.
         unsafe { self.ptr.add(index).write(value) }
     }

@@ -11,6 +11,8 @@
 //! - [`agreement`]: kernels whose host and device builds disagree on
 //!   purpose (`cfg` tricks), which every launch must refuse;
 //! - [`scopes`]: kernels that try the macro's scopes and generated names;
+//! - [`races`]: kernels with data races on purpose (through `unsafe`), for
+//!   the simulator's race detector;
 //! - [`classic`]: the five classic CUDA kernels of the kernel benchmark;
 //! - [`ownership`]: the ownership maps, leaders and their shared arrays;
 //! - [`codegen`]: launch bounds and unrolled loops;
@@ -36,6 +38,7 @@ mod faults;
 mod features;
 pub mod ownership;
 pub mod patterns;
+pub mod races;
 pub mod scopes;
 
 pub use faults::*;
