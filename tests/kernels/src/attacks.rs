@@ -270,7 +270,7 @@ pub fn leaders_in_divergent_code(
         }
         return;
     }
-    if t % 4 == 0 {
+    if t.is_multiple_of(4) {
         if let Some(leader) = gpu_device::block_leader() {
             if let Some(c) = blocks.get_mut(leader) {
                 *c += 1;

@@ -2,8 +2,8 @@
 //! beta`, the twins `layer_norm_rows<256, 17>` and `<128, 8>` of
 //! `patterns.cu`.
 //!
-//! One block per row (its rank, on a 1-D grid); thread `t` owns columns `t
-//! + THREADS j`, `j < ITEMS`, kept in registers: block sum -> mean, block
+//! One block per row (its rank, on a 1-D grid); thread `t` owns columns
+//! `t + THREADS j`, `j < ITEMS`, kept in registers: block sum -> mean, block
 //! sum of `(x - mean)^2` -> biased variance (two passes over registers, no
 //! cancellation), `rsqrt(var + eps)` (`rsqrt.approx`, CUDA's `rsqrtf`),
 //! then the affine map with `gamma` and `beta`. Each sum has its per-warp
