@@ -317,3 +317,78 @@ fn a_shared_handle_kept_from_an_earlier_block_reaches_this_blocks_array() {
         assert_eq!(sum, 64 * (i / 64) as u32, "thread {i}");
     }
 }
+
+/// Attacks the shared arrays' ownership maps with block shapes they were
+/// not made for: a halo span too small for the block, register tiles of
+/// another thread count, a per-warp array with fewer slots than warps.
+/// Each write that would go past its array, or onto another thread's
+/// slot, fails the launch with a report naming it.
+#[test]
+fn shared_maps_in_blocks_they_were_not_made_for_fail() {
+    let stream = simulator();
+    let x = DeviceBuffer::to_device_sync(&[1.0f32; 512], &stream).unwrap();
+    let mut out = DeviceBuffer::<f32>::zeroed_on(512, &stream).unwrap();
+    // 128 threads fit the span; 256 do not.
+    launch!(attacks::halo_in_any_block[1, 128, stream](&x, &mut out)).unwrap();
+    stream.synchronize().unwrap();
+    launch!(attacks::halo_in_any_block[1, 256, stream](&x, &mut out)).unwrap();
+    let (kernel, message) = failure(&stream);
+    assert_eq!(kernel, "halo_in_any_block");
+    assert!(
+        message.contains("halo slot")
+            && message.contains("out of range for a shared array of 132 slots"),
+        "{message}"
+    );
+
+    launch!(attacks::shared_tiles_in_any_block[1, 256, stream](&mut out)).unwrap();
+    stream.synchronize().unwrap();
+    for threads in [128u32, 512] {
+        launch!(attacks::shared_tiles_in_any_block[1, threads, stream](&mut out)).unwrap();
+        let (kernel, message) = failure(&stream);
+        assert_eq!(kernel, "shared_tiles_in_any_block");
+        assert!(
+            message.contains(&format!(
+                "made for blocks of 256 threads; this block has {threads}"
+            )),
+            "{message}"
+        );
+    }
+
+    let mut counts = DeviceBuffer::<u32>::zeroed_on(512, &stream).unwrap();
+    launch!(attacks::warp_slots_too_few[1, 128, stream](&mut counts)).unwrap();
+    stream.synchronize().unwrap();
+    launch!(attacks::warp_slots_too_few[1, 160, stream](&mut counts)).unwrap();
+    let (kernel, message) = failure(&stream);
+    assert_eq!(kernel, "warp_slots_too_few");
+    assert!(
+        message.contains("warp 4's slot (one slot per warp of the block) is out of range for a shared array of 4 slots"),
+        "{message}"
+    );
+}
+
+/// Attacks the leaders' and the maps' tokens as the witnesses are attacked
+/// above: a `BlockLeader` or a grid-stride `Items` stashed by one simulated
+/// thread in a host `thread_local!` and used by the others. Each use fails
+/// the launch with a report naming both threads.
+#[test]
+fn a_leader_or_a_maps_token_used_by_another_thread_fails() {
+    let stream = simulator();
+    let mut sums = DeviceBuffer::<u32>::zeroed_on(2, &stream).unwrap();
+    launch!(attacks::leader_shared_by_threads[2, 32, stream](&mut sums)).unwrap();
+    let (kernel, message) = failure(&stream);
+    assert_eq!(kernel, "leader_shared_by_threads");
+    assert!(
+        message.contains(
+            "a BlockLeader made by thread (0, 0, 0) of block (0, 0, 0) was used by another thread"
+        ),
+        "{message}"
+    );
+    let mut out = DeviceBuffer::<u32>::zeroed_on(64, &stream).unwrap();
+    launch!(attacks::items_shared_by_threads[1, 64, stream](&mut out)).unwrap();
+    let (kernel, message) = failure(&stream);
+    assert_eq!(kernel, "items_shared_by_threads");
+    assert!(
+        message.contains("an Owned element index made by thread (0, 0, 0) of block (0, 0, 0) was used by another thread"),
+        "{message}"
+    );
+}

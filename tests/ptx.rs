@@ -178,6 +178,45 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "witness_shared_by_blocks",
                 "witness_shared_by_threads",
                 "zero_sized",
+                // ownership.rs
+                "block_sums_by_leader",
+                "warp_sums_by_lane_0",
+                "warp_sums_by_lane_31",
+                "block_sums_by_warp_slots",
+                "broadcast_by_block_leader",
+                "count_grid_stride",
+                "count_blocked_1",
+                "count_blocked_3",
+                "count_blocked_4",
+                "count_blocked_16",
+                "count_striped_1",
+                "count_striped_3",
+                "count_striped_4",
+                "count_leaders",
+                "blocked_runs_of_16",
+                "mark_rows_1",
+                "mark_rows_4",
+                "mark_tiles_8x8",
+                "mark_tiles_8x8_any_block",
+                "halo_sum5",
+                "transpose_by_tiles",
+                "ping_pong",
+                "leaders_in_divergent_code",
+                "halo_in_any_block",
+                "shared_tiles_in_any_block",
+                "warp_slots_too_few",
+                "leader_shared_by_threads",
+                "items_shared_by_threads",
+                "bounded_copy",
+                "taps_unrolled",
+                "window_sum_unrolled_by_4",
+                "softmax_rows_vec4",
+                "softmax_rows_strided",
+                "sgemm_4x4",
+                "sgemm_8x8",
+                "conv2d_5x5",
+                "layer_norm_rows_256x17",
+                "layer_norm_rows_128x8",
             ],
         ),
     ];
@@ -185,6 +224,7 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
     // launches; those that call `thread_index_2d` one for launches whose z
     // extents are 1.
     let two_dimensional = [
+        "conv2d_5x5",
         "coordinates_2d",
         "count_owners_rows4",
         "jacobi5",
@@ -308,7 +348,7 @@ fn shared_memory_is_in_the_shared_state_space() {
     let ptx = gpu_test_kernels::KERNEL_MODULE.ptx();
     assert!(ptx.contains(".extern .shared .align 16 .b8 __gpu_shared_dynamic[];"));
     assert!(
-        ptx.contains(".shared .align 4 .b8 __gpu_shared_gpu_test_kernels_"),
+        ptx.contains(".shared .align 16 .b8 __gpu_shared_gpu_test_kernels_"),
         "static shared arrays are .shared variables"
     );
     // Shared accesses are ld.shared/st.shared/atom.shared, never generic.
