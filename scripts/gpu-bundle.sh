@@ -58,9 +58,13 @@ for example in examples/*.rs; do
     name="$(basename "$example" .rs)"
     cp "target/release/examples/$name" "$bundle/examples/$name"
 done
-cp benches/cuda/*.cu benches/cuda/*.h benches/python/*.py "$bundle/benches/"
-# The twins' headers by family (patterns.cu includes patterns/*.cuh).
-cp -r benches/cuda/patterns benches/cuda/gemm_tc "$bundle/benches/"
+# The CUDA C twins' sources in benches/cuda/ (beside a bench binary a family's
+# header folder would take its name: patterns.cu includes patterns/*.cuh);
+# run-all.sh builds them into benches/, where the benchmarks look for them.
+mkdir -p "$bundle/benches/cuda"
+cp benches/cuda/*.cu benches/cuda/*.h "$bundle/benches/cuda/"
+cp -r benches/cuda/patterns benches/cuda/gemm_tc "$bundle/benches/cuda/"
+cp benches/python/*.py "$bundle/benches/"
 cp scripts/sanitize.sh "$bundle/sanitize.sh"
 cp -r scripts/sanitizer-probes "$bundle/sanitizer-probes"
 # Symbol tables are not needed to run: the bundle must fit the 64 MiB that
@@ -98,13 +102,13 @@ export GPU_TIMELINE_DIR="${OUT:-/tmp}" # where day7_pipeline writes its timeline
 for e in examples/*; do run "example $(basename "$e")" "$e"; done
 cap="$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1 | tr -d '.')"
 for helper in add_kernel pipeline event_record kernels memory graphs peer_copy copy_bound multi_gpu_pipeline; do
-    nvcc -O3 -arch="sm_${cap}" -o "benches/${helper}_cuda" "benches/${helper}.cu" -lcuda \
+    nvcc -O3 -arch="sm_${cap}" -o "benches/${helper}_cuda" "benches/cuda/${helper}.cu" -lcuda \
         || echo "nvcc failed for ${helper}.cu: its CUDA C column stays empty"
 done
 # The kernel patterns' twins (issue #20): C++17, CUB and cuBLAS; without
 # cuBLAS if it does not link (no cublasSgemm row then).
-nvcc -O3 -std=c++17 -arch="sm_${cap}" -o benches/patterns_cuda benches/patterns.cu -lcublas \
-    || nvcc -O3 -std=c++17 -arch="sm_${cap}" -DTWINS_NO_CUBLAS -o benches/patterns_cuda benches/patterns.cu \
+nvcc -O3 -std=c++17 -arch="sm_${cap}" -o benches/patterns_cuda benches/cuda/patterns.cu -lcublas \
+    || nvcc -O3 -std=c++17 -arch="sm_${cap}" -DTWINS_NO_CUBLAS -o benches/patterns_cuda benches/cuda/patterns.cu \
     || echo "nvcc failed for patterns.cu: its CUDA C column stays empty"
 for b in benches/*; do
     [ -f "$b" ] && [ -x "$b" ] && [ "${b%.*}" = "$b" ] && [ "${b%_cuda}" = "$b" ] || continue

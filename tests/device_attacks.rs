@@ -325,7 +325,11 @@ fn a_shared_handle_kept_from_an_earlier_block_reaches_this_blocks_array() {
 /// slot, fails the launch with a report naming it.
 #[test]
 fn shared_maps_in_blocks_they_were_not_made_for_fail() {
-    let stream = simulator();
+    if !in_own_simulator_process() {
+        return;
+    }
+    simulator();
+    let stream = next_device();
     let x = DeviceBuffer::to_device_sync(&[1.0f32; 512], &stream).unwrap();
     let mut out = DeviceBuffer::<f32>::zeroed_on(512, &stream).unwrap();
     // 128 threads fit the span; 256 do not.
@@ -340,9 +344,13 @@ fn shared_maps_in_blocks_they_were_not_made_for_fail() {
         "{message}"
     );
 
+    let stream = next_device();
+    let mut out = DeviceBuffer::<f32>::zeroed_on(512, &stream).unwrap();
     launch!(attacks::shared_tiles_in_any_block[1, 256, stream](&mut out)).unwrap();
     stream.synchronize().unwrap();
     for threads in [128u32, 512] {
+        let stream = next_device();
+        let mut out = DeviceBuffer::<f32>::zeroed_on(512, &stream).unwrap();
         launch!(attacks::shared_tiles_in_any_block[1, threads, stream](&mut out)).unwrap();
         let (kernel, message) = failure(&stream);
         assert_eq!(kernel, "shared_tiles_in_any_block");
@@ -354,6 +362,7 @@ fn shared_maps_in_blocks_they_were_not_made_for_fail() {
         );
     }
 
+    let stream = next_device();
     let mut counts = DeviceBuffer::<u32>::zeroed_on(512, &stream).unwrap();
     launch!(attacks::warp_slots_too_few[1, 128, stream](&mut counts)).unwrap();
     stream.synchronize().unwrap();
@@ -372,7 +381,11 @@ fn shared_maps_in_blocks_they_were_not_made_for_fail() {
 /// the launch with a report naming both threads.
 #[test]
 fn a_leader_or_a_maps_token_used_by_another_thread_fails() {
-    let stream = simulator();
+    if !in_own_simulator_process() {
+        return;
+    }
+    simulator();
+    let stream = next_device();
     let mut sums = DeviceBuffer::<u32>::zeroed_on(2, &stream).unwrap();
     launch!(attacks::leader_shared_by_threads[2, 32, stream](&mut sums)).unwrap();
     let (kernel, message) = failure(&stream);
@@ -383,6 +396,7 @@ fn a_leader_or_a_maps_token_used_by_another_thread_fails() {
         ),
         "{message}"
     );
+    let stream = next_device();
     let mut out = DeviceBuffer::<u32>::zeroed_on(64, &stream).unwrap();
     launch!(attacks::items_shared_by_threads[1, 64, stream](&mut out)).unwrap();
     let (kernel, message) = failure(&stream);

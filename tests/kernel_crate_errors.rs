@@ -275,3 +275,31 @@ fn a_stable_toolchain_is_named_as_such() {
         checked.everything
     );
 }
+
+/// Safe code cannot name a global into shared or constant memory: a symbol
+/// chosen by an attribute written without `unsafe(...)` (edition 2021 allows
+/// it on the host) does not build for the device.
+#[test]
+fn a_reserved_symbol_forged_without_unsafe_does_not_build_for_the_device() {
+    for (name, item) in [
+        (
+            "forged-shared",
+            "#[no_mangle]\npub static __gpu_shared_forged: [u32; 4] = [0; 4];\n",
+        ),
+        (
+            "forged-const",
+            "#[export_name = \"__gpu_const_forged_X\"]\npub static FORGED: u32 = 7;\n",
+        ),
+    ] {
+        let lib = format!("{HEADER}{KERNEL}\n{item}");
+        let checked = check(&Case::new(name, lib));
+        assert_clean(name, &checked);
+        let _ = first_error(name, &checked);
+        let text = &checked.everything;
+        assert!(
+            text.contains("the device (nvptx64-nvidia-cuda) build of this crate's kernels failed"),
+            "{name}: {text}"
+        );
+        assert!(text.contains("unsafe attribute used without unsafe"), "{name}: {text}");
+    }
+}

@@ -6,7 +6,13 @@
 //! (one `bool` apart) runs clean and computes the right result.
 //!
 //! The simulator is forced for this binary: the detector is the simulator's
-//! (on a GPU, compute-sanitizer's racecheck does this job).
+//! (on a GPU, compute-sanitizer's racecheck does this job). A reported race
+//! ends its device, as any kernel fault does: each test runs in a process of
+//! its own, and runs on a fresh device after each report it checks.
+
+mod common;
+
+use common::faults::{in_own_simulator_process, next_device};
 
 use gpu_runtime::BACKEND_ENV;
 use gpu_runtime::{backend, launch, set_race_check, Backend, DeviceBuffer, Error, Stream};
@@ -17,14 +23,18 @@ use std::sync::{Mutex, MutexGuard, Once};
 /// a time.
 static SETTING: Mutex<()> = Mutex::new(());
 
-/// A stream of the simulator, with the detector on while the guard lives.
-fn checked() -> (MutexGuard<'static, ()>, Stream) {
+/// A stream of the simulator, with the detector on while the guard lives;
+/// `None` in the test process, which has run the test in a child process.
+fn checked() -> Option<(MutexGuard<'static, ()>, Stream)> {
+    if !in_own_simulator_process() {
+        return None;
+    }
     static FORCE: Once = Once::new();
     FORCE.call_once(|| std::env::set_var(BACKEND_ENV, "simulator"));
     assert_eq!(backend(), Backend::Simulator);
     let guard = SETTING.lock().unwrap_or_else(|e| e.into_inner());
     set_race_check(true);
-    (guard, Stream::new().unwrap())
+    Some((guard, Stream::new().unwrap()))
 }
 
 /// The race report of the kernel that failed on `stream`.
@@ -44,7 +54,9 @@ fn race(stream: &Stream) -> String {
 
 #[test]
 fn a_write_write_race_on_shared_memory_is_reported() {
-    let (_setting, stream) = checked();
+    let Some((_setting, stream)) = checked() else {
+        return;
+    };
     let mut out = DeviceBuffer::<u32>::zeroed_on(64, &stream).unwrap();
     launch!(races::shared_write_write[1, 64, stream](false, &mut out)).unwrap();
     let report = race(&stream);
@@ -57,13 +69,17 @@ fn a_write_write_race_on_shared_memory_is_reported() {
     ] {
         assert!(report.contains(part), "`{part}` not in: {report}");
     }
+    let stream = next_device();
+    let mut out = DeviceBuffer::<u32>::zeroed_on(64, &stream).unwrap();
     launch!(races::shared_write_write[1, 64, stream](true, &mut out)).unwrap();
     assert_eq!(out.copy_to_host_sync(&stream).unwrap(), vec![1; 64]);
 }
 
 #[test]
 fn a_missing_barrier_is_reported() {
-    let (_setting, stream) = checked();
+    let Some((_setting, stream)) = checked() else {
+        return;
+    };
     let mut out = DeviceBuffer::<u32>::zeroed_on(128, &stream).unwrap();
     launch!(races::shared_neighbour[1, 128, stream](false, &mut out)).unwrap();
     let report = race(&stream);
@@ -74,6 +90,8 @@ fn a_missing_barrier_is_reported() {
             && report.contains("no barrier (sync_threads() or a phase token's sync())"),
         "{report}"
     );
+    let stream = next_device();
+    let mut out = DeviceBuffer::<u32>::zeroed_on(128, &stream).unwrap();
     launch!(races::shared_neighbour[1, 128, stream](true, &mut out)).unwrap();
     let expected: Vec<u32> = (0..128).map(|t| (t + 1) % 128).collect();
     assert_eq!(out.copy_to_host_sync(&stream).unwrap(), expected);
@@ -81,7 +99,9 @@ fn a_missing_barrier_is_reported() {
 
 #[test]
 fn blocks_writing_one_element_of_global_memory_are_reported() {
-    let (_setting, stream) = checked();
+    let Some((_setting, stream)) = checked() else {
+        return;
+    };
     let mut out = DeviceBuffer::<u32>::zeroed_on(16, &stream).unwrap();
     launch!(races::global_block_results[16, 32, stream](false, &mut out)).unwrap();
     let report = race(&stream);
@@ -97,6 +117,8 @@ fn blocks_writing_one_element_of_global_memory_are_reported() {
         report.matches("thread (0, 0, 0) of block (").count() == 2,
         "both threads named: {report}"
     );
+    let stream = next_device();
+    let mut out = DeviceBuffer::<u32>::zeroed_on(16, &stream).unwrap();
     launch!(races::global_block_results[16, 32, stream](true, &mut out)).unwrap();
     assert_eq!(
         out.copy_to_host_sync(&stream).unwrap(),
@@ -106,7 +128,9 @@ fn blocks_writing_one_element_of_global_memory_are_reported() {
 
 #[test]
 fn threads_of_one_block_are_ordered_only_by_a_barrier() {
-    let (_setting, stream) = checked();
+    let Some((_setting, stream)) = checked() else {
+        return;
+    };
     let mut out = DeviceBuffer::<u32>::zeroed_on(4, &stream).unwrap();
     launch!(races::global_same_block[4, 64, stream](false, &mut out)).unwrap();
     let report = race(&stream);
@@ -116,19 +140,25 @@ fn threads_of_one_block_are_ordered_only_by_a_barrier() {
             && report.contains("which thread (0, 0, 0) of the same block wrote before"),
         "{report}"
     );
+    let stream = next_device();
+    let mut out = DeviceBuffer::<u32>::zeroed_on(4, &stream).unwrap();
     launch!(races::global_same_block[4, 64, stream](true, &mut out)).unwrap();
     assert_eq!(out.copy_to_host_sync(&stream).unwrap(), vec![2; 4]);
 }
 
 #[test]
 fn a_warp_operation_orders_its_lanes_and_no_others() {
-    let (_setting, stream) = checked();
+    let Some((_setting, stream)) = checked() else {
+        return;
+    };
     let mut out = DeviceBuffer::<u32>::zeroed_on(64, &stream).unwrap();
     // Lane 1 reads lane 0's write after a shuffle both took part in.
     launch!(races::warp_handoff[1, 64, stream](true, 1, &mut out)).unwrap();
     assert_eq!(out.copy_to_host_sync(&stream).unwrap()[1], 42);
     // Without the shuffle; and a reader in the other warp.
     for (shuffle, reader) in [(false, 1u32), (true, 33)] {
+        let stream = next_device();
+        let mut out = DeviceBuffer::<u32>::zeroed_on(64, &stream).unwrap();
         launch!(races::warp_handoff[1, 64, stream](shuffle, reader, &mut out)).unwrap();
         let report = race(&stream);
         assert!(
@@ -143,7 +173,9 @@ fn a_warp_operation_orders_its_lanes_and_no_others() {
 
 #[test]
 fn atomics_do_not_race_with_atomics_but_a_plain_write_does() {
-    let (_setting, stream) = checked();
+    let Some((_setting, stream)) = checked() else {
+        return;
+    };
     let mut out = DeviceBuffer::<u32>::zeroed_on(64, &stream).unwrap();
     launch!(races::shared_counter[1, 64, stream](false, &mut out)).unwrap();
     assert_eq!(out.copy_to_host_sync(&stream).unwrap(), vec![64; 64]);
@@ -159,7 +191,9 @@ fn atomics_do_not_race_with_atomics_but_a_plain_write_does() {
 /// (the kernel's result is then whatever its race gives).
 #[test]
 fn with_the_detector_off_nothing_is_reported() {
-    let (_setting, stream) = checked();
+    let Some((_setting, stream)) = checked() else {
+        return;
+    };
     set_race_check(false);
     let mut out = DeviceBuffer::<u32>::zeroed_on(16, &stream).unwrap();
     launch!(races::global_block_results[16, 32, stream](false, &mut out)).unwrap();

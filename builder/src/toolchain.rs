@@ -192,6 +192,13 @@ impl Toolchain {
                 "-Clinker-plugin-lto",
                 &format!("-Ctarget-cpu={arch}"),
                 debuginfo,
+                // The builder gives globals of reserved names (`__gpu_shared_*`,
+                // `__gpu_const_*`) another state space, and kernels' symbols
+                // meaning: a name chosen with `no_mangle`, `export_name` or
+                // `link_section` written without `unsafe(...)` (edition 2021
+                // allows it) would let safe code forge one. Only registry
+                // dependencies, whose lints cargo caps, are exempt.
+                "-Dunsafe_attr_outside_unsafe",
             ]
             .join("\x1f"),
         );
