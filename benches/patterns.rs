@@ -27,7 +27,12 @@
 
 #[path = "common/mod.rs"]
 mod common;
+#[cfg(feature = "bare-cust")]
 #[path = "kernels/compiled.rs"]
+#[allow(dead_code)]
+mod compiled;
+#[cfg(not(feature = "bare-cust"))]
+#[path = "kernels/compiled_unavailable.rs"]
 #[allow(dead_code)]
 mod compiled;
 #[path = "patterns/conv.rs"]
@@ -127,7 +132,8 @@ fn main() -> Res<()> {
             let script = dir.join("patterns_torch.py");
             if script.is_file() {
                 let mut command = Command::new("python3");
-                command.arg(&script).current_dir(dir);
+                // Run from `dir` (it imports twins_common.py from there).
+                command.arg("patterns_torch.py").current_dir(dir);
                 if quick {
                     command.arg("--quick");
                 }

@@ -7,21 +7,28 @@
 fn main() {
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-env-changed=RUSTC_BOOTSTRAP");
-    // The GPU build (-Zbuild-std, nightly by necessity) has no `core` in
-    // its sysroot to probe with; the host build of the same crate checks.
+    // The GPU build is nightly by necessity (-Zbuild-std); the host build
+    // of the same crate checks.
     if std::env::var("CARGO_CFG_TARGET_ARCH").as_deref() == Ok("nvptx64") {
         return;
     }
-    let Ok(probe) = autocfg::AutoCfg::new() else {
-        return; // Not run by cargo as a build script: nothing to say.
+    let version = rustc_version();
+    // A nightly (or a local build) allows `#![feature]` unless told to act as
+    // stable; any toolchain does with RUSTC_BOOTSTRAP=1. Read from the version
+    // rather than probed by a compile, which wrappers (clippy-driver) change.
+    let bootstrap = std::env::var("RUSTC_BOOTSTRAP").unwrap_or_default();
+    let nightly = version.contains("-nightly") || version.contains("-dev");
+    let allows_features = match bootstrap.as_str() {
+        "-1" => false,
+        "1" => true,
+        _ => nightly,
     };
-    if probe.probe_raw("#![feature(const_type_name)]").is_err() {
+    if !allows_features {
         println!(
-            "cargo::error=gpu-device needs a nightly Rust toolchain, and this build uses {}: \
+            "cargo::error=gpu-device needs a nightly Rust toolchain, and this build uses {version}: \
              pin one in a rust-toolchain.toml beside your Cargo.toml, with the components \
              rust-src and llvm-tools (the gpu-* repository's templates/kernel-crate/rust-toolchain.toml \
-             is one that works)",
-            rustc_version()
+             is one that works)"
         );
     }
 }

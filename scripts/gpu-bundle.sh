@@ -38,7 +38,7 @@ cargo build --release -p gpu-examples --examples --all-features --quiet
 cargo test --workspace --release --no-run --quiet --message-format=json | executables | while read -r kind name path; do
     [ "$kind" = example ] && continue # built by `cargo test` too; bundled below
     case "$name" in
-        compile_fail|ptx) echo "bundle: leaving out tests/$name.rs (runs in CI: needs this machine's tools, not a GPU)" ;;
+        compile_fail|ptx|kernel_crate_errors) echo "bundle: leaving out tests/$name.rs (runs in CI: needs this machine's tools, not a GPU)" ;;
         gpu_macros) echo "bundle: leaving out the proc-macro crate's unit tests (they link the toolchain's libstd)" ;;
         *) [ "$kind" = lib ] && name="unit-$name"; cp "$path" "$bundle/tests/$name" ;;
     esac

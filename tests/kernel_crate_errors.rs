@@ -300,6 +300,9 @@ fn a_reserved_symbol_forged_without_unsafe_does_not_build_for_the_device() {
             text.contains("the device (nvptx64-nvidia-cuda) build of this crate's kernels failed"),
             "{name}: {text}"
         );
-        assert!(text.contains("unsafe attribute used without unsafe"), "{name}: {text}");
+        assert!(
+            text.contains("unsafe attribute used without unsafe"),
+            "{name}: {text}"
+        );
     }
 }

@@ -91,14 +91,14 @@ fn case(ctx: &mut Ctx, m: usize, n: usize, k: usize) -> Res<()> {
         let (kernel, entry, twin, symbol) = if eight {
             (
                 "sgemm_8x8 (128x128x8 tiles, 8x8 a thread)",
-                "sgemm_8x8__2d",
+                "sgemm_8x8",
                 "sgemm 128x128x8 tiles, 8x8 per thread",
                 "sgemm_8x8",
             )
         } else {
             (
                 "sgemm_4x4 (64x64x16 tiles, 4x4 a thread)",
-                "sgemm_4x4__2d",
+                "sgemm_4x4",
                 "sgemm 64x64x16 tiles, 4x4 per thread",
                 "sgemm_4x4",
             )

@@ -136,7 +136,13 @@ pub fn fail<const F: usize, const A: usize>(
     crate::arch::assertion_failed(message, file, line, column)
 }
 
-/// Claims and writes the record at `record`.
+/// How many 1 µs sleeps a thread that failed an assertion after another
+/// waits for that thread's record before it traps (about 20 ms).
+#[cfg(target_arch = "nvptx64")]
+const WAIT_ROUNDS: u32 = 20_000;
+
+/// Claims and writes the record at `record`; a thread that finds it claimed
+/// waits for it to be complete.
 ///
 /// # Safety
 /// As in [`fail`]: `record` is the runtime's record for this device.
@@ -158,6 +164,18 @@ unsafe fn write_record<const F: usize, const A: usize>(
         )
         .is_err()
     {
+        // Another thread writes the record: a trap now would end the launch
+        // before its report is complete. Wait for it, for a bounded time (a
+        // thread of the grid that claimed it always finishes writing on a
+        // GPU, whose threads make progress independently; the simulator's
+        // threads do not, and panic at once).
+        #[cfg(target_arch = "nvptx64")]
+        for _ in 0..WAIT_ROUNDS {
+            if state.load(Ordering::Relaxed) == AssertionRecord::COMPLETE {
+                break;
+            }
+            crate::arch::nanosleep(1_000);
+        }
         return;
     }
     let (format, args) = message.parts();

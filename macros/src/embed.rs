@@ -76,15 +76,15 @@ fn expand_in(input: TokenStream, out_dir: Option<std::path::PathBuf>) -> TokenSt
     // device build of the same crate runs the build script too, which then
     // writes nothing): its errors are cfg'd to the host.
     let reported = match built_ptx(out_dir) {
-        Built::Ptx | Built::NotBuilt(NotBuilt::Documentation, _) => quote!(),
-        Built::Missing(message) | Built::NotBuilt(NotBuilt::DeviceOnly, message) => {
+        BuildOutput::Ptx | BuildOutput::NotBuilt(NotBuilt::Documentation, _) => quote!(),
+        BuildOutput::Missing(message) | BuildOutput::NotBuilt(NotBuilt::DeviceOnly, message) => {
             return quote! {
                 #[cfg(not(target_arch = "nvptx64"))]
                 ::core::compile_error! { #message }
                 #stand_in
             };
         }
-        Built::NotBuilt(NotBuilt::HostReports, message) => {
+        BuildOutput::NotBuilt(NotBuilt::HostReports, message) => {
             reported_unless_the_host_fails(&message)
         }
     };
@@ -109,7 +109,7 @@ fn expand_in(input: TokenStream, out_dir: Option<std::path::PathBuf>) -> TokenSt
 /// What `gpu_builder` wrote (its `not_built` module describes the file;
 /// the keywords here are checked against it by the workspace's tests).
 #[derive(Debug, PartialEq, Eq)]
-enum Built {
+enum BuildOutput {
     /// PTX.
     Ptx,
     /// No file: why, and the fix.
@@ -131,9 +131,9 @@ const BUILD_RS: &str = "fn main() { if let Err(e) = gpu_builder::PtxBuilder::thi
 
 /// Reads `$OUT_DIR/kernels.ptx` (`out_dir`: cargo sets `OUT_DIR` for a
 /// package with a build script).
-fn built_ptx(out_dir: Option<std::path::PathBuf>) -> Built {
+fn built_ptx(out_dir: Option<std::path::PathBuf>) -> BuildOutput {
     let Some(out_dir) = out_dir else {
-        return Built::Missing(format!(
+        return BuildOutput::Missing(format!(
             "embed_kernels!() embeds the PTX that the package's build.rs builds, and this package has no build.rs \
              (so no OUT_DIR): add build.rs beside Cargo.toml,\n    {BUILD_RS}\nand gpu-builder under [build-dependencies]"
         ));
@@ -142,7 +142,7 @@ fn built_ptx(out_dir: Option<std::path::PathBuf>) -> Built {
     let text = match std::fs::read_to_string(&ptx) {
         Ok(text) => text,
         Err(_) => {
-            return Built::Missing(format!(
+            return BuildOutput::Missing(format!(
                 "embed_kernels!() embeds the PTX that the package's build.rs builds, and it built none ({} is missing): \
                  build.rs should call gpu_builder,\n    {BUILD_RS}",
                 ptx.display()
@@ -160,17 +160,17 @@ fn built_ptx(out_dir: Option<std::path::PathBuf>) -> Built {
                 .to_string()
         })
     else {
-        return Built::Ptx;
+        return BuildOutput::Ptx;
     };
     let message: Vec<&str> = lines
         .map(|l| l.strip_prefix("// ").unwrap_or(l.trim_start_matches("//")))
         .collect();
     let message = message.join("\n");
     match keyword.as_str() {
-        "documentation" => Built::NotBuilt(NotBuilt::Documentation, message),
-        "host-reports" => Built::NotBuilt(NotBuilt::HostReports, message),
-        "device-only" => Built::NotBuilt(NotBuilt::DeviceOnly, message),
-        other => Built::Missing(format!(
+        "documentation" => BuildOutput::NotBuilt(NotBuilt::Documentation, message),
+        "host-reports" => BuildOutput::NotBuilt(NotBuilt::HostReports, message),
+        "device-only" => BuildOutput::NotBuilt(NotBuilt::DeviceOnly, message),
+        other => BuildOutput::Missing(format!(
             "{} says the kernels were not built, for a reason this gpu-macros does not know (`{other}`): \
              gpu-builder and gpu-device are of different versions?\n{message}",
             ptx.display()
@@ -221,7 +221,7 @@ fn outside_the_library(bin: Option<&str>, test_or_bench: bool) -> Option<String>
 
 #[cfg(test)]
 mod tests {
-    use super::{built_ptx, expand_in, outside_the_library, Built, NotBuilt};
+    use super::{built_ptx, expand_in, outside_the_library, BuildOutput, NotBuilt};
     use std::path::PathBuf;
 
     /// A build output directory holding `kernels.ptx` with `text`.
@@ -241,7 +241,7 @@ mod tests {
     fn what_the_build_script_wrote_is_read() {
         let missing = built_ptx(None);
         assert!(
-            matches!(&missing, Built::Missing(m) if m.contains("has no build.rs") && m.contains("[build-dependencies]")),
+            matches!(&missing, BuildOutput::Missing(m) if m.contains("has no build.rs") && m.contains("[build-dependencies]")),
             "{missing:?}"
         );
         let empty =
@@ -249,12 +249,12 @@ mod tests {
         std::fs::create_dir_all(&empty).unwrap();
         let none = built_ptx(Some(empty));
         assert!(
-            matches!(&none, Built::Missing(m) if m.contains("it built none") && m.contains("PtxBuilder::this_crate()")),
+            matches!(&none, BuildOutput::Missing(m) if m.contains("it built none") && m.contains("PtxBuilder::this_crate()")),
             "{none:?}"
         );
         assert_eq!(
             built_ptx(Some(out_dir("ptx", ".version 6.3\n.target sm_70\n"))),
-            Built::Ptx
+            BuildOutput::Ptx
         );
         for (keyword, kind) in [
             ("documentation", NotBuilt::Documentation),
@@ -265,7 +265,7 @@ mod tests {
                 format!("// gpu-builder: not built ({keyword})\n// line one\n// \n// line three\n");
             assert_eq!(
                 built_ptx(Some(out_dir(keyword, &text))),
-                Built::NotBuilt(kind, "line one\n\nline three".into())
+                BuildOutput::NotBuilt(kind, "line one\n\nline three".into())
             );
         }
     }
@@ -285,9 +285,8 @@ mod tests {
             "{device_only}"
         );
         assert!(
-            device_only.contains(
-                "# [cfg (not (target_arch = \"nvptx64\"))] :: core :: compile_error"
-            ),
+            device_only
+                .contains("# [cfg (not (target_arch = \"nvptx64\"))] :: core :: compile_error"),
             "the host compile alone reports it: {device_only}"
         );
         let host = expand_in(

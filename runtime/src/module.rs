@@ -157,19 +157,20 @@ impl EmbeddedModule {
                     },
                     log: String::new(),
                 })?;
-                let module = driver()
-                    .module_load(device.ordinal, &text)
-                    .map_err(|(driver, log)| {
-                        if driver.is_kernel_fault() {
-                            // Left by an earlier kernel: the device is lost.
-                            return device.error(driver);
-                        }
-                        Error::ModuleLoad {
-                            crate_name: self.crate_name,
-                            driver,
-                            log,
-                        }
-                    })?;
+                let module =
+                    driver()
+                        .module_load(device.ordinal, &text)
+                        .map_err(|(driver, log)| {
+                            if driver.is_kernel_fault() {
+                                // Left by an earlier kernel: the device is lost.
+                                return device.error(driver);
+                            }
+                            Error::ModuleLoad {
+                                crate_name: self.crate_name,
+                                driver,
+                                log,
+                            }
+                        })?;
                 give_assertion_record(module, device)?;
                 Ok(module)
             })

@@ -258,7 +258,7 @@ impl Shape {
     ) -> Error {
         let reason = if self.threads_per_block() > function.max_threads_per_block as u128 {
             format!(
-                "a block of {} threads exceeds this kernel's limit of {} threads per block (set by its register use)",
+                "a block of {} threads exceeds this kernel's limit of {} threads per block (set by its register use and launch bounds)",
                 self.threads_per_block(),
                 function.max_threads_per_block
             )

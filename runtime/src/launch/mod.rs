@@ -272,11 +272,13 @@ impl KernelFunction {
         // 2^32: their witnesses are unique only there.
         let shape = config.shape(self.name, &device.limits)?;
         let which = self.entry_for(&shape);
+        // The entry points assume the declared block shape; checked before
+        // the driver's limits, which a declared bound also sets (`.maxntid`),
+        // so that the refusal names the declaration.
+        self.check_block_shape(shape.block)?;
         let info = self.info(device, which)?;
         let shared = shape.check_kernel_limits(self.name, &device.limits, &info.limits)?;
         let Shape { grid, block, .. } = shape;
-        // The entry points assume the declared block shape.
-        self.check_block_shape(block)?;
         info.dynamic_shared_limit.allow(shared, |bytes| {
             driver()
                 .set_max_dynamic_shared(info.handle, bytes)
