@@ -22,7 +22,9 @@
 //! - assertions with a message, [`gpu_assert!`], reported to the host, in
 //!   [`assert`](mod@assert);
 //! - constant memory, [`constant!`], set by the host between launches, in
-//!   [`constant`](mod@constant).
+//!   [`constant`](mod@constant);
+//! - Numba's device random numbers (xoroshiro128+ per thread) in [`random`];
+//! - the kernels `#[vectorize]` generates call [`vectorize`](mod@vectorize).
 //!
 //! On every target it provides the types that appear in kernel signatures:
 //! [`DisjointSlice`], [`DisjointSlice2d`] and [`DisjointSlice3d`] (outputs
@@ -63,6 +65,8 @@ pub mod matrix_u32;
 pub mod neighbourhood;
 pub mod print;
 pub mod race_check;
+pub mod random;
+pub mod vectorize;
 mod slice2d;
 pub mod thread_owner;
 
@@ -70,7 +74,8 @@ pub use atomic::{AtomicElement, DeviceAtomic};
 pub use copy::{DeviceCopy, MAX_DEVICE_ALIGN, MAX_PARAMETER_ALIGN};
 pub use disjoint::{DisjointSlice, DisjointSlice2d, DisjointSlice3d};
 pub use gpu_macros::{
-    constant, embed_kernels, gpu_assert, kernel, print, println, shared_array, DeviceCopy,
+    constant, embed_kernels, gpu_assert, kernel, print, println, shared_array, vectorize,
+    DeviceCopy,
 };
 pub use half::{bf16, bf16x2, f16, f16x2};
 pub use matrix_u32::{DisjointSlice2dU32, Shape2dU32, Slice2dU32};
@@ -102,7 +107,7 @@ pub use thread::{
 /// Everything a kernel body usually needs, in one import.
 pub mod prelude {
     pub use crate::{
-        kernel, Block, DeviceAtomic, DeviceCopy, DisjointSlice, DisjointSlice2d,
+        kernel, vectorize, Block, DeviceAtomic, DeviceCopy, DisjointSlice, DisjointSlice2d,
         DisjointSlice2dU32, DisjointSlice3d, DynamicShared, Neighbourhood, Shape2d, Shape2dU32,
         Slice2d, Slice2dU32, ThreadIndex, ThreadIndex2d, ThreadIndex3d,
     };

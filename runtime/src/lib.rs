@@ -167,5 +167,8 @@ macro_rules! kernel_args {
 pub mod __private {
     pub use crate::abi::HostEntry;
     pub use crate::deferred::completed as deferred_releases_completed;
-    pub use crate::launch::{check_len_at_least, KernelFunction, LaunchArgs};
+    pub use crate::launch::{
+        check_len_at_least, elementwise_len, elementwise_shape, reduce_shape, KernelFunction,
+        LaunchArgs,
+    };
 }

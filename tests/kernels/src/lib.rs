@@ -13,7 +13,9 @@
 //! - [`scopes`]: kernels that try the macro's scopes and generated names;
 //! - [`races`]: kernels with data races on purpose (through `unsafe`), for
 //!   the simulator's race detector;
-//! - [`classic`]: the five classic CUDA kernels of the kernel benchmark.
+//! - [`classic`]: the five classic CUDA kernels of the kernel benchmark;
+//! - [`vectorized`]: `#[vectorize]` functions, and [`random`]: draws from
+//!   Numba's device random numbers.
 //!
 //! The tutorials' kernels (`add_kernel`, `saxpy`, `fill`, `busy`) are in
 //! `gpu-tutorial-kernels`, which the tests use too.
@@ -32,7 +34,9 @@ pub mod classic;
 mod faults;
 mod features;
 pub mod races;
+pub mod random;
 pub mod scopes;
+pub mod vectorized;
 
 pub use faults::*;
 pub use features::*;
