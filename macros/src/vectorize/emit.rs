@@ -155,10 +155,10 @@ fn reduce(model: &Vectorized) -> TokenStream {
             stream: &::gpu_runtime::Stream,
         ) -> ::gpu_runtime::Result<()> {
             let #len = ::gpu_runtime::DeviceInput::raw_view(&input).len;
-            ::gpu_runtime::__private::elementwise_len(#name_str, &[
-                ("out", ::gpu_runtime::DeviceOutput::raw_view(&mut out).len),
-                ("the result", 1),
-            ])?;
+            ::gpu_runtime::__private::check_reduce_output(
+                #name_str,
+                ::gpu_runtime::DeviceOutput::raw_view(&mut out).len,
+            )?;
             let ((blocks, threads), final_threads) =
                 ::gpu_runtime::__private::reduce_shape(#name_str, #len, stream)?;
             let mut #partials = ::gpu_runtime::DeviceBuffer::<#ty>::zeroed_on(blocks, stream)?;

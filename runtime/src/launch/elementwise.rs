@@ -43,6 +43,19 @@ pub fn elementwise_len(function: &'static str, arguments: &[(&'static str, usize
     }
 }
 
+/// `Ok` when a reduction's output `out` has the one element it writes;
+/// otherwise an `InvalidLaunch` error naming the function and the length.
+#[doc(hidden)]
+pub fn check_reduce_output(function: &'static str, len: usize) -> Result<()> {
+    if len == 1 {
+        return Ok(());
+    }
+    Err(Error::InvalidLaunch {
+        kernel: function,
+        reason: format!("`out` has {len} elements: a reduction writes one (pass a one-element buffer or view)"),
+    })
+}
+
 /// The grid and block of an element-wise launch over `len` elements.
 #[doc(hidden)]
 pub fn elementwise_shape(len: usize) -> (usize, usize) {
@@ -83,6 +96,14 @@ mod tests {
             message.contains("`black_scholes`") && message.contains("`b` has 4 elements where `a` has 5"),
             "{message}"
         );
+    }
+
+    #[test]
+    fn a_reduction_writes_exactly_one_element() {
+        assert!(super::check_reduce_output("f", 1).is_ok());
+        let message = super::check_reduce_output("larger", 2).unwrap_err().to_string();
+        assert!(message.contains("`larger`") && message.contains("`out` has 2 elements"), "{message}");
+        assert!(super::check_reduce_output("f", 0).is_err());
     }
 
     #[test]

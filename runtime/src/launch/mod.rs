@@ -18,7 +18,7 @@ pub use arguments::LaunchArgs;
 #[doc(hidden)]
 pub use length_bound::check_len_at_least;
 #[doc(hidden)]
-pub use elementwise::{elementwise_len, elementwise_shape, reduce_shape};
+pub use elementwise::{check_reduce_output, elementwise_len, elementwise_shape, reduce_shape};
 
 pub use config::{DimValue, Dims, IntoDims, LaunchConfig, StreamRef};
 
