@@ -60,7 +60,9 @@ fn main() -> Res<()> {
         let a = DeviceBuffer::to_device_sync(&ha, &stream)?;
         let b = DeviceBuffer::to_device_sync(&hb, &stream)?;
         let mut out = DeviceBuffer::<f32>::zeroed_on(n, &stream)?;
-        let us = gpu_us(&stream, || Ok(vector_add::launch(&a, &b, &mut out, &stream)?))?;
+        let us = gpu_us(&stream, || {
+            Ok(vector_add::launch(&a, &b, &mut out, &stream)?)
+        })?;
         results.insert(format!("rust_vectorize_{n}"), us);
         check_sum(&out.copy_to_host_sync(&stream)?, &ha, &hb, "#[vectorize]")?;
         out.zero(&stream)?;
@@ -75,7 +77,9 @@ fn main() -> Res<()> {
         let want: f64 = hx.iter().sum();
         let x = DeviceBuffer::to_device_sync(&hx, &stream)?;
         let mut result = DeviceBuffer::<f64>::zeroed_on(1, &stream)?;
-        let us = gpu_us(&stream, || Ok(sum_reduce::reduce_into(&x, &mut result, &stream)?))?;
+        let us = gpu_us(&stream, || {
+            Ok(sum_reduce::reduce_into(&x, &mut result, &stream)?)
+        })?;
         results.insert(format!("rust_reduce_{n}"), us);
         let got = result.copy_to_host_sync(&stream)?[0];
         if got != want {
@@ -91,8 +95,16 @@ fn main() -> Res<()> {
     let mut notes = Vec::new();
     let rng = match &helpers {
         Some(dir) => {
-            run_helper(&mut results, &mut notes, "Numba", Command::new("python3").arg(dir.join("vectorize.py")));
-            Some(compare_rng_with_numba(&dir.join("numba_rng_reference.py"), &stream))
+            run_helper(
+                &mut results,
+                &mut notes,
+                "Numba",
+                Command::new("python3").arg(dir.join("vectorize.py")),
+            );
+            Some(compare_rng_with_numba(
+                &dir.join("numba_rng_reference.py"),
+                &stream,
+            ))
         }
         None => {
             notes.push("Numba: not run (no --helpers): neither its timings nor the random numbers' comparison".into());
@@ -136,7 +148,9 @@ fn main() -> Res<()> {
                 failed |= !line.ok;
             }
             if failed {
-                return Err("the device random numbers differ from numba-cuda's (see the table)".into());
+                return Err(
+                    "the device random numbers differ from numba-cuda's (see the table)".into(),
+                );
             }
             println!("device random numbers: equal to numba-cuda's");
         }
@@ -147,8 +161,16 @@ fn main() -> Res<()> {
 }
 
 fn check_sum(out: &[f32], a: &[f32], b: &[f32], what: &str) -> Res<()> {
-    match (0..out.len()).step_by(4099).find(|&i| out[i] != a[i] + b[i]) {
-        Some(i) => Err(format!("{what}: element {i} is {}, expected {}", out[i], a[i] + b[i]).into()),
+    match (0..out.len())
+        .step_by(4099)
+        .find(|&i| out[i] != a[i] + b[i])
+    {
+        Some(i) => Err(format!(
+            "{what}: element {i} is {}, expected {}",
+            out[i],
+            a[i] + b[i]
+        )
+        .into()),
         None => Ok(()),
     }
 }
@@ -175,7 +197,12 @@ fn compare_rng_with_numba(script: &std::path::Path, stream: &Stream) -> Res<Vec<
         .args(["--seeds", &seeds, "--threads", &RNG_THREADS.to_string()])
         .output()?;
     if !out.status.success() {
-        return Err(format!("{} failed: {}", script.display(), String::from_utf8_lossy(&out.stderr).trim()).into());
+        return Err(format!(
+            "{} failed: {}",
+            script.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )
+        .into());
     }
     let reference: serde_json::Value = serde_json::from_slice(&out.stdout)?;
     let mut lines = Vec::new();
@@ -188,7 +215,11 @@ fn compare_rng_with_numba(script: &std::path::Path, stream: &Stream) -> Res<Vec<
             .map(|s| (s[0].as_u64().unwrap_or(0), s[1].as_u64().unwrap_or(0)))
             .collect();
         let mut states = create_xoroshiro128p_states(RNG_THREADS, seed, stream)?;
-        let ours: Vec<(u64, u64)> = states.copy_to_host_sync(stream)?.iter().map(|s: &Xoroshiro128p| (s.s0, s.s1)).collect();
+        let ours: Vec<(u64, u64)> = states
+            .copy_to_host_sync(stream)?
+            .iter()
+            .map(|s: &Xoroshiro128p| (s.s0, s.s1))
+            .collect();
         let states_equal = ours == numba_states;
         let (mut u32_equal, mut u64_equal, mut total) = (0usize, 0usize, 0usize);
         let (mut n32_ulp, mut n64_ulp) = (0u64, 0u64);
@@ -200,22 +231,42 @@ fn compare_rng_with_numba(script: &std::path::Path, stream: &Stream) -> Res<Vec<
             let mut n64s = DeviceBuffer::<[f64; 4]>::zeroed_on(n, stream)?;
             launch!(xoroshiro_draws[n.div_ceil(64), 64, stream](&mut states, &mut u32s, &mut u64s, &mut n32s, &mut n64s))?;
             let theirs = &entry["launches"][launch_number];
-            let bits = |key: &str, i: usize, k: usize| theirs[key][i][k].as_u64().unwrap_or(u64::MAX);
-            let (u32s, u64s) = (u32s.copy_to_host_sync(stream)?, u64s.copy_to_host_sync(stream)?);
-            let (n32s, n64s) = (n32s.copy_to_host_sync(stream)?, n64s.copy_to_host_sync(stream)?);
+            let bits =
+                |key: &str, i: usize, k: usize| theirs[key][i][k].as_u64().unwrap_or(u64::MAX);
+            let (u32s, u64s) = (
+                u32s.copy_to_host_sync(stream)?,
+                u64s.copy_to_host_sync(stream)?,
+            );
+            let (n32s, n64s) = (
+                n32s.copy_to_host_sync(stream)?,
+                n64s.copy_to_host_sync(stream)?,
+            );
             for i in 0..n {
                 for k in 0..4 {
                     total += 1;
-                    u32_equal += usize::from(u32s[i][k].to_bits() as u64 == bits("uniform_f32", i, k));
+                    u32_equal +=
+                        usize::from(u32s[i][k].to_bits() as u64 == bits("uniform_f32", i, k));
                     u64_equal += usize::from(u64s[i][k].to_bits() == bits("uniform_f64", i, k));
-                    n32_ulp = n32_ulp.max(ulps(n32s[i][k].to_bits() as u64, bits("normal_f32", i, k), 1 << 31));
-                    n64_ulp = n64_ulp.max(ulps(n64s[i][k].to_bits(), bits("normal_f64", i, k), 1 << 63));
+                    n32_ulp = n32_ulp.max(ulps(
+                        n32s[i][k].to_bits() as u64,
+                        bits("normal_f32", i, k),
+                        1 << 31,
+                    ));
+                    n64_ulp = n64_ulp.max(ulps(
+                        n64s[i][k].to_bits(),
+                        bits("normal_f64", i, k),
+                        1 << 63,
+                    ));
                 }
             }
         }
         // normal_f64 takes the logarithm of an f32 in f32 (as Numba): its
         // error is an f32's, some 2^29 ulp of an f64.
-        let ok = states_equal && u32_equal == total && u64_equal == total && n32_ulp <= 16 && n64_ulp <= 16 << 29;
+        let ok = states_equal
+            && u32_equal == total
+            && u64_equal == total
+            && n32_ulp <= 16
+            && n64_ulp <= 16 << 29;
         lines.push(RngLine {
             row: format!(
                 "| {seed:<5} | {:<12} | {:>8} / {:<6} | {:>8} / {:<6} | {:>22} | {:>22} |",

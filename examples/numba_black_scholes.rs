@@ -13,7 +13,9 @@
 
 use gpu_device::random::Xoroshiro128p;
 use gpu_runtime::{DeviceBuffer, Stream};
-use gpu_tutorial_kernels::black_scholes::{black_scholes_call, black_scholes_put, RISK_FREE, VOLATILITY};
+use gpu_tutorial_kernels::black_scholes::{
+    black_scholes_call, black_scholes_put, RISK_FREE, VOLATILITY,
+};
 use std::error::Error;
 use std::process::ExitCode;
 
@@ -42,7 +44,13 @@ fn randfloat(rng: &mut Xoroshiro128p, low: f64, high: f64) -> Vec<f64> {
 
 /// The CPU's cumulative normal distribution, as NumPy's `cnd` of the test.
 fn cnd(d: f64) -> f64 {
-    const A: [f64; 5] = [0.31938153, -0.356563782, 1.781477937, -1.821255978, 1.330274429];
+    const A: [f64; 5] = [
+        0.31938153,
+        -0.356563782,
+        1.781477937,
+        -1.821255978,
+        1.330274429,
+    ];
     let k = 1.0 / (1.0 + 0.2316419 * d.abs());
     let poly = k * (A[0] + k * (A[1] + k * (A[2] + k * (A[3] + k * A[4]))));
     let value = 0.398_942_280_401_432_7 * (-0.5 * d * d).exp() * poly;
@@ -97,7 +105,10 @@ fn run() -> Result<(), Box<dyn Error>> {
     let l1 = delta_sum / reference_sum;
     println!("black-scholes: {OPT_N} options, {ITERATIONS} iterations: relative L1 error {l1:.3e}, largest error {max_error:.3e}");
     if !(l1 < 1e-13 && max_error < 1e-13) {
-        return Err(format!("the device's prices differ from the CPU's: L1 {l1:e}, largest {max_error:e}").into());
+        return Err(format!(
+            "the device's prices differ from the CPU's: L1 {l1:e}, largest {max_error:e}"
+        )
+        .into());
     }
     println!("black-scholes: matches the CPU");
     Ok(())

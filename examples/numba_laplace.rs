@@ -39,7 +39,8 @@ fn cpu_step(a: &[f64]) -> (Vec<f64>, f64) {
     for row in 1..N - 1 {
         for col in 1..N - 1 {
             let at = |r: usize, c: usize| a[r * N + c];
-            let value = 0.25 * (((at(row, col + 1) + at(row, col - 1)) + at(row - 1, col)) + at(row + 1, col));
+            let value = 0.25
+                * (((at(row, col + 1) + at(row, col - 1)) + at(row - 1, col)) + at(row + 1, col));
             error = error.max((value - at(row, col)).abs());
             next[row * N + col] = value;
         }
@@ -79,7 +80,11 @@ fn run() -> Result<(), Box<dyn Error>> {
     }
     let device = a.copy_to_host_sync(&stream)?;
     if device != cpu {
-        let worst = device.iter().zip(&cpu).map(|(d, c)| (d - c).abs()).fold(0.0, f64::max);
+        let worst = device
+            .iter()
+            .zip(&cpu)
+            .map(|(d, c)| (d - c).abs())
+            .fold(0.0, f64::max);
         return Err(format!("after {iterations} iterations the device's grid differs from the CPU's by up to {worst:e}").into());
     }
     println!("laplace: {N}x{N} grid, {iterations} iterations, largest change {error:.3e}");

@@ -57,7 +57,10 @@ fn run() -> Result<(), Box<dyn Error>> {
     let pi = 4.0 * count as f64 / points as f64;
     println!("monte-carlo: {points} points, {count} inside: pi ~ {pi:.5}");
     if count != cpu {
-        return Err(format!("the device counted {count} points inside, the CPU {cpu} from the same states").into());
+        return Err(format!(
+            "the device counted {count} points inside, the CPU {cpu} from the same states"
+        )
+        .into());
     }
     if (pi - std::f64::consts::PI).abs() >= 0.01 {
         return Err(format!("pi ~ {pi} is more than 0.01 from the true value").into());

@@ -30,7 +30,10 @@ fn run(name: &str, expect: &str) {
         out.status,
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(stdout.contains(expect), "{name} printed no `{expect}`:\n{stdout}");
+    assert!(
+        stdout.contains(expect),
+        "{name} printed no `{expect}`:\n{stdout}"
+    );
 }
 
 #[test]
@@ -45,5 +48,8 @@ fn test_laplace_on_a_stream_matches_the_cpu() {
 
 #[test]
 fn monte_carlo_pi_with_the_device_random_numbers_matches_the_cpu() {
-    run("numba_monte_carlo_pi", "monte-carlo: matches the CPU, within 0.01 of pi");
+    run(
+        "numba_monte_carlo_pi",
+        "monte-carlo: matches the CPU, within 0.01 of pi",
+    );
 }

@@ -134,18 +134,32 @@ fn check_against_numba(seed: u64, n: usize, stream: &Stream) {
         for (i, s) in reference.iter_mut().enumerate() {
             let at = format!("seed {seed}, thread {i}, launch {launch_number}");
             let want: [f32; 4] = std::array::from_fn(|_| numba::uniform_f32(s));
-            assert_eq!(got.uniform_f32[i].map(f32::to_bits), want.map(f32::to_bits), "uniform_f32, {at}");
+            assert_eq!(
+                got.uniform_f32[i].map(f32::to_bits),
+                want.map(f32::to_bits),
+                "uniform_f32, {at}"
+            );
             let want: [f64; 4] = std::array::from_fn(|_| numba::uniform_f64(s));
-            assert_eq!(got.uniform_f64[i].map(f64::to_bits), want.map(f64::to_bits), "uniform_f64, {at}");
+            assert_eq!(
+                got.uniform_f64[i].map(f64::to_bits),
+                want.map(f64::to_bits),
+                "uniform_f64, {at}"
+            );
             let want: [f32; 4] = std::array::from_fn(|_| numba::normal_f32(s));
             for (g, w) in got.normal_f32[i].iter().zip(want) {
                 // f32 results: a few ulp of f32.
-                assert!(close_f64(*g as f64, w as f64, 8.0 * 2f64.powi(29)), "normal_f32 {g} != {w}, {at}");
+                assert!(
+                    close_f64(*g as f64, w as f64, 8.0 * 2f64.powi(29)),
+                    "normal_f32 {g} != {w}, {at}"
+                );
             }
             let want: [f64; 4] = std::array::from_fn(|_| numba::normal_f64(s));
             for (g, w) in got.normal_f64[i].iter().zip(want) {
                 // The logarithm is of an f32, in f32: a few ulp of f32 again.
-                assert!(close_f64(*g, w, 8.0 * 2f64.powi(29)), "normal_f64 {g} != {w}, {at}");
+                assert!(
+                    close_f64(*g, w, 8.0 * 2f64.powi(29)),
+                    "normal_f64 {g} != {w}, {at}"
+                );
             }
         }
         let advanced: Vec<(u64, u64)> = states
@@ -154,7 +168,10 @@ fn check_against_numba(seed: u64, n: usize, stream: &Stream) {
             .iter()
             .map(|s| (s.s0, s.s1))
             .collect();
-        assert_eq!(advanced, reference, "the states after launch {launch_number}, seed {seed}");
+        assert_eq!(
+            advanced, reference,
+            "the states after launch {launch_number}, seed {seed}"
+        );
     }
 }
 
@@ -195,7 +212,10 @@ fn no_states_is_an_empty_buffer() {
 #[test]
 fn uniform_f32_rounds_to_one_as_numba_does() {
     // The largest 53-bit fraction rounds to 1.0 in f32: Numba returns it.
-    let mut s = Xoroshiro128p { s0: u64::MAX, s1: 0 };
+    let mut s = Xoroshiro128p {
+        s0: u64::MAX,
+        s1: 0,
+    };
     assert_eq!(s.uniform_f32(), 1.0);
     let mut r = (u64::MAX, 0);
     assert_eq!(numba::uniform_f32(&mut r), 1.0);

@@ -32,7 +32,11 @@ fn test_1d_async_element_wise_add_on_a_stream() {
         let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| vector_add(*x, *y)).collect();
         assert_eq!(out.copy_to_host_sync(&s).unwrap(), want, "n = {n}");
         let applied = vector_add::apply(&da, &db, &s).unwrap();
-        assert_eq!(applied.copy_to_host_sync(&s).unwrap(), want, "apply, n = {n}");
+        assert_eq!(
+            applied.copy_to_host_sync(&s).unwrap(),
+            want,
+            "apply, n = {n}"
+        );
     }
 }
 
@@ -53,7 +57,11 @@ fn views_of_buffers_are_arguments_and_outputs() {
     let (ha, hb) = (floats(100, 1.0), floats(100, 2.0));
     let got = out.copy_to_host_sync(&s).unwrap();
     for (i, g) in got.iter().enumerate() {
-        let want = if (10..40).contains(&i) { ha[i - 10] + hb[i + 40] } else { 0.0 };
+        let want = if (10..40).contains(&i) {
+            ha[i - 10] + hb[i + 40]
+        } else {
+            0.0
+        };
         assert_eq!(*g, want, "element {i}");
     }
 }
@@ -75,7 +83,12 @@ fn three_arguments_of_three_types_and_a_struct_element() {
     let want: Vec<f64> = (0..n).map(|i| lerp(a[i], b[i], t[i])).collect();
     assert_eq!(out.copy_to_host_sync(&s).unwrap(), want);
 
-    let z: Vec<Complex> = (0..n).map(|i| Complex { re: i as f32, im: -(i as f32) / 2.0 }).collect();
+    let z: Vec<Complex> = (0..n)
+        .map(|i| Complex {
+            re: i as f32,
+            im: -(i as f32) / 2.0,
+        })
+        .collect();
     let out = norm_squared::apply(&DeviceBuffer::to_device_sync(&z, &s).unwrap(), &s).unwrap();
     let want: Vec<f32> = z.iter().map(|z| norm_squared(*z)).collect();
     assert_eq!(out.copy_to_host_sync(&s).unwrap(), want);
@@ -83,7 +96,10 @@ fn three_arguments_of_three_types_and_a_struct_element() {
     // An argument named `out`: the output parameter takes another name.
     let x: Vec<i32> = (0..n as i32).map(|i| i - 7).collect();
     let out = shifted::apply(&DeviceBuffer::to_device_sync(&x, &s).unwrap(), &s).unwrap();
-    assert_eq!(out.copy_to_host_sync(&s).unwrap(), x.iter().map(|v| v + 1).collect::<Vec<_>>());
+    assert_eq!(
+        out.copy_to_host_sync(&s).unwrap(),
+        x.iter().map(|v| v + 1).collect::<Vec<_>>()
+    );
 }
 
 #[test]
@@ -92,14 +108,21 @@ fn lengths_that_differ_are_refused_naming_the_argument() {
     let a = DeviceBuffer::to_device_sync(&floats(10, 1.0), &s).unwrap();
     let b = DeviceBuffer::to_device_sync(&floats(9, 1.0), &s).unwrap();
     let mut out = DeviceBuffer::<f32>::zeroed_on(10, &s).unwrap();
-    let message = vector_add::launch(&a, &b, &mut out, &s).unwrap_err().to_string();
+    let message = vector_add::launch(&a, &b, &mut out, &s)
+        .unwrap_err()
+        .to_string();
     assert!(
         message.contains("`vector_add`") && message.contains("`b` has 9 elements where `a` has 10"),
         "{message}"
     );
     let mut short = DeviceBuffer::<f32>::zeroed_on(4, &s).unwrap();
-    let message = vector_add::launch(&a, &a, &mut short, &s).unwrap_err().to_string();
-    assert!(message.contains("`out` has 4 elements where `a` has 10"), "{message}");
+    let message = vector_add::launch(&a, &a, &mut short, &s)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.contains("`out` has 4 elements where `a` has 10"),
+        "{message}"
+    );
     // Nothing was written.
     assert_eq!(short.copy_to_host_sync(&s).unwrap(), vec![0.0; 4]);
     assert!(vector_add::apply(&a, &b, &s).is_err());
@@ -122,7 +145,8 @@ fn the_generated_kernel_launched_by_hand_checks_its_lengths() {
     let a = DeviceBuffer::to_device_sync(&floats(10, 1.0), &s).unwrap();
     let b = DeviceBuffer::to_device_sync(&floats(5, 1.0), &s).unwrap();
     let mut out = DeviceBuffer::<f32>::zeroed_on(10, &s).unwrap();
-    let error = launch!(vector_add::vector_add_elementwise[1, 32, s](&a, &b, &mut out)).unwrap_err();
+    let error =
+        launch!(vector_add::vector_add_elementwise[1, 32, s](&a, &b, &mut out)).unwrap_err();
     assert!(matches!(error, Error::InvalidLaunch { .. }), "{error}");
 }
 
@@ -133,13 +157,27 @@ fn test_reduce_sums_every_length() {
         let x: Vec<f64> = (0..n).map(|i| (i % 13) as f64 - 4.0).collect();
         let dx = DeviceBuffer::to_device_sync(&x, &s).unwrap();
         // Small integers: every order of additions gives the same sum.
-        assert_eq!(sum_reduce::reduce(&dx, &s).unwrap(), x.iter().sum::<f64>(), "n = {n}");
+        assert_eq!(
+            sum_reduce::reduce(&dx, &s).unwrap(),
+            x.iter().sum::<f64>(),
+            "n = {n}"
+        );
         let xi: Vec<i64> = (0..n as i64).map(|i| i * 7919 - 12345).collect();
         let dxi = DeviceBuffer::to_device_sync(&xi, &s).unwrap();
-        assert_eq!(wrapping_sum::reduce(&dxi, &s).unwrap(), xi.iter().sum::<i64>(), "n = {n}");
-        let xu: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2654435761) >> 3).collect();
+        assert_eq!(
+            wrapping_sum::reduce(&dxi, &s).unwrap(),
+            xi.iter().sum::<i64>(),
+            "n = {n}"
+        );
+        let xu: Vec<u32> = (0..n as u32)
+            .map(|i| i.wrapping_mul(2654435761) >> 3)
+            .collect();
         let dxu = DeviceBuffer::to_device_sync(&xu, &s).unwrap();
-        assert_eq!(larger::reduce(&dxu, &s).unwrap(), *xu.iter().max().unwrap(), "n = {n}");
+        assert_eq!(
+            larger::reduce(&dxu, &s).unwrap(),
+            *xu.iter().max().unwrap(),
+            "n = {n}"
+        );
     }
 }
 
@@ -150,11 +188,17 @@ fn test_reduce_async_into_a_device_buffer_on_a_stream() {
     let dx = DeviceBuffer::to_device_sync(&x, &s).unwrap();
     let mut result = DeviceBuffer::<f64>::zeroed_on(1, &s).unwrap();
     sum_reduce::reduce_into(&dx, &mut result, &s).unwrap();
-    assert_eq!(result.copy_to_host_sync(&s).unwrap(), vec![x.iter().sum::<f64>()]);
+    assert_eq!(
+        result.copy_to_host_sync(&s).unwrap(),
+        vec![x.iter().sum::<f64>()]
+    );
     // Into one element of a larger buffer, through a view.
     let mut many = DeviceBuffer::<f64>::zeroed_on(3, &s).unwrap();
     sum_reduce::reduce_into(&dx, many.slice_mut(1..2).unwrap(), &s).unwrap();
-    assert_eq!(many.copy_to_host_sync(&s).unwrap(), vec![0.0, x.iter().sum::<f64>(), 0.0]);
+    assert_eq!(
+        many.copy_to_host_sync(&s).unwrap(),
+        vec![0.0, x.iter().sum::<f64>(), 0.0]
+    );
 }
 
 #[test]
@@ -162,9 +206,14 @@ fn a_reduction_of_nothing_or_into_the_wrong_length_is_refused() {
     let s = stream();
     let empty = DeviceBuffer::<f64>::zeroed_on(0, &s).unwrap();
     let message = sum_reduce::reduce(&empty, &s).unwrap_err().to_string();
-    assert!(message.contains("`sum_reduce`") && message.contains("empty"), "{message}");
+    assert!(
+        message.contains("`sum_reduce`") && message.contains("empty"),
+        "{message}"
+    );
     let x = DeviceBuffer::to_device_sync(&[1.0f64, 2.0], &s).unwrap();
     let mut two = DeviceBuffer::<f64>::zeroed_on(2, &s).unwrap();
-    let message = sum_reduce::reduce_into(&x, &mut two, &s).unwrap_err().to_string();
+    let message = sum_reduce::reduce_into(&x, &mut two, &s)
+        .unwrap_err()
+        .to_string();
     assert!(message.contains("`out` has 2 elements"), "{message}");
 }

@@ -66,9 +66,9 @@ pub mod neighbourhood;
 pub mod print;
 pub mod race_check;
 pub mod random;
-pub mod vectorize;
 mod slice2d;
 pub mod thread_owner;
+pub mod vectorize;
 
 pub use atomic::{AtomicElement, DeviceAtomic};
 pub use copy::{DeviceCopy, MAX_DEVICE_ALIGN, MAX_PARAMETER_ALIGN};

@@ -25,10 +25,10 @@ mod arithmetic;
 #[cfg(not(target_arch = "nvptx64"))]
 mod expr;
 #[cfg(not(target_arch = "nvptx64"))]
+pub mod random;
+#[cfg(not(target_arch = "nvptx64"))]
 mod scalar;
 mod sum;
-#[cfg(not(target_arch = "nvptx64"))]
-pub mod random;
 
 pub use arithmetic::Arithmetic;
 pub use sum::{Lanes, SumElement};

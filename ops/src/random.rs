@@ -22,7 +22,11 @@ use gpu_runtime::{DeviceBuffer, Result, Stream};
 
 /// The states of `n` generators for `seed`, in a new device buffer copied on
 /// `stream` (Numba's `create_xoroshiro128p_states(n, seed, stream=stream)`).
-pub fn create_xoroshiro128p_states(n: usize, seed: u64, stream: &Stream) -> Result<DeviceBuffer<Xoroshiro128p>> {
+pub fn create_xoroshiro128p_states(
+    n: usize,
+    seed: u64,
+    stream: &Stream,
+) -> Result<DeviceBuffer<Xoroshiro128p>> {
     create_xoroshiro128p_states_from(n, seed, 0, stream)
 }
 
@@ -34,6 +38,8 @@ pub fn create_xoroshiro128p_states_from(
     subsequence_start: u64,
     stream: &Stream,
 ) -> Result<DeviceBuffer<Xoroshiro128p>> {
-    let states: Vec<Xoroshiro128p> = Xoroshiro128p::states(seed, subsequence_start).take(n).collect();
+    let states: Vec<Xoroshiro128p> = Xoroshiro128p::states(seed, subsequence_start)
+        .take(n)
+        .collect();
     DeviceBuffer::to_device_sync(&states, stream)
 }

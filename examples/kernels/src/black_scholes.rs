@@ -21,7 +21,8 @@ const RSQRT2PI: f64 = 0.398_942_280_401_432_7;
 #[inline(always)]
 pub fn cnd(d: f64) -> f64 {
     let k = 1.0 / (1.0 + 0.2316419 * Float::abs(d));
-    let value = RSQRT2PI * libm::exp(-0.5 * d * d) * (k * (A1 + k * (A2 + k * (A3 + k * (A4 + k * A5)))));
+    let value =
+        RSQRT2PI * libm::exp(-0.5 * d * d) * (k * (A1 + k * (A2 + k * (A3 + k * (A4 + k * A5)))));
     if d > 0.0 {
         1.0 - value
     } else {
@@ -33,7 +34,8 @@ pub fn cnd(d: f64) -> f64 {
 #[inline(always)]
 fn d1_d2(s: f64, x: f64, t: f64) -> (f64, f64) {
     let sqrt_t = Float::sqrt(t);
-    let d1 = (libm::log(s / x) + (RISK_FREE + 0.5 * VOLATILITY * VOLATILITY) * t) / (VOLATILITY * sqrt_t);
+    let d1 = (libm::log(s / x) + (RISK_FREE + 0.5 * VOLATILITY * VOLATILITY) * t)
+        / (VOLATILITY * sqrt_t);
     (d1, d1 - VOLATILITY * sqrt_t)
 }
 

@@ -10,7 +10,11 @@ use gpu_device::prelude::*;
 /// neighbours in `a` (the border is copied), and `change` is
 /// `|a_new - a|` per element. `a`, `a_new` and `change` have one shape.
 #[kernel]
-pub fn jacobi_relax_core(a: &[f64], mut a_new: DisjointSlice2d<f64>, mut change: DisjointSlice2d<f64>) {
+pub fn jacobi_relax_core(
+    a: &[f64],
+    mut a_new: DisjointSlice2d<f64>,
+    mut change: DisjointSlice2d<f64>,
+) {
     let index = thread_index_2d();
     let grid = Slice2d::with_shape(a, a_new.shape());
     let (row, col) = (index.y(), index.x());

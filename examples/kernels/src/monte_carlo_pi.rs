@@ -8,7 +8,11 @@ use gpu_device::random::Xoroshiro128p;
 /// Thread `i` draws `samples` points `(x, y)` (two uniform `f32` each, from
 /// `states[i]`) and writes how many have `x² + y² <= 1` to `inside[i]`.
 #[kernel]
-pub fn count_inside(mut states: DisjointSlice<Xoroshiro128p>, samples: u32, mut inside: DisjointSlice<u64>) {
+pub fn count_inside(
+    mut states: DisjointSlice<Xoroshiro128p>,
+    samples: u32,
+    mut inside: DisjointSlice<u64>,
+) {
     let i = thread_index();
     if let Some(state) = states.get_mut(i) {
         let mut count = 0u64;

@@ -10,7 +10,8 @@
 
 use super::model::{Form, Vectorized};
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
 use syn::Ident;
 
 pub fn emit(model: &Vectorized) -> TokenStream {
@@ -58,7 +59,7 @@ fn elementwise(model: &Vectorized) -> TokenStream {
     let kernel = format_ident!("{}_elementwise", name);
     let out = output_name(model);
     let out_str = out.to_string();
-    let (names, types): (Vec<_>, Vec<_>) = model.args.iter().map(|a| (&a.name, &a.ty)).unzip();
+    let names: Vec<&Ident> = model.args.iter().map(|a| &a.name).collect();
     let name_strs: Vec<String> = names.iter().map(|n| n.to_string()).collect();
     let ret = &model.ret;
     let index = Ident::new("__gpu_i", Span::mixed_site());
@@ -67,6 +68,21 @@ fn elementwise(model: &Vectorized) -> TokenStream {
     let len = Ident::new("__gpu_len", Span::mixed_site());
     let result = Ident::new("__gpu_result", Span::mixed_site());
     let first = names[0];
+    let first_len =
+        quote_spanned!(model.args[0].ty.span()=> ::gpu_runtime::DeviceInput::raw_view(&#first).len);
+    // Everything that names an argument's type is spanned on that type, so
+    // that a type that is not `DeviceCopy` is reported there.
+    let spanned = |f: &dyn Fn(&Ident, &syn::Type) -> TokenStream| -> Vec<TokenStream> {
+        model.args.iter().map(|a| f(&a.name, &a.ty)).collect()
+    };
+    let kernel_params = spanned(&|n, t| quote_spanned!(t.span()=> #n: &[#t]));
+    let launcher_params =
+        spanned(&|n, t| quote_spanned!(t.span()=> #n: impl ::gpu_runtime::DeviceInput<#t>));
+    let reads = spanned(&|n, t| quote_spanned!(t.span()=> #n[#k]));
+    let lengths = spanned(&|n, t| {
+        let s = n.to_string();
+        quote_spanned!(t.span()=> (#s, ::gpu_runtime::DeviceInput::raw_view(&#n).len))
+    });
     let kernel_doc = format!(
         "`{out_str}[i] = {name_str}({}[i])` for every `i`: the kernel of `#[vectorize]`, one thread per element (launch it through [`launch`] or [`apply`]).",
         name_strs.join("[i], ")
@@ -81,11 +97,11 @@ fn elementwise(model: &Vectorized) -> TokenStream {
     quote! {
         #[doc = #kernel_doc]
         #[::gpu_device::kernel(#(len(#names >= #out)),*)]
-        pub fn #kernel(#(#names: &[#types],)* mut #out: ::gpu_device::DisjointSlice<#ret>) {
+        pub fn #kernel(#(#kernel_params,)* mut #out: ::gpu_device::DisjointSlice<#ret>) {
             let #index = thread_index();
             if let ::core::option::Option::Some(#element) = #out.get_mut(#index) {
                 let #k = #index.get();
-                *#element = super::#name(#(#names[#k]),*);
+                *#element = super::#name(#(#reads),*);
             }
         }
 
@@ -93,12 +109,12 @@ fn elementwise(model: &Vectorized) -> TokenStream {
         #[doc = #launch_doc]
         #[allow(clippy::too_many_arguments)]
         pub fn launch(
-            #(#names: impl ::gpu_runtime::DeviceInput<#types>,)*
+            #(#launcher_params,)*
             mut #out: impl ::gpu_runtime::DeviceOutput<#ret>,
             stream: &::gpu_runtime::Stream,
         ) -> ::gpu_runtime::Result<()> {
             let #len = ::gpu_runtime::__private::elementwise_len(#name_str, &[
-                #((#name_strs, ::gpu_runtime::DeviceInput::raw_view(&#names).len),)*
+                #(#lengths,)*
                 (#out_str, ::gpu_runtime::DeviceOutput::raw_view(&mut #out).len),
             ])?;
             if #len == 0 {
@@ -112,10 +128,10 @@ fn elementwise(model: &Vectorized) -> TokenStream {
         #[doc = #apply_doc]
         #[allow(clippy::too_many_arguments)]
         pub fn apply(
-            #(#names: impl ::gpu_runtime::DeviceInput<#types>,)*
+            #(#launcher_params,)*
             stream: &::gpu_runtime::Stream,
         ) -> ::gpu_runtime::Result<::gpu_runtime::DeviceBuffer<#ret>> {
-            let #len = ::gpu_runtime::DeviceInput::raw_view(&#first).len;
+            let #len = #first_len;
             let mut #result = ::gpu_runtime::DeviceBuffer::<#ret>::zeroed_on(#len, stream)?;
             launch(#(#names,)* &mut #result, stream)?;
             ::core::result::Result::Ok(#result)
@@ -131,6 +147,8 @@ fn reduce(model: &Vectorized) -> TokenStream {
     let len = Ident::new("__gpu_len", Span::mixed_site());
     let partials = Ident::new("__gpu_partials", Span::mixed_site());
     let result = Ident::new("__gpu_result", Span::mixed_site());
+    // Spanned on the type: a type a block cannot reduce is reported there.
+    let pass = quote_spanned!(ty.span()=> ::gpu_device::vectorize::reduce_pass::<#ty>(input, partials, block, super::#name));
     let kernel_doc = format!(
         "One pass of the reduction with `{name_str}`: block `b` writes `{name_str}` over its share of `input` to `partials[b]` (launch it through [`reduce`] or [`reduce_into`])."
     );
@@ -144,7 +162,7 @@ fn reduce(model: &Vectorized) -> TokenStream {
         #[doc = #kernel_doc]
         #[::gpu_device::kernel]
         pub fn #kernel(input: &[#ty], partials: ::gpu_device::DisjointSlice<#ty>, block: ::gpu_device::Block) {
-            ::gpu_device::vectorize::reduce_pass(input, partials, block, super::#name)
+            #pass
         }
 
         #[cfg(not(target_arch = "nvptx64"))]

@@ -47,7 +47,10 @@ impl Vectorized {
             ));
         }
         if let Some(asyncness) = &sig.asyncness {
-            errors.push(syn::Error::new(asyncness.span(), "a vectorized function cannot be `async`"));
+            errors.push(syn::Error::new(
+                asyncness.span(),
+                "a vectorized function cannot be `async`",
+            ));
         }
         if let Some(unsafety) = &sig.unsafety {
             errors.push(syn::Error::new(
@@ -75,7 +78,9 @@ impl Vectorized {
                 ));
                 None
             }
-            ReturnType::Type(_, ty) => errors.ok(check_value_type(ty, "return")).map(|()| (**ty).clone()),
+            ReturnType::Type(_, ty) => errors
+                .ok(check_value_type(ty, "return"))
+                .map(|()| (**ty).clone()),
         };
         if form == Form::Reduce {
             if sig.inputs.len() != 2 && !sig.inputs.is_empty() {
@@ -117,7 +122,10 @@ fn parse_form(args: TokenStream) -> syn::Result<Form> {
     if ident == "reduce" {
         Ok(Form::Reduce)
     } else {
-        Err(syn::Error::new(ident.span(), format!("unknown option `{ident}`: expected {EXPECTED_ARGS}")))
+        Err(syn::Error::new(
+            ident.span(),
+            format!("unknown option `{ident}`: expected {EXPECTED_ARGS}"),
+        ))
     }
 }
 
@@ -161,5 +169,8 @@ fn check_value_type(ty: &Type, role: &str) -> syn::Result<()> {
         Type::Tuple(t) if t.elems.is_empty() => "`()`: an element is a `DeviceCopy` value such as `f32`",
         _ => "not a scalar type: an element is a `DeviceCopy` value such as `f32` or a `#[repr(C)]` struct",
     };
-    Err(syn::Error::new(ty.span(), format!("a vectorized function's {role} type cannot be {why}")))
+    Err(syn::Error::new(
+        ty.span(),
+        format!("a vectorized function's {role} type cannot be {why}"),
+    ))
 }

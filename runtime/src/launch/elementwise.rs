@@ -28,7 +28,10 @@ const REDUCE_BLOCKS_PER_SM: usize = 8;
 /// agree; otherwise an `InvalidLaunch` error naming the function and the
 /// first argument whose length differs from the first's.
 #[doc(hidden)]
-pub fn elementwise_len(function: &'static str, arguments: &[(&'static str, usize)]) -> Result<usize> {
+pub fn elementwise_len(
+    function: &'static str,
+    arguments: &[(&'static str, usize)],
+) -> Result<usize> {
     let Some(&(first, len)) = arguments.first() else {
         return Ok(0);
     };
@@ -52,7 +55,9 @@ pub fn check_reduce_output(function: &'static str, len: usize) -> Result<()> {
     }
     Err(Error::InvalidLaunch {
         kernel: function,
-        reason: format!("`out` has {len} elements: a reduction writes one (pass a one-element buffer or view)"),
+        reason: format!(
+            "`out` has {len} elements: a reduction writes one (pass a one-element buffer or view)"
+        ),
     })
 }
 
@@ -69,7 +74,11 @@ pub fn elementwise_shape(len: usize) -> (usize, usize) {
 /// `InvalidLaunch` error for `len == 0`, which has no value to give (Numba's
 /// `reduce` returns its `init` there).
 #[doc(hidden)]
-pub fn reduce_shape(function: &'static str, len: usize, stream: &Stream) -> Result<((usize, usize), usize)> {
+pub fn reduce_shape(
+    function: &'static str,
+    len: usize,
+    stream: &Stream,
+) -> Result<((usize, usize), usize)> {
     if len == 0 {
         return Err(Error::InvalidLaunch {
             kernel: function,
@@ -88,12 +97,16 @@ mod tests {
 
     #[test]
     fn a_length_that_differs_is_refused_naming_it() {
-        assert_eq!(elementwise_len("f", &[("a", 5), ("b", 5), ("out", 5)]).unwrap(), 5);
+        assert_eq!(
+            elementwise_len("f", &[("a", 5), ("b", 5), ("out", 5)]).unwrap(),
+            5
+        );
         let message = elementwise_len("black_scholes", &[("a", 5), ("b", 4), ("out", 5)])
             .unwrap_err()
             .to_string();
         assert!(
-            message.contains("`black_scholes`") && message.contains("`b` has 4 elements where `a` has 5"),
+            message.contains("`black_scholes`")
+                && message.contains("`b` has 4 elements where `a` has 5"),
             "{message}"
         );
     }
@@ -101,8 +114,13 @@ mod tests {
     #[test]
     fn a_reduction_writes_exactly_one_element() {
         assert!(super::check_reduce_output("f", 1).is_ok());
-        let message = super::check_reduce_output("larger", 2).unwrap_err().to_string();
-        assert!(message.contains("`larger`") && message.contains("`out` has 2 elements"), "{message}");
+        let message = super::check_reduce_output("larger", 2)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.contains("`larger`") && message.contains("`out` has 2 elements"),
+            "{message}"
+        );
         assert!(super::check_reduce_output("f", 0).is_err());
     }
 

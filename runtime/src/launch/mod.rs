@@ -16,9 +16,9 @@ mod slice_arg;
 pub use arguments::LaunchArgs;
 
 #[doc(hidden)]
-pub use length_bound::check_len_at_least;
-#[doc(hidden)]
 pub use elementwise::{check_reduce_output, elementwise_len, elementwise_shape, reduce_shape};
+#[doc(hidden)]
+pub use length_bound::check_len_at_least;
 
 pub use config::{DimValue, Dims, IntoDims, LaunchConfig, StreamRef};
 
