@@ -25,6 +25,8 @@ mod numba {
         (z, z)
     }
 
+    // As Numba writes it, not through the library's `rotate_left`.
+    #[allow(clippy::manual_rotate)]
     fn rotl(x: u64, k: u32) -> u64 {
         (x << k) | (x >> (64 - k))
     }

@@ -1,7 +1,7 @@
 //! Numba's `test_laplace`: Jacobi relaxation of Laplace's equation on a
 //! grid (the `numba_laplace` example). Numba's kernel reduces each block's
 //! error in shared memory; here each thread writes its own change, and
-//! [`largest`] (`#[vectorize(reduce)]`) reduces them, with no `unsafe`.
+//! [`largest`](mod@largest) (`#[vectorize(reduce)]`) reduces them, with no `unsafe`.
 
 use gpu_device::math::Float;
 use gpu_device::prelude::*;

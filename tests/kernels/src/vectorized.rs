@@ -10,7 +10,7 @@ pub fn vector_add(a: f32, b: f32) -> f32 {
     a + b
 }
 
-/// [`vector_add`] written by hand: one thread per element.
+/// [`vector_add`](fn@vector_add) written by hand: one thread per element.
 #[kernel(len(a >= out), len(b >= out))]
 pub fn vector_add_by_hand(a: &[f32], b: &[f32], mut out: DisjointSlice<f32>) {
     let i = thread_index();
