@@ -15,11 +15,16 @@
 //! `scripts/gpu-bundle.sh` builds this; on the GPU machine run it with
 //! `--helpers DIR`, the directory holding `vectorize.py` and
 //! `numba_rng_reference.py` (with numba-cuda installed).
+//!
+//! `--quick` (2^12 elements, 3 repeats, and the random numbers against the
+//! script's `--emulate` mode, plain Python, instead of numba-cuda) checks the
+//! benchmark itself on the simulator: `cargo bench --bench vectorize --
+//! --quick --helpers benches/python`.
 
 #[path = "common/mod.rs"]
 mod common;
 
-use common::{helpers_dir, median, ratio, run_helper, show, Res, Results};
+use common::{bench_args, median, ratio, run_helper, show, Res, Results};
 use gpu_device::random::Xoroshiro128p;
 use gpu_ops::random::create_xoroshiro128p_states;
 use gpu_runtime::{launch, Device, DeviceBuffer, Event, Stream};
@@ -28,19 +33,19 @@ use gpu_test_kernels::vectorized::{sum_reduce, vector_add, vector_add_by_hand};
 use std::process::Command;
 
 const SIZES: [usize; 2] = [1 << 20, 1 << 24];
-const REPEATS: usize = 30;
+const QUICK_SIZES: [usize; 1] = [1 << 12];
 const RNG_SEEDS: [u64; 2] = [1, 12345];
 const RNG_THREADS: usize = 70;
 
-/// Median GPU time in µs of `work` on `stream`, timed with events, after 3
-/// warm-up calls.
-fn gpu_us(stream: &Stream, mut work: impl FnMut() -> Res<()>) -> Res<f64> {
+/// Median GPU time in µs of `work` on `stream` over `repeats` calls, timed
+/// with events, after 3 warm-up calls.
+fn gpu_us(stream: &Stream, repeats: usize, mut work: impl FnMut() -> Res<()>) -> Res<f64> {
     for _ in 0..3 {
         work()?;
     }
     let (start, end) = (Event::new()?, Event::new()?);
     let mut times = Vec::new();
-    for _ in 0..REPEATS {
+    for _ in 0..repeats {
         start.record_on(stream)?;
         work()?;
         end.record_on(stream)?;
@@ -50,23 +55,29 @@ fn gpu_us(stream: &Stream, mut work: impl FnMut() -> Res<()>) -> Res<f64> {
 }
 
 fn main() -> Res<()> {
-    let helpers = helpers_dir()?;
+    let (helpers, flags) = bench_args(&["--quick"])?;
+    let quick = !flags.is_empty();
+    let (sizes, repeats): (&[usize], usize) = if quick {
+        (&QUICK_SIZES, 3)
+    } else {
+        (&SIZES, 30)
+    };
     let device = Device::get(0)?;
     let stream = Stream::new()?;
     let mut results = Results::new();
-    for n in SIZES {
+    for &n in sizes {
         let ha: Vec<f32> = (0..n).map(|i| (i % 97) as f32).collect();
         let hb: Vec<f32> = (0..n).map(|i| (i % 89) as f32).collect();
         let a = DeviceBuffer::to_device_sync(&ha, &stream)?;
         let b = DeviceBuffer::to_device_sync(&hb, &stream)?;
         let mut out = DeviceBuffer::<f32>::zeroed_on(n, &stream)?;
-        let us = gpu_us(&stream, || {
+        let us = gpu_us(&stream, repeats, || {
             Ok(vector_add::launch(&a, &b, &mut out, &stream)?)
         })?;
         results.insert(format!("rust_vectorize_{n}"), us);
         check_sum(&out.copy_to_host_sync(&stream)?, &ha, &hb, "#[vectorize]")?;
         out.zero(&stream)?;
-        let us = gpu_us(&stream, || {
+        let us = gpu_us(&stream, repeats, || {
             Ok(launch!(vector_add_by_hand[n.div_ceil(256), 256, stream](&a, &b, &mut out))?)
         })?;
         results.insert(format!("rust_by_hand_{n}"), us);
@@ -77,7 +88,7 @@ fn main() -> Res<()> {
         let want: f64 = hx.iter().sum();
         let x = DeviceBuffer::to_device_sync(&hx, &stream)?;
         let mut result = DeviceBuffer::<f64>::zeroed_on(1, &stream)?;
-        let us = gpu_us(&stream, || {
+        let us = gpu_us(&stream, repeats, || {
             Ok(sum_reduce::reduce_into(&x, &mut result, &stream)?)
         })?;
         results.insert(format!("rust_reduce_{n}"), us);
@@ -85,7 +96,7 @@ fn main() -> Res<()> {
         if got != want {
             return Err(format!("#[vectorize(reduce)] summed {got}, expected {want}").into());
         }
-        let us = gpu_us(&stream, || {
+        let us = gpu_us(&stream, repeats, || {
             gpu_ops::sum_on(&x, &stream)?;
             Ok(())
         })?;
@@ -95,14 +106,19 @@ fn main() -> Res<()> {
     let mut notes = Vec::new();
     let rng = match &helpers {
         Some(dir) => {
-            run_helper(
-                &mut results,
-                &mut notes,
-                "Numba",
-                Command::new("python3").arg(dir.join("vectorize.py")),
-            );
+            if quick {
+                notes.push("Numba: its timings not run (--quick)".into());
+            } else {
+                run_helper(
+                    &mut results,
+                    &mut notes,
+                    "Numba",
+                    Command::new("python3").arg(dir.join("vectorize.py")),
+                );
+            }
             Some(compare_rng_with_numba(
                 &dir.join("numba_rng_reference.py"),
+                quick,
                 &stream,
             ))
         }
@@ -116,10 +132,10 @@ fn main() -> Res<()> {
     println!();
     println!("GPU: {}", device.name());
     println!();
-    println!("a + b on f32 into a preallocated output, and the sum of f64 into a device scalar, on a stream: GPU time per call, events, median of {REPEATS}");
+    println!("a + b on f32 into a preallocated output, and the sum of f64 into a device scalar, on a stream: GPU time per call, events, median of {repeats}");
     println!("| what                                   | elements | time         | vs by hand | vs Numba | goal                  |");
     println!("|----------------------------------------|----------|--------------|------------|----------|-----------------------|");
-    for n in SIZES {
+    for &n in sizes {
         let hand = get(format!("rust_by_hand_{n}"));
         let numba = get(format!("numba_vectorize_{n}"));
         let v = get(format!("rust_vectorize_{n}"));
@@ -139,7 +155,12 @@ fn main() -> Res<()> {
     match rng {
         Some(Ok(lines)) => {
             println!();
-            println!("device random numbers against numba-cuda (seeds {RNG_SEEDS:?}, {RNG_THREADS} threads, two launches of 24 draws each)");
+            let against = if quick {
+                "the script's plain-Python emulation (--quick)"
+            } else {
+                "numba-cuda"
+            };
+            println!("device random numbers against {against} (seeds {RNG_SEEDS:?}, {RNG_THREADS} threads, two launches of 24 draws each)");
             println!("| seed  | states equal | uniform_f32 equal | uniform_f64 equal | normal_f32 largest ulp | normal_f64 largest ulp |");
             println!("|-------|--------------|-------------------|-------------------|------------------------|------------------------|");
             let mut failed = false;
@@ -148,11 +169,12 @@ fn main() -> Res<()> {
                 failed |= !line.ok;
             }
             if failed {
-                return Err(
-                    "the device random numbers differ from numba-cuda's (see the table)".into(),
-                );
+                return Err(format!(
+                    "the device random numbers differ from {against}'s (see the table)"
+                )
+                .into());
             }
-            println!("device random numbers: equal to numba-cuda's");
+            println!("device random numbers: equal to {against}'s");
         }
         Some(Err(e)) => println!("note: random numbers against numba-cuda: not compared ({e})"),
         None => {}
@@ -190,12 +212,20 @@ fn ulps(a: u64, b: u64, sign_bit: u64) -> u64 {
     a.abs_diff(b)
 }
 
-fn compare_rng_with_numba(script: &std::path::Path, stream: &Stream) -> Res<Vec<RngLine>> {
+fn compare_rng_with_numba(
+    script: &std::path::Path,
+    emulate: bool,
+    stream: &Stream,
+) -> Res<Vec<RngLine>> {
     let seeds = RNG_SEEDS.map(|s| s.to_string()).join(",");
-    let out = Command::new("python3")
+    let mut command = Command::new("python3");
+    command
         .arg(script)
-        .args(["--seeds", &seeds, "--threads", &RNG_THREADS.to_string()])
-        .output()?;
+        .args(["--seeds", &seeds, "--threads", &RNG_THREADS.to_string()]);
+    if emulate {
+        command.arg("--emulate");
+    }
+    let out = command.output()?;
     if !out.status.success() {
         return Err(format!(
             "{} failed: {}",

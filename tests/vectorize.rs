@@ -9,7 +9,8 @@
 
 use gpu_runtime::{launch, DeviceBuffer, Error, Stream};
 use gpu_test_kernels::vectorized::{
-    larger, lerp, norm_squared, shifted, sum_reduce, vector_add, wrapping_sum, Complex,
+    hostile_names, larger, lerp, norm_squared, shadowing, shifted, sum_reduce, vector_add,
+    wrapping_sum, Complex,
 };
 
 fn stream() -> Stream {
@@ -99,6 +100,30 @@ fn three_arguments_of_three_types_and_a_struct_element() {
     assert_eq!(
         out.copy_to_host_sync(&s).unwrap(),
         x.iter().map(|v| v + 1).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn arguments_named_as_the_generated_code_and_a_shadowing_scope() {
+    let s = stream();
+    let n = 300;
+    let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let d = DeviceBuffer::to_device_sync(&x, &s).unwrap();
+    let out = hostile_names::apply(&d, &d, &d, &d, &s).unwrap();
+    let want: Vec<f32> = x.iter().map(|&v| hostile_names(v, v, v, v)).collect();
+    assert_eq!(out.copy_to_host_sync(&s).unwrap(), want);
+    let a: Vec<i64> = (0..n as i64).map(|i| i * 3).collect();
+    let b: Vec<i64> = (0..n as i64).collect();
+    let out = shadowing::difference::apply(
+        &DeviceBuffer::to_device_sync(&a, &s).unwrap(),
+        &DeviceBuffer::to_device_sync(&b, &s).unwrap(),
+        &s,
+    )
+    .unwrap();
+    // Element i, not element `shadowing::thread_index() == 7` everywhere.
+    assert_eq!(
+        out.copy_to_host_sync(&s).unwrap(),
+        (0..n as i64).map(|i| 2 * i).collect::<Vec<_>>()
     );
 }
 

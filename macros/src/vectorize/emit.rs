@@ -67,6 +67,11 @@ fn elementwise(model: &Vectorized) -> TokenStream {
     let k = Ident::new("__gpu_k", Span::mixed_site());
     let len = Ident::new("__gpu_len", Span::mixed_site());
     let result = Ident::new("__gpu_result", Span::mixed_site());
+    // Names an argument may also have (`stream: f32`): the generated ones are
+    // mixed-site, out of the user's reach.
+    let stream = Ident::new("stream", Span::mixed_site());
+    let grid = Ident::new("grid", Span::mixed_site());
+    let block = Ident::new("block", Span::mixed_site());
     let first = names[0];
     let first_len =
         quote_spanned!(model.args[0].ty.span()=> ::gpu_runtime::DeviceInput::raw_view(&#first).len);
@@ -111,7 +116,7 @@ fn elementwise(model: &Vectorized) -> TokenStream {
         pub fn launch(
             #(#launcher_params,)*
             mut #out: impl ::gpu_runtime::DeviceOutput<#ret>,
-            stream: &::gpu_runtime::Stream,
+            #stream: &::gpu_runtime::Stream,
         ) -> ::gpu_runtime::Result<()> {
             let #len = ::gpu_runtime::__private::elementwise_len(#name_str, &[
                 #(#lengths,)*
@@ -120,8 +125,8 @@ fn elementwise(model: &Vectorized) -> TokenStream {
             if #len == 0 {
                 return ::core::result::Result::Ok(());
             }
-            let (grid, block) = ::gpu_runtime::__private::elementwise_shape(#len);
-            ::gpu_runtime::launch!(#kernel[grid, block, stream](#(#names,)* #out))
+            let (#grid, #block) = ::gpu_runtime::__private::elementwise_shape(#len);
+            ::gpu_runtime::launch!(#kernel[#grid, #block, #stream](#(#names,)* #out))
         }
 
         #[cfg(not(target_arch = "nvptx64"))]
@@ -129,11 +134,11 @@ fn elementwise(model: &Vectorized) -> TokenStream {
         #[allow(clippy::too_many_arguments)]
         pub fn apply(
             #(#launcher_params,)*
-            stream: &::gpu_runtime::Stream,
+            #stream: &::gpu_runtime::Stream,
         ) -> ::gpu_runtime::Result<::gpu_runtime::DeviceBuffer<#ret>> {
             let #len = #first_len;
-            let mut #result = ::gpu_runtime::DeviceBuffer::<#ret>::zeroed_on(#len, stream)?;
-            launch(#(#names,)* &mut #result, stream)?;
+            let mut #result = ::gpu_runtime::DeviceBuffer::<#ret>::zeroed_on(#len, #stream)?;
+            self::launch(#(#names,)* &mut #result, #stream)?;
             ::core::result::Result::Ok(#result)
         }
     }

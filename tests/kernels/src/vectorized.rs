@@ -48,6 +48,31 @@ pub fn shifted(out: i32) -> i32 {
     out.wrapping_add(1)
 }
 
+/// Arguments named as the launchers' own parameters and locals, and as the
+/// launcher `apply` calls.
+#[vectorize]
+pub fn hostile_names(stream: f32, grid: f32, block: f32, launch: f32) -> f32 {
+    stream + grid * block - launch
+}
+
+/// A module whose own `thread_index` and `launch` the generated kernel and
+/// launchers must not pick up.
+pub mod shadowing {
+    /// Not the witness.
+    pub fn thread_index() -> usize {
+        7
+    }
+
+    /// Not a launcher.
+    pub fn launch() {}
+
+    /// `a - b`, vectorized beside the names above.
+    #[gpu_device::vectorize]
+    pub fn difference(a: i64, b: i64) -> i64 {
+        a.wrapping_sub(b)
+    }
+}
+
 /// The sum, Numba's `@cuda.reduce def sum_reduce(a, b): return a + b`.
 #[vectorize(reduce)]
 pub fn sum_reduce(a: f64, b: f64) -> f64 {
