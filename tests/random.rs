@@ -205,6 +205,33 @@ fn a_subsequence_start_skips_whole_generators() {
 }
 
 #[test]
+fn the_kernels_jumps_equal_numbas_chain_for_many_threads_and_starts() {
+    // The states are computed by a kernel, thread i jumping i times at once
+    // (powers of the jump matrix): equal to Numba's one-after-the-other chain
+    // across several levels of powers and a start past many jumps.
+    let stream = Stream::new().unwrap();
+    for (n, seed, start) in [
+        (1usize, 3u64, 0u64),
+        (2, 3, 1),
+        (1000, 77, 0),
+        (257, 5, 1000),
+    ] {
+        let got: Vec<(u64, u64)> = create_xoroshiro128p_states_from(n, seed, start, &stream)
+            .unwrap()
+            .copy_to_host_sync(&stream)
+            .unwrap()
+            .iter()
+            .map(|s| (s.s0, s.s1))
+            .collect();
+        assert_eq!(
+            got,
+            numba::states(n, seed, start),
+            "n {n}, seed {seed}, start {start}"
+        );
+    }
+}
+
+#[test]
 fn no_states_is_an_empty_buffer() {
     let stream = Stream::new().unwrap();
     let states = create_xoroshiro128p_states(0, 1, &stream).unwrap();

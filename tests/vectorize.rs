@@ -128,6 +128,21 @@ fn arguments_named_as_the_generated_code_and_a_shadowing_scope() {
 }
 
 #[test]
+fn a_private_vectorized_function_launches() {
+    let s = stream();
+    let x = floats(300, 0.5);
+    let out = gpu_test_kernels::vectorized::square_all(
+        &DeviceBuffer::to_device_sync(&x, &s).unwrap(),
+        &s,
+    )
+    .unwrap();
+    assert_eq!(
+        out.copy_to_host_sync(&s).unwrap(),
+        x.iter().map(|v| v * v).collect::<Vec<_>>()
+    );
+}
+
+#[test]
 fn lengths_that_differ_are_refused_naming_the_argument() {
     let s = stream();
     let a = DeviceBuffer::to_device_sync(&floats(10, 1.0), &s).unwrap();

@@ -9,9 +9,12 @@
 //!   `xoroshiro128p_dtype`), seeded by SplitMix64 with `s0 == s1`;
 //! - the states of a launch are one sequence cut into subsequences `2^64`
 //!   steps apart: state `i + 1` is state `i` after a jump
-//!   ([`Xoroshiro128p::jump`]); Numba computes them on the host and copies
-//!   them, as [`Xoroshiro128p::states`] does (`gpu_ops::random` copies them
-//!   to a device buffer);
+//!   ([`Xoroshiro128p::jump`]). Numba computes them one after the other on
+//!   the host and copies them ([`Xoroshiro128p::states`] does the same);
+//!   `gpu_ops::random` computes them in a kernel instead, each thread
+//!   jumping `i` times at once: a jump is linear over GF(2), a 128 x 128 bit
+//!   matrix ([`JumpRows`]), so `i` jumps are the product of the matrices of
+//!   `2^k` jumps for the bits `k` of `i`;
 //! - a uniform `f64` is the top 53 bits of the next output over `2^53`; a
 //!   uniform `f32` is that `f64` rounded to `f32` (so, as in Numba, it can
 //!   round up to `1.0`);
@@ -149,6 +152,67 @@ impl Xoroshiro128p {
     }
 }
 
+/// A linear map of states over GF(2), as 128 rows: bit `r` of the image of
+/// a state is the parity of row `r` and-ed with the state (bit `b` of a
+/// state is bit `b` of `s0` for `b < 64`, bit `b - 64` of `s1` above). The
+/// rows of `2^k` jumps, for each `k`, are what the initialising kernel
+/// reads.
+pub type JumpRows = [[u64; 2]; 128];
+
+impl Xoroshiro128p {
+    /// The rows of one jump ([`jump`](Self::jump)), computed by jumping each
+    /// state of one bit.
+    pub fn jump_rows() -> JumpRows {
+        let mut rows = [[0u64; 2]; 128];
+        for b in 0..128 {
+            let mut unit = Xoroshiro128p {
+                s0: if b < 64 { 1 << b } else { 0 },
+                s1: if b >= 64 { 1 << (b - 64) } else { 0 },
+            };
+            unit.jump();
+            // Column `b` of the matrix is the image of state bit `b`.
+            for (r, row) in rows.iter_mut().enumerate() {
+                let bit = if r < 64 {
+                    unit.s0 >> r
+                } else {
+                    unit.s1 >> (r - 64)
+                } & 1;
+                row[b / 64] |= bit << (b % 64);
+            }
+        }
+        rows
+    }
+
+    /// The map `rows` applied to this state.
+    #[inline(always)]
+    pub fn apply(self, rows: &[[u64; 2]]) -> Xoroshiro128p {
+        let (mut s0, mut s1) = (0u64, 0u64);
+        for (r, row) in rows.iter().enumerate().take(128) {
+            let parity = ((row[0] & self.s0).count_ones() + (row[1] & self.s1).count_ones()) & 1;
+            if r < 64 {
+                s0 |= (parity as u64) << r;
+            } else {
+                s1 |= (parity as u64) << (r - 64);
+            }
+        }
+        Xoroshiro128p { s0, s1 }
+    }
+}
+
+/// The rows of `a` after `b` (`a(b(x))`).
+pub fn compose(a: &JumpRows, b: &JumpRows) -> JumpRows {
+    let mut out = [[0u64; 2]; 128];
+    for (r, row) in a.iter().enumerate() {
+        for j in 0..128 {
+            if (row[j / 64] >> (j % 64)) & 1 == 1 {
+                out[r][0] ^= b[j][0];
+                out[r][1] ^= b[j][1];
+            }
+        }
+    }
+    out
+}
+
 /// `x`'s top 53 bits over `2^53`, in `[0, 1)`.
 #[inline(always)]
 fn unit_f64(x: u64) -> f64 {
@@ -181,6 +245,19 @@ mod tests {
         jboth.jump();
         assert_eq!((jboth.s0, jboth.s1), (ja.s0 ^ jb.s0, ja.s1 ^ jb.s1));
         assert_ne!(ja, a);
+    }
+
+    #[test]
+    fn the_jump_matrix_and_its_square_jump_once_and_twice() {
+        let rows = Xoroshiro128p::jump_rows();
+        let squared = super::compose(&rows, &rows);
+        let start = Xoroshiro128p::from_seed(42);
+        let (mut once, mut twice) = (start, start);
+        once.jump();
+        twice.jump();
+        twice.jump();
+        assert_eq!(start.apply(&rows), once);
+        assert_eq!(start.apply(&squared), twice);
     }
 
     #[test]

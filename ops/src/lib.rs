@@ -24,7 +24,6 @@ gpu_device::embed_kernels!();
 mod arithmetic;
 #[cfg(not(target_arch = "nvptx64"))]
 mod expr;
-#[cfg(not(target_arch = "nvptx64"))]
 pub mod random;
 #[cfg(not(target_arch = "nvptx64"))]
 mod scalar;

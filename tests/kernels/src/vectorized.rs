@@ -73,6 +73,21 @@ pub mod shadowing {
     }
 }
 
+/// A private vectorized function, reached through [`square_all`].
+#[vectorize]
+fn private_square(x: f32) -> f32 {
+    x * x
+}
+
+/// `private_square` of every element of `x` (host only).
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn square_all(
+    x: &gpu_runtime::DeviceBuffer<f32>,
+    stream: &gpu_runtime::Stream,
+) -> gpu_runtime::Result<gpu_runtime::DeviceBuffer<f32>> {
+    private_square::apply(x, stream)
+}
+
 /// The sum, Numba's `@cuda.reduce def sum_reduce(a, b): return a + b`.
 #[vectorize(reduce)]
 pub fn sum_reduce(a: f64, b: f64) -> f64 {
