@@ -28,6 +28,8 @@
 //!   striped runs, one row per block, register tiles, and shared arrays
 //!   written by leaders, in runs, in tiles or in the halo form; 16-byte
 //!   vector loads and stores in [`vector`]; loop unrolling, [`unroll!`].
+//! - Numba's device random numbers (xoroshiro128+ per thread) in [`random`];
+//! - the kernels `#[vectorize]` generates call [`vectorize`](mod@vectorize).
 //!
 //! On every target it provides the types that appear in kernel signatures:
 //! [`DisjointSlice`], [`DisjointSlice2d`] and [`DisjointSlice3d`] (outputs
@@ -81,15 +83,18 @@ pub mod neighbourhood;
 pub mod ownership;
 pub mod print;
 pub mod race_check;
+pub mod random;
 mod slice2d;
 pub mod thread_owner;
 pub mod vector;
+pub mod vectorize;
 
 pub use atomic::{AtomicElement, DeviceAtomic};
 pub use copy::{DeviceCopy, MAX_DEVICE_ALIGN, MAX_PARAMETER_ALIGN};
 pub use disjoint::{DisjointSlice, DisjointSlice2d, DisjointSlice3d};
 pub use gpu_macros::{
-    constant, embed_kernels, gpu_assert, kernel, print, println, shared_array, DeviceCopy,
+    constant, embed_kernels, gpu_assert, kernel, print, println, shared_array, vectorize,
+    DeviceCopy,
 };
 pub use half::{bf16, bf16x2, f16, f16x2};
 pub use leader::{block_leader, warp_leader, BlockLeader, WarpLeader};
@@ -124,9 +129,9 @@ pub use thread::{
 /// Everything a kernel body usually needs, in one import.
 pub mod prelude {
     pub use crate::{
-        kernel, Block, DeviceAtomic, DeviceCopy, DisjointMatrix, DisjointSlice, DisjointSlice2d,
-        DisjointSlice2dU32, DisjointSlice3d, DynamicShared, Neighbourhood, Shape2d, Shape2dU32,
-        Slice2d, Slice2dU32, ThreadIndex, ThreadIndex2d, ThreadIndex3d,
+        kernel, vectorize, Block, DeviceAtomic, DeviceCopy, DisjointMatrix, DisjointSlice,
+        DisjointSlice2d, DisjointSlice2dU32, DisjointSlice3d, DynamicShared, Neighbourhood,
+        Shape2d, Shape2dU32, Slice2d, Slice2dU32, ThreadIndex, ThreadIndex2d, ThreadIndex3d,
     };
 
     pub use crate::{block_leader, unroll, warp_leader};

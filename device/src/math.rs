@@ -8,9 +8,16 @@
 //! approximate instructions (`ex2.approx`, `lg2.approx`, `sin.approx`,
 //! `cos.approx`), as CUDA's fast intrinsics `__expf`, `__logf`, `__sinf` are:
 //! a few ulp near zero, and for `sin`/`cos` an absolute error that grows with
-//! `|x|` outside `[-π, π]`. `f64` transcendentals are not provided.
+//! `|x|` outside `[-π, π]`.
+//!
+//! Accurate transcendental functions, for `f32` and `f64` (within an ulp, as
+//! CUDA's libdevice, which Numba calls), are the `libm` crate's, re-exported
+//! as [`libm`]: `libm::exp(x)`, `libm::logf(x)`. The same Rust code runs on
+//! the device and on the simulator (IEEE operations, no contraction).
 
 use crate::arch::math::*;
+
+pub use libm;
 
 /// Exactly rounded float operations (`f32` and `f64`).
 pub trait Float: Copy {

@@ -22,6 +22,7 @@ mod kernel;
 mod path_option;
 mod print;
 mod shared;
+mod vectorize;
 
 /// Turns an ordinary function into a GPU kernel.
 ///
@@ -152,6 +153,52 @@ mod shared;
 #[proc_macro_attribute]
 pub fn kernel(args: TokenStream, item: TokenStream) -> TokenStream {
     kernel::expand(args.into(), item.into()).into()
+}
+
+/// Turns a scalar function into an element-wise kernel and its launchers, as
+/// Numba's `@vectorize(['float32(float32, float32)'], target='cuda')`; with
+/// `#[vectorize(reduce)]` on a `fn(T, T) -> T`, into a reduction, as Numba's
+/// `@cuda.reduce`.
+///
+/// The function stays as written, callable on the host and the device.
+/// Beside it, a module of its name holds the kernel (a `#[kernel]` of the
+/// crate, in its PTX like any other) and host launchers that take device
+/// buffers or views and a stream:
+///
+/// ```ignore
+/// use gpu_device::vectorize;
+///
+/// #[vectorize]
+/// pub fn scaled_sum(a: f32, b: f32) -> f32 {
+///     2.0 * a + b
+/// }
+///
+/// #[vectorize(reduce)]
+/// pub fn larger(a: f32, b: f32) -> f32 {
+///     if a > b { a } else { b }
+/// }
+///
+/// // On the host:
+/// scaled_sum::launch(&a, &b, &mut out, &stream)?; // out[i] = scaled_sum(a[i], b[i])
+/// let c = scaled_sum::apply(&a, &b, &stream)?;     // into a new buffer
+/// let max = larger::reduce(&a, &stream)?;          // the value, waited for
+/// larger::reduce_into(&a, &mut one, &stream)?;     // queued into a 1-element buffer
+/// ```
+///
+/// The element-wise kernel runs one thread per element (blocks of 256),
+/// each writing its own element through its witness: no `unsafe` in the
+/// generated code. The arguments and the output must have one length; a
+/// length that differs is an error naming it. The reduction's function must
+/// be associative and commutative, of a type a block can reduce (32- and
+/// 64-bit integers and floats); an empty input is an error.
+///
+/// The arguments are `DeviceCopy` values (not references, pointers or
+/// slices), there is at least one, and the function returns a value: each a
+/// compile error at the offending tokens otherwise. (Compiled and run by the
+/// workspace's `tests/vectorize.rs` and the `numba_*` examples.)
+#[proc_macro_attribute]
+pub fn vectorize(args: TokenStream, item: TokenStream) -> TokenStream {
+    vectorize::expand(args.into(), item.into()).into()
 }
 
 /// Implements `gpu_device::DeviceCopy` for a `#[repr(C)]` struct whose fields

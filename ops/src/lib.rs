@@ -1,6 +1,7 @@
 //! Array operations of the CuPy tutorials, as kernels launched on the current
 //! stream (or a given one): [`sum`] (CuPy's `cp.sum`) and element-wise
-//! arithmetic ([`Expr`], enough for `b * a + 8`).
+//! arithmetic ([`Expr`], enough for `b * a + 8`); and Numba's device random
+//! number states ([`random`]).
 //!
 //! ```no_run
 //! use gpu_ops::DeviceScalar;
@@ -28,6 +29,7 @@ gpu_device::embed_kernels!();
 mod arithmetic;
 #[cfg(not(target_arch = "nvptx64"))]
 mod expr;
+pub mod random;
 #[cfg(not(target_arch = "nvptx64"))]
 mod scalar;
 mod sum;

@@ -174,5 +174,8 @@ macro_rules! kernel_args {
 pub mod __private {
     pub use crate::abi::HostEntry;
     pub use crate::deferred::completed as deferred_releases_completed;
-    pub use crate::launch::{check_len_at_least, KernelFunction, KernelModule, LaunchArgs};
+    pub use crate::launch::{
+        check_len_at_least, check_reduce_output, elementwise_len, elementwise_shape, reduce_shape,
+        KernelFunction, KernelModule, LaunchArgs,
+    };
 }

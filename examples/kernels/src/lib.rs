@@ -2,8 +2,10 @@
 //! runtime's documentation: [`add_kernel`] (the Numba streams tutorial),
 //! [`saxpy`], [`fill`], and [`busy`] with [`busy_rounds_lasting`] (the Day 7
 //! pipeline's compute stage), and [`numba_toolbox`]'s port of a Numba kernel
-//! using `print`, `cuda.fp16`, `syncthreads_count` and a constant array. The
-//! tests use them too; kernels only the tests
+//! using `print`, `cuda.fp16`, `syncthreads_count` and a constant array;
+//! Numba's Black-Scholes ([`black_scholes`], `#[vectorize]`) and Laplace
+//! ([`laplace`]) tests, and π by Monte Carlo with the device random numbers
+//! ([`monte_carlo_pi`]). The tests use them too; kernels only the tests
 //! and benchmarks use are in `gpu-test-kernels`, and the array operations in
 //! `gpu-ops`.
 //!
@@ -17,6 +19,9 @@ use gpu_device::prelude::*;
 
 gpu_device::embed_kernels!();
 
+pub mod black_scholes;
+pub mod laplace;
+pub mod monte_carlo_pi;
 pub mod numba_toolbox;
 
 /// `c[i] = a[i] + b[i]`: the kernel of the Numba streams tutorial.

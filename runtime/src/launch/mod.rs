@@ -2,11 +2,13 @@
 //! arguments of a graph's kernel node built without launching. The
 //! configuration and its checks are in [`config`], the argument builder a
 //! launcher hands its arguments to in [`arguments`], the check that host
-//! and device compiled a kernel alike in [`agreement`].
+//! and device compiled a kernel alike in [`agreement`], the shapes of
+//! `#[vectorize]`'s launches in [`elementwise`].
 
 mod agreement;
 mod arguments;
 mod config;
+mod elementwise;
 mod length_bound;
 mod refusal;
 mod shared_limit;
@@ -14,6 +16,8 @@ mod slice_arg;
 
 pub use arguments::LaunchArgs;
 
+#[doc(hidden)]
+pub use elementwise::{check_reduce_output, elementwise_len, elementwise_shape, reduce_shape};
 #[doc(hidden)]
 pub use length_bound::check_len_at_least;
 

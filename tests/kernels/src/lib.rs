@@ -18,6 +18,8 @@
 //! - [`codegen`]: launch bounds and unrolled loops;
 //! - [`patterns`]: the Rust ports of issue #20's kernels (softmax, SGEMM,
 //!   convolution, layer norm), timed by `benches/patterns.rs`.
+//! - [`vectorized`]: `#[vectorize]` functions, and [`random`]: draws from
+//!   Numba's device random numbers.
 //!
 //! The tutorials' kernels (`add_kernel`, `saxpy`, `fill`, `busy`) are in
 //! `gpu-tutorial-kernels`, which the tests use too.
@@ -39,7 +41,9 @@ mod features;
 pub mod ownership;
 pub mod patterns;
 pub mod races;
+pub mod random;
 pub mod scopes;
+pub mod vectorized;
 
 pub use faults::*;
 pub use features::*;
