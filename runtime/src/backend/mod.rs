@@ -193,6 +193,8 @@ pub(crate) mod status {
     pub(crate) const STREAM_CAPTURE_UNMATCHED: i32 = 903;
     pub(crate) const STREAM_CAPTURE_UNJOINED: i32 = 904;
     pub(crate) const STREAM_CAPTURE_ISOLATION: i32 = 905;
+    pub(crate) const STREAM_CAPTURE_INVALIDATED: i32 = 901;
+    pub(crate) const STREAM_CAPTURE_IMPLICIT: i32 = 906;
     pub(crate) const PEER_ACCESS_UNSUPPORTED: i32 = 217;
     pub(crate) const PEER_ACCESS_ALREADY_ENABLED: i32 = 704;
     /// Not a CUDA code: the collective library (NCCL) could not be loaded.

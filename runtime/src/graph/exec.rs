@@ -180,7 +180,7 @@ impl GraphExec {
     /// run is ordered after the conflicting uses of the graph's buffers on
     /// other streams, and later uses are ordered after it.
     pub fn launch(&self, stream: &Stream) -> Result<()> {
-        let state = stream.device_state()?;
+        let state = stream.device_state("GraphExec::launch")?;
         if stream.device() != self.device {
             return Err(Error::Capture {
                 capture: self.capture,

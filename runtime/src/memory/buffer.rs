@@ -73,7 +73,7 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     fn alloc_on(len: usize, stream: &Stream) -> Result<Self> {
         // Allocations are 256-aligned, on both backends: `T` may ask no more.
         gpu_device::__private::require_device_align::<T>();
-        let state = stream.device_state()?;
+        let state = stream.device_state("a device allocation")?;
         let bytes = byte_len::<T>(len)?;
         let out_of_memory = || {
             let (free, total) = driver()
@@ -345,7 +345,13 @@ fn release(
         .cloned()
         .unwrap_or_else(|| Stream::legacy_on(device).clone());
     if graph_allocation.is_none() {
-        if let Some(capture) = on.active_capture() {
+        // The legacy default stream cannot be used while a blocking stream
+        // of its device captures.
+        let blocking = || match on.kind() {
+            crate::StreamKind::LegacyDefault => crate::stream::implicit::blocking_capture(device),
+            _ => None,
+        };
+        if let Some(capture) = on.active_capture().or_else(blocking) {
             // Memory the graph does not own cannot be freed in it: free it
             // once the capture has ended, after the real work on the stream.
             let accesses = Accesses {
@@ -367,7 +373,7 @@ fn free_after(ptr: DevicePtr, on: &Stream, accesses: &Accesses) -> Result<()> {
     for other in accesses.streams() {
         on.wait_for(other)?;
     }
-    on.device_state()?;
+    on.device_state("a device buffer's free")?;
     // SAFETY: `ptr` was allocated by `alloc_on` on this device and is freed
     // once (its allocation is gone); `on` waits for every tracked use of it,
     // and no later work can use it (nothing holds the allocation any more:

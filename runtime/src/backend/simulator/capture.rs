@@ -66,6 +66,10 @@ pub(crate) struct Capture {
     /// Set when the capture ends (events recorded in it are no longer
     /// points anything can wait for).
     pub(crate) ended: std::sync::atomic::AtomicBool,
+    /// Set when the legacy default stream was used while a blocking stream
+    /// of the capture captured: CUDA invalidates the capture then, and so
+    /// does the simulator (its end fails).
+    pub(crate) invalidated: std::sync::atomic::AtomicBool,
 }
 
 /// A stream's part in a capture: the capture and the stream's tail.
@@ -85,6 +89,7 @@ impl Capture {
             nodes: Mutex::new(Vec::new()),
             memory: Arc::new(GraphMemory::default()),
             ended: std::sync::atomic::AtomicBool::new(false),
+            invalidated: std::sync::atomic::AtomicBool::new(false),
         })
     }
 

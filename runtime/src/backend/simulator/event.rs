@@ -84,6 +84,8 @@ pub(crate) fn record(handle: EventHandle, stream_handle: StreamHandle) -> Result
         event.lock().captured = Some((membership.capture, membership.tail));
         return Ok(());
     }
+    // Before the record counts: a refused record leaves the event as it was.
+    stream::refuse_implicit(stream_handle, "cuEventRecord")?;
     let generation = {
         let mut state = event.lock();
         state.captured = None;
@@ -100,8 +102,7 @@ pub(crate) fn record(handle: EventHandle, stream_handle: StreamHandle) -> Result
             }
             event.changed.notify_all();
         }),
-    );
-    Ok(())
+    )
 }
 
 /// An error if the event's latest record was captured: it never runs.

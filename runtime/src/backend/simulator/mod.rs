@@ -161,6 +161,7 @@ impl Driver for SimulatorDriver {
     }
 
     fn alloc_async(&self, bytes: usize, on: StreamHandle) -> Result<DevicePtr, DriverError> {
+        stream::refuse_implicit(on, "cuMemAllocAsync")?;
         let device = stream::device_of(on);
         let ptr = memory::alloc(bytes, device, self.count())?;
         // In a capture the memory belongs to the graph, released with it.

@@ -5,6 +5,12 @@
 //! streams (made without the non-blocking flag, and every per-thread default
 //! stream), and work queued on a blocking stream waits for the work already
 //! queued on the legacy default stream. Non-blocking streams do neither.
+//!
+//! So is the rule CUDA derives from it for captures: while a blocking stream
+//! of a device captures, any use of the device's legacy default stream (a
+//! query, a wait, work queued on it) would synchronise with the capture; CUDA
+//! refuses it with `CUDA_ERROR_STREAM_CAPTURE_IMPLICIT` and invalidates the
+//! capture, whose end then fails with `CUDA_ERROR_STREAM_CAPTURE_INVALIDATED`.
 
 use super::super::{status, DriverError, GraphNodeKind, StreamHandle, MAX_DEVICES};
 use super::capture::{union, Capture, Membership, Work};
@@ -185,9 +191,39 @@ impl SimStream {
         }
     }
 
+    /// On the legacy default stream: an error, as CUDA's
+    /// `CUDA_ERROR_STREAM_CAPTURE_IMPLICIT`, if a blocking stream of the
+    /// device captures; that capture is invalidated, as CUDA does.
+    fn refuse_implicit(&self, call: &'static str) -> Result<(), DriverError> {
+        if self.kind != Kind::Legacy {
+            return Ok(());
+        }
+        for stream in streams_of(self.device) {
+            if stream.kind != Kind::Blocking {
+                continue;
+            }
+            if let Some(membership) = &stream.lock().capture {
+                let capture = &membership.capture;
+                capture
+                    .invalidated
+                    .store(true, std::sync::atomic::Ordering::Release);
+                return Err(capture_error(
+                    call,
+                    status::STREAM_CAPTURE_IMPLICIT,
+                    format!(
+                        "the legacy default stream would synchronise with a blocking stream that captures (capture {}, now invalidated)",
+                        capture.id
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Queues `operation` after everything queued so far; on a capturing
     /// stream, an error (it cannot run again at each replay).
     fn enqueue(&self, operation: Operation) -> Result<(), DriverError> {
+        self.refuse_implicit("the simulator")?;
         if let Some(membership) = &self.lock().capture {
             return Err(capture_error(
                 "the simulator",
@@ -208,6 +244,17 @@ impl SimStream {
         {
             let mut state = self.lock();
             if let Some(membership) = &mut state.capture {
+                if membership
+                    .capture
+                    .invalidated
+                    .load(std::sync::atomic::Ordering::Acquire)
+                {
+                    return Err(capture_error(
+                        "the simulator",
+                        status::STREAM_CAPTURE_INVALIDATED,
+                        format!("capture {} was invalidated", membership.capture.id),
+                    ));
+                }
                 let node = membership.capture.add(kind, Some(work), &membership.tail);
                 membership.tail = vec![node];
                 return Ok(());
@@ -217,9 +264,11 @@ impl SimStream {
     }
 
     /// Queues a marker after everything queued so far (see [`Item::Mark`]).
-    fn enqueue_mark(&self, mark: Box<dyn FnOnce() + Send>) {
+    fn enqueue_mark(&self, mark: Box<dyn FnOnce() + Send>) -> Result<(), DriverError> {
+        self.refuse_implicit("cuEventRecord")?;
         self.order_implicitly();
         self.push(Item::Mark(mark));
+        Ok(())
     }
 
     /// Waits until the queue is empty and idle; returns and clears the first failure.
@@ -356,11 +405,13 @@ pub(crate) fn destroy(handle: StreamHandle) {
 
 pub(crate) fn synchronize(handle: StreamHandle) -> Result<(), DriverError> {
     refuse_in_capture(handle, "cuStreamSynchronize")?;
+    refuse_implicit(handle, "cuStreamSynchronize")?;
     with(handle, |s| s.synchronize()).map_err(|m| launch_failed("cuStreamSynchronize", m))
 }
 
 pub(crate) fn is_idle(handle: StreamHandle) -> Result<bool, DriverError> {
     refuse_in_capture(handle, "cuStreamQuery")?;
+    refuse_implicit(handle, "cuStreamQuery")?;
     Ok(with(handle, |s| s.is_idle()))
 }
 
@@ -374,6 +425,13 @@ fn refuse_in_capture(handle: StreamHandle, call: &'static str) -> Result<(), Dri
         )),
         None => Ok(()),
     }
+}
+
+/// On the legacy default stream `handle` names: an error, as CUDA's
+/// `CUDA_ERROR_STREAM_CAPTURE_IMPLICIT`, if a blocking stream of its device
+/// captures (see the module documentation).
+pub(crate) fn refuse_implicit(handle: StreamHandle, call: &'static str) -> Result<(), DriverError> {
+    with(handle, |s| s.refuse_implicit(call))
 }
 
 /// Waits for every stream of `device`, as `cuCtxSynchronize` does. A failure
@@ -391,8 +449,11 @@ pub(crate) fn synchronize_device(device: usize) -> Result<(), DriverError> {
 }
 
 /// Queues a marker on the stream `handle` names.
-pub(crate) fn enqueue_mark(handle: StreamHandle, mark: Box<dyn FnOnce() + Send>) {
-    with(handle, |s| s.enqueue_mark(mark));
+pub(crate) fn enqueue_mark(
+    handle: StreamHandle,
+    mark: Box<dyn FnOnce() + Send>,
+) -> Result<(), DriverError> {
+    with(handle, |s| s.enqueue_mark(mark))
 }
 
 /// Queues `operation` on the stream `handle` names; an error on a capturing
@@ -542,6 +603,19 @@ pub(crate) fn end_capture(handle: StreamHandle) -> Result<Arc<Capture>, DriverEr
     capture
         .ended
         .store(true, std::sync::atomic::Ordering::Release);
+    if capture
+        .invalidated
+        .load(std::sync::atomic::Ordering::Acquire)
+    {
+        return Err(capture_error(
+            "cuStreamEndCapture",
+            status::STREAM_CAPTURE_INVALIDATED,
+            format!(
+                "capture {} was invalidated by a use of the legacy default stream while a blocking stream captured",
+                capture.id
+            ),
+        ));
+    }
     if unjoined > 0 {
         return Err(capture_error(
             "cuStreamEndCapture",
