@@ -498,6 +498,9 @@ pub(crate) trait Driver: Sync {
         &self,
         graph: GraphHandle,
     ) -> Result<Vec<(GraphNodeHandle, GraphNodeKind)>, DriverError>;
+    /// The graph in Graphviz's dot language (CUDA's `cuGraphDebugDotPrint`),
+    /// with each node's details when `verbose`.
+    fn graph_debug_dot(&self, graph: GraphHandle, verbose: bool) -> Result<String, DriverError>;
     /// Instantiates a graph; the instance is independent of later changes to
     /// the graph.
     fn graph_instantiate(&self, graph: GraphHandle) -> Result<GraphExecHandle, DriverError>;

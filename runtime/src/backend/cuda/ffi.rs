@@ -253,6 +253,7 @@ driver_functions! {
     ) -> Status;
     fn cuGraphGetNodes(graph: CUgraph, nodes: *mut CUgraphNode, count: *mut usize) -> Status;
     fn cuGraphNodeGetType(node: CUgraphNode, kind: *mut c_int) -> Status;
+    fn cuGraphDebugDotPrint(graph: CUgraph, path: *const c_char, flags: c_uint) -> Status;
     fn cuGraphInstantiateWithFlags(exec: *mut CUgraphExec, graph: CUgraph, flags: u64) -> Status;
     fn cuGraphLaunch(exec: CUgraphExec, stream: CUstream) -> Status;
     fn cuGraphExecKernelNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *const KernelNodeParams) -> Status;

@@ -487,6 +487,11 @@ impl Driver for CudaDriver {
         graph::nodes(graph)
     }
 
+    fn graph_debug_dot(&self, graph: GraphHandle, verbose: bool) -> Result<String, DriverError> {
+        self.bind(graph.device)?;
+        graph::debug_dot(graph, verbose)
+    }
+
     fn graph_instantiate(&self, graph: GraphHandle) -> Result<GraphExecHandle, DriverError> {
         self.bind(graph.device)?;
         graph::instantiate(graph)

@@ -26,6 +26,8 @@ pub(crate) type Releaser = Box<dyn FnOnce() + Send>;
 #[derive(Clone)]
 pub(crate) struct Node {
     pub(crate) kind: GraphNodeKind,
+    /// What the node runs, for the graph's dot rendering: a kernel's name.
+    pub(crate) label: &'static str,
     pub(crate) work: Option<Work>,
     pub(crate) deps: Vec<usize>,
 }
@@ -97,11 +99,18 @@ impl Capture {
         self.nodes.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Adds a node depending on `deps`; returns its index.
-    pub(crate) fn add(&self, kind: GraphNodeKind, work: Option<Work>, deps: &[usize]) -> usize {
+    /// Adds a node (`label`: a kernel's name) depending on `deps`; returns its index.
+    pub(crate) fn add(
+        &self,
+        kind: GraphNodeKind,
+        label: &'static str,
+        work: Option<Work>,
+        deps: &[usize],
+    ) -> usize {
         let mut nodes = self.nodes();
         nodes.push(Node {
             kind,
+            label,
             work,
             deps: deps.to_vec(),
         });

@@ -190,6 +190,7 @@ pub(crate) unsafe fn memset(
     stream::submit(
         on,
         GraphNodeKind::Memset,
+        "",
         Arc::new(move || {
             // SAFETY: the caller guarantees `dst` is a live allocation of
             // `bytes` bytes until the stream gets here (at each run of a
@@ -267,6 +268,7 @@ pub(crate) unsafe fn copy(
     stream::submit(
         on,
         GraphNodeKind::Memcpy,
+        "",
         Arc::new(move || {
             // SAFETY: both ranges stay valid and untouched by the host until
             // the stream reaches this operation (the caller's contract); a

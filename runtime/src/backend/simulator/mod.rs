@@ -366,6 +366,10 @@ impl Driver for SimulatorDriver {
         Ok(graph::nodes(graph))
     }
 
+    fn graph_debug_dot(&self, graph: GraphHandle, verbose: bool) -> Result<String, DriverError> {
+        Ok(graph::debug_dot(graph, verbose))
+    }
+
     fn graph_instantiate(&self, graph: GraphHandle) -> Result<GraphExecHandle, DriverError> {
         Ok(graph::instantiate(graph))
     }

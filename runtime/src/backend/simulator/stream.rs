@@ -239,8 +239,14 @@ impl SimStream {
         Ok(())
     }
 
-    /// Queues `work`, or captures it as a node of kind `kind`.
-    fn submit(&self, kind: GraphNodeKind, work: Work) -> Result<(), DriverError> {
+    /// Queues `work`, or captures it as a node of kind `kind` (`label`: a
+    /// kernel's name).
+    fn submit(
+        &self,
+        kind: GraphNodeKind,
+        label: &'static str,
+        work: Work,
+    ) -> Result<(), DriverError> {
         {
             let mut state = self.lock();
             if let Some(membership) = &mut state.capture {
@@ -255,7 +261,9 @@ impl SimStream {
                         format!("capture {} was invalidated", membership.capture.id),
                     ));
                 }
-                let node = membership.capture.add(kind, Some(work), &membership.tail);
+                let node = membership
+                    .capture
+                    .add(kind, label, Some(work), &membership.tail);
                 membership.tail = vec![node];
                 return Ok(());
             }
@@ -479,13 +487,15 @@ pub(crate) fn enqueue_reporting(
     })
 }
 
-/// Queues `work` on the stream `handle` names, or captures it as a node.
+/// Queues `work` on the stream `handle` names, or captures it as a node
+/// (`label`: a kernel's name).
 pub(crate) fn submit(
     handle: StreamHandle,
     kind: GraphNodeKind,
+    label: &'static str,
     work: Work,
 ) -> Result<(), DriverError> {
-    with(handle, |s| s.submit(kind, work))
+    with(handle, |s| s.submit(kind, label, work))
 }
 
 /// The capture the stream takes part in, with its tail.
@@ -499,7 +509,7 @@ pub(crate) fn capture_marker(handle: StreamHandle, kind: GraphNodeKind) -> Optio
     with(handle, |s| {
         let mut state = s.lock();
         let membership = state.capture.as_mut()?;
-        let node = membership.capture.add(kind, None, &membership.tail);
+        let node = membership.capture.add(kind, "", None, &membership.tail);
         membership.tail = vec![node];
         Some(Arc::clone(&membership.capture))
     })
