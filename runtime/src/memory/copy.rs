@@ -53,10 +53,14 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
 
     /// Copies `source` (the same length) into the buffer, queued on `stream`
     /// after the work that writes `source` and the work that uses the buffer.
-    /// `source` may be on another device (a peer copy, `cuMemcpyPeerAsync`:
-    /// direct over NVLink or PCIe once [peer access](crate::Device::enable_peer_access)
-    /// is enabled, through host memory otherwise); `stream` then belongs to
-    /// either device. The ordering across streams holds across devices too.
+    /// `source` may be on another device (a peer copy, `cuMemcpyPeerAsync`);
+    /// `stream` then belongs to either device, and the ordering across
+    /// streams holds across devices too: the stream waits, on the device,
+    /// for the source's writer through an event of the other device, and the
+    /// call returns at once. Where the hardware has a peer link (NVLink or
+    /// PCIe), the copy goes over it directly (the driver's peer access is
+    /// enabled for copies on first use); without one, CUDA stages it through
+    /// host memory and the call waits on the host for the source's writer.
     pub fn copy_from_device(&mut self, source: impl DeviceInput<T>, stream: &Stream) -> Result<()> {
         self.view_mut().copy_from_device(source, stream)
     }
@@ -189,6 +193,16 @@ impl<T: DeviceCopy> DeviceViewMut<'_, T> {
         }
         if self.is_empty() || size_of::<T>() == 0 {
             return Ok(());
+        }
+        if dst.device != src.device {
+            // The other device than the stream's: copies reach it directly
+            // where the hardware can, queued without waiting on the host.
+            let other = if stream.device() == dst.device {
+                src.device
+            } else {
+                dst.device
+            };
+            crate::peer::prepare_copy_path(stream.device(), other)?;
         }
         source.before_device_access(stream)?;
         self.track_write(stream)?;
