@@ -40,7 +40,7 @@ pub(crate) fn capture_ended(ordinal: usize, id: u64) {
 /// wait cannot complete while one lasts. The error names the oldest capture
 /// under way (the smallest number), whatever order the captures were
 /// registered in.
-fn refuse_while_capturing(ordinal: usize, operation: &'static str) -> Result<()> {
+pub(crate) fn refuse_while_capturing(ordinal: usize, operation: &'static str) -> Result<()> {
     let captures = CAPTURES[ordinal].lock().unwrap_or_else(|e| e.into_inner());
     match captures.iter().min_by_key(|(id, _)| *id) {
         Some((id, stream)) => Err(Error::InCapture {
@@ -243,7 +243,7 @@ impl Device {
         driver()
             .synchronize_device(self.ordinal)
             .map_err(|e| state.error(e))?;
-        Ok(driver().trim_memory_pool(self.ordinal)?)
+        Ok(driver().trim_memory_pool(self.ordinal, 0)?)
     }
 
     /// Waits for all work on the device, on every stream, to finish

@@ -314,8 +314,21 @@ pub(crate) trait Driver: Sync {
     /// Free and total memory of `device`.
     fn memory_info(&self, device: usize) -> Result<(usize, usize), DriverError>;
     /// Returns `device`'s cached pool memory that no allocation uses to the
-    /// system.
-    fn trim_memory_pool(&self, device: usize) -> Result<(), DriverError>;
+    /// system, until the pool reserves at most `keep` bytes (CUDA's
+    /// `cuMemPoolTrimTo`).
+    fn trim_memory_pool(&self, device: usize, keep: usize) -> Result<(), DriverError>;
+    /// The bytes of `device`'s pool that allocations use, and the bytes it
+    /// reserves (used and cached): `USED_MEM_CURRENT`, `RESERVED_MEM_CURRENT`.
+    fn memory_pool_usage(&self, device: usize) -> Result<(u64, u64), DriverError>;
+    /// The cached bytes `device`'s pool keeps at a synchronisation before
+    /// returning the rest to the system (`RELEASE_THRESHOLD`).
+    fn memory_pool_release_threshold(&self, device: usize) -> Result<u64, DriverError>;
+    /// Sets the release threshold of `device`'s pool.
+    fn set_memory_pool_release_threshold(
+        &self,
+        device: usize,
+        bytes: u64,
+    ) -> Result<(), DriverError>;
 
     // Peer access -----------------------------------------------------------------
 

@@ -42,6 +42,8 @@ pub struct DeviceBuffer<T: DeviceCopy> {
 pub(crate) struct Allocation {
     ptr: DevicePtr,
     device: usize,
+    /// The stream it was allocated on.
+    stream: Stream,
     tracker: AccessTracker,
 }
 
@@ -115,6 +117,7 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         let memory = Arc::new_cyclic(|owner: &Weak<Allocation>| Allocation {
             ptr,
             device: stream.device(),
+            stream: stream.clone(),
             tracker: AccessTracker::written_on(stream, owner.clone() as Weak<dyn Tracked>),
         });
         Ok(DeviceBuffer {
@@ -235,6 +238,14 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// The ordinal of the device holding the buffer.
     pub fn device(&self) -> usize {
         self.memory.device
+    }
+
+    /// The stream the buffer was allocated on (CuPy's allocation stream of a
+    /// memory block): the pool handed its memory out in that stream's order.
+    /// Its later uses may be on any stream; the drop frees it on the stream
+    /// that used it last.
+    pub fn allocation_stream(&self) -> &Stream {
+        &self.memory.stream
     }
 
     /// The device address of the first element (0 for an empty buffer).

@@ -108,8 +108,14 @@ pub(crate) struct MemAccessDesc {
     pub(crate) location: MemLocation,
     pub(crate) flags: c_int,
 }
-/// `CU_MEMPOOL_ATTR_RELEASE_THRESHOLD`.
+/// `CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES` (an `int`).
+pub(crate) const MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES: c_int = 3;
+/// `CU_MEMPOOL_ATTR_RELEASE_THRESHOLD` (a `cuuint64_t`).
 pub(crate) const MEMPOOL_ATTR_RELEASE_THRESHOLD: c_int = 4;
+/// `CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT` (a `cuuint64_t`).
+pub(crate) const MEMPOOL_ATTR_RESERVED_MEM_CURRENT: c_int = 5;
+/// `CU_MEMPOOL_ATTR_USED_MEM_CURRENT` (a `cuuint64_t`).
+pub(crate) const MEMPOOL_ATTR_USED_MEM_CURRENT: c_int = 7;
 /// `CU_STREAM_CAPTURE_MODE_RELAXED`.
 pub(crate) const STREAM_CAPTURE_MODE_RELAXED: c_int = 2;
 /// `CU_STREAM_CAPTURE_STATUS_ACTIVE`.
@@ -211,6 +217,7 @@ driver_functions! {
     fn cuCtxGetStreamPriorityRange(least: *mut c_int, greatest: *mut c_int) -> Status;
     fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) -> Status;
     fn cuMemPoolSetAttribute(pool: CUmemoryPool, attribute: c_int, value: *mut c_void) -> Status;
+    fn cuMemPoolGetAttribute(pool: CUmemoryPool, attribute: c_int, value: *mut c_void) -> Status;
     fn cuMemPoolTrimTo(pool: CUmemoryPool, keep: usize) -> Status;
     fn cuMemPoolSetAccess(pool: CUmemoryPool, map: *const MemAccessDesc, count: usize) -> Status;
     fn cuDeviceCanAccessPeer(can_access: *mut c_int, device: CUdevice, peer: CUdevice) -> Status;

@@ -33,6 +33,7 @@ pub(crate) mod globals;
 pub(crate) mod graph;
 pub(crate) mod memory;
 pub(crate) mod peer;
+mod pool;
 pub(crate) mod race_check;
 pub(crate) mod settings;
 pub(crate) mod signals;
@@ -135,7 +136,9 @@ impl Driver for SimulatorDriver {
 
     fn synchronize_device(&self, device: usize) -> Result<(), DriverError> {
         self.check_device(device, "cuCtxSynchronize")?;
-        stream::synchronize_device(device)
+        let synchronized = stream::synchronize_device(device);
+        memory::after_synchronize(device);
+        synchronized
     }
 
     fn memory_info(&self, device: usize) -> Result<(usize, usize), DriverError> {
@@ -143,8 +146,29 @@ impl Driver for SimulatorDriver {
         Ok(memory::info(device, self.count()))
     }
 
-    fn trim_memory_pool(&self, _device: usize) -> Result<(), DriverError> {
-        // Freed memory goes straight back to the host allocator.
+    fn trim_memory_pool(&self, device: usize, keep: usize) -> Result<(), DriverError> {
+        self.check_device(device, "cuMemPoolTrimTo")?;
+        memory::trim_pool(device, keep);
+        Ok(())
+    }
+
+    fn memory_pool_usage(&self, device: usize) -> Result<(u64, u64), DriverError> {
+        self.check_device(device, "cuMemPoolGetAttribute")?;
+        Ok(pool::usage(device))
+    }
+
+    fn memory_pool_release_threshold(&self, device: usize) -> Result<u64, DriverError> {
+        self.check_device(device, "cuMemPoolGetAttribute")?;
+        Ok(pool::threshold(device))
+    }
+
+    fn set_memory_pool_release_threshold(
+        &self,
+        device: usize,
+        bytes: u64,
+    ) -> Result<(), DriverError> {
+        self.check_device(device, "cuMemPoolSetAttribute")?;
+        pool::set_threshold(device, bytes);
         Ok(())
     }
 
@@ -163,8 +187,11 @@ impl Driver for SimulatorDriver {
     fn alloc_async(&self, bytes: usize, on: StreamHandle) -> Result<DevicePtr, DriverError> {
         stream::refuse_implicit(on, "cuMemAllocAsync")?;
         let device = stream::device_of(on);
-        let ptr = memory::alloc(bytes, device, self.count())?;
+        if stream::membership(on).is_none() {
+            return memory::pool_alloc(bytes, device, self.count(), on);
+        }
         // In a capture the memory belongs to the graph, released with it.
+        let ptr = memory::alloc(bytes, device, self.count())?;
         if let Some(capture) = stream::capture_marker(on, GraphNodeKind::MemAlloc) {
             capture.own_memory(ptr, Box::new(move || memory::free_now(ptr)));
         }
@@ -279,7 +306,9 @@ impl Driver for SimulatorDriver {
     }
 
     fn stream_synchronize(&self, on: StreamHandle) -> Result<(), DriverError> {
-        stream::synchronize(on)
+        stream::synchronize(on)?;
+        memory::after_synchronize(stream::device_of(on));
+        Ok(())
     }
 
     fn stream_is_done(&self, on: StreamHandle) -> Result<bool, DriverError> {
@@ -413,7 +442,9 @@ impl Driver for SimulatorDriver {
     }
 
     fn event_synchronize(&self, e: EventHandle) -> Result<(), DriverError> {
-        event::synchronize(e)
+        event::synchronize(e)?;
+        memory::after_synchronize(e.device);
+        Ok(())
     }
 
     fn event_is_done(&self, e: EventHandle) -> Result<bool, DriverError> {

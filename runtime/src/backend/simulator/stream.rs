@@ -376,6 +376,12 @@ pub(crate) fn check_device(handle: StreamHandle, call: &'static str) -> Result<(
     ))
 }
 
+/// What tells the stream `handle` names apart from every other stream alive
+/// (the per-thread default streams of two threads too): its address.
+pub(crate) fn identity(handle: StreamHandle) -> usize {
+    with(handle, |s| Arc::as_ptr(s) as usize)
+}
+
 /// The device a stream belongs to.
 pub(crate) fn device_of(handle: StreamHandle) -> usize {
     with(handle, |s| s.device)
