@@ -362,7 +362,11 @@ fn release(
             crate::StreamKind::LegacyDefault => crate::stream::implicit::blocking_capture(device),
             _ => None,
         };
-        if let Some(capture) = on.active_capture().or_else(blocking) {
+        let capture = on
+            .active_capture()
+            .map(|c| c as Arc<dyn crate::stream::implicit::CaptureEnd>)
+            .or_else(blocking);
+        if let Some(capture) = capture {
             // Memory the graph does not own cannot be freed in it: free it
             // once the capture has ended, after the real work on the stream.
             let accesses = Accesses {

@@ -10,16 +10,26 @@
 //! naming the capture and the operation, and the capture goes on.
 //!
 //! Each device keeps the blocking streams that take part in a capture now
-//! (the stream that began it and those that joined it).
+//! (the stream that began it and those that joined it), with their capture
+//! seen through [`CaptureEnd`], so that this module needs no stream type.
 
-use super::Capture;
+/// What this module needs of a capture.
+pub(crate) trait CaptureEnd: Send + Sync {
+    /// The capture's number.
+    fn id(&self) -> u64;
+    /// Whether it has ended.
+    fn has_ended(&self) -> bool;
+    /// Runs `work` once it has ended.
+    fn after_end(&self, work: Box<dyn FnOnce() + Send>);
+}
+
 use crate::backend::MAX_DEVICES;
 use crate::error::{Error, Result};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// A blocking stream in a capture: its id, its description, its capture.
-type Member = (u64, String, Arc<Capture>);
+type Member = (u64, String, Arc<dyn CaptureEnd>);
 
 /// Per device: the blocking streams capturing now.
 static MEMBERS: [Mutex<Vec<Member>>; MAX_DEVICES] = [const { Mutex::new(Vec::new()) }; MAX_DEVICES];
@@ -36,9 +46,14 @@ fn members(ordinal: usize) -> MutexGuard<'static, Vec<Member>> {
 }
 
 /// Records that the blocking stream `id` (described) of `ordinal` takes part in `capture`.
-pub(super) fn blocking_joined(ordinal: usize, id: u64, stream: String, capture: &Arc<Capture>) {
+pub(super) fn blocking_joined(
+    ordinal: usize,
+    id: u64,
+    stream: String,
+    capture: Arc<dyn CaptureEnd>,
+) {
     let mut members = members(ordinal);
-    members.push((id, stream, Arc::clone(capture)));
+    members.push((id, stream, capture));
     COUNT[ordinal].store(members.len(), Ordering::Release);
 }
 
@@ -55,14 +70,14 @@ pub(super) fn left(ordinal: usize, id: u64) {
 
 /// The capture that keeps device `ordinal`'s legacy default stream from
 /// being used now, if any (the oldest, where several do).
-pub(crate) fn blocking_capture(ordinal: usize) -> Option<Arc<Capture>> {
+pub(crate) fn blocking_capture(ordinal: usize) -> Option<Arc<dyn CaptureEnd>> {
     if COUNT[ordinal].load(Ordering::Acquire) == 0 {
         return None;
     }
     members(ordinal)
         .iter()
         .filter(|(_, _, capture)| !capture.has_ended())
-        .min_by_key(|(_, _, capture)| capture.id)
+        .min_by_key(|(_, _, capture)| capture.id())
         .map(|(_, _, capture)| Arc::clone(capture))
 }
 
@@ -82,12 +97,12 @@ fn refuse_slow(ordinal: usize, operation: &'static str) -> Result<()> {
     match members
         .iter()
         .filter(|(_, _, capture)| !capture.has_ended())
-        .min_by_key(|(_, _, capture)| capture.id)
+        .min_by_key(|(_, _, capture)| capture.id())
     {
         Some((_, stream, capture)) => Err(Error::InCapture {
             operation,
             stream: stream.clone(),
-            capture: capture.id,
+            capture: capture.id(),
             reason: REASON,
         }),
         None => Ok(()),

@@ -485,7 +485,12 @@ impl Stream {
         self.inner.capture.enter(capture, before);
         capture.add_member(self);
         if blocking {
-            implicit::blocking_joined(self.inner.ordinal, self.id(), self.to_string(), capture);
+            implicit::blocking_joined(
+                self.inner.ordinal,
+                self.id(),
+                self.to_string(),
+                Arc::clone(capture) as Arc<dyn implicit::CaptureEnd>,
+            );
         }
         Ok(())
     }

@@ -46,6 +46,9 @@ enum Place {
 struct Allocations {
     /// Start address to size and place.
     blocks: BTreeMap<usize, (usize, Place)>,
+    /// For a pool block, the bytes its current allocation asked for (the
+    /// block is rounded up): what reports name.
+    requested: BTreeMap<usize, usize>,
     /// Bytes in use per device.
     used: Vec<usize>,
 }
@@ -56,6 +59,7 @@ fn allocations() -> std::sync::MutexGuard<'static, Allocations> {
         .get_or_init(|| {
             Mutex::new(Allocations {
                 blocks: BTreeMap::new(),
+                requested: BTreeMap::new(),
                 used: vec![0; MAX_DEVICES],
             })
         })
@@ -106,12 +110,14 @@ fn allocate(
 pub(crate) fn describe_address(address: usize) -> Option<(usize, usize)> {
     let table = allocations();
     let (&start, &(bytes, _)) = table.blocks.range(..=address).next_back()?;
-    (address < start + bytes.max(1)).then_some((start, bytes))
+    let asked = table.requested.get(&start).copied().unwrap_or(bytes);
+    (address < start + bytes.max(1)).then_some((start, asked))
 }
 
 /// Returns an allocation to the host allocator.
 fn release(call: &'static str, ptr: usize) -> Result<(), DriverError> {
     let mut table = allocations();
+    table.requested.remove(&ptr);
     let Some((bytes, place)) = table.blocks.remove(&ptr) else {
         return Err(invalid_value(
             call,
@@ -142,8 +148,10 @@ pub(crate) fn pool_alloc(
     devices: usize,
     on: StreamHandle,
 ) -> Result<DevicePtr, DriverError> {
+    let asked = bytes;
     let bytes = pool::rounded(bytes);
     if let Some(ptr) = pool::reuse(device, bytes, stream::identity(on)) {
+        allocations().requested.insert(ptr, asked);
         return Ok(ptr as DevicePtr);
     }
     let ptr = match allocate("cuMemAllocAsync", bytes, Place::Device(device), devices) {
@@ -155,6 +163,7 @@ pub(crate) fn pool_alloc(
         Err(e) => return Err(e),
     };
     pool::grew(device, bytes);
+    allocations().requested.insert(ptr, asked);
     Ok(ptr as DevicePtr)
 }
 
