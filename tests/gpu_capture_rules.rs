@@ -19,6 +19,14 @@ use gpu_tutorial_kernels::{add_kernel, fill, saxpy};
 
 const N: usize = 100;
 
+/// The rule is device-wide: while one test's blocking stream captures,
+/// another's use of the legacy default stream would be refused. The tests
+/// here take turns.
+fn turn() -> std::sync::MutexGuard<'static, ()> {
+    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    TURN.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn blocking_stream() -> Stream {
     Stream::with_options(StreamOptions::new().non_blocking(false)).unwrap()
 }
@@ -52,6 +60,7 @@ fn refused(result: gpu_runtime::Result<impl std::fmt::Debug>) -> (u64, &'static 
 /// is `Error::InCapture` and the capture goes on), and the graph runs right.
 #[test]
 fn cupy_test_null_stream_cannot_capture() {
+    let _turn = turn();
     let s = blocking_stream();
     let (a, a_dev) = random_input(&s);
     let fours = DeviceBuffer::to_device_sync(&[4.0f32; N], &s).unwrap();
@@ -78,6 +87,7 @@ fn cupy_test_null_stream_cannot_capture() {
 /// the legacy default stream usable, and it is not capturing.
 #[test]
 fn cupy_test_stream_is_capturing() {
+    let _turn = turn();
     let s = Stream::new().unwrap();
     let (a, a_dev) = random_input(&s);
     let mut b = DeviceBuffer::<f32>::zeroed_on(N, &s).unwrap();
@@ -126,6 +136,7 @@ fn helper(n: usize, a: &DeviceBuffer<f32>) -> DeviceBuffer<f32> {
 /// graph here: the results are copied into buffers made before the capture.)
 #[test]
 fn cupy_test_capture_run_on_same_stream() {
+    let _turn = turn();
     let s = Stream::new().unwrap();
     let (_, a) = random_input(&current_stream().unwrap());
     current_stream().unwrap().synchronize().unwrap();
@@ -155,6 +166,7 @@ fn cupy_test_capture_run_on_same_stream() {
 /// harms the capture, whose graph runs right afterwards.
 #[test]
 fn every_use_of_the_legacy_stream_is_refused_while_a_blocking_stream_captures() {
+    let _turn = turn();
     let s = blocking_stream();
     let legacy = Stream::null();
     let x = DeviceBuffer::to_device_sync(&[1.0f32; N], &s).unwrap();
@@ -220,6 +232,7 @@ fn every_use_of_the_legacy_stream_is_refused_while_a_blocking_stream_captures() 
 /// capture ends; the capture that began on a non-blocking stream alone does not.
 #[test]
 fn a_blocking_stream_forked_into_a_capture_blocks_the_legacy_stream() {
+    let _turn = turn();
     let origin = Stream::new().unwrap();
     let branch = blocking_stream();
     let x = DeviceBuffer::to_device_sync(&[2.0f32; N], &origin).unwrap();
@@ -247,12 +260,13 @@ fn a_blocking_stream_forked_into_a_capture_blocks_the_legacy_stream() {
 /// neither fails the capture nor loses the memory.
 #[test]
 fn a_buffer_freed_through_the_legacy_stream_during_a_blocking_capture_waits_for_its_end() {
+    let _turn = turn();
     let s = blocking_stream();
-    let device = Device::get(s.device()).unwrap();
     let big = common::size(64 << 20, 1 << 20);
     let x = DeviceBuffer::to_device_sync(&[1.0f32; N], &s).unwrap();
     let mut y = DeviceBuffer::<f32>::zeroed_on(N, &s).unwrap();
     let last_on_legacy = DeviceBuffer::<u8>::zeroed_on(big, &Stream::null()).unwrap();
+    let ptr = last_on_legacy.as_raw();
     Stream::null().synchronize().unwrap();
     let capture = s.begin_capture().unwrap();
     launch!(saxpy[1, 128, s](1.0, &x, &x, &mut y)).unwrap();
@@ -260,9 +274,15 @@ fn a_buffer_freed_through_the_legacy_stream_during_a_blocking_capture_waits_for_
     let graph = capture.end().unwrap();
     graph.instantiate().unwrap().launch(&s).unwrap();
     s.synchronize().unwrap();
-    Stream::null().synchronize().unwrap();
     assert_eq!(y.copy_to_host_sync(&s).unwrap(), vec![2.0; N]);
-    device.synchronize().unwrap();
+    // The free was queued on the legacy stream when the capture ended: the
+    // pool hands the block to the legacy stream's next allocation.
+    let again = DeviceBuffer::<u8>::zeroed_on(big, &Stream::null()).unwrap();
+    assert_eq!(
+        again.as_raw(),
+        ptr,
+        "the dropped buffer's memory was not freed"
+    );
 }
 
 /// A device-wide wait from another thread during a capture is refused too,
@@ -270,6 +290,7 @@ fn a_buffer_freed_through_the_legacy_stream_during_a_blocking_capture_waits_for_
 /// every thread; a device-wide wait could never complete while it lasts).
 #[test]
 fn a_device_wide_wait_from_another_thread_is_refused_during_a_capture() {
+    let _turn = turn();
     let s = Stream::new().unwrap();
     let ordinal = s.device();
     let capture = s.begin_capture().unwrap();

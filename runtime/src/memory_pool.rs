@@ -75,7 +75,8 @@ impl MemoryPool {
     /// let pool = Device::get(0)?.memory_pool();
     /// let before = pool.stats()?;
     /// let x = DeviceBuffer::<f32>::zeroed_on(1 << 20, &Stream::new()?)?;
-    /// assert!(pool.stats()?.used_bytes >= before.used_bytes + 4 << 20);
+    /// assert!(pool.stats()?.used_bytes >= before.used_bytes + (4 << 20));
+    /// drop(x);
     /// # Ok::<(), gpu_runtime::Error>(())
     /// ```
     pub fn stats(&self) -> Result<PoolStats> {
