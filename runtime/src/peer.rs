@@ -12,9 +12,9 @@
 //! the hardware has a peer link, the first copy between two devices enables
 //! the driver's peer access for copies (not for launches, which still need
 //! [`Device::enable_peer_access`]), so copies take the direct path and are
-//! queued like any other. Without it, CUDA stages a copy through host memory
-//! and returns only once the copy's source is ready: such copies wait on the
-//! host (see README, "CuPy/Numba parity").
+//! queued like any other. Without it, CUDA stages a copy through host memory,
+//! and the call may wait on the host for the copy's source (see README,
+//! "CuPy/Numba parity").
 
 use crate::backend::{driver, status, MAX_DEVICES};
 use crate::device::Device;

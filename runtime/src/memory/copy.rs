@@ -60,7 +60,7 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// call returns at once. Where the hardware has a peer link (NVLink or
     /// PCIe), the copy goes over it directly (the driver's peer access is
     /// enabled for copies on first use); without one, CUDA stages it through
-    /// host memory and the call waits on the host for the source's writer.
+    /// host memory, and the call may wait on the host for the source's writer.
     pub fn copy_from_device(&mut self, source: impl DeviceInput<T>, stream: &Stream) -> Result<()> {
         self.view_mut().copy_from_device(source, stream)
     }
