@@ -22,8 +22,33 @@
 mod cases;
 #[path = "common/mod.rs"]
 mod common;
+#[cfg(feature = "bare-cust")]
 #[path = "kernels/compiled.rs"]
 mod compiled;
+
+/// Without the `bare-cust` feature (`kernels/compiled.rs` reads the figures
+/// through `cust::sys`, which links libcuda): no module loads, and the
+/// table's register column says why.
+#[cfg(not(feature = "bare-cust"))]
+mod compiled {
+    /// Never made: [`CompiledModule::load`] always fails.
+    pub enum CompiledModule {}
+
+    impl CompiledModule {
+        pub fn load(_ptx: &str) -> Result<CompiledModule, String> {
+            Err(crate::common::BARE_CUST_NOT_BUILT.into())
+        }
+        pub fn registers(&self, _entry: &str) -> Result<u32, String> {
+            match *self {}
+        }
+        pub fn local_bytes(&self, _entry: &str) -> Result<u32, String> {
+            match *self {}
+        }
+        pub fn max_blocks_per_sm(&self, _entry: &str, _block: u32) -> Result<u32, String> {
+            match *self {}
+        }
+    }
+}
 #[path = "kernels/harness.rs"]
 mod harness;
 

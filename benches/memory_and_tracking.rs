@@ -19,12 +19,11 @@
 #[path = "common/mod.rs"]
 mod common;
 
-use common::{helpers_dir, median, ratio, run_helper, show, Res, Results};
+use common::{helpers_dir, median, ratio, run_helper, show, Res, Results, BARE_CUST_NOT_BUILT};
 use gpu_runtime::{
     launch, Device, DeviceBuffer, Event, EventOptions, PinnedBuffer, Pipeline, Stream,
 };
-use gpu_tutorial_kernels::{add_kernel, busy, busy_rounds_lasting, fill, KERNEL_MODULE};
-use std::ffi::c_void;
+use gpu_tutorial_kernels::{add_kernel, busy, busy_rounds_lasting, fill};
 use std::process::Command;
 use std::time::Instant;
 
@@ -71,14 +70,114 @@ type Steps<'a> = (
     Box<dyn Fn() -> Res<()> + 'a>,
 );
 
-/// The three hand-offs (tracked, bare cust with events, both kernels on one
-/// stream), measured in alternating rounds: medians of each, in µs per step,
-/// and the median of the rounds' ratios tracked / bare cust.
-fn handoffs_us() -> Res<(f64, f64, f64, f64)> {
-    use cust::prelude::Module;
+/// The hand-off with bare cust: two streams and two hand-written events, in
+/// the same (primary) context as this crate's, current on the thread.
+#[cfg(feature = "bare-cust")]
+mod bare_cust {
+    use crate::common::Res;
+    use cust::prelude::{Function, Module};
     use cust::stream::{Stream as CustStream, StreamFlags};
-    use cust::sys::{cuEventCreate, cuEventRecord, cuStreamWaitEvent, CUresult};
+    use cust::sys::{cuEventCreate, cuEventRecord, cuStreamWaitEvent, CUevent, CUresult};
+    use gpu_tutorial_kernels::KERNEL_MODULE;
+    use std::ffi::c_void;
 
+    /// What the bare hand-off needs, made once.
+    pub struct Handoff {
+        // Declared before `module`: the functions are dropped first.
+        fill: Function<'static>,
+        add: Function<'static>,
+        c1: CustStream,
+        c2: CustStream,
+        x: cust::memory::DeviceBuffer<f32>,
+        ones: cust::memory::DeviceBuffer<f32>,
+        y: cust::memory::DeviceBuffer<f32>,
+        written: CUevent,
+        read: CUevent,
+        _module: &'static Module,
+    }
+
+    fn check(r: CUresult) -> Res<()> {
+        match r {
+            CUresult::CUDA_SUCCESS => Ok(()),
+            other => Err(format!("{other:?}").into()),
+        }
+    }
+
+    impl Handoff {
+        pub fn new() -> Res<Handoff> {
+            // Leaked: the benchmark's process ends soon after.
+            let module: &'static Module =
+                Box::leak(Box::new(Module::from_ptx(KERNEL_MODULE.ptx(), &[])?));
+            let (mut written, mut read) = (std::ptr::null_mut(), std::ptr::null_mut());
+            // SAFETY: each call writes one event handle; 2 = CU_EVENT_DISABLE_TIMING.
+            unsafe {
+                check(cuEventCreate(&mut written, 2))?;
+                check(cuEventCreate(&mut read, 2))?;
+            }
+            Ok(Handoff {
+                fill: module.get_function("fill_f32__1d")?,
+                add: module.get_function("add_kernel__1d")?,
+                c1: CustStream::new(StreamFlags::NON_BLOCKING, None)?,
+                c2: CustStream::new(StreamFlags::NON_BLOCKING, None)?,
+                x: cust::memory::DeviceBuffer::from_slice(&[0.0f32; 256])?,
+                ones: cust::memory::DeviceBuffer::from_slice(&[1.0f32; 256])?,
+                y: cust::memory::DeviceBuffer::from_slice(&[0.0f32; 256])?,
+                written,
+                read,
+                _module: module,
+            })
+        }
+
+        /// One hand-off: fill `x` on `c1`, then `y = x + 1` on `c2`, each
+        /// ordered after the other's last use by an event.
+        pub fn step(&self) -> Res<()> {
+            let (px, po, py, n) = (
+                self.x.as_device_ptr().as_raw(),
+                self.ones.as_device_ptr().as_raw(),
+                self.y.as_device_ptr().as_raw(),
+                256usize,
+            );
+            let arg = |p: &u64| p as *const u64 as *mut c_void;
+            let value = 1.0f32;
+            let fill_args = [
+                &value as *const f32 as *mut c_void,
+                arg(&px),
+                &n as *const usize as *mut c_void,
+            ];
+            let add_args = [
+                arg(&px),
+                &n as *const usize as *mut c_void,
+                arg(&po),
+                &n as *const usize as *mut c_void,
+                arg(&py),
+                &n as *const usize as *mut c_void,
+            ];
+            // SAFETY: the argument arrays match the entry points' PTX
+            // parameters (a scalar, or pointer and length per slice); the
+            // buffers and events outlive the launches and waits.
+            unsafe {
+                self.c1.launch(&self.fill, 1, 256, 0, &fill_args)?;
+                check(cuEventRecord(self.written, self.c1.as_inner()))?;
+                check(cuStreamWaitEvent(self.c2.as_inner(), self.written, 0))?;
+                self.c2.launch(&self.add, 1, 256, 0, &add_args)?;
+                check(cuEventRecord(self.read, self.c2.as_inner()))?;
+                check(cuStreamWaitEvent(self.c1.as_inner(), self.read, 0))?;
+            }
+            Ok(())
+        }
+
+        /// Waits for the last hand-off.
+        pub fn sync(&self) -> Res<()> {
+            Ok(self.c2.synchronize()?)
+        }
+    }
+}
+
+/// The hand-offs (tracked, both kernels on one stream, and bare cust with
+/// events where this benchmark was built with the `bare-cust` feature),
+/// measured in alternating rounds: medians of each, in µs per step, and the
+/// median of the rounds' ratios tracked / bare cust.
+fn handoffs_us() -> Res<(f64, f64, Option<f64>, Option<f64>)> {
     // This crate's: tracked across two streams, and on one stream.
     let (s1, s2, one) = (Stream::new()?, Stream::new()?, Stream::new()?);
     let mut x = DeviceBuffer::<f32>::zeroed_on(256, &s1)?;
@@ -88,39 +187,10 @@ fn handoffs_us() -> Res<(f64, f64, f64, f64)> {
     let ones1 = DeviceBuffer::to_device_sync(&[1.0f32; 256], &one)?;
     let mut y1 = DeviceBuffer::<f32>::zeroed_on(256, &one)?;
     let mut value = 0.0f32;
+    #[cfg(feature = "bare-cust")]
+    let bare = bare_cust::Handoff::new()?;
 
-    // Bare cust in the same (primary) context, current on this thread now.
-    let module = Module::from_ptx(KERNEL_MODULE.ptx(), &[])?;
-    let (fill_fn, add_fn) = (
-        module.get_function("fill_f32__1d")?,
-        module.get_function("add_kernel__1d")?,
-    );
-    let (c1, c2) = (
-        CustStream::new(StreamFlags::NON_BLOCKING, None)?,
-        CustStream::new(StreamFlags::NON_BLOCKING, None)?,
-    );
-    let cx = cust::memory::DeviceBuffer::from_slice(&[0.0f32; 256])?;
-    let cones = cust::memory::DeviceBuffer::from_slice(&[1.0f32; 256])?;
-    let cy = cust::memory::DeviceBuffer::from_slice(&[0.0f32; 256])?;
-    let (px, po, py, n) = (
-        cx.as_device_ptr().as_raw(),
-        cones.as_device_ptr().as_raw(),
-        cy.as_device_ptr().as_raw(),
-        256usize,
-    );
-    let (mut written, mut read) = (std::ptr::null_mut(), std::ptr::null_mut());
-    let check = |r: CUresult| match r {
-        CUresult::CUDA_SUCCESS => Ok(()),
-        other => Err(format!("{other:?}")),
-    };
-    // SAFETY: each call writes one event handle; 2 = CU_EVENT_DISABLE_TIMING.
-    unsafe {
-        check(cuEventCreate(&mut written, 2))?;
-        check(cuEventCreate(&mut read, 2))?;
-    }
-    let arg = |p: &u64| p as *const u64 as *mut c_void;
-    let cvalue = 1.0f32;
-
+    #[allow(unused_mut)]
     let mut ways: Vec<Steps<'_>> = vec![
         (
             Box::new(|| {
@@ -133,36 +203,6 @@ fn handoffs_us() -> Res<(f64, f64, f64, f64)> {
         ),
         (
             Box::new(|| {
-                let fill_args = [
-                    &cvalue as *const f32 as *mut c_void,
-                    arg(&px),
-                    &n as *const usize as *mut c_void,
-                ];
-                let add_args = [
-                    arg(&px),
-                    &n as *const usize as *mut c_void,
-                    arg(&po),
-                    &n as *const usize as *mut c_void,
-                    arg(&py),
-                    &n as *const usize as *mut c_void,
-                ];
-                // SAFETY: the argument arrays match the entry points' PTX
-                // parameters (a scalar, or pointer and length per slice); the
-                // buffers and events outlive the launches and waits.
-                unsafe {
-                    c1.launch(&fill_fn, 1, 256, 0, &fill_args)?;
-                    check(cuEventRecord(written, c1.as_inner()))?;
-                    check(cuStreamWaitEvent(c2.as_inner(), written, 0))?;
-                    c2.launch(&add_fn, 1, 256, 0, &add_args)?;
-                    check(cuEventRecord(read, c2.as_inner()))?;
-                    check(cuStreamWaitEvent(c1.as_inner(), read, 0))?;
-                }
-                Ok(())
-            }),
-            Box::new(|| Ok(c2.synchronize()?)),
-        ),
-        (
-            Box::new(|| {
                 launch!(fill[1, 256, one](1.0f32, &mut x1))?;
                 launch!(add_kernel[1, 256, one](&x1, &ones1, &mut y1))?;
                 Ok(())
@@ -170,6 +210,8 @@ fn handoffs_us() -> Res<(f64, f64, f64, f64)> {
             Box::new(|| Ok(one.synchronize()?)),
         ),
     ];
+    #[cfg(feature = "bare-cust")]
+    ways.push((Box::new(|| bare.step()), Box::new(|| bare.sync())));
     for (step, sync) in ways.iter_mut() {
         for _ in 0..HANDOFFS / 10 {
             step()?;
@@ -182,7 +224,9 @@ fn handoffs_us() -> Res<(f64, f64, f64, f64)> {
         for (k, (step, sync)) in ways.iter_mut().enumerate() {
             times[k].push(round_us(HANDOFFS, step.as_mut(), sync.as_ref())?);
         }
-        ratios.push(times[0].last().expect("pushed") / times[1].last().expect("pushed"));
+        if let Some(bare) = times.get(2).and_then(|t| t.last()) {
+            ratios.push(times[0].last().expect("pushed") / bare);
+        }
     }
     drop(ways);
     if y.copy_to_host_sync(&s2)? != vec![value + 1.0; 256] {
@@ -190,10 +234,10 @@ fn handoffs_us() -> Res<(f64, f64, f64, f64)> {
     }
     let mut medians = times.into_iter().map(median);
     Ok((
-        medians.next().expect("three"),
-        medians.next().expect("three"),
-        medians.next().expect("three"),
-        median(ratios),
+        medians.next().expect("tracked"),
+        medians.next().expect("one stream"),
+        medians.next(),
+        (!ratios.is_empty()).then(|| median(ratios)),
     ))
 }
 
@@ -293,9 +337,14 @@ fn main() -> Res<()> {
     let mut results = Results::new();
     let mut notes = Vec::new();
 
-    let (tracked, bare, one_stream, paired) = handoffs_us()?;
+    let (tracked, one_stream, bare, paired) = handoffs_us()?;
     results.insert("rust_handoff_us".into(), tracked);
-    results.insert("cust_handoff_us".into(), bare);
+    match bare {
+        Some(us) => {
+            results.insert("cust_handoff_us".into(), us);
+        }
+        None => notes.push(BARE_CUST_NOT_BUILT.into()),
+    }
     results.insert("rust_one_stream_us".into(), one_stream);
     for (bytes, name) in [(1usize << 20, "1mib"), (64 << 20, "64mib")] {
         results.insert(
@@ -361,7 +410,9 @@ fn main() -> Res<()> {
             ratio(get(key), get("cust_handoff_us"))
         );
     }
-    println!("tracked / bare cust, median of the paired rounds: {paired:.3}");
+    if let Some(paired) = paired {
+        println!("tracked / bare cust, median of the paired rounds: {paired:.3}");
+    }
     println!("\nAllocate and free (us per pair, median of 5 x {PAIRS})");
     println!("| size | this crate `empty` | this crate zeroed | CuPy pool | Numba | CUDA C MallocAsync | CUDA C Malloc | crate vs CuPy |");
     println!("|---|---|---|---|---|---|---|---|");

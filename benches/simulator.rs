@@ -6,9 +6,11 @@
 //! simulated launch of an empty kernel; and, with `--scaling`, the 2^20
 //! reduction on 1, 2, 4, ... OS threads (`GPU_SIM_THREADS`).
 //!
-//! Needs no GPU: `cargo bench --bench simulator -- --helpers benches/python`
-//! (the directory holding `numba_simulator.py`; Numba from PyPI), and
-//! `cargo bench --bench simulator -- --scaling` for the core scaling.
+//! Needs no GPU: `cargo bench -p gpu-benches --bench simulator -- --helpers
+//! python` (the directory holding `numba_simulator.py`, relative to
+//! `benches/`, where cargo runs the benchmarks of this package; Numba from
+//! PyPI), and `cargo bench -p gpu-benches --bench simulator -- --scaling`
+//! for the core scaling.
 
 #[path = "common/mod.rs"]
 mod common;

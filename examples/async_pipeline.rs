@@ -5,7 +5,7 @@
 //! single-threaded runtime keeps running, which a blocking `synchronize()`
 //! would stall. Each batch's result is checked against the CPU.
 //!
-//! Run: `cargo run --release --example async_pipeline`
+//! Run: `cargo run --release --example async_pipeline --features async`
 
 use gpu_runtime::{
     backend, launch, Backend, DeviceView, DeviceViewMut, PinnedBuffer, Pipeline, Stream,

@@ -34,7 +34,7 @@ for line in sys.stdin:
 '
 }
 
-cargo build --release --examples --quiet
+cargo build --release -p gpu-examples --examples --all-features --quiet
 cargo test --workspace --release --no-run --quiet --message-format=json | executables | while read -r kind name path; do
     [ "$kind" = example ] && continue # built by `cargo test` too; bundled below
     case "$name" in
@@ -43,7 +43,15 @@ cargo test --workspace --release --no-run --quiet --message-format=json | execut
         *) [ "$kind" = lib ] && name="unit-$name"; cp "$path" "$bundle/tests/$name" ;;
     esac
 done
-cargo bench --no-run --quiet --message-format=json | executables | while read -r kind name path; do
+# The bare cust baseline links libcuda: scripts/setup.sh puts the driver's or a
+# link stub in .tools/cuda-driver/lib64 (the GPU machine has the real one).
+bench_features=()
+if [ -e .tools/cuda-driver/lib64/libcuda.so ]; then
+    bench_features=(--features bare-cust)
+else
+    echo "bundle: benchmarks without their bare cust columns (no .tools/cuda-driver/lib64/libcuda.so: run scripts/setup.sh)"
+fi
+cargo bench -p gpu-benches ${bench_features[@]+"${bench_features[@]}"} --no-run --quiet --message-format=json | executables | while read -r kind name path; do
     cp "$path" "$bundle/benches/$name"
 done
 for example in examples/*.rs; do
@@ -51,6 +59,8 @@ for example in examples/*.rs; do
     cp "target/release/examples/$name" "$bundle/examples/$name"
 done
 cp benches/cuda/*.cu benches/cuda/*.h benches/python/*.py "$bundle/benches/"
+# The twins' headers by family (patterns.cu includes patterns/*.cuh).
+cp -r benches/cuda/patterns benches/cuda/gemm_tc "$bundle/benches/"
 cp scripts/sanitize.sh "$bundle/sanitize.sh"
 cp -r scripts/sanitizer-probes "$bundle/sanitizer-probes"
 # Symbol tables are not needed to run: the bundle must fit the 64 MiB that
@@ -91,13 +101,18 @@ for helper in add_kernel pipeline event_record kernels memory graphs peer_copy c
     nvcc -O3 -arch="sm_${cap}" -o "benches/${helper}_cuda" "benches/${helper}.cu" -lcuda \
         || echo "nvcc failed for ${helper}.cu: its CUDA C column stays empty"
 done
+# The kernel patterns' twins (issue #20): C++17, CUB and cuBLAS; without
+# cuBLAS if it does not link (no cublasSgemm row then).
+nvcc -O3 -std=c++17 -arch="sm_${cap}" -o benches/patterns_cuda benches/patterns.cu -lcublas \
+    || nvcc -O3 -std=c++17 -arch="sm_${cap}" -DTWINS_NO_CUBLAS -o benches/patterns_cuda benches/patterns.cu \
+    || echo "nvcc failed for patterns.cu: its CUDA C column stays empty"
 for b in benches/*; do
-    [ -x "$b" ] && [ "${b%.*}" = "$b" ] && [ "${b%_cuda}" = "$b" ] || continue
+    [ -f "$b" ] && [ -x "$b" ] && [ "${b%.*}" = "$b" ] && [ "${b%_cuda}" = "$b" ] || continue
     if [ -n "${BENCHES:-}" ] && ! [[ " $BENCHES " == *" $(basename "$b") "* ]]; then
         continue
     fi
     if [ "$(basename "$b")" = simulator ]; then
-        echo "=== bench simulator: not run here (a CPU benchmark: cargo bench --bench simulator -- --helpers benches/python)"
+        echo "=== bench simulator: not run here (a CPU benchmark: cargo bench -p gpu-benches --bench simulator -- --helpers python)"
         continue
     fi
     for round in $(seq "${BENCH_ROUNDS:-1}"); do

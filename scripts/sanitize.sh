@@ -17,15 +17,209 @@
 #
 # Before the binaries, CUDA C probes (scripts/sanitizer-probes/, built with
 # nvcc) measure what a tool or NCCL does with none of this crate's code: which
-# tools make asynchronous copies wait for their stream (held_copy.cu: the
-# tests asserting a held copy is pending are left out under those tools), and
-# which reports NCCL's own initialisation makes (nccl_init.cu: such reports
-# from inside NCCL are counted apart, and printed), and under which tools a
-# stream call deadlocks while another thread that used its per-thread default
-# stream is ending (thread_exit_overlap.cu: test binaries then run one test at
-# a time, for libtest joins each test's thread before it starts the next).
-# Every test or binary left out under a tool is printed with its reason.
+# tools make asynchronous copies wait for their stream (held_copy.cu), and
+# which make kernel launches wait, or run streams or kernels one after another
+# (held_kernel.cu): the tests asserting how long a wait behind a held stream
+# took, or that work behind it is still pending, are left out under those
+# tools; which reports NCCL's own initialisation makes (nccl_init.cu: such
+# reports from inside NCCL are counted apart, and printed), and under which
+# tools a stream call deadlocks while another thread that used its per-thread
+# default stream is ending (thread_exit_overlap.cu: test binaries then run one
+# test at a time, for libtest joins each test's thread before it starts the
+# next). Reports made inside NCCL's own kernels (its collectives: kernels
+# named ncclDevKernel_* or ncclKernel_*, which run on two GPUs and more) are
+# counted apart too. Every test or binary left out under a tool is printed
+# with its reason.
+#
+#   bash scripts/sanitize.sh --self-test   # checks the counting of reports on
+#                                          # fabricated logs (no GPU needed)
 cd "$(dirname "${BASH_SOURCE[0]}")" || exit 1
+# Counting a finished log's reports. These read only the log (and the NCCL
+# probe's list, $probes/nccl-own.TOOL), so --self-test checks them on
+# fabricated logs.
+
+# Reports in a finished log: memcheck, synccheck and initcheck end with
+# "ERROR SUMMARY: N errors", racecheck with "RACECHECK SUMMARY: N hazards
+# displayed (E errors, W warnings)" (one hazard displayed per report).
+reports_in() {
+    local log="$1" n
+    n="$(grep -oE 'RACECHECK SUMMARY: [0-9]+ hazards?' "$log" | tail -n 1 | awk '{print $3}')"
+    [ -n "$n" ] || n="$(grep -oE 'ERROR SUMMARY: [0-9]+' "$log" | tail -n 1 | awk '{print $3}')"
+    echo "$n"
+}
+
+# One line per report of a finished log: "nccl-kernel" for a report made
+# inside one of NCCL's own kernels (its first line, or a device-side line of
+# it, "at ...", "and ... at ..." or "Device Frame:", names a kernel
+# ncclDevKernel_* or ncclKernel_*), "nccl-host<TAB>HEAD" for another report
+# whose host backtrace runs through NCCL (HEAD: its first line), "other" for
+# the rest. A report is a line "========= X..." (X a capital letter; not a
+# summary or the tool's own lines) and the "=========  ..." lines after it.
+classify_reports() {
+    awk 'function nccl_kernel(line) { return line ~ /(ncclDevKernel|ncclKernel)[_(<]/ }
+         function flush() {
+             if (block) {
+                 if (kernel) print "nccl-kernel"
+                 else if (host) print "nccl-host\t" head
+                 else print "other"
+             }
+             block = 0; kernel = 0; host = 0
+         }
+         /^========= [A-Z]/ && !/SUMMARY|COMPUTE-SANITIZER|Target application/ {
+             flush(); block = 1; head = substr($0, 11); kernel = nccl_kernel($0); next
+         }
+         /^=========  / {
+             if (!block) next
+             if (/^=========  +(at |and |Device Frame)/ && nccl_kernel($0)) kernel = 1
+             if (/libnccl/) host = 1
+             next
+         }
+         { flush() }
+         END { flush() }' "$1"
+}
+
+# The first lines of a log's reports from inside NCCL's host code (not its
+# kernels), one per line.
+nccl_report_heads() {
+    classify_reports "$1" | awk -F '\t' '$1 == "nccl-host" { print $2 }'
+}
+
+# Reports in a finished log made inside NCCL's own kernels.
+nccl_kernel_reports_in() {
+    classify_reports "$1" | grep -c '^nccl-kernel$'
+}
+
+# Reports in a finished log that NCCL's own initialisation makes: from inside
+# NCCL, with a text the nccl-init probe's reports have under the same tool.
+nccl_own_reports_in() { # log, tool
+    if [ -s "$probes/nccl-own.$2" ]; then
+        nccl_report_heads "$1" | grep -cxF -f "$probes/nccl-own.$2"
+    else
+        echo 0
+    fi
+}
+
+# A binary that made no CUDA call (a test of the simulator, a unit test of a
+# crate without driver calls): the sanitizer has nothing to check, and says
+# so; its tests must still have passed.
+no_cuda_call() {
+    grep -q 'Target application terminated before first instrumented API call' "$1" &&
+        grep -q '^test result: ok' "$1" && ! grep -q '^test result: FAILED' "$1"
+}
+
+# A finished log's reports: "COUNTED OWN KERNELS", where OWN are NCCL's own
+# initialisation's (see above), KERNELS those made inside NCCL's own kernels,
+# and COUNTED all the others ("?" when the log has no summary: the run did
+# not finish). Reports past the tool's print limit are not printed, so not
+# classified: they stay counted.
+report_counts() { # log, tool
+    local all own kernels
+    all="$(reports_in "$1")"
+    own="$(nccl_own_reports_in "$1" "$2")"
+    kernels="$(nccl_kernel_reports_in "$1")"
+    if [ -n "$all" ]; then
+        local counted=$((all - own - kernels))
+        [ "$counted" -ge 0 ] || counted=0
+        echo "$counted $own $kernels"
+    else
+        echo "? $own $kernels"
+    fi
+}
+
+# Checks the functions above on fabricated logs in the tools' style.
+self_test() {
+    local dir failures=0
+    dir="$(mktemp -d)"
+    probes="$dir"
+    expect() { # what, expected, got
+        if [ "$2" = "$3" ]; then
+            echo "sanitize self-test: ok: $1"
+        else
+            echo "sanitize self-test: FAILED: $1: expected '$2', got '$3'"
+            failures=$((failures + 1))
+        fi
+    }
+    # racecheck on two GPUs: a race inside NCCL's ring kernel, one inside a
+    # kernel of ours, one inside NCCL's broadcast kernel, with test output
+    # between them.
+    cat >"$dir/racecheck.log" <<'LOG'
+========= COMPUTE-SANITIZER
+running 3 tests
+========= Error: Race reported between Write access at void ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096UL>)+0x1a70
+=========     and Read access at void ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096UL>)+0x1b30 [512 hazards]
+=========
+========= Warning: Race reported between Write access at block_sum_static+0x2b0
+=========     and Read access at block_sum_static+0x300 [32 hazards]
+=========
+test all_reduce_sums_and_maxes_across_every_device ... ok
+========= Error: Race reported between Read access at ncclKernel_Broadcast_RING_LL_Sum_int8_t(ncclDevComm *, unsigned long, ncclWork *)+0x920
+=========     and Write access at ncclKernel_Broadcast_RING_LL_Sum_int8_t(ncclDevComm *, unsigned long, ncclWork *)+0x980 [64 hazards]
+=========
+========= RACECHECK SUMMARY: 3 hazards displayed (2 errors, 1 warning)
+LOG
+    expect "racecheck: all reports" 3 "$(reports_in "$dir/racecheck.log")"
+    expect "racecheck: made inside NCCL's kernels" 2 "$(nccl_kernel_reports_in "$dir/racecheck.log")"
+    expect "racecheck: counted" "1 0 2" "$(report_counts "$dir/racecheck.log" racecheck)"
+    # initcheck: one report inside NCCL's initialisation (as the probe makes
+    # it), one inside NCCL's broadcast kernel (launched by NCCL, so also
+    # through libnccl: counted once, as a kernel's), one of ours.
+    cat >"$dir/initcheck.log" <<'LOG'
+========= COMPUTE-SANITIZER
+========= Uninitialized __global__ memory read of size 8 bytes
+=========     at 0x3f0 in ncclDevKernel_Broadcast_RING_LL(ncclDevKernelArgsStorage<4096UL>)
+=========     by thread (12,0,0) in block (0,0,0)
+=========     Address 0x7f3a00000040
+=========     Saved host backtrace up to driver entry point at kernel launch time
+=========         Host Frame: [0x2dd2fe] in libcuda.so.1
+=========         Host Frame: ncclLaunchKernel(ncclComm*, ncclKernelPlan*) [0x9a1c0] in libnccl.so.2
+=========
+========= Host API memory access error at host access to 0x7f3a00001000 of size 4 bytes
+=========     Uninitialized access at 0x7f3a00001000 on access by cudaMemcpy source.
+=========     Saved host backtrace up to driver entry point at error
+=========         Host Frame: ncclCommInitRank [0x5a2b1] in libnccl.so.2
+=========
+========= Uninitialized __global__ memory read of size 4 bytes
+=========     at fill+0x80
+=========     by thread (0,0,0) in block (0,0,0)
+=========     Saved host backtrace up to driver entry point at kernel launch time
+=========         Host Frame: [0x2dd2fe] in libcuda.so.1
+=========
+========= ERROR SUMMARY: 3 errors
+LOG
+    echo "Host API memory access error at host access to 0x7f3a00001000 of size 4 bytes" >"$dir/nccl-own.initcheck"
+    expect "initcheck: NCCL's host-side heads" \
+        "Host API memory access error at host access to 0x7f3a00001000 of size 4 bytes" \
+        "$(nccl_report_heads "$dir/initcheck.log")"
+    expect "initcheck: counted" "1 1 1" "$(report_counts "$dir/initcheck.log" initcheck)"
+    # A host function whose name holds "ncclKernel" but is no kernel: its
+    # report counts.
+    cat >"$dir/memcheck.log" <<'LOG'
+========= COMPUTE-SANITIZER
+========= Program hit CUDA_ERROR_INVALID_VALUE (error 1) due to "invalid argument" on CUDA API call to cuLaunchKernel.
+=========     Saved host backtrace up to driver entry point at error
+=========         Host Frame: ncclKernelPlanner::launch() [0x1234] in libnccl.so.2
+=========
+========= ERROR SUMMARY: 1 error
+LOG
+    expect "memcheck: a host frame named like a kernel is not a kernel" "1 0 0" \
+        "$(report_counts "$dir/memcheck.log" memcheck)"
+    # A run that did not finish: no summary.
+    printf '========= COMPUTE-SANITIZER\nrunning 2 tests\n' >"$dir/unfinished.log"
+    expect "a run without a summary" "? 0 0" "$(report_counts "$dir/unfinished.log" synccheck)"
+    # A binary that made no CUDA call.
+    printf '========= COMPUTE-SANITIZER\ntest result: ok. 4 passed\n========= Target application terminated before first instrumented API call\n' >"$dir/none.log"
+    no_cuda_call "$dir/none.log" && got=yes || got=no
+    expect "no CUDA call, tests passed" yes "$got"
+    rm -rf "$dir"
+    [ "$failures" -eq 0 ]
+}
+
+probes=/tmp/sanitizer-probes
+if [ "${1:-}" = --self-test ]; then
+    self_test
+    exit
+fi
+
 export GPU_TEST_SMALL=1
 tools="${SANITIZER_TOOLS:-memcheck racecheck synccheck initcheck}"
 logs=/tmp/sanitizer
@@ -49,16 +243,6 @@ skip_reason() {
     esac
 }
 
-# Reports in a finished log: memcheck, synccheck and initcheck end with
-# "ERROR SUMMARY: N errors", racecheck with "RACECHECK SUMMARY: N hazards
-# displayed (E errors, W warnings)".
-reports_in() {
-    local log="$1" n
-    n="$(grep -oE 'RACECHECK SUMMARY: [0-9]+ hazards' "$log" | tail -n 1 | awk '{print $3}')"
-    [ -n "$n" ] || n="$(grep -oE 'ERROR SUMMARY: [0-9]+' "$log" | tail -n 1 | awk '{print $3}')"
-    echo "$n"
-}
-
 # How a binary's tests run under the sanitizer when not as in run-all.sh (tests
 # left out, or one at a time), with the reason (printed once per binary).
 skipped_tests() {
@@ -72,7 +256,6 @@ skipped_tests() {
 
 # The probes: CUDA C programs, built here with nvcc, that show what a tool or
 # a library does with none of this crate's code (scripts/sanitizer-probes/).
-probes=/tmp/sanitizer-probes
 mkdir -p "$probes"
 build_probe() { # name, source, libraries...
     local name="$1" source="$2"
@@ -81,6 +264,7 @@ build_probe() { # name, source, libraries...
         echo "sanitize: nvcc could not build sanitizer-probes/$source ($probes/$name.build.log): its probe is not run"
 }
 build_probe held-copy held_copy.cu -lcuda
+build_probe held-kernel held_kernel.cu -lcuda
 build_probe nccl-init nccl_init.cu -ldl
 build_probe thread-exit-overlap thread_exit_overlap.cu -lcuda
 
@@ -99,22 +283,57 @@ for tool in $tools; do
     fi
 done
 
+# Tools under which a kernel launched on a held stream is done when its call
+# returns, a stream waits for another one's hold, or kernels on two streams
+# run one after the other (the held-kernel probe exits 2).
+kernels_wait_under=""
+for tool in $tools; do
+    [ -x "$probes/held-kernel" ] || break
+    compute-sanitizer --tool "$tool" "$probes/held-kernel" >"$logs/probe-held-kernel.$tool.log" 2>&1
+    if [ $? -eq 2 ]; then
+        kernels_wait_under="$kernels_wait_under $tool"
+        echo "sanitize: under $tool, kernel launches wait, or streams or kernels run one after another (CUDA C probe, sanitizer-probes/held_kernel.cu):"
+        grep '^held-kernel probe:' "$logs/probe-held-kernel.$tool.log" | sed 's/^/sanitize:     /'
+    fi
+done
+
+# The tests of a binary that assert how long a wait behind a held stream took,
+# or that work behind one is still pending, or that one stream ran while
+# another was held ("the whole example" for an example that times its
+# overlap): they hold only where queueing returns at once and streams run
+# side by side, so they are left out under the tools the probes above name.
+timed_tests() {
+    case "$1" in
+        gpu_tracking) echo "a_copy_on_another_stream_returns_what_the_kernel_wrote to_device_sync_has_completed_on_the_device_when_it_returns" ;;
+        gpu_events) echo "elapsed_time_waits_for_an_unfinished_end_event" ;;
+        gpu_overlap) echo "a_held_stream_does_not_hold_back_another" ;;
+        gpu_async) echo "a_future_waits_for_the_work_queued_before_it_and_not_after an_event_future_completes_at_the_event_not_at_the_streams_end two_event_futures_do_not_wait_for_each_other" ;;
+        gpu_stream_semantics) echo "legacy_stream_work_waits_for_blocking_streams blocking_streams_wait_for_the_legacy_stream the_per_thread_stream_and_the_legacy_stream_wait_for_each_other non_blocking_streams_do_not_wait_for_the_legacy_stream" ;;
+        pinned) echo "reading_waits_for_a_copy_into_the_buffer dropping_waits_for_pending_copies the_host_waits_for_a_kernel_using_mapped_memory" ;;
+        pinned_batches) echo "copies_out_of_a_buffer_are_tracked_when_the_batch_ends copies_into_a_buffer_are_tracked_when_the_batch_ends a_failing_batch_returns_its_error_and_still_tracks_its_copies a_panicking_batch_still_tracks_its_copies" ;;
+        pipeline) echo "run_only_queues_and_reading_the_output_waits a_failing_or_panicking_run_still_tracks_its_copies" ;;
+        gpu_multi_device) echo "a_default_stream_waits_for_an_event_of_another_device a_peer_copy_waits_for_the_kernel_writing_its_source" ;;
+        async_pipeline) echo "the whole example" ;;
+    esac
+}
+
 # Tests left out under one tool only, as test arguments (or "the whole
 # example" for an example, which is then not run under that tool), with the
 # reason on stderr; each runs under the other tools and in run-all.sh.
 left_out_under() { # tool, binary name
-    if [[ " $copies_wait_under " == *" $1 "* ]]; then
-        local held=""
-        case "$2" in
-            pinned) held="reading_waits_for_a_copy_into_the_buffer dropping_waits_for_pending_copies" ;;
-            pinned_batches) held="copies_into_a_buffer_are_tracked_when_the_batch_ends" ;;
-            pipeline) held="run_only_queues_and_reading_the_output_waits" ;;
-            async_pipeline) held="the whole example" ;;
-        esac
-        if [ -n "$held" ]; then
-            echo "$held: it asserts a copy held behind a stream is still pending, which $1 does not keep (probe above)" >&2
-            [ "$held" = "the whole example" ] && echo "$held" || printf -- '--skip %s ' $held
-        fi
+    local why=""
+    [[ " $copies_wait_under " == *" $1 "* ]] && why="asynchronous copies wait for their stream"
+    [[ " $kernels_wait_under " == *" $1 "* ]] && why="${why:+$why, and }kernel launches wait or streams run one after another"
+    [ -n "$why" ] || return 0
+    local timed
+    timed="$(timed_tests "$2")"
+    [ -n "$timed" ] || return 0
+    echo "$timed: it asserts how long a wait behind a held stream took, or that work behind one is pending, and under $1 $why (probes above)" >&2
+    if [ "$timed" = "the whole example" ]; then
+        echo "$timed"
+    else
+        # shellcheck disable=SC2086
+        printf -- '--skip %s ' $timed
     fi
 }
 
@@ -156,12 +375,6 @@ done
 nccl_python_library() {
     python3 -c 'import importlib.util, os; s = importlib.util.find_spec("nvidia.nccl"); print(os.path.join(list(s.submodule_search_locations)[0], "lib", "libnccl.so.2"))' 2>/dev/null
 }
-nccl_report_heads() { # the first lines of a log's reports from inside NCCL
-    awk '/^========= [A-Z]/ && !/SUMMARY|COMPUTE-SANITIZER|Target application/ { if (block && nccl) print head; block = 1; nccl = 0; head = substr($0, 11); next }
-         /^=========  / { if (/libnccl/) nccl = 1; next }
-         { if (block && nccl) print head; block = 0; nccl = 0 }
-         END { if (block && nccl) print head }' "$1"
-}
 for tool in $tools; do
     : >"$probes/nccl-own.$tool"
     [ -x "$probes/nccl-init" ] || continue
@@ -174,34 +387,6 @@ for tool in $tools; do
         sed 's/^/sanitize:     /' "$probes/nccl-own.$tool"
     fi
 done
-
-# Reports in a finished log that NCCL's own initialisation makes: from inside
-# NCCL, with a text the nccl-init probe's reports have under the same tool.
-nccl_own_reports_in() { # log, tool
-    if [ -s "$probes/nccl-own.$2" ]; then
-        nccl_report_heads "$1" | grep -cxF -f "$probes/nccl-own.$2"
-    else
-        echo 0
-    fi
-}
-
-# A binary that made no CUDA call (a test of the simulator, a unit test of a
-# crate without driver calls): the sanitizer has nothing to check, and says
-# so; its tests must still have passed.
-no_cuda_call() {
-    grep -q 'Target application terminated before first instrumented API call' "$1" &&
-        grep -q '^test result: ok' "$1" && ! grep -q '^test result: FAILED' "$1"
-}
-
-# A finished log's reports: "COUNTED OWN", where OWN are NCCL's own (see
-# above) and COUNTED all the others ("?" when the log has no summary: the run
-# did not finish).
-report_counts() { # log, tool
-    local all own
-    all="$(reports_in "$1")"
-    own="$(nccl_own_reports_in "$1" "$2")"
-    if [ -n "$all" ]; then echo "$((all - own)) $own"; else echo "? $own"; fi
-}
 
 run_binary() { # runs every tool on one binary, then prints its lines
     local bin="$1" name tool args=() tool_args left_out reports status skip own ran=""
@@ -237,14 +422,15 @@ run_binary() { # runs every tool on one binary, then prints its lines
     done
     wait
     for tool in $ran; do
-        read -r reports own < <(report_counts "$logs/$name.$tool.log" "$tool")
+        read -r reports own kernels < <(report_counts "$logs/$name.$tool.log" "$tool")
         status="$(cat "$logs/$name.$tool.status")"
         if no_cuda_call "$logs/$name.$tool.log"; then
             printf 'sanitize: %-10s %-28s no CUDA call, nothing to check (its tests passed)\n' "$tool" "$name"
-        elif [ "$own" -gt 0 ]; then
-            printf "sanitize: %-10s %-28s %s reports (and %s of NCCL's own initialisation, as its probe makes them), exit %s\n" "$tool" "$name" "$reports" "$own" "$status"
         else
-            printf 'sanitize: %-10s %-28s %s reports, exit %s\n' "$tool" "$name" "$reports" "$status"
+            apart=""
+            [ "$own" -gt 0 ] && apart="$own of NCCL's own initialisation, as its probe makes them"
+            [ "$kernels" -gt 0 ] && apart="${apart:+$apart; }$kernels made inside NCCL's own kernels"
+            printf 'sanitize: %-10s %-28s %s reports%s, exit %s\n' "$tool" "$name" "$reports" "${apart:+ (and $apart)}" "$status"
         fi
     done
 }
@@ -268,14 +454,16 @@ done
 
 total=0
 nccl_own=0
+nccl_kernels=0
 failed_runs=""
 for bin in "${binaries[@]}"; do
     name="$(basename "$bin")"
     for tool in $tools; do
         [ -f "$logs/$name.$tool.log" ] || continue # left out under this tool (printed above)
         no_cuda_call "$logs/$name.$tool.log" && continue
-        read -r reports own < <(report_counts "$logs/$name.$tool.log" "$tool")
+        read -r reports own kernels < <(report_counts "$logs/$name.$tool.log" "$tool")
         nccl_own=$((nccl_own + own))
+        nccl_kernels=$((nccl_kernels + kernels))
         status="$(cat "$logs/$name.$tool.status" 2>/dev/null || echo '?')"
         if [ "$reports" = "?" ]; then
             failed_runs="$failed_runs $name/$tool"
@@ -287,9 +475,8 @@ for bin in "${binaries[@]}"; do
 done
 [ -n "${OUT:-}" ] && tar czf "$OUT/sanitizer-logs.tar.gz" -C /tmp sanitizer sanitizer-probes
 [ -n "$failed_runs" ] && echo "sanitize: runs that did not finish cleanly:$failed_runs"
-if [ "$nccl_own" -gt 0 ]; then
-    echo "sanitize: $total reports in all (${#binaries[@]} binaries); counted apart: $nccl_own made inside NCCL's own initialisation, which makes them with no other code (nccl-init probe)"
-else
-    echo "sanitize: $total reports in all (${#binaries[@]} binaries)"
-fi
+apart=""
+[ "$nccl_own" -gt 0 ] && apart="$nccl_own made inside NCCL's own initialisation, which makes them with no other code (nccl-init probe)"
+[ "$nccl_kernels" -gt 0 ] && apart="${apart:+$apart; }$nccl_kernels made inside NCCL's own kernels (its collectives, ncclDevKernel_*/ncclKernel_*)"
+echo "sanitize: $total reports in all (${#binaries[@]} binaries)${apart:+; counted apart: $apart}"
 [ "$total" -eq 0 ] && [ -z "$failed_runs" ]

@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
-# Installs what building and testing this workspace needs on a fresh Debian machine.
-# Idempotent: a second run only checks.
+# Installs what building and testing this workspace needs, as an ordinary user:
+# everything goes into the user's rustup and this checkout's .tools/; nothing
+# needs root, nothing outside the checkout is changed, so one checkout's
+# deletion cannot break another's. Idempotent: a second run only checks.
 #
-#  1. the pinned nightly toolchain of rust-toolchain.toml, with rust-src and llvm-tools
-#     (kernels are built with -Zbuild-std=core and linked with llvm-link/opt/llc);
-#  2. a libcuda to link against (`cust` links libcuda at build time). Machines with the
-#     NVIDIA driver already have one; elsewhere Debian's libcuda1 is unpacked into
-#     .tools/cuda-driver and registered with the dynamic loader, so that programs start
-#     (and, finding no GPU, run on the CPU simulator);
-#  3. ptxas from PyPI, used by the PTX tests: CUDA 13's (nvidia-cuda-nvcc) in
-#     .tools/ptxas for sm_80 and sm_90, CUDA 12's (nvidia-cuda-nvcc-cu12) in
-#     .tools/ptxas12 for sm_70, which CUDA 13 no longer targets.
+#  1. the pinned nightly toolchain of rust-toolchain.toml, with rust-src and
+#     llvm-tools (kernels are built with -Zbuild-std=core and linked with
+#     llvm-link/opt/llc). Required: without it nothing builds.
+#  2. ptxas from PyPI, used by the PTX tests (tests/ptx.rs): CUDA 13's
+#     (nvidia-cuda-nvcc) in .tools/ptxas for sm_80 and sm_90, CUDA 12's
+#     (nvidia-cuda-nvcc-cu12) in .tools/ptxas12 for sm_70, which CUDA 13 no
+#     longer targets. The examples do not need it.
+#  3. for the benchmarks' bare cust baseline only (`--features bare-cust` of
+#     gpu-benches; cust links libcuda when built): a libcuda to link against in
+#     .tools/cuda-driver/lib64, the installed NVIDIA driver's where there is
+#     one, else a link stub made here with the C compiler. The examples and
+#     tests link nothing of CUDA: the runtime opens the driver when a program
+#     starts.
+#
+# What it cannot do, it says, with the reason; only a missing toolchain is fatal.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -18,9 +26,14 @@ tools="$root/.tools"
 mkdir -p "$tools"
 
 say() { printf 'setup: %s\n' "$*" >&2; }
+skipped=()
 
 # 1. toolchain -------------------------------------------------------------------------
 toolchain="$(sed -n 's/^channel *= *"\(.*\)"/\1/p' rust-toolchain.toml)"
+if ! command -v rustup >/dev/null 2>&1; then
+    say "error: rustup is not installed; install it (https://rustup.rs, as this user), then rerun"
+    exit 1
+fi
 if ! rustup run "$toolchain" rustc --version >/dev/null 2>&1; then
     say "installing Rust toolchain $toolchain"
     rustup toolchain install "$toolchain" --profile minimal \
@@ -29,67 +42,75 @@ else
     rustup component add --toolchain "$toolchain" rust-src llvm-tools rustfmt clippy >/dev/null 2>&1 || true
 fi
 
-# 2. libcuda ---------------------------------------------------------------------------
-# A real driver is one the loader knows outside any checkout's .tools/cuda-driver
-# (entries of this script's own registrations, possibly of deleted checkouts, do not count).
-driver_dir="$tools/cuda-driver/lib64"
-# One registration per checkout, so that checkouts do not replace each other's.
-registration="/etc/ld.so.conf.d/gpu-workspace-libcuda-$(printf '%s' "$driver_dir" | md5sum | cut -c1-12).conf"
-real_driver="$(ldconfig -p 2>/dev/null | awk '/libcuda\.so\.1 .*x86-64/ {print $NF}' | grep -v '/\.tools/cuda-driver/' | head -n 1 || true)"
-mkdir -p "$driver_dir"
-if [ -n "$real_driver" ]; then
-    say "linking against the installed NVIDIA driver $real_driver"
-    ln -sf "$real_driver" "$driver_dir/libcuda.so"
-else
-    if [ ! -e "$driver_dir/libcuda.so.1" ]; then # missing, or a dangling link
-        say "no NVIDIA driver found: unpacking Debian's libcuda1 (non-free) for linking"
-        src=/etc/apt/sources.list.d/debian.sources
-        if [ -f "$src" ] && ! grep -q 'non-free' "$src"; then
-            sed -i 's/^Components: main$/Components: main non-free/' "$src"
-        fi
-        apt-get update -qq
+# 2. ptxas -----------------------------------------------------------------------------
+pip_install() { # target package-spec
+    local log
+    if ! python3 -m pip --version >/dev/null 2>&1; then
+        skipped+=("ptxas ($2): python3 has no pip (install python3-pip); tests/ptx.rs fails without it")
+        return
+    fi
+    say "installing ptxas from PyPI ($2) into ${1#"$root"/}"
+    if ! log="$(python3 -m pip install -q --disable-pip-version-check --no-deps --target "$1" "$2" 2>&1)"; then
+        skipped+=("ptxas ($2): pip failed: $(printf '%s' "$log" | tail -n 1); tests/ptx.rs fails without it")
+    fi
+}
+if [ ! -x "$tools/ptxas/nvidia/cu13/bin/ptxas" ]; then
+    pip_install "$tools/ptxas" "nvidia-cuda-nvcc>=13,<14"
+fi
+if [ ! -x "$tools/ptxas12/nvidia/cuda_nvcc/bin/ptxas" ]; then
+    pip_install "$tools/ptxas12" "nvidia-cuda-nvcc-cu12>=12.4,<13"
+fi
+
+# 3. libcuda for the bare cust baseline --------------------------------------------------
+# .cargo/config.toml points cust's build (CUDA_LIBRARY_PATH) at .tools/cuda-driver;
+# it links lib64/libcuda.so. A real driver is one the loader knows outside any
+# checkout's .tools/ (older versions of this script registered those).
+lib64="$tools/cuda-driver/lib64"
+mkdir -p "$lib64"
+real_driver="$(/sbin/ldconfig -p 2>/dev/null | awk '/libcuda\.so\.1 .*x86-64/ {print $NF}' | grep -v '/\.tools/' | head -n 1 || true)"
+if [ -n "$real_driver" ] && [ -e "$real_driver" ]; then
+    if [ "$(readlink "$lib64/libcuda.so" 2>/dev/null)" != "$real_driver" ]; then
+        say "bare cust baseline: linking against the installed NVIDIA driver $real_driver"
+        rm -f "$lib64"/libcuda.so*
+        ln -s "$real_driver" "$lib64/libcuda.so"
+    fi
+elif [ ! -e "$lib64/libcuda.so" ] || [ -L "$lib64/libcuda.so" ]; then
+    # No driver here: a stub with the driver's function names (each returns
+    # CUDA_ERROR_STUB_LIBRARY, 34), as the CUDA toolkit's lib64/stubs/libcuda.so,
+    # only to link the benchmarks, which run where the real driver is. Named
+    # libcuda.so.1 inside, as the driver, which is what they load there.
+    rm -f "$lib64"/libcuda.so*
+    stub_failed() { skipped+=("bare cust baseline: $1; the benchmarks build without it (their bare cust columns say so)"); }
+    if ! command -v cc >/dev/null 2>&1; then
+        stub_failed "no C compiler (cc) to make the libcuda link stub"
+    elif ! cust_raw="$(cargo metadata --format-version 1 --features bare-cust \
+        --manifest-path benches/Cargo.toml 2>/dev/null | python3 -c '
+import json, sys
+for p in json.load(sys.stdin)["packages"]:
+    if p["name"] == "cust_raw":
+        print(p["manifest_path"].rsplit("/", 1)[0])
+')" || [ -z "$cust_raw" ]; then
+        stub_failed "cargo metadata could not fetch cust's sources (offline?)"
+    else
         work="$(mktemp -d)"
-        (cd "$work" && apt-get download -qq libcuda1 2>/dev/null)
-        dpkg -x "$work"/libcuda1_*.deb "$work/root"
-        # -quit, not `| head`: under pipefail, find writing after head has
-        # exited dies of SIGPIPE and ends the script (exit 141, seen in CI).
-        lib="$(find "$work/root" -name 'libcuda.so.*.*' -type f -print -quit)"
-        rm -f "$driver_dir"/libcuda.so*
-        cp "$lib" "$driver_dir/"
-        ln -sf "$(basename "$lib")" "$driver_dir/libcuda.so.1"
+        grep -ohE 'pub fn cu[A-Za-z0-9_]+' "$cust_raw"/src/*.rs | sort -u |
+            sed 's/^pub fn \(.*\)/int \1(void) { return 34; }/' > "$work/libcuda_stub.c"
+        if cc -shared -fPIC -Wl,-soname,libcuda.so.1 -o "$lib64/libcuda.so" "$work/libcuda_stub.c" 2>"$work/log"; then
+            say "bare cust baseline: no NVIDIA driver here; made a libcuda link stub ($(wc -l < "$work/libcuda_stub.c") functions) in ${lib64#"$root"/}"
+        else
+            stub_failed "cc failed making the libcuda link stub: $(tail -n 1 "$work/log")"
+        fi
         rm -rf "$work"
     fi
-    ln -sf libcuda.so.1 "$driver_dir/libcuda.so"
-    # Programs load libcuda.so.1 when they start, from the loader's first entry
-    # for it: drop registrations of deleted checkouts (their entries would come
-    # first and fail) and register this checkout's copy.
-    stale=0
-    for conf in /etc/ld.so.conf.d/gpu-workspace-libcuda-*.conf; do
-        [ -e "$conf" ] || continue
-        if [ ! -e "$(cat "$conf")/libcuda.so.1" ]; then
-            rm -f "$conf"
-            stale=1
-        fi
-    done
-    first="$(ldconfig -p | awk '/libcuda\.so\.1 .*x86-64/ {print $NF; exit}')"
-    if [ "$stale" = 1 ] || [ "$(cat "$registration" 2>/dev/null)" != "$driver_dir" ] || [ ! -e "$first" ]; then
-        say "registering $driver_dir with the dynamic loader"
-        echo "$driver_dir" > "$registration"
-        ldconfig
-    fi
+fi
+# Earlier versions of this script registered a copy of libcuda with the
+# dynamic loader, per checkout; nothing needs that any more.
+old_registrations="$(ls /etc/ld.so.conf.d/gpu-workspace-libcuda-*.conf 2>/dev/null | wc -l)"
+if [ "$old_registrations" -gt 0 ]; then
+    say "note: $old_registrations registration(s) of libcuda copies by an earlier setup.sh (/etc/ld.so.conf.d/gpu-workspace-libcuda-*.conf) are no longer needed once every checkout has this version; as root: rm /etc/ld.so.conf.d/gpu-workspace-libcuda-*.conf && ldconfig"
 fi
 
-# 3. ptxas -----------------------------------------------------------------------------
-if [ ! -x "$tools/ptxas/nvidia/cu13/bin/ptxas" ]; then
-    say "installing ptxas from PyPI (nvidia-cuda-nvcc 13.x)"
-    python3 -m pip install -q --disable-pip-version-check --no-deps \
-        --target "$tools/ptxas" "nvidia-cuda-nvcc>=13,<14"
-fi
-
-if [ ! -x "$tools/ptxas12/nvidia/cuda_nvcc/bin/ptxas" ]; then
-    say "installing ptxas from PyPI (nvidia-cuda-nvcc-cu12 12.x, for sm_70)"
-    python3 -m pip install -q --disable-pip-version-check --no-deps \
-        --target "$tools/ptxas12" "nvidia-cuda-nvcc-cu12>=12.4,<13"
-fi
-
+for s in ${skipped[@]+"${skipped[@]}"}; do
+    say "not done: $s"
+done
 say "ready (toolchain $toolchain)"

@@ -5,8 +5,13 @@
 //! are compile-fail cases in `tests/ui/`.)
 //!
 //! The simulator is forced for this binary: the failures are traps on a GPU,
-//! which end the CUDA context for the rest of the process.
+//! which end the CUDA context for the rest of the process. They end the
+//! simulated device too: each test that fails a launch runs in a process of
+//! its own, with a device for each failure it checks.
 
+mod common;
+
+use common::faults::{in_own_simulator_process, next_device};
 use gpu_runtime::{backend, launch, Backend, DeviceBuffer, Error, Stream, BACKEND_ENV};
 use gpu_test_kernels::attacks::{self, warp_call};
 use std::sync::Once;
@@ -39,22 +44,18 @@ fn failure(stream: &Stream) -> (String, String) {
 /// then; the simulator used to pair the calls up and return a value).
 #[test]
 fn a_warp_function_called_by_a_lane_outside_its_mask_fails() {
-    let stream = simulator();
-    let mut out = DeviceBuffer::<u32>::zeroed_on(32, &stream).unwrap();
+    if !in_own_simulator_process() {
+        return;
+    }
+    simulator();
     for call in [
         warp_call::SHUFFLE,
         warp_call::SHUFFLE_DOWN,
         warp_call::BALLOT,
         warp_call::SYNC_WARP,
     ] {
-        // Lanes 16..32 call with a mask naming lanes 0..16 only.
-        launch!(attacks::warp_call_with_mask[1, 32, stream](call, 0x0000_ffff, &mut out)).unwrap();
-        let (kernel, message) = failure(&stream);
-        assert_eq!(kernel, "warp_call_with_mask");
-        assert!(
-            message.contains("with the mask 0x0000ffff, which leaves that lane out"),
-            "call {call}: {message}"
-        );
+        let stream = next_device();
+        let mut out = DeviceBuffer::<u32>::zeroed_on(32, &stream).unwrap();
         // The mask naming every caller works.
         launch!(attacks::warp_call_with_mask[1, 32, stream](call, u32::MAX, &mut out)).unwrap();
         let got = out.copy_to_host_sync(&stream).unwrap();
@@ -65,6 +66,14 @@ fn a_warp_function_called_by_a_lane_outside_its_mask_fails() {
             _ => (0..32).collect(),
         };
         assert_eq!(got, expected, "call {call}");
+        // Lanes 16..32 call with a mask naming lanes 0..16 only.
+        launch!(attacks::warp_call_with_mask[1, 32, stream](call, 0x0000_ffff, &mut out)).unwrap();
+        let (kernel, message) = failure(&stream);
+        assert_eq!(kernel, "warp_call_with_mask");
+        assert!(
+            message.contains("with the mask 0x0000ffff, which leaves that lane out"),
+            "call {call}: {message}"
+        );
     }
 }
 
@@ -78,37 +87,54 @@ fn a_warp_function_called_by_a_lane_outside_its_mask_fails() {
 fn kernels_writing_per_block_results_refuse_two_dimensional_grids() {
     use gpu_ops::sum_partials;
     use gpu_test_kernels::{add_unchecked, block_sum_shuffles, block_sum_static};
+    if !in_own_simulator_process() {
+        return;
+    }
     let stream = simulator();
+    // In one-dimensional grids they work.
+    let ones = DeviceBuffer::to_device_sync(&[1.0f32; 256], &stream).unwrap();
+    let mut sums = DeviceBuffer::<f32>::zeroed_on(4, &stream).unwrap();
+    launch!(block_sum_static[4, 64, stream](&ones, &mut sums)).unwrap();
+    assert_eq!(sums.copy_to_host_sync(&stream).unwrap(), vec![64.0; 4]);
+    let input = DeviceBuffer::to_device_sync(&[1u32; 1024], &stream).unwrap();
+    let mut partials = DeviceBuffer::<u64>::zeroed_on(4, &stream).unwrap();
+    launch!(sum_partials::<u32>[4, 64, stream, 16](&input, &mut partials)).unwrap();
+    let got = partials.copy_to_host_sync(&stream).unwrap();
+    assert_eq!(got.iter().sum::<u64>(), 1024, "{got:?}");
+
+    // In two-dimensional grids they fail (each on a device of its own: a
+    // failure ends its device).
+    let stream = next_device();
     let ones = DeviceBuffer::to_device_sync(&[1.0f32; 256], &stream).unwrap();
     let mut sums = DeviceBuffer::<f32>::zeroed_on(4, &stream).unwrap();
     launch!(block_sum_static[(2, 2), 64, stream](&ones, &mut sums)).unwrap();
     let (kernel, message) = failure(&stream);
     assert_eq!(kernel, "block_sum_static");
     assert!(message.contains("use thread_index_2d()"), "{message}");
+
+    let stream = next_device();
+    let ones = DeviceBuffer::to_device_sync(&[1.0f32; 256], &stream).unwrap();
+    let mut sums = DeviceBuffer::<f32>::zeroed_on(4, &stream).unwrap();
     launch!(block_sum_shuffles[(2, 2), 64, stream](&ones, &mut sums)).unwrap();
     let (kernel, message) = failure(&stream);
     assert_eq!(kernel, "block_sum_shuffles");
     assert!(message.contains("use thread_index_2d()"), "{message}");
 
+    let stream = next_device();
+    let ones = DeviceBuffer::to_device_sync(&[1.0f32; 256], &stream).unwrap();
     let mut out = DeviceBuffer::<f32>::zeroed_on(256, &stream).unwrap();
     launch!(add_unchecked[(2, 2), 64, stream](&ones, &ones, &mut out)).unwrap();
     let (kernel, message) = failure(&stream);
     assert_eq!(kernel, "add_unchecked");
     assert!(message.contains("use thread_index_2d()"), "{message}");
 
+    let stream = next_device();
     let input = DeviceBuffer::to_device_sync(&[1u32; 1024], &stream).unwrap();
     let mut partials = DeviceBuffer::<u64>::zeroed_on(4, &stream).unwrap();
     launch!(sum_partials::<u32>[(2, 2), 64, stream, 16](&input, &mut partials)).unwrap();
     let (kernel, message) = failure(&stream);
     assert_eq!(kernel, "sum_partials");
     assert!(message.contains("use thread_index_2d()"), "{message}");
-
-    // In one-dimensional grids they work.
-    launch!(block_sum_static[4, 64, stream](&ones, &mut sums)).unwrap();
-    assert_eq!(sums.copy_to_host_sync(&stream).unwrap(), vec![64.0; 4]);
-    launch!(sum_partials::<u32>[4, 64, stream, 16](&input, &mut partials)).unwrap();
-    let got = partials.copy_to_host_sync(&stream).unwrap();
-    assert_eq!(got.iter().sum::<u64>(), 1024, "{got:?}");
 }
 
 /// Attacks `sum_partials`'s other launch assumptions: blocks of a multiple
@@ -118,9 +144,14 @@ fn kernels_writing_per_block_results_refuse_two_dimensional_grids() {
 #[test]
 fn sum_partials_refuses_launches_it_would_sum_wrongly() {
     use gpu_ops::sum_partials;
+    if !in_own_simulator_process() {
+        return;
+    }
     let stream = simulator();
     let input = DeviceBuffer::to_device_sync(&[1u32; 64], &stream).unwrap();
     let mut partials = DeviceBuffer::<u64>::zeroed_on(1, &stream).unwrap();
+    launch!(sum_partials::<u32>[1, 64, stream, 16](&input, &mut partials)).unwrap();
+    assert_eq!(partials.copy_to_host_sync(&stream).unwrap(), vec![64]);
     launch!(sum_partials::<u32>[1, 64, stream, 0](&input, &mut partials)).unwrap();
     let (kernel, message) = failure(&stream);
     assert_eq!(kernel, "sum_partials");
@@ -128,14 +159,15 @@ fn sum_partials_refuses_launches_it_would_sum_wrongly() {
         message.contains("needs 16 bytes of dynamic shared memory"),
         "{message}"
     );
+    let stream = next_device();
+    let input = DeviceBuffer::to_device_sync(&[1u32; 64], &stream).unwrap();
+    let mut partials = DeviceBuffer::<u64>::zeroed_on(1, &stream).unwrap();
     launch!(sum_partials::<u32>[1, 48, stream, 16](&input, &mut partials)).unwrap();
     let (_, message) = failure(&stream);
     assert!(
         message.contains("blocks of a multiple of 32 threads"),
         "{message}"
     );
-    launch!(sum_partials::<u32>[1, 64, stream, 16](&input, &mut partials)).unwrap();
-    assert_eq!(partials.copy_to_host_sync(&stream).unwrap(), vec![64]);
 }
 
 /// Attacks the block votes: half of a block votes while the other half
@@ -143,6 +175,9 @@ fn sum_partials_refuses_launches_it_would_sum_wrongly() {
 /// never pair up: a GPU hangs, and the simulator names both barriers.
 #[test]
 fn a_vote_beside_sync_threads_is_reported() {
+    if !in_own_simulator_process() {
+        return;
+    }
     use gpu_test_kernels::votes::vote_beside_sync_threads;
     let stream = simulator();
     let mut out = DeviceBuffer::<u32>::zeroed_on(64, &stream).unwrap();
@@ -164,6 +199,9 @@ fn a_vote_beside_sync_threads_is_reported() {
 /// records its simulated thread, and an output refuses it in another.
 #[test]
 fn a_witness_shared_through_a_thread_local_fails_the_launch() {
+    if !in_own_simulator_process() {
+        return;
+    }
     let stream = simulator();
     let mut out = DeviceBuffer::<u32>::zeroed_on(64, &stream).unwrap();
     launch!(attacks::witness_shared_by_threads[1, 64, stream](&mut out)).unwrap();
@@ -180,6 +218,9 @@ fn a_witness_shared_through_a_thread_local_fails_the_launch() {
 /// the next launch on the stream).
 #[test]
 fn witnesses_carried_to_other_blocks_and_launches_fail_them() {
+    if !in_own_simulator_process() {
+        return;
+    }
     let stream = simulator();
     let mut matrix = DeviceBuffer::<u32>::zeroed_on(64 * 64, &stream).unwrap();
     launch!(attacks::witness_shared_by_blocks[(64, 8), (1, 8), stream](
@@ -195,6 +236,8 @@ fn witnesses_carried_to_other_blocks_and_launches_fail_them() {
         "{message}"
     );
 
+    // On another device: the failure above ended this one.
+    let stream = next_device();
     let mut grid = DeviceBuffer::<u32>::zeroed_on(8, &stream).unwrap();
     let launch_once = |grid: &mut DeviceBuffer<u32>| {
         launch!(attacks::witness_kept_for_the_next_launch[(1, 1, 1), (2, 2, 2), stream](
@@ -221,6 +264,9 @@ fn witnesses_carried_to_other_blocks_and_launches_fail_them() {
 /// writes thread 0's slot with it.
 #[test]
 fn a_phase_token_taken_by_another_thread_fails_the_launch() {
+    if !in_own_simulator_process() {
+        return;
+    }
     let stream = simulator();
     let mut out = DeviceBuffer::<u32>::zeroed_on(32, &stream).unwrap();
     launch!(attacks::phase_token_taken_by_another_thread[1, 32, stream](&mut out)).unwrap();
@@ -239,6 +285,9 @@ fn a_phase_token_taken_by_another_thread_fails_the_launch() {
 /// the same indices, and the element counts came out 4 and 0.
 #[test]
 fn a_witness_maker_kept_for_another_launch_fails_it() {
+    if !in_own_simulator_process() {
+        return;
+    }
     let stream = simulator();
     let mut out = DeviceBuffer::<u32>::zeroed_on(16, &stream).unwrap();
     launch!(attacks::keep_the_witness_maker[1, 16, stream](&mut out)).unwrap();
@@ -267,4 +316,79 @@ fn a_shared_handle_kept_from_an_earlier_block_reaches_this_blocks_array() {
     for (i, &sum) in got.iter().enumerate() {
         assert_eq!(sum, 64 * (i / 64) as u32, "thread {i}");
     }
+}
+
+/// Attacks the shared arrays' ownership maps with block shapes they were
+/// not made for: a halo span too small for the block, register tiles of
+/// another thread count, a per-warp array with fewer slots than warps.
+/// Each write that would go past its array, or onto another thread's
+/// slot, fails the launch with a report naming it.
+#[test]
+fn shared_maps_in_blocks_they_were_not_made_for_fail() {
+    let stream = simulator();
+    let x = DeviceBuffer::to_device_sync(&[1.0f32; 512], &stream).unwrap();
+    let mut out = DeviceBuffer::<f32>::zeroed_on(512, &stream).unwrap();
+    // 128 threads fit the span; 256 do not.
+    launch!(attacks::halo_in_any_block[1, 128, stream](&x, &mut out)).unwrap();
+    stream.synchronize().unwrap();
+    launch!(attacks::halo_in_any_block[1, 256, stream](&x, &mut out)).unwrap();
+    let (kernel, message) = failure(&stream);
+    assert_eq!(kernel, "halo_in_any_block");
+    assert!(
+        message.contains("halo slot")
+            && message.contains("out of range for a shared array of 132 slots"),
+        "{message}"
+    );
+
+    launch!(attacks::shared_tiles_in_any_block[1, 256, stream](&mut out)).unwrap();
+    stream.synchronize().unwrap();
+    for threads in [128u32, 512] {
+        launch!(attacks::shared_tiles_in_any_block[1, threads, stream](&mut out)).unwrap();
+        let (kernel, message) = failure(&stream);
+        assert_eq!(kernel, "shared_tiles_in_any_block");
+        assert!(
+            message.contains(&format!(
+                "made for blocks of 256 threads; this block has {threads}"
+            )),
+            "{message}"
+        );
+    }
+
+    let mut counts = DeviceBuffer::<u32>::zeroed_on(512, &stream).unwrap();
+    launch!(attacks::warp_slots_too_few[1, 128, stream](&mut counts)).unwrap();
+    stream.synchronize().unwrap();
+    launch!(attacks::warp_slots_too_few[1, 160, stream](&mut counts)).unwrap();
+    let (kernel, message) = failure(&stream);
+    assert_eq!(kernel, "warp_slots_too_few");
+    assert!(
+        message.contains("warp 4's slot (one slot per warp of the block) is out of range for a shared array of 4 slots"),
+        "{message}"
+    );
+}
+
+/// Attacks the leaders' and the maps' tokens as the witnesses are attacked
+/// above: a `BlockLeader` or a grid-stride `Items` stashed by one simulated
+/// thread in a host `thread_local!` and used by the others. Each use fails
+/// the launch with a report naming both threads.
+#[test]
+fn a_leader_or_a_maps_token_used_by_another_thread_fails() {
+    let stream = simulator();
+    let mut sums = DeviceBuffer::<u32>::zeroed_on(2, &stream).unwrap();
+    launch!(attacks::leader_shared_by_threads[2, 32, stream](&mut sums)).unwrap();
+    let (kernel, message) = failure(&stream);
+    assert_eq!(kernel, "leader_shared_by_threads");
+    assert!(
+        message.contains(
+            "a BlockLeader made by thread (0, 0, 0) of block (0, 0, 0) was used by another thread"
+        ),
+        "{message}"
+    );
+    let mut out = DeviceBuffer::<u32>::zeroed_on(64, &stream).unwrap();
+    launch!(attacks::items_shared_by_threads[1, 64, stream](&mut out)).unwrap();
+    let (kernel, message) = failure(&stream);
+    assert_eq!(kernel, "items_shared_by_threads");
+    assert!(
+        message.contains("an Owned element index made by thread (0, 0, 0) of block (0, 0, 0) was used by another thread"),
+        "{message}"
+    );
 }

@@ -1,7 +1,10 @@
 //! Bad launches and allocations on the GPU: each is an error naming the
 //! kernel and the limit, and none disturbs later work.
 
-use gpu_runtime::{launch, Device, DeviceBuffer, Error, Stream};
+mod common;
+
+use common::faults::in_own_process;
+use gpu_runtime::{launch, Backend, Device, DeviceBuffer, Error, Stream};
 use gpu_test_kernels as testing;
 use gpu_tutorial_kernels::{add_kernel, fill};
 
@@ -157,4 +160,59 @@ fn a_device_that_does_not_exist_is_named() {
     assert!(err
         .to_string()
         .contains(&format!("device {count} does not exist")));
+}
+
+/// The kernel: a 320 KiB local array per thread. A GPU sets local
+/// memory aside for every thread it runs at once; an H100 cannot (82.5 GiB
+/// of 79 GiB) and refused the launch with a bare `CUDA_ERROR_INVALID_VALUE`:
+/// the error names the kernel, its local memory and the limit now. A device
+/// with the memory (an H200) runs it. The simulator knows no local memory:
+/// the array lives on each simulated thread's stack (256 KiB), which it
+/// overflows, failing the launch with a report naming the stack size; a
+/// failure ends the device, so the test has a process of its own.
+#[test]
+fn a_kernel_whose_local_memory_the_device_cannot_set_aside_is_refused_naming_it() {
+    if !in_own_process(&[]) {
+        return;
+    }
+    let stream = Stream::new().unwrap();
+    let mut out = DeviceBuffer::<u32>::zeroed_on(8, &stream).unwrap();
+    let launched = launch!(testing::large_local_array[2, 4, stream](1, 1, &mut out));
+    match (gpu_runtime::backend(), launched) {
+        (Backend::Cuda, Err(Error::InvalidLaunch { kernel, reason })) => {
+            eprintln!("refused: {reason}");
+            assert_eq!(kernel, "large_local_array");
+            let per_thread: u64 = reason
+                .split("local memory: ")
+                .nth(1)
+                .and_then(|rest| rest.split(' ').next())
+                .and_then(|n| n.parse().ok())
+                .unwrap_or_else(|| panic!("no local memory figure in: {reason}"));
+            assert!(per_thread >= testing::LARGE_LOCAL_BYTES as u64, "{reason}");
+            assert!(
+                reason.contains("over the limit: local memory: ")
+                    && reason.contains("bytes per thread (its local arrays and register spills)")
+                    && reason.contains("of device memory free"),
+                "{reason}"
+            );
+        }
+        (Backend::Cuda, Ok(())) => {
+            eprintln!("this device set the local memory aside: the launch ran");
+            assert_eq!(out.copy_to_host_sync(&stream).unwrap(), vec![7; 8]);
+        }
+        (Backend::Simulator, Ok(())) => match stream.synchronize() {
+            Err(Error::KernelFailed { kernel, driver, .. }) => {
+                assert_eq!(kernel, "large_local_array");
+                assert!(
+                    driver
+                        .description
+                        .contains("overflowed its stack of 262144 bytes"),
+                    "{}",
+                    driver.description
+                );
+            }
+            other => panic!("expected the stack overflow, got {other:?}"),
+        },
+        (_, other) => panic!("expected a refusal naming the local memory, got {other:?}"),
+    }
 }

@@ -66,6 +66,9 @@ fn elapsed_time_waits_for_an_unfinished_end_event() {
         !end.is_done().unwrap(),
         "the stream is held by the callback"
     );
+    // The hold's 50 ms start once the start event has completed, so that a
+    // slow machine reaching it late cannot shorten the time measured.
+    start.synchronize().unwrap();
     let releaser = std::thread::spawn(move || {
         std::thread::sleep(std::time::Duration::from_millis(50));
         release.send(()).unwrap();
@@ -77,7 +80,6 @@ fn elapsed_time_waits_for_an_unfinished_end_event() {
         ms >= 45.0,
         "{ms} ms: the held stream took at least the 50 ms hold"
     );
-    start.synchronize().unwrap();
     // Recording on the current stream.
     let e = Event::new().unwrap();
     e.record().unwrap();
@@ -149,4 +151,27 @@ fn callbacks_fire_in_stream_order_and_panics_are_reported() {
         seen.lock().unwrap().take(),
         Some(Err(Error::CalledFromCallback))
     );
+}
+
+/// A callback's panic on the per-thread default stream is reported by the
+/// stream's next synchronize, through whichever handle of it: each
+/// `Stream::per_thread()` call makes a new handle, and the panic queued
+/// through one used to be kept by that handle alone, so a synchronize
+/// through another returned `Ok`.
+#[test]
+fn a_callback_panic_on_the_per_thread_stream_is_reported_through_any_handle() {
+    std::thread::spawn(|| {
+        Stream::per_thread()
+            .add_callback(|| panic!("per-thread callback failed"))
+            .unwrap();
+        match Stream::per_thread().synchronize() {
+            Err(Error::CallbackPanicked { messages, .. }) => {
+                assert_eq!(messages, ["per-thread callback failed"])
+            }
+            other => panic!("expected CallbackPanicked, got {other:?}"),
+        }
+        Stream::per_thread().synchronize().unwrap(); // reported once
+    })
+    .join()
+    .unwrap();
 }

@@ -3,9 +3,10 @@
 //! stream's implicit synchronisation, streams dropped inside callbacks.
 //!
 //! Tests that hold a stream observe other streams with non-blocking queries
-//! only, and release holds by timers: on a GPU, host callbacks may share one
-//! driver thread, so one held callback can hold back another stream's
-//! callbacks (but not its kernels and events).
+//! only until they release the hold (themselves, or by a timer where they
+//! block): on a GPU, host callbacks may share one driver thread, so one held
+//! callback can hold back another stream's callbacks (but not its kernels
+//! and events).
 
 mod common;
 
@@ -100,15 +101,27 @@ fn completes_within(event: &Event, within: Duration) -> bool {
     event.is_done().unwrap()
 }
 
-/// Holds `held` for 400 ms, queues a marker on `other`, and says whether the
-/// marker completed while `held` was still held.
-fn ran_while_held(held: &Stream, other: &Stream) -> bool {
+/// How long a marker that must wait for a held stream is watched.
+const WAITS: Duration = Duration::from_millis(200);
+/// How long a marker that must not wait is given (it is watched until done).
+const RUNS: Duration = Duration::from_secs(10);
+
+/// Holds `held` with a callback, queues a marker on `other`, watches it for
+/// up to `within` (until done), then releases the hold; says whether the
+/// marker completed while `held` was held. Only this thread releases the
+/// hold (the callback's own 30 s limit aside), so however slowly the machine
+/// runs the test, a marker that completed did run past the hold.
+fn ran_while_held(held: &Stream, other: &Stream, within: Duration) -> bool {
     let mut x = DeviceBuffer::<u32>::zeroed_on(32, other).unwrap();
     mark(other, &mut x).synchronize().unwrap(); // loads the module first
-    let release = hold(held, 400);
+    let (release, gate) = std::sync::mpsc::channel::<()>();
+    held.add_callback(move || {
+        let _ = gate.recv_timeout(Duration::from_secs(30));
+    })
+    .unwrap();
     let marker = mark(other, &mut x);
-    let ran = completes_within(&marker, Duration::from_millis(200));
-    release.join().unwrap();
+    let ran = completes_within(&marker, within);
+    let _ = release.send(());
     held.synchronize().unwrap();
     other.synchronize().unwrap();
     ran
@@ -120,7 +133,7 @@ fn legacy_stream_work_waits_for_blocking_streams() {
     for round in 0..3 {
         let blocking = Stream::with_options(StreamOptions::new().non_blocking(false)).unwrap();
         assert!(
-            !ran_while_held(&blocking, &Stream::null()),
+            !ran_while_held(&blocking, &Stream::null(), WAITS),
             "round {round}: the legacy stream ran past a held blocking stream"
         );
     }
@@ -132,7 +145,7 @@ fn blocking_streams_wait_for_the_legacy_stream() {
     for round in 0..3 {
         let blocking = Stream::with_options(StreamOptions::new().non_blocking(false)).unwrap();
         assert!(
-            !ran_while_held(&Stream::null(), &blocking),
+            !ran_while_held(&Stream::null(), &blocking, WAITS),
             "round {round}: a blocking stream ran past the held legacy stream"
         );
     }
@@ -143,11 +156,11 @@ fn the_per_thread_stream_and_the_legacy_stream_wait_for_each_other() {
     let _turn = one_at_a_time();
     for round in 0..3 {
         assert!(
-            !ran_while_held(&Stream::per_thread(), &Stream::null()),
+            !ran_while_held(&Stream::per_thread(), &Stream::null(), WAITS),
             "round {round}: the legacy stream ran past the held per-thread stream"
         );
         assert!(
-            !ran_while_held(&Stream::null(), &Stream::per_thread()),
+            !ran_while_held(&Stream::null(), &Stream::per_thread(), WAITS),
             "round {round}: the per-thread stream ran past the held legacy stream"
         );
     }
@@ -159,11 +172,11 @@ fn non_blocking_streams_do_not_wait_for_the_legacy_stream() {
     for round in 0..3 {
         let free = Stream::new().unwrap();
         assert!(
-            ran_while_held(&Stream::null(), &free),
+            ran_while_held(&Stream::null(), &free, RUNS),
             "round {round}: a non-blocking stream waited for the legacy stream"
         );
         assert!(
-            ran_while_held(&free, &Stream::null()),
+            ran_while_held(&free, &Stream::null(), RUNS),
             "round {round}: the legacy stream waited for a non-blocking stream"
         );
     }
@@ -250,4 +263,81 @@ fn streams_dropped_inside_their_own_callback_are_destroyed() {
             "{after} threads now, {before} before the 20 streams"
         );
     }
+}
+
+/// Runs `work` on `threads` threads at once; fails the test, rather than
+/// hanging it, if they have not all finished within a minute.
+fn on_threads_within_a_minute(threads: usize, work: impl Fn(usize) + Send + Sync + 'static) {
+    let work = std::sync::Arc::new(work);
+    let (done, finished) = std::sync::mpsc::channel();
+    let handles: Vec<_> = (0..threads)
+        .map(|t| {
+            let (work, done) = (work.clone(), done.clone());
+            std::thread::spawn(move || {
+                work(t);
+                let _ = done.send(());
+            })
+        })
+        .collect();
+    for _ in 0..threads {
+        if finished.recv_timeout(Duration::from_secs(60)).is_err() {
+            // A thread that panicked dropped its sender: report its panic.
+            for handle in handles.into_iter().filter(|h| h.is_finished()) {
+                if let Err(panic) = handle.join() {
+                    std::panic::resume_unwind(panic);
+                }
+            }
+            panic!("the threads did not finish within a minute: a deadlock");
+        }
+    }
+    for handle in handles {
+        handle.join().unwrap();
+    }
+}
+
+/// Threads each copy to the device on the legacy default stream, then back
+/// on their own blocking stream, 2000 times. All re-record the legacy
+/// stream's one ordering event; the simulator deadlocked (4 threads: in 8
+/// runs of 8; 2 threads: 2 of 12) when a wait could name a record queued
+/// after it (issue 21, item 9).
+#[test]
+fn threads_alternating_the_legacy_stream_and_their_blocking_streams_do_not_deadlock() {
+    let _turn = one_at_a_time();
+    on_threads_within_a_minute(4, |t| {
+        let own = Stream::with_options(StreamOptions::new().non_blocking(false)).unwrap();
+        for i in 0..2000u32 {
+            let x = DeviceBuffer::from_host_sync(&[i, t as u32, i]).unwrap();
+            assert_eq!(x.copy_to_host_sync(&own).unwrap(), vec![i, t as u32, i]);
+        }
+    });
+}
+
+/// CuPy's `TestExternalStream.test_get_and_add_callback` and
+/// `test_launch_host_func`, on four threads at once: arrays made on the
+/// legacy default stream are read back on a blocking stream made elsewhere
+/// and wrapped (`cudaStreamCreate`'s streams are blocking), each followed by
+/// a callback; the callbacks run in order. The simulator deadlocked in 6
+/// runs of 8.
+#[test]
+fn cupys_external_stream_callbacks_on_four_threads_do_not_deadlock() {
+    let _turn = one_at_a_time();
+    on_threads_within_a_minute(4, |_| {
+        let made_elsewhere =
+            Stream::with_options(StreamOptions::new().non_blocking(false)).unwrap();
+        let device = Device::current().unwrap();
+        // SAFETY: `made_elsewhere` is a live stream of `device` and outlives
+        // `stream`.
+        let stream = unsafe { Stream::from_external(made_elsewhere.as_raw(), device) };
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        for i in 0..1000u32 {
+            let array = DeviceBuffer::from_host_sync(&[i; 6]).unwrap();
+            assert_eq!(array.copy_to_host_sync(&stream).unwrap(), vec![i; 6]);
+            let seen = seen.clone();
+            stream
+                .add_callback(move || seen.lock().unwrap().push(i))
+                .unwrap();
+        }
+        stream.synchronize().unwrap();
+        assert_eq!(*seen.lock().unwrap(), (0..1000).collect::<Vec<u32>>());
+    });
 }

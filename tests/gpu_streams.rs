@@ -93,24 +93,73 @@ fn empty_buffers_copy_and_launch() {
     stream.synchronize().unwrap();
 }
 
+/// The CUDA driver's own functions, called as another library (cust,
+/// cudarc) calls them: from the driver library, opened by its name.
+struct ForeignDriver(libloading::Library);
+
+type Status = std::ffi::c_int;
+
+impl ForeignDriver {
+    fn open() -> ForeignDriver {
+        // SAFETY: loading the NVIDIA driver library runs its initialisers,
+        // which have no preconditions (the runtime has opened it already).
+        ForeignDriver(unsafe { libloading::Library::new("libcuda.so.1") }.expect("libcuda.so.1"))
+    }
+
+    /// The driver function `name`, of type `F` (as `cuda.h` declares it).
+    fn function<F: Copy>(&self, name: &str) -> F {
+        let symbol = format!("{name}\0");
+        // SAFETY: each caller names `F` as the driver declares `name`; the
+        // library outlives the copied pointer (both live through the test).
+        *unsafe { self.0.get::<F>(symbol.as_bytes()) }.expect(name)
+    }
+}
+
 #[test]
-#[ignore = "needs CUDA: wraps a stream made by cust (scripts/gpu-bundle.sh runs it on the GPU machine)"]
+#[ignore = "needs CUDA: wraps a stream made by the driver's cuStreamCreate, as another library makes one (scripts/gpu-bundle.sh runs it on the GPU machine)"]
 fn a_stream_of_another_library_is_borrowed_not_owned() {
-    use cust::stream::{Stream as CustStream, StreamFlags};
+    use std::ffi::{c_int, c_uint, c_void};
     let device = gpu_runtime::Device::get(0).unwrap();
-    let _context =
-        cust::context::Context::new(cust::device::Device::get_device(0).unwrap()).unwrap();
-    let theirs = CustStream::new(StreamFlags::NON_BLOCKING, None).unwrap();
-    let raw = theirs.as_inner();
-    // SAFETY: `theirs` is a live stream of device 0's primary context (cust's
-    // Context::new retains it) and outlives `ours`.
-    let ours = unsafe { Stream::from_external(raw, device) };
-    assert_eq!(ours.as_raw(), raw.cast());
+    let driver = ForeignDriver::open();
+    let device_get: unsafe extern "C" fn(*mut c_int, c_int) -> Status =
+        driver.function("cuDeviceGet");
+    let retain: unsafe extern "C" fn(*mut *mut c_void, c_int) -> Status =
+        driver.function("cuDevicePrimaryCtxRetain");
+    let release: unsafe extern "C" fn(c_int) -> Status =
+        driver.function("cuDevicePrimaryCtxRelease_v2");
+    let set_current: unsafe extern "C" fn(*mut c_void) -> Status =
+        driver.function("cuCtxSetCurrent");
+    let create: unsafe extern "C" fn(*mut *mut c_void, c_uint) -> Status =
+        driver.function("cuStreamCreate");
+    let synchronize: unsafe extern "C" fn(*mut c_void) -> Status =
+        driver.function("cuStreamSynchronize");
+    let destroy: unsafe extern "C" fn(*mut c_void) -> Status =
+        driver.function("cuStreamDestroy_v2");
+    let (mut handle, mut context, mut theirs) = (0, std::ptr::null_mut(), std::ptr::null_mut());
+    // SAFETY: each call writes one handle of the driver's; device 0 exists
+    // (`Device::get(0)` opened it); 1 is CU_STREAM_NON_BLOCKING.
+    unsafe {
+        assert_eq!(device_get(&mut handle, 0), 0);
+        assert_eq!(retain(&mut context, handle), 0);
+        assert_eq!(set_current(context), 0);
+        assert_eq!(create(&mut theirs, 1), 0);
+    }
+    // SAFETY: `theirs` is a live stream of device 0's primary context, and
+    // is destroyed below, after `ours` and its clones are gone.
+    let ours = unsafe { Stream::from_external(theirs, device) };
+    assert_eq!(ours.as_raw(), theirs.cast());
     assert_eq!(ours, ours.clone());
     let mut x = DeviceBuffer::<u32>::zeroed_on(1000, &ours).unwrap();
     launch!(fill[4, 256, ours](5u32, &mut x)).unwrap();
     assert_eq!(x.copy_to_host_sync(&ours).unwrap(), vec![5; 1000]);
+    drop(x);
     drop(ours);
-    // Still alive: dropping the wrapper did not destroy cust's stream.
-    theirs.synchronize().unwrap();
+    // Still alive: dropping the wrapper did not destroy the other library's stream.
+    // SAFETY: `theirs` is the stream made above, not destroyed yet; then
+    // the context retained above is released.
+    unsafe {
+        assert_eq!(synchronize(theirs), 0);
+        assert_eq!(destroy(theirs), 0);
+        assert_eq!(release(handle), 0);
+    }
 }

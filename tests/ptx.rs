@@ -178,6 +178,45 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "witness_shared_by_blocks",
                 "witness_shared_by_threads",
                 "zero_sized",
+                // ownership.rs
+                "block_sums_by_leader",
+                "warp_sums_by_lane_0",
+                "warp_sums_by_lane_31",
+                "block_sums_by_warp_slots",
+                "broadcast_by_block_leader",
+                "count_grid_stride",
+                "count_blocked_1",
+                "count_blocked_3",
+                "count_blocked_4",
+                "count_blocked_16",
+                "count_striped_1",
+                "count_striped_3",
+                "count_striped_4",
+                "count_leaders",
+                "blocked_runs_of_16",
+                "mark_rows_1",
+                "mark_rows_4",
+                "mark_tiles_8x8",
+                "mark_tiles_8x8_any_block",
+                "halo_sum5",
+                "transpose_by_tiles",
+                "ping_pong",
+                "leaders_in_divergent_code",
+                "halo_in_any_block",
+                "shared_tiles_in_any_block",
+                "warp_slots_too_few",
+                "leader_shared_by_threads",
+                "items_shared_by_threads",
+                "bounded_copy",
+                "taps_unrolled",
+                "window_sum_unrolled_by_4",
+                "softmax_rows_vec4",
+                "softmax_rows_strided",
+                "sgemm_4x4",
+                "sgemm_8x8",
+                "conv2d_5x5",
+                "layer_norm_rows_256x17",
+                "layer_norm_rows_128x8",
             ],
         ),
     ];
@@ -185,6 +224,7 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
     // launches; those that call `thread_index_2d` one for launches whose z
     // extents are 1.
     let two_dimensional = [
+        "conv2d_5x5",
         "coordinates_2d",
         "count_owners_rows4",
         "jacobi5",
@@ -308,7 +348,7 @@ fn shared_memory_is_in_the_shared_state_space() {
     let ptx = gpu_test_kernels::KERNEL_MODULE.ptx();
     assert!(ptx.contains(".extern .shared .align 16 .b8 __gpu_shared_dynamic[];"));
     assert!(
-        ptx.contains(".shared .align 4 .b8 __gpu_shared_gpu_test_kernels_"),
+        ptx.contains(".shared .align 16 .b8 __gpu_shared_gpu_test_kernels_"),
         "static shared arrays are .shared variables"
     );
     // Shared accesses are ld.shared/st.shared/atom.shared, never generic.
@@ -714,5 +754,73 @@ fn the_ptx_build_reruns_only_for_local_kernel_sources() {
             );
         }
         assert!(output.contains("cargo:rerun-if-env-changed=GPU_PTX_ARCH"));
+    }
+}
+
+/// The stand-in PTX that gpu-builder writes for a module it did not build
+/// (docs.rs, a failed GPU build), as the runtime reads it: the two agree on
+/// the marker and the message, and a launch from such a module is refused,
+/// naming the reason, before anything reaches a device.
+mod not_built {
+    use gpu_builder::not_built::{not_built_ptx, NotBuilt};
+    use gpu_device::prelude::*;
+    use gpu_runtime::{launch, DeviceBuffer, EmbeddedModule, Error, Stream};
+
+    const REASON: &str = "the dependency `rand` needs `std`\n    move it";
+
+    // SAFETY: the text is a stand-in with no entry point: the runtime
+    // refuses to load it (the test below), so no kernel of it runs.
+    static NOT_BUILT: EmbeddedModule = unsafe {
+        EmbeddedModule::new(
+            "not-built",
+            "// gpu-builder: not built (device-only)\n// the dependency `rand` needs `std`\n//     move it\n",
+        )
+    };
+
+    #[kernel(module = "self::NOT_BUILT")]
+    pub fn never_built(mut out: DisjointSlice<f32>) {
+        out.set(thread_index(), 1.0);
+    }
+
+    #[test]
+    fn the_runtime_reads_the_builders_stand_in() {
+        for why in [
+            NotBuilt::Documentation,
+            NotBuilt::HostReports,
+            NotBuilt::DeviceOnly,
+        ] {
+            let text: &'static str = Box::leak(not_built_ptx(why, REASON).into_boxed_str());
+            // SAFETY: never loaded (a stand-in is refused before any driver call).
+            let module = unsafe { EmbeddedModule::new("not-built", text) };
+            assert_eq!(module.not_built().as_deref(), Some(REASON), "{text}");
+        }
+        assert_eq!(
+            NOT_BUILT.ptx(),
+            not_built_ptx(NotBuilt::DeviceOnly, REASON),
+            "the literal above is what the builder writes"
+        );
+        for (name, module) in super::MODULES {
+            assert_eq!(module.not_built(), None, "{name} was built");
+        }
+    }
+
+    #[test]
+    fn a_launch_from_a_module_not_built_is_refused_with_the_reason() {
+        let stream = Stream::new().unwrap();
+        let mut out = DeviceBuffer::<f32>::zeroed_on(32, &stream).unwrap();
+        let error = launch!(never_built[1, 32, stream](&mut out)).unwrap_err();
+        assert_eq!(
+            error,
+            Error::KernelsNotBuilt {
+                crate_name: "not-built",
+                reason: REASON.to_string()
+            }
+        );
+        assert!(
+            error
+                .to_string()
+                .starts_with("the kernels of crate `not-built` were not built to PTX, so they cannot run: the dependency `rand`"),
+            "{error}"
+        );
     }
 }

@@ -7,7 +7,15 @@
 //! The simulator is forced for this binary, so it runs the same on a GPU
 //! machine (scripts/gpu-bundle.sh) as in CI. Its watchdog is set to
 //! `TIMEOUT_SECS` here, so that stalls are reported quickly.
+//!
+//! A failed launch ends its device for the rest of the process, as a kernel
+//! fault ends a CUDA context: each test that fails a launch runs in a
+//! process of its own ([`in_own_simulator_process`]), with a device for each
+//! failure it checks ([`next_device`]).
 
+mod common;
+
+use common::faults::{in_own_simulator_process, next_device};
 use gpu_runtime::{
     backend, launch, Backend, DeviceBuffer, Error, Stream, BACKEND_ENV, SIM_STACK_BYTES_ENV,
     SIM_TIMEOUT_ENV,
@@ -84,6 +92,9 @@ fn failure(stream: &Stream) -> (String, String) {
 
 #[test]
 fn an_out_of_bounds_read_names_kernel_block_and_thread() {
+    if !in_own_simulator_process() {
+        return;
+    }
     let stream = simulator();
     let x = DeviceBuffer::to_device_sync(&[1u32, 2, 3], &stream).unwrap();
     let mut out = DeviceBuffer::<u32>::zeroed_on(64, &stream).unwrap();
@@ -98,13 +109,34 @@ fn an_out_of_bounds_read_names_kernel_block_and_thread() {
         message.contains("index out of bounds: the len is 3 but the index is 3"),
         "{message}"
     );
-    // In bounds, the same kernel works: the simulator carries on.
-    launch!(testing::read_at[2, 32, stream](&x, 2, &mut out)).unwrap();
-    assert_eq!(out.copy_to_host_sync(&stream).unwrap(), vec![3; 64]);
+    // The fault is sticky, as on a GPU: the device refuses every later
+    // call, an in-bounds launch too, with the same report.
+    let refused = |what: &str, result: Result<(), Error>| match result {
+        Err(Error::KernelFailed { kernel, driver, .. }) => {
+            assert_eq!(kernel, "read_at", "{what}");
+            assert_eq!(driver.description, message, "{what}");
+        }
+        other => panic!("{what}: expected the fault, got {other:?}"),
+    };
+    refused(
+        "a launch",
+        launch!(testing::read_at[2, 32, stream](&x, 2, &mut out)),
+    );
+    refused("a copy", out.copy_to_host_sync(&stream).map(drop));
+    refused("a synchronize", stream.synchronize());
+    // Another device goes on, as another CUDA context does.
+    let other = next_device();
+    let x = DeviceBuffer::to_device_sync(&[1u32, 2, 3], &other).unwrap();
+    let mut out = DeviceBuffer::<u32>::zeroed_on(64, &other).unwrap();
+    launch!(testing::read_at[2, 32, other](&x, 2, &mut out)).unwrap();
+    assert_eq!(out.copy_to_host_sync(&other).unwrap(), vec![3; 64]);
 }
 
 #[test]
 fn a_barrier_not_reached_by_every_thread_is_reported_not_hung_on() {
+    if !in_own_simulator_process() {
+        return;
+    }
     let stream = simulator();
     let mut out = DeviceBuffer::<u32>::zeroed_on(128, &stream).unwrap();
     launch!(testing::divergent_barrier[1, 128, stream](0, &mut out)).unwrap();
@@ -126,6 +158,9 @@ fn a_barrier_not_reached_by_every_thread_is_reported_not_hung_on() {
 
 #[test]
 fn a_shuffle_with_exited_lanes_is_reported() {
+    if !in_own_simulator_process() {
+        return;
+    }
     let stream = simulator();
     let mut out = DeviceBuffer::<u32>::zeroed_on(64, &stream).unwrap();
     launch!(testing::shuffle_after_exit[1, 64, stream](0, &mut out)).unwrap();
@@ -142,6 +177,9 @@ fn a_shuffle_with_exited_lanes_is_reported() {
 
 #[test]
 fn a_panic_names_its_block_and_thread() {
+    if !in_own_simulator_process() {
+        return;
+    }
     let stream = simulator();
     let mut out = DeviceBuffer::<u32>::zeroed_on(4 * 64, &stream).unwrap();
     launch!(testing::panic_at[4, 64, stream](2, 17, &mut out)).unwrap();
@@ -236,6 +274,9 @@ fn assert_stalled(message: &str, kernel: &str, thread: &str, others: &str) {
 
 #[test]
 fn a_thread_spinning_on_a_flag_nobody_sets_is_reported_after_the_timeout() {
+    if !in_own_simulator_process() {
+        return;
+    }
     within(Duration::from_secs(60), || {
         let stream = simulator();
         let mut flags = DeviceBuffer::<u32>::zeroed_on(3, &stream).unwrap();
@@ -246,15 +287,21 @@ fn a_thread_spinning_on_a_flag_nobody_sets_is_reported_after_the_timeout() {
         assert!(start.elapsed() >= Duration::from_secs(TIMEOUT_SECS));
         assert_eq!(kernel, "spin_on_flag");
         assert_stalled(&message, "spin_on_flag", "(0, 0, 0)", "; 63 finished");
-        // The process and the stream go on.
-        launch!(testing::spin_on_flag[3, 64, stream](5, &mut flags, &mut out)).unwrap();
-        stream.synchronize().unwrap();
-        assert_eq!(out.copy_to_host_sync(&stream).unwrap(), vec![1; 3 * 64]);
+        // The process goes on, and so do other devices.
+        let other = next_device();
+        let mut flags = DeviceBuffer::<u32>::zeroed_on(3, &other).unwrap();
+        let mut out = DeviceBuffer::<u32>::zeroed_on(3 * 64, &other).unwrap();
+        launch!(testing::spin_on_flag[3, 64, other](5, &mut flags, &mut out)).unwrap();
+        other.synchronize().unwrap();
+        assert_eq!(out.copy_to_host_sync(&other).unwrap(), vec![1; 3 * 64]);
     });
 }
 
 #[test]
 fn a_thread_looping_without_device_calls_is_stopped_and_reported() {
+    if !in_own_simulator_process() {
+        return;
+    }
     within(Duration::from_secs(60), || {
         let stream = simulator();
         let mut out = DeviceBuffer::<u64>::zeroed_on(2 * 32, &stream).unwrap();
@@ -267,9 +314,12 @@ fn a_thread_looping_without_device_calls_is_stopped_and_reported() {
             "(5, 0, 0)",
             "; 26 not started, 5 finished",
         );
-        // The OS thread was freed: the same stream runs the next launch.
-        launch!(testing::busy_loop[2, 32, stream](5, 3, &mut out)).unwrap();
-        let got = out.copy_to_host_sync(&stream).unwrap();
+        // The OS thread was freed: the next launch runs (on another device:
+        // the stall ended this one).
+        let other = next_device();
+        let mut out = DeviceBuffer::<u64>::zeroed_on(2 * 32, &other).unwrap();
+        launch!(testing::busy_loop[2, 32, other](5, 3, &mut out)).unwrap();
+        let got = out.copy_to_host_sync(&other).unwrap();
         let step = |x: u64| {
             x.wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407)
@@ -281,6 +331,9 @@ fn a_thread_looping_without_device_calls_is_stopped_and_reported() {
 
 #[test]
 fn a_stack_overflow_fails_the_launch_and_names_the_stack_size() {
+    if !in_own_simulator_process() {
+        return;
+    }
     within(Duration::from_secs(60), || {
         let stream = simulator();
         let mut out = DeviceBuffer::<u32>::zeroed_on(2 * 4, &stream).unwrap();
@@ -301,10 +354,12 @@ fn a_stack_overflow_fails_the_launch_and_names_the_stack_size() {
             ),
             "{message}"
         );
-        // The process goes on, and so do other kernels on the stream.
-        let x = DeviceBuffer::to_device_sync(&[4u32, 5, 6], &stream).unwrap();
-        launch!(testing::read_at[2, 4, stream](&x, 1, &mut out)).unwrap();
-        assert_eq!(out.copy_to_host_sync(&stream).unwrap(), vec![5; 8]);
+        // The process goes on, and so do other devices.
+        let other = next_device();
+        let mut out = DeviceBuffer::<u32>::zeroed_on(2 * 4, &other).unwrap();
+        let x = DeviceBuffer::to_device_sync(&[4u32, 5, 6], &other).unwrap();
+        launch!(testing::read_at[2, 4, other](&x, 1, &mut out)).unwrap();
+        assert_eq!(out.copy_to_host_sync(&other).unwrap(), vec![5; 8]);
     });
 }
 
@@ -457,11 +512,23 @@ fn a_matmul_launched_with_another_block_shape_is_refused_before_it_runs() {
 
 #[test]
 fn the_two_dimensional_witness_fails_in_a_launch_with_a_z_extent() {
+    if !in_own_simulator_process() {
+        return;
+    }
     let stream = simulator();
     let mut out = DeviceBuffer::<[u32; 2]>::zeroed_on(16 * 16, &stream).unwrap();
+    // With z extents of 1 (the entry for them): every element, once.
+    launch!(testing::coordinates_2d[(2, 2), (8, 8), stream](out.view_2d_mut(16, 16).unwrap()))
+        .unwrap();
+    let got = out.copy_to_host_sync(&stream).unwrap();
+    for (slot, xy) in got.iter().enumerate() {
+        assert_eq!(*xy, [(slot % 16) as u32, (slot / 16) as u32]);
+    }
     // A z extent in the block or in the grid: the general entry, whose
     // `thread_index_2d()` tests the shape.
     for (grid, block) in [((2, 2, 1), (8, 8, 2)), ((2, 2, 2), (8, 8, 1))] {
+        let stream = next_device();
+        let mut out = DeviceBuffer::<[u32; 2]>::zeroed_on(16 * 16, &stream).unwrap();
         launch!(testing::coordinates_2d[grid, block, stream](
             out.view_2d_mut(16, 16).unwrap()
         ))
@@ -473,17 +540,13 @@ fn the_two_dimensional_witness_fails_in_a_launch_with_a_z_extent() {
             "{message}"
         );
     }
-    // With z extents of 1 (the entry for them): every element, once.
-    launch!(testing::coordinates_2d[(2, 2), (8, 8), stream](out.view_2d_mut(16, 16).unwrap()))
-        .unwrap();
-    let got = out.copy_to_host_sync(&stream).unwrap();
-    for (slot, xy) in got.iter().enumerate() {
-        assert_eq!(*xy, [(slot % 16) as u32, (slot / 16) as u32]);
-    }
 }
 
 #[test]
 fn a_required_block_shape_fails_in_other_launches() {
+    if !in_own_simulator_process() {
+        return;
+    }
     let stream = simulator();
     let mut out = DeviceBuffer::<[u32; 4]>::zeroed_on(32 * 8, &stream).unwrap();
     launch!(testing::shaped_fill[(1, 2), (32, 4), stream](true, out.view_2d_mut(8, 32).unwrap()))
@@ -503,6 +566,9 @@ fn a_required_block_shape_fails_in_other_launches() {
 
 #[test]
 fn a_matrix_view_of_a_slice_too_short_fails_naming_the_shape() {
+    if !in_own_simulator_process() {
+        return;
+    }
     let stream = simulator();
     let input = DeviceBuffer::to_device_sync(&[0u32; 11], &stream).unwrap();
     let mut out = DeviceBuffer::<u32>::zeroed_on(4, &stream).unwrap();
@@ -518,6 +584,9 @@ fn a_matrix_view_of_a_slice_too_short_fails_naming_the_shape() {
 
 #[test]
 fn a_matrix_view_checks_each_axis_not_the_offset() {
+    if !in_own_simulator_process() {
+        return;
+    }
     let stream = simulator();
     let input = DeviceBuffer::to_device_sync(&[0u32; 12], &stream).unwrap();
     let mut out = DeviceBuffer::<u32>::zeroed_on(4, &stream).unwrap();
@@ -534,17 +603,11 @@ fn a_matrix_view_checks_each_axis_not_the_offset() {
 
 #[test]
 fn the_one_dimensional_witness_fails_in_a_two_dimensional_launch() {
+    if !in_own_simulator_process() {
+        return;
+    }
     let stream = simulator();
     let mut out = DeviceBuffer::<u32>::zeroed_on(64, &stream).unwrap();
-    // The kernel body's `thread_index()` (the general entry point's)...
-    launch!(testing::one_dimensional_witness[(2, 2), (4, 4), stream](&mut out)).unwrap();
-    let (kernel, message) = failure(&stream);
-    assert_eq!(kernel, "one_dimensional_witness");
-    assert!(message.contains("use thread_index_2d()"), "{message}");
-    // ... and the unshadowed one, called from a helper, which tests the shape.
-    launch!(testing::witness_from_helper[(1, 2), 32, stream](&mut out)).unwrap();
-    let (_, message) = failure(&stream);
-    assert!(message.contains("use thread_index_2d()"), "{message}");
     // In one-dimensional launches both work.
     launch!(testing::one_dimensional_witness[2, 32, stream](&mut out)).unwrap();
     assert_eq!(
@@ -556,12 +619,28 @@ fn the_one_dimensional_witness_fails_in_a_two_dimensional_launch() {
         out.copy_to_host_sync(&stream).unwrap(),
         (1..65).collect::<Vec<u32>>()
     );
+    // The kernel body's `thread_index()` (the general entry point's)...
+    launch!(testing::one_dimensional_witness[(2, 2), (4, 4), stream](&mut out)).unwrap();
+    let (kernel, message) = failure(&stream);
+    assert_eq!(kernel, "one_dimensional_witness");
+    assert!(message.contains("use thread_index_2d()"), "{message}");
+    // ... and the unshadowed one, called from a helper, which tests the shape.
+    let stream = next_device();
+    let mut out = DeviceBuffer::<u32>::zeroed_on(64, &stream).unwrap();
+    launch!(testing::witness_from_helper[(1, 2), 32, stream](&mut out)).unwrap();
+    let (_, message) = failure(&stream);
+    assert!(message.contains("use thread_index_2d()"), "{message}");
 }
 
 #[test]
 fn an_out_of_range_shared_read_names_kernel_block_and_thread() {
+    if !in_own_simulator_process() {
+        return;
+    }
     let stream = simulator();
     let mut out = DeviceBuffer::<u32>::zeroed_on(64, &stream).unwrap();
+    launch!(testing::shared_read_at[1, 64, stream](63, &mut out)).unwrap();
+    assert_eq!(out.copy_to_host_sync(&stream).unwrap(), vec![63; 64]);
     launch!(testing::shared_read_at[1, 64, stream](64, &mut out)).unwrap();
     let (kernel, message) = failure(&stream);
     assert_eq!(kernel, "shared_read_at");
@@ -573,12 +652,13 @@ fn an_out_of_range_shared_read_names_kernel_block_and_thread() {
         message.contains("shared array index out of bounds: the len is 64 but the index is 64"),
         "{message}"
     );
-    launch!(testing::shared_read_at[1, 64, stream](63, &mut out)).unwrap();
-    assert_eq!(out.copy_to_host_sync(&stream).unwrap(), vec![63; 64]);
 }
 
 #[test]
 fn a_phase_barrier_never_pairs_with_sync_threads() {
+    if !in_own_simulator_process() {
+        return;
+    }
     let stream = simulator();
     let mut out = DeviceBuffer::<u32>::zeroed_on(64, &stream).unwrap();
     launch!(testing::phase_and_threads_barriers[1, 64, stream](false, &mut out)).unwrap();

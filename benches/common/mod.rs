@@ -11,6 +11,10 @@ use std::process::Command;
 /// The benchmarks' result type.
 pub type Res<T> = Result<T, Box<dyn Error>>;
 
+/// The note of a benchmark built without the `bare-cust` feature, in place
+/// of its bare cust figures.
+pub const BARE_CUST_NOT_BUILT: &str = "bare cust: not built (`cargo bench -p gpu-benches --features bare-cust`; cust links libcuda, which scripts/setup.sh provides in .tools/cuda-driver)";
+
 /// Figures by name, from this process and from the helpers.
 pub type Results = BTreeMap<String, f64>;
 

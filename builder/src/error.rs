@@ -44,6 +44,15 @@ pub enum BuildError {
         /// What it printed on stderr.
         stderr: String,
     },
+    /// The kernel crate, or one of its dependencies, did not compile for
+    /// the device (`nvptx64-nvidia-cuda`).
+    DeviceCompile {
+        /// The errors rustc reported, in order.
+        errors: Vec<DeviceDiagnostic>,
+        /// What cargo printed on stderr: its own errors (a manifest, the
+        /// dependency resolution) when rustc reported none.
+        cargo_stderr: String,
+    },
     /// Reading or writing a file failed.
     Io {
         /// The file.
@@ -51,6 +60,24 @@ pub enum BuildError {
         /// The error.
         error: std::io::Error,
     },
+}
+
+/// An error rustc reported in the device build.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DeviceDiagnostic {
+    /// The package the error is in, as cargo identifies it.
+    pub package_id: String,
+    /// The crate (target) name, as rustc knows it (`my_kernels`).
+    pub crate_name: String,
+    /// Whether the error is in the kernel crate itself (else in a dependency).
+    pub in_kernel_crate: bool,
+    /// The error code (`E0463`), if any.
+    pub code: Option<String>,
+    /// The error's one-line message.
+    pub message: String,
+    /// The error as rustc renders it, with its source lines.
+    pub rendered: String,
 }
 
 impl BuildError {
@@ -89,6 +116,15 @@ impl fmt::Display for BuildError {
             BuildError::Spawn { tool, error } => write!(f, "could not run `{tool}`: {error}"),
             BuildError::ToolFailed { tool, status, stderr } => {
                 write!(f, "`{tool}` failed ({status}) while building kernels to PTX:\n{stderr}")
+            }
+            BuildError::DeviceCompile { errors, cargo_stderr } => {
+                writeln!(f, "the device (nvptx64-nvidia-cuda) build of the kernels failed:")?;
+                if errors.is_empty() {
+                    write!(f, "{}", cargo_stderr.trim_end())
+                } else {
+                    let rendered: Vec<&str> = errors.iter().map(|e| e.rendered.trim_end()).collect();
+                    write!(f, "{}", rendered.join("\n\n"))
+                }
             }
             BuildError::Io { path, error } => write!(f, "{}: {error}", path.display()),
         }

@@ -15,14 +15,15 @@
 //!    crate with `-Clinker-plugin-lto`, so every rlib holds LLVM bitcode;
 //! 2. `llvm-link`: the crate's bitcode with all of its dependencies' (`core`
 //!    and `compiler_builtins` included) into one module;
-//! 3. `llvm-dis`, three rewrites of the IR, then `llvm-as`: the statics of
+//! 3. `llvm-dis`, four rewrites of the IR, then `llvm-as`: the statics of
 //!    `shared_array!` (and the dynamic array) move to LLVM's address space 3
 //!    (see [`shared_memory`]), so that their accesses become
 //!    `ld.shared`/`st.shared`; the storage of `gpu_device::constant!` arrays
 //!    moves to address space 4 (see [`constant_memory`]), read with
 //!    `ld.const`; the kernels' `&[T]` inputs become `noalias readonly`
 //!    parameters (see [`kernel_inputs`]), so that their loads become
-//!    `ld.global.nc`;
+//!    `ld.global.nc`; declared blocks and launch bounds become `.reqntid`,
+//!    `.maxntid` and `.minnctapersm` (see [`launch_bounds`]);
 //! 4. `opt`: internalize everything but the kernel entry points, their
 //!    interface descriptions (see [`interface_globals`]) and the globals the
 //!    runtime sets, drop what they do not reach, optimise at `-O3`;
@@ -37,15 +38,25 @@
 
 #![deny(missing_docs)]
 
+// The crate's README (its page on crates.io), whose examples run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
+mod cargo_messages;
 pub mod constant_memory;
 pub mod debug_info;
+pub mod diagnostics;
 mod error;
 pub mod kernel_inputs;
+pub mod launch_bounds;
+pub mod not_built;
 pub mod shared_memory;
 mod toolchain;
 
 pub use debug_info::{DebugInfo, DEBUG_ENV, DEBUG_MARKER};
-pub use error::BuildError;
+pub use error::{BuildError, DeviceDiagnostic};
+pub use not_built::NotBuilt;
 
 use std::env;
 use std::fs;
@@ -93,6 +104,15 @@ pub enum PtxOutput {
     },
     /// The build script runs for the device target itself: nothing to do.
     SkippedOnDevice,
+    /// No PTX was built; `ptx` holds why (see [`not_built`]), which the
+    /// host compile of the crate reports through `embed_kernels!()`, and
+    /// the runtime names when asked to load the module.
+    NotBuilt {
+        /// Where the stand-in was written.
+        ptx: PathBuf,
+        /// Why, and who reports it.
+        why: NotBuilt,
+    },
 }
 
 impl PtxBuilder {
@@ -160,20 +180,52 @@ impl PtxBuilder {
     }
 
     /// Builds the PTX and tells cargo when to rerun.
+    ///
+    /// In a build script (no [`out_dir`](Self::out_dir) set), a failed
+    /// device build is handed to the host compile of the crate rather than
+    /// returned: the PTX file says why it was not built
+    /// ([`PtxOutput::NotBuilt`]), and `gpu_device::embed_kernels!()`
+    /// reports it there. An error in the crate's own code is then reported
+    /// by the host compile of the same code, with its spans, as any Rust
+    /// error (editors show it); what only the device build sees becomes one
+    /// message naming the fix ([`diagnostics`]). `Err` remains for what the
+    /// build script itself must report (files it could not write). Under
+    /// docs.rs (`DOCS_RS`, or `--cfg docsrs` in the rustc flags) nothing is
+    /// built: the crate documents with a module that only refuses to load.
     pub fn build(self) -> Result<PtxOutput, BuildError> {
         if env::var("CARGO_CFG_TARGET_ARCH").as_deref() == Ok("nvptx64") {
             return Ok(PtxOutput::SkippedOnDevice);
         }
-        check_arch(&self.arch)?;
         println!("cargo:rerun-if-env-changed={ARCH_ENV}");
         println!("cargo:rerun-if-env-changed={DEBUG_ENV}");
+        println!("cargo:rerun-if-env-changed=DOCS_RS");
+        let (out_dir, handed_over) = match &self.out_dir {
+            Some(d) => (d.clone(), false),
+            None => (
+                PathBuf::from(env::var_os("OUT_DIR").ok_or(BuildError::NotInBuildScript)?),
+                true,
+            ),
+        };
+        if handed_over && documentation_build() {
+            return write_not_built(
+                &out_dir,
+                NotBuilt::Documentation,
+                "built for documentation only (docs.rs): no PTX",
+            );
+        }
+        let crate_dir = self.crate_dir.clone();
+        match self.build_into(&out_dir) {
+            Err(error) if handed_over => hand_over(error, &crate_dir, &out_dir),
+            result => result,
+        }
+    }
+
+    fn build_into(self, out_dir: &Path) -> Result<PtxOutput, BuildError> {
+        let out_dir = out_dir.to_path_buf();
+        check_arch(&self.arch)?;
         let debug = match env::var(DEBUG_ENV).ok().filter(|v| !v.is_empty()) {
             Some(name) => DebugInfo::from_name(&name).ok_or(BuildError::BadDebugInfo(name))?,
             None => self.debug,
-        };
-        let out_dir = match &self.out_dir {
-            Some(d) => d.clone(),
-            None => PathBuf::from(env::var_os("OUT_DIR").ok_or(BuildError::NotInBuildScript)?),
         };
         let toolchain = Toolchain::find()?;
         let manifest = self.crate_dir.join("Cargo.toml");
@@ -236,6 +288,48 @@ impl PtxBuilder {
         }
         Ok(PtxOutput::Built { ptx, kernels })
     }
+}
+
+/// Whether this is a documentation build: docs.rs sets `DOCS_RS`, and
+/// `--cfg docsrs` in the rustc flags reaches build scripts as
+/// `CARGO_CFG_DOCSRS` (the kernel crates' `[package.metadata.docs.rs]` asks
+/// for it).
+fn documentation_build() -> bool {
+    env::var_os("DOCS_RS").is_some() || env::var_os("CARGO_CFG_DOCSRS").is_some()
+}
+
+/// Writes `kernels.ptx` in place of a module not built, saying `why`.
+fn write_not_built(out_dir: &Path, why: NotBuilt, message: &str) -> Result<PtxOutput, BuildError> {
+    fs::create_dir_all(out_dir).map_err(|e| BuildError::io(out_dir, e))?;
+    let ptx = out_dir.join("kernels.ptx");
+    fs::write(&ptx, not_built::not_built_ptx(why, message)).map_err(|e| BuildError::io(&ptx, e))?;
+    Ok(PtxOutput::NotBuilt { ptx, why })
+}
+
+/// Hands a failed device build to the host compile (see
+/// [`PtxBuilder::build`]), and tells cargo to rerun when a source that may
+/// fix it changes: the failed build could not list its sources.
+fn hand_over(error: BuildError, crate_dir: &Path, out_dir: &Path) -> Result<PtxOutput, BuildError> {
+    let manifest = crate_dir.join("Cargo.toml");
+    let graph = Toolchain::find()
+        .ok()
+        .and_then(|t| t.device_dependencies(&manifest));
+    let path = |id: &str| {
+        graph
+            .as_ref()
+            .and_then(|g| diagnostics::dependency_path(g, id))
+    };
+    let Some(handover) = diagnostics::handover(&error, &path) else {
+        return Err(error);
+    };
+    let local = graph
+        .as_ref()
+        .map(diagnostics::local_package_dirs)
+        .unwrap_or_default();
+    for source in diagnostics::sources_to_watch(crate_dir, &local) {
+        println!("cargo:rerun-if-changed={}", source.display());
+    }
+    write_not_built(out_dir, handover.why, &handover.message)
 }
 
 fn check_arch(arch: &str) -> Result<(), BuildError> {

@@ -43,6 +43,14 @@ pub(crate) fn write<T>(ptr: *const T) {
     crate::arch::record(ptr.cast(), size_of::<T>(), AccessKind::Write)
 }
 
+/// A write of the `len` elements of `T` from `ptr`.
+#[inline(always)]
+#[allow(unused_variables)]
+pub(crate) fn write_range<T>(ptr: *const T, len: usize) {
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::arch::record(ptr.cast(), size_of::<T>() * len, AccessKind::Write)
+}
+
 /// An atomic operation on the `T` at `ptr`.
 #[inline(always)]
 #[allow(unused_variables)]

@@ -18,6 +18,11 @@
 #![cfg_attr(target_arch = "nvptx64", no_std, feature(abi_ptx))]
 #![deny(missing_docs)]
 
+// The crate's README (its page on crates.io), whose examples run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 gpu_device::embed_kernels!();
 
 mod arithmetic;

@@ -215,7 +215,11 @@ impl Stream {
     /// called with `status`.
     fn completed_with(&self, status: i32) -> Result<()> {
         if status != 0 {
-            return Err(self.error(driver().status_error("cuStreamAddCallback", status)));
+            return Err(self.error(driver().status_error(
+                self.device(),
+                "cuStreamAddCallback",
+                status,
+            )));
         }
         self.take_callback_panics()
     }

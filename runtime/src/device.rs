@@ -6,7 +6,7 @@
 //! it acts on (a stream, event or module handle carries its device), so no
 //! call depends on a device "bound" to the calling thread by an earlier one.
 
-use crate::backend::{driver, DeviceLimits, MAX_DEVICES};
+use crate::backend::{backend, choice_reason, driver, Backend, DeviceLimits, MAX_DEVICES};
 use crate::callback::in_callback;
 use crate::error::{Error, Result};
 use crate::last_kernel::LastKernel;
@@ -67,6 +67,9 @@ pub(crate) struct DeviceState {
     pub(crate) total_memory: usize,
     /// The kernel most recently launched on this device, for error reports.
     pub(crate) last_kernel: LastKernel,
+    /// The kernel the device's first kernel fault was blamed on: the fault
+    /// ends the context, and every later error names the same kernel.
+    fault_blame: OnceLock<&'static str>,
 }
 
 struct Devices {
@@ -106,14 +109,35 @@ impl DeviceState {
             limits: properties.limits,
             total_memory,
             last_kernel: LastKernel::new(),
+            fault_blame: OnceLock::new(),
         })
     }
 
     /// Maps a failed device-wide call to an error naming the device's last kernel.
     pub(crate) fn error(&self, driver: crate::backend::DriverError) -> Error {
-        Error::from_driver(driver, self.last_kernel.get(), Some(self.ordinal), || {
+        let kernel = self.blame(&driver, self.last_kernel.get());
+        Error::from_driver(driver, kernel, Some(self.ordinal), || {
             format!("device {}", self.ordinal)
         })
+    }
+
+    /// The kernel an error names: `last`, the kernel launched last where the
+    /// error surfaced, except after a kernel fault, which every later error
+    /// blames on the kernel the first report named (a fault is sticky: the
+    /// device refuses every later call with it).
+    pub(crate) fn blame(
+        &self,
+        driver: &crate::backend::DriverError,
+        last: Option<&'static str>,
+    ) -> Option<&'static str> {
+        if !driver.is_kernel_fault() {
+            return last;
+        }
+        match (self.fault_blame.get(), last) {
+            (Some(first), _) => Some(*first),
+            (None, Some(last)) => Some(*self.fault_blame.get_or_init(|| last)),
+            (None, None) => None,
+        }
     }
 }
 
@@ -229,8 +253,10 @@ impl Device {
     /// returned to the device's pool counts as used until
     /// [`release_pool_memory`](Device::release_pool_memory).
     pub fn memory_info(self) -> Result<(usize, usize)> {
-        self.state()?;
-        Ok(driver().memory_info(self.ordinal)?)
+        let state = self.state()?;
+        driver()
+            .memory_info(self.ordinal)
+            .map_err(|e| state.error(e))
     }
 
     /// Returns the memory that dropped buffers left in the device's memory
@@ -243,7 +269,9 @@ impl Device {
         driver()
             .synchronize_device(self.ordinal)
             .map_err(|e| state.error(e))?;
-        Ok(driver().trim_memory_pool(self.ordinal, 0)?)
+        driver()
+            .trim_memory_pool(self.ordinal, 0)
+            .map_err(|e| state.error(e))
     }
 
     /// Waits for all work on the device, on every stream, to finish
@@ -270,6 +298,51 @@ impl Drop for DeviceScope {
     fn drop(&mut self) {
         CURRENT_DEVICE.with(|c| c.borrow_mut().remove(self.id));
     }
+}
+
+/// Refuses to go on elsewhere than on `wanted`: a program that must run on
+/// a GPU calls `require_backend(Backend::Cuda)?` first, and gets an error
+/// naming why there is none rather than running on the CPU simulator (as
+/// `GPU_BACKEND=cuda` makes any program do).
+///
+/// On [`Backend::Cuda`] the driver must also start (a supported version,
+/// see [`MIN_DRIVER_VERSION`](crate::MIN_DRIVER_VERSION)) and see a device:
+/// otherwise [`Error::NoDevice`] with the driver's reason.
+///
+/// ```
+/// use gpu_runtime::{backend, require_backend, Backend};
+///
+/// match require_backend(Backend::Cuda) {
+///     Ok(()) => assert_eq!(backend(), Backend::Cuda),
+///     // e.g. "this program needs the CUDA driver but runs on the CPU simulator (no CUDA device: ...)"
+///     Err(e) => println!("{e}"),
+/// }
+/// ```
+pub fn require_backend(wanted: Backend) -> Result<()> {
+    let running = backend();
+    if running != wanted {
+        return Err(Error::WrongBackend {
+            wanted,
+            running,
+            reason: choice_reason().to_string(),
+        });
+    }
+    if wanted == Backend::Cuda {
+        match driver().device_count() {
+            Ok(n) if n > 0 => {}
+            Ok(_) => {
+                return Err(Error::NoDevice {
+                    reason: "the CUDA driver reports no device".into(),
+                })
+            }
+            Err(e) => {
+                return Err(Error::NoDevice {
+                    reason: e.to_string(),
+                })
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Waits for all work on the current device (Numba's `cuda.synchronize()`).

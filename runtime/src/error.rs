@@ -104,9 +104,12 @@ pub enum Error {
         source: usize,
     },
     /// A kernel failed while running (a panic, a trap, an illegal address). The
-    /// CUDA context is unusable afterwards: every later call fails too.
+    /// device's CUDA context is unusable afterwards: every later call on the
+    /// device fails with the same error, on every stream (the simulator keeps
+    /// the same rule for the simulated device). Other devices go on.
     KernelFailed {
-        /// The kernel most recently launched on the stream (or device) that reported it.
+        /// The kernel most recently launched on the stream (or device) that
+        /// first reported the fault; every later report names the same.
         kernel: &'static str,
         /// Where the failure surfaced.
         context: String,
@@ -266,6 +269,24 @@ pub enum Error {
         /// The kernel the arguments are for.
         given: &'static str,
     },
+    /// The program requires a backend ([`require_backend`](crate::require_backend))
+    /// other than the one it runs on.
+    WrongBackend {
+        /// The backend required.
+        wanted: crate::Backend,
+        /// The backend the process runs on.
+        running: crate::Backend,
+        /// Why that one was chosen.
+        reason: String,
+    },
+    /// A crate's kernels were not built to PTX (a documentation build, or
+    /// a failed device build that its host compile should have reported).
+    KernelsNotBuilt {
+        /// The crate whose kernels were not built.
+        crate_name: &'static str,
+        /// Why, as its build script wrote.
+        reason: String,
+    },
     /// Any other failed driver call.
     Driver(DriverError),
 }
@@ -320,13 +341,27 @@ impl fmt::Display for Error {
             ),
             Error::KernelFailed { kernel, context, driver } => write!(
                 f,
-                "kernel `{kernel}` failed ({}: {}), reported by {context}; a panic or trap in a kernel ends its launch, and the CUDA context cannot be used again in this process",
+                "kernel `{kernel}` failed ({}: {}), reported by {context}; a panic or trap in a kernel ends its launch, and the device (its CUDA context, or the simulated device) refuses every later call in this process with this error",
                 driver.name, driver.description
             ),
             Error::KernelAssertion { kernel, block, thread, file, line, column, message, context } => write!(
                 f,
                 "kernel `{kernel}` failed an assertion at {file}:{line}:{column}, in block ({}, {}, {}), thread ({}, {}, {}): {message} (reported by {context}; the CUDA context cannot be used again in this process)",
                 block[0], block[1], block[2], thread[0], thread[1], thread[2]
+            ),
+            Error::WrongBackend { wanted, running, reason } => write!(
+                f,
+                "this program needs {} but runs on {} ({reason}); {}",
+                wanted.describe(),
+                running.describe(),
+                match wanted {
+                    crate::Backend::Cuda => "it needs an NVIDIA GPU and its driver (is GPU_BACKEND=simulator set, or CUDA_VISIBLE_DEVICES empty?)",
+                    crate::Backend::Simulator => "set GPU_BACKEND=simulator",
+                }
+            ),
+            Error::KernelsNotBuilt { crate_name, reason } => write!(
+                f,
+                "the kernels of crate `{crate_name}` were not built to PTX, so they cannot run: {reason}"
             ),
             Error::ModuleLoad { crate_name, driver, log } => {
                 write!(f, "could not load the PTX of crate `{crate_name}`: {driver}")?;

@@ -29,6 +29,11 @@
 
 #![deny(missing_docs)]
 
+// The crate's README (its page on crates.io), whose examples run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 // The workflow layer names this crate `gpu_runtime`, as a user's crate would
 // (see `workflow`).
 extern crate self as gpu_runtime;
@@ -43,6 +48,7 @@ mod constant;
 mod crate_identity;
 mod deferred;
 mod device;
+mod diagnostics;
 mod error;
 mod graph;
 mod last_kernel;
@@ -69,6 +75,7 @@ pub use backend::simulator::DEVICES_ENV as SIMULATED_DEVICES_ENV;
 pub use backend::GraphNodeKind;
 pub use backend::{
     backend, Backend, DeviceLimits, DriverError, ReduceOp, BACKEND_ENV, MAX_DEVICES,
+    MIN_DRIVER_VERSION,
 };
 pub use bytemuck;
 pub use collective::{
@@ -77,7 +84,7 @@ pub use collective::{
 pub use completion::Done;
 pub use constant::SetConstant;
 pub use crate_identity::CrateIdentity;
-pub use device::{synchronize, Device, DeviceScope};
+pub use device::{require_backend, synchronize, Device, DeviceScope};
 pub use error::{Error, Result};
 pub use gpu_device::DeviceCopy;
 pub use graph::{Capture, Graph, GraphExec, KernelNode};
@@ -169,5 +176,5 @@ macro_rules! kernel_args {
 pub mod __private {
     pub use crate::abi::HostEntry;
     pub use crate::deferred::completed as deferred_releases_completed;
-    pub use crate::launch::{check_len_at_least, KernelFunction, LaunchArgs};
+    pub use crate::launch::{check_len_at_least, KernelFunction, KernelModule, LaunchArgs};
 }

@@ -94,6 +94,14 @@ impl EmbeddedModule {
         self.ptx
     }
 
+    /// Why the crate's kernels were not built to PTX, where its build
+    /// script wrote a stand-in instead (a documentation build, or a failed
+    /// device build): loading the module then fails with
+    /// [`Error::KernelsNotBuilt`] naming this. `None` for a built module.
+    pub fn not_built(&self) -> Option<String> {
+        not_built_reason(self.ptx)
+    }
+
     /// The name of the crate the kernels come from.
     pub fn crate_name(&self) -> &'static str {
         self.crate_name
@@ -133,6 +141,12 @@ impl EmbeddedModule {
     pub(crate) fn load(&self, device: &DeviceState) -> Result<ModuleHandle> {
         self.loaded[device.ordinal]
             .get_or_init(|| {
+                if let Some(reason) = not_built_reason(self.ptx) {
+                    return Err(Error::KernelsNotBuilt {
+                        crate_name: self.crate_name,
+                        reason,
+                    });
+                }
                 let text = CString::new(self.ptx).map_err(|_| Error::ModuleLoad {
                     crate_name: self.crate_name,
                     driver: DriverError {
@@ -146,16 +160,37 @@ impl EmbeddedModule {
                 let module =
                     driver()
                         .module_load(device.ordinal, &text)
-                        .map_err(|(driver, log)| Error::ModuleLoad {
-                            crate_name: self.crate_name,
-                            driver,
-                            log,
+                        .map_err(|(driver, log)| {
+                            if driver.is_kernel_fault() {
+                                // Left by an earlier kernel: the device is lost.
+                                return device.error(driver);
+                            }
+                            Error::ModuleLoad {
+                                crate_name: self.crate_name,
+                                driver,
+                                log,
+                            }
                         })?;
                 give_assertion_record(module, device)?;
                 Ok(module)
             })
             .clone()
     }
+}
+
+/// The first line of the PTX that `gpu_builder` writes in place of a module
+/// it did not build (`gpu_builder::not_built`; `tests/ptx.rs` checks the two
+/// agree), followed by `(<why>)` and the message as comment lines.
+pub(crate) const NOT_BUILT_MARKER: &str = "// gpu-builder: not built";
+
+/// Why `ptx` is a stand-in for a module not built, or `None` for PTX.
+pub(crate) fn not_built_reason(ptx: &str) -> Option<String> {
+    let mut lines = ptx.lines();
+    lines.next()?.strip_prefix(NOT_BUILT_MARKER)?;
+    let message: Vec<&str> = lines
+        .map(|l| l.strip_prefix("// ").unwrap_or(l.trim_start_matches("//")))
+        .collect();
+    Some(message.join("\n"))
 }
 
 /// Writes the address of the device's assertion record into the module's

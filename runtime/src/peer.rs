@@ -92,7 +92,7 @@ impl Device {
                 peer: peer.ordinal(),
             });
         }
-        self.state()?;
+        let state = self.state()?;
         match driver().enable_peer_access(self.ordinal(), peer.ordinal()) {
             Ok(()) => {}
             Err(e) if e.code == status::PEER_ACCESS_UNSUPPORTED => {
@@ -101,7 +101,7 @@ impl Device {
                     peer: peer.ordinal(),
                 })
             }
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(state.error(e)),
         }
         ENABLED[self.ordinal()].fetch_or(1 << peer.ordinal(), Ordering::AcqRel);
         Ok(())

@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod faults;
+
 use gpu_runtime::{backend, Backend, Stream};
 use std::thread::JoinHandle;
 use std::time::Duration;

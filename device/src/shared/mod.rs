@@ -22,6 +22,23 @@
 //! - `block.sync()` consumes the token, waits at a barrier, and returns the
 //!   token of the other phase.
 //!
+//! That is an array's default: its *map* ([`BlockStride`](crate::ownership::BlockStride),
+//! slots `t + k * B`) and its *write phase* (`Writing`). Both can be chosen
+//! where the array is declared:
+//!
+//! - `shared_array!(T; N, map = M)` gives the array another ownership map
+//!   for its write phase ([`ownership`](crate::ownership)): `ByWarp<L>` (lane
+//!   `L` of each warp writes its warp's slot, with its
+//!   [`WarpLeader`](crate::WarpLeader)), `ByBlock` (the block's leader owns
+//!   every slot), `Blocked<K>` (runs of `K` slots), `Halo<R>` (a stencil's
+//!   span: `t + R`, and the edges), `Tiles<R, C>` (register tiles of a 2-D
+//!   array). Every map's slots are disjoint by construction; the map cannot
+//!   name a generic parameter, so one array has one map;
+//! - `shared_array!(T; N, written_in = Reading)` makes an array that is
+//!   written in the Reading phase and read in the Writing phase: the second
+//!   buffer of a double buffer, so that a loop that computes from one buffer
+//!   while filling the other needs one barrier a step.
+//!
 //! Out-of-range accesses panic as slice indexing does: a trap on the GPU,
 //! and on the simulator a report naming the kernel, the block and the thread.
 //!
@@ -48,7 +65,8 @@
 //!         stride /= 2;
 //!     }
 //!     // `sums` is written by one thread per block, at the block's index:
-//!     // a grid-level pattern the witness does not cover (see `DisjointSlice`).
+//!     // a `DisjointSlice<f32, ByBlock>` and the block's leader do that
+//!     // (see `gpu_device::leader`).
 //!     let total = tile.get(&r, 0);
 //!     # let _ = (total, &mut sums);
 //! }
@@ -74,12 +92,16 @@
 //!    even `k` and `Reading` for odd `k`; Rust makes both branches of an `if`
 //!    produce the same token type. So between barriers `k` and `k + 1` every
 //!    thread (that has not exited) is in the same phase.
-//! 4. *In `Writing`, threads touch disjoint slots; in `Reading`, nobody
-//!    writes.* Slot `t + k * B` has exactly one owner `t < B`; a thread's
-//!    references into the array borrow its token (shared in `Reading`,
-//!    exclusive in `Writing`), so none survives a `sync`, which moves the token.
-//!    Atomic updates in `Reading` are race-free by definition. The barrier
-//!    orders each phase's accesses before the next phase's.
+//! 4. *In an array's write phase, threads touch disjoint slots; in the
+//!    other, nobody writes it.* Under the default map slot `t + k * B` has
+//!    exactly one owner `t < B`, and every other map's sets are disjoint too
+//!    ([`ownership`](crate::ownership)). A thread's references into the
+//!    array borrow its token (exclusive in the write phase, shared in the
+//!    other), so none survives a `sync`, which moves the token. An array
+//!    written in `Reading` is read in `Writing`: between any two consecutive
+//!    barriers each array is either written (by its owners) or read, never
+//!    both. Atomic updates are race-free by definition. The barrier orders
+//!    each phase's accesses before the next phase's.
 //! 5. *Element types are `Send + Sync` and valid for every bit pattern*
 //!    ([`SharedElement`]): a value crosses threads through the array, and a
 //!    slot nobody wrote holds leftover bits. Handle construction hides the
@@ -96,18 +118,21 @@
 //! # The escape hatch
 //!
 //! [`SharedArray<T>`] (from `.raw()` on a safe handle, or [`dynamic`]) has
-//! `unsafe fn read` and `write` with no phase: for patterns the token cannot
-//! express (a warp leader writing its warp's slot, a scan). The caller
+//! `unsafe fn read` and `write` with no phase: for patterns neither the
+//! token nor a map can express. The caller
 //! orders conflicting accesses with [`sync_threads`](crate::sync_threads) or
 //! phase barriers, keeps indices in bounds, and never reads a slot as a type
 //! other than the one written.
 
 mod array;
+mod dynamic;
 mod element;
+mod mapped;
 mod phase;
 pub mod reduce;
 
-pub use array::{DynamicShared, Shared, Shared2d};
+pub use array::{Shared, Shared2d};
+pub use dynamic::DynamicShared;
 pub use element::SharedElement;
 pub use phase::{Block, Phase, Reading, Writing};
 
@@ -234,8 +259,13 @@ pub(crate) fn opaque_contents<T>(ptr: *mut T) {
 /// safe code makes is none of `shared_array!`'s (those are statics inside
 /// the macro's expansion, which nothing outside it can name), so no handle
 /// the crate's `unsafe` code trusts can reach it.
+///
+/// Aligned to 16 bytes at least (`.shared .align 16`), as CUDA's
+/// `__align__(16)`: the arrays' vector reads (`vector`, `row_vector`) rely on
+/// it, and ptxas merges four consecutive 4-byte loads into one `LDS.128`
+/// only where it can prove that alignment.
 #[doc(hidden)]
-#[repr(transparent)]
+#[repr(C, align(16))]
 pub struct SharedStorage<T, const LEN: usize>(UnsafeCell<MaybeUninit<[T; LEN]>>);
 
 // SAFETY: the storage is reached only through the handles of this module,

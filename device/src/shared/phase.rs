@@ -19,7 +19,10 @@ fn wrong_block_shape(wanted: [u32; 3], got: crate::thread::Dim3) -> ! {
 }
 
 /// A barrier phase: [`Writing`] or [`Reading`].
-pub trait Phase: sealed::Sealed {}
+pub trait Phase: sealed::Sealed + 'static {
+    /// The phase after the next barrier: the other one.
+    type Next: Phase<Next = Self>;
+}
 
 /// The phase in which each thread writes (and reads) only the shared slots it
 /// owns. Every kernel starts in it.
@@ -32,8 +35,12 @@ pub enum Reading {}
 
 impl sealed::Sealed for Writing {}
 impl sealed::Sealed for Reading {}
-impl Phase for Writing {}
-impl Phase for Reading {}
+impl Phase for Writing {
+    type Next = Reading;
+}
+impl Phase for Reading {
+    type Next = Writing;
+}
 
 /// A thread's phase token: proof that every thread of its block is in phase
 /// `P` (see the [module documentation](super) for why).
@@ -72,33 +79,21 @@ impl Block<Writing> {
             _thread: PhantomData,
         }
     }
-
-    /// Waits until every thread of the block has finished writing (reached
-    /// its own phase barrier), then returns the token of the [`Reading`] phase.
-    #[inline(always)]
-    #[track_caller]
-    #[must_use = "the token of the next phase is the only way to use shared memory after the barrier"]
-    pub fn sync(self) -> Block<Reading> {
-        self.check_owner();
-        arch::barrier(arch::PHASE_BARRIER);
-        self.next()
-    }
-}
-
-impl Block<Reading> {
-    /// Waits until every thread of the block has finished reading, then
-    /// returns the token of the [`Writing`] phase.
-    #[inline(always)]
-    #[track_caller]
-    #[must_use = "the token of the next phase is the only way to use shared memory after the barrier"]
-    pub fn sync(self) -> Block<Writing> {
-        self.check_owner();
-        arch::barrier(arch::PHASE_BARRIER);
-        self.next()
-    }
 }
 
 impl<P: Phase> Block<P> {
+    /// Waits until every thread of the block has finished this phase
+    /// (reached its own phase barrier), then returns the token of the next
+    /// one: [`Reading`] after [`Writing`], [`Writing`] after [`Reading`].
+    #[inline(always)]
+    #[track_caller]
+    #[must_use = "the token of the next phase is the only way to use shared memory after the barrier"]
+    pub fn sync(self) -> Block<P::Next> {
+        self.check_owner();
+        arch::barrier(arch::PHASE_BARRIER);
+        self.next()
+    }
+
     /// Checks that the block is `x` by `y` by `z` threads, and panics (a trap
     /// on the GPU; on the simulator a report naming the kernel) when the
     /// launch's block differs; returns the token.

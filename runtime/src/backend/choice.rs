@@ -3,11 +3,15 @@
 //! The choice is made once per process, on first use: the environment
 //! variable [`BACKEND_ENV`] forces one (`cuda` or `simulator`); without it,
 //! the CUDA backend is used when the driver finds a device and the simulator
-//! otherwise. The choice is printed once on standard error.
+//! otherwise. The choice is reported once, as an info event (see
+//! `diagnostics`: printed on standard error where the program set no
+//! `tracing` subscriber). `require_backend` (in `device.rs`) refuses to go
+//! on elsewhere than on the backend a program needs.
 
 use super::cuda::CudaDriver;
 use super::simulator::SimulatorDriver;
 use super::Driver;
+use crate::diagnostics::{report, Level};
 use std::sync::OnceLock;
 
 /// The environment variable that forces a backend: `cuda` or `simulator`.
@@ -26,20 +30,37 @@ pub enum Backend {
 static CUDA: CudaDriver = CudaDriver::new();
 static SIMULATOR: SimulatorDriver = SimulatorDriver::new();
 
+impl Backend {
+    /// What the backend is, in words (`the CUDA driver`).
+    pub(crate) fn describe(self) -> &'static str {
+        match self {
+            Backend::Cuda => "the CUDA driver",
+            Backend::Simulator => "the CPU simulator",
+        }
+    }
+}
+
 /// The backend this process uses (chosen on first call).
 pub fn backend() -> Backend {
-    static CHOICE: OnceLock<Backend> = OnceLock::new();
-    *CHOICE.get_or_init(|| {
+    choice().0
+}
+
+/// The choice and why it was made.
+fn choice() -> &'static (Backend, String) {
+    static CHOICE: OnceLock<(Backend, String)> = OnceLock::new();
+    CHOICE.get_or_init(|| {
         let (choice, why) = choose();
-        eprintln!(
-            "gpu-runtime: {} ({why})",
-            match choice {
-                Backend::Cuda => "running on the CUDA driver",
-                Backend::Simulator => "running on the CPU simulator",
-            }
+        report(
+            Level::Info,
+            &format!("running on {} ({why})", choice.describe()),
         );
-        choice
+        (choice, why)
     })
+}
+
+/// Why the backend was chosen (`GPU_BACKEND=cuda`, `no CUDA device: ...`).
+pub(crate) fn choice_reason() -> &'static str {
+    &choice().1
 }
 
 /// The driver of the chosen backend.
@@ -61,9 +82,10 @@ fn choose() -> (Backend, String) {
             return (Backend::Simulator, format!("{BACKEND_ENV}=simulator"))
         }
         Ok("") | Err(_) => {}
-        Ok(other) => {
-            eprintln!("gpu-runtime: ignoring {BACKEND_ENV}={other}: use `cuda` or `simulator`")
-        }
+        Ok(other) => report(
+            Level::Warn,
+            &format!("ignoring {BACKEND_ENV}={other}: use `cuda` or `simulator`"),
+        ),
     }
     match CUDA.device_count() {
         Ok(n) if n > 0 => (Backend::Cuda, format!("{n} CUDA device(s) found")),

@@ -10,6 +10,9 @@
 //! Handles are plain numbers ([`StreamHandle`], [`EventHandle`], ...): each
 //! driver gives its own meaning to them. Every operation returns
 //! `Result<_, DriverError>`, and each error names the call that failed.
+//! After a kernel fault a device refuses every later call on it with the
+//! fault's error (a lost CUDA context; the simulator keeps the same rule,
+//! `simulator::fault`), which the runtime reports as `Error::KernelFailed`.
 //!
 //! # Which device a call acts on
 //!
@@ -52,10 +55,11 @@ pub(crate) mod simulator;
 use crate::abi::HostEntry;
 use std::ffi::{c_void, CStr};
 
-pub(crate) use choice::driver;
 pub use choice::{backend, Backend, BACKEND_ENV};
+pub(crate) use choice::{choice_reason, driver};
 pub(crate) use collective::{CollectiveKind, CommHandle, SIMULATED_ID_MAGIC, UNIQUE_ID_BYTES};
 pub use collective::{ElementKind, ReduceOp};
+pub use cuda::MIN_DRIVER_VERSION;
 
 /// The most devices one process addresses; per-kernel caches have this many slots.
 pub const MAX_DEVICES: usize = 16;
@@ -242,6 +246,10 @@ pub struct DeviceLimits {
     pub max_shared_per_block_optin: u32,
     /// Streaming multiprocessors.
     pub multiprocessor_count: u32,
+    /// Threads one multiprocessor runs at once.
+    pub max_threads_per_multiprocessor: u32,
+    /// 32-bit registers the threads of one block may use together.
+    pub max_registers_per_block: u32,
     /// Compute capability (major, minor).
     pub compute_capability: (u32, u32),
 }
@@ -258,6 +266,10 @@ pub(crate) struct FunctionLimits {
     pub(crate) max_threads_per_block: u32,
     pub(crate) static_shared_bytes: u32,
     pub(crate) max_dynamic_shared_bytes: u32,
+    /// Local memory one thread of the kernel uses (local arrays, spills).
+    pub(crate) local_bytes_per_thread: u32,
+    /// Registers one thread of the kernel uses.
+    pub(crate) registers_per_thread: u32,
 }
 
 /// How an event is made (CUDA's event flags).
@@ -473,8 +485,9 @@ pub(crate) trait Driver: Sync {
         user_data: *mut c_void,
     ) -> Result<(), DriverError>;
 
-    /// The error a status code passed to a [`CompletionCallback`] stands for.
-    fn status_error(&self, call: &'static str, code: i32) -> DriverError;
+    /// The error a status code passed to a [`CompletionCallback`] of a
+    /// stream of `device` stands for.
+    fn status_error(&self, device: usize, call: &'static str, code: i32) -> DriverError;
     /// Calls `callback(stream, status, user_data)` once on a driver thread
     /// when the stream gets there, with the status of the work before it;
     /// unlike a host function, also after a device error (CUDA's
@@ -575,6 +588,9 @@ pub(crate) trait Driver: Sync {
     ) -> Result<FunctionHandle, DriverError>;
     /// What an entry point allows.
     fn function_limits(&self, function: FunctionHandle) -> Result<FunctionLimits, DriverError>;
+    /// The stack of each thread of `device`'s kernels, in bytes (CUDA's
+    /// `CU_LIMIT_STACK_SIZE`; the simulator's `GPU_SIM_STACK_BYTES`).
+    fn stack_bytes_per_thread(&self, device: usize) -> Result<usize, DriverError>;
     /// Lets an entry point use up to `bytes` of dynamic shared memory.
     fn set_max_dynamic_shared(
         &self,

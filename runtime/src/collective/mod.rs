@@ -76,8 +76,9 @@ fn keep_nvlink_multicast_off() {
         Ok(v) if v.trim() == "0" => {}
         other => {
             if let Ok(v) = other {
-                eprintln!(
-                    "gpu-runtime: {NVLS_ENV}={v} overridden with 0: this crate never enables NVLink multicast"
+                crate::diagnostics::report(
+                    crate::diagnostics::Level::Warn,
+                    &format!("{NVLS_ENV}={v} overridden with 0: this crate never enables NVLink multicast"),
                 );
             }
             std::env::set_var(NVLS_ENV, "0");

@@ -310,12 +310,16 @@ mod tests {
         max_shared_per_block: 48 << 10,
         max_shared_per_block_optin: 227 << 10,
         multiprocessor_count: 132,
+        max_threads_per_multiprocessor: 2048,
+        max_registers_per_block: 65536,
         compute_capability: (9, 0),
     };
     const KERNEL: FunctionLimits = FunctionLimits {
         max_threads_per_block: 512,
         static_shared_bytes: 1 << 10,
         max_dynamic_shared_bytes: 48 << 10,
+        local_bytes_per_thread: 0,
+        registers_per_thread: 32,
     };
 
     /// The launch's error text, or "ok" with its shape and shared bytes.

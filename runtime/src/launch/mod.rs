@@ -8,6 +8,7 @@ mod agreement;
 mod arguments;
 mod config;
 mod length_bound;
+mod refusal;
 mod shared_limit;
 mod slice_arg;
 
@@ -23,7 +24,7 @@ use shared_limit::SharedLimit;
 
 use crate::abi::HostEntry;
 use crate::backend::{
-    driver, status, FunctionHandle, FunctionLimits, GraphNodeHandle, KernelLaunch, MAX_DEVICES,
+    driver, FunctionHandle, FunctionLimits, GraphNodeHandle, KernelLaunch, MAX_DEVICES,
 };
 use crate::crate_identity::{check_module_owner, CrateIdentity};
 use crate::device::DeviceState;
@@ -74,6 +75,26 @@ struct FunctionInfo {
     dynamic_shared_limit: SharedLimit,
 }
 
+/// The type of a kernel crate's `KERNEL_MODULE`: [`EmbeddedModule`] alone.
+/// A launcher names its crate's `crate::KERNEL_MODULE`; where the crate has
+/// none, `gpu_device::prelude` supplies a stand-in of another type, so that
+/// the error is this trait's message rather than "cannot find value".
+#[diagnostic::on_unimplemented(
+    message = "this crate has no `KERNEL_MODULE` for its `#[kernel]` functions to load from",
+    label = "a kernel of a crate with no `gpu_device::embed_kernels!()`",
+    note = "`#[kernel]` functions belong in the package's library (src/lib.rs), which calls `gpu_device::embed_kernels!();` once and whose build.rs builds them to PTX; kernels in a binary (src/main.rs), an example or a test are not built for the GPU: move them to src/lib.rs and launch them as `my_crate::kernel[..](..)`"
+)]
+pub trait KernelModule: sealed::Sealed {}
+
+impl KernelModule for EmbeddedModule {}
+
+mod sealed {
+    /// Keeps [`KernelModule`](super::KernelModule) to `EmbeddedModule`,
+    /// which `KernelFunction::new` relies on.
+    pub trait Sealed {}
+    impl Sealed for crate::EmbeddedModule {}
+}
+
 impl KernelFunction {
     /// Kernel `name` of `module`: `entry` launches any shape, `entry_1d` only
     /// grids and blocks of the form `(n, 1, 1)` (its thread index witness
@@ -97,8 +118,11 @@ impl KernelFunction {
     /// points read what it passes (it compares the description with the
     /// one the device compiled, which catches a build that differs, not a
     /// description of another kernel).
-    pub const unsafe fn new(
-        module: &'static EmbeddedModule,
+    ///
+    /// `module` is generic only for the error where it is not an
+    /// [`EmbeddedModule`] (see [`KernelModule`]).
+    pub const unsafe fn new<M: KernelModule>(
+        module: &'static M,
         name: &'static str,
         [entry, entry_1d]: [&'static str; 2],
         entry_2d: Option<&'static str>,
@@ -106,6 +130,10 @@ impl KernelFunction {
         interface: &'static Description,
         launcher: CrateIdentity,
     ) -> Self {
+        // SAFETY: `KernelModule` is sealed and implemented by
+        // `EmbeddedModule` alone, so `M` is `EmbeddedModule`.
+        let module: &'static EmbeddedModule =
+            unsafe { &*(module as *const M).cast::<EmbeddedModule>() };
         if let Some(owner) = module.owner() {
             check_module_owner(name, &launcher, owner);
         }
@@ -146,19 +174,46 @@ impl KernelFunction {
         }
     }
 
-    /// Refuses a launch whose block is not the kernel's declared shape (its
-    /// entry points assume it): `block` is the checked launch's block.
+    /// Refuses a launch whose block the kernel cannot run in: not its
+    /// declared shape (its entry points assume it), more threads than its
+    /// launch bounds allow (`.maxntid`), or another thread count than an
+    /// output's ownership map needs (register tiles would overlap). `block`
+    /// is the checked launch's block.
     fn check_block_shape(&self, block: [u32; 3]) -> Result<()> {
-        match self.interface.block {
-            Some(shape) if shape != block => Err(Error::InvalidLaunch {
+        let refuse = |reason: String| {
+            Err(Error::InvalidLaunch {
                 kernel: self.name,
-                reason: format!(
+                reason,
+            })
+        };
+        let threads = block[0] as u64 * block[1] as u64 * block[2] as u64;
+        if let Some(shape) = self.interface.block {
+            if shape != block {
+                return refuse(format!(
                     "this kernel runs only in blocks of ({}, {}, {}) threads (its `block` option); the launch has blocks of ({}, {}, {})",
                     shape[0], shape[1], shape[2], block[0], block[1], block[2]
-                ),
-            }),
-            _ => Ok(()),
+                ));
+            }
         }
+        if let Some([max_threads, _]) = self.interface.launch_bounds {
+            if threads > max_threads as u64 {
+                return refuse(format!(
+                    "this kernel's launch bounds allow blocks of at most {max_threads} threads (its `launch_bounds` option); the launch has blocks of ({}, {}, {}) = {threads}",
+                    block[0], block[1], block[2]
+                ));
+            }
+        }
+        for param in self.interface.params {
+            if let Some(map) = param.map.filter(|m| m.block_threads != 0) {
+                if threads != map.block_threads as u64 {
+                    return refuse(format!(
+                        "its output `{}` is divided by the ownership map `{}`, made for blocks of {} threads; the launch has blocks of ({}, {}, {}) = {threads}, whose threads' tiles would overlap or leave gaps",
+                        param.name, map.name, map.block_threads, block[0], block[1], block[2]
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The kernel's name, as errors report it.
@@ -178,16 +233,21 @@ impl KernelFunction {
             .get_or_init(|| {
                 let module = self.module.load(device)?;
                 let name = CString::new(entry).expect("entry names have no NUL");
-                let handle =
-                    driver()
-                        .module_function(module, &name)
-                        .map_err(|e| Error::ModuleLoad {
-                            crate_name: self.module.crate_name(),
-                            driver: e,
-                            log: format!("entry point `{entry}` is not in the module"),
-                        })?;
+                let handle = driver().module_function(module, &name).map_err(|e| {
+                    if e.is_kernel_fault() {
+                        return device.error(e);
+                    }
+                    Error::ModuleLoad {
+                        crate_name: self.module.crate_name(),
+                        driver: e,
+                        log: format!("entry point `{entry}` is not in the module"),
+                    }
+                })?;
                 agreement::check(self.module, self.name, entry, self.interface, &self.host)?;
-                let limits = driver().function_limits(handle)?;
+                let limits = driver()
+                    .function_limits(handle)
+                    .map_err(|e| device.error(e))?;
+                refusal::check_function(self.name, &device.limits, &limits)?;
                 Ok(FunctionInfo {
                     handle,
                     limits,
@@ -218,7 +278,9 @@ impl KernelFunction {
         // The entry points assume the declared block shape.
         self.check_block_shape(block)?;
         info.dynamic_shared_limit.allow(shared, |bytes| {
-            Ok(driver().set_max_dynamic_shared(info.handle, bytes)?)
+            driver()
+                .set_max_dynamic_shared(info.handle, bytes)
+                .map_err(|e| device.error(e))
         })?;
         // As on a GPU, the simulator runs the one-dimensional body for
         // one-dimensional launches only (its witness is unique only there),
@@ -288,13 +350,14 @@ impl KernelFunction {
                 stream.note_launch(id, device);
                 self.note_captured(stream)
             }
-            Err(e) if e.code == status::LAUNCH_OUT_OF_RESOURCES => Err(Error::InvalidLaunch {
-                kernel: self.name,
-                reason: format!(
-                    "the device has too few registers or resources for blocks of {}x{}x{} threads",
-                    prepared.block[0], prepared.block[1], prepared.block[2]
-                ),
-            }),
+            Err(e) if refusal::is_resource_refusal(&e) => {
+                let asked = refusal::Asked {
+                    function: prepared.function,
+                    block: prepared.block,
+                    shared: prepared.shared,
+                };
+                Err(refusal::explain(self.name, e, asked, device))
+            }
             // A fault here is left over from an earlier kernel on the stream.
             Err(e) => Err(stream.error(e)),
         }

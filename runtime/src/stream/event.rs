@@ -93,9 +93,11 @@ impl Event {
 
     pub(crate) fn on_device(ordinal: usize, options: EventOptions) -> Result<Event> {
         let flags = options.flags()?;
-        device::state(ordinal)?;
+        let state = device::state(ordinal)?;
         Ok(Event {
-            handle: driver().event_create(ordinal, flags)?,
+            handle: driver()
+                .event_create(ordinal, flags)
+                .map_err(|e| state.error(e))?,
             ordinal,
             timing: options.timing,
             recorded: AtomicBool::new(false),
@@ -210,8 +212,10 @@ impl Event {
         }
         end.synchronize()?;
         start.synchronize()?;
-        device::state(end.ordinal)?;
-        Ok(driver().event_elapsed_ms(start.handle, end.handle)?)
+        let state = device::state(end.ordinal)?;
+        driver()
+            .event_elapsed_ms(start.handle, end.handle)
+            .map_err(|e| state.error(e))
     }
 }
 

@@ -107,10 +107,14 @@ impl Stream {
     /// A new stream on `device` with the given options. The priority is
     /// clamped to the device's range, as CUDA does.
     pub fn on_device_with_options(device: Device, options: StreamOptions) -> Result<Stream> {
-        device.state()?;
-        let (least, greatest) = driver().stream_priority_range(device.ordinal())?;
+        let state = device.state()?;
+        let (least, greatest) = driver()
+            .stream_priority_range(device.ordinal())
+            .map_err(|e| state.error(e))?;
         let priority = options.priority.clamp(greatest, least);
-        let handle = driver().stream_create(device.ordinal(), options.non_blocking, priority)?;
+        let handle = driver()
+            .stream_create(device.ordinal(), options.non_blocking, priority)
+            .map_err(|e| state.error(e))?;
         Ok(Stream::from_parts(
             handle,
             device.ordinal(),
@@ -123,8 +127,10 @@ impl Stream {
     /// greatest priority is the lowest number.
     pub fn priority_range() -> Result<(i32, i32)> {
         let device = Device::current()?;
-        device.state()?;
-        Ok(driver().stream_priority_range(device.ordinal())?)
+        let state = device.state()?;
+        driver()
+            .stream_priority_range(device.ordinal())
+            .map_err(|e| state.error(e))
     }
 
     /// The legacy default stream of the current device (CuPy's `Stream.null`).
@@ -145,8 +151,11 @@ impl Stream {
             StreamKind::PerThreadDefault,
             Some((false, 0)),
         );
-        Arc::get_mut(&mut stream.inner).expect("just made").owner =
-            Some(std::thread::current().id());
+        let inner = Arc::get_mut(&mut stream.inner).expect("just made");
+        inner.owner = Some(std::thread::current().id());
+        // One stream, whatever handle queued the callback: its panics are
+        // reported by the next synchronize through any handle.
+        inner.callback_panics = per_thread_panics(ordinal);
         stream
     }
 
@@ -470,14 +479,16 @@ impl Stream {
             });
         }
         let blocking = !self.is_non_blocking()?;
-        let before = driver().event_create(
-            self.inner.ordinal,
-            EventFlags {
-                blocking_sync: false,
-                timing: false,
-                interprocess: false,
-            },
-        )?;
+        let before = driver()
+            .event_create(
+                self.inner.ordinal,
+                EventFlags {
+                    blocking_sync: false,
+                    timing: false,
+                    interprocess: false,
+                },
+            )
+            .map_err(|e| self.error(e))?;
         if let Err(e) = driver().event_record(before, self.inner.handle) {
             let _ = driver().event_destroy(before);
             return Err(self.error(e));
@@ -524,14 +535,16 @@ impl Stream {
         let event = match *marker {
             Some(event) => event,
             None => {
-                let event = driver().event_create(
-                    self.inner.ordinal,
-                    EventFlags {
-                        blocking_sync: false,
-                        timing: false,
-                        interprocess: false,
-                    },
-                )?;
+                let event = driver()
+                    .event_create(
+                        self.inner.ordinal,
+                        EventFlags {
+                            blocking_sync: false,
+                            timing: false,
+                            interprocess: false,
+                        },
+                    )
+                    .map_err(|e| self.error(e))?;
                 *marker = Some(event);
                 event
             }
@@ -593,14 +606,22 @@ impl Stream {
     }
 
     /// Maps a failed driver call on this stream to an error that names the
-    /// stream's last kernel (or its device's) when a kernel fault surfaced.
+    /// stream's last kernel (or its device's) when a kernel fault surfaced,
+    /// or the kernel the device's first fault was blamed on.
     pub(crate) fn error(&self, driver: crate::backend::DriverError) -> Error {
-        let last = self.inner.last_kernel.get().or_else(|| {
-            device::state(self.inner.ordinal)
-                .ok()
-                .and_then(|d| d.last_kernel.get())
-        });
-        Error::from_driver(driver, last, Some(self.inner.ordinal), || self.to_string())
+        let device = device::state(self.inner.ordinal).ok();
+        let last = self
+            .inner
+            .last_kernel
+            .get()
+            .or_else(|| device.and_then(|d| d.last_kernel.get()));
+        let kernel = match device {
+            Some(device) => device.blame(&driver, last),
+            None => last,
+        };
+        Error::from_driver(driver, kernel, Some(self.inner.ordinal), || {
+            self.to_string()
+        })
     }
 
     /// Makes the stream the calling thread's current stream on its device
@@ -645,6 +666,16 @@ fn per_thread_id(ordinal: usize) -> u64 {
         }
         id => id,
     })
+}
+
+/// Where the panics of callbacks queued on the calling thread's per-thread
+/// default stream of `ordinal` go: one list for every handle of it.
+fn per_thread_panics(ordinal: usize) -> Arc<Mutex<Vec<String>>> {
+    thread_local! {
+        static PANICS: [OnceLock<Arc<Mutex<Vec<String>>>>; MAX_DEVICES] =
+            const { [const { OnceLock::new() }; MAX_DEVICES] };
+    }
+    PANICS.with(|panics| Arc::clone(panics[ordinal].get_or_init(Default::default)))
 }
 
 impl PartialEq for Stream {

@@ -121,6 +121,10 @@ pub mod stash {
         pub static WITNESS_MAKER: RefCell<Option<Box<dyn Fn() -> ThreadIndex>>> = const { RefCell::new(None) };
         /// A shared array's handle.
         pub static TILE: Cell<Option<Shared<u32, 64>>> = const { Cell::new(None) };
+        /// A block leader's witness.
+        pub static LEADER: Cell<Option<gpu_device::BlockLeader>> = const { Cell::new(None) };
+        /// A grid-stride token.
+        pub static ITEMS: Cell<Option<gpu_device::ownership::Items<gpu_device::ownership::GridStride>>> = const { Cell::new(None) };
     }
 }
 
@@ -244,4 +248,126 @@ pub fn shared_handle_kept_by_a_later_block(mut sums: DisjointSlice<u32>, block: 
     let r = w.sync();
     let total: u32 = tile.as_array(&r).iter().sum();
     sums.set(thread_index(), total);
+}
+
+/// Leaders found in divergent code: odd ranks take one branch (where lane
+/// 31 leads its warp, then they return), even ranks another (where rank 0
+/// leads its block), and the remaining lanes look for lane 0's leader in a
+/// loop whose trip count differs per lane. Each leader adds 1 to its
+/// element: every element must end at 1, never 2.
+#[kernel]
+pub fn leaders_in_divergent_code(
+    mut blocks: DisjointSlice<u32, gpu_device::ownership::ByBlock>,
+    mut lane_31: DisjointSlice<u32, gpu_device::ownership::ByWarp<31>>,
+    mut lane_0: DisjointSlice<u32, gpu_device::ownership::ByWarp<0>>,
+) {
+    let t = thread_rank();
+    if t % 2 == 1 {
+        if let Some(leader) = gpu_device::warp_leader::<31>() {
+            if let Some(c) = lane_31.get_mut(leader) {
+                *c += 1;
+            }
+        }
+        return;
+    }
+    if t.is_multiple_of(4) {
+        if let Some(leader) = gpu_device::block_leader() {
+            if let Some(c) = blocks.get_mut(leader) {
+                *c += 1;
+            }
+        }
+    }
+    for k in 0..(t % 7) + 1 {
+        if k == t % 7 {
+            if let Some(leader) = gpu_device::warp_leader::<0>() {
+                if let Some(c) = lane_0.get_mut(leader) {
+                    *c += 1;
+                }
+            }
+        }
+    }
+}
+
+/// A halo span of 132 slots (`Halo<2>`, for blocks of 128) in a kernel
+/// that declares no block: in a larger block the right halo's slots would
+/// be past the end.
+#[kernel]
+pub fn halo_in_any_block(x: &[f32], mut out: DisjointSlice<f32>, block: Block) {
+    let span = shared_array!(f32; 132, map = gpu_device::ownership::Halo<2>);
+    let i = thread_index();
+    let mut w = block;
+    span.fill(&mut w, |s| x.get(s).copied().unwrap_or(0.0));
+    let r = w.sync();
+    out.set(i, span.get(&r, thread_rank() % 132));
+}
+
+/// A shared array in register tiles made for 256 threads, in a kernel that
+/// declares no block: in another block the tiles would overlap or leave
+/// gaps, so writing one fails.
+#[kernel]
+pub fn shared_tiles_in_any_block(mut out: DisjointSlice<f32>, block: Block) {
+    use gpu_device::ownership::{Axis, Tiles};
+    let tile = shared_array!(f32; 16, 64, map = Tiles<Axis<16>, Axis<16, 4>>);
+    let i = thread_index();
+    let mut w = block;
+    tile.set_run(&mut w, 0, 0, [1.0; 4]);
+    let r = w.sync();
+    out.set(i, tile.get(&r, 0, thread_rank() % 64));
+}
+
+/// A per-warp shared array of 4 slots in blocks of more than 4 warps: the
+/// fifth warp's leader has no slot.
+#[kernel]
+pub fn warp_slots_too_few(mut out: DisjointSlice<u32>, block: Block) {
+    let slots = shared_array!(u32; 4, map = gpu_device::ownership::ByWarp<0>);
+    let i = thread_index();
+    let mut w = block;
+    if let Some(leader) = gpu_device::warp_leader::<0>() {
+        slots.set_by(&mut w, leader, leader.warp_in_block() as u32);
+    }
+    let r = w.sync();
+    out.set(i, slots.get(&r, (thread_rank() / 32) % 4));
+}
+
+/// The leader's witness smuggled out: rank 0 of block 0 stashes its
+/// `BlockLeader` in a host `thread_local!`, and every other thread of the
+/// launch takes it and writes block 0's element (on a GPU only rank 0 of
+/// each block leads). Every thread adds its rank + 1.
+#[kernel]
+pub fn leader_shared_by_threads(mut sums: DisjointSlice<u32, gpu_device::ownership::ByBlock>) {
+    let mine = gpu_device::block_leader();
+    #[cfg(not(target_arch = "nvptx64"))]
+    let leader = stash::LEADER.with(|s| {
+        if mine.is_some() && gpu_device::leader::block_rank() == 0 {
+            s.set(mine);
+        }
+        s.get()
+    });
+    #[cfg(target_arch = "nvptx64")]
+    let leader = mine;
+    if let Some(leader) = leader {
+        if let Some(c) = sums.get_mut(leader) {
+            *c += thread_rank() as u32 + 1;
+        }
+    }
+}
+
+/// A grid-stride token smuggled out: thread 0 stashes its items, and every
+/// other thread writes thread 0's first element with them.
+#[kernel]
+pub fn items_shared_by_threads(mut out: DisjointSlice<u32, gpu_device::ownership::GridStride>) {
+    use gpu_device::ownership::{GridStride, Items};
+    let mine = Items::<GridStride>::mine();
+    #[cfg(not(target_arch = "nvptx64"))]
+    let items = stash::ITEMS.with(|s| {
+        if mine.first() == 0 {
+            s.set(Some(mine));
+        }
+        s.get().unwrap_or(mine)
+    });
+    #[cfg(target_arch = "nvptx64")]
+    let items = mine;
+    if let Some(i) = items.get(0) {
+        out.set(i, thread_rank() as u32 + 1);
+    }
 }

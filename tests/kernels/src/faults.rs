@@ -111,7 +111,8 @@ pub const LARGE_LOCAL_BYTES: usize = 320 * 1024;
 
 /// Keeps a zeroed [`LARGE_LOCAL_BYTES`] array on each thread's stack, writes
 /// 7 at index `write_at % len`, then `out[i]` is the byte at `read_at % len`.
-/// Never launched on a GPU.
+/// Launched on a GPU only by `gpu_errors.rs`, which expects a refusal
+/// naming its local memory where the device cannot set it aside.
 #[kernel]
 pub fn large_local_array(write_at: usize, read_at: usize, mut out: DisjointSlice<u32>) {
     let mut a = [0u8; LARGE_LOCAL_BYTES];

@@ -13,7 +13,11 @@
 //! - [`scopes`]: kernels that try the macro's scopes and generated names;
 //! - [`races`]: kernels with data races on purpose (through `unsafe`), for
 //!   the simulator's race detector;
-//! - [`classic`]: the five classic CUDA kernels of the kernel benchmark.
+//! - [`classic`]: the five classic CUDA kernels of the kernel benchmark;
+//! - [`ownership`]: the ownership maps, leaders and their shared arrays;
+//! - [`codegen`]: launch bounds and unrolled loops;
+//! - [`patterns`]: the Rust ports of issue #20's kernels (softmax, SGEMM,
+//!   convolution, layer norm), timed by `benches/patterns.rs`.
 //!
 //! The tutorials' kernels (`add_kernel`, `saxpy`, `fill`, `busy`) are in
 //! `gpu-tutorial-kernels`, which the tests use too.
@@ -29,8 +33,11 @@ gpu_device::embed_kernels!();
 pub mod agreement;
 pub mod attacks;
 pub mod classic;
+pub mod codegen;
 mod faults;
 mod features;
+pub mod ownership;
+pub mod patterns;
 pub mod races;
 pub mod scopes;
 

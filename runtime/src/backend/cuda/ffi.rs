@@ -40,6 +40,8 @@ pub(crate) type StreamCallback = unsafe extern "C" fn(CUstream, Status, *mut c_v
 pub(crate) const SUCCESS: Status = 0;
 /// `CUDA_ERROR_NOT_INITIALIZED`: what every wrapper returns without a driver.
 pub(crate) const ERROR_NOT_INITIALIZED: Status = 3;
+/// `CUDA_ERROR_INSUFFICIENT_DRIVER`: the driver is older than the runtime needs.
+pub(crate) const ERROR_INSUFFICIENT_DRIVER: Status = 35;
 pub(crate) const ERROR_NOT_READY: Status = 600;
 
 /// `CUdevice_attribute` values.
@@ -53,7 +55,9 @@ pub(crate) mod device_attribute {
     pub(crate) const MAX_GRID_DIM_Y: c_int = 6;
     pub(crate) const MAX_GRID_DIM_Z: c_int = 7;
     pub(crate) const MAX_SHARED_MEMORY_PER_BLOCK: c_int = 8;
+    pub(crate) const MAX_REGISTERS_PER_BLOCK: c_int = 12;
     pub(crate) const MULTIPROCESSOR_COUNT: c_int = 16;
+    pub(crate) const MAX_THREADS_PER_MULTIPROCESSOR: c_int = 39;
     pub(crate) const COMPUTE_CAPABILITY_MAJOR: c_int = 75;
     pub(crate) const COMPUTE_CAPABILITY_MINOR: c_int = 76;
     pub(crate) const MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: c_int = 97;
@@ -64,8 +68,13 @@ pub(crate) mod function_attribute {
     use std::ffi::c_int;
     pub(crate) const MAX_THREADS_PER_BLOCK: c_int = 0;
     pub(crate) const SHARED_SIZE_BYTES: c_int = 1;
+    pub(crate) const LOCAL_SIZE_BYTES: c_int = 3;
+    pub(crate) const NUM_REGS: c_int = 4;
     pub(crate) const MAX_DYNAMIC_SHARED_SIZE_BYTES: c_int = 8;
 }
+
+/// `CU_LIMIT_STACK_SIZE`, a `CUlimit`.
+pub(crate) const LIMIT_STACK_SIZE: c_int = 0;
 
 /// `CUjit_option` values.
 pub(crate) const JIT_ERROR_LOG_BUFFER: c_int = 5;
@@ -204,6 +213,7 @@ macro_rules! driver_functions {
 
 driver_functions! {
     fn cuInit(flags: c_uint) -> Status;
+    fn cuDriverGetVersion(version: *mut c_int) -> Status;
     fn cuGetErrorName(error: Status, name: *mut *const c_char) -> Status;
     fn cuGetErrorString(error: Status, text: *mut *const c_char) -> Status;
     fn cuDeviceGetCount(count: *mut c_int) -> Status;
@@ -215,6 +225,7 @@ driver_functions! {
     fn cuCtxSetCurrent(ctx: CUcontext) -> Status;
     fn cuCtxSynchronize() -> Status;
     fn cuCtxGetStreamPriorityRange(least: *mut c_int, greatest: *mut c_int) -> Status;
+    fn cuCtxGetLimit(value: *mut usize, limit: c_int) -> Status;
     fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) -> Status;
     fn cuMemPoolSetAttribute(pool: CUmemoryPool, attribute: c_int, value: *mut c_void) -> Status;
     fn cuMemPoolGetAttribute(pool: CUmemoryPool, attribute: c_int, value: *mut c_void) -> Status;
@@ -303,6 +314,40 @@ driver_functions! {
     ) -> Status;
 }
 
+/// The oldest CUDA driver the runtime supports, as `cuDriverGetVersion`
+/// reports it (`1000 * major + 10 * minor`): 11.4, the first with every
+/// function the runtime calls (`cuGraphInstantiateWithFlags`; stream-ordered
+/// allocation is 11.2, `cuStreamGetCaptureInfo_v2` 11.3).
+pub const MIN_DRIVER_VERSION: c_int = 11040;
+
+/// `Ok` for a driver version the runtime supports, else the message.
+pub(crate) fn check_driver_version(version: c_int) -> Result<(), String> {
+    if version >= MIN_DRIVER_VERSION {
+        return Ok(());
+    }
+    Err(format!(
+        "the CUDA driver is version {}.{} (cuDriverGetVersion: {version}), and gpu-runtime needs {}.{} or newer: \
+         update the NVIDIA driver (R470 or newer)",
+        version / 1000,
+        version % 1000 / 10,
+        MIN_DRIVER_VERSION / 1000,
+        MIN_DRIVER_VERSION % 1000 / 10,
+    ))
+}
+
+/// The version of the driver `library` is, if it says.
+fn version_of(library: &libloading::Library) -> Option<c_int> {
+    let mut version = 0;
+    // SAFETY: `cuDriverGetVersion` is declared so in `cuda.h` (every driver
+    // since CUDA 2.2 has it) and writes one int; it needs no `cuInit`.
+    unsafe {
+        let get = library
+            .get::<unsafe extern "C" fn(*mut c_int) -> Status>(b"cuDriverGetVersion\0")
+            .ok()?;
+        (get(&mut version) == 0).then_some(version)
+    }
+}
+
 /// The driver's function table, loaded on first use; the error says which
 /// library names were tried and why each failed.
 pub(crate) fn functions() -> Result<&'static Functions, &'static str> {
@@ -314,7 +359,16 @@ pub(crate) fn functions() -> Result<&'static Functions, &'static str> {
                 // SAFETY: loading the NVIDIA driver library runs its
                 // initialisers, which have no preconditions.
                 match unsafe { libloading::Library::new(*name) } {
-                    Ok(library) => return Functions::load(library),
+                    Ok(library) => {
+                        // A driver too old to have every function: say so by its version.
+                        let version = version_of(&library);
+                        return Functions::load(library).map_err(|missing| {
+                            match version.map(check_driver_version) {
+                                Some(Err(too_old)) => too_old,
+                                _ => missing,
+                            }
+                        });
+                    }
                     Err(e) => failures.push(format!("{name}: {e}")),
                 }
             }
@@ -325,4 +379,20 @@ pub(crate) fn functions() -> Result<&'static Functions, &'static str> {
         })
         .as_ref()
         .map_err(String::as_str)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn drivers_older_than_11_4_are_refused_naming_their_version() {
+        assert!(check_driver_version(11040).is_ok());
+        assert!(check_driver_version(13000).is_ok());
+        let old = check_driver_version(11020).unwrap_err();
+        assert!(
+            old.starts_with("the CUDA driver is version 11.2 (cuDriverGetVersion: 11020), and gpu-runtime needs 11.4 or newer"),
+            "{old}"
+        );
+    }
 }

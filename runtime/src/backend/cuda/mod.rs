@@ -16,6 +16,7 @@ mod nccl;
 mod peer;
 mod pool;
 
+pub use ffi::MIN_DRIVER_VERSION;
 pub use nccl::NCCL_LIBRARY_ENV;
 
 use super::{
@@ -72,7 +73,18 @@ impl CudaDriver {
                     description: reason.to_string(),
                 })?;
                 // SAFETY: cuInit takes flags 0 and may be called any number of times.
-                check("cuInit", unsafe { cuInit(0) })
+                check("cuInit", unsafe { cuInit(0) })?;
+                let mut version = 0;
+                // SAFETY: writes one int.
+                check("cuDriverGetVersion", unsafe {
+                    cuDriverGetVersion(&mut version)
+                })?;
+                check_driver_version(version).map_err(|description| DriverError {
+                    call: "cuDriverGetVersion",
+                    code: ERROR_INSUFFICIENT_DRIVER,
+                    name: "CUDA_ERROR_INSUFFICIENT_DRIVER".into(),
+                    description,
+                })
             })
             .clone()
     }
@@ -165,6 +177,8 @@ impl Driver for CudaDriver {
             max_shared_per_block: attr(A::MAX_SHARED_MEMORY_PER_BLOCK)?,
             max_shared_per_block_optin: attr(A::MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?,
             multiprocessor_count: attr(A::MULTIPROCESSOR_COUNT)?,
+            max_threads_per_multiprocessor: attr(A::MAX_THREADS_PER_MULTIPROCESSOR)?,
+            max_registers_per_block: attr(A::MAX_REGISTERS_PER_BLOCK)?,
             compute_capability: (
                 attr(A::COMPUTE_CAPABILITY_MAJOR)?,
                 attr(A::COMPUTE_CAPABILITY_MINOR)?,
@@ -468,7 +482,7 @@ impl Driver for CudaDriver {
         })
     }
 
-    fn status_error(&self, call: &'static str, code: i32) -> DriverError {
+    fn status_error(&self, _device: usize, call: &'static str, code: i32) -> DriverError {
         check(call, code).err().unwrap_or_else(|| DriverError {
             call,
             code,
@@ -724,7 +738,19 @@ impl Driver for CudaDriver {
             max_threads_per_block: attr(F::MAX_THREADS_PER_BLOCK)?,
             static_shared_bytes: attr(F::SHARED_SIZE_BYTES)?,
             max_dynamic_shared_bytes: attr(F::MAX_DYNAMIC_SHARED_SIZE_BYTES)?,
+            local_bytes_per_thread: attr(F::LOCAL_SIZE_BYTES)?,
+            registers_per_thread: attr(F::NUM_REGS)?,
         })
+    }
+
+    fn stack_bytes_per_thread(&self, device: usize) -> Result<usize, DriverError> {
+        self.bind(device)?;
+        let mut bytes = 0;
+        // SAFETY: writes one size; the device's context is current.
+        check("cuCtxGetLimit", unsafe {
+            cuCtxGetLimit(&mut bytes, LIMIT_STACK_SIZE)
+        })?;
+        Ok(bytes)
     }
 
     fn set_max_dynamic_shared(

@@ -3,40 +3,37 @@
 use super::super::{status, DriverError, EventHandle, StreamHandle};
 use super::capture::Capture;
 use super::errors::{capture_error, invalid_handle};
+use super::fault;
+use super::fence::Fence;
 use super::stream;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 pub(crate) struct SimEvent {
     state: Mutex<State>,
-    changed: Condvar,
 }
 
 #[derive(Default)]
 struct State {
-    /// How many times the event was recorded.
-    recorded: u64,
-    /// The highest record that its stream has reached.
-    completed: u64,
-    /// When the stream reached it.
-    time: Option<Instant>,
+    /// The latest record outside captures: the point in its stream, and
+    /// when the stream reached it.
+    latest: Option<Record>,
     /// Where the latest record was captured: the capture and the recording
     /// stream's tail then (`None` for a record outside captures).
     captured: Option<(Arc<Capture>, Vec<usize>)>,
 }
 
+/// One record of an event.
+#[derive(Clone)]
+struct Record {
+    reached: Fence,
+    time: Arc<OnceLock<Instant>>,
+}
+
 impl SimEvent {
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Waits until record number `generation` has completed.
-    fn wait_for(&self, generation: u64) {
-        let mut state = self.lock();
-        while state.completed < generation {
-            state = self.changed.wait(state).unwrap_or_else(|e| e.into_inner());
-        }
     }
 }
 
@@ -53,7 +50,6 @@ pub(crate) fn create(device: usize) -> EventHandle {
     EventHandle {
         raw: Arc::into_raw(Arc::new(SimEvent {
             state: Mutex::new(State::default()),
-            changed: Condvar::new(),
         })) as usize,
         device,
     }
@@ -69,6 +65,7 @@ pub(crate) fn destroy(handle: EventHandle) {
 /// (CUDA's `CUDA_ERROR_INVALID_HANDLE` otherwise).
 pub(crate) fn record(handle: EventHandle, stream_handle: StreamHandle) -> Result<(), DriverError> {
     let device = stream::device_of(stream_handle);
+    fault::check(device, "cuEventRecord")?;
     if device != handle.device {
         return Err(invalid_handle(
             "cuEventRecord",
@@ -86,23 +83,22 @@ pub(crate) fn record(handle: EventHandle, stream_handle: StreamHandle) -> Result
     }
     // Before the record counts: a refused record leaves the event as it was.
     stream::refuse_implicit(stream_handle, "cuEventRecord")?;
-    let generation = {
-        let mut state = event.lock();
-        state.captured = None;
-        state.recorded += 1;
-        state.recorded
-    };
-    stream::enqueue_mark(
+    let time = Arc::new(OnceLock::new());
+    let stamp = Arc::clone(&time);
+    // The record is in its stream's queue before the event names it, so a
+    // wait for the event's latest record is a wait for a point queued
+    // before it (see `stream`'s "No deadlock").
+    let reached = stream::enqueue_mark(
         stream_handle,
+        "a record of an event",
         Box::new(move || {
-            let mut state = event.lock();
-            if state.completed < generation {
-                state.completed = generation;
-                state.time = Some(Instant::now());
-            }
-            event.changed.notify_all();
+            let _ = stamp.set(Instant::now());
         }),
-    )
+    );
+    let mut state = event.lock();
+    state.captured = None;
+    state.latest = Some(Record { reached, time });
+    Ok(())
 }
 
 /// An error if the event's latest record was captured: it never runs.
@@ -118,23 +114,28 @@ fn refuse_captured(state: &State, call: &'static str) -> Result<(), DriverError>
 }
 
 pub(crate) fn is_done(handle: EventHandle) -> Result<bool, DriverError> {
+    fault::check(handle.device, "cuEventQuery")?;
     with(handle, |e| {
         let state = e.lock();
         refuse_captured(&state, "cuEventQuery")?;
-        Ok(state.completed >= state.recorded)
+        Ok(state.latest.as_ref().is_none_or(|r| r.reached.is_reached()))
     })
 }
 
 pub(crate) fn synchronize(handle: EventHandle) -> Result<(), DriverError> {
-    with(handle, |e| {
-        let target = {
-            let state = e.lock();
-            refuse_captured(&state, "cuEventSynchronize")?;
-            state.recorded
-        };
-        e.wait_for(target);
-        Ok(())
-    })
+    const CALL: &str = "cuEventSynchronize";
+    fault::check(handle.device, CALL)?;
+    let latest = with(handle, |e| {
+        let state = e.lock();
+        refuse_captured(&state, CALL)?;
+        Ok(state.latest.clone())
+    })?;
+    if let Some(record) = latest {
+        if let Err(report) = record.reached.wait(|| stream::host_waiter(CALL)) {
+            fault::record(handle.device, report);
+        }
+    }
+    fault::check(handle.device, CALL)
 }
 
 /// Makes `stream_handle` wait for the event's latest record (as of this
@@ -144,10 +145,11 @@ pub(crate) fn stream_wait(
     stream_handle: StreamHandle,
     handle: EventHandle,
 ) -> Result<(), DriverError> {
+    fault::check(stream::device_of(stream_handle), "cuStreamWaitEvent")?;
     let event = with(handle, Arc::clone);
-    let (target, captured) = {
+    let (latest, captured) = {
         let state = event.lock();
-        (state.recorded, state.captured.clone())
+        (state.latest.clone(), state.captured.clone())
     };
     match (captured, stream::membership(stream_handle)) {
         (Some((capture, _)), _) if capture.ended.load(Ordering::Acquire) => Err(capture_error(
@@ -167,13 +169,11 @@ pub(crate) fn stream_wait(
                 membership.capture.id
             ),
         )),
-        (None, None) => stream::enqueue(
-            stream_handle,
-            Box::new(move || {
-                event.wait_for(target);
-                Ok(())
-            }),
-        ),
+        // Never recorded: nothing to wait for.
+        (None, None) => match latest {
+            Some(record) => stream::enqueue_wait(stream_handle, record.reached),
+            None => Ok(()),
+        },
     }
 }
 
@@ -187,10 +187,15 @@ pub(crate) fn elapsed_ms(start: EventHandle, end: EventHandle) -> Result<f32, Dr
             ),
         ));
     }
+    fault::check(start.device, "cuEventElapsedTime")?;
     for h in [start, end] {
         with(h, |e| refuse_captured(&e.lock(), "cuEventElapsedTime"))?;
     }
-    let time = |h| with(h, |e| e.lock().time);
+    let time = |h| {
+        with(h, |e| {
+            e.lock().latest.as_ref().and_then(|r| r.time.get().copied())
+        })
+    };
     match (time(start), time(end)) {
         (Some(a), Some(b)) => {
             let ms = if b >= a {

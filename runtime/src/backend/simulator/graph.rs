@@ -14,7 +14,8 @@ use super::super::{
 use super::capture::{Capture, GraphMemory, Node};
 use super::errors::{invalid_handle, invalid_value};
 use super::executor;
-use super::stream::{self, Fence};
+use super::fence::Fence;
+use super::stream::{self, Failure};
 use std::sync::{Arc, Mutex};
 
 /// A captured graph.
@@ -157,19 +158,18 @@ pub(crate) fn launch(handle: GraphExecHandle, on: StreamHandle) -> Result<(), Dr
         .filter_map(|n| n.work.clone())
         .collect();
     let memory = Arc::clone(&exec.memory);
-    let done = Fence::default();
+    let done = Fence::new(stream::name(on), "the end of a run of a graph instance");
     let signal = done.clone();
     let mut previous = exec.previous.lock().unwrap_or_else(|e| e.into_inner());
-    let before = previous.clone();
-    stream::enqueue(
+    // Signalled however the run ends: run, failed, or skipped after a fault.
+    let signal = SignalOnDrop(signal);
+    stream::enqueue_after(
         on,
+        previous.clone(),
         Box::new(move || {
             let _memory = memory;
-            let _done = SignalOnDrop(signal);
-            if let Some(before) = before {
-                before.wait();
-            }
-            work.iter().try_for_each(|w| w())
+            let _done = signal;
+            work.iter().try_for_each(|w| w()).map_err(Failure::Fault)
         }),
     )?;
     *previous = Some(done);

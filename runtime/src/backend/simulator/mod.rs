@@ -11,10 +11,13 @@
 //!   operations in order, asynchronously with the host, with CUDA's implicit
 //!   synchronisation between the legacy default stream and blocking streams;
 //! - events ([`event`]): completion and real timestamps, recorded in stream order;
+//! - faults ([`fault`]): after a kernel fails, its device refuses every later
+//!   call with that failure, as a CUDA context does after a kernel fault;
 //! - kernels ([`executor`]): every thread of a block is a coroutine, so
 //!   barriers and warp shuffles are real; blocks run in parallel on the
 //!   cores; a [`race_check`] finds data races between threads, when asked;
-//! - robustness: a [`watchdog`] fails blocks that make no progress, and
+//! - robustness: a [`watchdog`] fails blocks that make no progress and
+//!   stream waits that can never end ([`fence`]), and
 //!   [`signals`] stops threads that overflow their stack or loop without
 //!   device calls; both read their [`settings`] from the environment.
 //!
@@ -29,6 +32,8 @@ mod device_checks;
 mod errors;
 pub(crate) mod event;
 pub(crate) mod executor;
+pub(crate) mod fault;
+pub(crate) mod fence;
 pub(crate) mod globals;
 pub(crate) mod graph;
 pub(crate) mod memory;
@@ -74,7 +79,7 @@ impl SimulatorDriver {
     /// is one of the simulated devices.
     fn check_device(&self, device: usize, call: &'static str) -> Result<(), DriverError> {
         if device < self.count() {
-            return Ok(());
+            return fault::check(device, call);
         }
         Err(invalid_value(
             call,
@@ -91,8 +96,9 @@ impl SimulatorDriver {
                 None => 1,
                 Some(Ok(n)) if (1..=MAX_DEVICES).contains(&n) => n,
                 Some(_) => {
-                    eprintln!(
-                        "gpu-runtime: ignoring {DEVICES_ENV}: use a number from 1 to {MAX_DEVICES}; simulating 1 device"
+                    crate::diagnostics::report(
+                        crate::diagnostics::Level::Warn,
+                        &format!("ignoring {DEVICES_ENV}: use a number from 1 to {MAX_DEVICES}; simulating 1 device"),
                     );
                     1
                 }
@@ -109,6 +115,8 @@ fn limits() -> DeviceLimits {
         max_shared_per_block: 48 * 1024,
         max_shared_per_block_optin: 227 * 1024,
         multiprocessor_count: executor::parallelism() as u32,
+        max_threads_per_multiprocessor: 2048,
+        max_registers_per_block: 65536,
         compute_capability: (9, 0),
     }
 }
@@ -148,6 +156,7 @@ impl Driver for SimulatorDriver {
 
     fn trim_memory_pool(&self, device: usize, keep: usize) -> Result<(), DriverError> {
         self.check_device(device, "cuMemPoolTrimTo")?;
+        fault::check(device, "cuMemPoolTrimTo")?;
         memory::trim_pool(device, keep);
         Ok(())
     }
@@ -177,6 +186,7 @@ impl Driver for SimulatorDriver {
     }
 
     fn enable_peer_access(&self, device: usize, peer: usize) -> Result<(), DriverError> {
+        fault::check(device, "cuCtxEnablePeerAccess")?;
         if peer::peers_reachable() {
             Ok(())
         } else {
@@ -187,6 +197,7 @@ impl Driver for SimulatorDriver {
     fn alloc_async(&self, bytes: usize, on: StreamHandle) -> Result<DevicePtr, DriverError> {
         stream::refuse_implicit(on, "cuMemAllocAsync")?;
         let device = stream::device_of(on);
+        fault::check(device, "cuMemAllocAsync")?;
         if stream::membership(on).is_none() {
             return memory::pool_alloc(bytes, device, self.count(), on);
         }
@@ -199,6 +210,9 @@ impl Driver for SimulatorDriver {
     }
 
     unsafe fn free_async(&self, ptr: DevicePtr, on: StreamHandle) -> Result<(), DriverError> {
+        // After a fault the memory is kept: a kernel still running on
+        // another stream may use it.
+        fault::check(stream::device_of(on), "cuMemFreeAsync")?;
         // SAFETY: forwarded to the caller.
         unsafe { memory::free_async(ptr, on) }
     }
@@ -213,12 +227,15 @@ impl Driver for SimulatorDriver {
         memory::host_alloc(bytes)
     }
 
-    fn host_device_pointer(&self, _device: usize, ptr: *mut u8) -> Result<DevicePtr, DriverError> {
+    fn host_device_pointer(&self, device: usize, ptr: *mut u8) -> Result<DevicePtr, DriverError> {
+        fault::check(device, "cuMemHostGetDevicePointer")?;
         // Every simulated device reaches host memory at its host address.
         memory::host_device_pointer(ptr)
     }
 
-    unsafe fn host_free(&self, _device: usize, ptr: *mut u8) -> Result<(), DriverError> {
+    unsafe fn host_free(&self, device: usize, ptr: *mut u8) -> Result<(), DriverError> {
+        // After a fault the memory is kept: a copy still running may use it.
+        fault::check(device, "cuMemFreeHost")?;
         // SAFETY: forwarded to the caller.
         unsafe { memory::host_free(ptr) }
     }
@@ -319,7 +336,8 @@ impl Driver for SimulatorDriver {
         event::stream_wait(on, e)
     }
 
-    fn stream_priority_range(&self, _device: usize) -> Result<(i32, i32), DriverError> {
+    fn stream_priority_range(&self, device: usize) -> Result<(i32, i32), DriverError> {
+        fault::check(device, "cuCtxGetStreamPriorityRange")?;
         Ok((0, -5))
     }
 
@@ -329,6 +347,7 @@ impl Driver for SimulatorDriver {
         function: HostFunction,
         user_data: *mut c_void,
     ) -> Result<(), DriverError> {
+        stream::check_device(on, "cuLaunchHostFunc")?;
         let data = user_data as usize;
         stream::enqueue(
             on,
@@ -341,7 +360,11 @@ impl Driver for SimulatorDriver {
         )
     }
 
-    fn status_error(&self, call: &'static str, code: i32) -> DriverError {
+    fn status_error(&self, device: usize, call: &'static str, code: i32) -> DriverError {
+        // The device's fault, as every later call reports it.
+        if let Some(fault) = fault::error(device, call) {
+            return fault;
+        }
         errors::launch_failed(
             call,
             format!(
@@ -356,13 +379,15 @@ impl Driver for SimulatorDriver {
         callback: CompletionCallback,
         user_data: *mut c_void,
     ) -> Result<(), DriverError> {
+        stream::check_device(on, "cuStreamAddCallback")?;
         let data = user_data as usize;
         let raw = on.raw;
         stream::enqueue_reporting(
             on,
             Box::new(move |failed| {
-                // A failure since the stream's last synchronize is passed on
-                // as CUDA passes a device error on to later callbacks.
+                // The device's fault, or a failure since the stream's last
+                // synchronize, is passed on as CUDA passes a device error on
+                // to later callbacks.
                 let status = if failed { status::LAUNCH_FAILED } else { 0 };
                 // SAFETY: the caller guarantees `callback` may be called once
                 // with `user_data` on another thread.
@@ -372,6 +397,7 @@ impl Driver for SimulatorDriver {
     }
 
     fn stream_begin_capture(&self, on: StreamHandle) -> Result<(), DriverError> {
+        stream::check_device(on, "cuStreamBeginCapture")?;
         stream::begin_capture(on)
     }
 
@@ -400,10 +426,12 @@ impl Driver for SimulatorDriver {
     }
 
     fn graph_instantiate(&self, graph: GraphHandle) -> Result<GraphExecHandle, DriverError> {
+        fault::check(graph.device, "cuGraphInstantiate")?;
         Ok(graph::instantiate(graph))
     }
 
     fn graph_launch(&self, exec: GraphExecHandle, on: StreamHandle) -> Result<(), DriverError> {
+        stream::check_device(on, "cuGraphLaunch")?;
         graph::launch(exec, on)
     }
 
@@ -413,6 +441,7 @@ impl Driver for SimulatorDriver {
         node: GraphNodeHandle,
         launch: KernelLaunch<'_>,
     ) -> Result<(), DriverError> {
+        fault::check(exec.device, "cuGraphExecKernelNodeSetParams")?;
         // SAFETY: forwarded to the caller.
         unsafe { graph::set_kernel(exec, node, launch) }
     }
@@ -475,6 +504,7 @@ impl Driver for SimulatorDriver {
         module: ModuleHandle,
         _name: &CStr,
     ) -> Result<FunctionHandle, DriverError> {
+        fault::check(module.device, "cuModuleGetFunction")?;
         // A function names its module: a launch of it reaches the
         // module's globals.
         Ok(FunctionHandle {
@@ -489,6 +519,7 @@ impl Driver for SimulatorDriver {
         name: &CStr,
         bytes: usize,
     ) -> Result<Option<DevicePtr>, DriverError> {
+        fault::check(module.device, "cuModuleGetGlobal")?;
         let globals = globals::of(module.raw).ok_or_else(|| {
             invalid_value(
                 "cuModuleGetGlobal",
@@ -498,23 +529,37 @@ impl Driver for SimulatorDriver {
         globals.get(&name.to_string_lossy(), bytes).map(Some)
     }
 
-    fn function_limits(&self, _function: FunctionHandle) -> Result<FunctionLimits, DriverError> {
+    fn function_limits(&self, function: FunctionHandle) -> Result<FunctionLimits, DriverError> {
+        fault::check(function.device, "cuFuncGetAttribute")?;
         Ok(FunctionLimits {
             max_threads_per_block: 1024,
             static_shared_bytes: 0,
             max_dynamic_shared_bytes: 48 * 1024,
+            // Unknown here: local arrays live on the simulated thread's
+            // stack (`stack_bytes_per_thread`), which a launch overflows
+            // with a report rather than being refused.
+            local_bytes_per_thread: 0,
+            registers_per_thread: 0,
         })
+    }
+
+    fn stack_bytes_per_thread(&self, device: usize) -> Result<usize, DriverError> {
+        self.check_device(device, "cuCtxGetLimit")?;
+        settings::settings()
+            .map(|s| s.stack_bytes)
+            .map_err(|e| invalid_value("cuCtxGetLimit", e))
     }
 
     fn set_max_dynamic_shared(
         &self,
-        _function: FunctionHandle,
+        function: FunctionHandle,
         _bytes: u32,
     ) -> Result<(), DriverError> {
-        Ok(())
+        fault::check(function.device, "cuFuncSetAttribute")
     }
 
     unsafe fn launch(&self, launch: KernelLaunch<'_>, on: StreamHandle) -> Result<(), DriverError> {
+        fault::check(stream::device_of(on), "cuLaunchKernel")?;
         // SAFETY: forwarded to the caller.
         unsafe { executor::launch(launch, on) }
     }
@@ -535,6 +580,9 @@ impl Driver for SimulatorDriver {
     }
 
     fn comm_init_all(&self, devices: &[usize]) -> Result<Vec<CommHandle>, DriverError> {
+        for &device in devices {
+            fault::check(device, "ncclCommInitAll")?;
+        }
         Ok(collective::init_all(devices))
     }
 
@@ -544,6 +592,9 @@ impl Driver for SimulatorDriver {
     }
 
     unsafe fn collectives(&self, calls: &[Collective]) -> Result<(), DriverError> {
+        for call in calls {
+            stream::check_device(call.stream, "ncclGroupEnd")?;
+        }
         // SAFETY: forwarded to the caller.
         unsafe { collective::queue(calls) }
     }

@@ -21,8 +21,9 @@ pub(crate) fn peers_reachable() -> bool {
             Ok("none") => false,
             Ok("all") | Ok("") | Err(_) => true,
             Ok(other) => {
-                eprintln!(
-                    "gpu-runtime: ignoring {SIM_PEER_ACCESS_ENV}={other}: use `all` or `none`; simulating peer access between all devices"
+                crate::diagnostics::report(
+                    crate::diagnostics::Level::Warn,
+                    &format!("ignoring {SIM_PEER_ACCESS_ENV}={other}: use `all` or `none`; simulating peer access between all devices"),
                 );
                 true
             }

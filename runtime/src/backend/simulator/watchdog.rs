@@ -11,6 +11,10 @@
 //! that makes no device call never hands control back: the watchdog then
 //! interrupts its OS thread with a signal ([`super::signals`]), which stops
 //! the thread where it is.
+//!
+//! The same thread watches the streams' waits for each other
+//! ([`super::fence`]): waits that no work can end any more fail with a
+//! report instead of hanging.
 
 use super::signals;
 use super::worker::Worker;
@@ -68,6 +72,14 @@ fn registry() -> &'static Mutex<Vec<Arc<Worker>>> {
     &WORKERS
 }
 
+/// Starts the watchdog thread for the streams, as the settings ask
+/// (kernel launches start it too, or fail on settings that are wrong).
+pub(crate) fn start_for_streams() {
+    if let Ok(settings) = super::settings::settings() {
+        start(settings.timeout);
+    }
+}
+
 /// Starts the watchdog thread, once, when the settings ask for one.
 pub(crate) fn start(timeout: Option<Duration>) {
     static STARTED: OnceLock<()> = OnceLock::new();
@@ -90,8 +102,10 @@ struct Seen {
 fn watch(timeout: Duration) {
     let interval = (timeout / 8).clamp(Duration::from_millis(10), Duration::from_millis(500));
     let mut seen: Vec<Seen> = Vec::new();
+    let mut streams = super::fence::Look::new();
     loop {
         std::thread::sleep(interval);
+        streams.check(timeout);
         {
             let mut workers = registry().lock().unwrap_or_else(|e| e.into_inner());
             workers.retain(|w| w.thread.lock().unwrap_or_else(|e| e.into_inner()).is_some());

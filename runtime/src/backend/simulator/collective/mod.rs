@@ -17,7 +17,7 @@ use super::super::{
     Collective, CollectiveKind, CommHandle, DriverError, SIMULATED_ID_MAGIC, UNIQUE_ID_BYTES,
 };
 use super::errors::collective_failed;
-use super::stream;
+use super::stream::{self, Failure};
 use rendezvous::{Board, Files, InProcess};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
@@ -271,7 +271,8 @@ pub(crate) unsafe fn queue(calls: &[Collective]) -> Result<(), DriverError> {
                     ))
                 };
                 comm.finish_one();
-                outcome.map_err(|e| format!("{}: {e}", call.kind.name()))
+                // NCCL's errors leave the CUDA context usable.
+                outcome.map_err(|e| Failure::Once(format!("{}: {e}", call.kind.name())))
             }),
         );
         if let Err(e) = queued {
