@@ -138,6 +138,11 @@ fn each_simulated_device_has_its_own_memory() {
             "device 0 is untouched"
         );
         buffer.free_sync().unwrap();
+        // Back in the device's pool, which keeps it (as CUDA's does) until
+        // it is released to the system.
+        assert_eq!(one.memory_info().unwrap().0, free1 - (64 << 20));
+        assert_eq!(one.memory_pool().stats().unwrap().free_bytes(), 64 << 20);
+        one.release_pool_memory().unwrap();
         assert_eq!(one.memory_info().unwrap().0, free1);
     })
     .join()

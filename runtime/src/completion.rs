@@ -201,7 +201,7 @@ impl Stream {
     /// # Ok(()) }
     /// ```
     pub fn async_done(&self) -> Result<Done> {
-        self.device_state()?;
+        self.device_state("Stream::async_done")?;
         self.refuse_in_capture("async_done", WAITS)?;
         let stream = self.clone();
         Done::on_stream(
@@ -247,7 +247,7 @@ impl Event {
             None => Stream::on_device(Device::get(self.device())?)?,
         };
         waiter.wait_event(self)?;
-        waiter.device_state()?;
+        waiter.device_state("Event::async_done")?;
         let handle = waiter.handle();
         let on_waiter = waiter.clone();
         // Given back once the future has seen the event complete, so that no

@@ -58,7 +58,7 @@ impl<T: DeviceCopy> SetConstant<T> for Constant<T> {
                 reason: format!("the constant `{symbol}` names no kernel module"),
             });
         };
-        let device = stream.device_state()?;
+        let device = stream.device_state("SetConstant::set")?;
         let bytes = std::mem::size_of::<T>();
         let constants = module.constants();
         let mut states = constants.lock(device.ordinal);

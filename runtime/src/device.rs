@@ -40,7 +40,7 @@ pub(crate) fn capture_ended(ordinal: usize, id: u64) {
 /// wait cannot complete while one lasts. The error names the oldest capture
 /// under way (the smallest number), whatever order the captures were
 /// registered in.
-fn refuse_while_capturing(ordinal: usize, operation: &'static str) -> Result<()> {
+pub(crate) fn refuse_while_capturing(ordinal: usize, operation: &'static str) -> Result<()> {
     let captures = CAPTURES[ordinal].lock().unwrap_or_else(|e| e.into_inner());
     match captures.iter().min_by_key(|(id, _)| *id) {
         Some((id, stream)) => Err(Error::InCapture {
@@ -270,7 +270,7 @@ impl Device {
             .synchronize_device(self.ordinal)
             .map_err(|e| state.error(e))?;
         driver()
-            .trim_memory_pool(self.ordinal)
+            .trim_memory_pool(self.ordinal, 0)
             .map_err(|e| state.error(e))
     }
 

@@ -189,6 +189,15 @@ pub enum Error {
         /// What was wrong.
         reason: String,
     },
+    /// An element index past the end of a buffer.
+    IndexOutOfRange {
+        /// The operation (`DeviceBuffer::get`, ...).
+        operation: &'static str,
+        /// The index given.
+        index: usize,
+        /// The buffer's length.
+        len: usize,
+    },
     /// A runtime call from inside a stream callback, where CUDA forbids CUDA calls.
     CalledFromCallback,
     /// A per-thread default stream used from another thread than the one it
@@ -384,6 +393,10 @@ impl fmt::Display for Error {
             Error::InvalidArgument { operation, reason } => {
                 write!(f, "invalid argument to {operation}: {reason}")
             }
+            Error::IndexOutOfRange { operation, index, len } => write!(
+                f,
+                "{operation}: index {index} is out of range for a buffer of {len} element(s)"
+            ),
             Error::CalledFromCallback => write!(
                 f,
                 "a stream callback called the GPU runtime; CUDA forbids CUDA calls inside stream callbacks"

@@ -55,6 +55,7 @@ mod last_kernel;
 mod launch;
 mod matrix;
 pub mod memory;
+mod memory_pool;
 mod module;
 mod panic_message;
 mod peer;
@@ -92,6 +93,7 @@ pub use launch::{
 };
 pub use matrix::{DeviceView2dMut, DeviceView3dMut};
 pub use memory::{DeviceBuffer, DeviceInput, DeviceOutput, DeviceView, DeviceViewMut};
+pub use memory_pool::{MemoryPool, PoolStats};
 pub use module::EmbeddedModule;
 pub use pinned::{
     CopiesFromDevice, CopiesToDevice, HostOnly, Mapped, MappedBuffer, MappedView, MappedViewMut,

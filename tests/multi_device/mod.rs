@@ -65,6 +65,7 @@ macro_rules! multi_device_tests {
         $crate::multi_device_tests!(@each $setup;
             peer_copies_carry_data_around_every_device,
             a_peer_copy_waits_for_the_kernel_writing_its_source,
+            a_copy_between_devices_is_queued_not_waited_for,
             a_buffer_written_by_a_peer_copy_is_read_after_it,
             copies_need_a_stream_of_one_of_their_devices,
             events_of_two_devices_have_no_elapsed_time_between_them,

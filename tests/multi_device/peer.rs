@@ -50,6 +50,45 @@ pub fn a_peer_copy_waits_for_the_kernel_writing_its_source() {
     held.join().unwrap();
 }
 
+/// A copy to another device is queued, not waited for: `clone_on` (and
+/// `copy_from_device`) return while the source's stream is still held, the
+/// destination stream waits on the device, and the copy holds what the
+/// source's kernel wrote once the hold ends (CuPy queues such copies too).
+pub fn a_copy_between_devices_is_queued_not_waited_for() {
+    let _turn = one_at_a_time();
+    let devices = devices();
+    let (s0, s1) = (
+        Stream::on_device(devices[0]).unwrap(),
+        Stream::on_device(devices[1]).unwrap(),
+    );
+    let n = size(1 << 16, 1 << 12);
+    let mut source = filled(n, 0.0, &s0);
+    let mut into = filled(n, -1.0, &s1);
+    // Held until released below, or for 20 s: a copy that waited on the
+    // host for `s0` returns only then, with `s0` done.
+    let (release, gate) = std::sync::mpsc::channel::<()>();
+    s0.add_callback(move || {
+        let _ = gate.recv_timeout(Duration::from_secs(20));
+    })
+    .unwrap();
+    launch!(fill[blocks(n), 256, s0](5.0f32, &mut source)).unwrap();
+    let cloned = source.clone_on(&s1).unwrap();
+    into.copy_from_device(&source, &s1).unwrap();
+    let source_done = s0.is_done().unwrap();
+    let copies_done = s1.is_done().unwrap();
+    release.send(()).unwrap();
+    assert!(
+        !source_done,
+        "the copies waited on the host for the source's stream"
+    );
+    assert!(
+        !copies_done,
+        "the copies ran before their source was written"
+    );
+    assert_eq!(cloned.copy_to_host_sync(&s1).unwrap(), vec![5.0; n]);
+    assert_eq!(into.copy_to_host_sync(&s1).unwrap(), vec![5.0; n]);
+}
+
 pub fn a_buffer_written_by_a_peer_copy_is_read_after_it() {
     let _turn = one_at_a_time();
     let devices = devices();

@@ -197,6 +197,8 @@ pub(crate) mod status {
     pub(crate) const STREAM_CAPTURE_UNMATCHED: i32 = 903;
     pub(crate) const STREAM_CAPTURE_UNJOINED: i32 = 904;
     pub(crate) const STREAM_CAPTURE_ISOLATION: i32 = 905;
+    pub(crate) const STREAM_CAPTURE_INVALIDATED: i32 = 901;
+    pub(crate) const STREAM_CAPTURE_IMPLICIT: i32 = 906;
     pub(crate) const PEER_ACCESS_UNSUPPORTED: i32 = 217;
     pub(crate) const PEER_ACCESS_ALREADY_ENABLED: i32 = 704;
     /// Not a CUDA code: the collective library (NCCL) could not be loaded.
@@ -324,8 +326,21 @@ pub(crate) trait Driver: Sync {
     /// Free and total memory of `device`.
     fn memory_info(&self, device: usize) -> Result<(usize, usize), DriverError>;
     /// Returns `device`'s cached pool memory that no allocation uses to the
-    /// system.
-    fn trim_memory_pool(&self, device: usize) -> Result<(), DriverError>;
+    /// system, until the pool reserves at most `keep` bytes (CUDA's
+    /// `cuMemPoolTrimTo`).
+    fn trim_memory_pool(&self, device: usize, keep: usize) -> Result<(), DriverError>;
+    /// The bytes of `device`'s pool that allocations use, and the bytes it
+    /// reserves (used and cached): `USED_MEM_CURRENT`, `RESERVED_MEM_CURRENT`.
+    fn memory_pool_usage(&self, device: usize) -> Result<(u64, u64), DriverError>;
+    /// The cached bytes `device`'s pool keeps at a synchronisation before
+    /// returning the rest to the system (`RELEASE_THRESHOLD`).
+    fn memory_pool_release_threshold(&self, device: usize) -> Result<u64, DriverError>;
+    /// Sets the release threshold of `device`'s pool.
+    fn set_memory_pool_release_threshold(
+        &self,
+        device: usize,
+        bytes: u64,
+    ) -> Result<(), DriverError>;
 
     // Peer access -----------------------------------------------------------------
 
@@ -509,6 +524,9 @@ pub(crate) trait Driver: Sync {
         &self,
         graph: GraphHandle,
     ) -> Result<Vec<(GraphNodeHandle, GraphNodeKind)>, DriverError>;
+    /// The graph in Graphviz's dot language (CUDA's `cuGraphDebugDotPrint`),
+    /// with each node's details when `verbose`.
+    fn graph_debug_dot(&self, graph: GraphHandle, verbose: bool) -> Result<String, DriverError>;
     /// Instantiates a graph; the instance is independent of later changes to
     /// the graph.
     fn graph_instantiate(&self, graph: GraphHandle) -> Result<GraphExecHandle, DriverError>;

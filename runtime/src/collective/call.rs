@@ -128,7 +128,7 @@ where
                 )));
             }
         }
-        states.push(a.stream.device_state()?);
+        states.push(a.stream.device_state("a collective")?);
         calls.push(Collective {
             kind,
             comm: rank.handle,

@@ -126,7 +126,7 @@ impl std::fmt::Debug for Capture<'_> {
 /// Begins a capture on `stream`: it joins the new capture (recording where
 /// its real work ends), then the driver captures what is queued on it.
 fn begin(stream: &Stream) -> Result<Arc<stream::Capture>> {
-    stream.device_state()?;
+    stream.device_state("Stream::begin_capture")?;
     if let Some(capture) = stream.active_capture() {
         return Err(Error::Capture {
             capture: capture.id,

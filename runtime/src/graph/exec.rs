@@ -97,6 +97,29 @@ impl Graph {
             .collect())
     }
 
+    /// The graph in Graphviz's dot language, for looking at what was
+    /// captured (CUDA's `cudaGraphDebugDotPrint`, CuPy's
+    /// `graph.debug_dot_str()`): a node per graph node with its kind (and a
+    /// kernel's name), an edge per dependency. The text is the driver's on
+    /// CUDA and the simulator's equivalent there: compare structure, not text.
+    pub fn to_dot(&self) -> Result<String> {
+        self.dot(false)
+    }
+
+    /// As [`to_dot`](Self::to_dot), with each node's details (CUDA's verbose
+    /// flag: a kernel's launch shape and parameters, a copy's ranges, ...;
+    /// the simulator adds each node's index and dependency count).
+    pub fn to_dot_verbose(&self) -> Result<String> {
+        self.dot(true)
+    }
+
+    fn dot(&self, verbose: bool) -> Result<String> {
+        let state = device::state(self.device)?;
+        driver()
+            .graph_debug_dot(self.handle, verbose)
+            .map_err(|e| state.error(e))
+    }
+
     /// The number of the capture that made the graph.
     pub fn capture_id(&self) -> u64 {
         self.capture
@@ -180,7 +203,7 @@ impl GraphExec {
     /// run is ordered after the conflicting uses of the graph's buffers on
     /// other streams, and later uses are ordered after it.
     pub fn launch(&self, stream: &Stream) -> Result<()> {
-        let state = stream.device_state()?;
+        let state = stream.device_state("GraphExec::launch")?;
         if stream.device() != self.device {
             return Err(Error::Capture {
                 capture: self.capture,

@@ -270,7 +270,7 @@ impl KernelFunction {
         config: &LaunchConfig<'_>,
         stream: &Stream,
     ) -> Result<(Prepared, &'static DeviceState)> {
-        let device = stream.device_state()?;
+        let device = stream.device_state("a kernel launch")?;
         // The one-dimensional entry point is chosen only for shapes (n, 1, 1),
         // the z-extent-one entry only for z extents of 1 and positions below
         // 2^32: their witnesses are unique only there.

@@ -42,6 +42,8 @@ pub struct DeviceBuffer<T: DeviceCopy> {
 pub(crate) struct Allocation {
     ptr: DevicePtr,
     device: usize,
+    /// The stream it was allocated on.
+    stream: Stream,
     tracker: AccessTracker,
 }
 
@@ -73,7 +75,7 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     fn alloc_on(len: usize, stream: &Stream) -> Result<Self> {
         // Allocations are 256-aligned, on both backends: `T` may ask no more.
         gpu_device::__private::require_device_align::<T>();
-        let state = stream.device_state()?;
+        let state = stream.device_state("a device allocation")?;
         let bytes = byte_len::<T>(len)?;
         let out_of_memory = || {
             let (free, total) = driver()
@@ -115,6 +117,7 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         let memory = Arc::new_cyclic(|owner: &Weak<Allocation>| Allocation {
             ptr,
             device: stream.device(),
+            stream: stream.clone(),
             tracker: AccessTracker::written_on(stream, owner.clone() as Weak<dyn Tracked>),
         });
         Ok(DeviceBuffer {
@@ -237,6 +240,14 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         self.memory.device
     }
 
+    /// The stream the buffer was allocated on (CuPy's allocation stream of a
+    /// memory block): the pool handed its memory out in that stream's order.
+    /// Its later uses may be on any stream; the drop frees it on the stream
+    /// that used it last.
+    pub fn allocation_stream(&self) -> &Stream {
+        &self.memory.stream
+    }
+
     /// The device address of the first element (0 for an empty buffer).
     /// Work queued through this address (another library, raw driver calls)
     /// is outside the buffer's tracking: order it with events yourself.
@@ -345,7 +356,17 @@ fn release(
         .cloned()
         .unwrap_or_else(|| Stream::legacy_on(device).clone());
     if graph_allocation.is_none() {
-        if let Some(capture) = on.active_capture() {
+        // The legacy default stream cannot be used while a blocking stream
+        // of its device captures.
+        let blocking = || match on.kind() {
+            crate::StreamKind::LegacyDefault => crate::stream::implicit::blocking_capture(device),
+            _ => None,
+        };
+        let capture = on
+            .active_capture()
+            .map(|c| c as Arc<dyn crate::stream::implicit::CaptureEnd>)
+            .or_else(blocking);
+        if let Some(capture) = capture {
             // Memory the graph does not own cannot be freed in it: free it
             // once the capture has ended, after the real work on the stream.
             let accesses = Accesses {
@@ -367,7 +388,7 @@ fn free_after(ptr: DevicePtr, on: &Stream, accesses: &Accesses) -> Result<()> {
     for other in accesses.streams() {
         on.wait_for(other)?;
     }
-    on.device_state()?;
+    on.device_state("a device buffer's free")?;
     // SAFETY: `ptr` was allocated by `alloc_on` on this device and is freed
     // once (its allocation is gone); `on` waits for every tracked use of it,
     // and no later work can use it (nothing holds the allocation any more:

@@ -11,9 +11,14 @@ use crate::stream::Stream;
 use gpu_device::DeviceCopy;
 use std::mem::size_of;
 
-/// Checks that a buffer on `buffer_device` can be copied on `stream`.
-pub(crate) fn check_device(buffer_device: usize, stream: &Stream) -> Result<()> {
-    stream.device_state()?;
+/// Checks that a buffer on `buffer_device` can be copied on `stream`, by
+/// `operation`.
+pub(crate) fn check_device(
+    buffer_device: usize,
+    stream: &Stream,
+    operation: &'static str,
+) -> Result<()> {
+    stream.device_state(operation)?;
     if buffer_device != stream.device() {
         return Err(Error::DeviceMismatch {
             buffer_device,
@@ -48,10 +53,14 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
 
     /// Copies `source` (the same length) into the buffer, queued on `stream`
     /// after the work that writes `source` and the work that uses the buffer.
-    /// `source` may be on another device (a peer copy, `cuMemcpyPeerAsync`:
-    /// direct over NVLink or PCIe once [peer access](crate::Device::enable_peer_access)
-    /// is enabled, through host memory otherwise); `stream` then belongs to
-    /// either device. The ordering across streams holds across devices too.
+    /// `source` may be on another device (a peer copy, `cuMemcpyPeerAsync`);
+    /// `stream` then belongs to either device, and the ordering across
+    /// streams holds across devices too: the stream waits, on the device,
+    /// for the source's writer through an event of the other device, and the
+    /// call returns at once. Where the hardware has a peer link (NVLink or
+    /// PCIe), the copy goes over it directly (the driver's peer access is
+    /// enabled for copies on first use); without one, CUDA stages it through
+    /// host memory, and the call may wait on the host for the source's writer.
     pub fn copy_from_device(&mut self, source: impl DeviceInput<T>, stream: &Stream) -> Result<()> {
         self.view_mut().copy_from_device(source, stream)
     }
@@ -111,7 +120,7 @@ impl<T: DeviceCopy> DeviceView<'_, T> {
 
     /// Copies into `dst` (room for `len` elements) and waits for the copy.
     fn copy_raw_to_host(&self, dst: *mut T, len: usize, stream: &Stream) -> Result<()> {
-        check_device(self.raw().device, stream)?;
+        check_device(self.raw().device, stream, "a copy to the host")?;
         stream.refuse_in_capture("copy_to_host_sync", SYNC_IN_CAPTURE)?;
         if len == 0 || size_of::<T>() == 0 {
             return Ok(());
@@ -143,7 +152,7 @@ impl<T: DeviceCopy> DeviceViewMut<'_, T> {
                 source: data.len(),
             });
         }
-        check_device(self.raw().device, stream)?;
+        check_device(self.raw().device, stream, "a copy to the device")?;
         stream.refuse_in_capture("copy_from_host_sync", SYNC_IN_CAPTURE)?;
         if data.is_empty() || size_of::<T>() == 0 {
             return Ok(());
@@ -174,7 +183,7 @@ impl<T: DeviceCopy> DeviceViewMut<'_, T> {
         }
         let dst = self.raw();
         if dst.device == src.device {
-            check_device(dst.device, stream)?;
+            check_device(dst.device, stream, "a device-to-device copy")?;
         } else if stream.device() != dst.device && stream.device() != src.device {
             return Err(Error::PeerCopyOnOtherDevice {
                 source_device: src.device,
@@ -185,9 +194,19 @@ impl<T: DeviceCopy> DeviceViewMut<'_, T> {
         if self.is_empty() || size_of::<T>() == 0 {
             return Ok(());
         }
+        if dst.device != src.device {
+            // The other device than the stream's: copies reach it directly
+            // where the hardware can, queued without waiting on the host.
+            let other = if stream.device() == dst.device {
+                src.device
+            } else {
+                dst.device
+            };
+            crate::peer::prepare_copy_path(stream.device(), other)?;
+        }
         source.before_device_access(stream)?;
         self.track_write(stream)?;
-        stream.device_state()?;
+        stream.device_state("a device-to-device copy")?;
         let bytes = self.len() * size_of::<T>();
         // SAFETY: both ranges are device memory of `len` elements (of their
         // devices), borrowed for this call and ordered after their conflicting
@@ -218,7 +237,7 @@ impl<T: DeviceCopy> DeviceViewMut<'_, T> {
     /// copied from the host (as bytes, padding included, never read as
     /// values), then doubled by device-to-device copies.
     pub fn fill(&mut self, value: T, stream: &Stream) -> Result<()> {
-        check_device(self.raw().device, stream)?;
+        check_device(self.raw().device, stream, "fill")?;
         stream.refuse_in_capture(
             "fill",
             "fill copies its value from host memory, which a graph would read again at every launch; fill with a kernel in the capture (`gpu_tutorial_kernels::fill`), or before it",
@@ -264,7 +283,7 @@ impl<T: DeviceCopy> DeviceViewMut<'_, T> {
         stream: &Stream,
         queue: impl FnOnce(RawView) -> std::result::Result<(), DriverError>,
     ) -> Result<()> {
-        check_device(self.raw().device, stream)?;
+        check_device(self.raw().device, stream, "a copy to the device")?;
         if self.is_empty() || size_of::<T>() == 0 {
             return Ok(());
         }

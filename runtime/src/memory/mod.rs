@@ -22,6 +22,7 @@
 
 mod buffer;
 mod copy;
+mod element;
 pub(crate) mod tracking;
 mod view;
 

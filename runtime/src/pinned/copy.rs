@@ -44,7 +44,7 @@ impl<T: DeviceCopy, M: Mapping> PinnedBuffer<T, M> {
         queued: &mut Option<Range<usize>>,
     ) -> Result<()> {
         let (host, range) = self.range(at, device.len)?;
-        check_device(device.device, stream)?;
+        check_device(device.device, stream, "a pinned copy")?;
         stream.refuse_in_capture(
             "a copy between pinned and device memory",
             super::NOT_IN_GRAPHS,

@@ -98,6 +98,20 @@ impl<S: Clone + PartialEq> CaptureState<S> {
     }
 }
 
+impl<S: Clone + PartialEq + Send + Sync + 'static> super::implicit::CaptureEnd for CaptureState<S> {
+    fn id(&self) -> u64 {
+        self.id
+    }
+
+    fn has_ended(&self) -> bool {
+        CaptureState::has_ended(self)
+    }
+
+    fn after_end(&self, work: Box<dyn FnOnce() + Send>) {
+        CaptureState::after_end(self, work)
+    }
+}
+
 /// A stream's part in a capture: the capture, and an untimed event recorded
 /// just before the stream entered it, which marks where its real work ends
 /// (what streams outside the capture wait for).

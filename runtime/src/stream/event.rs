@@ -129,7 +129,7 @@ impl Event {
                 stream_device: stream.device(),
             });
         }
-        stream.device_state()?;
+        stream.device_state("Event::record_on")?;
         let capture = stream.active_capture();
         driver()
             .event_record(self.handle, stream.handle())

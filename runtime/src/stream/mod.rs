@@ -22,6 +22,7 @@ mod callback;
 pub(crate) mod capture;
 mod current;
 mod event;
+pub(crate) mod implicit;
 mod options;
 
 pub use current::{current_stream, StreamScope, PER_THREAD_DEFAULT_STREAM_ENV};
@@ -259,19 +260,45 @@ impl Stream {
         match self.inner.options {
             Some(options) => Ok(options),
             None => {
-                self.device_state()?;
+                self.device_state("Stream::is_non_blocking")?;
                 Ok(driver().stream_properties(self.inner.handle)?)
             }
         }
     }
 
     /// The device's state, after checking that this thread may use the
-    /// stream. (Driver calls on the stream's handle act on its device
-    /// whatever else the caller did in between.)
+    /// stream for `operation`: another thread's per-thread default stream is
+    /// refused, and so is the legacy default stream while a blocking stream
+    /// of its device captures ([`implicit`]). (Driver calls on the stream's
+    /// handle act on its device whatever else the caller did in between.)
     #[inline]
-    pub(crate) fn device_state(&self) -> Result<&'static DeviceState> {
+    pub(crate) fn device_state(&self, operation: &'static str) -> Result<&'static DeviceState> {
         self.check_thread()?;
+        if self.inner.kind == StreamKind::LegacyDefault {
+            implicit::refuse_legacy_use(self.inner.ordinal, operation)?;
+        }
         device::state(self.inner.ordinal)
+    }
+
+    /// Whether the stream takes part in a graph capture now (CuPy's
+    /// `stream.is_capturing()`). Asked of the legacy default stream while a
+    /// blocking stream of its device captures, it is an error naming the
+    /// capture, as CUDA's `CUDA_ERROR_STREAM_CAPTURE_IMPLICIT` is for CuPy;
+    /// unlike CUDA, the capture goes on.
+    ///
+    /// ```no_run
+    /// use gpu_runtime::Stream;
+    /// let stream = Stream::new()?;
+    /// let capture = stream.begin_capture()?;
+    /// assert!(stream.is_capturing()?);
+    /// assert!(!Stream::null().is_capturing()?); // `stream` is non-blocking
+    /// capture.end()?;
+    /// assert!(!stream.is_capturing()?);
+    /// # Ok::<(), gpu_runtime::Error>(())
+    /// ```
+    pub fn is_capturing(&self) -> Result<bool> {
+        self.device_state("Stream::is_capturing")?;
+        Ok(self.active_capture().is_some())
     }
 
     /// Whether the calling thread may use the stream (only another thread's
@@ -315,7 +342,7 @@ impl Stream {
     /// Waits until all work queued on the stream has finished. A kernel that
     /// failed is named in the error, and so is a callback that panicked.
     pub fn synchronize(&self) -> Result<()> {
-        self.device_state()?;
+        self.device_state("Stream::synchronize")?;
         self.refuse_in_capture("synchronize", WAITS)?;
         driver()
             .stream_synchronize(self.inner.handle)
@@ -325,7 +352,7 @@ impl Stream {
 
     /// Whether all work queued on the stream has finished.
     pub fn is_done(&self) -> Result<bool> {
-        self.device_state()?;
+        self.device_state("Stream::is_done")?;
         self.refuse_in_capture("is_done", WAITS)?;
         driver()
             .stream_is_done(self.inner.handle)
@@ -336,7 +363,7 @@ impl Stream {
     /// has completed. The event is only borrowed: it can be waited on again.
     /// The event may belong to another device.
     pub fn wait_event(&self, event: &Event) -> Result<()> {
-        self.device_state()?;
+        self.device_state("Stream::wait_event")?;
         match capture::event_wait(self, self.active_capture(), event.captured_in()) {
             EventWait::Plain => {}
             EventWait::Refused(error) => return Err(error),
@@ -400,7 +427,7 @@ impl Stream {
                 source.record_marker()?
             }
         };
-        self.device_state()?;
+        self.device_state("an ordering between streams")?;
         driver()
             .stream_wait_event(self.inner.handle, marker)
             .map_err(|e| self.error(e))
@@ -451,6 +478,7 @@ impl Stream {
                 ),
             });
         }
+        let blocking = !self.is_non_blocking()?;
         let before = driver()
             .event_create(
                 self.inner.ordinal,
@@ -467,11 +495,20 @@ impl Stream {
         }
         self.inner.capture.enter(capture, before);
         capture.add_member(self);
+        if blocking {
+            implicit::blocking_joined(
+                self.inner.ordinal,
+                self.id(),
+                self.to_string(),
+                Arc::clone(capture) as Arc<dyn implicit::CaptureEnd>,
+            );
+        }
         Ok(())
     }
 
     /// Leaves the capture (its end, or a failed join).
     pub(crate) fn leave_capture(&self) {
+        implicit::left(self.inner.ordinal, self.inner.id);
         if let Some(before) = self.inner.capture.leave() {
             let _ = driver().event_destroy(before);
         }
@@ -493,7 +530,7 @@ impl Stream {
     /// Records this stream's marker event after the work queued so far, and
     /// returns it.
     fn record_marker(&self) -> Result<EventHandle> {
-        self.device_state()?;
+        self.device_state("an event record")?;
         let mut marker = self.inner.marker.lock().unwrap_or_else(|e| e.into_inner());
         let event = match *marker {
             Some(event) => event,
@@ -527,7 +564,7 @@ impl Stream {
     /// from it return [`Error::CalledFromCallback`]. Dropping buffers, streams
     /// and events inside it is fine: their release is deferred.
     pub fn add_callback(&self, callback: impl FnOnce() + Send + 'static) -> Result<()> {
-        self.device_state()?;
+        self.device_state("Stream::add_callback")?;
         self.refuse_in_capture(
             "add_callback",
             "a callback in a graph would run at every launch of the graph, and a closure queued once runs once; add it after launching the graph",

@@ -117,8 +117,14 @@ pub(crate) struct MemAccessDesc {
     pub(crate) location: MemLocation,
     pub(crate) flags: c_int,
 }
-/// `CU_MEMPOOL_ATTR_RELEASE_THRESHOLD`.
+/// `CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES` (an `int`).
+pub(crate) const MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES: c_int = 3;
+/// `CU_MEMPOOL_ATTR_RELEASE_THRESHOLD` (a `cuuint64_t`).
 pub(crate) const MEMPOOL_ATTR_RELEASE_THRESHOLD: c_int = 4;
+/// `CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT` (a `cuuint64_t`).
+pub(crate) const MEMPOOL_ATTR_RESERVED_MEM_CURRENT: c_int = 5;
+/// `CU_MEMPOOL_ATTR_USED_MEM_CURRENT` (a `cuuint64_t`).
+pub(crate) const MEMPOOL_ATTR_USED_MEM_CURRENT: c_int = 7;
 /// `CU_STREAM_CAPTURE_MODE_RELAXED`.
 pub(crate) const STREAM_CAPTURE_MODE_RELAXED: c_int = 2;
 /// `CU_STREAM_CAPTURE_STATUS_ACTIVE`.
@@ -222,6 +228,7 @@ driver_functions! {
     fn cuCtxGetLimit(value: *mut usize, limit: c_int) -> Status;
     fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) -> Status;
     fn cuMemPoolSetAttribute(pool: CUmemoryPool, attribute: c_int, value: *mut c_void) -> Status;
+    fn cuMemPoolGetAttribute(pool: CUmemoryPool, attribute: c_int, value: *mut c_void) -> Status;
     fn cuMemPoolTrimTo(pool: CUmemoryPool, keep: usize) -> Status;
     fn cuMemPoolSetAccess(pool: CUmemoryPool, map: *const MemAccessDesc, count: usize) -> Status;
     fn cuDeviceCanAccessPeer(can_access: *mut c_int, device: CUdevice, peer: CUdevice) -> Status;
@@ -264,6 +271,7 @@ driver_functions! {
     ) -> Status;
     fn cuGraphGetNodes(graph: CUgraph, nodes: *mut CUgraphNode, count: *mut usize) -> Status;
     fn cuGraphNodeGetType(node: CUgraphNode, kind: *mut c_int) -> Status;
+    fn cuGraphDebugDotPrint(graph: CUgraph, path: *const c_char, flags: c_uint) -> Status;
     fn cuGraphInstantiateWithFlags(exec: *mut CUgraphExec, graph: CUgraph, flags: u64) -> Status;
     fn cuGraphLaunch(exec: CUgraphExec, stream: CUstream) -> Status;
     fn cuGraphExecKernelNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *const KernelNodeParams) -> Status;

@@ -148,3 +148,38 @@ pub(super) fn destroy(graph: GraphHandle) -> Result<(), DriverError> {
         cuGraphDestroy(graph.raw as CUgraph)
     })
 }
+
+/// `CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE`: every node's details.
+const DEBUG_DOT_FLAGS_VERBOSE: std::ffi::c_uint = 1;
+
+/// The graph's dot text: `cuGraphDebugDotPrint` writes it to a file (a new
+/// one in the temporary directory), read back and removed.
+pub(super) fn debug_dot(graph: GraphHandle, verbose: bool) -> Result<String, DriverError> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let path = std::env::temp_dir().join(format!(
+        "gpu-runtime-graph-{}-{}.dot",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    let io_error = |e: std::io::Error| DriverError {
+        call: "cuGraphDebugDotPrint",
+        code: super::super::status::INVALID_VALUE,
+        name: "the graph's dot file".into(),
+        description: format!("{}: {e}", path.display()),
+    };
+    let c_path = std::ffi::CString::new(path.to_string_lossy().into_owned()).map_err(|_| {
+        io_error(std::io::Error::other(
+            "the temporary directory's path holds a NUL byte",
+        ))
+    })?;
+    let flags = if verbose { DEBUG_DOT_FLAGS_VERBOSE } else { 0 };
+    // SAFETY: a live graph; `c_path` is a NUL-terminated path the driver
+    // only reads.
+    check("cuGraphDebugDotPrint", unsafe {
+        cuGraphDebugDotPrint(graph.raw as CUgraph, c_path.as_ptr(), flags)
+    })?;
+    let dot = std::fs::read_to_string(&path).map_err(io_error);
+    let _ = std::fs::remove_file(&path);
+    dot
+}

@@ -14,6 +14,7 @@ mod ffi;
 mod graph;
 mod nccl;
 mod peer;
+mod pool;
 
 pub use ffi::MIN_DRIVER_VERSION;
 pub use nccl::NCCL_LIBRARY_ENV;
@@ -212,6 +213,18 @@ impl Driver for CudaDriver {
                 (&mut keep_everything as *mut u64).cast(),
             )
         })?;
+        let mut no_hidden_waits: c_int = 0;
+        // SAFETY: the reuse attributes take an `int`. Off: a block freed on
+        // one stream is reused on another only once the free is ordered
+        // before (an event wait) or has completed, never by a dependency the
+        // driver adds behind the program's back (as the simulator's pool).
+        check("cuMemPoolSetAttribute", unsafe {
+            cuMemPoolSetAttribute(
+                pool,
+                MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES,
+                (&mut no_hidden_waits as *mut c_int).cast(),
+            )
+        })?;
         let _ = self.devices[ordinal].set(OpenDevice { context, pool });
         Ok(DeviceProperties { name, limits })
     }
@@ -232,10 +245,27 @@ impl Driver for CudaDriver {
         Ok((free, total))
     }
 
-    fn trim_memory_pool(&self, device: usize) -> Result<(), DriverError> {
-        let pool = self.opened(device, "cuMemPoolTrimTo")?.pool;
-        // SAFETY: `pool` is the device's default pool.
-        check("cuMemPoolTrimTo", unsafe { cuMemPoolTrimTo(pool, 0) })
+    fn trim_memory_pool(&self, device: usize, keep: usize) -> Result<(), DriverError> {
+        self.trim_pool(device, keep)
+    }
+
+    fn memory_pool_usage(&self, device: usize) -> Result<(u64, u64), DriverError> {
+        Ok((
+            self.pool_attribute(device, MEMPOOL_ATTR_USED_MEM_CURRENT)?,
+            self.pool_attribute(device, MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?,
+        ))
+    }
+
+    fn memory_pool_release_threshold(&self, device: usize) -> Result<u64, DriverError> {
+        self.pool_attribute(device, MEMPOOL_ATTR_RELEASE_THRESHOLD)
+    }
+
+    fn set_memory_pool_release_threshold(
+        &self,
+        device: usize,
+        bytes: u64,
+    ) -> Result<(), DriverError> {
+        self.set_release_threshold(device, bytes)
     }
 
     fn can_access_peer(&self, ordinal: usize, peer: usize) -> Result<bool, DriverError> {
@@ -499,6 +529,11 @@ impl Driver for CudaDriver {
     ) -> Result<Vec<(GraphNodeHandle, GraphNodeKind)>, DriverError> {
         self.bind(graph.device)?;
         graph::nodes(graph)
+    }
+
+    fn graph_debug_dot(&self, graph: GraphHandle, verbose: bool) -> Result<String, DriverError> {
+        self.bind(graph.device)?;
+        graph::debug_dot(graph, verbose)
     }
 
     fn graph_instantiate(&self, graph: GraphHandle) -> Result<GraphExecHandle, DriverError> {

@@ -26,6 +26,8 @@ pub(crate) type Releaser = Box<dyn FnOnce() + Send>;
 #[derive(Clone)]
 pub(crate) struct Node {
     pub(crate) kind: GraphNodeKind,
+    /// What the node runs, for the graph's dot rendering: a kernel's name.
+    pub(crate) label: &'static str,
     pub(crate) work: Option<Work>,
     pub(crate) deps: Vec<usize>,
 }
@@ -66,6 +68,10 @@ pub(crate) struct Capture {
     /// Set when the capture ends (events recorded in it are no longer
     /// points anything can wait for).
     pub(crate) ended: std::sync::atomic::AtomicBool,
+    /// Set when the legacy default stream was used while a blocking stream
+    /// of the capture captured: CUDA invalidates the capture then, and so
+    /// does the simulator (its end fails).
+    pub(crate) invalidated: std::sync::atomic::AtomicBool,
 }
 
 /// A stream's part in a capture: the capture and the stream's tail.
@@ -85,6 +91,7 @@ impl Capture {
             nodes: Mutex::new(Vec::new()),
             memory: Arc::new(GraphMemory::default()),
             ended: std::sync::atomic::AtomicBool::new(false),
+            invalidated: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -92,11 +99,18 @@ impl Capture {
         self.nodes.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Adds a node depending on `deps`; returns its index.
-    pub(crate) fn add(&self, kind: GraphNodeKind, work: Option<Work>, deps: &[usize]) -> usize {
+    /// Adds a node (`label`: a kernel's name) depending on `deps`; returns its index.
+    pub(crate) fn add(
+        &self,
+        kind: GraphNodeKind,
+        label: &'static str,
+        work: Option<Work>,
+        deps: &[usize],
+    ) -> usize {
         let mut nodes = self.nodes();
         nodes.push(Node {
             kind,
+            label,
             work,
             deps: deps.to_vec(),
         });

@@ -81,6 +81,8 @@ pub(crate) fn record(handle: EventHandle, stream_handle: StreamHandle) -> Result
         event.lock().captured = Some((membership.capture, membership.tail));
         return Ok(());
     }
+    // Before the record counts: a refused record leaves the event as it was.
+    stream::refuse_implicit(stream_handle, "cuEventRecord")?;
     let time = Arc::new(OnceLock::new());
     let stamp = Arc::clone(&time);
     // The record is in its stream's queue before the event names it, so a

@@ -75,9 +75,15 @@ pub(crate) unsafe fn launch(
             ),
         ));
     }
+    let name = launch.name;
     // SAFETY: forwarded to the caller.
     let call = unsafe { prepare(&launch) };
-    stream::submit(stream, GraphNodeKind::Kernel, Arc::new(move || run(&call)))
+    stream::submit(
+        stream,
+        GraphNodeKind::Kernel,
+        name,
+        Arc::new(move || run(&call)),
+    )
 }
 
 /// A launch with its parameters copied, runnable any number of times (a

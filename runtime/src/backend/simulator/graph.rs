@@ -64,6 +64,45 @@ pub(crate) fn nodes(handle: GraphHandle) -> Vec<(GraphNodeHandle, GraphNodeKind)
         .collect()
 }
 
+/// The graph in Graphviz's dot language, as `cuGraphDebugDotPrint` writes
+/// it: one cluster for the graph, a node per graph node labelled with its
+/// kind (and a kernel's name), an edge per dependency. `verbose` adds each
+/// node's index and dependency count.
+pub(crate) fn debug_dot(handle: GraphHandle, verbose: bool) -> String {
+    use std::fmt::Write;
+    let graph = graph(handle);
+    let id = handle.raw;
+    let mut dot = format!(
+        "digraph dot {{\nsubgraph cluster_{id} {{\nlabel=\"graph_{id}\" graph[style=\"dashed\"];\n"
+    );
+    for (i, node) in graph.nodes.iter().enumerate() {
+        let kind = match node.kind {
+            GraphNodeKind::Kernel => "KERNEL",
+            GraphNodeKind::Memcpy => "MEMCPY",
+            GraphNodeKind::Memset => "MEMSET",
+            GraphNodeKind::MemAlloc => "MEM_ALLOC",
+            GraphNodeKind::MemFree => "MEM_FREE",
+            GraphNodeKind::Empty => "EMPTY",
+            GraphNodeKind::Other(_) => "OTHER",
+        };
+        let mut label = kind.to_string();
+        if !node.label.is_empty() {
+            let _ = write!(label, "\\n{}", node.label);
+        }
+        if verbose {
+            let _ = write!(label, "\\nnode {i}, {} dependencies", node.deps.len());
+        }
+        let _ = writeln!(dot, "\"graph_{id}_node_{i}\" [label=\"{label}\"];");
+    }
+    for (i, node) in graph.nodes.iter().enumerate() {
+        for dep in &node.deps {
+            let _ = writeln!(dot, "\"graph_{id}_node_{dep}\" -> \"graph_{id}_node_{i}\";");
+        }
+    }
+    dot.push_str("}\n}\n");
+    dot
+}
+
 pub(crate) fn destroy(handle: GraphHandle) {
     // SAFETY: the count leaked by `from_capture`, given back once.
     drop(unsafe { Arc::from_raw(handle.raw as *const SimGraph) });

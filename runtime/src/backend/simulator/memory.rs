@@ -1,9 +1,11 @@
 //! Simulated device memory: aligned host allocations, counted against each
-//! device's capacity; copies, fills and frees in stream order.
+//! device's capacity; copies, fills and frees in stream order. Stream-ordered
+//! allocations go through each device's pool ([`super::pool`]).
 
 use super::super::{status, DevicePtr, DriverError, GraphNodeKind, StreamHandle, MAX_DEVICES};
 use super::errors::invalid_value;
-use super::stream::{self, Failure};
+use super::pool;
+use super::stream;
 use std::alloc::Layout;
 use std::collections::BTreeMap;
 use std::mem::MaybeUninit;
@@ -44,6 +46,9 @@ enum Place {
 struct Allocations {
     /// Start address to size and place.
     blocks: BTreeMap<usize, (usize, Place)>,
+    /// For a pool block, the bytes its current allocation asked for (the
+    /// block is rounded up): what reports name.
+    requested: BTreeMap<usize, usize>,
     /// Bytes in use per device.
     used: Vec<usize>,
 }
@@ -54,6 +59,7 @@ fn allocations() -> std::sync::MutexGuard<'static, Allocations> {
         .get_or_init(|| {
             Mutex::new(Allocations {
                 blocks: BTreeMap::new(),
+                requested: BTreeMap::new(),
                 used: vec![0; MAX_DEVICES],
             })
         })
@@ -104,12 +110,14 @@ fn allocate(
 pub(crate) fn describe_address(address: usize) -> Option<(usize, usize)> {
     let table = allocations();
     let (&start, &(bytes, _)) = table.blocks.range(..=address).next_back()?;
-    (address < start + bytes.max(1)).then_some((start, bytes))
+    let asked = table.requested.get(&start).copied().unwrap_or(bytes);
+    (address < start + bytes.max(1)).then_some((start, asked))
 }
 
 /// Returns an allocation to the host allocator.
 fn release(call: &'static str, ptr: usize) -> Result<(), DriverError> {
     let mut table = allocations();
+    table.requested.remove(&ptr);
     let Some((bytes, place)) = table.blocks.remove(&ptr) else {
         return Err(invalid_value(
             call,
@@ -126,8 +134,56 @@ fn release(call: &'static str, ptr: usize) -> Result<(), DriverError> {
     Ok(())
 }
 
+/// Device memory outside the pool (a graph's, a module's globals).
 pub(crate) fn alloc(bytes: usize, device: usize, devices: usize) -> Result<DevicePtr, DriverError> {
     allocate("cuMemAllocAsync", bytes, Place::Device(device), devices).map(|p| p as DevicePtr)
+}
+
+/// Device memory from `device`'s pool for use on `on` in stream order: a
+/// cached block the stream may reuse, else a new one; when the device is
+/// full, the pool's completed cached blocks are given back first.
+pub(crate) fn pool_alloc(
+    bytes: usize,
+    device: usize,
+    devices: usize,
+    on: StreamHandle,
+) -> Result<DevicePtr, DriverError> {
+    let asked = bytes;
+    let bytes = pool::rounded(bytes);
+    if let Some(ptr) = pool::reuse(device, bytes, stream::identity(on)) {
+        allocations().requested.insert(ptr, asked);
+        return Ok(ptr as DevicePtr);
+    }
+    let ptr = match allocate("cuMemAllocAsync", bytes, Place::Device(device), devices) {
+        Ok(ptr) => ptr,
+        Err(e) if e.is_out_of_memory() => {
+            give_back(pool::trim(device, 0));
+            allocate("cuMemAllocAsync", bytes, Place::Device(device), devices)?
+        }
+        Err(e) => return Err(e),
+    };
+    pool::grew(device, bytes);
+    allocations().requested.insert(ptr, asked);
+    Ok(ptr as DevicePtr)
+}
+
+/// Returns blocks the pool let go of to the host allocator.
+fn give_back(blocks: Vec<usize>) {
+    for ptr in blocks {
+        let _ = release("cuMemPoolTrimTo", ptr);
+    }
+}
+
+/// Gives `device`'s completed cached blocks back until the pool reserves at
+/// most `keep` bytes (`cuMemPoolTrimTo`).
+pub(crate) fn trim_pool(device: usize, keep: usize) {
+    give_back(pool::trim(device, keep));
+}
+
+/// At a synchronisation of `device`'s work: the pool keeps no more cached
+/// memory than its release threshold.
+pub(crate) fn after_synchronize(device: usize) {
+    give_back(pool::over_threshold(device));
 }
 
 /// Gives an allocation back now (the memory of a graph, once the graph and
@@ -156,18 +212,44 @@ pub(crate) unsafe fn free_async(ptr: DevicePtr, on: StreamHandle) -> Result<(), 
         stream::capture_marker(on, GraphNodeKind::MemFree);
         return Ok(());
     }
-    if !allocations().blocks.contains_key(&(ptr as usize)) {
+    let not_ours = || {
+        invalid_value(
+            "cuMemFreeAsync",
+            format!("{ptr:#x} is not an allocation of the simulator's pools"),
+        )
+    };
+    let device = match allocations().blocks.get(&(ptr as usize)) {
+        Some(&(_, Place::Device(device))) => device,
+        _ => return Err(not_ours()),
+    };
+    let (ptr, bytes) = (ptr as usize, pool::rounded(allocation_bytes(ptr as usize)));
+    // Cached now: an allocation queued on this stream after the free may
+    // reuse it; others wait for the free to complete.
+    if !pool::freed(device, ptr, bytes, stream::identity(on), false) {
         return Err(invalid_value(
             "cuMemFreeAsync",
-            format!("{ptr:#x} is not an allocation of the simulator"),
+            format!("{ptr:#x} was freed already"),
         ));
     }
-    stream::enqueue(
+    let queued = stream::enqueue(
         on,
         Box::new(move || {
-            release("cuMemFreeAsync", ptr as usize).map_err(|e| Failure::Fault(e.to_string()))
+            pool::completed(device, ptr);
+            Ok(())
         }),
-    )
+    );
+    if queued.is_err() {
+        pool::unfree(device, ptr);
+    }
+    queued
+}
+
+/// The size of the allocation starting at `ptr` (0 if none).
+fn allocation_bytes(ptr: usize) -> usize {
+    allocations()
+        .blocks
+        .get(&ptr)
+        .map_or(0, |&(bytes, _)| bytes)
 }
 
 pub(crate) fn info(device: usize, devices: usize) -> (usize, usize) {
@@ -192,6 +274,7 @@ pub(crate) unsafe fn memset(
     stream::submit(
         on,
         GraphNodeKind::Memset,
+        "",
         Arc::new(move || {
             // SAFETY: the caller guarantees `dst` is a live allocation of
             // `bytes` bytes until the stream gets here (at each run of a
@@ -269,6 +352,7 @@ pub(crate) unsafe fn copy(
     stream::submit(
         on,
         GraphNodeKind::Memcpy,
+        "",
         Arc::new(move || {
             // SAFETY: both ranges stay valid and untouched by the host until
             // the stream reaches this operation (the caller's contract); a

@@ -38,6 +38,7 @@ pub(crate) mod globals;
 pub(crate) mod graph;
 pub(crate) mod memory;
 pub(crate) mod peer;
+mod pool;
 pub(crate) mod race_check;
 pub(crate) mod settings;
 pub(crate) mod signals;
@@ -143,7 +144,9 @@ impl Driver for SimulatorDriver {
 
     fn synchronize_device(&self, device: usize) -> Result<(), DriverError> {
         self.check_device(device, "cuCtxSynchronize")?;
-        stream::synchronize_device(device)
+        let synchronized = stream::synchronize_device(device);
+        memory::after_synchronize(device);
+        synchronized
     }
 
     fn memory_info(&self, device: usize) -> Result<(usize, usize), DriverError> {
@@ -151,9 +154,31 @@ impl Driver for SimulatorDriver {
         Ok(memory::info(device, self.count()))
     }
 
-    fn trim_memory_pool(&self, device: usize) -> Result<(), DriverError> {
-        // Freed memory goes straight back to the host allocator.
-        fault::check(device, "cuMemPoolTrimTo")
+    fn trim_memory_pool(&self, device: usize, keep: usize) -> Result<(), DriverError> {
+        self.check_device(device, "cuMemPoolTrimTo")?;
+        fault::check(device, "cuMemPoolTrimTo")?;
+        memory::trim_pool(device, keep);
+        Ok(())
+    }
+
+    fn memory_pool_usage(&self, device: usize) -> Result<(u64, u64), DriverError> {
+        self.check_device(device, "cuMemPoolGetAttribute")?;
+        Ok(pool::usage(device))
+    }
+
+    fn memory_pool_release_threshold(&self, device: usize) -> Result<u64, DriverError> {
+        self.check_device(device, "cuMemPoolGetAttribute")?;
+        Ok(pool::threshold(device))
+    }
+
+    fn set_memory_pool_release_threshold(
+        &self,
+        device: usize,
+        bytes: u64,
+    ) -> Result<(), DriverError> {
+        self.check_device(device, "cuMemPoolSetAttribute")?;
+        pool::set_threshold(device, bytes);
+        Ok(())
     }
 
     fn can_access_peer(&self, _ordinal: usize, _peer: usize) -> Result<bool, DriverError> {
@@ -170,10 +195,14 @@ impl Driver for SimulatorDriver {
     }
 
     fn alloc_async(&self, bytes: usize, on: StreamHandle) -> Result<DevicePtr, DriverError> {
+        stream::refuse_implicit(on, "cuMemAllocAsync")?;
         let device = stream::device_of(on);
         fault::check(device, "cuMemAllocAsync")?;
-        let ptr = memory::alloc(bytes, device, self.count())?;
+        if stream::membership(on).is_none() {
+            return memory::pool_alloc(bytes, device, self.count(), on);
+        }
         // In a capture the memory belongs to the graph, released with it.
+        let ptr = memory::alloc(bytes, device, self.count())?;
         if let Some(capture) = stream::capture_marker(on, GraphNodeKind::MemAlloc) {
             capture.own_memory(ptr, Box::new(move || memory::free_now(ptr)));
         }
@@ -294,7 +323,9 @@ impl Driver for SimulatorDriver {
     }
 
     fn stream_synchronize(&self, on: StreamHandle) -> Result<(), DriverError> {
-        stream::synchronize(on)
+        stream::synchronize(on)?;
+        memory::after_synchronize(stream::device_of(on));
+        Ok(())
     }
 
     fn stream_is_done(&self, on: StreamHandle) -> Result<bool, DriverError> {
@@ -390,6 +421,10 @@ impl Driver for SimulatorDriver {
         Ok(graph::nodes(graph))
     }
 
+    fn graph_debug_dot(&self, graph: GraphHandle, verbose: bool) -> Result<String, DriverError> {
+        Ok(graph::debug_dot(graph, verbose))
+    }
+
     fn graph_instantiate(&self, graph: GraphHandle) -> Result<GraphExecHandle, DriverError> {
         fault::check(graph.device, "cuGraphInstantiate")?;
         Ok(graph::instantiate(graph))
@@ -436,7 +471,9 @@ impl Driver for SimulatorDriver {
     }
 
     fn event_synchronize(&self, e: EventHandle) -> Result<(), DriverError> {
-        event::synchronize(e)
+        event::synchronize(e)?;
+        memory::after_synchronize(e.device);
+        Ok(())
     }
 
     fn event_is_done(&self, e: EventHandle) -> Result<bool, DriverError> {

@@ -73,6 +73,7 @@ pub(crate) fn destroy(handle: StreamHandle) {
 pub(crate) fn synchronize(handle: StreamHandle) -> Result<(), DriverError> {
     const CALL: &str = "cuStreamSynchronize";
     refuse_in_capture(handle, CALL)?;
+    refuse_implicit(handle, CALL)?;
     with(handle, |s| {
         fault::check(s.device, CALL)?;
         if let Err(report) = s.wait_for_queued(CALL) {
@@ -90,6 +91,7 @@ pub(crate) fn synchronize(handle: StreamHandle) -> Result<(), DriverError> {
 pub(crate) fn is_idle(handle: StreamHandle) -> Result<bool, DriverError> {
     const CALL: &str = "cuStreamQuery";
     refuse_in_capture(handle, CALL)?;
+    refuse_implicit(handle, CALL)?;
     with(handle, |s| {
         fault::check(s.device, CALL)?;
         Ok(s.is_idle())
@@ -106,6 +108,19 @@ fn refuse_in_capture(handle: StreamHandle, call: &'static str) -> Result<(), Dri
         )),
         None => Ok(()),
     }
+}
+
+/// On the legacy default stream `handle` names: an error, as CUDA's
+/// `CUDA_ERROR_STREAM_CAPTURE_IMPLICIT`, if a blocking stream of its device
+/// captures (see the module documentation).
+pub(crate) fn refuse_implicit(handle: StreamHandle, call: &'static str) -> Result<(), DriverError> {
+    with(handle, |s| s.refuse_implicit(call))
+}
+
+/// What tells the stream `handle` names apart from every other stream alive
+/// (the per-thread default streams of two threads too): its address.
+pub(crate) fn identity(handle: StreamHandle) -> usize {
+    with(handle, |s| Arc::as_ptr(s) as usize)
 }
 
 /// Waits for the work queued so far on every stream of `device`, as
@@ -167,6 +182,7 @@ pub(crate) fn enqueue_after(
     operation: Operation,
 ) -> Result<(), DriverError> {
     with(handle, |s| {
+        s.refuse_implicit("the simulator")?;
         s.refuse_capture()?;
         s.push(
             after
@@ -199,11 +215,13 @@ pub(crate) fn enqueue_reporting(
     with(handle, |s| s.enqueue(Item::Report(report)))
 }
 
-/// Queues `work` on the stream `handle` names, or captures it as a node.
+/// Queues `work` on the stream `handle` names, or captures it as a node
+/// (`label`: a kernel's name).
 pub(crate) fn submit(
     handle: StreamHandle,
     kind: GraphNodeKind,
+    label: &'static str,
     work: Work,
 ) -> Result<(), DriverError> {
-    with(handle, |s| s.submit(kind, work))
+    with(handle, |s| s.submit(kind, label, work))
 }

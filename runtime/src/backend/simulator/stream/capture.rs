@@ -20,7 +20,7 @@ pub(crate) fn capture_marker(handle: StreamHandle, kind: GraphNodeKind) -> Optio
     with(handle, |s| {
         let mut state = s.lock();
         let membership = state.capture.as_mut()?;
-        let node = membership.capture.add(kind, None, &membership.tail);
+        let node = membership.capture.add(kind, "", None, &membership.tail);
         membership.tail = vec![node];
         Some(Arc::clone(&membership.capture))
     })
@@ -124,6 +124,19 @@ pub(crate) fn end_capture(handle: StreamHandle) -> Result<Arc<Capture>, DriverEr
     capture
         .ended
         .store(true, std::sync::atomic::Ordering::Release);
+    if capture
+        .invalidated
+        .load(std::sync::atomic::Ordering::Acquire)
+    {
+        return Err(capture_error(
+            "cuStreamEndCapture",
+            status::STREAM_CAPTURE_INVALIDATED,
+            format!(
+                "capture {} was invalidated by a use of the legacy default stream while a blocking stream captured",
+                capture.id
+            ),
+        ));
+    }
     if unjoined > 0 {
         return Err(capture_error(
             "cuStreamEndCapture",

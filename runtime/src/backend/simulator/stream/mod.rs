@@ -6,6 +6,12 @@
 //! stream), and work queued on a blocking stream waits for the work already
 //! queued on the legacy default stream. Non-blocking streams do neither.
 //!
+//! So is the rule CUDA derives from it for captures: while a blocking stream
+//! of a device captures, any use of the device's legacy default stream (a
+//! query, a wait, work queued on it) would synchronise with the capture; CUDA
+//! refuses it with `CUDA_ERROR_STREAM_CAPTURE_IMPLICIT` and invalidates the
+//! capture, whose end then fails with `CUDA_ERROR_STREAM_CAPTURE_INVALIDATED`.
+//!
 //! # No deadlock
 //!
 //! Every wait is for a point queued *before* the waiting work: an implicit
@@ -34,8 +40,8 @@ mod tests;
 
 pub(crate) use calls::{
     check_device, create, destroy, device_of, enqueue, enqueue_after, enqueue_mark,
-    enqueue_reporting, enqueue_wait, is_idle, name, properties, submit, synchronize,
-    synchronize_device,
+    enqueue_reporting, enqueue_wait, identity, is_idle, name, properties, refuse_implicit, submit,
+    synchronize, synchronize_device,
 };
 pub(crate) use capture::{begin_capture, capture_marker, end_capture, join, membership};
 pub(crate) use queue::{host_waiter, Failure};

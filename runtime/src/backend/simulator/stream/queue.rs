@@ -264,9 +264,39 @@ impl SimStream {
         }
     }
 
+    /// On the legacy default stream: an error, as CUDA's
+    /// `CUDA_ERROR_STREAM_CAPTURE_IMPLICIT`, if a blocking stream of the
+    /// device captures; that capture is invalidated, as CUDA does.
+    pub(super) fn refuse_implicit(&self, call: &'static str) -> Result<(), DriverError> {
+        if self.kind != Kind::Legacy {
+            return Ok(());
+        }
+        for stream in streams_of(self.device) {
+            if stream.kind != Kind::Blocking {
+                continue;
+            }
+            if let Some(membership) = &stream.lock().capture {
+                let capture = &membership.capture;
+                capture
+                    .invalidated
+                    .store(true, std::sync::atomic::Ordering::Release);
+                return Err(capture_error(
+                    call,
+                    status::STREAM_CAPTURE_IMPLICIT,
+                    format!(
+                        "the legacy default stream would synchronise with a blocking stream that captures (capture {}, now invalidated)",
+                        capture.id
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Queues `item`; on a capturing stream, an error (it cannot run again
     /// at each replay).
     pub(super) fn enqueue(&self, item: Item) -> Result<(), DriverError> {
+        self.refuse_implicit("the simulator")?;
         self.refuse_capture()?;
         self.push([item]);
         Ok(())
@@ -288,12 +318,31 @@ impl SimStream {
         }
     }
 
-    /// Queues `work`, or captures it as a node of kind `kind`.
-    pub(super) fn submit(&self, kind: GraphNodeKind, work: Work) -> Result<(), DriverError> {
+    /// Queues `work`, or captures it as a node of kind `kind` (`label`: a
+    /// kernel's name).
+    pub(super) fn submit(
+        &self,
+        kind: GraphNodeKind,
+        label: &'static str,
+        work: Work,
+    ) -> Result<(), DriverError> {
         {
             let mut state = self.lock();
             if let Some(membership) = &mut state.capture {
-                let node = membership.capture.add(kind, Some(work), &membership.tail);
+                if membership
+                    .capture
+                    .invalidated
+                    .load(std::sync::atomic::Ordering::Acquire)
+                {
+                    return Err(capture_error(
+                        "the simulator",
+                        status::STREAM_CAPTURE_INVALIDATED,
+                        format!("capture {} was invalidated", membership.capture.id),
+                    ));
+                }
+                let node = membership
+                    .capture
+                    .add(kind, label, Some(work), &membership.tail);
                 membership.tail = vec![node];
                 return Ok(());
             }
