@@ -15,6 +15,8 @@
 //! - shared memory ([`shared`]): static ([`shared_array!`]) and dynamic
 //!   ([`DynamicShared`]) arrays used safely through the phase token [`Block`];
 //! - warp shuffles, votes and matching in [`warp`];
+//! - reductions and scans over a warp or a block, for any associative
+//!   operation, in [`collective`];
 //! - atomics on [`DeviceAtomic`] cells;
 //! - float math in [`math`], and half precision ([`f16`](struct@f16), [`bf16`], and their
 //!   pairs [`f16x2`], [`bf16x2`]) in [`half`];
@@ -53,6 +55,7 @@ extern crate self as gpu_device;
 mod atomic;
 #[cfg(not(target_arch = "nvptx64"))]
 mod c_printf;
+pub mod collective;
 mod copy;
 mod disjoint;
 pub mod entry;

@@ -276,6 +276,38 @@ pub(crate) fn shuffle(mode: ShuffleMode, mask: u32, word: u32, b: u32) -> u32 {
     out
 }
 
+/// A warp reduction of 32-bit integers in one instruction (`redux.sync`,
+/// sm_80 and later): `op` over the `value` of each lane in `mask`, to every
+/// one of them; `signed` picks the comparison of `min` and `max`.
+#[cfg(target_feature = "sm_80")]
+#[inline(always)]
+pub(crate) fn redux(op: crate::collective::Redux, signed: bool, mask: u32, value: u32) -> u32 {
+    use crate::collective::Redux;
+    let out: u32;
+    macro_rules! redux {
+        ($instr:literal) => {
+            // SAFETY: a warp collective on registers; touches no memory.
+            // `mask` names the calling lane (the collectives' `Lanes` make
+            // it so; PTX leaves it undefined otherwise).
+            unsafe {
+                asm!(concat!($instr, " {o}, {v}, {m};"),
+                     o = out(reg32) out, v = in(reg32) value, m = in(reg32) mask, options(nostack))
+            }
+        };
+    }
+    match (op, signed) {
+        (Redux::Add, _) => redux!("redux.sync.add.u32"),
+        (Redux::Min, false) => redux!("redux.sync.min.u32"),
+        (Redux::Min, true) => redux!("redux.sync.min.s32"),
+        (Redux::Max, false) => redux!("redux.sync.max.u32"),
+        (Redux::Max, true) => redux!("redux.sync.max.s32"),
+        (Redux::And, _) => redux!("redux.sync.and.b32"),
+        (Redux::Or, _) => redux!("redux.sync.or.b32"),
+        (Redux::Xor, _) => redux!("redux.sync.xor.b32"),
+    }
+    out
+}
+
 extern "C" {
     /// The block's dynamic shared memory, sized at launch time. `gpu-builder`
     /// moves every global named `__gpu_shared_*` into the shared state space

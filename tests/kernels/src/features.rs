@@ -9,6 +9,7 @@ use gpu_device::warp::{
 use gpu_device::AtomicElement;
 
 pub mod alignment;
+pub mod collectives;
 pub mod constants;
 pub mod halves;
 pub mod output;
