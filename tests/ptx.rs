@@ -178,6 +178,29 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "warp_shuffles",
                 "witness_from_helper",
                 "zero_sized",
+                // ownership.rs
+                "block_sums_by_leader",
+                "warp_sums_by_lane_0",
+                "warp_sums_by_lane_31",
+                "block_sums_by_warp_slots",
+                "broadcast_by_block_leader",
+                "count_grid_stride",
+                "count_blocked_1",
+                "count_blocked_3",
+                "count_blocked_4",
+                "count_blocked_16",
+                "count_striped_1",
+                "count_striped_3",
+                "count_striped_4",
+                "count_leaders",
+                "blocked_runs_of_16",
+                "mark_rows_1",
+                "mark_rows_4",
+                "mark_tiles_8x8",
+                "mark_tiles_8x8_any_block",
+                "halo_sum5",
+                "transpose_by_tiles",
+                "ping_pong",
             ],
         ),
     ];
@@ -296,7 +319,7 @@ fn shared_memory_is_in_the_shared_state_space() {
     let ptx = gpu_test_kernels::KERNEL_MODULE.ptx();
     assert!(ptx.contains(".extern .shared .align 16 .b8 __gpu_shared_dynamic[];"));
     assert!(
-        ptx.contains(".shared .align 4 .b8 __gpu_shared_gpu_test_kernels_"),
+        ptx.contains(".shared .align 16 .b8 __gpu_shared_gpu_test_kernels_"),
         "static shared arrays are .shared variables"
     );
     // Shared accesses are ld.shared/st.shared/atom.shared, never generic.

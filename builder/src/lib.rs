@@ -15,14 +15,15 @@
 //!    crate with `-Clinker-plugin-lto`, so every rlib holds LLVM bitcode;
 //! 2. `llvm-link`: the crate's bitcode with all of its dependencies' (`core`
 //!    and `compiler_builtins` included) into one module;
-//! 3. `llvm-dis`, three rewrites of the IR, then `llvm-as`: the statics of
+//! 3. `llvm-dis`, four rewrites of the IR, then `llvm-as`: the statics of
 //!    `shared_array!` (and the dynamic array) move to LLVM's address space 3
 //!    (see [`shared_memory`]), so that their accesses become
 //!    `ld.shared`/`st.shared`; the storage of `gpu_device::constant!` arrays
 //!    moves to address space 4 (see [`constant_memory`]), read with
 //!    `ld.const`; the kernels' `&[T]` inputs become `noalias readonly`
 //!    parameters (see [`kernel_inputs`]), so that their loads become
-//!    `ld.global.nc`;
+//!    `ld.global.nc`; declared blocks and launch bounds become `.reqntid`,
+//!    `.maxntid` and `.minnctapersm` (see [`launch_bounds`]);
 //! 4. `opt`: internalize everything but the kernel entry points, their
 //!    interface descriptions (see [`interface_globals`]) and the globals the
 //!    runtime sets, drop what they do not reach, optimise at `-O3`;
@@ -41,6 +42,7 @@ pub mod constant_memory;
 pub mod debug_info;
 mod error;
 pub mod kernel_inputs;
+pub mod launch_bounds;
 pub mod shared_memory;
 mod toolchain;
 

@@ -359,6 +359,10 @@ impl Toolchain {
             Some(moved) => std::borrow::Cow::Owned(moved),
             None => text,
         };
+        let text = match crate::launch_bounds::annotate(&text) {
+            Some(annotated) => std::borrow::Cow::Owned(annotated),
+            None => text,
+        };
         let marked = crate::kernel_inputs::mark_inputs(&text);
         let rewritten = match (marked.ir, text) {
             (Some(ir), _) => ir,

@@ -10,12 +10,15 @@
 //! [`ThreadIndex3d`]. The [`witness`](crate::witness) module explains why
 //! this is sound.
 
+use crate::ownership::{ByThread, SliceMap};
 use crate::slice2d::Shape2d;
 use crate::witness::{ThreadIndex, ThreadIndex2d, ThreadIndex3d};
 use core::marker::PhantomData;
 
 /// A kernel's output slice: each thread may read and write only the element at
-/// its own [`ThreadIndex`].
+/// its own [`ThreadIndex`], or, with another ownership map `M`, the elements
+/// `M` gives it (see [`ownership`](crate::ownership): per block, per warp,
+/// grid-stride, blocked, striped).
 ///
 /// On the host, a launcher passes a `&mut DeviceBuffer<T>` (or a mutable view of
 /// one) where the kernel takes a `DisjointSlice<T>`; the borrow makes it
@@ -33,13 +36,13 @@ use core::marker::PhantomData;
 ///     }
 /// }
 /// ```
-pub struct DisjointSlice<'a, T> {
-    ptr: *mut T,
-    len: usize,
-    _borrow: PhantomData<&'a mut [T]>,
+pub struct DisjointSlice<'a, T, M: SliceMap = ByThread> {
+    pub(crate) ptr: *mut T,
+    pub(crate) len: usize,
+    _borrow: PhantomData<(&'a mut [T], M)>,
 }
 
-impl<'a, T> DisjointSlice<'a, T> {
+impl<'a, T, M: SliceMap> DisjointSlice<'a, T, M> {
     /// Wraps device memory as an output slice.
     ///
     /// # Safety
@@ -47,8 +50,8 @@ impl<'a, T> DisjointSlice<'a, T> {
     /// elements of `T` for `'a` (for `len == 0`, any non-null aligned pointer);
     /// that memory must be written by nothing else during the launch except
     /// through this slice, and every thread of the launch must get a slice over
-    /// the same memory (so that writes at distinct [`ThreadIndex`]es are
-    /// disjoint).
+    /// the same memory with the same map `M` (so that the elements the threads
+    /// own are disjoint).
     #[inline(always)]
     pub unsafe fn from_raw_parts(ptr: *mut T, len: usize) -> Self {
         DisjointSlice {
@@ -70,6 +73,26 @@ impl<'a, T> DisjointSlice<'a, T> {
         self.len == 0
     }
 
+    /// Any element, by plain index: the escape hatch for write patterns no
+    /// map expresses.
+    ///
+    /// # Safety
+    /// `index < self.len()`, and no other thread of the launch may read or
+    /// write element `index` at the same time.
+    #[inline(always)]
+    pub unsafe fn get_unchecked_mut(&mut self, index: usize) -> &mut T {
+        // SAFETY: the caller upholds bounds and exclusivity.
+        unsafe { &mut *self.ptr.add(index) }
+    }
+
+    /// The raw device pointer to the first element.
+    #[inline(always)]
+    pub fn as_mut_ptr(&mut self) -> *mut T {
+        self.ptr
+    }
+}
+
+impl<'a, T> DisjointSlice<'a, T, ByThread> {
     /// This thread's element, or `None` when the index is past the end.
     #[inline(always)]
     pub fn get_mut(&mut self, index: ThreadIndex) -> Option<&mut T> {
@@ -105,24 +128,6 @@ impl<'a, T> DisjointSlice<'a, T> {
         } else {
             false
         }
-    }
-
-    /// Any element, by plain index: the escape hatch for write patterns the
-    /// witness cannot express (grid-stride loops, tiles).
-    ///
-    /// # Safety
-    /// `index < self.len()`, and no other thread of the launch may read or
-    /// write element `index` at the same time.
-    #[inline(always)]
-    pub unsafe fn get_unchecked_mut(&mut self, index: usize) -> &mut T {
-        // SAFETY: the caller upholds bounds and exclusivity.
-        unsafe { &mut *self.ptr.add(index) }
-    }
-
-    /// The raw device pointer to the first element.
-    #[inline(always)]
-    pub fn as_mut_ptr(&mut self) -> *mut T {
-        self.ptr
     }
 }
 

@@ -191,6 +191,35 @@ pub const fn declared_block_shape(x: usize, y: usize, z: usize) -> [u32; 3] {
 }
 
 #[doc(hidden)]
+/// `#[kernel(launch_bounds = (max_threads, min_blocks))]` as `[max_threads,
+/// min_blocks]`, checked when the kernel is compiled: `max_threads` from 1
+/// to 1024, and not below the declared block's thread count, if any.
+///
+/// Safe: it computes a value. The runtime refuses launches of blocks larger
+/// than `max_threads` (PTX's `.maxntid` makes the driver refuse them too).
+pub const fn declared_launch_bounds(
+    max_threads: usize,
+    min_blocks: usize,
+    block: Option<[u32; 3]>,
+) -> [u32; 2] {
+    assert!(
+        max_threads >= 1 && max_threads <= 1024,
+        "#[kernel(launch_bounds = ...)]: a block has 1 to 1024 threads"
+    );
+    assert!(
+        min_blocks <= 64,
+        "#[kernel(launch_bounds = ...)]: a multiprocessor holds at most 64 blocks"
+    );
+    if let Some([x, y, z]) = block {
+        assert!(
+            (x * y * z) as usize <= max_threads,
+            "#[kernel(launch_bounds = ...)]: the declared block has more threads than the launch bounds allow"
+        );
+    }
+    [max_threads as u32, min_blocks as u32]
+}
+
+#[doc(hidden)]
 /// Tells the compiler that the launch's block is `shape` (on the CPU
 /// simulator: checks it, and panics naming both shapes otherwise).
 ///

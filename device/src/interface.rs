@@ -50,6 +50,8 @@ pub enum Kind {
     Matrix,
     /// `DisjointSlice2dU32<T>`.
     MatrixU32,
+    /// `DisjointMatrix<T, M>`.
+    MappedMatrix,
     /// `DisjointSlice3d<T>`.
     Grid3d,
     /// `&[DeviceAtomic<T>]`.
@@ -70,6 +72,7 @@ impl Kind {
             Kind::Output => "output",
             Kind::Matrix => "matrix",
             Kind::MatrixU32 => "matrix_u32",
+            Kind::MappedMatrix => "mapped_matrix",
             Kind::Grid3d => "grid_3d",
             Kind::Atomic => "atomic",
             Kind::Block => "block",
@@ -149,6 +152,35 @@ pub struct Slot {
     pub ty: TypeFacts,
 }
 
+/// An output's ownership map (`gpu_device::ownership`), as the compiling
+/// target sees it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct MapFacts {
+    /// `core::any::type_name` of the map.
+    pub name: &'static str,
+    /// The threads a block must have for the map (0: any number).
+    pub block_threads: u32,
+}
+
+/// The facts of the map `M`.
+pub const fn map_facts<M: crate::ownership::Map>() -> MapFacts {
+    MapFacts {
+        name: core::any::type_name::<M>(),
+        block_threads: M::BLOCK_THREADS,
+    }
+}
+
+/// The facts of the map `M` of a kernel declared with blocks of `block`
+/// threads: a compile error when the map needs blocks of another size.
+pub const fn map_facts_in_block<M: crate::ownership::Map>(block: [u32; 3]) -> MapFacts {
+    let threads = block[0] * block[1] * block[2];
+    assert!(
+        M::BLOCK_THREADS == 0 || M::BLOCK_THREADS == threads,
+        "an output's ownership map needs blocks of another thread count than the kernel's `block` option"
+    );
+    map_facts::<M>()
+}
+
 /// One kernel parameter.
 #[derive(Clone, Copy, Debug)]
 pub struct Param {
@@ -161,6 +193,8 @@ pub struct Param {
     pub ty: Option<TypeFacts>,
     /// Its PTX parameters, in order (none for those built on the device).
     pub slots: &'static [Slot],
+    /// An output's ownership map, where it names one.
+    pub map: Option<MapFacts>,
 }
 
 /// What a generic kernel's instance was compiled for.
@@ -186,6 +220,10 @@ pub struct Description {
     pub block: Option<[u32; 3]>,
     /// The declared length bounds, `len(input >= covered)`.
     pub lengths: &'static [(&'static str, &'static str)],
+    /// `#[kernel(launch_bounds = (max_threads, min_blocks))]`: the most
+    /// threads a block may have, and the blocks per multiprocessor asked for
+    /// (0: not asked).
+    pub launch_bounds: Option<[u32; 2]>,
     /// The parameters, in order.
     pub params: &'static [Param],
 }
@@ -255,6 +293,13 @@ pub const fn encode(description: &Description, out: &mut [u8]) -> usize {
         w.number(z as u64);
         w.str("\n");
     }
+    if let Some([max_threads, min_blocks]) = description.launch_bounds {
+        w.str("launch_bounds ");
+        w.number(max_threads as u64);
+        w.str(" ");
+        w.number(min_blocks as u64);
+        w.str("\n");
+    }
     let mut i = 0;
     while i < description.lengths.len() {
         let (input, covered) = description.lengths[i];
@@ -277,6 +322,16 @@ pub const fn encode(description: &Description, out: &mut [u8]) -> usize {
             w.facts(ty);
         }
         w.str("\n");
+        if let Some(map) = param.map {
+            w.str("  map ");
+            w.str(map.name);
+            if map.block_threads != 0 {
+                w.str(" (blocks of ");
+                w.number(map.block_threads as u64);
+                w.str(" threads)");
+            }
+            w.str("\n");
+        }
         let mut s = 0;
         while s < param.slots.len() {
             w.str("  slot ");
@@ -428,6 +483,7 @@ mod tests {
         instance: Instance::Type(copy_facts::<f32>()),
         block: Some([32, 8, 1]),
         lengths: &[("a", "out")],
+        launch_bounds: Some([256, 2]),
         params: &[
             Param {
                 name: "a",
@@ -443,12 +499,21 @@ mod tests {
                         ty: type_facts::<usize>(),
                     },
                 ],
+                map: None,
             },
             Param {
                 name: "block",
                 kind: Kind::Block,
                 ty: None,
                 slots: &[],
+                map: None,
+            },
+            Param {
+                name: "c",
+                kind: Kind::MappedMatrix,
+                ty: Some(copy_facts::<f32>()),
+                slots: &[],
+                map: Some(map_facts::<crate::ownership::RowPerBlock<4>>()),
             },
         ],
     };
@@ -468,11 +533,14 @@ mod tests {
                 "entry k_f32\n\
                  instance f32 (size 4, align 4, layout 0x{f32_layout})\n\
                  block 32 8 1\n\
+                 launch_bounds 256 2\n\
                  len a >= out\n\
                  param a: input of f32 (size 4, align 4, layout 0x{f32_layout})\n  \
                  slot pointer: *const f32 (size 8, align 8)\n  \
                  slot len: usize (size 8, align 8)\n\
-                 param block: block\n"
+                 param block: block\n\
+                 param c: mapped_matrix of f32 (size 4, align 4, layout 0x{f32_layout})\n  \
+                 map gpu_device::ownership::matrix::RowPerBlock<4>\n"
             )
         );
         assert_eq!(DESCRIPTION.slot_count(), 2);

@@ -12,6 +12,7 @@
 
 use crate::disjoint::{DisjointSlice, DisjointSlice2d, DisjointSlice3d};
 use crate::matrix_u32::DisjointSlice2dU32;
+use crate::ownership::{DisjointMatrix, MatrixMap, SliceMap};
 
 /// A local of a `#[kernel]` entry point that the slices it hands to the
 /// body borrow (see the [module documentation](self)).
@@ -41,8 +42,20 @@ impl LaunchScope {
 
     /// `slice`, living no longer than this scope.
     #[inline(always)]
-    pub fn output<'s, T>(&'s self, slice: DisjointSlice<'s, T>) -> DisjointSlice<'s, T> {
+    pub fn output<'s, T, M: SliceMap>(
+        &'s self,
+        slice: DisjointSlice<'s, T, M>,
+    ) -> DisjointSlice<'s, T, M> {
         slice
+    }
+
+    /// `matrix`, living no longer than this scope.
+    #[inline(always)]
+    pub fn output_mapped<'s, T, M: MatrixMap>(
+        &'s self,
+        matrix: DisjointMatrix<'s, T, M>,
+    ) -> DisjointMatrix<'s, T, M> {
+        matrix
     }
 
     /// `matrix`, living no longer than this scope.

@@ -24,7 +24,12 @@
 //! - assertions with a message, [`gpu_assert!`], reported to the host, in
 //!   [`assert`](mod@assert);
 //! - constant memory, [`constant!`], set by the host between launches, in
-//!   [`constant`](mod@constant).
+//!   [`constant`](mod@constant);
+//! - ownership beyond one element per thread, in [`ownership`]: per block
+//!   and per warp (the [`leader`] witnesses), grid-stride, blocked and
+//!   striped runs, one row per block, register tiles, and shared arrays
+//!   written by leaders, in runs, in tiles or in the halo form; 16-byte
+//!   vector loads and stores in [`vector`]; loop unrolling, [`unroll!`].
 //!
 //! On every target it provides the types that appear in kernel signatures:
 //! [`DisjointSlice`], [`DisjointSlice2d`] and [`DisjointSlice3d`] (outputs
@@ -48,6 +53,8 @@
     feature(stdarch_nvptx, asm_experimental_arch, link_llvm_intrinsics)
 )]
 #![deny(missing_docs)]
+// `unroll`'s counts are written out by a recursive macro, one level a count.
+#![recursion_limit = "256"]
 
 // `shared_array!` expands to paths under `::gpu_device`, also inside this crate.
 extern crate self as gpu_device;
@@ -62,10 +69,13 @@ pub mod entry;
 pub mod half;
 mod interface;
 mod launch_scope;
+pub mod leader;
 pub mod matrix_u32;
 pub mod neighbourhood;
+pub mod ownership;
 pub mod print;
 mod slice2d;
+pub mod vector;
 
 pub use atomic::{AtomicElement, DeviceAtomic};
 pub use copy::{DeviceCopy, MAX_DEVICE_ALIGN, MAX_PARAMETER_ALIGN};
@@ -74,8 +84,10 @@ pub use gpu_macros::{
     constant, embed_kernels, gpu_assert, kernel, print, println, shared_array, DeviceCopy,
 };
 pub use half::{bf16, bf16x2, f16, f16x2};
+pub use leader::{block_leader, warp_leader, BlockLeader, WarpLeader};
 pub use matrix_u32::{DisjointSlice2dU32, Shape2dU32, Slice2dU32};
 pub use neighbourhood::Neighbourhood;
+pub use ownership::DisjointMatrix;
 pub use shared::{Block, DynamicShared};
 pub use slice2d::{Shape2d, Slice2d};
 pub use witness::{ThreadIndex, ThreadIndex2d, ThreadIndex3d};
@@ -89,6 +101,7 @@ mod panic;
 pub mod shared;
 pub mod sync;
 pub mod thread;
+pub mod unroll;
 pub mod vote;
 pub mod warp;
 pub mod witness;
@@ -103,10 +116,12 @@ pub use thread::{
 /// Everything a kernel body usually needs, in one import.
 pub mod prelude {
     pub use crate::{
-        kernel, Block, DeviceAtomic, DeviceCopy, DisjointSlice, DisjointSlice2d,
+        kernel, Block, DeviceAtomic, DeviceCopy, DisjointMatrix, DisjointSlice, DisjointSlice2d,
         DisjointSlice2dU32, DisjointSlice3d, DynamicShared, Neighbourhood, Shape2d, Shape2dU32,
         Slice2d, Slice2dU32, ThreadIndex, ThreadIndex2d, ThreadIndex3d,
     };
+
+    pub use crate::{block_leader, unroll, warp_leader};
 
     pub use crate::{
         block_dim, block_idx, block_size, grid_1d, grid_2d, grid_3d, grid_dim, gridsize_1d,
@@ -130,10 +145,11 @@ pub mod __private {
     pub use crate::copy::{require_device_align, require_parameter_align};
     pub use crate::disjoint::slice_from_kernel_param;
     pub use crate::entry::{
-        assume_block_shape, assume_len_at_least, declared_block_shape, EntryShape, GENERAL,
-        ONE_DIMENSIONAL, Z_EXTENT_ONE,
+        assume_block_shape, assume_len_at_least, declared_block_shape, declared_launch_bounds,
+        EntryShape, GENERAL, ONE_DIMENSIONAL, Z_EXTENT_ONE,
     };
     pub use crate::launch_scope::LaunchScope;
+    pub use crate::ownership::require_shared_map;
     pub use crate::shared::SharedStorage;
 
     /// The interface descriptions `#[kernel]` emits and the runtime compares.
@@ -148,8 +164,9 @@ pub mod __private {
     pub fn require_shared_element<T: crate::shared::SharedElement>() {}
 
     /// `shared_array!` on the host: the simulated block's instance of the
-    /// array, aligned for `T` (the simulator's allocations are 16-aligned, so
-    /// the array is over-allocated by the alignment and its start aligned up).
+    /// array, aligned for `T` and to 16 bytes at least, as on the device
+    /// (`SharedStorage`; the simulator's allocations are 16-aligned, so the
+    /// array is over-allocated by the alignment and its start aligned up).
     ///
     /// # Safety
     /// Called only by `shared_array!`, with its invocation's own symbol,
@@ -159,7 +176,7 @@ pub mod __private {
     #[cfg(not(target_arch = "nvptx64"))]
     #[track_caller]
     pub unsafe fn static_shared<T>(symbol: &'static str, len: usize) -> *mut T {
-        let align = core::mem::align_of::<T>();
+        let align = core::mem::align_of::<T>().max(16);
         let bytes = core::mem::size_of::<T>()
             .checked_mul(len)
             .and_then(|b| b.checked_add(align))

@@ -31,9 +31,10 @@ mod shared;
 /// |---|---|
 /// | `u8`…`u64`, `i8`…`i64`, `usize`, `isize`, `f32`, `f64`, `bool` | the same scalar |
 /// | `&[T]` (read by all threads) | `&DeviceBuffer<T>`, `DeviceView<T>` |
-/// | `DisjointSlice<T>` (each thread writes its own element) | `&mut DeviceBuffer<T>`, `DeviceViewMut<T>` |
+/// | `DisjointSlice<T>` (each thread writes its own element), `DisjointSlice<T, M>` (the elements the map `M` gives it: per block, per warp, grid-stride, blocked, striped) | `&mut DeviceBuffer<T>`, `DeviceViewMut<T>` |
 /// | `DisjointSlice2d<T>` (row-major matrix, element `(y, x)` per thread) | `buffer.view_2d_mut(rows, cols)?` |
 /// | `DisjointSlice2dU32<T>` (the same, `u32` extents and offsets; at most `u32::MAX` elements, or the launch fails naming the parameter) | `buffer.view_2d_mut(rows, cols)?` |
+/// | `DisjointMatrix<T, M>` (row-major matrix divided by the map `M`: one row per block, register tiles) | `buffer.view_2d_mut(rows, cols)?` |
 /// | `DisjointSlice3d<T>` (element `(z, y, x)` per thread) | `buffer.view_3d_mut(depth, rows, cols)?` |
 /// | `Block` (shared-memory phase token) | nothing: built on the device |
 /// | `DynamicShared<T>` (dynamic shared memory) | nothing: built on the device |

@@ -2,7 +2,12 @@
 //!
 //! - `shared_array!(T; N)`: a `gpu_device::shared::Shared<T, N>`;
 //! - `shared_array!(T; ROWS, COLS)`: a `Shared2d<T, ROWS, COLS, COLS>`;
-//! - `shared_array!(T; ROWS, COLS, padding = P)`: rows `COLS + P` slots apart.
+//! - `shared_array!(T; ROWS, COLS, padding = P)`: rows `COLS + P` slots apart;
+//! - `..., map = M`: the array's ownership map in its write phase
+//!   (`gpu_device::ownership`: `ByWarp<0>`, `ByBlock`, `Blocked<4>`,
+//!   `Halo<2>`, `Tiles<R, C>`), not a generic parameter (a compile error);
+//! - `..., written_in = Reading`: the array is written in the Reading phase
+//!   and read in the Writing phase (the second buffer of a double buffer).
 //!
 //! - `..., unsafe(device_crate = "path")`: `gpu_device` under another path
 //!   (`unsafe`: see [`crate::path_option`]).
@@ -26,6 +31,10 @@ use syn::{Expr, Ident, Token, Type};
 struct SharedArrayInput {
     element: Type,
     shape: Shape,
+    /// `map = M`.
+    map: Option<Type>,
+    /// `written_in = Reading`.
+    written_in_reading: bool,
     /// `gpu_device`: `::gpu_device` unless `unsafe(device_crate = "...")`.
     device: syn::Path,
 }
@@ -41,7 +50,7 @@ enum Shape {
 
 const USAGE: &str = "write `shared_array!(f32; 256)`, `shared_array!(f32; 16, 16)` or `shared_array!(f32; 32, 32, padding = 1)`";
 
-const OPTIONS: &str = "`padding = P` (matrix rows `COLS + P` slots apart) or `unsafe(device_crate = \"path\")` (the path to the `gpu_device` crate)";
+const OPTIONS: &str = "`padding = P` (matrix rows `COLS + P` slots apart), `map = M` (the ownership map, from `gpu_device::ownership`), `written_in = Reading` (written in the Reading phase, read in the Writing phase) or `unsafe(device_crate = \"path\")` (the path to the `gpu_device` crate)";
 
 const KEYS: &[Key] = &[Key::naming_crate(
     "device_crate",
@@ -59,6 +68,8 @@ fn parse_input(input: ParseStream, errors: &mut Errors) -> syn::Result<SharedArr
     let first: Expr = input.parse()?;
     let mut cols: Option<Expr> = None;
     let mut padding: Option<(Ident, Expr)> = None;
+    let mut map: Option<Type> = None;
+    let mut written_in_reading = false;
     let mut options = PathOptions::new(KEYS, OPTIONS);
     while !input.is_empty() {
         input.parse::<Token![,]>()?;
@@ -66,7 +77,30 @@ fn parse_input(input: ParseStream, errors: &mut Errors) -> syn::Result<SharedArr
             break;
         }
         if PathOptions::starts_option(input) {
-            if input.fork().call(Ident::parse_any)? == "padding" {
+            let name = input.fork().call(Ident::parse_any)?;
+            if name == "map" {
+                let key = input.call(Ident::parse_any)?;
+                input.parse::<Token![=]>()?;
+                let value: Type = input.parse()?;
+                if map.replace(value).is_some() {
+                    errors.push(syn::Error::new(
+                        key.span(),
+                        "`map` is given twice: keep one",
+                    ));
+                }
+            } else if name == "written_in" {
+                input.call(Ident::parse_any)?;
+                input.parse::<Token![=]>()?;
+                let phase: Ident = input.parse()?;
+                if phase == "Reading" {
+                    written_in_reading = true;
+                } else if phase != "Writing" {
+                    errors.push(syn::Error::new(
+                        phase.span(),
+                        "`written_in` names a phase: `written_in = Reading` (or `Writing`, the default)",
+                    ));
+                }
+            } else if name == "padding" {
                 let key = input.call(Ident::parse_any)?;
                 input.parse::<Token![=]>()?;
                 let value: Expr = input.parse()?;
@@ -106,6 +140,8 @@ fn parse_input(input: ParseStream, errors: &mut Errors) -> syn::Result<SharedArr
     Ok(SharedArrayInput {
         element,
         shape,
+        map,
+        written_in_reading,
         device: options
             .get("device_crate")
             .cloned()
@@ -124,8 +160,31 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
     let SharedArrayInput {
         element,
         shape,
+        map,
+        written_in_reading,
         device,
     } = parsed.expect("no error, so parsed");
+    // The map and the write phase, as trailing arguments of the handle's
+    // type; a map is checked in a `const` item, where a generic parameter
+    // of the enclosing function cannot appear (one array, one map).
+    let phase = if written_in_reading {
+        quote!(#device::shared::Reading)
+    } else {
+        quote!(#device::shared::Writing)
+    };
+    let (extra, map_check) = match (&map, written_in_reading) {
+        (None, false) => (quote!(), quote!()),
+        (map, _) => {
+            let map = map
+                .as_ref()
+                .map(|m| quote!(#m))
+                .unwrap_or_else(|| quote!(#device::ownership::BlockStride));
+            (
+                quote!(, #map, #phase),
+                quote!(const _: () = #device::__private::require_shared_map::<#map>();),
+            )
+        }
+    };
     let krate = std::env::var("CARGO_CRATE_NAME").unwrap_or_else(|_| "crate".into());
     let symbol = format!(
         "__gpu_shared_{krate}_{}",
@@ -134,7 +193,7 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
     let (len, handle) = match shape {
         Shape::Linear(n) => (
             quote!(#n),
-            quote!(#device::shared::Shared::<#element, { #n }>),
+            quote!(#device::shared::Shared::<#element, { #n } #extra>),
         ),
         Shape::Matrix {
             rows,
@@ -147,12 +206,13 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
             };
             (
                 quote!((#rows) * (#stride)),
-                quote!(#device::shared::Shared2d::<#element, { #rows }, { #cols }, { #stride }>),
+                quote!(#device::shared::Shared2d::<#element, { #rows }, { #cols }, { #stride } #extra>),
             )
         }
     };
     Ok(quote! {{
         #device::__private::require_shared_element::<#element>();
+        #map_check
         // One invocation is one array of one element type and length, under
         // one symbol. On the device the `static` below cannot use a generic
         // parameter of the enclosing function; this item makes the host

@@ -60,7 +60,9 @@ pub(crate) const fn slot_roles(kind: Kind) -> &'static [Role] {
     match kind {
         Kind::Scalar | Kind::Value => &[Role::Value],
         Kind::Input | Kind::Output | Kind::Atomic => &[Role::Pointer, Role::Len],
-        Kind::Matrix | Kind::MatrixU32 => &[Role::Pointer, Role::Len, Role::Rows, Role::Cols],
+        Kind::Matrix | Kind::MatrixU32 | Kind::MappedMatrix => {
+            &[Role::Pointer, Role::Len, Role::Rows, Role::Cols]
+        }
         Kind::Grid3d => &[Role::Pointer, Role::Depth, Role::Rows, Role::Cols],
         Kind::Block | Kind::DynamicShared => &[],
     }
@@ -107,11 +109,13 @@ mod tests {
             instance: Instance::None,
             block: None,
             lengths: &[],
+            launch_bounds: None,
             params: Box::leak(Box::new([Param {
                 name: "out",
                 kind: Kind::Matrix,
                 ty: Some(type_facts::<f32>()),
                 slots,
+                map: None,
             }])),
         }
     }

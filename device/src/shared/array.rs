@@ -2,8 +2,9 @@
 //! 2-D array with an optional row padding ([`Shared2d`]), and the dynamic
 //! array ([`DynamicShared`]). Every access takes the phase token.
 
-use super::phase::{Block, Reading, Writing};
+use super::phase::{Block, Phase, Writing};
 use super::{SharedArray, SharedElement};
+use crate::ownership::{BlockStride, SharedMap};
 use core::marker::PhantomData;
 
 #[cold]
@@ -18,7 +19,7 @@ fn own_slot_out_of_range(k: usize, rank: usize, size: usize, len: usize) -> ! {
 #[cold]
 #[inline(never)]
 #[track_caller]
-fn out_of_range(index: usize, len: usize) -> ! {
+pub(super) fn out_of_range(index: usize, len: usize) -> ! {
     panic!("shared array index out of bounds: the len is {len} but the index is {index}")
 }
 
@@ -39,7 +40,7 @@ fn window_out_of_range(start: usize, width: usize, len: usize) -> ! {
 /// Slot `t + k * B` of `block`, checked against `len`.
 #[inline(always)]
 #[track_caller]
-fn own_slot(block: &Block<Writing>, k: usize, len: usize) -> usize {
+pub(super) fn own_slot<P: Phase>(block: &Block<P>, k: usize, len: usize) -> usize {
     match block.own_slot(k, len) {
         Some(slot) => slot,
         None => own_slot_out_of_range(k, block.thread_rank(), block.size(), len),
@@ -69,8 +70,8 @@ fn rounds_and_rest(len: usize, b: usize) -> (usize, usize) {
 /// constant length, both are constants and the loops unroll to exactly the
 /// thread's slots, with no test left.
 #[inline(always)]
-fn for_each_own_slot<T>(
-    block: &Block<Writing>,
+pub(super) fn for_each_own_slot<T, P: Phase>(
+    block: &Block<P>,
     len: usize,
     mut f: impl FnMut(usize) -> T,
     mut store: impl FnMut(usize, T),
@@ -117,8 +118,8 @@ fn for_each_own_slot<T>(
 /// Every position stored has `row * cols + col = t + k * B < rows * cols`
 /// (the rounds of `for_each_own_slot`) and `col < cols`, hence `row < rows`.
 #[inline(always)]
-fn for_each_own_position<T>(
-    block: &Block<Writing>,
+fn for_each_own_position<T, P: Phase>(
+    block: &Block<P>,
     rows: usize,
     cols: usize,
     mut f: impl FnMut(usize, usize) -> T,
@@ -167,17 +168,25 @@ fn for_each_own_position<T>(
 /// A block's static shared array of `N` slots of `T`, from
 /// [`shared_array!(T; N)`](crate::shared_array). Accesses take the phase
 /// token: in [`Writing`], only the slots a thread owns (`t + k * B`); in
-/// [`Reading`], any slot, read-only.
-pub struct Shared<T, const N: usize> {
-    ptr: *mut T,
+/// [`Reading`](super::Reading), any slot, read-only.
+///
+/// `M` is the array's ownership map in its write phase, `W` the phase in
+/// which it is written (see the [module documentation](super)): by default
+/// slots `t + k * B` ([`BlockStride`]), written in [`Writing`]. Other maps
+/// and phases are chosen where the array is declared:
+/// `shared_array!(T; N, map = ByWarp<0>)`, `shared_array!(T; N, written_in =
+/// Reading)`.
+pub struct Shared<T, const N: usize, M: SharedMap = BlockStride, W: Phase = Writing> {
+    pub(super) ptr: *mut T,
+    _map: PhantomData<(M, W)>,
 }
 
-impl<T, const N: usize> Clone for Shared<T, N> {
+impl<T, const N: usize, M: SharedMap, W: Phase> Clone for Shared<T, N, M, W> {
     fn clone(&self) -> Self {
         *self
     }
 }
-impl<T, const N: usize> Copy for Shared<T, N> {}
+impl<T, const N: usize, M: SharedMap, W: Phase> Copy for Shared<T, N, M, W> {}
 
 /// A block's static `ROWS x COLS` shared array, row-major with rows `STRIDE`
 /// slots apart (`STRIDE > COLS` pads each row, as a 32 x 33 tile avoids bank
@@ -187,38 +196,37 @@ impl<T, const N: usize> Copy for Shared<T, N> {}
 /// thread `t` owns the slots `(row, col)` with `row * COLS + col = t + k * B`,
 /// so a 16 x 16 tile in a 16 x 16 block, or a 32 x 32 tile in a 32 x 8 block
 /// (four slots each, rows `ty + 8k`), is written in the natural pattern.
-pub struct Shared2d<T, const ROWS: usize, const COLS: usize, const STRIDE: usize> {
-    ptr: *mut T,
+///
+/// `M` and `W` are its ownership map and write phase, as for [`Shared`]:
+/// by default the logical index rule above ([`BlockStride`]), written in
+/// [`Writing`]; a register-tile map
+/// ([`Tiles`](crate::ownership::Tiles)) is declared with
+/// `shared_array!(T; ROWS, COLS, map = Tiles<R, C>)`.
+pub struct Shared2d<
+    T,
+    const ROWS: usize,
+    const COLS: usize,
+    const STRIDE: usize,
+    M: SharedMap = BlockStride,
+    W: Phase = Writing,
+> {
+    pub(super) ptr: *mut T,
+    _map: PhantomData<(M, W)>,
 }
 
-impl<T, const ROWS: usize, const COLS: usize, const STRIDE: usize> Clone
-    for Shared2d<T, ROWS, COLS, STRIDE>
+impl<T, const ROWS: usize, const COLS: usize, const STRIDE: usize, M: SharedMap, W: Phase> Clone
+    for Shared2d<T, ROWS, COLS, STRIDE, M, W>
 {
     fn clone(&self) -> Self {
         *self
     }
 }
-impl<T, const ROWS: usize, const COLS: usize, const STRIDE: usize> Copy
-    for Shared2d<T, ROWS, COLS, STRIDE>
+impl<T, const ROWS: usize, const COLS: usize, const STRIDE: usize, M: SharedMap, W: Phase> Copy
+    for Shared2d<T, ROWS, COLS, STRIDE, M, W>
 {
 }
 
-/// The block's dynamic shared memory as an array of `T`, sized by the launch
-/// (`launch!(k[grid, block, stream, bytes](..))`): as many whole elements as
-/// fit after aligning the start for `T`.
-///
-/// A kernel receives it by declaring a parameter of type `DynamicShared<T>`
-/// (at most one): the `#[kernel]` macro builds it on the device and leaves it
-/// out of the launcher's arguments. The element type is therefore the same in
-/// every thread of a launch, which two handles of different types over the
-/// same bytes would break. Accesses take the phase token, as for [`Shared`].
-pub struct DynamicShared<T> {
-    ptr: *mut T,
-    len: usize,
-    _element: PhantomData<T>,
-}
-
-impl<T: SharedElement, const N: usize> Shared<T, N> {
+impl<T: SharedElement, const N: usize, M: SharedMap, W: Phase> Shared<T, N, M, W> {
     /// Wraps the static array at `ptr`.
     ///
     /// # Safety
@@ -229,7 +237,10 @@ impl<T: SharedElement, const N: usize> Shared<T, N> {
     #[inline(always)]
     pub unsafe fn from_raw(ptr: *mut T) -> Self {
         super::opaque_contents(ptr);
-        Shared { ptr }
+        Shared {
+            ptr,
+            _map: PhantomData,
+        }
     }
 
     /// The number of slots, `N`.
@@ -243,12 +254,14 @@ impl<T: SharedElement, const N: usize> Shared<T, N> {
     pub const fn is_empty(&self) -> bool {
         N == 0
     }
+}
 
+impl<T: SharedElement, const N: usize, W: Phase> Shared<T, N, BlockStride, W> {
     /// Writes this thread's `k`-th owned slot, `t + k * B`. Panics (a trap on
     /// the GPU) if that slot is past the end.
     #[inline(always)]
     #[track_caller]
-    pub fn set_own(&self, block: &mut Block<Writing>, k: usize, value: T) {
+    pub fn set_own(&self, block: &mut Block<W>, k: usize, value: T) {
         *self.own_mut(block, k) = value;
     }
 
@@ -257,9 +270,9 @@ impl<T: SharedElement, const N: usize> Shared<T, N> {
     /// is past the end.
     #[inline(always)]
     #[track_caller]
-    pub fn own_mut<'w>(&self, block: &'w mut Block<Writing>, k: usize) -> &'w mut T {
+    pub fn own_mut<'w>(&self, block: &'w mut Block<W>, k: usize) -> &'w mut T {
         let slot = own_slot(block, k, N);
-        // SAFETY: in bounds; in the Writing phase only thread `t` touches slot
+        // SAFETY: in bounds; in the array's write phase `W` only thread `t` touches slot
         // `t + k * B` (no other thread owns it), and the token's exclusive
         // borrow stops this thread from holding two references into the array.
         unsafe { &mut *self.ptr.add(slot) }
@@ -268,7 +281,7 @@ impl<T: SharedElement, const N: usize> Shared<T, N> {
     /// Reads this thread's `k`-th owned slot. Panics if it is past the end.
     #[inline(always)]
     #[track_caller]
-    pub fn own<'w>(&self, block: &'w Block<Writing>, k: usize) -> &'w T {
+    pub fn own<'w>(&self, block: &'w Block<W>, k: usize) -> &'w T {
         let slot = own_slot(block, k, N);
         // SAFETY: as in `own_mut`; the token's shared borrow excludes this
         // thread's writes while the reference lives.
@@ -279,18 +292,20 @@ impl<T: SharedElement, const N: usize> Shared<T, N> {
     /// threads, thread `t` fills `t, t + B, t + 2B, ...`: all `N` slots are
     /// written whatever the block's size.
     #[inline(always)]
-    pub fn fill(&self, block: &mut Block<Writing>, f: impl FnMut(usize) -> T) {
+    pub fn fill(&self, block: &mut Block<W>, f: impl FnMut(usize) -> T) {
         let ptr = self.ptr;
         for_each_own_slot(block, N, f, |slot, value| {
             // SAFETY: `slot < N` is one of this thread's own slots (see `own_mut`).
             unsafe { *ptr.add(slot) = value }
         });
     }
+}
 
+impl<T: SharedElement, const N: usize, M: SharedMap, W: Phase> Shared<T, N, M, W> {
     /// Slot `index`, shared with the other readers. Panics if `index >= N`.
     #[inline(always)]
     #[track_caller]
-    pub fn get_ref<'r>(&self, block: &'r Block<Reading>, index: usize) -> &'r T {
+    pub fn get_ref<'r>(&self, block: &'r Block<W::Next>, index: usize) -> &'r T {
         if index >= N {
             out_of_range(index, N)
         }
@@ -299,28 +314,28 @@ impl<T: SharedElement, const N: usize> Shared<T, N> {
 
     /// The whole array, shared with the other readers.
     #[inline(always)]
-    pub fn as_array<'r>(&self, _block: &'r Block<Reading>) -> &'r [T; N] {
-        // SAFETY: in the Reading phase no thread writes the array (non-atomic
-        // writes need a Writing token), and this thread cannot reach the next
-        // phase while the token is borrowed.
+    pub fn as_array<'r>(&self, _block: &'r Block<W::Next>) -> &'r [T; N] {
+        // SAFETY: in the phase after the array's write phase `W` no thread
+        // writes the array (non-atomic writes need a token of phase `W`), and
+        // this thread cannot reach the next phase while the token is borrowed.
         unsafe { &*self.ptr.cast::<[T; N]>() }
     }
 
-    /// The `M` slots from `start`, as an array (one bounds check for the
+    /// The `WIDTH` slots from `start`, as an array (one bounds check for the
     /// window, none for constant indices into it). Panics if the window
     /// does not fit.
     #[inline(always)]
     #[track_caller]
-    pub fn window<'r, const M: usize>(
+    pub fn window<'r, const WIDTH: usize>(
         &self,
-        _block: &'r Block<Reading>,
+        _block: &'r Block<W::Next>,
         start: usize,
-    ) -> &'r [T; M] {
-        if start > N || N - start < M {
-            window_out_of_range(start, M, N)
+    ) -> &'r [T; WIDTH] {
+        if start > N || N - start < WIDTH {
+            window_out_of_range(start, WIDTH, N)
         }
-        // SAFETY: `start + M <= N`; read-only as in `as_array`.
-        unsafe { &*self.ptr.add(start).cast::<[T; M]>() }
+        // SAFETY: `start + WIDTH <= N`; read-only as in `as_array`.
+        unsafe { &*self.ptr.add(start).cast::<[T; WIDTH]>() }
     }
 
     /// The raw array, for patterns the phase token cannot express: every
@@ -332,20 +347,26 @@ impl<T: SharedElement, const N: usize> Shared<T, N> {
     }
 }
 
-impl<T: SharedElement + Copy, const N: usize> Shared<T, N> {
+impl<T: SharedElement + Copy, const N: usize, M: SharedMap, W: Phase> Shared<T, N, M, W> {
     /// Reads slot `index`. Panics (a trap on the GPU) if `index >= N`.
     #[inline(always)]
     #[track_caller]
-    pub fn get(&self, block: &Block<Reading>, index: usize) -> T {
+    pub fn get(&self, block: &Block<W::Next>, index: usize) -> T {
         *self.get_ref(block, index)
     }
 }
 
-impl<T: SharedElement, const ROWS: usize, const COLS: usize, const STRIDE: usize>
-    Shared2d<T, ROWS, COLS, STRIDE>
+impl<
+        T: SharedElement,
+        const ROWS: usize,
+        const COLS: usize,
+        const STRIDE: usize,
+        M: SharedMap,
+        W: Phase,
+    > Shared2d<T, ROWS, COLS, STRIDE, M, W>
 {
     /// The number of logical slots, `ROWS * COLS`.
-    const SLOTS: usize = ROWS * COLS;
+    pub(crate) const SLOTS: usize = ROWS * COLS;
 
     /// Wraps the static array at `ptr`.
     ///
@@ -357,7 +378,10 @@ impl<T: SharedElement, const ROWS: usize, const COLS: usize, const STRIDE: usize
     #[inline(always)]
     pub unsafe fn from_raw(ptr: *mut T) -> Self {
         super::opaque_contents(ptr);
-        Shared2d { ptr }
+        Shared2d {
+            ptr,
+            _map: PhantomData,
+        }
     }
 
     /// The shape `(ROWS, COLS)`.
@@ -365,11 +389,15 @@ impl<T: SharedElement, const ROWS: usize, const COLS: usize, const STRIDE: usize
     pub const fn shape(&self) -> (usize, usize) {
         (ROWS, COLS)
     }
+}
 
+impl<T: SharedElement, const ROWS: usize, const COLS: usize, const STRIDE: usize, W: Phase>
+    Shared2d<T, ROWS, COLS, STRIDE, BlockStride, W>
+{
     /// The position `(row, col)` of this thread's `k`-th owned slot (logical
     /// index `t + k * B`), or `None` past the end.
     #[inline(always)]
-    pub fn own_position(&self, block: &Block<Writing>, k: usize) -> Option<(usize, usize)> {
+    pub fn own_position(&self, block: &Block<W>, k: usize) -> Option<(usize, usize)> {
         let slot = block.own_slot(k, Self::SLOTS)?;
         Some((slot / COLS, slot % COLS))
     }
@@ -377,7 +405,7 @@ impl<T: SharedElement, const ROWS: usize, const COLS: usize, const STRIDE: usize
     /// Writes this thread's `k`-th owned slot. Panics if it is past the end.
     #[inline(always)]
     #[track_caller]
-    pub fn set_own(&self, block: &mut Block<Writing>, k: usize, value: T) {
+    pub fn set_own(&self, block: &mut Block<W>, k: usize, value: T) {
         *self.own_mut(block, k) = value;
     }
 
@@ -385,18 +413,18 @@ impl<T: SharedElement, const ROWS: usize, const COLS: usize, const STRIDE: usize
     /// the end.
     #[inline(always)]
     #[track_caller]
-    pub fn own_mut<'w>(&self, block: &'w mut Block<Writing>, k: usize) -> &'w mut T {
+    pub fn own_mut<'w>(&self, block: &'w mut Block<W>, k: usize) -> &'w mut T {
         let slot = own_slot(block, k, Self::SLOTS);
         // SAFETY: the logical slot is in bounds, so its physical offset
         // `row * STRIDE + col < ROWS * STRIDE`; only this thread owns it in
-        // the Writing phase (see `Shared::own_mut`).
+        // the write phase (see `Shared::own_mut`).
         unsafe { &mut *self.ptr.add(slot / COLS * STRIDE + slot % COLS) }
     }
 
     /// Reads this thread's `k`-th owned slot. Panics if it is past the end.
     #[inline(always)]
     #[track_caller]
-    pub fn own<'w>(&self, block: &'w Block<Writing>, k: usize) -> &'w T {
+    pub fn own<'w>(&self, block: &'w Block<W>, k: usize) -> &'w T {
         let slot = own_slot(block, k, Self::SLOTS);
         // SAFETY: as in `own_mut`, read-only.
         unsafe { &*self.ptr.add(slot / COLS * STRIDE + slot % COLS) }
@@ -405,7 +433,7 @@ impl<T: SharedElement, const ROWS: usize, const COLS: usize, const STRIDE: usize
     /// Writes every slot this thread owns: `(row, col)` gets `f(row, col)`.
     /// All `ROWS * COLS` slots are written whatever the block's size.
     #[inline(always)]
-    pub fn fill(&self, block: &mut Block<Writing>, f: impl FnMut(usize, usize) -> T) {
+    pub fn fill(&self, block: &mut Block<W>, f: impl FnMut(usize, usize) -> T) {
         let ptr = self.ptr;
         for_each_own_position(block, ROWS, COLS, f, |row, col, value| {
             // SAFETY: `(row, col)` is an own slot in bounds (`row < ROWS`,
@@ -414,11 +442,21 @@ impl<T: SharedElement, const ROWS: usize, const COLS: usize, const STRIDE: usize
             unsafe { *ptr.add(row * STRIDE + col) = value }
         });
     }
+}
 
+impl<
+        T: SharedElement,
+        const ROWS: usize,
+        const COLS: usize,
+        const STRIDE: usize,
+        M: SharedMap,
+        W: Phase,
+    > Shared2d<T, ROWS, COLS, STRIDE, M, W>
+{
     /// Row `row`, shared with the other readers. Panics if `row >= ROWS`.
     #[inline(always)]
     #[track_caller]
-    pub fn row<'r>(&self, _block: &'r Block<Reading>, row: usize) -> &'r [T; COLS] {
+    pub fn row<'r>(&self, _block: &'r Block<W::Next>, row: usize) -> &'r [T; COLS] {
         if row >= ROWS {
             out_of_range_2d(row, 0, ROWS, COLS)
         }
@@ -431,7 +469,7 @@ impl<T: SharedElement, const ROWS: usize, const COLS: usize, const STRIDE: usize
     /// shape (each axis is checked).
     #[inline(always)]
     #[track_caller]
-    pub fn get_ref<'r>(&self, block: &'r Block<Reading>, row: usize, col: usize) -> &'r T {
+    pub fn get_ref<'r>(&self, block: &'r Block<W::Next>, row: usize, col: usize) -> &'r T {
         if row >= ROWS || col >= COLS {
             out_of_range_2d(row, col, ROWS, COLS)
         }
@@ -447,113 +485,19 @@ impl<T: SharedElement, const ROWS: usize, const COLS: usize, const STRIDE: usize
     }
 }
 
-impl<T: SharedElement + Copy, const ROWS: usize, const COLS: usize, const STRIDE: usize>
-    Shared2d<T, ROWS, COLS, STRIDE>
+impl<
+        T: SharedElement + Copy,
+        const ROWS: usize,
+        const COLS: usize,
+        const STRIDE: usize,
+        M: SharedMap,
+        W: Phase,
+    > Shared2d<T, ROWS, COLS, STRIDE, M, W>
 {
     /// Reads slot `(row, col)`. Panics outside the shape.
     #[inline(always)]
     #[track_caller]
-    pub fn get(&self, block: &Block<Reading>, row: usize, col: usize) -> T {
+    pub fn get(&self, block: &Block<W::Next>, row: usize, col: usize) -> T {
         *self.get_ref(block, row, col)
-    }
-}
-
-impl<T: SharedElement> DynamicShared<T> {
-    /// The dynamic array of a kernel's entry point.
-    ///
-    /// # Safety
-    /// Called by the `#[kernel]` entry point, at most once per kernel, so
-    /// that every thread of a launch views the dynamic shared memory with the
-    /// same element type `T`.
-    #[doc(hidden)]
-    #[inline(always)]
-    pub unsafe fn for_kernel_entry() -> Self {
-        let (ptr, len) = super::aligned_dynamic::<T>();
-        super::opaque_contents(ptr);
-        DynamicShared {
-            ptr,
-            len,
-            _element: PhantomData,
-        }
-    }
-
-    /// The number of slots.
-    #[inline(always)]
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether the array has no slots (the launch gave too few bytes for one).
-    #[inline(always)]
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// Writes this thread's `k`-th owned slot. Panics if it is past the end.
-    #[inline(always)]
-    #[track_caller]
-    pub fn set_own(&self, block: &mut Block<Writing>, k: usize, value: T) {
-        *self.own_mut(block, k) = value;
-    }
-
-    /// This thread's `k`-th owned slot. Panics if it is past the end.
-    #[inline(always)]
-    #[track_caller]
-    pub fn own_mut<'w>(&self, block: &'w mut Block<Writing>, k: usize) -> &'w mut T {
-        let slot = own_slot(block, k, self.len);
-        // SAFETY: as in `Shared::own_mut`.
-        unsafe { &mut *self.ptr.add(slot) }
-    }
-
-    /// Reads this thread's `k`-th owned slot. Panics if it is past the end.
-    #[inline(always)]
-    #[track_caller]
-    pub fn own<'w>(&self, block: &'w Block<Writing>, k: usize) -> &'w T {
-        let slot = own_slot(block, k, self.len);
-        // SAFETY: as in `Shared::own`.
-        unsafe { &*self.ptr.add(slot) }
-    }
-
-    /// Writes every slot this thread owns: slot `s` gets `f(s)`.
-    #[inline(always)]
-    pub fn fill(&self, block: &mut Block<Writing>, f: impl FnMut(usize) -> T) {
-        let ptr = self.ptr;
-        for_each_own_slot(block, self.len, f, |slot, value| {
-            // SAFETY: an own slot in bounds (see `Shared::own_mut`).
-            unsafe { *ptr.add(slot) = value }
-        });
-    }
-
-    /// The whole array, shared with the other readers.
-    #[inline(always)]
-    pub fn as_slice<'r>(&self, _block: &'r Block<Reading>) -> &'r [T] {
-        // SAFETY: `len` slots in bounds; read-only as in `Shared::as_array`.
-        unsafe { core::slice::from_raw_parts(self.ptr, self.len) }
-    }
-
-    /// Slot `index`, shared with the other readers. Panics if out of range.
-    #[inline(always)]
-    #[track_caller]
-    pub fn get_ref<'r>(&self, block: &'r Block<Reading>, index: usize) -> &'r T {
-        if index >= self.len {
-            out_of_range(index, self.len)
-        }
-        &self.as_slice(block)[index]
-    }
-
-    /// The raw array: every access through it is `unsafe`.
-    #[inline(always)]
-    pub fn raw(&self) -> SharedArray<T> {
-        // SAFETY: the same slots of shared memory.
-        unsafe { SharedArray::from_raw_parts(self.ptr, self.len) }
-    }
-}
-
-impl<T: SharedElement + Copy> DynamicShared<T> {
-    /// Reads slot `index`. Panics if out of range.
-    #[inline(always)]
-    #[track_caller]
-    pub fn get(&self, block: &Block<Reading>, index: usize) -> T {
-        *self.get_ref(block, index)
     }
 }

@@ -108,13 +108,16 @@
 //! other than the one written.
 
 mod array;
+mod dynamic;
 mod element;
+mod mapped;
 mod phase;
 pub mod reduce;
 pub mod scan;
 mod scratch;
 
-pub use array::{DynamicShared, Shared, Shared2d};
+pub use array::{Shared, Shared2d};
+pub use dynamic::DynamicShared;
 pub use element::SharedElement;
 pub use phase::{Block, Phase, Reading, Writing};
 pub use reduce::{block_reduce, block_sum, ReduceElement};
@@ -244,8 +247,13 @@ pub(crate) fn opaque_contents<T>(ptr: *mut T) {
 /// safe code makes is none of `shared_array!`'s (those are statics inside
 /// the macro's expansion, which nothing outside it can name), so no handle
 /// the crate's `unsafe` code trusts can reach it.
+///
+/// Aligned to 16 bytes at least (`.shared .align 16`), as CUDA's
+/// `__align__(16)`: the arrays' vector reads (`vector`, `row_vector`) rely on
+/// it, and ptxas merges four consecutive 4-byte loads into one `LDS.128`
+/// only where it can prove that alignment.
 #[doc(hidden)]
-#[repr(transparent)]
+#[repr(C, align(16))]
 pub struct SharedStorage<T, const LEN: usize>(UnsafeCell<MaybeUninit<[T; LEN]>>);
 
 // SAFETY: the storage is reached only through the handles of this module,

@@ -18,7 +18,10 @@ fn wrong_block_shape(wanted: [u32; 3], got: crate::thread::Dim3) -> ! {
 }
 
 /// A barrier phase: [`Writing`] or [`Reading`].
-pub trait Phase: sealed::Sealed {}
+pub trait Phase: sealed::Sealed + 'static {
+    /// The phase after the next barrier: the other one.
+    type Next: Phase<Next = Self>;
+}
 
 /// The phase in which each thread writes (and reads) only the shared slots it
 /// owns. Every kernel starts in it.
@@ -31,8 +34,12 @@ pub enum Reading {}
 
 impl sealed::Sealed for Writing {}
 impl sealed::Sealed for Reading {}
-impl Phase for Writing {}
-impl Phase for Reading {}
+impl Phase for Writing {
+    type Next = Reading;
+}
+impl Phase for Reading {
+    type Next = Writing;
+}
 
 /// A thread's phase token: proof that every thread of its block is in phase
 /// `P` (see the [module documentation](super) for why).

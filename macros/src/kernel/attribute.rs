@@ -7,6 +7,7 @@
 //! #[kernel(f32, f64)]
 //! #[kernel(16, 32, block = (TILE, TILE))]
 //! #[kernel(block = (32, 8), len(input >= out))]
+//! #[kernel(block = 256, launch_bounds = (256, 2))]
 //! #[kernel(unsafe(device_crate = "dev"), unsafe(runtime_crate = "rt"), module = "crate::ptx::MODULE")]
 //! #[kernel(f32, f64, unsafe(runtime_crate = "rt"))]
 //! ```
@@ -62,6 +63,9 @@ pub struct KernelAttribute {
     /// `len(input >= covered)`: the input slice `input` holds at least the
     /// elements of the parameter `covered` (the launcher checks).
     pub lengths: Vec<LengthBound>,
+    /// `launch_bounds = (max_threads, min_blocks)` or `launch_bounds =
+    /// max_threads`: CUDA's `__launch_bounds__`.
+    pub launch_bounds: Option<[syn::Expr; 2]>,
     pub paths: KernelPaths,
 }
 
@@ -76,7 +80,7 @@ const KEYS: &[Key] = &[
     Key::naming_crate("runtime_crate", "my_gpu::runtime", "gpu_runtime"),
     Key::plain("module", "crate::kernels::MODULE"),
 ];
-const EXPECTED: &str = "`block = (x, y, z)` (the only block shape the kernel runs in), `len(input >= out)` (the input slice holds at least `out`'s elements: the launcher checks), `unsafe(device_crate = \"path\")`, `unsafe(runtime_crate = \"path\")` or `module = \"path\"` (paths to the `gpu_device` crate, the `gpu_runtime` crate and the crate's `KERNEL_MODULE` static), besides the types or values of a generic kernel";
+const EXPECTED: &str = "`block = (x, y, z)` (the only block shape the kernel runs in), `launch_bounds = (max_threads, min_blocks)` (CUDA's `__launch_bounds__`), `len(input >= out)` (the input slice holds at least `out`'s elements: the launcher checks), `unsafe(device_crate = \"path\")`, `unsafe(runtime_crate = \"path\")` or `module = \"path\"` (paths to the `gpu_device` crate, the `gpu_runtime` crate and the crate's `KERNEL_MODULE` static), besides the types or values of a generic kernel";
 const CRATE_ADVICE: &str = "`crate = \"...\"` is ambiguous here: #[kernel] emits paths into two crates; write `unsafe(device_crate = \"path\")` (for `gpu_device`) and `unsafe(runtime_crate = \"path\")` (for `gpu_runtime`)";
 
 /// Parses the attribute's arguments; problems go to `errors` and parsing
@@ -88,9 +92,24 @@ pub fn parse(args: TokenStream, const_instances: bool, errors: &mut Errors) -> K
     let mut block: Option<[syn::Expr; 3]> = None;
     let mut block_seen = false;
     let mut lengths = Vec::new();
+    let mut launch_bounds: Option<[syn::Expr; 2]> = None;
+    let mut bounds_seen = false;
     let parser = |input: ParseStream| -> syn::Result<()> {
         while !input.is_empty() {
-            if starts_block(input) {
+            if starts_key(input, "launch_bounds") {
+                let key: Ident = input.parse()?;
+                input.parse::<Token![=]>()?;
+                let value: syn::Expr = input.parse()?;
+                if bounds_seen {
+                    errors.push(syn::Error::new(
+                        key.span(),
+                        "`launch_bounds` is given twice: keep one",
+                    ));
+                } else if let Some(bounds) = errors.ok(bounds_pair(value)) {
+                    launch_bounds = Some(bounds);
+                }
+                bounds_seen = true;
+            } else if starts_block(input) {
                 let key: Ident = input.parse()?;
                 input.parse::<Token![=]>()?;
                 let value: syn::Expr = input.parse()?;
@@ -139,6 +158,7 @@ pub fn parse(args: TokenStream, const_instances: bool, errors: &mut Errors) -> K
         instances,
         block,
         lengths,
+        launch_bounds,
         paths: KernelPaths {
             device: options
                 .get("device_crate")
@@ -155,10 +175,31 @@ pub fn parse(args: TokenStream, const_instances: bool, errors: &mut Errors) -> K
 
 /// Whether `input` starts with `block =`.
 fn starts_block(input: ParseStream) -> bool {
+    starts_key(input, "block")
+}
+
+/// Whether `input` starts with `<name> =`.
+fn starts_key(input: ParseStream, name: &str) -> bool {
     let fork = input.fork();
-    fork.parse::<Ident>().is_ok_and(|key| key == "block")
+    fork.parse::<Ident>().is_ok_and(|key| key == name)
         && fork.peek(Token![=])
         && !fork.peek(Token![==])
+}
+
+/// `(max_threads, min_blocks)` or `max_threads` (min_blocks 0: not asked).
+fn bounds_pair(value: syn::Expr) -> syn::Result<[syn::Expr; 2]> {
+    match value {
+        syn::Expr::Tuple(t) if t.elems.len() == 2 => {
+            let mut it = t.elems.into_iter();
+            Ok([it.next().expect("two"), it.next().expect("two")])
+        }
+        syn::Expr::Tuple(t) => Err(syn::Error::new_spanned(
+            t,
+            "`launch_bounds` takes the most threads of a block and, optionally, the blocks per multiprocessor: `launch_bounds = (256, 2)`",
+        )),
+        syn::Expr::Paren(p) => Ok([*p.expr, syn::parse_quote!(0)]),
+        other => Ok([other, syn::parse_quote!(0)]),
+    }
 }
 
 /// Whether `input` starts with `len(`.

@@ -399,13 +399,27 @@ fn rebuild_param(
                 let #name: &[#elem] = #scope.input(unsafe { #device::__private::slice_from_kernel_param(#ptr, #len) });
             }
         }
-        ParamKind::Output(_) => {
+        ParamKind::Output(_, map) => {
             let [ptr, len] = [&slots[0], &slots[1]];
+            let map = map
+                .as_ref()
+                .map(|m| super::interface::instance_tokens(kernel, instance, m.to_token_stream()))
+                .unwrap_or_else(|| quote!(#device::ownership::ByThread));
             quote! {
                 // SAFETY: the launcher passed a live device allocation of `len`
                 // elements, borrowed mutably for this launch alone; every thread
-                // receives the same one.
-                let #name = #scope.output(unsafe { #device::DisjointSlice::<#elem>::from_raw_parts(#ptr, #len) });
+                // receives the same one, with the same map.
+                let #name = #scope.output(unsafe { #device::DisjointSlice::<#elem, #map>::from_raw_parts(#ptr, #len) });
+            }
+        }
+        ParamKind::MappedMatrix(_, map) => {
+            let map = super::interface::instance_tokens(kernel, instance, map.to_token_stream());
+            let [ptr, len, rows, cols] = [&slots[0], &slots[1], &slots[2], &slots[3]];
+            quote! {
+                // SAFETY: as for a `DisjointSlice2d`: `len == rows * cols`
+                // elements, borrowed mutably for this launch alone; every
+                // thread receives the same, with the same map.
+                let #name = #scope.output_mapped(unsafe { #device::DisjointMatrix::<#elem, #map>::from_kernel_param(#ptr, #len, #rows, #cols) });
             }
         }
         ParamKind::Output2d(_, rows_per_thread, index) => {

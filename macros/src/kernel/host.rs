@@ -230,7 +230,8 @@ fn launcher_impl(kernel: &Kernel) -> TokenStream {
             }
             ParamKind::Scalar(_)
             | ParamKind::Input(_)
-            | ParamKind::Output(_)
+            | ParamKind::Output(..)
+            | ParamKind::MappedMatrix(..)
             | ParamKind::Output2d(..)
             | ParamKind::Output3d(_)
             | ParamKind::Atomic(_)
@@ -399,10 +400,12 @@ pub fn launcher_param(p: &Param, runtime: &syn::Path) -> Option<TokenStream> {
     Some(match &p.kind {
         ParamKind::Scalar(ty) | ParamKind::Value(ty) => quote!(#name: #ty),
         ParamKind::Input(elem) => quote!(#name: impl #runtime::DeviceInput<#elem>),
-        ParamKind::Output(elem) | ParamKind::Atomic(elem) => {
+        ParamKind::Output(elem, _) | ParamKind::Atomic(elem) => {
             quote!(mut #name: impl #runtime::DeviceOutput<#elem>)
         }
-        ParamKind::Output2d(elem, _, _) => quote!(mut #name: #runtime::DeviceView2dMut<'_, #elem>),
+        ParamKind::Output2d(elem, _, _) | ParamKind::MappedMatrix(elem, _) => {
+            quote!(mut #name: #runtime::DeviceView2dMut<'_, #elem>)
+        }
         ParamKind::Output3d(elem) => quote!(mut #name: #runtime::DeviceView3dMut<'_, #elem>),
         ParamKind::Block | ParamKind::DynamicShared(_) => return None,
     })

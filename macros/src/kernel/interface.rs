@@ -124,6 +124,22 @@ fn description_value(kernel: &Kernel, instance: &Instance, index: usize) -> Toke
         }
         None => quote!(::core::option::Option::None),
     };
+    let launch_bounds = match &kernel.launch_bounds {
+        Some(bounds) => {
+            let [max, min] = bounds
+                .clone()
+                .map(|e| instance_tokens(kernel, instance, e.to_token_stream()));
+            let declared = match kernel.block {
+                Some(_) => {
+                    let block = block_const(index);
+                    quote!(::core::option::Option::Some(Self::#block))
+                }
+                None => quote!(::core::option::Option::None),
+            };
+            quote!(::core::option::Option::Some(#device::__private::declared_launch_bounds(#max, #min, #declared)))
+        }
+        None => quote!(::core::option::Option::None),
+    };
     let lengths = kernel.lengths.iter().map(|bound| {
         let (input, covered) = (bound.input.to_string(), bound.covered.to_string());
         quote!((#input, #covered))
@@ -151,12 +167,29 @@ fn description_value(kernel: &Kernel, instance: &Instance, index: usize) -> Toke
             let ty = slot_type(slot.ty, element.as_ref());
             quote!(#interface::Slot { role: #interface::Role::#role, ty: #interface::type_facts::<#ty>() })
         });
+        // An output's map, with the thread count it needs (checked against
+        // a declared block shape when the constant is evaluated).
+        let map = match p.kind.map() {
+            Some(map) => {
+                let map = instance_type(kernel, instance, map);
+                let facts = match kernel.block {
+                    Some(_) => {
+                        let block = block_const(index);
+                        quote_spanned!(map.span()=> #interface::map_facts_in_block::<#map>(Self::#block))
+                    }
+                    None => quote_spanned!(map.span()=> #interface::map_facts::<#map>()),
+                };
+                quote!(::core::option::Option::Some(#facts))
+            }
+            None => quote!(::core::option::Option::None),
+        };
         quote! {
             #interface::Param {
                 name: #name,
                 kind: #interface::Kind::#kind,
                 ty: #facts,
                 slots: &[#(#slots),*],
+                map: #map,
             }
         }
     });
@@ -166,6 +199,7 @@ fn description_value(kernel: &Kernel, instance: &Instance, index: usize) -> Toke
             instance: #instance_value,
             block: #block,
             lengths: &[#(#lengths),*],
+            launch_bounds: #launch_bounds,
             params: &[#(#params),*],
         }
     }

@@ -133,7 +133,7 @@ pub const INPUT: KindSpec = KindSpec {
 
 pub const OUTPUT: KindSpec = KindSpec {
     variant: "Output",
-    written: "`DisjointSlice<T>` (each thread writes its own element)",
+    written: "`DisjointSlice<T>` (each thread writes its own element), `DisjointSlice<T, M>` (the elements the map `M` gives it: per block, per warp, grid-stride, blocked, striped)",
     launcher_takes: Some("`&mut DeviceBuffer<T>`, `DeviceViewMut<T>`"),
     summary: "`DisjointSlice<T>` (an output written at each thread's own index)",
     slots: &[
@@ -150,6 +150,22 @@ pub const MATRIX: KindSpec = KindSpec {
     written: "`DisjointSlice2d<T>` (row-major matrix, element `(y, x)` per thread)",
     launcher_takes: Some("`buffer.view_2d_mut(rows, cols)?`"),
     summary: "`DisjointSlice2d<T>` (a matrix output, `R` rows per thread)",
+    slots: &[
+        slot("ptr", "Pointer", SlotType::MutPointer),
+        slot("len", "Len", SlotType::Usize),
+        slot("rows", "Rows", SlotType::Usize),
+        slot("cols", "Cols", SlotType::Usize),
+    ],
+    builder: Some("matrix"),
+    length_bound: LengthRole::Covered,
+    writes: true,
+};
+
+pub const MAPPED_MATRIX: KindSpec = KindSpec {
+    variant: "MappedMatrix",
+    written: "`DisjointMatrix<T, M>` (row-major matrix divided by the map `M`: one row per block, register tiles)",
+    launcher_takes: Some("`buffer.view_2d_mut(rows, cols)?`"),
+    summary: "`DisjointMatrix<T, M>` (a matrix output divided by an ownership map)",
     slots: &[
         slot("ptr", "Pointer", SlotType::MutPointer),
         slot("len", "Len", SlotType::Usize),
@@ -230,12 +246,13 @@ pub const DYNAMIC_SHARED: KindSpec = KindSpec {
 };
 
 /// Every kind, in the order of the tables.
-pub const ALL: [&KindSpec; 10] = [
+pub const ALL: [&KindSpec; 11] = [
     &SCALAR,
     &INPUT,
     &OUTPUT,
     &MATRIX,
     &MATRIX_U32,
+    &MAPPED_MATRIX,
     &GRID_3D,
     &BLOCK,
     &DYNAMIC_SHARED,
@@ -257,7 +274,8 @@ impl ParamKind {
             ParamKind::Scalar(_) => &SCALAR,
             ParamKind::Value(_) => &VALUE,
             ParamKind::Input(_) => &INPUT,
-            ParamKind::Output(_) => &OUTPUT,
+            ParamKind::Output(..) => &OUTPUT,
+            ParamKind::MappedMatrix(..) => &MAPPED_MATRIX,
             ParamKind::Output2d(_, _, MatrixIndex::Usize) => &MATRIX,
             ParamKind::Output2d(_, _, MatrixIndex::U32) => &MATRIX_U32,
             ParamKind::Output3d(_) => &GRID_3D,
@@ -297,11 +315,13 @@ mod tests {
     /// A parameter of each kind: every kind has one, and is one's.
     #[test]
     fn every_kind_is_reached_by_a_parameter() {
-        let samples: [syn::FnArg; 11] = [
+        let samples: [syn::FnArg; 13] = [
             syn::parse_quote!(n: u32),
             syn::parse_quote!(p: Pixel),
             syn::parse_quote!(a: &[f32]),
             syn::parse_quote!(o: DisjointSlice<f32>),
+            syn::parse_quote!(o: DisjointSlice<f32, ByBlock>),
+            syn::parse_quote!(m: DisjointMatrix<f32, RowPerBlock<4>>),
             syn::parse_quote!(m: DisjointSlice2d<f32>),
             syn::parse_quote!(m: DisjointSlice2d<f32, 4>),
             syn::parse_quote!(m: DisjointSlice2dU32<f32>),

@@ -34,6 +34,9 @@ pub struct Kernel {
     /// `len(input >= covered)` options, checked: `input` is an `&[T]`
     /// parameter, `covered` one with an element count.
     pub lengths: Vec<LengthBound>,
+    /// `launch_bounds = (max_threads, min_blocks)`: `usize` expressions,
+    /// which may name a const parameter (`min_blocks` 0 when not given).
+    pub launch_bounds: Option<[syn::Expr; 2]>,
 }
 
 /// A generic kernel's parameter.
@@ -134,6 +137,7 @@ impl Kernel {
             paths: attribute.paths,
             block: attribute.block,
             lengths: attribute.lengths,
+            launch_bounds: attribute.launch_bounds,
             function,
         })
     }
@@ -354,7 +358,8 @@ fn check_device_built<'a>(params: impl Iterator<Item = &'a Param>, errors: &mut 
             ParamKind::Scalar(_)
             | ParamKind::Value(_)
             | ParamKind::Input(_)
-            | ParamKind::Output(_)
+            | ParamKind::Output(..)
+            | ParamKind::MappedMatrix(..)
             | ParamKind::Output2d(..)
             | ParamKind::Output3d(_)
             | ParamKind::Atomic(_) => {}

@@ -19,14 +19,18 @@ pub enum ParamKind {
     Scalar(Type),
     /// `&[T]`: read by every thread; passed as pointer and length.
     Input(Type),
-    /// `DisjointSlice<T>`: written by each thread at its own index.
-    Output(Type),
+    /// `DisjointSlice<T>` or `DisjointSlice<T, M>`: written by each thread
+    /// at the elements its map `M` gives it (by default its own index).
+    Output(Type, Option<Type>),
     /// `DisjointSlice2d<T>` or `DisjointSlice2d<T, R>` (or the `U32` forms,
     /// `DisjointSlice2dU32<T, R>`): a row-major matrix; passed as pointer,
     /// element count, rows, cols (`usize`, or `u32` for the `U32` forms).
     Output2d(Type, Option<syn::Expr>, MatrixIndex),
     /// `DisjointSlice3d<T>`: passed as pointer, depth, rows, cols.
     Output3d(Type),
+    /// `DisjointMatrix<T, M>`: a row-major matrix divided by the map `M`;
+    /// passed as a `DisjointSlice2d`.
+    MappedMatrix(Type, Type),
     /// `Block`: the shared-memory phase token, built on the device.
     Block,
     /// `DynamicShared<T>`: the dynamic shared memory, built on the device.
@@ -45,12 +49,23 @@ impl ParamKind {
             ParamKind::Scalar(t)
             | ParamKind::Value(t)
             | ParamKind::Input(t)
-            | ParamKind::Output(t)
+            | ParamKind::Output(t, _)
+            | ParamKind::MappedMatrix(t, _)
             | ParamKind::Output2d(t, _, _)
             | ParamKind::Output3d(t)
             | ParamKind::Atomic(t)
             | ParamKind::DynamicShared(t) => Some(t),
             ParamKind::Block => None,
+        }
+    }
+
+    /// The ownership map an output names (`DisjointSlice<T, M>`,
+    /// `DisjointMatrix<T, M>`), as written.
+    pub fn map(&self) -> Option<&Type> {
+        match self {
+            ParamKind::Output(_, map) => map.as_ref(),
+            ParamKind::MappedMatrix(_, map) => Some(map),
+            _ => None,
         }
     }
 }
@@ -137,9 +152,19 @@ fn classify(ty: &Type) -> syn::Result<ParamKind> {
             Ok(ParamKind::Input(elem.clone()))
         }
         Type::Path(p) if p.qself.is_none() => {
-            if let Some(inner) = single_generic(ty, "DisjointSlice") {
+            if let Some((inner, map)) = generic_pair(ty, "DisjointSlice") {
                 check_element(&inner)?;
-                return Ok(ParamKind::Output(inner));
+                return Ok(ParamKind::Output(inner, map));
+            }
+            if let Some((inner, map)) = generic_pair(ty, "DisjointMatrix") {
+                check_element(&inner)?;
+                let Some(map) = map else {
+                    return Err(syn::Error::new_spanned(
+                        ty,
+                        "a `DisjointMatrix` names its ownership map: `DisjointMatrix<T, RowPerBlock>`, `DisjointMatrix<T, Tiles<R, C>>` (see `gpu_device::ownership`)",
+                    ));
+                };
+                return Ok(ParamKind::MappedMatrix(inner, map));
             }
             if let Some((inner, rows_per_thread, index)) = matrix_output(ty) {
                 check_element(&inner)?;
@@ -240,6 +265,33 @@ fn check_element(elem: &Type) -> syn::Result<()> {
             "slice elements must be scalars or `DeviceCopy` structs",
         )),
     }
+}
+
+/// `Name<T>` or `Name<T, M>` (with or without a lifetime) as the last path
+/// segment: returns `T` and `M`.
+fn generic_pair(ty: &Type, name: &str) -> Option<(Type, Option<Type>)> {
+    let Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last()?;
+    if last.ident != name {
+        return None;
+    }
+    let PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    let mut rest = args
+        .args
+        .iter()
+        .filter(|a| !matches!(a, GenericArgument::Lifetime(_)));
+    let elem = match rest.next()? {
+        GenericArgument::Type(t) => t.clone(),
+        _ => return None,
+    };
+    let map = match rest.next() {
+        None => None,
+        Some(GenericArgument::Type(t)) => Some(t.clone()),
+        Some(_) => return None,
+    };
+    rest.next().is_none().then_some((elem, map))
 }
 
 /// `Name<T>` (or `Name<'a, T>`) as the last path segment: returns `T`.

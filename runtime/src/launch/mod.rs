@@ -146,19 +146,46 @@ impl KernelFunction {
         }
     }
 
-    /// Refuses a launch whose block is not the kernel's declared shape (its
-    /// entry points assume it): `block` is the checked launch's block.
+    /// Refuses a launch whose block the kernel cannot run in: not its
+    /// declared shape (its entry points assume it), more threads than its
+    /// launch bounds allow (`.maxntid`), or another thread count than an
+    /// output's ownership map needs (register tiles would overlap). `block`
+    /// is the checked launch's block.
     fn check_block_shape(&self, block: [u32; 3]) -> Result<()> {
-        match self.interface.block {
-            Some(shape) if shape != block => Err(Error::InvalidLaunch {
+        let refuse = |reason: String| {
+            Err(Error::InvalidLaunch {
                 kernel: self.name,
-                reason: format!(
+                reason,
+            })
+        };
+        let threads = block[0] as u64 * block[1] as u64 * block[2] as u64;
+        if let Some(shape) = self.interface.block {
+            if shape != block {
+                return refuse(format!(
                     "this kernel runs only in blocks of ({}, {}, {}) threads (its `block` option); the launch has blocks of ({}, {}, {})",
                     shape[0], shape[1], shape[2], block[0], block[1], block[2]
-                ),
-            }),
-            _ => Ok(()),
+                ));
+            }
         }
+        if let Some([max_threads, _]) = self.interface.launch_bounds {
+            if threads > max_threads as u64 {
+                return refuse(format!(
+                    "this kernel's launch bounds allow blocks of at most {max_threads} threads (its `launch_bounds` option); the launch has blocks of ({}, {}, {}) = {threads}",
+                    block[0], block[1], block[2]
+                ));
+            }
+        }
+        for param in self.interface.params {
+            if let Some(map) = param.map.filter(|m| m.block_threads != 0) {
+                if threads != map.block_threads as u64 {
+                    return refuse(format!(
+                        "its output `{}` is divided by the ownership map `{}`, made for blocks of {} threads; the launch has blocks of ({}, {}, {}) = {threads}, whose threads' tiles would overlap or leave gaps",
+                        param.name, map.name, map.block_threads, block[0], block[1], block[2]
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The kernel's name, as errors report it.

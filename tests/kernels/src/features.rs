@@ -80,14 +80,18 @@ pub fn launch_shape(mut out: DisjointSlice<[u32; 4]>) {
 }
 
 /// Sums `input` per block through a static shared array, a tree of phase
-/// barriers and no `unsafe` for shared memory; `sums[block]` receives the
-/// block's sum. Any one-dimensional block size up to 256 works: `fill`
-/// writes all 256 slots whatever the block's size.
+/// barriers and no `unsafe`; `sums[block]` receives the block's sum,
+/// written by the block's leader. Any one-dimensional block size up to 256
+/// works: `fill` writes all 256 slots whatever the block's size.
 #[kernel]
-pub fn block_sum_static(input: &[f32], mut sums: DisjointSlice<f32>, block: Block) {
-    // `sums[block_idx().x]` has one writer only in a one-dimensional grid:
-    // the one-dimensional witness fails in any other (and costs nothing in
-    // the entry point of one-dimensional launches).
+pub fn block_sum_static(
+    input: &[f32],
+    mut sums: DisjointSlice<f32, gpu_device::ownership::ByBlock>,
+    block: Block,
+) {
+    // The inputs are indexed along x: a one-dimensional launch (the witness
+    // fails in any other, and costs nothing in the entry point of
+    // one-dimensional launches).
     let _one_dimensional = thread_index();
     let tile = shared_array!(f32; 256);
     let mut w = block;
@@ -118,31 +122,24 @@ pub fn block_sum_static(input: &[f32], mut sums: DisjointSlice<f32>, block: Bloc
         r = w.sync();
         stride /= 2;
     }
-    if r.thread_rank() == 0 {
-        let sum = tile.get(&r, 0);
-        let block = block_idx().x as usize;
-        if block < sums.len() {
-            // SAFETY: in bounds, and only thread 0 of each block writes
-            // `sums[block]` (a per-block output the witness does not cover).
-            unsafe { *sums.get_unchecked_mut(block) = sum };
-        }
+    if let Some(leader) = block_leader() {
+        sums.set(leader, tile.get(&r, 0));
     }
 }
 
 /// The per-block sums of [`block_sum_static`] by the warp-shuffle block
 /// reduction: `sums[block]` receives the sum of the block's inputs.
 #[kernel]
-pub fn block_sum_shuffles(input: &[f32], mut sums: DisjointSlice<f32>, block: Block) {
-    // One writer of `sums[block_idx().x]`: see `block_sum_static`.
+pub fn block_sum_shuffles(
+    input: &[f32],
+    mut sums: DisjointSlice<f32, gpu_device::ownership::ByBlock>,
+    block: Block,
+) {
     let i = thread_index();
     let value = input.get(i.get()).copied().unwrap_or(0.0);
-    let (r, total) = gpu_device::shared::reduce::block_sum(block, value);
-    if r.thread_rank() == 0 {
-        let block = block_idx().x as usize;
-        if block < sums.len() {
-            // SAFETY: in bounds, and only thread 0 of each block writes `sums[block]`.
-            unsafe { *sums.get_unchecked_mut(block) = total };
-        }
+    let (_r, total) = gpu_device::shared::reduce::block_sum(block, value);
+    if let Some(leader) = block_leader() {
+        sums.set(leader, total);
     }
 }
 

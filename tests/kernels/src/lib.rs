@@ -11,7 +11,9 @@
 //! - [`agreement`]: kernels whose host and device builds disagree on
 //!   purpose (`cfg` tricks), which every launch must refuse;
 //! - [`scopes`]: kernels that try the macro's scopes and generated names;
-//! - [`classic`]: the five classic CUDA kernels of the kernel benchmark.
+//! - [`classic`]: the five classic CUDA kernels of the kernel benchmark;
+//! - [`ownership`]: the ownership maps, leaders and their shared arrays;
+//! - [`codegen`]: launch bounds and unrolled loops.
 //!
 //! The tutorials' kernels (`add_kernel`, `saxpy`, `fill`, `busy`) are in
 //! `gpu-tutorial-kernels`, which the tests use too.
@@ -27,8 +29,10 @@ gpu_device::embed_kernels!();
 pub mod agreement;
 pub mod attacks;
 pub mod classic;
+pub mod codegen;
 mod faults;
 mod features;
+pub mod ownership;
 pub mod scopes;
 
 pub use faults::*;
