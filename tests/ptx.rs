@@ -108,6 +108,7 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "block_sum_shuffles",
                 "block_sum_static",
                 "block_votes",
+                "bounded_copy",
                 "busy_loop",
                 "coordinates",
                 "coordinates_2d",
@@ -162,6 +163,7 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "swap_pairs_f32",
                 "swap_pairs_u64",
                 "take_turns",
+                "taps_unrolled",
                 "transpose_32x32",
                 "transpose_32x8",
                 "transposed_row_sums",
@@ -176,6 +178,7 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "warp_matching",
                 "warp_order",
                 "warp_shuffles",
+                "window_sum_unrolled_by_4",
                 "witness_from_helper",
                 "zero_sized",
                 // ownership.rs
