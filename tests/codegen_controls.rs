@@ -50,17 +50,28 @@ fn launch_bounds_are_ptx_directives_and_the_launcher_refuses_larger_blocks() {
     let dx = DeviceBuffer::to_device_sync(&x, &s).unwrap();
     let mut out = DeviceBuffer::to_device_sync(&vec![f32::NAN; 1000], &s).unwrap();
     for threads in [256u32, 129, 1024] {
-        match launch!(k::bounded_copy[1000usize.div_ceil(threads as usize), threads, s](&dx, &mut out)) {
+        match launch!(k::bounded_copy[1000usize.div_ceil(threads as usize), threads, s](&dx, &mut out))
+        {
             Err(Error::InvalidLaunch { kernel, reason }) => {
                 assert_eq!(kernel, "bounded_copy");
-                assert!(reason.contains("at most 128 threads") && reason.contains("launch_bounds"), "{reason}");
+                assert!(
+                    reason.contains("at most 128 threads") && reason.contains("launch_bounds"),
+                    "{reason}"
+                );
             }
             other => panic!("{threads} threads: expected InvalidLaunch, got {other:?}"),
         }
     }
-    assert!(out.copy_to_host_sync(&s).unwrap().iter().all(|v| v.is_nan()), "nothing ran");
+    assert!(
+        out.copy_to_host_sync(&s)
+            .unwrap()
+            .iter()
+            .all(|v| v.is_nan()),
+        "nothing ran"
+    );
     for threads in [128u32, 100, 1] {
-        launch!(k::bounded_copy[1000usize.div_ceil(threads as usize), threads, s](&dx, &mut out)).unwrap();
+        launch!(k::bounded_copy[1000usize.div_ceil(threads as usize), threads, s](&dx, &mut out))
+            .unwrap();
         assert_eq!(out.copy_to_host_sync(&s).unwrap(), x);
     }
 }
@@ -74,7 +85,9 @@ fn a_declared_block_is_a_required_thread_count() {
 }
 
 fn taps() -> Taps25 {
-    Taps25 { w: core::array::from_fn(|k| (k as f32 - 12.0) / 8.0) }
+    Taps25 {
+        w: core::array::from_fn(|k| (k as f32 - 12.0) / 8.0),
+    }
 }
 
 #[test]

@@ -229,6 +229,24 @@ pub struct Description {
 }
 
 impl Description {
+    /// How many parameters are look-back status words,
+    /// `&[DeviceAtomic<TileStatus>]`: the runtime refuses a kernel with two
+    /// (`crate::lookback` says why).
+    pub const fn tile_status_params(&self) -> usize {
+        let status = core::any::type_name::<crate::lookback::TileStatus>().as_bytes();
+        let mut count = 0;
+        let mut i = 0;
+        while i < self.params.len() {
+            if let (Kind::Atomic, Some(ty)) = (self.params[i].kind, self.params[i].ty) {
+                if bytes_equal(ty.name.as_bytes(), status) {
+                    count += 1;
+                }
+            }
+            i += 1;
+        }
+        count
+    }
+
     /// The number of PTX parameters.
     pub const fn slot_count(&self) -> usize {
         let mut count = 0;
@@ -262,6 +280,21 @@ impl Description {
         );
         sizes
     }
+}
+
+/// Whether two byte strings are equal (in a `const fn`).
+const fn bytes_equal(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
 }
 
 /// Writes `description`'s text into `out` as far as it holds, and returns

@@ -70,6 +70,7 @@ pub mod half;
 mod interface;
 mod launch_scope;
 pub mod leader;
+pub mod lookback;
 pub mod matrix_u32;
 pub mod neighbourhood;
 pub mod ownership;

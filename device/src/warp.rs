@@ -25,7 +25,9 @@ use crate::arch::{self, ShuffleMode};
 mod collective;
 
 pub(crate) use collective::Lanes;
-pub use collective::{exclusive_scan, exclusive_sum, inclusive_scan, inclusive_sum, reduce, sum};
+pub use collective::{
+    exclusive_scan, exclusive_sum, inclusive_scan, inclusive_sum, reduce, scan, sum, WarpScan,
+};
 
 /// The number of threads in a warp.
 pub const WARP_SIZE: u32 = 32;

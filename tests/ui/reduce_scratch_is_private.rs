@@ -6,11 +6,11 @@
 use gpu_device::shared::reduce::ReduceElement;
 use gpu_device::shared::Shared;
 
-fn by_name() -> Shared<f32, 33> {
+fn by_name() -> Shared<f32, 34> {
     <f32 as ReduceElement>::scratch()
 }
 
-fn through_a_bound<T: ReduceElement>() -> Shared<T, 33> {
+fn through_a_bound<T: ReduceElement>() -> Shared<T, 34> {
     T::scratch()
 }
 

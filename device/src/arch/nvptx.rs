@@ -96,6 +96,10 @@ extern "C" {
 pub(crate) const THREADS_BARRIER: u32 = 0;
 /// The barrier of the shared-memory phase token (`Block::sync`).
 pub(crate) const PHASE_BARRIER: u32 = 1;
+/// The barrier inside a block collective, between one thread's write of the
+/// collectives' scratch and the others' reads (`shared::scratch`): its own,
+/// so it never pairs with a phase change or a `sync_threads()`.
+pub(crate) const COLLECTIVE_BARRIER: u32 = 3;
 
 #[inline(always)]
 pub(crate) fn barrier(id: u32) {
@@ -211,6 +215,49 @@ pub(crate) fn sync_warp(mask: u32) {
     // otherwise); lanes not in the warp's active set make it hang, not
     // misbehave.
     unsafe { asm!("bar.warp.sync {m};", m = in(reg32) mask, options(nostack)) }
+}
+
+/// A 64-bit word read with `ld.relaxed.gpu` (single-copy atomic, GPU scope:
+/// what the look-back's status words need; a Rust relaxed load is
+/// `.sys`-scoped).
+///
+/// # Safety
+/// `ptr` is valid, 8-byte aligned device memory accessed only atomically.
+#[inline(always)]
+pub(crate) unsafe fn load_relaxed_gpu_u64(ptr: *const u64) -> u64 {
+    let value: u64;
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        asm!("ld.relaxed.gpu.u64 {v}, [{p}];", v = out(reg64) value, p = in(reg64) ptr, options(nostack))
+    };
+    value
+}
+
+/// A 64-bit word written with `st.relaxed.gpu`.
+///
+/// # Safety
+/// As [`load_relaxed_gpu_u64`].
+#[inline(always)]
+pub(crate) unsafe fn store_relaxed_gpu_u64(ptr: *mut u64, value: u64) {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        asm!("st.relaxed.gpu.u64 [{p}], {v};", p = in(reg64) ptr, v = in(reg64) value, options(nostack))
+    };
+}
+
+/// A 64-bit compare-and-swap with `atom.relaxed.gpu.cas`: the old value.
+///
+/// # Safety
+/// As [`load_relaxed_gpu_u64`].
+#[inline(always)]
+pub(crate) unsafe fn cas_relaxed_gpu_u64(ptr: *mut u64, current: u64, new: u64) -> u64 {
+    let old: u64;
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        asm!("atom.relaxed.gpu.cas.b64 {o}, [{p}], {c}, {n};",
+             o = out(reg64) old, p = in(reg64) ptr, c = in(reg64) current, n = in(reg64) new, options(nostack))
+    };
+    old
 }
 
 #[inline(always)]

@@ -114,7 +114,7 @@ mod mapped;
 mod phase;
 pub mod reduce;
 pub mod scan;
-mod scratch;
+pub(crate) mod scratch;
 
 pub use array::{Shared, Shared2d};
 pub use dynamic::DynamicShared;

@@ -26,33 +26,47 @@ use crate::warp::{shuffle_in_mask, Lanes};
 /// A thread's place in a block scan after the warps' totals are known:
 /// the combination of the warps before its own (`None` in warp 0) and of
 /// all warps.
-struct WarpPrefix<T> {
-    before: Option<T>,
-    total: T,
+pub(crate) struct WarpPrefix<T> {
+    pub(crate) before: Option<T>,
+    pub(crate) total: T,
 }
 
-/// The first phase of every block scan: each warp's inclusive scan, its
-/// total written by its last lane to the scratch, one phase barrier, and
-/// the combination of the warps' totals. Returns the thread's inclusive
-/// scan within its warp and its warp's place.
+/// The first phase of every block scan: each warp's inclusive scan, then
+/// [`combine_warp_totals`] with its last lane's value. Returns the
+/// thread's inclusive scan within its warp and its warp's place.
 #[inline(always)]
-fn scan_warps<T: ReduceElement>(
+pub(crate) fn scan_warps<T: ReduceElement>(
     block: Block<Writing>,
     value: T,
     op: &impl Operator<T>,
 ) -> (Block<Reading>, Lanes, T, WarpPrefix<T>) {
-    let (rank, size) = (block.thread_rank(), block.size());
-    let lanes = Lanes::of(rank, size);
+    let lanes = Lanes::of(block.thread_rank(), block.size());
     let inclusive = lanes.inclusive_scan(value, op);
+    let (r, prefix) = combine_warp_totals(block, lanes, inclusive, lanes.count - 1, op);
+    (r, lanes, inclusive, prefix)
+}
+
+/// Each warp's total (`total`, as lane `writer` of each warp holds it)
+/// written to the scratch by that lane, one phase barrier, and their
+/// combination: the warps before the thread's own, and all of them.
+#[inline(always)]
+pub(crate) fn combine_warp_totals<T: ReduceElement>(
+    block: Block<Writing>,
+    lanes: Lanes,
+    total: T,
+    writer: u32,
+    op: &impl Operator<T>,
+) -> (Block<Reading>, WarpPrefix<T>) {
+    let (rank, size) = (block.thread_rank(), block.size());
     let scratch = scratch::<T>();
     let warp = rank / 32;
-    if lanes.lane == lanes.count - 1 {
+    if lanes.lane == writer {
         // SAFETY: `warp < 32 < SLOTS` (a block has at most 1024 threads); in
-        // this Writing phase only the last lane of warp `warp` touches slot
+        // this Writing phase only lane `writer` of warp `warp` touches slot
         // `warp` of the collectives' private scratch (every earlier
         // collective's reads ended before the phase barrier that gave the
         // caller this token).
-        unsafe { scratch.raw().write(warp, inclusive) };
+        unsafe { scratch.raw().write(warp, total) };
     }
     let r = block.sync();
     let warps = size.div_ceil(32);
@@ -97,7 +111,7 @@ fn scan_warps<T: ReduceElement>(
             total,
         }
     };
-    (r, lanes, inclusive, prefix)
+    (r, prefix)
 }
 
 /// Thread `r` gets `op` over the values of threads `0 ..= r` (ranks, in

@@ -11,11 +11,17 @@
 //! ReduceElement`; without a token, they are not).
 //!
 //! The protocol, which every collective follows: slots `0 .. 32` hold the
-//! warps' partial results and slot [`BROADCAST`] one value for the whole
-//! block; each is written by one thread, then read by others after a
-//! barrier. A collective starts in the Writing phase (its caller's token)
-//! and returns in the Reading phase, so every read of one collective ends
-//! before the phase barrier that gives the next one its Writing token.
+//! warps' partial results, slot [`BROADCAST`] one value for the whole block
+//! and slot [`CLAIM`] a claimed tile's index; each is written by one thread,
+//! then read by others after a barrier (a phase barrier, or the collectives'
+//! own, `COLLECTIVE_BARRIER`). A collective starts in the Writing phase (its
+//! caller's token) and returns in the Reading phase, so every read of one
+//! collective ends before the phase barrier that gives the next one its
+//! Writing token. Two collectives write a slot outside the Writing phase,
+//! each read after the collectives' barrier: a tile claim writes
+//! [`CLAIM`] and keeps the Writing token until its scan's phase barrier
+//! (`crate::lookback`), and the look-back writes [`BROADCAST`] in the
+//! Reading phase its scan began, where no other collective reads it.
 
 use super::SharedElement;
 use crate::warp::Shuffle;
@@ -25,11 +31,15 @@ use crate::warp::Shuffle;
 /// theirs alone.
 pub trait ReduceElement: Shuffle + SharedElement + Copy + private::Scratch {}
 
-/// The number of slots: one per warp of the largest block, and one more.
-pub(crate) const SLOTS: usize = 33;
+/// The number of slots: one per warp of the largest block, and two more.
+pub(crate) const SLOTS: usize = 34;
 
 /// The slot of a value broadcast to the whole block.
 pub(crate) const BROADCAST: usize = 32;
+
+/// The slot of a claimed tile's index (`crate::lookback::claim_tile`), in
+/// the `u32` scratch.
+pub(crate) const CLAIM: usize = 33;
 
 pub(crate) mod private {
     use super::SLOTS;
@@ -50,7 +60,7 @@ pub(crate) mod private {
             impl Scratch for $t {
                 #[inline(always)]
                 fn scratch(_: Token) -> Shared<$t, SLOTS> {
-                    crate::shared_array!($t; 33)
+                    crate::shared_array!($t; 34)
                 }
             }
             impl super::ReduceElement for $t {}

@@ -111,6 +111,12 @@ impl Lanes {
         v
     }
 
+    /// The value of the warp's last lane (an inclusive scan's total).
+    #[inline(always)]
+    pub(crate) fn last<T: Shuffle>(self, value: T) -> T {
+        self.shuffle(ShuffleMode::Index, value, self.count - 1)
+    }
+
     /// The exclusive scan of the lanes' values from their `inclusive` scan,
     /// without `initial`: `None` in lane 0.
     #[inline(always)]
@@ -127,6 +133,34 @@ impl Lanes {
             None => self.shuffle(ShuffleMode::Up, inclusive, 1),
         };
         (self.lane > 0).then_some(before)
+    }
+}
+
+/// A warp scan's results for one lane: see [`scan`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WarpScan<T> {
+    /// `op` over the values of lanes `0 ..= lane`.
+    pub inclusive: T,
+    /// `op` over the values of lanes `0 .. lane`; `None` in lane 0.
+    pub exclusive: Option<T>,
+    /// `op` over every lane's value, the same in every lane.
+    pub total: T,
+}
+
+/// The inclusive and exclusive scans and the total at once, in lane order
+/// (CUB's `WarpScan::Scan` with its warp aggregate): six shuffles, seven
+/// where `op` cannot undo a combination (floats, closures). Every lane of
+/// the warp that exists in the block must call it (see the [module
+/// documentation](self)).
+#[inline(always)]
+pub fn scan<T: Shuffle>(value: T, op: impl Operator<T>) -> WarpScan<T> {
+    let lanes = Lanes::of_this_thread();
+    let inclusive = lanes.inclusive_scan(value, &op);
+    let exclusive = lanes.exclusive_from_inclusive(inclusive, value, &op);
+    WarpScan {
+        inclusive,
+        exclusive,
+        total: lanes.last(inclusive),
     }
 }
 

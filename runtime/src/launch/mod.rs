@@ -109,6 +109,11 @@ impl KernelFunction {
         if let Some(owner) = module.owner() {
             check_module_owner(name, &launcher, owner);
         }
+        // Two status arrays would let two blocks own one tile of an output
+        // (`gpu_device::lookback`): a compile error in the launcher's static.
+        if interface.tile_status_params() > 1 {
+            panic!("a #[kernel] takes at most one `&[DeviceAtomic<TileStatus>]` (look-back status words): with two, two blocks could own the same tile of an output, one through each");
+        }
         KernelFunction {
             module,
             name,

@@ -231,6 +231,7 @@ impl Launch {
             self.globals.as_deref(),
             worker,
             BlockSignals::new(worker, self.kernel, stack_bytes),
+            &self.failed,
         );
         let threads: Vec<SimulatedThread<'_>> = (0..count as u32)
             .map(|t| SimulatedThread {
@@ -509,6 +510,9 @@ fn barrier_name(id: u32) -> &'static str {
         gpu_device::__private::simulation::VOTE_BARRIER => {
             "a block vote (sync_threads_count/_and/_or)"
         }
+        gpu_device::__private::simulation::COLLECTIVE_BARRIER => {
+            "the barrier inside a block collective (a tile claim or look-back)"
+        }
         _ => "the phase barrier Block::sync()",
     }
 }
@@ -541,6 +545,10 @@ struct BlockState<'a> {
     worker: &'a Worker,
     /// What the signal handlers look at.
     signals: BlockSignals,
+    /// Set when another block of the launch failed: a thread waiting on
+    /// memory (after atomics) then stops, as the launch has failed and what
+    /// it waits for may never come.
+    launch_failed: &'a AtomicBool,
 }
 
 impl<'a> BlockState<'a> {
@@ -550,6 +558,7 @@ impl<'a> BlockState<'a> {
         globals: Option<&'a super::globals::ModuleGlobals>,
         worker: &'a Worker,
         signals: BlockSignals,
+        launch_failed: &'a AtomicBool,
     ) -> BlockState<'a> {
         BlockState {
             yielders: (0..count).map(|_| Cell::new(std::ptr::null())).collect(),
@@ -568,6 +577,7 @@ impl<'a> BlockState<'a> {
             panic: Cell::new(None),
             worker,
             signals,
+            launch_failed,
         }
     }
 
@@ -689,6 +699,10 @@ unsafe impl Block for BlockState<'_> {
     }
 
     fn after_atomics(&self, thread: &SimulatedThread<'_>, changed: bool) {
+        if self.launch_failed.load(Ordering::Relaxed) {
+            // A spin-wait on another block (a look-back) that failed.
+            panic!("stopped: another block of the launch failed first");
+        }
         if changed {
             self.worker.progress();
         }
