@@ -1,18 +1,24 @@
 //! The CPU simulator beside Numba's CUDA simulator (`NUMBA_ENABLE_CUDASIM=1`)
-//! on the same machine, running the same kernels: `add_kernel` and a
-//! shared-memory block reduction, at 2^16 elements (both simulators) and
-//! 2^20 (this one; Numba's did not finish 2^20 in 18 minutes here); and the
-//! overhead of a simulated launch of an empty kernel.
+//! on the same machine, running the same kernels: `add_kernel`, a
+//! shared-memory block reduction, a block scan and a tiled matrix multiply
+//! (Numba's at the sizes it finishes in minutes; this one's at 2^20 too);
+//! what the race detector costs when on; atomics; the overhead of a
+//! simulated launch of an empty kernel; and, with `--scaling`, the 2^20
+//! reduction on 1, 2, 4, ... OS threads (`GPU_SIM_THREADS`).
 //!
 //! Needs no GPU: `cargo bench --bench simulator -- --helpers benches/python`
-//! (the directory holding `numba_simulator.py`; Numba from PyPI).
+//! (the directory holding `numba_simulator.py`; Numba from PyPI), and
+//! `cargo bench --bench simulator -- --scaling` for the core scaling.
 
 #[path = "common/mod.rs"]
 mod common;
 
-use common::{helpers_dir, median, ratio, run_helper, show, Res, Results};
-use gpu_runtime::{backend, launch, Backend, DeviceBuffer, Stream, BACKEND_ENV};
-use gpu_test_kernels::{block_sum_static, empty, histogram};
+use common::{bench_args, median, ratio, run_helper, show, Res, Results};
+use gpu_runtime::{
+    backend, launch, set_race_check, Backend, DeviceBuffer, Stream, BACKEND_ENV, SIM_THREADS_ENV,
+};
+use gpu_test_kernels::classic::matmul_tiled;
+use gpu_test_kernels::{block_scan, block_sum_static, empty, histogram};
 use gpu_tutorial_kernels::add_kernel;
 use std::process::Command;
 use std::time::Instant;
@@ -21,8 +27,15 @@ use std::time::Instant;
 const SHARED_SIZE: usize = 1 << 16;
 /// The size, for this simulator.
 const LARGE_SIZE: usize = 1 << 20;
+/// The scan's size on both simulators (Numba's takes minutes at 2^16).
+const SCAN_SIZE: usize = 1 << 14;
+/// The side of the square matrices both simulators multiply.
+const MATMUL_SIDE: usize = 64;
+/// The side this simulator multiplies too.
+const MATMUL_LARGE_SIDE: usize = 512;
 
-/// Median wall time in seconds of `work` followed by a synchronize.
+/// Median wall time in seconds of `rounds` runs of `work`, each followed by
+/// a synchronize, after one run to warm up.
 fn seconds(stream: &Stream, rounds: usize, mut work: impl FnMut() -> Res<()>) -> Res<f64> {
     work()?;
     stream.synchronize()?;
@@ -36,14 +49,13 @@ fn seconds(stream: &Stream, rounds: usize, mut work: impl FnMut() -> Res<()>) ->
     Ok(median(times))
 }
 
-/// Median seconds of `add_kernel` and of `block_sum_static` on `n` elements,
-/// results checked.
-fn kernels(stream: &Stream, n: usize) -> Res<(f64, f64)> {
+/// Median seconds of `add_kernel` on `n` elements, result checked.
+fn add(stream: &Stream, n: usize, rounds: usize) -> Res<f64> {
     let a_host: Vec<f32> = (0..n).map(|i| i as f32).collect();
     let a = DeviceBuffer::to_device_sync(&a_host, stream)?;
     let b = DeviceBuffer::to_device_sync(&a_host, stream)?;
     let mut c = DeviceBuffer::<f32>::zeroed_on(n, stream)?;
-    let add = seconds(stream, 5, || {
+    let s = seconds(stream, rounds, || {
         Ok(launch!(add_kernel[n / 256, 256, stream](&a, &b, &mut c))?)
     })?;
     if c.copy_to_host_sync(stream)?
@@ -53,15 +65,67 @@ fn kernels(stream: &Stream, n: usize) -> Res<(f64, f64)> {
     {
         return Err("add_kernel computed a wrong result".into());
     }
+    Ok(s)
+}
+
+/// Median seconds of `block_sum_static` on `n` elements, result checked.
+fn reduce(stream: &Stream, n: usize, rounds: usize) -> Res<f64> {
     let ones = DeviceBuffer::to_device_sync(&vec![1.0f32; n], stream)?;
     let mut sums = DeviceBuffer::<f32>::zeroed_on(n / 256, stream)?;
-    let reduce = seconds(stream, 5, || {
+    let s = seconds(stream, rounds, || {
         Ok(launch!(block_sum_static[n / 256, 256, stream](&ones, &mut sums))?)
     })?;
     if sums.copy_to_host_sync(stream)?.iter().any(|&v| v != 256.0) {
         return Err("block_sum_static computed a wrong result".into());
     }
-    Ok((add, reduce))
+    Ok(s)
+}
+
+/// Median seconds of `block_scan` on `n` elements, result checked.
+fn scan(stream: &Stream, n: usize, rounds: usize) -> Res<f64> {
+    let values: Vec<f32> = (0..n).map(|i| (i % 7) as f32).collect();
+    let input = DeviceBuffer::to_device_sync(&values, stream)?;
+    let mut out = DeviceBuffer::<f32>::zeroed_on(n, stream)?;
+    let s = seconds(stream, rounds, || {
+        Ok(launch!(block_scan[n / 256, 256, stream](&input, &mut out))?)
+    })?;
+    let got = out.copy_to_host_sync(stream)?;
+    let mut sum = 0.0;
+    for (i, (&v, &g)) in values.iter().zip(&got).enumerate() {
+        sum = if i % 256 == 0 { v } else { sum + v };
+        if g != sum {
+            return Err(format!("block_scan computed a wrong result at {i}").into());
+        }
+    }
+    Ok(s)
+}
+
+/// Median seconds of `matmul_tiled` on `side x side` matrices, result checked.
+fn matmul(stream: &Stream, side: usize, rounds: usize) -> Res<f64> {
+    let a_host: Vec<f32> = (0..side * side).map(|i| (i % 5) as f32).collect();
+    let b_host: Vec<f32> = (0..side * side).map(|i| (i % 3) as f32).collect();
+    let a = DeviceBuffer::to_device_sync(&a_host, stream)?;
+    let b = DeviceBuffer::to_device_sync(&b_host, stream)?;
+    let mut c = DeviceBuffer::<f32>::zeroed_on(side * side, stream)?;
+    let tiles = side.div_ceil(16);
+    let s = seconds(stream, rounds, || {
+        Ok(launch!(matmul_tiled[(tiles, tiles), (16, 16), stream](
+            &a,
+            &b,
+            side,
+            c.view_2d_mut(side, side)?
+        ))?)
+    })?;
+    let got = c.copy_to_host_sync(stream)?;
+    for (row, col) in [(0, 0), (side - 1, side - 1), (side / 2, 3)] {
+        let expected: f32 = (0..side)
+            .map(|k| a_host[row * side + k] * b_host[k * side + col])
+            .sum();
+        if got[row * side + col] != expected {
+            return Err("matmul_tiled computed a wrong result".into());
+        }
+    }
+    Ok(s)
 }
 
 /// Median seconds of `histogram` on 2^20 values into 256 bins, with one
@@ -91,19 +155,84 @@ fn histograms(stream: &Stream) -> Res<(f64, f64)> {
     Ok((time(n / 256)?, time(n / 256 / 64)?))
 }
 
+/// The 2^20 reduction with `GPU_SIM_THREADS` = 1, 2, 4, ... up to the
+/// host's cores, each in a child process (the pool is sized once per
+/// process): a table of times and speed-ups over one thread.
+fn scaling() -> Res<()> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut counts: Vec<usize> = std::iter::successors(Some(1), |&n| Some(n * 2))
+        .take_while(|&n| n < cores)
+        .collect();
+    counts.push(cores);
+    println!("Block reduction, 2^20 elements (4096 blocks of 256), by OS threads; {cores} cores");
+    println!("| threads | median of 9 | speed-up over 1 |");
+    println!("|---------|-------------|-----------------|");
+    let mut one = None;
+    for threads in counts {
+        let out = Command::new(std::env::current_exe()?)
+            .arg("--reduce-large")
+            .env(SIM_THREADS_ENV, threads.to_string())
+            .output()?;
+        let seconds: f64 = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .find_map(|l| l.strip_prefix("RESULT reduce_large_s "))
+            .ok_or_else(|| {
+                format!(
+                    "the child with {threads} threads printed no result: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                )
+            })?
+            .trim()
+            .parse()?;
+        let base = *one.get_or_insert(seconds);
+        println!(
+            "| {threads:>7} | {:>8.1} ms | {:>15} |",
+            seconds * 1e3,
+            format!("{:.2}x", base / seconds)
+        );
+    }
+    Ok(())
+}
+
 fn main() -> Res<()> {
-    let helpers = helpers_dir()?;
+    let (helpers, flags) = bench_args(&["--scaling", "--reduce-large"])?;
     // This benchmark is about the simulator, with or without a GPU present.
     std::env::set_var(BACKEND_ENV, "simulator");
     assert_eq!(backend(), Backend::Simulator);
-    let stream = Stream::new()?;
-    let mut results = Results::new();
-
-    for (n, tag) in [(SHARED_SIZE, "small"), (LARGE_SIZE, "large")] {
-        let (add, reduce) = kernels(&stream, n)?;
-        results.insert(format!("rust_add_{tag}_s"), add);
-        results.insert(format!("rust_reduce_{tag}_s"), reduce);
+    // Off unless a row asks (the workspace's cargo config turns it on for tests).
+    set_race_check(false);
+    if flags.iter().any(|f| f == "--scaling") {
+        return scaling();
     }
+    let stream = Stream::new()?;
+    if flags.iter().any(|f| f == "--reduce-large") {
+        println!("RESULT reduce_large_s {}", reduce(&stream, LARGE_SIZE, 9)?);
+        return Ok(());
+    }
+    let mut results = Results::new();
+    for (n, tag, rounds) in [(SHARED_SIZE, "small", 21), (LARGE_SIZE, "large", 5)] {
+        results.insert(format!("rust_add_{tag}_s"), add(&stream, n, rounds)?);
+        results.insert(format!("rust_reduce_{tag}_s"), reduce(&stream, n, rounds)?);
+    }
+    results.insert("rust_scan_s".into(), scan(&stream, SCAN_SIZE, 21)?);
+    results.insert("rust_scan_large_s".into(), scan(&stream, LARGE_SIZE, 5)?);
+    results.insert("rust_matmul_s".into(), matmul(&stream, MATMUL_SIDE, 21)?);
+    results.insert(
+        "rust_matmul_large_s".into(),
+        matmul(&stream, MATMUL_LARGE_SIDE, 5)?,
+    );
+
+    set_race_check(true);
+    results.insert("rust_add_checked_s".into(), add(&stream, SHARED_SIZE, 5)?);
+    results.insert(
+        "rust_reduce_checked_s".into(),
+        reduce(&stream, SHARED_SIZE, 5)?,
+    );
+    results.insert(
+        "rust_matmul_checked_s".into(),
+        matmul(&stream, MATMUL_SIDE, 5)?,
+    );
+    set_race_check(false);
 
     let (one, many) = histograms(&stream)?;
     results.insert("rust_histogram_1_s".into(), one);
@@ -129,47 +258,118 @@ fn main() -> Res<()> {
             Command::new("python3")
                 .arg(dir.join("numba_simulator.py"))
                 .arg(SHARED_SIZE.to_string())
+                .arg(SCAN_SIZE.to_string())
+                .arg(MATMUL_SIDE.to_string())
                 .env("NUMBA_ENABLE_CUDASIM", "1"),
         ),
         None => notes.push("Numba: not run (no --helpers)".into()),
     }
 
     let get = |k: &str| results.get(k).copied();
-    let show = |v: Option<f64>, scale: f64, unit: &str| show(v.map(|v| v * scale), 3, unit);
-    let speedup = |ours: Option<f64>, theirs: Option<f64>| ratio(theirs, ours);
+    let ms = |k: &str| show(get(k).map(|v| v * 1e3), 3, "ms");
+    let speedup = |ours: &str, theirs: &str| ratio(get(theirs), get(ours));
     println!();
     println!(
-        "CPU simulator vs Numba's CUDA simulator, {} host threads",
+        "CPU simulator vs Numba's CUDA simulator, {} host threads (medians)",
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
-    println!("| kernel (blocks of 256)                                | this simulator | Numba simulator | speed-up | goal    |");
-    println!("|-------------------------------------------------------|----------------|-----------------|----------|---------|");
-    println!("| add_kernel, 2^16 elements                             | {:>14} | {:>15} | {:>8} | >= 100x |", show(get("rust_add_small_s"), 1e3, "ms"), show(get("numba_add_s"), 1e3, "ms"), speedup(get("rust_add_small_s"), get("numba_add_s")));
-    println!("| shared-memory block reduction, 2^16 elements          | {:>14} | {:>15} | {:>8} | >= 100x |", show(get("rust_reduce_small_s"), 1e3, "ms"), show(get("numba_reduce_s"), 1e3, "ms"), speedup(get("rust_reduce_small_s"), get("numba_reduce_s")));
-    println!("| add_kernel, 2^20 elements                             | {:>14} | {:>15} | {:>8} | >= 100x |", show(get("rust_add_large_s"), 1e3, "ms"), "not run", "-");
-    println!("| shared-memory block reduction, 2^20 elements          | {:>14} | {:>15} | {:>8} | >= 100x |", show(get("rust_reduce_large_s"), 1e3, "ms"), "not run", "-");
+    println!("| kernel (blocks of 256)                          | this simulator | Numba simulator | speed-up | goal                |");
+    println!("|-------------------------------------------------|----------------|-----------------|----------|---------------------|");
+    let row = |what: &str, ours: &str, theirs: Option<&str>, goal: &str| {
+        println!(
+            "| {what:<47} | {:>14} | {:>15} | {:>8} | {goal:<19} |",
+            ms(ours),
+            theirs.map_or("not run".into(), ms),
+            theirs.map_or("-".into(), |t| speedup(ours, t)),
+        )
+    };
+    row(
+        "add_kernel, 2^16 elements",
+        "rust_add_small_s",
+        Some("numba_add_s"),
+        "<= 1.5 ms, >= 5000x",
+    );
+    row(
+        "shared-memory block reduction, 2^16 elements",
+        "rust_reduce_small_s",
+        Some("numba_reduce_s"),
+        "<= 13 ms, >= 5000x",
+    );
+    row(
+        "block scan (Hillis-Steele), 2^14 elements",
+        "rust_scan_s",
+        Some("numba_scan_s"),
+        "-",
+    );
+    row(
+        "tiled matmul 16x16, 64 x 64 x 64",
+        "rust_matmul_s",
+        Some("numba_matmul_s"),
+        "-",
+    );
+    row("add_kernel, 2^20 elements", "rust_add_large_s", None, "-");
+    row(
+        "shared-memory block reduction, 2^20 elements",
+        "rust_reduce_large_s",
+        None,
+        "-",
+    );
+    row("block scan, 2^20 elements", "rust_scan_large_s", None, "-");
+    row(
+        "tiled matmul 16x16, 512 x 512 x 512",
+        "rust_matmul_large_s",
+        None,
+        "-",
+    );
+    println!();
+    println!("| race detector (GPU_SIM_RACECHECK)               | off            | on             | cost     |");
+    println!("|-------------------------------------------------|----------------|----------------|----------|");
+    for (what, off, on) in [
+        (
+            "add_kernel, 2^16 elements",
+            "rust_add_small_s",
+            "rust_add_checked_s",
+        ),
+        (
+            "shared-memory block reduction, 2^16 elements",
+            "rust_reduce_small_s",
+            "rust_reduce_checked_s",
+        ),
+        (
+            "tiled matmul 16x16, 64 x 64 x 64",
+            "rust_matmul_s",
+            "rust_matmul_checked_s",
+        ),
+    ] {
+        println!(
+            "| {what:<47} | {:>14} | {:>14} | {:>8} |",
+            ms(off),
+            ms(on),
+            ratio(get(on), get(off))
+        );
+    }
     println!();
     println!("| atomics: histogram of 2^20 values, 256 bins, blocks of 256 | this simulator |");
     println!("|------------------------------------------------------------|----------------|");
     println!(
         "| one atomic per thread (4096 blocks)                        | {:>14} |",
-        show(get("rust_histogram_1_s"), 1e3, "ms")
+        ms("rust_histogram_1_s")
     );
     println!(
         "| 64 atomics per thread (64 blocks)                          | {:>14} |",
-        show(get("rust_histogram_64_s"), 1e3, "ms")
+        ms("rust_histogram_64_s")
     );
     println!();
     println!("| empty kernel, 1 thread                      | this simulator | Numba simulator | goal    |");
     println!("|---------------------------------------------|----------------|-----------------|---------|");
     println!(
         "| per launch, 10000 queued then synchronize   | {:>14} | {:>15} | < 20 us |",
-        show(get("rust_empty_us"), 1.0, "us"),
-        show(get("numba_empty_us"), 1.0, "us")
+        show(get("rust_empty_us"), 3, "us"),
+        show(get("numba_empty_us"), 3, "us")
     );
     println!(
         "| one launch + synchronize                    | {:>14} | {:>15} | -       |",
-        show(get("rust_empty_sync_us"), 1.0, "us"),
+        show(get("rust_empty_sync_us"), 3, "us"),
         "-"
     );
     for note in notes {

@@ -51,6 +51,8 @@ for example in examples/*.rs; do
     cp "target/release/examples/$name" "$bundle/examples/$name"
 done
 cp benches/cuda/*.cu benches/cuda/*.h benches/python/*.py "$bundle/benches/"
+# The twins' headers by family (patterns.cu includes patterns/*.cuh).
+cp -r benches/cuda/patterns benches/cuda/gemm_tc "$bundle/benches/"
 cp scripts/sanitize.sh "$bundle/sanitize.sh"
 cp -r scripts/sanitizer-probes "$bundle/sanitizer-probes"
 # Symbol tables are not needed to run: the bundle must fit the 64 MiB that
@@ -91,8 +93,13 @@ for helper in add_kernel pipeline event_record kernels memory graphs peer_copy c
     nvcc -O3 -arch="sm_${cap}" -o "benches/${helper}_cuda" "benches/${helper}.cu" -lcuda \
         || echo "nvcc failed for ${helper}.cu: its CUDA C column stays empty"
 done
+# The kernel patterns' twins (issue #20): C++17, CUB and cuBLAS; without
+# cuBLAS if it does not link (no cublasSgemm row then).
+nvcc -O3 -std=c++17 -arch="sm_${cap}" -o benches/patterns_cuda benches/patterns.cu -lcublas \
+    || nvcc -O3 -std=c++17 -arch="sm_${cap}" -DTWINS_NO_CUBLAS -o benches/patterns_cuda benches/patterns.cu \
+    || echo "nvcc failed for patterns.cu: its CUDA C column stays empty"
 for b in benches/*; do
-    [ -x "$b" ] && [ "${b%.*}" = "$b" ] && [ "${b%_cuda}" = "$b" ] || continue
+    [ -f "$b" ] && [ -x "$b" ] && [ "${b%.*}" = "$b" ] && [ "${b%_cuda}" = "$b" ] || continue
     if [ -n "${BENCHES:-}" ] && ! [[ " $BENCHES " == *" $(basename "$b") "* ]]; then
         continue
     fi

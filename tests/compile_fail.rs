@@ -17,4 +17,5 @@ fn errors_found_while_generating_code() {
     cases.pass("tests/ui_build/kernel_by_value_struct.rs");
     cases.compile_fail("tests/ui_build/kernel_zero_sized_value.rs");
     cases.compile_fail("tests/ui_build/over_aligned_by_hand.rs");
+    cases.compile_fail("tests/ui_build/warp_leader_past_the_warp.rs");
 }

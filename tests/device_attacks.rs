@@ -221,3 +221,190 @@ fn look_back_misuses_fail_their_launch() {
     assert_eq!(kernel, "claim_in_a_branch");
     assert!(message.contains("block collective"), "{message}");
 }
+
+/// Attacks the witness's promise on the simulator (issue 21, item 7): a
+/// `ThreadIndex` put in a host `thread_local!` by thread 0 and taken by the
+/// block's other 63 threads. They all wrote element 0, with no report (a
+/// GPU has no such place, and each thread wrote its own). A witness now
+/// records its simulated thread, and an output refuses it in another.
+#[test]
+fn a_witness_shared_through_a_thread_local_fails_the_launch() {
+    let stream = simulator();
+    let mut out = DeviceBuffer::<u32>::zeroed_on(64, &stream).unwrap();
+    launch!(attacks::witness_shared_by_threads[1, 64, stream](&mut out)).unwrap();
+    let (kernel, message) = failure(&stream);
+    assert_eq!(kernel, "witness_shared_by_threads");
+    assert!(
+        message.contains("block (0, 0, 0), thread (1, 0, 0): panicked: a ThreadIndex made by thread (0, 0, 0) of block (0, 0, 0) was used by another thread"),
+        "{message}"
+    );
+}
+
+/// The same attack between blocks (a 2-D witness left by one block for the
+/// next on the same OS thread) and between launches (a 3-D witness left for
+/// the next launch on the stream).
+#[test]
+fn witnesses_carried_to_other_blocks_and_launches_fail_them() {
+    let stream = simulator();
+    let mut matrix = DeviceBuffer::<u32>::zeroed_on(64 * 64, &stream).unwrap();
+    launch!(attacks::witness_shared_by_blocks[(64, 8), (1, 8), stream](
+        matrix.view_2d_mut(64, 64).unwrap()
+    ))
+    .unwrap();
+    let (kernel, message) = failure(&stream);
+    assert_eq!(kernel, "witness_shared_by_blocks");
+    assert!(
+        message.contains(
+            "thread (0, 0, 0): panicked: a ThreadIndex2d made by thread (0, 0, 0) of block ("
+        ) && message.contains("was used by another thread"),
+        "{message}"
+    );
+
+    let mut grid = DeviceBuffer::<u32>::zeroed_on(8, &stream).unwrap();
+    let launch_once = |grid: &mut DeviceBuffer<u32>| {
+        launch!(attacks::witness_kept_for_the_next_launch[(1, 1, 1), (2, 2, 2), stream](
+            grid.view_3d_mut(2, 2, 2).unwrap()
+        ))
+    };
+    // The first launch leaves its witness (or uses one an earlier test run
+    // on this stream's thread left); the second uses the first's.
+    launch_once(&mut grid).unwrap();
+    let _ = stream.synchronize();
+    launch_once(&mut grid).unwrap();
+    let (kernel, message) = failure(&stream);
+    assert_eq!(kernel, "witness_kept_for_the_next_launch");
+    assert!(
+        message.contains(
+            "a ThreadIndex3d made by a thread of another launch was used by another thread"
+        ),
+        "{message}"
+    );
+}
+
+/// Attacks the phase token the same way: thread 0 leaves its `Writing`
+/// token in a host `thread_local!` and returns; thread 1 takes it and
+/// writes thread 0's slot with it.
+#[test]
+fn a_phase_token_taken_by_another_thread_fails_the_launch() {
+    let stream = simulator();
+    let mut out = DeviceBuffer::<u32>::zeroed_on(32, &stream).unwrap();
+    launch!(attacks::phase_token_taken_by_another_thread[1, 32, stream](&mut out)).unwrap();
+    let (kernel, message) = failure(&stream);
+    assert_eq!(kernel, "phase_token_taken_by_another_thread");
+    assert!(
+        message.contains("thread (1, 0, 0): panicked: a phase token (Block) made by thread (0, 0, 0) of block (0, 0, 0) was used by another thread"),
+        "{message}"
+    );
+}
+
+/// Attacks the entry point's shape token: a kernel keeps its body's
+/// `thread_index` (the one-dimensional entry's, which trusts the launch's
+/// shape and tests nothing) in a host `thread_local!`, and a later kernel
+/// launched with a two-dimensional block calls it: every row of threads got
+/// the same indices, and the element counts came out 4 and 0.
+#[test]
+fn a_witness_maker_kept_for_another_launch_fails_it() {
+    let stream = simulator();
+    let mut out = DeviceBuffer::<u32>::zeroed_on(16, &stream).unwrap();
+    launch!(attacks::keep_the_witness_maker[1, 16, stream](&mut out)).unwrap();
+    stream.synchronize().unwrap();
+    launch!(attacks::use_a_kept_witness_maker[1, (4, 4), stream](&mut out)).unwrap();
+    let (kernel, message) = failure(&stream);
+    assert_eq!(kernel, "use_a_kept_witness_maker");
+    assert!(
+        message.contains("a kernel entry's shape token made by a thread of another launch was used by another thread"),
+        "{message}"
+    );
+}
+
+/// A shared array's handle kept from an earlier block (a host
+/// `thread_local!`) reaches the running block's array, as a GPU's address
+/// does: the simulator keeps each OS thread's shared memory at the same
+/// addresses, and never gives it back while the thread runs blocks (the
+/// handle used to point into the earlier block's freed memory).
+#[test]
+fn a_shared_handle_kept_from_an_earlier_block_reaches_this_blocks_array() {
+    let stream = simulator();
+    let blocks = 48;
+    let mut sums = DeviceBuffer::<u32>::zeroed_on(blocks * 64, &stream).unwrap();
+    launch!(attacks::shared_handle_kept_by_a_later_block[blocks, 64, stream](&mut sums)).unwrap();
+    let got = sums.copy_to_host_sync(&stream).unwrap();
+    for (i, &sum) in got.iter().enumerate() {
+        assert_eq!(sum, 64 * (i / 64) as u32, "thread {i}");
+    }
+}
+
+/// Attacks the shared arrays' ownership maps with block shapes they were
+/// not made for: a halo span too small for the block, register tiles of
+/// another thread count, a per-warp array with fewer slots than warps.
+/// Each write that would go past its array, or onto another thread's
+/// slot, fails the launch with a report naming it.
+#[test]
+fn shared_maps_in_blocks_they_were_not_made_for_fail() {
+    let stream = simulator();
+    let x = DeviceBuffer::to_device_sync(&[1.0f32; 512], &stream).unwrap();
+    let mut out = DeviceBuffer::<f32>::zeroed_on(512, &stream).unwrap();
+    // 128 threads fit the span; 256 do not.
+    launch!(attacks::halo_in_any_block[1, 128, stream](&x, &mut out)).unwrap();
+    stream.synchronize().unwrap();
+    launch!(attacks::halo_in_any_block[1, 256, stream](&x, &mut out)).unwrap();
+    let (kernel, message) = failure(&stream);
+    assert_eq!(kernel, "halo_in_any_block");
+    assert!(
+        message.contains("halo slot")
+            && message.contains("out of range for a shared array of 132 slots"),
+        "{message}"
+    );
+
+    launch!(attacks::shared_tiles_in_any_block[1, 256, stream](&mut out)).unwrap();
+    stream.synchronize().unwrap();
+    for threads in [128u32, 512] {
+        launch!(attacks::shared_tiles_in_any_block[1, threads, stream](&mut out)).unwrap();
+        let (kernel, message) = failure(&stream);
+        assert_eq!(kernel, "shared_tiles_in_any_block");
+        assert!(
+            message.contains(&format!(
+                "made for blocks of 256 threads; this block has {threads}"
+            )),
+            "{message}"
+        );
+    }
+
+    let mut counts = DeviceBuffer::<u32>::zeroed_on(512, &stream).unwrap();
+    launch!(attacks::warp_slots_too_few[1, 128, stream](&mut counts)).unwrap();
+    stream.synchronize().unwrap();
+    launch!(attacks::warp_slots_too_few[1, 160, stream](&mut counts)).unwrap();
+    let (kernel, message) = failure(&stream);
+    assert_eq!(kernel, "warp_slots_too_few");
+    assert!(
+        message.contains("warp 4's slot (one slot per warp of the block) is out of range for a shared array of 4 slots"),
+        "{message}"
+    );
+}
+
+/// Attacks the leaders' and the maps' tokens as the witnesses are attacked
+/// above: a `BlockLeader` or a grid-stride `Items` stashed by one simulated
+/// thread in a host `thread_local!` and used by the others. Each use fails
+/// the launch with a report naming both threads.
+#[test]
+fn a_leader_or_a_maps_token_used_by_another_thread_fails() {
+    let stream = simulator();
+    let mut sums = DeviceBuffer::<u32>::zeroed_on(2, &stream).unwrap();
+    launch!(attacks::leader_shared_by_threads[2, 32, stream](&mut sums)).unwrap();
+    let (kernel, message) = failure(&stream);
+    assert_eq!(kernel, "leader_shared_by_threads");
+    assert!(
+        message.contains(
+            "a BlockLeader made by thread (0, 0, 0) of block (0, 0, 0) was used by another thread"
+        ),
+        "{message}"
+    );
+    let mut out = DeviceBuffer::<u32>::zeroed_on(64, &stream).unwrap();
+    launch!(attacks::items_shared_by_threads[1, 64, stream](&mut out)).unwrap();
+    let (kernel, message) = failure(&stream);
+    assert_eq!(kernel, "items_shared_by_threads");
+    assert!(
+        message.contains("an Owned element index made by thread (0, 0, 0) of block (0, 0, 0) was used by another thread"),
+        "{message}"
+    );
+}

@@ -331,3 +331,35 @@ fn a_double_buffer_alternates_with_one_barrier_per_step() {
         }
     }
 }
+
+/// Attack: leaders found in divergent code (after some lanes returned, in a
+/// loop whose trip count differs per lane): each block and each warp still
+/// has one leader per lane number, so each element is written once.
+#[test]
+fn a_leader_in_a_divergent_branch_is_still_the_only_one() {
+    let s = stream();
+    for (grid, threads) in [((3u32, 2u32, 1u32), 96u32), ((4, 1, 1), 64)] {
+        let blocks = (grid.0 * grid.1 * grid.2) as usize;
+        let warps = blocks * threads as usize / 32;
+        let mut per_block = DeviceBuffer::<u32>::zeroed_on(blocks, &s).unwrap();
+        let mut lane_31 = DeviceBuffer::<u32>::zeroed_on(warps, &s).unwrap();
+        let mut lane_0 = DeviceBuffer::<u32>::zeroed_on(warps, &s).unwrap();
+        launch!(gpu_test_kernels::attacks::leaders_in_divergent_code[grid, threads, s](
+            &mut per_block,
+            &mut lane_31,
+            &mut lane_0
+        ))
+        .unwrap();
+        for (what, buffer) in [
+            ("block", per_block),
+            ("lane 31", lane_31),
+            ("lane 0", lane_0),
+        ] {
+            let got = buffer.copy_to_host_sync(&s).unwrap();
+            assert!(
+                got.iter().all(|&c| c == 1),
+                "{what}, grid {grid:?}: {got:?}"
+            );
+        }
+    }
+}

@@ -1,7 +1,7 @@
 //! Shared memory without `unsafe`: the phase token, the ownership rule,
 //! 2-D tiles, shared atomics, the block reduction, the dynamic array (its
 //! alignment), generic and const-generic kernels with shared arrays, block
-//! shapes required by the kernel (`Block::require_shape`); and
+//! shapes required by the kernel (`Block::require_shape`), the block scan; and
 //! the device-side soundness fixes (zero-sized elements, aligned structs).
 //! On the simulator where there is no GPU, on the GPU otherwise.
 
@@ -23,6 +23,23 @@ fn the_phase_token_tree_reduction_sums_each_block_at_any_block_size() {
             let expected: f32 = input[b * threads..((b + 1) * threads).min(n)].iter().sum();
             assert_eq!(*sum, expected, "{threads} threads, block {b}");
         }
+    }
+}
+
+#[test]
+fn the_phase_token_block_scan_gives_each_blocks_prefix_sums() {
+    let stream = Stream::new().unwrap();
+    // A partial last block: its missing inputs count as 0.
+    let n = 256 * 3 + 100;
+    let input: Vec<f32> = (0..n).map(|i| (i % 11) as f32).collect();
+    let din = DeviceBuffer::to_device_sync(&input, &stream).unwrap();
+    let mut out = DeviceBuffer::to_device_sync(&vec![f32::NAN; n], &stream).unwrap();
+    launch!(testing::block_scan[n.div_ceil(256), 256, stream](&din, &mut out)).unwrap();
+    let got = out.copy_to_host_sync(&stream).unwrap();
+    let mut sum = 0.0;
+    for (i, (&v, &g)) in input.iter().zip(&got).enumerate() {
+        sum = if i % 256 == 0 { v } else { sum + v };
+        assert_eq!(g, sum, "element {i}");
     }
 }
 

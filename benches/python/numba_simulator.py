@@ -1,6 +1,7 @@
 """Numba's CUDA simulator side of benches/simulator.rs (run with NUMBA_ENABLE_CUDASIM=1).
 
-Usage: python3 numba_simulator.py [ELEMENTS]   (default 2^16)
+Usage: python3 numba_simulator.py [ELEMENTS [SCAN_ELEMENTS [MATMUL_SIDE]]]
+       (defaults 2^16, 2^14, 64)
 
 Prints `RESULT <name> <value> <unit>`: the same kernels as the Rust side, one
 timed run each after a small warm-up. (At 2^20 elements Numba's simulator did
@@ -19,6 +20,9 @@ import numba
 from numba import cuda
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 1 << 16
+SCAN_N = int(sys.argv[2]) if len(sys.argv) > 2 else 1 << 14
+SIDE = int(sys.argv[3]) if len(sys.argv) > 3 else 64
+TILE = 16
 
 
 @cuda.jit
@@ -46,6 +50,47 @@ def block_sum_static(inp, sums):
 
 
 @cuda.jit
+def block_scan(inp, out):
+    # Hillis and Steele, as the Rust kernel: a read step and a write step
+    # (two barriers) per stride.
+    tile = cuda.shared.array(256, numba.float32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    tile[t] = inp[i] if i < inp.size else 0.0
+    cuda.syncthreads()
+    stride = 1
+    while stride < 256:
+        s = tile[t] + tile[t - stride] if t >= stride else tile[t]
+        cuda.syncthreads()
+        tile[t] = s
+        cuda.syncthreads()
+        stride *= 2
+    if i < out.size:
+        out[i] = tile[t]
+
+
+@cuda.jit
+def matmul_tiled(a, b, c):
+    a_tile = cuda.shared.array((TILE, TILE), numba.float32)
+    b_tile = cuda.shared.array((TILE, TILE), numba.float32)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    row = cuda.blockIdx.y * TILE + ty
+    col = cuda.blockIdx.x * TILE + tx
+    m, k = a.shape
+    n = b.shape[1]
+    acc = 0.0
+    for k0 in range(0, k, TILE):
+        a_tile[ty, tx] = a[row, k0 + tx] if row < m and k0 + tx < k else 0.0
+        b_tile[ty, tx] = b[k0 + ty, col] if k0 + ty < k and col < n else 0.0
+        cuda.syncthreads()
+        for kk in range(TILE):
+            acc += a_tile[ty, kk] * b_tile[kk, tx]
+        cuda.syncthreads()
+    if row < m and col < n:
+        c[row, col] = acc
+
+
+@cuda.jit
 def empty():
     pass
 
@@ -70,6 +115,20 @@ def main():
     s = timed(lambda: block_sum_static[N // 256, 256](ones, sums))
     assert np.all(sums == 256)
     print(f"RESULT numba_reduce_s {s:.6f} s", flush=True)
+
+    values = (np.arange(SCAN_N) % 7).astype(np.float32)
+    scanned = np.zeros_like(values)
+    s = timed(lambda: block_scan[SCAN_N // 256, 256](values, scanned))
+    assert np.array_equal(scanned, np.cumsum(values.reshape(-1, 256), axis=1).ravel())
+    print(f"RESULT numba_scan_s {s:.6f} s", flush=True)
+
+    ma = (np.arange(SIDE * SIDE) % 5).astype(np.float32).reshape(SIDE, SIDE)
+    mb = (np.arange(SIDE * SIDE) % 3).astype(np.float32).reshape(SIDE, SIDE)
+    mc = np.zeros((SIDE, SIDE), dtype=np.float32)
+    tiles = (SIDE + TILE - 1) // TILE
+    s = timed(lambda: matmul_tiled[(tiles, tiles), (TILE, TILE)](ma, mb, mc))
+    assert np.array_equal(mc, ma @ mb)
+    print(f"RESULT numba_matmul_s {s:.6f} s", flush=True)
 
     empty[1, 1]()
     launches = 1000

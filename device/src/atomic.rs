@@ -69,9 +69,12 @@ pub trait AtomicElement: sealed::Sealed + BitEq + Copy {
 }
 
 impl<T: AtomicElement> DeviceAtomic<T> {
+    /// The cell, for an atomic instruction (which the race detector sees).
     #[inline(always)]
     fn ptr(&self) -> *mut T {
-        self.value.get()
+        let ptr = self.value.get();
+        crate::race_check::atomic(ptr);
+        ptr
     }
 
     /// Adds `v`; returns the previous value.

@@ -11,6 +11,7 @@
 //! this is sound.
 
 use crate::ownership::{ByThread, SliceMap};
+use crate::race_check;
 use crate::slice2d::Shape2d;
 use crate::witness::{ThreadIndex, ThreadIndex2d, ThreadIndex3d};
 use core::marker::PhantomData;
@@ -82,7 +83,10 @@ impl<'a, T, M: SliceMap> DisjointSlice<'a, T, M> {
     #[inline(always)]
     pub unsafe fn get_unchecked_mut(&mut self, index: usize) -> &mut T {
         // SAFETY: the caller upholds bounds and exclusivity.
-        unsafe { &mut *self.ptr.add(index) }
+        let element = unsafe { self.ptr.add(index) };
+        race_check::write(element);
+        // SAFETY: as above.
+        unsafe { &mut *element }
     }
 
     /// The raw device pointer to the first element.
@@ -95,12 +99,17 @@ impl<'a, T, M: SliceMap> DisjointSlice<'a, T, M> {
 impl<'a, T> DisjointSlice<'a, T, ByThread> {
     /// This thread's element, or `None` when the index is past the end.
     #[inline(always)]
+    #[track_caller]
     pub fn get_mut(&mut self, index: ThreadIndex) -> Option<&mut T> {
-        if index.get() < self.len {
+        let index = index.owned();
+        if index < self.len {
             // SAFETY: in bounds; no other thread holds `index`, so no other
             // thread can reach this element, and `&mut self` stops this thread
             // from holding two references to it.
-            Some(unsafe { &mut *self.ptr.add(index.get()) })
+            let element = unsafe { self.ptr.add(index) };
+            race_check::write(element);
+            // SAFETY: as above.
+            Some(unsafe { &mut *element })
         } else {
             None
         }
@@ -108,10 +117,15 @@ impl<'a, T> DisjointSlice<'a, T, ByThread> {
 
     /// Reads this thread's element, or `None` when the index is past the end.
     #[inline(always)]
+    #[track_caller]
     pub fn get(&self, index: ThreadIndex) -> Option<&T> {
-        if index.get() < self.len {
+        let index = index.owned();
+        if index < self.len {
             // SAFETY: as in `get_mut`: only this thread touches this element.
-            Some(unsafe { &*self.ptr.add(index.get()) })
+            let element = unsafe { self.ptr.add(index) };
+            race_check::read(element);
+            // SAFETY: as above.
+            Some(unsafe { &*element })
         } else {
             None
         }
@@ -120,10 +134,15 @@ impl<'a, T> DisjointSlice<'a, T, ByThread> {
     /// Writes `value` at this thread's index; returns `false` (and drops the
     /// value) when the index is past the end.
     #[inline(always)]
+    #[track_caller]
     pub fn set(&mut self, index: ThreadIndex, value: T) -> bool {
-        if index.get() < self.len {
+        let index = index.owned();
+        if index < self.len {
             // SAFETY: in bounds, and only this thread holds `index` (see `get_mut`).
-            unsafe { self.ptr.add(index.get()).write(value) };
+            let element = unsafe { self.ptr.add(index) };
+            race_check::write(element);
+            // SAFETY: as above.
+            unsafe { element.write(value) };
             true
         } else {
             false
@@ -221,19 +240,22 @@ impl<'a, T, const R: usize> DisjointSlice2d<'a, T, R> {
 
     /// The offset of row `y * R + j`, column `x`, when in bounds.
     #[inline(always)]
+    #[track_caller]
     fn offset(&self, index: ThreadIndex2d, j: usize) -> Option<usize> {
+        let (x, y) = index.owned();
         if j >= R {
             return None;
         }
         // Checked, so a huge `y` cannot wrap onto a small row (for R = 1
         // both checks fold away).
-        let row = index.y().checked_mul(R)?.checked_add(j)?;
-        (row < self.rows && index.x() < self.cols).then(|| row * self.cols + index.x())
+        let row = y.checked_mul(R)?.checked_add(j)?;
+        (row < self.rows && x < self.cols).then(|| row * self.cols + x)
     }
 
     /// This thread's element (for `R > 1`, the first of its rows), or `None`
     /// outside the matrix.
     #[inline(always)]
+    #[track_caller]
     pub fn get_mut(&mut self, index: ThreadIndex2d) -> Option<&mut T> {
         self.get_mut_at(index, 0)
     }
@@ -241,17 +263,22 @@ impl<'a, T, const R: usize> DisjointSlice2d<'a, T, R> {
     /// This thread's element in its `j`-th row (`y * R + j`), or `None` outside
     /// the matrix or for `j >= R`.
     #[inline(always)]
+    #[track_caller]
     pub fn get_mut_at(&mut self, index: ThreadIndex2d, j: usize) -> Option<&mut T> {
         let offset = self.offset(index, j)?;
         // SAFETY: in bounds; the elements at `index` belong to this thread
         // alone (see the `witness` module), and `&mut self` stops this thread
         // from holding two references to one.
-        Some(unsafe { &mut *self.ptr.add(offset) })
+        let element = unsafe { self.ptr.add(offset) };
+        race_check::write(element);
+        // SAFETY: as above.
+        Some(unsafe { &mut *element })
     }
 
     /// Writes `value` at this thread's element (for `R > 1`, in its first
     /// row); returns `false` (dropping the value) outside the matrix.
     #[inline(always)]
+    #[track_caller]
     pub fn set(&mut self, index: ThreadIndex2d, value: T) -> bool {
         self.set_at(index, 0, value)
     }
@@ -259,13 +286,17 @@ impl<'a, T, const R: usize> DisjointSlice2d<'a, T, R> {
     /// Writes `value` at this thread's element in its `j`-th row; returns
     /// `false` outside the matrix or for `j >= R`.
     #[inline(always)]
+    #[track_caller]
     pub fn set_at(&mut self, index: ThreadIndex2d, j: usize, value: T) -> bool {
         // Not through `get_mut_at`: an `Option<&mut T>` keeps a null test of
         // the pointer in the PTX.
         match self.offset(index, j) {
             Some(offset) => {
                 // SAFETY: as in `get_mut_at`.
-                unsafe { *self.ptr.add(offset) = value };
+                let element = unsafe { self.ptr.add(offset) };
+                race_check::write(element);
+                // SAFETY: as above.
+                unsafe { *element = value };
                 true
             }
             None => false,
@@ -312,13 +343,17 @@ impl<'a, T> DisjointSlice3d<'a, T> {
 
     /// This thread's element, or `None` outside the grid.
     #[inline(always)]
+    #[track_caller]
     pub fn get_mut(&mut self, index: ThreadIndex3d) -> Option<&mut T> {
-        let (x, y, z) = (index.x(), index.y(), index.z());
+        let (x, y, z) = index.owned();
         if x < self.cols && y < self.rows && z < self.depth {
             let offset = (z * self.rows + y) * self.cols + x;
             // SAFETY: in bounds; element `(z, y, x)` belongs to this thread
             // alone, and `&mut self` prevents a second reference to it.
-            Some(unsafe { &mut *self.ptr.add(offset) })
+            let element = unsafe { self.ptr.add(offset) };
+            race_check::write(element);
+            // SAFETY: as above.
+            Some(unsafe { &mut *element })
         } else {
             None
         }
@@ -326,11 +361,15 @@ impl<'a, T> DisjointSlice3d<'a, T> {
 
     /// Writes `value` at this thread's element; returns `false` outside the grid.
     #[inline(always)]
+    #[track_caller]
     pub fn set(&mut self, index: ThreadIndex3d, value: T) -> bool {
-        let (x, y, z) = (index.x(), index.y(), index.z());
+        let (x, y, z) = index.owned();
         if x < self.cols && y < self.rows && z < self.depth {
             // SAFETY: as in `get_mut`.
-            unsafe { *self.ptr.add((z * self.rows + y) * self.cols + x) = value };
+            let element = unsafe { self.ptr.add((z * self.rows + y) * self.cols + x) };
+            race_check::write(element);
+            // SAFETY: as above.
+            unsafe { *element = value };
             true
         } else {
             false

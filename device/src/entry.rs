@@ -48,6 +48,7 @@
 use core::marker::PhantomData;
 
 use crate::thread::{grid_1d, grid_2d, thread_index_2d, thread_index_3d};
+use crate::thread_owner::Owner;
 use crate::witness::{ThreadIndex, ThreadIndex2d, ThreadIndex3d};
 
 /// `grid_2d()` computed in `u32`, for the `__2d` entry.
@@ -106,6 +107,9 @@ fn not_one_dimensional() -> ! {
 /// another shape.
 #[derive(Clone, Copy)]
 pub struct EntryShape<const ENTRY: u8> {
+    /// The entry point's thread (checked at each use on the simulator, where
+    /// host-only code could carry the token to a launch of another shape).
+    owner: Owner,
     _thread: PhantomData<*mut ()>,
 }
 
@@ -122,6 +126,7 @@ impl<const ENTRY: u8> EntryShape<ENTRY> {
     #[inline(always)]
     pub unsafe fn new() -> Self {
         EntryShape {
+            owner: Owner::current(),
             _thread: PhantomData,
         }
     }
@@ -133,6 +138,7 @@ impl<const ENTRY: u8> EntryShape<ENTRY> {
         if ENTRY != ONE_DIMENSIONAL {
             not_one_dimensional()
         }
+        self.owner.check("a kernel entry's shape token");
         // Unique: this token exists only in a one-dimensional launch (`new`).
         ThreadIndex::new_unique(grid_1d())
     }
@@ -141,6 +147,7 @@ impl<const ENTRY: u8> EntryShape<ENTRY> {
     #[inline(always)]
     #[track_caller]
     pub fn thread_index_2d(self) -> ThreadIndex2d {
+        self.owner.check("a kernel entry's shape token");
         match ENTRY {
             ONE_DIMENSIONAL => ThreadIndex2d::new_unique(grid_1d(), 0),
             Z_EXTENT_ONE => {
@@ -155,7 +162,9 @@ impl<const ENTRY: u8> EntryShape<ENTRY> {
 
     /// See [`thread_index_3d`](crate::thread_index_3d).
     #[inline(always)]
+    #[track_caller]
     pub fn thread_index_3d(self) -> ThreadIndex3d {
+        self.owner.check("a kernel entry's shape token");
         match ENTRY {
             ONE_DIMENSIONAL => ThreadIndex3d::new_unique(grid_1d(), 0, 0),
             Z_EXTENT_ONE => {

@@ -44,10 +44,15 @@
 //!   `block * warps_per_block + rank / 32`, distinct per warp, as
 //!   `rank / 32 < warps_per_block`.
 //! - *Each stays in its thread.* Both are `!Send` and `!Sync`, and `Copy`
-//!   only within the thread holding them, as the thread-index witnesses.
+//!   only within the thread holding them, as the thread-index witnesses; on
+//!   the simulator each records the thread that made it, and outputs and
+//!   shared arrays refuse it in any other (see
+//!   [`thread_owner`](crate::thread_owner)).
 //! - Where the leader is found does not matter: in a divergent branch, a
 //!   loop, or a helper function, the test is the thread's own rank.
 
+use crate::thread_owner::Owner;
+use core::fmt;
 use core::marker::PhantomData;
 
 /// Makes the witnesses `!Send` and `!Sync`.
@@ -71,9 +76,10 @@ pub fn warps_per_block() -> usize {
 /// of the launch holds a `BlockLeader` of the same block.
 ///
 /// From [`block_leader`]; neither `Send` nor `Sync`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy)]
 pub struct BlockLeader {
     block: usize,
+    owner: Owner,
     _thread: NotSend,
 }
 
@@ -84,16 +90,26 @@ impl BlockLeader {
     pub fn block(self) -> usize {
         self.block
     }
+
+    /// The block, for the output or array that the leader writes: checked
+    /// to be the running thread's witness (on the simulator).
+    #[inline(always)]
+    #[track_caller]
+    pub(crate) fn owned(self) -> usize {
+        self.owner.check("a BlockLeader");
+        self.block
+    }
 }
 
 /// Proof that this thread is lane `LANE` of its warp: no other thread of
 /// the launch holds a `WarpLeader<LANE>` of the same warp.
 ///
 /// From [`warp_leader`]; neither `Send` nor `Sync`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy)]
 pub struct WarpLeader<const LANE: u32 = 0> {
     warp_in_block: usize,
     warp: usize,
+    owner: Owner,
     _thread: NotSend,
 }
 
@@ -112,6 +128,48 @@ impl<const LANE: u32> WarpLeader<LANE> {
     pub fn warp(self) -> usize {
         self.warp
     }
+
+    /// `(warp_in_block, warp)`, for the output or array that the leader
+    /// writes: checked to be the running thread's witness (on the
+    /// simulator).
+    #[inline(always)]
+    #[track_caller]
+    pub(crate) fn owned(self) -> (usize, usize) {
+        self.owner.check("a WarpLeader");
+        (self.warp_in_block, self.warp)
+    }
+}
+
+// Equality and formatting look at the value only: the maker the simulator
+// records is no part of it.
+
+impl PartialEq for BlockLeader {
+    fn eq(&self, other: &Self) -> bool {
+        self.block == other.block
+    }
+}
+impl Eq for BlockLeader {}
+impl fmt::Debug for BlockLeader {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BlockLeader")
+            .field("block", &self.block)
+            .finish()
+    }
+}
+
+impl<const LANE: u32> PartialEq for WarpLeader<LANE> {
+    fn eq(&self, other: &Self) -> bool {
+        self.warp == other.warp
+    }
+}
+impl<const LANE: u32> Eq for WarpLeader<LANE> {}
+impl<const LANE: u32> fmt::Debug for WarpLeader<LANE> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WarpLeader")
+            .field("lane", &LANE)
+            .field("warp", &self.warp)
+            .finish()
+    }
 }
 
 /// This block's leader witness, in the thread of rank 0 ([`thread_rank`](crate::thread_rank));
@@ -120,6 +178,7 @@ impl<const LANE: u32> WarpLeader<LANE> {
 pub fn block_leader() -> Option<BlockLeader> {
     (crate::thread::thread_rank() == 0).then(|| BlockLeader {
         block: block_rank(),
+        owner: Owner::current(),
         _thread: PhantomData,
     })
 }
@@ -138,6 +197,7 @@ pub fn warp_leader<const LANE: u32>() -> Option<WarpLeader<LANE>> {
     (rank % 32 == LANE as usize).then(|| WarpLeader {
         warp_in_block: rank / 32,
         warp: block_rank() * warps_per_block() + rank / 32,
+        owner: Owner::current(),
         _thread: PhantomData,
     })
 }

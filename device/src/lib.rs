@@ -48,13 +48,14 @@
 // The kernels' interface descriptions name their types on both targets, in
 // constants (`interface`).
 #![feature(const_type_name)]
+// 16-byte vector stores are LLVM vector stores (`vector`), which no pass
+// splits into scalar ones.
+#![feature(portable_simd)]
 #![cfg_attr(
     target_arch = "nvptx64",
     feature(stdarch_nvptx, asm_experimental_arch, link_llvm_intrinsics)
 )]
 #![deny(missing_docs)]
-// `unroll`'s counts are written out by a recursive macro, one level a count.
-#![recursion_limit = "256"]
 
 // `shared_array!` expands to paths under `::gpu_device`, also inside this crate.
 extern crate self as gpu_device;
@@ -75,7 +76,9 @@ pub mod matrix_u32;
 pub mod neighbourhood;
 pub mod ownership;
 pub mod print;
+pub mod race_check;
 mod slice2d;
+pub mod thread_owner;
 pub mod vector;
 
 pub use atomic::{AtomicElement, DeviceAtomic};

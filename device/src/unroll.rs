@@ -3,7 +3,8 @@
 //! arrays stay in registers, indices become constants).
 //!
 //! - [`full::<N>(f)`](full): `f(0); f(1); ...; f(N - 1)`, written out for
-//!   any `N` up to [`MAX_FULL`] (`#pragma unroll` over `0..N`);
+//!   any `N` up to [`MAX_FULL`], a const generic parameter included
+//!   (`#pragma unroll` over `0..N`);
 //! - [`by::<U>(range, f)`](by): the range in groups of `U` copies of the
 //!   body, then the rest one at a time (`#pragma unroll U`).
 //!
@@ -35,72 +36,84 @@
 //! made in order.
 
 /// The largest `N` that [`full`] writes out.
-pub const MAX_FULL: usize = 128;
+pub const MAX_FULL: usize = 255;
 
-/// `N` calls written out, for [`full`]. Implemented for `Times<0>` to
-/// `Times<MAX_FULL>`.
-pub trait Unrolled {
-    #[doc(hidden)]
-    fn run(f: &mut impl FnMut(usize), offset: usize);
-}
-
-/// The count `N` as a type, for [`Unrolled`].
-pub enum Times<const N: usize> {}
-
-macro_rules! unrolled {
-    ($($n:literal: [$($i:literal)*]),* $(,)?) => {$(
-        impl Unrolled for Times<$n> {
-            #[inline(always)]
-            #[allow(unused_variables)]
-            fn run(f: &mut impl FnMut(usize), offset: usize) {
-                $(f(offset + $i);)*
-            }
+// `f(offset) .. f(offset + 2^k - 1)` written out, each from two of the
+// half size.
+macro_rules! doubled {
+    ($one:ident; $($half:ident => $name:ident: $n:literal),*) => {
+        #[inline(always)]
+        fn $one(f: &mut impl FnMut(usize), offset: usize) {
+            f(offset)
         }
-    )*};
-}
-
-// The calls `f(offset + 0) .. f(offset + N - 1)`, for each `N` up to 128.
-macro_rules! counts {
-    ($($n:literal)*) => {
-        counts!(@acc [] $($n)*);
+        $(
+            #[inline(always)]
+            fn $name(f: &mut impl FnMut(usize), offset: usize) {
+                $half(f, offset);
+                $half(f, offset + $n / 2);
+            }
+        )*
     };
-    (@acc [$($done:literal)*] $next:literal $($rest:literal)*) => {
-        unrolled!($next: [$($done)*]);
-        counts!(@acc [$($done)* $next] $($rest)*);
-    };
-    (@acc [$($done:literal)*]) => {};
 }
+doubled!(run1; run1 => run2: 2, run2 => run4: 4, run4 => run8: 8, run8 => run16: 16,
+    run16 => run32: 32, run32 => run64: 64, run64 => run128: 128);
 
-counts!(
-    0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
-    32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63
-    64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95
-    96 97 98 99 100 101 102 103 104 105 106 107 108 109 110 111 112 113 114 115 116 117 118 119 120
-    121 122 123 124 125 126 127 128
-);
+/// `f(offset) .. f(offset + N - 1)` written out: the powers of two of `N`,
+/// largest first, each a constant test that folds away.
+#[inline(always)]
+fn run<const N: usize>(f: &mut impl FnMut(usize), mut offset: usize) {
+    const { assert!(N <= MAX_FULL, "unroll! writes out at most 255 copies") };
+    if N & 128 != 0 {
+        run128(f, offset);
+        offset += 128;
+    }
+    if N & 64 != 0 {
+        run64(f, offset);
+        offset += 64;
+    }
+    if N & 32 != 0 {
+        run32(f, offset);
+        offset += 32;
+    }
+    if N & 16 != 0 {
+        run16(f, offset);
+        offset += 16;
+    }
+    if N & 8 != 0 {
+        run8(f, offset);
+        offset += 8;
+    }
+    if N & 4 != 0 {
+        run4(f, offset);
+        offset += 4;
+    }
+    if N & 2 != 0 {
+        run2(f, offset);
+        offset += 2;
+    }
+    if N & 1 != 0 {
+        run1(f, offset);
+    }
+}
 
 /// `f(0); f(1); ...; f(N - 1)`, written out (`#pragma unroll` over a
-/// constant range). `N` is at most [`MAX_FULL`].
+/// constant range). `N` is at most [`MAX_FULL`] (a compile error
+/// otherwise); it may be a const generic parameter, with no bound to
+/// state.
 #[inline(always)]
-pub fn full<const N: usize>(mut f: impl FnMut(usize))
-where
-    Times<N>: Unrolled,
-{
-    <Times<N> as Unrolled>::run(&mut f, 0)
+pub fn full<const N: usize>(mut f: impl FnMut(usize)) {
+    run::<N>(&mut f, 0)
 }
 
 /// `f(i)` for each `i` of `range`, in order: `U` copies of the call per
 /// round, then the last `len % U` one at a time (`#pragma unroll U`). `U`
 /// is at least 1 and at most [`MAX_FULL`].
 #[inline(always)]
-pub fn by<const U: usize>(range: core::ops::Range<usize>, mut f: impl FnMut(usize))
-where
-    Times<U>: Unrolled,
-{
+pub fn by<const U: usize>(range: core::ops::Range<usize>, mut f: impl FnMut(usize)) {
     const { assert!(U >= 1, "unroll by at least 1") };
     let mut i = range.start;
     while range.end.saturating_sub(i) >= U {
-        <Times<U> as Unrolled>::run(&mut f, i);
+        run::<U>(&mut f, i);
         i += U;
     }
     while i < range.end {
@@ -111,7 +124,7 @@ where
 
 /// Unrolls a `for` loop over a range: `unroll!(for i in 0..N { ... })`
 /// writes the body out `N` times ([`unroll::full`](crate::unroll::full); `N`
-/// a constant up to 128), `unroll!(by U, for i in a..b { ... })` runs it in
+/// a constant up to 255), `unroll!(by U, for i in a..b { ... })` runs it in
 /// groups of `U` copies ([`unroll::by`](crate::unroll::by)). `N`, `U`, `a`
 /// and `b` are one token each (a literal, a name, or a parenthesised
 /// expression). See [`unroll`](crate::unroll) for what the body may do.

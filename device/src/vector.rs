@@ -3,18 +3,36 @@
 //! element by element where it does not: CUDA's `float4` loads, without the
 //! cast whose alignment the programmer vouches for.
 //!
-//! Whether a run may move as vectors is tested where it moves: the run lies
-//! wholly inside the slice and its first element's address is a multiple of
-//! 16. The test is a few integer instructions; when it fails the same values
-//! move one element at a time, so a result never depends on alignment.
+//! Two forms:
+//!
+//! - [`vectors`] views a slice that starts 16-byte aligned as whole
+//!   [`Vector`]s, tested once: each element of the view is one vector load.
+//!   This is the form for loops (a row read in `float4`s);
+//! - [`read_run`] and [`read_run_or`] test each run where it is read (it
+//!   lies inside the slice, its address is a multiple of 16) and read it
+//!   element by element otherwise: for one-off loads.
+//!
+//! Stores go through the outputs' own methods (`set_run`), which test the
+//! output's alignment the same way. When a test fails, the same values move
+//! one element at a time, so a result never depends on alignment.
 //!
 //! ```no_run
-//! use gpu_device::vector::read_run_or;
+//! use gpu_device::vector::{read_run_or, vectors};
 //!
 //! // Four consecutive floats from `x`, 0.0 past its end: one 16-byte load
 //! // where `x[4 * q..]` is 16-byte aligned and inside `x`.
 //! fn quad(x: &[f32], q: usize) -> [f32; 4] {
 //!     read_run_or(x, 4 * q, 0.0)
+//! }
+//!
+//! // The sum of a row, one 16-byte load per four floats when it is aligned.
+//! fn row_sum(row: &[f32]) -> f32 {
+//!     match vectors::<f32, 4>(row) {
+//!         Some(quads) if quads.len() * 4 == row.len() => {
+//!             quads.iter().map(|q| q.0.iter().sum::<f32>()).sum()
+//!         }
+//!         _ => row.iter().sum(),
+//!     }
 //! }
 //! ```
 
@@ -34,37 +52,73 @@ macro_rules! vector_element {
 }
 vector_element!(u8, i8, u16, i16, u32, i32, f32, u64, i64, f64);
 
-/// `N` elements aligned to 16 bytes: what one vector access moves (several,
-/// for more than 16 bytes).
+/// `N` consecutive elements aligned to 16 bytes, `N * size_of::<T>()` a
+/// multiple of 16: reading one is one 16-byte load per 16 bytes. From
+/// [`vectors`].
 #[repr(C, align(16))]
-#[derive(Clone, Copy)]
-struct Aligned16<A>(A);
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Vector<T, const N: usize>(pub [T; N]);
 
-/// Whether `[T; N]` at `ptr` moves as whole 16-byte vectors: its size is a
-/// multiple of 16 and `ptr` is 16-byte aligned.
+/// The whole vectors of `slice` (its first `len / N * N` elements) as
+/// [`Vector`]s, when `slice` starts 16-byte aligned; `None` otherwise.
+/// `N` elements must be a multiple of 16 bytes (a compile error otherwise).
 #[inline(always)]
-fn moves_as_vectors<T, const N: usize>(ptr: *const T) -> bool {
-    core::mem::size_of::<[T; N]>().is_multiple_of(16) && (ptr as usize).is_multiple_of(16)
+pub fn vectors<T: VectorElement, const N: usize>(slice: &[T]) -> Option<&[Vector<T, N>]> {
+    const {
+        assert!(
+            N >= 1 && core::mem::size_of::<[T; N]>().is_multiple_of(16),
+            "a vector is a multiple of 16 bytes: 4 f32 or u32, 2 f64, ..."
+        )
+    };
+    (slice.as_ptr() as usize)
+        .is_multiple_of(16)
+        .then(|| whole_vectors(slice))
+}
+
+/// The whole vectors of `slice` when it starts 16-byte aligned and `N`
+/// elements are a multiple of 16 bytes, else no vector: an empty view at
+/// the slice's address rounded down to 16 (not `None`, and no other
+/// pointer: the view's address stays derived from the slice's alone, so
+/// that the compiler still sees loads through a read-only kernel input,
+/// which it makes `ld.global.nc`).
+#[inline(always)]
+fn whole_vectors<T: VectorElement, const N: usize>(slice: &[T]) -> &[Vector<T, N>] {
+    let ptr = slice.as_ptr();
+    let usable = N != 0
+        && core::mem::size_of::<[T; N]>().is_multiple_of(16)
+        && (ptr as usize).is_multiple_of(16);
+    let count = if usable { slice.len() / N } else { 0 };
+    // The slice's address when usable (already a multiple of 16).
+    let base = ptr.map_addr(|a| a & !15).cast::<Vector<T, N>>();
+    // SAFETY: `base` is 16-byte aligned. With `count > 0` it is the slice's
+    // own address and `Vector<T, N>` is `repr(C)` over `[T; N]` with no
+    // padding (its size is a multiple of 16, its alignment): the first
+    // `count` vectors are the slice's first `count * N` elements, of a type
+    // valid for every bit pattern of them (plain integers and floats),
+    // borrowed as the slice is. With `count == 0` the view is empty.
+    unsafe { core::slice::from_raw_parts(base, count) }
 }
 
 /// The `N` elements of `slice` from `start`, or `None` when they do not all
-/// lie inside it. One 16-byte load per 16 bytes where `&slice[start]` is
-/// 16-byte aligned.
+/// lie inside it. One 16-byte load per 16 bytes where the slice starts
+/// 16-byte aligned and `start` is a multiple of `N` (`N` elements a
+/// multiple of 16 bytes): the run is then one of [`vectors`]' vectors.
 #[inline(always)]
 pub fn read_run<T: VectorElement, const N: usize>(slice: &[T], start: usize) -> Option<[T; N]> {
     if start > slice.len() || slice.len() - start < N {
         return None;
     }
-    // In bounds: `start + N <= len`.
     let ptr = slice.as_ptr().wrapping_add(start);
-    Some(if moves_as_vectors::<T, N>(ptr) {
-        // SAFETY: the `N` elements from `ptr` lie inside `slice`; the address
-        // is 16-byte aligned and `[T; N]` a multiple of 16 bytes, so the
-        // aligned wrapper (of the same size) reads exactly them.
-        unsafe { ptr.cast::<Aligned16<[T; N]>>().read().0 }
-    } else {
-        core::array::from_fn(|i| slice[start + i])
-    })
+    if core::mem::size_of::<[T; N]>().is_multiple_of(16) && (ptr as usize).is_multiple_of(16) {
+        // SAFETY: `start + N <= len`: the run is inside the slice, read-only
+        // as it is; aligned (tested), whole vectors.
+        return Some(unsafe { load_vectors(ptr) });
+    }
+    // In bounds: `start + N <= len`. Constant indices (unrolled): the run
+    // stays in registers.
+    let mut run = [slice[start]; N];
+    crate::unroll::full::<N>(|i| run[i] = slice[start + i]);
+    Some(run)
 }
 
 /// The `N` elements of `slice` from `start`, with `fill` for those past its
@@ -74,14 +128,104 @@ pub fn read_run<T: VectorElement, const N: usize>(slice: &[T], start: usize) -> 
 pub fn read_run_or<T: VectorElement, const N: usize>(slice: &[T], start: usize, fill: T) -> [T; N] {
     match read_run(slice, start) {
         Some(run) => run,
-        None => core::array::from_fn(|i| {
-            start
-                .checked_add(i)
-                .and_then(|j| slice.get(j))
-                .copied()
-                .unwrap_or(fill)
-        }),
+        None => {
+            let mut run = [fill; N];
+            // Constant indices (unrolled): the run stays in registers.
+            crate::unroll::full::<N>(|i| {
+                if let Some(v) = start.checked_add(i).and_then(|j| slice.get(j)) {
+                    run[i] = *v;
+                }
+            });
+            run
+        }
     }
+}
+
+/// The `N` elements at `ptr`, read as 16-byte vector loads (`ld.v4.b32`).
+/// On the GPU each is one instruction that no compiler pass splits, or
+/// merges with the scalar loads of a fallback path (which an ordinary
+/// aligned load's may be, losing the alignment).
+///
+/// # Safety
+/// `ptr` is 16-byte aligned and valid for reads of `N` elements, and `N *
+/// size_of::<T>()` is a multiple of 16.
+#[inline(always)]
+pub(crate) unsafe fn load_vectors<T: VectorElement, const N: usize>(ptr: *const T) -> [T; N] {
+    let chunks = core::mem::size_of::<[T; N]>() / 16;
+    let mut out = core::mem::MaybeUninit::<[T; N]>::uninit();
+    let words = out.as_mut_ptr().cast::<[u32; 4]>();
+    crate::unroll::full::<N>(|c| {
+        if c < chunks {
+            // SAFETY: chunk `c < chunks` lies inside the caller's aligned
+            // source and inside `out`.
+            unsafe {
+                words
+                    .add(c)
+                    .write_unaligned(load16(ptr.cast::<[u32; 4]>().add(c)))
+            };
+        }
+    });
+    // SAFETY: every chunk was written (`chunks * 16` bytes: all of `out`),
+    // and every bit pattern is a `T` (plain integers and floats).
+    unsafe { out.assume_init() }
+}
+
+/// One 16-byte load: `ld.v4.b32` on the GPU.
+///
+/// # Safety
+/// `p` is 16-byte aligned and valid for reads of 16 bytes.
+#[inline(always)]
+unsafe fn load16(p: *const [u32; 4]) -> [u32; 4] {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let (a, b, c, d): (u32, u32, u32, u32);
+        // SAFETY: the caller's guarantee; the instruction reads 16 bytes at
+        // `p` and writes only its outputs.
+        unsafe {
+            core::arch::asm!(
+                "ld.v4.b32 {{{a}, {b}, {c}, {d}}}, [{p}];",
+                p = in(reg64) p,
+                a = out(reg32) a,
+                b = out(reg32) b,
+                c = out(reg32) c,
+                d = out(reg32) d,
+                options(pure, readonly, nostack, preserves_flags)
+            )
+        };
+        [a, b, c, d]
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    // SAFETY: the caller's guarantee.
+    unsafe {
+        p.read()
+    }
+}
+
+/// Writes `values` at `ptr` as 16-byte vector stores (`st.v4.b32`): one
+/// LLVM vector store each, which no pass splits or merges with the scalar
+/// stores of a fallback path.
+///
+/// # Safety
+/// `ptr` is 16-byte aligned and valid for writes of `N` elements, and
+/// `N * size_of::<T>()` is a multiple of 16.
+#[inline(always)]
+pub(crate) unsafe fn store_vectors<T: VectorElement, const N: usize>(ptr: *mut T, values: [T; N]) {
+    use core::simd::Simd;
+    let chunks = core::mem::size_of::<[T; N]>() / 16;
+    let words = values.as_ptr().cast::<[u32; 4]>();
+    crate::unroll::full::<N>(|c| {
+        if c < chunks {
+            // SAFETY: chunk `c < chunks` lies inside `values` (plain 4- or
+            // 8-byte numbers, no padding: every 16 bytes are four `u32`
+            // words) and inside the caller's aligned destination.
+            unsafe {
+                let chunk = words.add(c).read_unaligned();
+                ptr.cast::<Simd<u32, 4>>()
+                    .add(c)
+                    .write(Simd::from_array(chunk));
+            }
+        }
+    });
 }
 
 /// Writes `values[i]` at `ptr + start + i` for each `i` with `start + i <
@@ -102,16 +246,20 @@ pub(crate) unsafe fn write_run<T: VectorElement, const N: usize>(
         return;
     }
     let first = ptr.wrapping_add(start);
-    if limit - start >= N && moves_as_vectors::<T, N>(first) {
+    crate::race_check::write_range(first, N.min(limit - start));
+    let aligned =
+        core::mem::size_of::<[T; N]>().is_multiple_of(16) && (first as usize).is_multiple_of(16);
+    if limit - start >= N && aligned {
         // SAFETY: `start + N <= limit`, so the run is inside the caller's
-        // memory and the caller's alone; aligned as `read_run` argues.
-        unsafe { first.cast::<Aligned16<[T; N]>>().write(Aligned16(values)) };
+        // memory and the caller's alone; aligned (tested), whole vectors.
+        unsafe { store_vectors(first, values) };
     } else {
-        let mut i = 0;
-        while i < N && i < limit - start {
-            // SAFETY: `start + i < limit`: inside, and the caller's alone.
-            unsafe { first.add(i).write(values[i]) };
-            i += 1;
-        }
+        // Constant indices (unrolled): the values stay in registers.
+        crate::unroll::full::<N>(|i| {
+            if i < limit - start {
+                // SAFETY: `start + i < limit`: inside, and the caller's alone.
+                unsafe { first.add(i).write(values[i]) };
+            }
+        });
     }
 }

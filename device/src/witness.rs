@@ -49,7 +49,14 @@
 //! 5. *No slice outlives its launch.* A kernel's slices borrow a local of
 //!    its entry point, so a kernel declaring `&'static [T]` (to keep it in a
 //!    static for a later launch, after the buffer is freed) does not compile.
+//! 6. *On the simulator, a witness is checked at each use.* Host-only code (a
+//!    `thread_local!`) could carry one between the simulator's threads, which
+//!    share OS threads; so a witness records the simulated thread that made
+//!    it, and an output refuses it in any other (a report naming both; see
+//!    [`thread_owner`](crate::thread_owner)). On the GPU this costs nothing.
 
+use crate::thread_owner::Owner;
+use core::fmt;
 use core::marker::PhantomData;
 
 /// Makes the witnesses `!Send` and `!Sync`.
@@ -62,9 +69,10 @@ type NotSend = PhantomData<*mut ()>;
 /// [`thread_index`](crate::thread_index) on the device, and cannot leave the
 /// thread (it is neither `Send` nor `Sync`). See the [module
 /// documentation](self).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy)]
 pub struct ThreadIndex {
     index: usize,
+    owner: Owner,
     _thread: NotSend,
 }
 
@@ -74,8 +82,18 @@ impl ThreadIndex {
     pub(crate) fn new_unique(index: usize) -> Self {
         ThreadIndex {
             index,
+            owner: Owner::current(),
             _thread: PhantomData,
         }
+    }
+
+    /// The index, for the output that writes it: checked to belong to the
+    /// running thread (on the simulator; see the [module documentation](self)).
+    #[inline(always)]
+    #[track_caller]
+    pub(crate) fn owned(self) -> usize {
+        self.owner.check("a ThreadIndex");
+        self.index
     }
 
     /// The index as a number, for reading inputs and for bounds checks.
@@ -91,10 +109,11 @@ impl ThreadIndex {
 /// From [`thread_index_2d`](crate::thread_index_2d); neither `Send` nor
 /// `Sync`. A [`DisjointSlice2d`](crate::DisjointSlice2d) maps it to row `y`
 /// (the matrix is row-major), column `x`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy)]
 pub struct ThreadIndex2d {
     x: usize,
     y: usize,
+    owner: Owner,
     _thread: NotSend,
 }
 
@@ -105,8 +124,18 @@ impl ThreadIndex2d {
         ThreadIndex2d {
             x,
             y,
+            owner: Owner::current(),
             _thread: PhantomData,
         }
+    }
+
+    /// `(x, y)`, for the output that writes there: checked to belong to the
+    /// running thread (on the simulator).
+    #[inline(always)]
+    #[track_caller]
+    pub(crate) fn owned(self) -> (usize, usize) {
+        self.owner.check("a ThreadIndex2d");
+        (self.x, self.y)
     }
 
     /// The global x position (`blockIdx.x * blockDim.x + threadIdx.x`).
@@ -140,11 +169,12 @@ impl ThreadIndex2d {
 /// From [`thread_index_3d`](crate::thread_index_3d); neither `Send` nor
 /// `Sync`. A [`DisjointSlice3d`](crate::DisjointSlice3d) maps it to element
 /// `(z, y, x)` (z the slowest axis).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy)]
 pub struct ThreadIndex3d {
     x: usize,
     y: usize,
     z: usize,
+    owner: Owner,
     _thread: NotSend,
 }
 
@@ -156,8 +186,18 @@ impl ThreadIndex3d {
             x,
             y,
             z,
+            owner: Owner::current(),
             _thread: PhantomData,
         }
+    }
+
+    /// `(x, y, z)`, for the output that writes there: checked to belong to
+    /// the running thread (on the simulator).
+    #[inline(always)]
+    #[track_caller]
+    pub(crate) fn owned(self) -> (usize, usize, usize) {
+        self.owner.check("a ThreadIndex3d");
+        (self.x, self.y, self.z)
     }
 
     /// The global x position.
@@ -188,5 +228,53 @@ impl ThreadIndex3d {
     #[inline(always)]
     pub fn col(self) -> usize {
         self.x
+    }
+}
+
+// Equality and formatting look at the position only: the maker the
+// simulator records is no part of the value.
+
+impl PartialEq for ThreadIndex {
+    fn eq(&self, other: &Self) -> bool {
+        self.index == other.index
+    }
+}
+impl Eq for ThreadIndex {}
+impl fmt::Debug for ThreadIndex {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ThreadIndex")
+            .field("index", &self.index)
+            .finish()
+    }
+}
+
+impl PartialEq for ThreadIndex2d {
+    fn eq(&self, other: &Self) -> bool {
+        (self.x, self.y) == (other.x, other.y)
+    }
+}
+impl Eq for ThreadIndex2d {}
+impl fmt::Debug for ThreadIndex2d {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ThreadIndex2d")
+            .field("x", &self.x)
+            .field("y", &self.y)
+            .finish()
+    }
+}
+
+impl PartialEq for ThreadIndex3d {
+    fn eq(&self, other: &Self) -> bool {
+        (self.x, self.y, self.z) == (other.x, other.y, other.z)
+    }
+}
+impl Eq for ThreadIndex3d {}
+impl fmt::Debug for ThreadIndex3d {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ThreadIndex3d")
+            .field("x", &self.x)
+            .field("y", &self.y)
+            .field("z", &self.z)
+            .finish()
     }
 }

@@ -34,7 +34,7 @@ mod shared;
 /// | `DisjointSlice<T>` (each thread writes its own element), `DisjointSlice<T, M>` (the elements the map `M` gives it: per block, per warp, grid-stride, blocked, striped) | `&mut DeviceBuffer<T>`, `DeviceViewMut<T>` |
 /// | `DisjointSlice2d<T>` (row-major matrix, element `(y, x)` per thread) | `buffer.view_2d_mut(rows, cols)?` |
 /// | `DisjointSlice2dU32<T>` (the same, `u32` extents and offsets; at most `u32::MAX` elements, or the launch fails naming the parameter) | `buffer.view_2d_mut(rows, cols)?` |
-/// | `DisjointMatrix<T, M>` (row-major matrix divided by the map `M`: one row per block, register tiles) | `buffer.view_2d_mut(rows, cols)?` |
+/// | `DisjointMatrix<T, M>` (row-major matrix divided by the map `M`: one row per block, register tiles; `u32` extents, at most `u32::MAX` elements) | `buffer.view_2d_mut(rows, cols)?` |
 /// | `DisjointSlice3d<T>` (element `(z, y, x)` per thread) | `buffer.view_3d_mut(depth, rows, cols)?` |
 /// | `Block` (shared-memory phase token) | nothing: built on the device |
 /// | `DynamicShared<T>` (dynamic shared memory) | nothing: built on the device |

@@ -60,7 +60,10 @@ mod workflow;
 pub use backend::cuda::NCCL_LIBRARY_ENV;
 pub use backend::simulator::collective::rendezvous::SIM_RENDEZVOUS_DIR_ENV;
 pub use backend::simulator::peer::SIM_PEER_ACCESS_ENV;
-pub use backend::simulator::settings::{SIM_STACK_BYTES_ENV, SIM_TIMEOUT_ENV};
+pub use backend::simulator::race_check::set_race_check;
+pub use backend::simulator::settings::{
+    SIM_RACECHECK_ENV, SIM_STACK_BYTES_ENV, SIM_THREADS_ENV, SIM_TIMEOUT_ENV,
+};
 pub use backend::simulator::DEVICES_ENV as SIMULATED_DEVICES_ENV;
 pub use backend::GraphNodeKind;
 pub use backend::{

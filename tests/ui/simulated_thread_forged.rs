@@ -4,7 +4,7 @@
 // shared memory) and runs `thread_index()` as that thread: every thread of
 // the launch gets index 0. Making a thread current and implementing its
 // block are `unsafe`, so this does not compile.
-use gpu_device::__private::simulation::{run_as, Block as SimulatedBlock, SimulatedThread};
+use gpu_device::__private::simulation::{run_as, Access, Block as SimulatedBlock, SimulatedThread};
 use gpu_device::__private::ShuffleMode;
 use gpu_device::prelude::*;
 // What `embed_kernels!()` would define; these kernels never reach the GPU.
@@ -34,6 +34,10 @@ impl SimulatedBlock for Fake {
         (8 as *mut u8, 1 << 20)
     }
     fn after_atomics(&self, _: &SimulatedThread, _: bool) {}
+    fn thread_of(&self, _: u64) -> Option<([u32; 3], [u32; 3])> {
+        None
+    }
+    fn record(&self, _: &SimulatedThread, _: Access) {}
 }
 
 #[kernel]
@@ -44,6 +48,7 @@ pub fn forge(mut out: DisjointSlice<u32>) {
         block_dim: [1, 1, 1],
         grid_dim: [1, 1, 1],
         linear: 0,
+        serial: 1,
         block: &Fake,
     };
     let i = run_as(&fake, || gpu_device::thread_index());

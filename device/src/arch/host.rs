@@ -12,6 +12,7 @@ use super::ShuffleMode;
 pub mod simulation {
     use super::ShuffleMode;
     use std::cell::Cell;
+    use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
     /// What a simulated thread asks of its block.
     ///
@@ -71,6 +72,53 @@ pub mod simulation {
         /// of the block sets then finishes, as it does on GPUs with
         /// independent thread scheduling (sm_70+).
         fn after_atomics(&self, thread: &SimulatedThread, changed: bool);
+        /// The block and thread indices (`blockIdx`, `threadIdx`) of the
+        /// simulated thread whose [`SimulatedThread::serial`] is `serial`,
+        /// if it is a thread of this launch: for reports of a per-thread
+        /// value used by another thread.
+        fn thread_of(&self, serial: u64) -> Option<([u32; 3], [u32; 3])>;
+        /// Records a memory access of `thread` for the race detector. Device
+        /// code calls it only while [`set_recording`] is on, for the
+        /// accesses it makes through the crate's types.
+        fn record(&self, thread: &SimulatedThread, access: Access);
+    }
+
+    /// A memory access that device code made through the crate's types
+    /// (see [`Block::record`]).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct Access {
+        /// The first byte.
+        pub address: usize,
+        /// How many bytes from there.
+        pub bytes: usize,
+        /// A read, a write or an atomic operation.
+        pub kind: AccessKind,
+    }
+
+    /// What an [`Access`] does.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum AccessKind {
+        /// A plain read (or a reference that allows reading).
+        Read,
+        /// A plain write (or a reference that allows writing).
+        Write,
+        /// An atomic operation: it races with plain accesses only.
+        Atomic,
+    }
+
+    static RECORDING: AtomicBool = AtomicBool::new(false);
+
+    /// Turns the reports of memory accesses ([`Block::record`]) on or off
+    /// for the whole process (an executor turns them on while a launch it
+    /// checks for races runs).
+    pub fn set_recording(on: bool) {
+        RECORDING.store(on, Relaxed);
+    }
+
+    /// Whether device code reports its memory accesses.
+    #[inline(always)]
+    pub(crate) fn recording() -> bool {
+        RECORDING.load(Relaxed)
     }
 
     /// The barrier id of the block votes (`sync_threads_count` and its
@@ -105,6 +153,10 @@ pub mod simulation {
         pub grid_dim: [u32; 3],
         /// The linear index of the thread in its block.
         pub linear: u32,
+        /// A number no other simulated thread of the process has (not 0):
+        /// the identity that per-thread values (witnesses, phase tokens)
+        /// record, and check at each use.
+        pub serial: u64,
         /// The block's services.
         pub block: &'a dyn Block,
     }
@@ -135,11 +187,33 @@ pub mod simulation {
         f()
     }
 
+    /// Makes `thread` the current simulated thread of this OS thread until
+    /// [`leave`] (or the next `enter`): what [`run_as`] does, without
+    /// restoring the previous one, for an executor that switches between
+    /// the threads of a block on every barrier.
+    ///
+    /// # Safety
+    /// As [`run_as`], and `thread` stays alive and current only while the
+    /// code it runs may call device functions: the executor calls [`leave`]
+    /// (or `enter` with another thread) before `thread` goes away.
+    #[inline(always)]
+    pub unsafe fn enter(thread: &SimulatedThread<'_>) {
+        let erased = (thread as *const SimulatedThread<'_>).cast::<SimulatedThread<'static>>();
+        CURRENT.with(|c| c.set(erased));
+    }
+
+    /// No simulated thread is current on this OS thread any more.
+    #[inline(always)]
+    pub fn leave() {
+        CURRENT.with(|c| c.set(std::ptr::null()));
+    }
+
     /// The current simulated thread, if any.
+    #[inline(always)]
     pub(crate) fn with<R>(f: impl FnOnce(Option<&SimulatedThread<'_>>) -> R) -> R {
         let ptr = CURRENT.with(Cell::get);
-        // SAFETY: a non-null pointer was set by `run_as`, whose `thread`
-        // outlives the call that set it, and is reset when that call ends.
+        // SAFETY: a non-null pointer was set by `run_as` or `enter`, whose
+        // `thread` outlives the time it is current (their contracts).
         f(unsafe { ptr.as_ref() })
     }
 }
@@ -154,11 +228,62 @@ fn outside_kernel(function: &str) -> ! {
     )
 }
 
+#[inline(always)]
 #[track_caller]
 fn current<R>(function: &str, f: impl FnOnce(&SimulatedThread<'_>) -> R) -> R {
     simulation::with(|t| match t {
         Some(t) => f(t),
         None => outside_kernel(function),
+    })
+}
+
+/// The [`serial`](SimulatedThread::serial) of the current simulated thread;
+/// 0 outside a kernel.
+#[inline(always)]
+pub(crate) fn current_serial() -> u64 {
+    simulation::with(|t| t.map_or(0, |t| t.serial))
+}
+
+/// Fails the current simulated thread: `what`, made by the thread of
+/// `serial`, is used by another one.
+#[cold]
+#[inline(never)]
+#[track_caller]
+pub(crate) fn used_by_another_thread(serial: u64, what: &str) -> ! {
+    let maker = simulation::with(|t| {
+        let t = t?;
+        let ([bx, by, bz], [tx, ty, tz]) = t.block.thread_of(serial)?;
+        Some(format!(
+            "thread ({tx}, {ty}, {tz}) of block ({bx}, {by}, {bz})"
+        ))
+    })
+    .unwrap_or_else(|| "a thread of another launch".into());
+    panic!(
+        "{what} made by {maker} was used by another thread: a per-thread value never leaves the thread that made it (it is neither Send nor Sync; host-only code such as a `thread_local!` shares it between the simulator's threads, which a GPU cannot do)"
+    )
+}
+
+/// Reports an access of `bytes` bytes at `address` to the race detector,
+/// when it is on ([`simulation::set_recording`]).
+#[inline(always)]
+pub(crate) fn record(address: *const u8, bytes: usize, kind: simulation::AccessKind) {
+    if simulation::recording() {
+        record_access(address as usize, bytes, kind)
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn record_access(address: usize, bytes: usize, kind: simulation::AccessKind) {
+    simulation::with(|t| {
+        if let Some(t) = t {
+            let access = simulation::Access {
+                address,
+                bytes,
+                kind,
+            };
+            t.block.record(t, access)
+        }
     })
 }
 
@@ -172,22 +297,27 @@ pub(crate) unsafe fn assume(condition: bool) {
     debug_assert!(condition, "an assumed fact is false");
 }
 
+#[inline]
 pub(crate) fn thread_idx() -> [u32; 3] {
     current("thread_idx", |t| t.thread_idx)
 }
 
+#[inline]
 pub(crate) fn block_idx() -> [u32; 3] {
     current("block_idx", |t| t.block_idx)
 }
 
+#[inline]
 pub(crate) fn block_dim() -> [u32; 3] {
     current("block_dim", |t| t.block_dim)
 }
 
+#[inline]
 pub(crate) fn grid_dim() -> [u32; 3] {
     current("grid_dim", |t| t.grid_dim)
 }
 
+#[inline]
 pub(crate) fn lane_id() -> u32 {
     current("warp::lane_id", |t| t.linear % 32)
 }
@@ -199,6 +329,7 @@ pub(crate) const PHASE_BARRIER: u32 = 1;
 /// The barrier inside a block collective (see the PTX side).
 pub(crate) const COLLECTIVE_BARRIER: u32 = simulation::COLLECTIVE_BARRIER;
 
+#[inline]
 pub(crate) fn barrier(id: u32) {
     let name = match id {
         PHASE_BARRIER => "shared::Block::sync",

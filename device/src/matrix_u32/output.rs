@@ -2,6 +2,7 @@
 //! thread writing only the elements its 2-D witness names.
 
 use super::Shape2dU32;
+use crate::race_check;
 use crate::witness::ThreadIndex2d;
 use core::marker::PhantomData;
 
@@ -111,9 +112,12 @@ impl<'a, T, const R: usize> DisjointSlice2dU32<'a, T, R> {
         self.position_at(index, 0)
     }
 
-    /// The offset of this thread's element in its `j`-th row, when inside.
+    /// The offset of this thread's element in its `j`-th row, when inside
+    /// (the witness checked to be the running thread's, on the simulator).
     #[inline(always)]
+    #[track_caller]
     fn offset(&self, index: ThreadIndex2d, j: usize) -> Option<usize> {
+        index.owned();
         let (row, col) = self.position_at(index, j)?;
         // SAFETY: `position_at` checked `row < rows` and `col < cols`.
         Some(unsafe { self.shape.offset_unchecked(row, col) })
@@ -122,6 +126,7 @@ impl<'a, T, const R: usize> DisjointSlice2dU32<'a, T, R> {
     /// This thread's element (for `R > 1`, the first of its rows), or `None`
     /// outside the matrix.
     #[inline(always)]
+    #[track_caller]
     pub fn get_mut(&mut self, index: ThreadIndex2d) -> Option<&mut T> {
         self.get_mut_at(index, 0)
     }
@@ -129,6 +134,7 @@ impl<'a, T, const R: usize> DisjointSlice2dU32<'a, T, R> {
     /// This thread's element in its `j`-th row (`y * R + j`), or `None`
     /// outside the matrix or for `j >= R`.
     #[inline(always)]
+    #[track_caller]
     pub fn get_mut_at(&mut self, index: ThreadIndex2d, j: usize) -> Option<&mut T> {
         let offset = self.offset(index, j)?;
         // SAFETY: in bounds (`offset` < `rows * cols`, the elements the
@@ -136,12 +142,16 @@ impl<'a, T, const R: usize> DisjointSlice2dU32<'a, T, R> {
         // alone (see the `witness` module: the mapping is the one of
         // `DisjointSlice2d<T, R>`, fixed by the type), and `&mut self` stops
         // this thread from holding two references to one.
-        Some(unsafe { &mut *self.ptr.add(offset) })
+        let element = unsafe { self.ptr.add(offset) };
+        race_check::write(element);
+        // SAFETY: as above.
+        Some(unsafe { &mut *element })
     }
 
     /// Writes `value` at this thread's element (for `R > 1`, in its first
     /// row); returns `false` (dropping the value) outside the matrix.
     #[inline(always)]
+    #[track_caller]
     pub fn set(&mut self, index: ThreadIndex2d, value: T) -> bool {
         self.set_at(index, 0, value)
     }
@@ -149,13 +159,17 @@ impl<'a, T, const R: usize> DisjointSlice2dU32<'a, T, R> {
     /// Writes `value` at this thread's element in its `j`-th row; returns
     /// `false` outside the matrix or for `j >= R`.
     #[inline(always)]
+    #[track_caller]
     pub fn set_at(&mut self, index: ThreadIndex2d, j: usize, value: T) -> bool {
         // Not through `get_mut_at`: an `Option<&mut T>` keeps a null test of
         // the pointer in the PTX.
         match self.offset(index, j) {
             Some(offset) => {
                 // SAFETY: as in `get_mut_at`.
-                unsafe { *self.ptr.add(offset) = value };
+                let element = unsafe { self.ptr.add(offset) };
+                race_check::write(element);
+                // SAFETY: as above.
+                unsafe { *element = value };
                 true
             }
             None => false,

@@ -5,6 +5,8 @@
 use super::{sealed, Map, NotSend, SharedMap, SliceMap};
 use crate::disjoint::DisjointSlice;
 use crate::leader::{block_rank, BlockLeader, WarpLeader};
+use crate::race_check;
+use crate::thread_owner::Owner;
 use crate::vector::{write_run, VectorElement};
 use core::marker::PhantomData;
 
@@ -85,6 +87,7 @@ impl<const K: usize> ItemMap for Striped<K> {}
 /// [`Items::below`]; neither `Send` nor `Sync`.
 pub struct Owned<M> {
     index: usize,
+    owner: Owner,
     _map: PhantomData<fn() -> M>,
     _thread: NotSend,
 }
@@ -108,6 +111,15 @@ impl<M> Owned<M> {
     pub fn get(self) -> usize {
         self.index
     }
+
+    /// The index, for the output that writes it: checked to be the running
+    /// thread's (on the simulator; see [`thread_owner`](crate::thread_owner)).
+    #[inline(always)]
+    #[track_caller]
+    fn owned(self) -> usize {
+        self.owner.check("an Owned element index");
+        self.index
+    }
 }
 
 /// This thread's elements under map `M`: `first + k * step` for `k <
@@ -116,6 +128,7 @@ pub struct Items<M> {
     first: usize,
     step: usize,
     count: usize,
+    owner: Owner,
     _map: PhantomData<fn() -> M>,
     _thread: NotSend,
 }
@@ -145,6 +158,7 @@ impl<M: ItemMap> Items<M> {
             first: first.unwrap_or(0),
             step,
             count: if fits { count } else { 0 },
+            owner: Owner::current(),
             _map: PhantomData,
             _thread: PhantomData,
         }
@@ -174,6 +188,7 @@ impl<M: ItemMap> Items<M> {
     pub fn get(&self, k: usize) -> Option<Owned<M>> {
         self.index(k).map(|index| Owned {
             index,
+            owner: self.owner,
             _map: PhantomData,
             _thread: PhantomData,
         })
@@ -244,12 +259,17 @@ impl<const K: usize> Items<Striped<K>> {
 impl<'a, T, M: ItemMap> DisjointSlice<'a, T, M> {
     /// The element at `index`, or `None` past the end.
     #[inline(always)]
+    #[track_caller]
     pub fn get_mut(&mut self, index: Owned<M>) -> Option<&mut T> {
-        if index.index < self.len {
+        let index = index.owned();
+        if index < self.len {
             // SAFETY: in bounds; `index` is this thread's alone under `M`,
             // the map of every thread's view of this output, and `&mut self`
             // stops this thread from holding two references to it.
-            Some(unsafe { &mut *self.ptr.add(index.index) })
+            let element = unsafe { self.ptr.add(index) };
+            race_check::write(element);
+            // SAFETY: as above.
+            Some(unsafe { &mut *element })
         } else {
             None
         }
@@ -258,10 +278,15 @@ impl<'a, T, M: ItemMap> DisjointSlice<'a, T, M> {
     /// Writes `value` at `index`; returns `false` (and drops the value)
     /// past the end.
     #[inline(always)]
+    #[track_caller]
     pub fn set(&mut self, index: Owned<M>, value: T) -> bool {
-        if index.index < self.len {
+        let index = index.owned();
+        if index < self.len {
             // SAFETY: as in `get_mut`.
-            unsafe { self.ptr.add(index.index).write(value) };
+            let element = unsafe { self.ptr.add(index) };
+            race_check::write(element);
+            // SAFETY: as above.
+            unsafe { element.write(value) };
             true
         } else {
             false
@@ -273,7 +298,9 @@ impl<'a, T: VectorElement, const K: usize> DisjointSlice<'a, T, Blocked<K>> {
     /// Writes this thread's `K` consecutive elements, those below the end:
     /// 16-byte vector stores where the run is whole and aligned.
     #[inline(always)]
+    #[track_caller]
     pub fn set_run(&mut self, items: &Items<Blocked<K>>, values: [T; K]) {
+        items.owner.check("an Items token");
         if items.count == K {
             // SAFETY: `first .. first + K` are this thread's (as in
             // `get_mut`); `write_run` writes only those below `len`.
@@ -285,12 +312,16 @@ impl<'a, T: VectorElement, const K: usize> DisjointSlice<'a, T, Blocked<K>> {
 impl<'a, T> DisjointSlice<'a, T, ByBlock> {
     /// The leader's element, its block's, or `None` past the end.
     #[inline(always)]
+    #[track_caller]
     pub fn get_mut(&mut self, leader: BlockLeader) -> Option<&mut T> {
-        let b = leader.block();
+        let b = leader.owned();
         if b < self.len {
             // SAFETY: in bounds; only this block's leader holds a
             // `BlockLeader` of block `b` (`crate::leader`).
-            Some(unsafe { &mut *self.ptr.add(b) })
+            let element = unsafe { self.ptr.add(b) };
+            race_check::write(element);
+            // SAFETY: as above.
+            Some(unsafe { &mut *element })
         } else {
             None
         }
@@ -299,11 +330,15 @@ impl<'a, T> DisjointSlice<'a, T, ByBlock> {
     /// Writes `value` at the leader's block's element; returns `false` past
     /// the end.
     #[inline(always)]
+    #[track_caller]
     pub fn set(&mut self, leader: BlockLeader, value: T) -> bool {
-        let b = leader.block();
+        let b = leader.owned();
         if b < self.len {
             // SAFETY: as in `get_mut`.
-            unsafe { self.ptr.add(b).write(value) };
+            let element = unsafe { self.ptr.add(b) };
+            race_check::write(element);
+            // SAFETY: as above.
+            unsafe { element.write(value) };
             true
         } else {
             false
@@ -314,12 +349,16 @@ impl<'a, T> DisjointSlice<'a, T, ByBlock> {
 impl<'a, T, const LANE: u32> DisjointSlice<'a, T, ByWarp<LANE>> {
     /// The leader's warp's element, or `None` past the end.
     #[inline(always)]
+    #[track_caller]
     pub fn get_mut(&mut self, leader: WarpLeader<LANE>) -> Option<&mut T> {
-        let w = leader.warp();
+        let (_, w) = leader.owned();
         if w < self.len {
             // SAFETY: in bounds; only lane `LANE` of warp `w` holds a
             // `WarpLeader<LANE>` of warp `w` (`crate::leader`).
-            Some(unsafe { &mut *self.ptr.add(w) })
+            let element = unsafe { self.ptr.add(w) };
+            race_check::write(element);
+            // SAFETY: as above.
+            Some(unsafe { &mut *element })
         } else {
             None
         }
@@ -328,11 +367,15 @@ impl<'a, T, const LANE: u32> DisjointSlice<'a, T, ByWarp<LANE>> {
     /// Writes `value` at the leader's warp's element; returns `false` past
     /// the end.
     #[inline(always)]
+    #[track_caller]
     pub fn set(&mut self, leader: WarpLeader<LANE>, value: T) -> bool {
-        let w = leader.warp();
+        let (_, w) = leader.owned();
         if w < self.len {
             // SAFETY: as in `get_mut`.
-            unsafe { self.ptr.add(w).write(value) };
+            let element = unsafe { self.ptr.add(w) };
+            race_check::write(element);
+            // SAFETY: as above.
+            unsafe { element.write(value) };
             true
         } else {
             false

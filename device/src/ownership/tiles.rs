@@ -4,6 +4,8 @@
 
 use super::matrix::DisjointMatrix;
 use super::{sealed, Map, MatrixMap, NotSend, SharedMap};
+use crate::race_check;
+use crate::thread_owner::Owner;
 use crate::vector::VectorElement;
 use core::marker::PhantomData;
 
@@ -161,6 +163,7 @@ pub(crate) fn along<A: AxisMap>(p: usize, i: usize) -> Option<usize> {
 pub struct TileItems<M> {
     row0: usize,
     col0: usize,
+    owner: Owner,
     _map: PhantomData<fn() -> M>,
     _thread: NotSend,
 }
@@ -187,6 +190,7 @@ impl<R: AxisMap, C: AxisMap, O: ThreadOrder> TileItems<Tiles<R, C, O>> {
         TileItems {
             row0: tile_row * R::SPAN + pr * R::RUN,
             col0: bx as usize * C::SPAN + pc * C::RUN,
+            owner: Owner::current(),
             _map: PhantomData,
             _thread: PhantomData,
         }
@@ -211,7 +215,9 @@ impl<'a, T, R: AxisMap, C: AxisMap, O: ThreadOrder> DisjointMatrix<'a, T, Tiles<
     /// Writes `value` at this thread's tile element `(i, j)`; returns
     /// `false` outside the matrix or the tile.
     #[inline(always)]
+    #[track_caller]
     pub fn set(&mut self, tile: &TileItems<Tiles<R, C, O>>, i: usize, j: usize, value: T) -> bool {
+        tile.owner.check("a TileItems token");
         let at = tile
             .row(i)
             .zip(tile.col(j))
@@ -220,7 +226,10 @@ impl<'a, T, R: AxisMap, C: AxisMap, O: ThreadOrder> DisjointMatrix<'a, T, Tiles<
             Some(at) => {
                 // SAFETY: inside the matrix; the element is this thread's
                 // under `Tiles<R, C, O>`, every thread's map.
-                unsafe { self.ptr.add(at).write(value) };
+                let element = unsafe { self.ptr.add(at) };
+                race_check::write(element);
+                // SAFETY: as above.
+                unsafe { element.write(value) };
                 true
             }
             None => false,
@@ -231,6 +240,7 @@ impl<'a, T, R: AxisMap, C: AxisMap, O: ThreadOrder> DisjointMatrix<'a, T, Tiles<
     /// columns; `N` must be `C::RUN`), its columns inside the matrix:
     /// 16-byte vector stores where the run is whole and aligned.
     #[inline(always)]
+    #[track_caller]
     pub fn set_run<const N: usize>(
         &mut self,
         tile: &TileItems<Tiles<R, C, O>>,
@@ -246,6 +256,7 @@ impl<'a, T, R: AxisMap, C: AxisMap, O: ThreadOrder> DisjointMatrix<'a, T, Tiles<
     /// [`set_run`](Self::set_run), writing only the columns left of
     /// `limit` (a matrix whose rows are padded past its logical width).
     #[inline(always)]
+    #[track_caller]
     pub fn set_run_within<const N: usize>(
         &mut self,
         tile: &TileItems<Tiles<R, C, O>>,
@@ -257,6 +268,7 @@ impl<'a, T, R: AxisMap, C: AxisMap, O: ThreadOrder> DisjointMatrix<'a, T, Tiles<
         T: VectorElement,
     {
         const { assert!(N == C::RUN, "a run of a tile has C::RUN columns") };
+        tile.owner.check("a TileItems token");
         if let (Some(row), Some(col)) = (tile.row(i), tile.col(r.saturating_mul(C::RUN))) {
             // SAFETY: columns `col .. col + RUN` of `row` are this thread's
             // (run `r` of tile row `i`).

@@ -5,6 +5,7 @@
 use super::phase::{Block, Phase, Writing};
 use super::{SharedArray, SharedElement};
 use crate::ownership::{BlockStride, SharedMap};
+use crate::race_check;
 use core::marker::PhantomData;
 
 #[cold]
@@ -41,6 +42,7 @@ fn window_out_of_range(start: usize, width: usize, len: usize) -> ! {
 #[inline(always)]
 #[track_caller]
 pub(super) fn own_slot<P: Phase>(block: &Block<P>, k: usize, len: usize) -> usize {
+    block.check_owner();
     match block.own_slot(k, len) {
         Some(slot) => slot,
         None => own_slot_out_of_range(k, block.thread_rank(), block.size(), len),
@@ -70,12 +72,14 @@ fn rounds_and_rest(len: usize, b: usize) -> (usize, usize) {
 /// constant length, both are constants and the loops unroll to exactly the
 /// thread's slots, with no test left.
 #[inline(always)]
+#[track_caller]
 pub(super) fn for_each_own_slot<T, P: Phase>(
     block: &Block<P>,
     len: usize,
     mut f: impl FnMut(usize) -> T,
     mut store: impl FnMut(usize, T),
 ) {
+    block.check_owner();
     let (b, t) = (block.size(), block.thread_rank());
     if t >= b {
         // Never: a thread's rank is below its block's size. Tested so that
@@ -118,6 +122,7 @@ pub(super) fn for_each_own_slot<T, P: Phase>(
 /// Every position stored has `row * cols + col = t + k * B < rows * cols`
 /// (the rounds of `for_each_own_slot`) and `col < cols`, hence `row < rows`.
 #[inline(always)]
+#[track_caller]
 fn for_each_own_position<T, P: Phase>(
     block: &Block<P>,
     rows: usize,
@@ -125,6 +130,7 @@ fn for_each_own_position<T, P: Phase>(
     mut f: impl FnMut(usize, usize) -> T,
     mut store: impl FnMut(usize, usize, T),
 ) {
+    block.check_owner();
     let (b, t) = (block.size(), block.thread_rank());
     let len = rows * cols;
     if t >= b || len == 0 {
@@ -275,7 +281,10 @@ impl<T: SharedElement, const N: usize, W: Phase> Shared<T, N, BlockStride, W> {
         // SAFETY: in bounds; in the array's write phase `W` only thread `t` touches slot
         // `t + k * B` (no other thread owns it), and the token's exclusive
         // borrow stops this thread from holding two references into the array.
-        unsafe { &mut *self.ptr.add(slot) }
+        let element = unsafe { self.ptr.add(slot) };
+        race_check::write(element);
+        // SAFETY: as above.
+        unsafe { &mut *element }
     }
 
     /// Reads this thread's `k`-th owned slot. Panics if it is past the end.
@@ -285,18 +294,27 @@ impl<T: SharedElement, const N: usize, W: Phase> Shared<T, N, BlockStride, W> {
         let slot = own_slot(block, k, N);
         // SAFETY: as in `own_mut`; the token's shared borrow excludes this
         // thread's writes while the reference lives.
-        unsafe { &*self.ptr.add(slot) }
+        let element = unsafe { self.ptr.add(slot) };
+        if !T::ATOMIC_CELL {
+            race_check::read(element);
+        }
+        // SAFETY: as above.
+        unsafe { &*element }
     }
 
     /// Writes every slot this thread owns: slot `s` gets `f(s)`. With `B`
     /// threads, thread `t` fills `t, t + B, t + 2B, ...`: all `N` slots are
     /// written whatever the block's size.
     #[inline(always)]
+    #[track_caller]
     pub fn fill(&self, block: &mut Block<W>, f: impl FnMut(usize) -> T) {
         let ptr = self.ptr;
         for_each_own_slot(block, N, f, |slot, value| {
             // SAFETY: `slot < N` is one of this thread's own slots (see `own_mut`).
-            unsafe { *ptr.add(slot) = value }
+            let element = unsafe { ptr.add(slot) };
+            race_check::write(element);
+            // SAFETY: as above.
+            unsafe { *element = value }
         });
     }
 }
@@ -306,15 +324,27 @@ impl<T: SharedElement, const N: usize, M: SharedMap, W: Phase> Shared<T, N, M, W
     #[inline(always)]
     #[track_caller]
     pub fn get_ref<'r>(&self, block: &'r Block<W::Next>, index: usize) -> &'r T {
+        block.check_owner();
         if index >= N {
             out_of_range(index, N)
         }
-        &self.as_array(block)[index]
+        // SAFETY: `index < N`; read-only as in `as_array`.
+        let element = unsafe { self.ptr.add(index) };
+        if !T::ATOMIC_CELL {
+            race_check::read(element);
+        }
+        // SAFETY: as above.
+        unsafe { &*element }
     }
 
     /// The whole array, shared with the other readers.
     #[inline(always)]
-    pub fn as_array<'r>(&self, _block: &'r Block<W::Next>) -> &'r [T; N] {
+    #[track_caller]
+    pub fn as_array<'r>(&self, block: &'r Block<W::Next>) -> &'r [T; N] {
+        block.check_owner();
+        if !T::ATOMIC_CELL {
+            race_check::read_range(self.ptr, N);
+        }
         // SAFETY: in the phase after the array's write phase `W` no thread
         // writes the array (non-atomic writes need a token of phase `W`), and
         // this thread cannot reach the next phase while the token is borrowed.
@@ -328,14 +358,20 @@ impl<T: SharedElement, const N: usize, M: SharedMap, W: Phase> Shared<T, N, M, W
     #[track_caller]
     pub fn window<'r, const WIDTH: usize>(
         &self,
-        _block: &'r Block<W::Next>,
+        block: &'r Block<W::Next>,
         start: usize,
     ) -> &'r [T; WIDTH] {
+        block.check_owner();
         if start > N || N - start < WIDTH {
             window_out_of_range(start, WIDTH, N)
         }
         // SAFETY: `start + WIDTH <= N`; read-only as in `as_array`.
-        unsafe { &*self.ptr.add(start).cast::<[T; WIDTH]>() }
+        let window = unsafe { self.ptr.add(start) };
+        if !T::ATOMIC_CELL {
+            race_check::read_range(window, WIDTH);
+        }
+        // SAFETY: as above.
+        unsafe { &*window.cast::<[T; WIDTH]>() }
     }
 
     /// The raw array, for patterns the phase token cannot express: every
@@ -418,7 +454,10 @@ impl<T: SharedElement, const ROWS: usize, const COLS: usize, const STRIDE: usize
         // SAFETY: the logical slot is in bounds, so its physical offset
         // `row * STRIDE + col < ROWS * STRIDE`; only this thread owns it in
         // the write phase (see `Shared::own_mut`).
-        unsafe { &mut *self.ptr.add(slot / COLS * STRIDE + slot % COLS) }
+        let element = unsafe { self.ptr.add(slot / COLS * STRIDE + slot % COLS) };
+        race_check::write(element);
+        // SAFETY: as above.
+        unsafe { &mut *element }
     }
 
     /// Reads this thread's `k`-th owned slot. Panics if it is past the end.
@@ -427,19 +466,28 @@ impl<T: SharedElement, const ROWS: usize, const COLS: usize, const STRIDE: usize
     pub fn own<'w>(&self, block: &'w Block<W>, k: usize) -> &'w T {
         let slot = own_slot(block, k, Self::SLOTS);
         // SAFETY: as in `own_mut`, read-only.
-        unsafe { &*self.ptr.add(slot / COLS * STRIDE + slot % COLS) }
+        let element = unsafe { self.ptr.add(slot / COLS * STRIDE + slot % COLS) };
+        if !T::ATOMIC_CELL {
+            race_check::read(element);
+        }
+        // SAFETY: as above.
+        unsafe { &*element }
     }
 
     /// Writes every slot this thread owns: `(row, col)` gets `f(row, col)`.
     /// All `ROWS * COLS` slots are written whatever the block's size.
     #[inline(always)]
+    #[track_caller]
     pub fn fill(&self, block: &mut Block<W>, f: impl FnMut(usize, usize) -> T) {
         let ptr = self.ptr;
         for_each_own_position(block, ROWS, COLS, f, |row, col, value| {
             // SAFETY: `(row, col)` is an own slot in bounds (`row < ROWS`,
             // `col < COLS <= STRIDE`, see `for_each_own_position`), so the
             // offset is below `ROWS * STRIDE`; only this thread owns it.
-            unsafe { *ptr.add(row * STRIDE + col) = value }
+            let element = unsafe { ptr.add(row * STRIDE + col) };
+            race_check::write(element);
+            // SAFETY: as above.
+            unsafe { *element = value }
         });
     }
 }
@@ -456,13 +504,19 @@ impl<
     /// Row `row`, shared with the other readers. Panics if `row >= ROWS`.
     #[inline(always)]
     #[track_caller]
-    pub fn row<'r>(&self, _block: &'r Block<W::Next>, row: usize) -> &'r [T; COLS] {
+    pub fn row<'r>(&self, block: &'r Block<W::Next>, row: usize) -> &'r [T; COLS] {
+        block.check_owner();
         if row >= ROWS {
             out_of_range_2d(row, 0, ROWS, COLS)
         }
         // SAFETY: `row < ROWS` and `COLS <= STRIDE`: the row lies in the
         // array; read-only as in `Shared::as_array`.
-        unsafe { &*self.ptr.add(row * STRIDE).cast::<[T; COLS]>() }
+        let start = unsafe { self.ptr.add(row * STRIDE) };
+        if !T::ATOMIC_CELL {
+            race_check::read_range(start, COLS);
+        }
+        // SAFETY: as above.
+        unsafe { &*start.cast::<[T; COLS]>() }
     }
 
     /// Slot `(row, col)`, shared with the other readers. Panics outside the
@@ -470,10 +524,18 @@ impl<
     #[inline(always)]
     #[track_caller]
     pub fn get_ref<'r>(&self, block: &'r Block<W::Next>, row: usize, col: usize) -> &'r T {
+        block.check_owner();
         if row >= ROWS || col >= COLS {
             out_of_range_2d(row, col, ROWS, COLS)
         }
-        &self.row(block, row)[col]
+        // SAFETY: `row < ROWS` and `col < COLS <= STRIDE`; read-only as in
+        // `Shared::as_array`.
+        let element = unsafe { self.ptr.add(row * STRIDE + col) };
+        if !T::ATOMIC_CELL {
+            race_check::read(element);
+        }
+        // SAFETY: as above.
+        unsafe { &*element }
     }
 
     /// The raw array (`ROWS * STRIDE` slots, padding included): every access

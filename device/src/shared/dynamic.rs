@@ -4,6 +4,7 @@
 use super::array::{for_each_own_slot, out_of_range, own_slot};
 use super::phase::{Block, Reading, Writing};
 use super::{SharedArray, SharedElement};
+use crate::race_check;
 use core::marker::PhantomData;
 
 /// The block's dynamic shared memory as an array of `T`, sized by the launch
@@ -79,17 +80,26 @@ impl<T: SharedElement> DynamicShared<T> {
 
     /// Writes every slot this thread owns: slot `s` gets `f(s)`.
     #[inline(always)]
+    #[track_caller]
     pub fn fill(&self, block: &mut Block<Writing>, f: impl FnMut(usize) -> T) {
         let ptr = self.ptr;
         for_each_own_slot(block, self.len, f, |slot, value| {
             // SAFETY: an own slot in bounds (see `Shared::own_mut`).
-            unsafe { *ptr.add(slot) = value }
+            let element = unsafe { ptr.add(slot) };
+            race_check::write(element);
+            // SAFETY: as above.
+            unsafe { *element = value }
         });
     }
 
     /// The whole array, shared with the other readers.
     #[inline(always)]
-    pub fn as_slice<'r>(&self, _block: &'r Block<Reading>) -> &'r [T] {
+    #[track_caller]
+    pub fn as_slice<'r>(&self, block: &'r Block<Reading>) -> &'r [T] {
+        block.check_owner();
+        if !T::ATOMIC_CELL {
+            race_check::read_range(self.ptr, self.len);
+        }
         // SAFETY: `len` slots in bounds; read-only as in `Shared::as_array`.
         unsafe { core::slice::from_raw_parts(self.ptr, self.len) }
     }
@@ -98,10 +108,17 @@ impl<T: SharedElement> DynamicShared<T> {
     #[inline(always)]
     #[track_caller]
     pub fn get_ref<'r>(&self, block: &'r Block<Reading>, index: usize) -> &'r T {
+        block.check_owner();
         if index >= self.len {
             out_of_range(index, self.len)
         }
-        &self.as_slice(block)[index]
+        // SAFETY: `index < len`; read-only as in `Shared::as_array`.
+        let element = unsafe { self.ptr.add(index) };
+        if !T::ATOMIC_CELL {
+            race_check::read(element);
+        }
+        // SAFETY: as above.
+        unsafe { &*element }
     }
 
     /// The raw array: every access through it is `unsafe`.

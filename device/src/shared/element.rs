@@ -20,7 +20,13 @@ use crate::atomic::{AtomicElement, DeviceAtomic};
     label = "not `SharedElement`",
     note = "shared memory holds `Send + Sync` types valid for every bit pattern (`bytemuck::AnyBitPattern`: integers, floats, arrays of them) and `DeviceAtomic<T>`; not `bool`, not witnesses or phase tokens"
 )]
-pub unsafe trait SharedElement: Send + Sync {}
+pub unsafe trait SharedElement: Send + Sync {
+    /// Whether the type is an atomic cell: a shared reference to one is no
+    /// read (its accesses are atomic operations), which the simulator's race
+    /// detector must know.
+    #[doc(hidden)]
+    const ATOMIC_CELL: bool = false;
+}
 
 // SAFETY: `AnyBitPattern` types are valid for every bit pattern, and the
 // bounds require `Send + Sync`.
@@ -28,4 +34,6 @@ unsafe impl<T: bytemuck::AnyBitPattern + Send + Sync> SharedElement for T {}
 
 // SAFETY: `DeviceAtomic<T>` is `repr(transparent)` over an integer or float
 // (valid for every bit pattern), and is `Send + Sync` for those `T`.
-unsafe impl<T: AtomicElement + Send> SharedElement for DeviceAtomic<T> {}
+unsafe impl<T: AtomicElement + Send> SharedElement for DeviceAtomic<T> {
+    const ATOMIC_CELL: bool = true;
+}

@@ -10,12 +10,13 @@ use super::SharedElement;
 use crate::leader::{BlockLeader, WarpLeader};
 use crate::ownership::tiles::{along, positions};
 use crate::ownership::{AxisMap, Blocked, ByBlock, ByWarp, Halo, SharedMap, ThreadOrder, Tiles};
+use crate::race_check;
 
 #[cold]
 #[inline(never)]
 #[track_caller]
-fn slot_out_of_range(what: &str, slot: usize, len: usize) -> ! {
-    panic!("{what} is slot {slot}, out of range for a shared array of {len} slots")
+fn slot_out_of_range(what: core::fmt::Arguments<'_>, len: usize) -> ! {
+    panic!("{what} is out of range for a shared array of {len} slots")
 }
 
 #[cold]
@@ -48,11 +49,12 @@ impl<T: SharedElement + Copy, const N: usize, M: SharedMap, W: Phase> Shared<T, 
     #[track_caller]
     pub fn vector<const V: usize>(&self, block: &Block<W::Next>, q: usize) -> [T; V] {
         const { require_vector::<T, V>() };
-        let _ = block;
+        block.check_owner();
         let start = q.wrapping_mul(V);
         if q > N / V || start + V > N {
             vector_out_of_range(start, V, N)
         }
+        race_check::read_range(self.ptr.wrapping_add(start), V);
         // SAFETY: `start + V <= N`; the storage is 16-byte aligned
         // (`SharedStorage`) and `start * size_of::<T>()` a multiple of 16
         // (`V` slots are): the aligned read is of exactly these slots, which
@@ -86,11 +88,12 @@ where
                 "vector reads need rows a multiple of 16 bytes apart"
             );
         };
-        let _ = block;
+        block.check_owner();
         let start = q.wrapping_mul(V);
         if row >= ROWS || q > COLS / V || start + V > COLS {
             vector_out_of_range(start, V, COLS)
         }
+        race_check::read_range(self.ptr.wrapping_add(row * STRIDE + start), V);
         // SAFETY: in the shape (`row < ROWS`, `start + V <= COLS <=
         // STRIDE`); aligned: 16-byte storage, rows a multiple of 16 bytes
         // apart, `start` a multiple of `V` slots; read-only in this phase.
@@ -108,8 +111,11 @@ impl<T: SharedElement, const N: usize, W: Phase> Shared<T, N, ByBlock, W> {
     /// Every slot of the array, to the block's leader, in the array's
     /// write phase.
     #[inline(always)]
+    #[track_caller]
     pub fn own_all<'w>(&self, block: &'w mut Block<W>, leader: BlockLeader) -> &'w mut [T; N] {
-        let _ = (block, leader);
+        block.check_owner();
+        leader.owned();
+        race_check::write_range(self.ptr, N);
         // SAFETY: only the block's leader holds a `BlockLeader` of this
         // block (`crate::leader`), and under `ByBlock` it owns every slot in
         // the write phase; the token's exclusive borrow bounds the reference
@@ -123,7 +129,7 @@ impl<T: SharedElement, const N: usize, W: Phase> Shared<T, N, ByBlock, W> {
     pub fn set_by(&self, block: &mut Block<W>, leader: BlockLeader, index: usize, value: T) {
         match self.own_all(block, leader).get_mut(index) {
             Some(slot) => *slot = value,
-            None => slot_out_of_range("the leader's index", index, N),
+            None => slot_out_of_range(format_args!("the block leader's slot {index}"), N),
         }
     }
 }
@@ -134,16 +140,22 @@ impl<T: SharedElement, const N: usize, const LANE: u32, W: Phase> Shared<T, N, B
     #[inline(always)]
     #[track_caller]
     pub fn set_by(&self, block: &mut Block<W>, leader: WarpLeader<LANE>, value: T) {
-        let _ = block;
-        let slot = leader.warp_in_block();
+        block.check_owner();
+        let (slot, _) = leader.owned();
         if slot >= N {
-            slot_out_of_range("the warp's", slot, N)
+            slot_out_of_range(
+                format_args!("warp {slot}'s slot (one slot per warp of the block)"),
+                N,
+            )
         }
         // SAFETY: in bounds; under `ByWarp<LANE>` slot `w` is owned by lane
         // `LANE` of warp `w` alone, whose `WarpLeader<LANE>` no other thread
         // holds (`crate::leader`); the token borrow keeps this in the write
         // phase.
-        unsafe { self.ptr.add(slot).write(value) };
+        let element = unsafe { self.ptr.add(slot) };
+        race_check::write(element);
+        // SAFETY: as above.
+        unsafe { element.write(value) };
     }
 }
 
@@ -156,13 +168,20 @@ impl<T: SharedElement + crate::vector::VectorElement, const N: usize, const K: u
     #[inline(always)]
     #[track_caller]
     pub fn set_run(&self, block: &mut Block<W>, j: usize, values: [T; K]) {
+        block.check_owner();
         let run = j
             .checked_mul(block.size())
             .and_then(|r| r.checked_add(block.thread_rank()))
             .and_then(|r| r.checked_mul(K))
             .filter(|&s| s <= N && N - s >= K);
         let Some(start) = run else {
-            slot_out_of_range("this thread's run", j, N)
+            slot_out_of_range(
+                format_args!(
+                    "run {j} of thread {} ({K} slots a run)",
+                    block.thread_rank()
+                ),
+                N,
+            )
         };
         // SAFETY: slots `start .. start + K < N` are this thread's run under
         // `Blocked<K>` (run `t + j B` has the one owner `t`); written in the
@@ -181,15 +200,22 @@ impl<T: SharedElement, const N: usize, const R: usize, W: Phase> Shared<T, N, Ha
     #[inline(always)]
     #[track_caller]
     pub fn fill(&self, block: &mut Block<W>, mut f: impl FnMut(usize) -> T) {
+        block.check_owner();
         let (t, b) = (block.thread_rank(), block.size());
         let ptr = self.ptr;
         let mut store = |slot: usize| {
             if slot >= N {
-                slot_out_of_range("a halo slot", slot, N)
+                slot_out_of_range(
+                    format_args!("halo slot {slot} of thread {t} (a span holds B + 2 * {R} slots for a block of B = {b} threads)"),
+                    N,
+                )
             }
             // SAFETY: in bounds; under `Halo<R>` this slot is this thread's
             // alone (see `Halo`); written in the write phase (the token).
-            unsafe { ptr.add(slot).write(f(slot)) }
+            let element = unsafe { ptr.add(slot) };
+            race_check::write(element);
+            // SAFETY: as above.
+            unsafe { element.write(f(slot)) }
         };
         store(t + R);
         if t < R {
@@ -219,10 +245,18 @@ where
                 "a shared array under Tiles<R, C> is R::SPAN x C::SPAN"
             )
         };
+        block.check_owner();
         let (pr, pc) = positions::<R, C, O>(block.thread_rank(), block.size());
         match (along::<R>(pr, i), along::<C>(pc, j)) {
             (Some(row), Some(col)) => row * STRIDE + col,
-            _ => slot_out_of_range("a tile element", i.max(j), ROWS * COLS),
+            _ => slot_out_of_range(
+                format_args!(
+                    "element ({i}, {j}) of a {} x {} register tile",
+                    R::PER_THREAD,
+                    C::PER_THREAD
+                ),
+                ROWS * COLS,
+            ),
         }
     }
 
@@ -235,7 +269,10 @@ where
         // SAFETY: `row < ROWS`, `col < COLS <= STRIDE`: in the array; the
         // element is this thread's under `Tiles<R, C, O>` (the block size was
         // checked), written in the write phase.
-        unsafe { self.ptr.add(slot).write(value) };
+        let element = unsafe { self.ptr.add(slot) };
+        race_check::write(element);
+        // SAFETY: as above.
+        unsafe { element.write(value) };
     }
 
     /// Writes run `r` of this thread's tile row `i` (`C::RUN` consecutive

@@ -22,6 +22,23 @@
 //! - `block.sync()` consumes the token, waits at a barrier, and returns the
 //!   token of the other phase.
 //!
+//! That is an array's default: its *map* ([`BlockStride`](crate::ownership::BlockStride),
+//! slots `t + k * B`) and its *write phase* (`Writing`). Both can be chosen
+//! where the array is declared:
+//!
+//! - `shared_array!(T; N, map = M)` gives the array another ownership map
+//!   for its write phase ([`ownership`](crate::ownership)): `ByWarp<L>` (lane
+//!   `L` of each warp writes its warp's slot, with its
+//!   [`WarpLeader`](crate::WarpLeader)), `ByBlock` (the block's leader owns
+//!   every slot), `Blocked<K>` (runs of `K` slots), `Halo<R>` (a stencil's
+//!   span: `t + R`, and the edges), `Tiles<R, C>` (register tiles of a 2-D
+//!   array). Every map's slots are disjoint by construction; the map cannot
+//!   name a generic parameter, so one array has one map;
+//! - `shared_array!(T; N, written_in = Reading)` makes an array that is
+//!   written in the Reading phase and read in the Writing phase: the second
+//!   buffer of a double buffer, so that a loop that computes from one buffer
+//!   while filling the other needs one barrier a step.
+//!
 //! Out-of-range accesses panic as slice indexing does: a trap on the GPU,
 //! and on the simulator a report naming the kernel, the block and the thread.
 //!
@@ -53,7 +70,8 @@
 //!         stride /= 2;
 //!     }
 //!     // `sums` is written by one thread per block, at the block's index:
-//!     // a grid-level pattern the witness does not cover (see `DisjointSlice`).
+//!     // a `DisjointSlice<f32, ByBlock>` and the block's leader do that
+//!     // (see `gpu_device::leader`).
 //!     let total = tile.get(&r, 0);
 //!     # let _ = (total, &mut sums);
 //! }
@@ -79,12 +97,16 @@
 //!    even `k` and `Reading` for odd `k`; Rust makes both branches of an `if`
 //!    produce the same token type. So between barriers `k` and `k + 1` every
 //!    thread (that has not exited) is in the same phase.
-//! 4. *In `Writing`, threads touch disjoint slots; in `Reading`, nobody
-//!    writes.* Slot `t + k * B` has exactly one owner `t < B`; a thread's
-//!    references into the array borrow its token (shared in `Reading`,
-//!    exclusive in `Writing`), so none survives a `sync`, which moves the token.
-//!    Atomic updates in `Reading` are race-free by definition. The barrier
-//!    orders each phase's accesses before the next phase's.
+//! 4. *In an array's write phase, threads touch disjoint slots; in the
+//!    other, nobody writes it.* Under the default map slot `t + k * B` has
+//!    exactly one owner `t < B`, and every other map's sets are disjoint too
+//!    ([`ownership`](crate::ownership)). A thread's references into the
+//!    array borrow its token (exclusive in the write phase, shared in the
+//!    other), so none survives a `sync`, which moves the token. An array
+//!    written in `Reading` is read in `Writing`: between any two consecutive
+//!    barriers each array is either written (by its owners) or read, never
+//!    both. Atomic updates are race-free by definition. The barrier orders
+//!    each phase's accesses before the next phase's.
 //! 5. *Element types are `Send + Sync` and valid for every bit pattern*
 //!    ([`SharedElement`]): a value crosses threads through the array, and a
 //!    slot nobody wrote holds leftover bits. Handle construction hides the
@@ -101,8 +123,8 @@
 //! # The escape hatch
 //!
 //! [`SharedArray<T>`] (from `.raw()` on a safe handle, or [`dynamic`]) has
-//! `unsafe fn read` and `write` with no phase: for patterns the token cannot
-//! express (a warp leader writing its warp's slot, a scan). The caller
+//! `unsafe fn read` and `write` with no phase: for patterns neither the
+//! token nor a map can express. The caller
 //! orders conflicting accesses with [`sync_threads`](crate::sync_threads) or
 //! phase barriers, keeps indices in bounds, and never reads a slot as a type
 //! other than the one written.
@@ -178,6 +200,7 @@ impl<T> SharedArray<T> {
     where
         T: Copy,
     {
+        crate::race_check::read(self.ptr.wrapping_add(index));
         // SAFETY: upheld by the caller.
         unsafe { self.ptr.add(index).read() }
     }
@@ -189,6 +212,7 @@ impl<T> SharedArray<T> {
     /// `index` concurrently (between the barriers around this write).
     #[inline(always)]
     pub unsafe fn write(&self, index: usize, value: T) {
+        crate::race_check::write(self.ptr.wrapping_add(index));
         // SAFETY: upheld by the caller.
         unsafe { self.ptr.add(index).write(value) }
     }

@@ -1,6 +1,7 @@
 //! The phase token: a thread's proof of which barrier phase its block is in.
 
 use crate::arch;
+use crate::thread_owner::Owner;
 use core::marker::PhantomData;
 
 mod sealed {
@@ -52,6 +53,9 @@ impl Phase for Reading {
 pub struct Block<P: Phase = Writing> {
     rank: usize,
     size: usize,
+    /// The thread that holds it (checked at each use on the simulator, see
+    /// [`thread_owner`](crate::thread_owner)).
+    owner: Owner,
     _phase: PhantomData<P>,
     /// `!Send + !Sync`: a token never leaves its thread.
     _thread: PhantomData<*mut ()>,
@@ -70,33 +74,26 @@ impl Block<Writing> {
         Block {
             rank: crate::thread::thread_rank(),
             size: crate::thread::block_size(),
+            owner: Owner::current(),
             _phase: PhantomData,
             _thread: PhantomData,
         }
     }
-
-    /// Waits until every thread of the block has finished writing (reached
-    /// its own phase barrier), then returns the token of the [`Reading`] phase.
-    #[inline(always)]
-    #[must_use = "the token of the next phase is the only way to use shared memory after the barrier"]
-    pub fn sync(self) -> Block<Reading> {
-        arch::barrier(arch::PHASE_BARRIER);
-        self.next()
-    }
-}
-
-impl Block<Reading> {
-    /// Waits until every thread of the block has finished reading, then
-    /// returns the token of the [`Writing`] phase.
-    #[inline(always)]
-    #[must_use = "the token of the next phase is the only way to use shared memory after the barrier"]
-    pub fn sync(self) -> Block<Writing> {
-        arch::barrier(arch::PHASE_BARRIER);
-        self.next()
-    }
 }
 
 impl<P: Phase> Block<P> {
+    /// Waits until every thread of the block has finished this phase
+    /// (reached its own phase barrier), then returns the token of the next
+    /// one: [`Reading`] after [`Writing`], [`Writing`] after [`Reading`].
+    #[inline(always)]
+    #[track_caller]
+    #[must_use = "the token of the next phase is the only way to use shared memory after the barrier"]
+    pub fn sync(self) -> Block<P::Next> {
+        self.check_owner();
+        arch::barrier(arch::PHASE_BARRIER);
+        self.next()
+    }
+
     /// Checks that the block is `x` by `y` by `z` threads, and panics (a trap
     /// on the GPU; on the simulator a report naming the kernel) when the
     /// launch's block differs; returns the token.
@@ -125,6 +122,7 @@ impl<P: Phase> Block<P> {
             // `thread_rank()`, computed from the constants.
             rank: tx + x * (ty + y * tz),
             size: x * y * z,
+            owner: self.owner,
             _phase: PhantomData,
             _thread: PhantomData,
         }
@@ -135,9 +133,18 @@ impl<P: Phase> Block<P> {
         Block {
             rank: self.rank,
             size: self.size,
+            owner: self.owner,
             _phase: PhantomData,
             _thread: PhantomData,
         }
+    }
+
+    /// Panics unless the running thread holds this token (on the simulator;
+    /// on the GPU a token cannot reach another thread).
+    #[inline(always)]
+    #[track_caller]
+    pub(crate) fn check_owner(&self) {
+        self.owner.check("a phase token (Block)")
     }
 
     /// This thread's linear index in its block, `t` of the ownership rule

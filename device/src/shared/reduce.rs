@@ -17,7 +17,7 @@
 //! ```
 
 use super::phase::{Block, Reading, Writing};
-use super::scratch::scratch;
+use super::scratch::{scratch, WARP_SLOTS};
 use crate::collective::{Arithmetic, Operator, Sum};
 use crate::warp::Lanes;
 
@@ -55,7 +55,8 @@ pub fn block_reduce<T: ReduceElement>(
     }
     let r = block.sync();
     let warps = size.div_ceil(32);
-    let partials = scratch.as_array(&r);
+    // The warps' slots only (see `scan::combine_warp_totals`).
+    let partials: &[T; WARP_SLOTS] = scratch.window(&r, 0);
     let total = if warps <= SEQUENTIAL_WARPS || lanes.count < 32 {
         let mut v = partials[0];
         let mut w = 1;

@@ -17,7 +17,7 @@
 
 use super::phase::{Block, Reading, Writing};
 use super::reduce::SEQUENTIAL_WARPS;
-use super::scratch::{scratch, BROADCAST, SLOTS};
+use super::scratch::{scratch, BROADCAST, WARP_SLOTS};
 use super::ReduceElement;
 use crate::arch::ShuffleMode;
 use crate::collective::{Arithmetic, Operator, Scanned, Sum};
@@ -70,7 +70,9 @@ pub(crate) fn combine_warp_totals<T: ReduceElement>(
     }
     let r = block.sync();
     let warps = size.div_ceil(32);
-    let totals: &[T; SLOTS] = scratch.as_array(&r);
+    // The warps' slots only: the broadcast and claim slots after them may
+    // be written in this phase (a look-back's prefix), and are not read here.
+    let totals: &[T; WARP_SLOTS] = scratch.window(&r, 0);
     let prefix = if warps <= SEQUENTIAL_WARPS || lanes.count < 32 {
         // Every thread walks the totals: `before` is the running total
         // when it reaches its own warp.

@@ -34,6 +34,9 @@ pub trait ReduceElement: Shuffle + SharedElement + Copy + private::Scratch {}
 /// The number of slots: one per warp of the largest block, and two more.
 pub(crate) const SLOTS: usize = 34;
 
+/// The warps' slots, `0 .. WARP_SLOTS`.
+pub(crate) const WARP_SLOTS: usize = 32;
+
 /// The slot of a value broadcast to the whole block.
 pub(crate) const BROADCAST: usize = 32;
 

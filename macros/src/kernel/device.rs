@@ -416,8 +416,9 @@ fn rebuild_param(
             let map = super::interface::instance_tokens(kernel, instance, map.to_token_stream());
             let [ptr, len, rows, cols] = [&slots[0], &slots[1], &slots[2], &slots[3]];
             quote! {
-                // SAFETY: as for a `DisjointSlice2d`: `len == rows * cols`
-                // elements, borrowed mutably for this launch alone; every
+                // SAFETY: as for a `DisjointSlice2dU32`: `len == rows *
+                // cols` elements (the launcher checked that the product fits
+                // in a `u32`), borrowed mutably for this launch alone; every
                 // thread receives the same, with the same map.
                 let #name = #scope.output_mapped(unsafe { #device::DisjointMatrix::<#elem, #map>::from_kernel_param(#ptr, #len, #rows, #cols) });
             }

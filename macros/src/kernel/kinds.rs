@@ -163,16 +163,16 @@ pub const MATRIX: KindSpec = KindSpec {
 
 pub const MAPPED_MATRIX: KindSpec = KindSpec {
     variant: "MappedMatrix",
-    written: "`DisjointMatrix<T, M>` (row-major matrix divided by the map `M`: one row per block, register tiles)",
+    written: "`DisjointMatrix<T, M>` (row-major matrix divided by the map `M`: one row per block, register tiles; `u32` extents, at most `u32::MAX` elements)",
     launcher_takes: Some("`buffer.view_2d_mut(rows, cols)?`"),
     summary: "`DisjointMatrix<T, M>` (a matrix output divided by an ownership map)",
     slots: &[
         slot("ptr", "Pointer", SlotType::MutPointer),
-        slot("len", "Len", SlotType::Usize),
-        slot("rows", "Rows", SlotType::Usize),
-        slot("cols", "Cols", SlotType::Usize),
+        slot("len", "Len", SlotType::U32),
+        slot("rows", "Rows", SlotType::U32),
+        slot("cols", "Cols", SlotType::U32),
     ],
-    builder: Some("matrix"),
+    builder: Some("matrix_u32"),
     length_bound: LengthRole::Covered,
     writes: true,
 };

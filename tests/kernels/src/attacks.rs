@@ -135,3 +135,279 @@ pub fn claim_in_a_branch(
         out.set_run(&owner, 0, [scan.value]);
     }
 }
+
+/// Host-only hiding places for per-thread values: `thread_local!`s, present
+/// only in the host build. The simulator runs a block's threads (and the
+/// blocks and launches that follow) on shared OS threads, so a value put
+/// here by one simulated thread is there for the next: the way to
+/// share one witness among 64 threads. On a GPU nothing like it exists.
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod stash {
+    use gpu_device::prelude::*;
+    use gpu_device::shared::{Shared, Writing};
+    use std::cell::{Cell, RefCell};
+
+    std::thread_local! {
+        /// A one-dimensional witness.
+        pub static INDEX: Cell<Option<ThreadIndex>> = const { Cell::new(None) };
+        /// A two-dimensional witness.
+        pub static INDEX_2D: Cell<Option<ThreadIndex2d>> = const { Cell::new(None) };
+        /// A three-dimensional witness.
+        pub static INDEX_3D: Cell<Option<ThreadIndex3d>> = const { Cell::new(None) };
+        /// A phase token.
+        pub static TOKEN: Cell<Option<Block<Writing>>> = const { Cell::new(None) };
+        /// A kernel body's `thread_index` binding (a closure holding its
+        /// entry point's shape token).
+        pub static WITNESS_MAKER: RefCell<Option<Box<dyn Fn() -> ThreadIndex>>> = const { RefCell::new(None) };
+        /// A shared array's handle.
+        pub static TILE: Cell<Option<Shared<u32, 64>>> = const { Cell::new(None) };
+        /// A block leader's witness.
+        pub static LEADER: Cell<Option<gpu_device::BlockLeader>> = const { Cell::new(None) };
+        /// A grid-stride token.
+        pub static ITEMS: Cell<Option<gpu_device::ownership::Items<gpu_device::ownership::GridStride>>> = const { Cell::new(None) };
+    }
+}
+
+/// The program: thread 0 of the block puts its witness in a host
+/// `thread_local!` and every other thread takes it, so all write element 0
+/// (on a GPU each writes its own). Launch with one block.
+#[kernel]
+pub fn witness_shared_by_threads(mut out: DisjointSlice<u32>) {
+    let mine = thread_index();
+    #[cfg(not(target_arch = "nvptx64"))]
+    let i = stash::INDEX.with(|s| {
+        if mine.get() == 0 {
+            s.set(Some(mine));
+        }
+        s.get().unwrap_or(mine)
+    });
+    #[cfg(target_arch = "nvptx64")]
+    let i = mine;
+    out.set(i, mine.get() as u32 + 1);
+}
+
+/// Thread (0, 0) of each block writes through the witness that the block
+/// before it on the same OS thread left in a host `thread_local!`, and
+/// leaves its own: blocks write each other's elements.
+#[kernel]
+pub fn witness_shared_by_blocks(mut out: DisjointSlice2d<u32>) {
+    let mine = thread_index_2d();
+    let i = mine;
+    #[cfg(not(target_arch = "nvptx64"))]
+    let i = match thread_rank() {
+        0 => stash::INDEX_2D
+            .with(|s| s.replace(Some(mine)))
+            .unwrap_or(mine),
+        _ => i,
+    };
+    out.set(i, 1);
+}
+
+/// Thread (0, 0, 0) writes through the witness that the launch before it
+/// (on the same stream) left in a host `thread_local!`, and leaves its own.
+#[kernel]
+pub fn witness_kept_for_the_next_launch(mut out: DisjointSlice3d<u32>) {
+    let mine = thread_index_3d();
+    let i = mine;
+    #[cfg(not(target_arch = "nvptx64"))]
+    let i = match thread_rank() {
+        0 => stash::INDEX_3D
+            .with(|s| s.replace(Some(mine)))
+            .unwrap_or(mine),
+        _ => i,
+    };
+    out.set(i, 1);
+}
+
+/// Thread 0 writes its own slot, then leaves its phase token in a host
+/// `thread_local!` and returns; the next thread takes it and writes thread
+/// 0's slot with it, beside its own. Launch with one block and no barrier.
+#[kernel]
+pub fn phase_token_taken_by_another_thread(mut out: DisjointSlice<u32>, block: Block) {
+    let tile = shared_array!(u32; 64);
+    let mut w = block;
+    tile.set_own(&mut w, 0, 1);
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        if w.thread_rank() == 0 {
+            stash::TOKEN.with(|s| s.set(Some(w)));
+            return;
+        }
+        if let Some(mut stolen) = stash::TOKEN.with(|s| s.take()) {
+            tile.set_own(&mut stolen, 0, 2);
+        }
+    }
+    out.set(thread_index(), 0);
+}
+
+/// Keeps the body's `thread_index` (the one-dimensional entry point's
+/// binding, which computes the witness without a test) in a host
+/// `thread_local!` for a later kernel.
+#[kernel]
+pub fn keep_the_witness_maker(mut out: DisjointSlice<u32>) {
+    #[cfg(not(target_arch = "nvptx64"))]
+    stash::WITNESS_MAKER.with(|m| *m.borrow_mut() = Some(Box::new(thread_index)));
+    out.set(thread_index(), 1);
+}
+
+/// Calls the `thread_index` that [`keep_the_witness_maker`] kept, in a
+/// launch of any shape: in a two-dimensional one, `grid_1d()` without a
+/// test, the same value for every row of threads.
+#[kernel]
+pub fn use_a_kept_witness_maker(mut out: DisjointSlice<u32>) {
+    #[cfg(not(target_arch = "nvptx64"))]
+    let i = stash::WITNESS_MAKER
+        .with(|m| m.borrow().as_ref().map(|make| make()))
+        .unwrap_or_else(thread_index);
+    #[cfg(target_arch = "nvptx64")]
+    let i = thread_index();
+    if let Some(count) = out.get_mut(i) {
+        *count += 1;
+    }
+}
+
+/// Every thread uses the shared array handle that the first block run on
+/// its OS thread left in a host `thread_local!` (an earlier block's), fills
+/// its slot with the block's index, and sums the block's slots: the handle
+/// reaches the running block's array, as a GPU's addresses do, never memory
+/// the simulator gave back. Launch with 64 threads per block.
+#[kernel]
+pub fn shared_handle_kept_by_a_later_block(mut sums: DisjointSlice<u32>, block: Block) {
+    let fresh = shared_array!(u32; 64);
+    #[cfg(target_arch = "nvptx64")]
+    let tile = fresh;
+    #[cfg(not(target_arch = "nvptx64"))]
+    let tile = stash::TILE.with(|s| {
+        if s.get().is_none() {
+            s.set(Some(fresh));
+        }
+        s.get().unwrap_or(fresh)
+    });
+    let mut w = block;
+    tile.fill(&mut w, |_| block_idx().x);
+    let r = w.sync();
+    let total: u32 = tile.as_array(&r).iter().sum();
+    sums.set(thread_index(), total);
+}
+
+/// Leaders found in divergent code: odd ranks take one branch (where lane
+/// 31 leads its warp, then they return), even ranks another (where rank 0
+/// leads its block), and the remaining lanes look for lane 0's leader in a
+/// loop whose trip count differs per lane. Each leader adds 1 to its
+/// element: every element must end at 1, never 2.
+#[kernel]
+pub fn leaders_in_divergent_code(
+    mut blocks: DisjointSlice<u32, gpu_device::ownership::ByBlock>,
+    mut lane_31: DisjointSlice<u32, gpu_device::ownership::ByWarp<31>>,
+    mut lane_0: DisjointSlice<u32, gpu_device::ownership::ByWarp<0>>,
+) {
+    let t = thread_rank();
+    if t % 2 == 1 {
+        if let Some(leader) = gpu_device::warp_leader::<31>() {
+            if let Some(c) = lane_31.get_mut(leader) {
+                *c += 1;
+            }
+        }
+        return;
+    }
+    if t.is_multiple_of(4) {
+        if let Some(leader) = gpu_device::block_leader() {
+            if let Some(c) = blocks.get_mut(leader) {
+                *c += 1;
+            }
+        }
+    }
+    for k in 0..(t % 7) + 1 {
+        if k == t % 7 {
+            if let Some(leader) = gpu_device::warp_leader::<0>() {
+                if let Some(c) = lane_0.get_mut(leader) {
+                    *c += 1;
+                }
+            }
+        }
+    }
+}
+
+/// A halo span of 132 slots (`Halo<2>`, for blocks of 128) in a kernel
+/// that declares no block: in a larger block the right halo's slots would
+/// be past the end.
+#[kernel]
+pub fn halo_in_any_block(x: &[f32], mut out: DisjointSlice<f32>, block: Block) {
+    let span = shared_array!(f32; 132, map = gpu_device::ownership::Halo<2>);
+    let i = thread_index();
+    let mut w = block;
+    span.fill(&mut w, |s| x.get(s).copied().unwrap_or(0.0));
+    let r = w.sync();
+    out.set(i, span.get(&r, thread_rank() % 132));
+}
+
+/// A shared array in register tiles made for 256 threads, in a kernel that
+/// declares no block: in another block the tiles would overlap or leave
+/// gaps, so writing one fails.
+#[kernel]
+pub fn shared_tiles_in_any_block(mut out: DisjointSlice<f32>, block: Block) {
+    use gpu_device::ownership::{Axis, Tiles};
+    let tile = shared_array!(f32; 16, 64, map = Tiles<Axis<16>, Axis<16, 4>>);
+    let i = thread_index();
+    let mut w = block;
+    tile.set_run(&mut w, 0, 0, [1.0; 4]);
+    let r = w.sync();
+    out.set(i, tile.get(&r, 0, thread_rank() % 64));
+}
+
+/// A per-warp shared array of 4 slots in blocks of more than 4 warps: the
+/// fifth warp's leader has no slot.
+#[kernel]
+pub fn warp_slots_too_few(mut out: DisjointSlice<u32>, block: Block) {
+    let slots = shared_array!(u32; 4, map = gpu_device::ownership::ByWarp<0>);
+    let i = thread_index();
+    let mut w = block;
+    if let Some(leader) = gpu_device::warp_leader::<0>() {
+        slots.set_by(&mut w, leader, leader.warp_in_block() as u32);
+    }
+    let r = w.sync();
+    out.set(i, slots.get(&r, (thread_rank() / 32) % 4));
+}
+
+/// The leader's witness smuggled out: rank 0 of block 0 stashes its
+/// `BlockLeader` in a host `thread_local!`, and every other thread of the
+/// launch takes it and writes block 0's element (on a GPU only rank 0 of
+/// each block leads). Every thread adds its rank + 1.
+#[kernel]
+pub fn leader_shared_by_threads(mut sums: DisjointSlice<u32, gpu_device::ownership::ByBlock>) {
+    let mine = gpu_device::block_leader();
+    #[cfg(not(target_arch = "nvptx64"))]
+    let leader = stash::LEADER.with(|s| {
+        if mine.is_some() && gpu_device::leader::block_rank() == 0 {
+            s.set(mine);
+        }
+        s.get()
+    });
+    #[cfg(target_arch = "nvptx64")]
+    let leader = mine;
+    if let Some(leader) = leader {
+        if let Some(c) = sums.get_mut(leader) {
+            *c += thread_rank() as u32 + 1;
+        }
+    }
+}
+
+/// A grid-stride token smuggled out: thread 0 stashes its items, and every
+/// other thread writes thread 0's first element with them.
+#[kernel]
+pub fn items_shared_by_threads(mut out: DisjointSlice<u32, gpu_device::ownership::GridStride>) {
+    use gpu_device::ownership::{GridStride, Items};
+    let mine = Items::<GridStride>::mine();
+    #[cfg(not(target_arch = "nvptx64"))]
+    let items = stash::ITEMS.with(|s| {
+        if mine.first() == 0 {
+            s.set(Some(mine));
+        }
+        s.get().unwrap_or(mine)
+    });
+    #[cfg(target_arch = "nvptx64")]
+    let items = mine;
+    if let Some(i) = items.get(0) {
+        out.set(i, thread_rank() as u32 + 1);
+    }
+}

@@ -13,8 +13,10 @@ pub mod collectives;
 pub mod constants;
 pub mod halves;
 pub mod output;
+mod scan;
 mod shapes;
 pub mod votes;
+pub use scan::{block_scan, SCAN_BLOCK};
 pub use shapes::{matrix_read, shaped_fill, transposed_row_sums};
 
 /// Writes each thread's coordinates at its `thread_index_3d()`: the witness's

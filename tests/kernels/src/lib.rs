@@ -11,9 +11,13 @@
 //! - [`agreement`]: kernels whose host and device builds disagree on
 //!   purpose (`cfg` tricks), which every launch must refuse;
 //! - [`scopes`]: kernels that try the macro's scopes and generated names;
+//! - [`races`]: kernels with data races on purpose (through `unsafe`), for
+//!   the simulator's race detector;
 //! - [`classic`]: the five classic CUDA kernels of the kernel benchmark;
 //! - [`ownership`]: the ownership maps, leaders and their shared arrays;
-//! - [`codegen`]: launch bounds and unrolled loops.
+//! - [`codegen`]: launch bounds and unrolled loops;
+//! - [`patterns`]: the Rust ports of issue #20's kernels (softmax, SGEMM,
+//!   convolution, layer norm), timed by `benches/patterns.rs`.
 //!
 //! The tutorials' kernels (`add_kernel`, `saxpy`, `fill`, `busy`) are in
 //! `gpu-tutorial-kernels`, which the tests use too.
@@ -33,6 +37,8 @@ pub mod codegen;
 mod faults;
 mod features;
 pub mod ownership;
+pub mod patterns;
+pub mod races;
 pub mod scopes;
 
 pub use faults::*;

@@ -99,6 +99,14 @@ fn allocate(
     Ok(ptr as usize)
 }
 
+/// The allocation holding `address`: its start and size in bytes (for the
+/// race detector's reports).
+pub(crate) fn describe_address(address: usize) -> Option<(usize, usize)> {
+    let table = allocations();
+    let (&start, &(bytes, _)) = table.blocks.range(..=address).next_back()?;
+    (address < start + bytes.max(1)).then_some((start, bytes))
+}
+
 /// Returns an allocation to the host allocator.
 fn release(call: &'static str, ptr: usize) -> Result<(), DriverError> {
     let mut table = allocations();

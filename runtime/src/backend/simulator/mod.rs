@@ -12,7 +12,8 @@
 //!   synchronisation between the legacy default stream and blocking streams;
 //! - events ([`event`]): completion and real timestamps, recorded in stream order;
 //! - kernels ([`executor`]): every thread of a block is a coroutine, so
-//!   barriers and warp shuffles are real; blocks run in parallel on the cores;
+//!   barriers and warp shuffles are real; blocks run in parallel on the
+//!   cores; a [`race_check`] finds data races between threads, when asked;
 //! - robustness: a [`watchdog`] fails blocks that make no progress, and
 //!   [`signals`] stops threads that overflow their stack or loop without
 //!   device calls; both read their [`settings`] from the environment.
@@ -22,6 +23,7 @@
 
 pub(crate) mod capture;
 pub(crate) mod collective;
+pub(crate) mod context;
 #[cfg(test)]
 mod device_checks;
 mod errors;
@@ -31,6 +33,7 @@ pub(crate) mod globals;
 pub(crate) mod graph;
 pub(crate) mod memory;
 pub(crate) mod peer;
+pub(crate) mod race_check;
 pub(crate) mod settings;
 pub(crate) mod signals;
 pub(crate) mod stream;

@@ -17,6 +17,19 @@ pub const SIM_STACK_BYTES_ENV: &str = "GPU_SIM_STACK_BYTES";
 /// end, makes none.
 pub const SIM_TIMEOUT_ENV: &str = "GPU_SIM_TIMEOUT_SECS";
 
+/// The environment variable that turns the simulator's race detector on:
+/// `1` (or `true`) checks every launch for data races between its threads,
+/// `0` (the default, or `false`) does not. A launch with a race fails with
+/// an error naming the kernel, both threads, the address and the barrier
+/// interval (see `race_check`); checked launches run several times slower.
+/// [`set_race_check`](crate::set_race_check) overrides it.
+pub const SIM_RACECHECK_ENV: &str = "GPU_SIM_RACECHECK";
+
+/// The environment variable that sets how many OS threads run the blocks of
+/// a launch (default: the host's cores; at least 1). The simulated devices
+/// report it as their multiprocessor count.
+pub const SIM_THREADS_ENV: &str = "GPU_SIM_THREADS";
+
 const DEFAULT_STACK_BYTES: usize = 256 * 1024;
 const MIN_STACK_BYTES: usize = 64 * 1024;
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -28,6 +41,10 @@ pub(crate) struct Settings {
     pub(crate) stack_bytes: usize,
     /// How long a block may go without progress; `None`: forever.
     pub(crate) timeout: Option<Duration>,
+    /// Whether launches are checked for data races (unless the API decides).
+    pub(crate) race_check: bool,
+    /// How many OS threads run a launch's blocks; `None`: one per core.
+    pub(crate) threads: Option<usize>,
 }
 
 /// The settings, or an error naming the variable that is wrong.
@@ -40,6 +57,13 @@ pub(crate) fn settings() -> Result<Settings, String> {
                 var(SIM_STACK_BYTES_ENV).as_deref(),
                 var(SIM_TIMEOUT_ENV).as_deref(),
             )
+            .and_then(|s| {
+                Ok(Settings {
+                    race_check: parse_race_check(var(SIM_RACECHECK_ENV).as_deref())?,
+                    threads: parse_threads(var(SIM_THREADS_ENV).as_deref())?,
+                    ..s
+                })
+            })
         })
         .clone()
 }
@@ -72,7 +96,31 @@ fn parse(stack: Option<&str>, timeout: Option<&str>) -> Result<Settings, String>
     Ok(Settings {
         stack_bytes,
         timeout,
+        race_check: false,
+        threads: None,
     })
+}
+
+fn parse_race_check(value: Option<&str>) -> Result<bool, String> {
+    match value.map(str::trim) {
+        None | Some("" | "0" | "false") => Ok(false),
+        Some("1" | "true") => Ok(true),
+        Some(text) => Err(format!(
+            "{SIM_RACECHECK_ENV}=`{text}` is not a switch: give 1 to check launches for data races, 0 not to (the default)"
+        )),
+    }
+}
+
+fn parse_threads(value: Option<&str>) -> Result<Option<usize>, String> {
+    match value.map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(text) => match text.parse::<usize>() {
+            Ok(n) if n >= 1 => Ok(Some(n)),
+            _ => Err(format!(
+                "{SIM_THREADS_ENV}=`{text}` is not a thread count: give a number of at least 1 (the default is the host's cores)"
+            )),
+        },
+    }
 }
 
 #[cfg(test)]
@@ -110,5 +158,25 @@ mod tests {
         );
         let e = parse(None, Some("NaN")).unwrap_err();
         assert!(e.contains("GPU_SIM_TIMEOUT_SECS"), "{e}");
+    }
+
+    #[test]
+    fn the_race_check_and_thread_count_are_read() {
+        assert!(!parse_race_check(None).unwrap());
+        assert!(!parse_race_check(Some(" 0 ")).unwrap());
+        assert!(parse_race_check(Some("1")).unwrap());
+        assert!(parse_race_check(Some("true")).unwrap());
+        let e = parse_race_check(Some("yes")).unwrap_err();
+        assert!(
+            e.starts_with("GPU_SIM_RACECHECK=`yes` is not a switch"),
+            "{e}"
+        );
+        assert_eq!(parse_threads(None).unwrap(), None);
+        assert_eq!(parse_threads(Some("3")).unwrap(), Some(3));
+        let e = parse_threads(Some("0")).unwrap_err();
+        assert!(
+            e.starts_with("GPU_SIM_THREADS=`0` is not a thread count"),
+            "{e}"
+        );
     }
 }

@@ -2,13 +2,14 @@
 //! stall that the watchdog found in a loop without device calls.
 //!
 //! Both arrive as signals on the OS thread that runs the simulated thread's
-//! coroutine: `SIGSEGV` (or `SIGBUS`) when the coroutine touches the guard
-//! page under its stack, `SIGURG` when the watchdog interrupts it. The
-//! handlers use corosensei's trap support ([`CoroutineTrapHandler`]): they
-//! rewrite the interrupted registers so that, once the handler returns, the
-//! coroutine drops the frames it was running and returns
-//! [`Finish::Interrupted`] to its scheduler, which fails the launch with a
-//! message naming the kernel, block and thread.
+//! context: `SIGSEGV` (or `SIGBUS`) when it touches the guard page under its
+//! stack, `SIGURG` when the watchdog interrupts it. The handlers rewrite the
+//! interrupted registers so that, once the handler returns, the OS thread
+//! goes on in the block's scheduler, as if the thread had switched back to
+//! it ([`super::context`]: `switch_restore` on the scheduler's
+//! saved stack pointer), with the reason in [`BlockSignals::interrupted`];
+//! the scheduler fails the launch with a message naming the kernel, block
+//! and thread.
 //!
 //! Soundness: the interrupted frames are abandoned without running their
 //! destructors, as if the thread had stopped there forever; the launch then
@@ -29,7 +30,7 @@
 //!   handler prints what happened and how to raise the stack, then aborts.
 //!
 //! Faults these handlers do not own (an address outside the running
-//! coroutine's guard page, a thread that runs no coroutine) go to the handler
+//! context's guard page, a thread that runs no context) go to the handler
 //! that was installed before (Rust's own stack-overflow handler, typically),
 //! or to the default action. A `SIGURG` that the watchdog did not send goes to
 //! the previous `SIGURG` handler, if any (its default action is to ignore it).
@@ -39,8 +40,8 @@
 //! device calls is reported by the watchdog's scheduler check only if it ever
 //! hands control back.
 
+use super::context::{SavedContext, StackBounds};
 use super::worker::Worker;
-use corosensei::trap::CoroutineTrapHandler;
 use std::cell::Cell;
 use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 use std::sync::atomic::{compiler_fence, AtomicUsize};
@@ -54,20 +55,9 @@ pub(crate) enum Interrupt {
     Stalled,
 }
 
-/// How a simulated thread's coroutine ends.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Finish {
-    /// The kernel returned.
-    Returned,
-    /// The kernel panicked (the message is kept by the block).
-    Panicked,
-    /// A signal stopped it.
-    Interrupted(Interrupt),
-}
-
 /// What the signal handlers of an OS thread look at while it runs a block
-/// ([`BlockSignals::watch`]). The executor writes it around each resume of a
-/// coroutine: plain memory, cheaper than thread-locals per resume.
+/// ([`BlockSignals::watch`]). The executor writes it at each switch between
+/// the block's contexts: plain memory, cheaper than thread-locals.
 pub(crate) struct BlockSignals {
     /// The watchdog's record of this OS thread (kept alive by the executor).
     worker: *const Worker,
@@ -75,10 +65,17 @@ pub(crate) struct BlockSignals {
     kernel: &'static str,
     /// Likewise.
     stack_bytes: usize,
-    /// The coroutine being resumed, if any.
-    trap: Cell<Option<CoroutineTrapHandler<Finish>>>,
-    /// Whether that coroutine runs kernel code (see the module docs).
+    /// The top of the stack of the simulated thread's context running now
+    /// (0 while the scheduler runs).
+    running: Cell<usize>,
+    /// The size of the block's stacks, guard page included (all alike).
+    stack_span: Cell<usize>,
+    /// Whether that context runs kernel code (see the module docs).
     kernel_code: Cell<bool>,
+    /// The scheduler's saved context, where a stopped thread goes on.
+    scheduler: Cell<SavedContext>,
+    /// Why a signal stopped the running thread, for the scheduler.
+    interrupted: Cell<Option<Interrupt>>,
 }
 
 thread_local! {
@@ -94,8 +91,11 @@ impl BlockSignals {
             worker,
             kernel,
             stack_bytes,
-            trap: Cell::new(None),
+            running: Cell::new(0),
+            stack_span: Cell::new(0),
             kernel_code: Cell::new(false),
+            scheduler: Cell::new(0),
+            interrupted: Cell::new(None),
         }
     }
 
@@ -113,20 +113,36 @@ impl BlockSignals {
         f()
     }
 
-    /// Resumes a coroutine through `resume`; `trap` is its trap handler.
-    #[inline]
-    pub(crate) fn resume<R>(
-        &self,
-        trap: CoroutineTrapHandler<Finish>,
-        resume: impl FnOnce() -> R,
-    ) -> R {
-        self.trap.set(Some(trap));
+    /// The context about to run has the stack whose top is `stack_top` (0:
+    /// the scheduler). Set before each switch.
+    #[inline(always)]
+    pub(crate) fn running(&self, stack_top: usize) {
+        self.running.set(stack_top);
         compiler_fence(SeqCst);
-        let result = resume();
-        compiler_fence(SeqCst);
-        self.trap.set(None);
-        self.kernel_code.set(false);
-        result
+    }
+
+    /// Notes the size of the block's stacks (`stack` is one of them).
+    pub(crate) fn stacks_like(&self, stack: StackBounds) {
+        self.stack_span.set(stack.base - stack.limit);
+    }
+
+    /// The stack of the context running now, if a thread's.
+    pub(crate) fn running_stack(&self) -> Option<StackBounds> {
+        let base = self.running.get();
+        (base != 0).then(|| StackBounds {
+            limit: base - self.stack_span.get(),
+            base,
+        })
+    }
+
+    /// Where the scheduler's context is saved (its `switch` writes it).
+    pub(crate) fn scheduler(&self) -> *mut SavedContext {
+        self.scheduler.as_ptr()
+    }
+
+    /// Why a signal stopped the last running thread, if one did (taken).
+    pub(crate) fn take_interrupt(&self) -> Option<Interrupt> {
+        self.interrupted.take()
     }
 
     /// Runs the kernel body `f` (on the coroutine's stack): a signal may stop it.
@@ -157,13 +173,6 @@ impl BlockSignals {
 /// record is going away).
 pub(crate) fn set_worker(worker: Option<&Worker>) {
     WORKER.with(|w| w.set(worker.map_or(std::ptr::null(), |w| w as *const Worker)));
-}
-
-/// Whether `address` is in the guard page under the stack of the coroutine
-/// `trap` redirects (its bounds include the guard page).
-fn in_guard_page(trap: &CoroutineTrapHandler<Finish>, address: usize) -> bool {
-    trap.stack_ptr_in_bounds(address)
-        && !trap.stack_ptr_in_bounds(address.wrapping_sub(page_size()))
 }
 
 /// The page size (the size of corosensei's guard page).

@@ -1,7 +1,7 @@
 //! What the executor says of a simulated thread that failed.
 
 use super::super::settings::{settings, SIM_STACK_BYTES_ENV, SIM_TIMEOUT_ENV};
-use super::thread_state::{SimCoroutine, ThreadState};
+use super::thread_state::ThreadState;
 pub(super) use crate::panic_message::panic_message;
 use gpu_device::__private::simulation::SimulatedThread;
 
@@ -17,7 +17,7 @@ pub(super) fn stack_overflow(stack_bytes: usize) -> String {
 /// `current` ran.
 pub(super) fn stalled(
     status: &[ThreadState],
-    coroutines: &[Option<SimCoroutine>],
+    started: &dyn Fn(usize) -> bool,
     current: usize,
     threads: &[SimulatedThread<'_>],
 ) -> String {
@@ -25,9 +25,11 @@ pub(super) fn stalled(
         .ok()
         .and_then(|s| s.timeout)
         .map_or(0.0, |t| t.as_secs_f64());
-    let started = |t: usize| coroutines[t].as_ref().is_none_or(|c| c.started());
     let running: Vec<usize> = (0..status.len())
-        .filter(|&t| t == current || (started(t) && status[t] == ThreadState::Ready))
+        .filter(|&t| {
+            t == current
+                || (started(t) && matches!(status[t], ThreadState::Ready | ThreadState::Yielded))
+        })
         .collect();
     let shown: Vec<String> = running
         .iter()

@@ -1,12 +1,19 @@
 //! Persistent helper threads that run blocks of launches in parallel.
 
+use super::super::settings::settings;
 use std::collections::VecDeque;
 use std::sync::{Condvar, Mutex, OnceLock};
 
-/// The number of blocks run at once: the host's cores.
+/// The number of blocks run at once: `GPU_SIM_THREADS`, else the host's
+/// cores (a bad `GPU_SIM_THREADS` fails every launch, naming it).
 pub(crate) fn parallelism() -> usize {
-    static CORES: OnceLock<usize> = OnceLock::new();
-    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+    static THREADS: OnceLock<usize> = OnceLock::new();
+    *THREADS.get_or_init(|| {
+        settings()
+            .ok()
+            .and_then(|s| s.threads)
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+    })
 }
 
 /// Persistent helper threads that run blocks of launches in parallel.

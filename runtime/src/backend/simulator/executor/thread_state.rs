@@ -1,14 +1,13 @@
-//! What the block scheduler knows of each simulated thread: where it waits,
-//! what it yields, and its coroutine's type.
+//! What the block scheduler knows of each simulated thread, and of them all:
+//! where they wait.
 
-use super::super::signals::Finish;
-use corosensei::stack::DefaultStack;
-use corosensei::Coroutine;
-
-/// Where a suspended simulated thread waits.
+/// Where a simulated thread is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum ThreadState {
+    /// Runs in this round (or has not started yet).
     Ready,
+    /// Let the others run (after atomics): ready in the next round.
+    Yielded,
     /// At barrier `id` (0: `sync_threads`, 1: the phase token's `sync`).
     AtBarrier(u32),
     AtWarp(u32),
@@ -17,18 +16,15 @@ pub(super) enum ThreadState {
     Done,
 }
 
-/// What a simulated thread yields to the scheduler.
-#[derive(Clone, Copy, Debug)]
-pub(super) enum Suspend {
-    /// Lets other threads run (after some atomics); ready again at once.
-    Yield,
-    /// At barrier `id` (0: `sync_threads`, 1: the phase token's `sync`).
-    Barrier(u32),
-    Warp {
-        mask: u32,
-    },
+/// How many threads of the block wait where, or have finished.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Waiting {
+    /// At barrier 0 (`sync_threads`), 1 (the phase token's `sync`), 2
+    /// (a block vote, `VOTE_BARRIER`) and 3 (inside a block collective,
+    /// `COLLECTIVE_BARRIER`).
+    pub(super) barrier: [usize; 4],
     /// At `activemask()`.
-    ActiveMask,
+    pub(super) active_mask: usize,
+    pub(super) warp: usize,
+    pub(super) done: usize,
 }
-
-pub(super) type SimCoroutine = Coroutine<(), Suspend, Finish, DefaultStack>;

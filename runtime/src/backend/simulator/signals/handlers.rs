@@ -1,7 +1,7 @@
 //! The signal handlers, on Linux on x86_64 and aarch64.
 
-use super::{in_guard_page, page_size, BlockSignals, Finish, Interrupt, BLOCK, WORKER};
-use corosensei::trap::{CoroutineTrapHandler, TrapHandlerRegs};
+use super::super::context::{switch_restore, StackBounds};
+use super::{page_size, BlockSignals, Interrupt, BLOCK, WORKER};
 use libc::{c_int, c_void, siginfo_t};
 use std::cell::Cell;
 use std::sync::atomic::Ordering::Relaxed;
@@ -65,27 +65,27 @@ pub(crate) fn interrupt(thread: libc::pthread_t) {
     }
 }
 
-/// The block this OS thread runs and the coroutine it resumes, if any (for
-/// the handler that asks, while it runs).
-fn running<'a>() -> Option<(&'a BlockSignals, CoroutineTrapHandler<Finish>)> {
+/// The block this OS thread runs and the stack of the context running in
+/// it, if any (for the handler that asks, while it runs).
+fn running<'a>() -> Option<(&'a BlockSignals, StackBounds)> {
     // SAFETY: a non-null pointer was set by `BlockSignals::watch`, whose
     // `self` outlives the call that set it, and is reset when it ends.
     let block = unsafe { BLOCK.with(Cell::get).as_ref() }?;
-    Some((block, block.trap.get()?))
+    Some((block, block.running_stack()?))
 }
 
 /// `SIGSEGV`, `SIGBUS`: a stack overflow of the running coroutine, or
 /// someone else's fault.
 unsafe extern "C" fn on_fault(signal: c_int, info: *mut siginfo_t, context: *mut c_void) {
-    if let Some((block, trap)) = running() {
+    if let Some((block, stack)) = running() {
         // SAFETY: the kernel passes a valid `siginfo_t` to `SA_SIGINFO`
         // handlers; `si_addr` is the fault's address for these signals.
         let address = unsafe { (*info).si_addr() } as usize;
-        if in_guard_page(&trap, address) {
+        if stack.guard_page_holds(address, page_size()) {
             // SAFETY: `context` is the interrupted thread's context.
-            if unsafe { stoppable(block, &trap, context) } {
+            if unsafe { stoppable(block, &stack, context) } {
                 // SAFETY: checked by `stoppable`.
-                unsafe { stop(block, trap, context, Interrupt::StackOverflow) };
+                unsafe { stop(block, context, Interrupt::StackOverflow) };
                 return;
             }
             overflow_outside_kernel_code(block);
@@ -106,55 +106,46 @@ unsafe extern "C" fn on_interrupt(signal: c_int, info: *mut siginfo_t, context: 
         // SAFETY: forwarded as received.
         return unsafe { chain(signal, info, context) };
     }
-    let Some((block, trap)) = running() else {
+    let Some((block, stack)) = running() else {
         return;
     };
     // SAFETY: `block.worker` is kept alive by the executor while the block runs.
     let stalled = unsafe { &*block.worker }.stalled();
     // SAFETY: `context` is the interrupted thread's context.
-    if stalled && unsafe { stoppable(block, &trap, context) } {
+    if stalled && unsafe { stoppable(block, &stack, context) } {
         // SAFETY: checked by `stoppable`.
-        unsafe { stop(block, trap, context, Interrupt::Stalled) };
+        unsafe { stop(block, context, Interrupt::Stalled) };
     }
 }
 
-/// Whether the interrupted thread runs kernel code of the coroutine `trap`
-/// redirects, not panicking, on that coroutine's stack.
+/// Whether the interrupted thread runs kernel code of the running context,
+/// not panicking, on that context's stack.
 ///
 /// # Safety
 /// `context` is the `ucontext_t` a handler received.
-unsafe fn stoppable(
-    block: &BlockSignals,
-    trap: &CoroutineTrapHandler<Finish>,
-    context: *mut c_void,
-) -> bool {
+unsafe fn stoppable(block: &BlockSignals, stack: &StackBounds, context: *mut c_void) -> bool {
     block.kernel_code.get()
         && !std::thread::panicking()
         // SAFETY: forwarded.
-        && trap.stack_ptr_in_bounds(unsafe { stack_pointer(context) })
+        && stack.holds(unsafe { stack_pointer(context) })
 }
 
-/// Makes the interrupted coroutine return `Finish::Interrupted(why)` once
-/// the handler returns.
+/// Makes the OS thread go on in the block's scheduler once the handler
+/// returns, with `why` for it: the interrupted context is abandoned.
 ///
 /// # Safety
 /// `stoppable` holds for the interrupted context `context`.
-unsafe fn stop(
-    block: &BlockSignals,
-    trap: CoroutineTrapHandler<Finish>,
-    context: *mut c_void,
-    why: Interrupt,
-) {
-    // What runs next on the coroutine's stack is corosensei's return path,
-    // not kernel code: a second signal leaves it alone.
+unsafe fn stop(block: &BlockSignals, context: *mut c_void, why: Interrupt) {
+    // What runs next is the scheduler, not kernel code: a second signal
+    // leaves it alone.
     block.kernel_code.set(false);
-    // SAFETY: the stack pointer is in the coroutine (checked), and the
-    // registers are updated as `setup_trap_handler` requires right below.
-    // The coroutine runs kernel code, which keeps no lock or allocation in
-    // progress (see the module docs).
-    let regs = unsafe { trap.setup_trap_handler(move || Finish::Interrupted(why)) };
-    // SAFETY: forwarded.
-    unsafe { set_registers(context, regs) };
+    block.running.set(0);
+    block.interrupted.set(Some(why));
+    // SAFETY: the thread runs kernel code on its own stack (checked by
+    // `stoppable`), which keeps no lock or allocation in progress (see the
+    // module docs); the scheduler's context was saved by its `switch` into
+    // the thread, and `switch_restore` resumes it as that `switch` would.
+    unsafe { resume_at(context, switch_restore(), block.scheduler.get()) };
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -165,23 +156,17 @@ unsafe fn stack_pointer(context: *mut c_void) -> usize {
     }
 }
 
+/// Makes the interrupted thread go on at `pc` with the stack pointer `sp`.
+///
+/// # Safety
+/// `context` is the handler's `ucontext_t`.
 #[cfg(target_arch = "x86_64")]
-unsafe fn set_registers(context: *mut c_void, regs: TrapHandlerRegs) {
-    let TrapHandlerRegs {
-        rip,
-        rsp,
-        rbp,
-        rdi,
-        rsi,
-    } = regs;
+unsafe fn resume_at(context: *mut c_void, pc: usize, sp: usize) {
     // SAFETY: the caller passes the handler's `ucontext_t`, which the
     // kernel restores when the handler returns.
     let gregs = unsafe { &mut (*context.cast::<libc::ucontext_t>()).uc_mcontext.gregs };
-    gregs[libc::REG_RIP as usize] = rip as i64;
-    gregs[libc::REG_RSP as usize] = rsp as i64;
-    gregs[libc::REG_RBP as usize] = rbp as i64;
-    gregs[libc::REG_RDI as usize] = rdi as i64;
-    gregs[libc::REG_RSI as usize] = rsi as i64;
+    gregs[libc::REG_RIP as usize] = pc as i64;
+    gregs[libc::REG_RSP as usize] = sp as i64;
 }
 
 #[cfg(target_arch = "aarch64")]
@@ -190,24 +175,16 @@ unsafe fn stack_pointer(context: *mut c_void) -> usize {
     unsafe { (*context.cast::<libc::ucontext_t>()).uc_mcontext.sp as usize }
 }
 
+/// As for x86_64.
+///
+/// # Safety
+/// `context` is the handler's `ucontext_t`.
 #[cfg(target_arch = "aarch64")]
-unsafe fn set_registers(context: *mut c_void, regs: TrapHandlerRegs) {
-    let TrapHandlerRegs {
-        pc,
-        sp,
-        x0,
-        x1,
-        x29,
-        lr,
-    } = regs;
+unsafe fn resume_at(context: *mut c_void, pc: usize, sp: usize) {
     // SAFETY: as for x86_64.
     let mcontext = unsafe { &mut (*context.cast::<libc::ucontext_t>()).uc_mcontext };
-    mcontext.pc = pc;
-    mcontext.sp = sp;
-    mcontext.regs[0] = x0;
-    mcontext.regs[1] = x1;
-    mcontext.regs[29] = x29;
-    mcontext.regs[30] = lr;
+    mcontext.pc = pc as u64;
+    mcontext.sp = sp as u64;
 }
 
 /// Passes a signal that is not ours to the handler installed before.

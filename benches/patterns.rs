@@ -1,0 +1,173 @@
+//! The kernels after the textbook (issue #20), Rust against CUDA C and the
+//! libraries, in one run: the Rust ports in `gpu_test_kernels::patterns`
+//! (no `unsafe` in the kernel bodies) against their twins in
+//! `benches/cuda/patterns.cu` (built with `nvcc -O3` for the GPU as
+//! `patterns_cuda`; `benches/cuda/KERNELS.md` specifies them) and torch's
+//! kernels (`benches/python/patterns_torch.py`), at the same sizes, inputs,
+//! launch shapes and checks.
+//!
+//! ```text
+//! patterns --helpers DIR          # on the GPU machine; DIR holds patterns_cuda,
+//!                                 # patterns_torch.py and twins_common.py
+//! patterns --helpers DIR --quick  # correctness only, small odd sizes (helpers too)
+//! patterns --quick                # the Rust side alone (the CPU simulator too)
+//! ```
+//!
+//! One module per kernel family (`benches/patterns/`): softmax, SGEMM,
+//! convolution, layer norm (and the scan, from the collectives' side). Each
+//! Rust case poisons its output (NaN), launches, checks against a CPU
+//! reference, then times 50 launches (each between its own pair of events,
+//! after 5 warm-ups, on one non-blocking stream; the median) and checks
+//! again. The helpers run after the Rust side, each with a time limit.
+//! Then one table per family: each Rust kernel, its twin and its baselines,
+//! the speed ratios (their time over the Rust kernel's: the issue's goals
+//! are >= 0.97 against the twin, >= 1 against `torch.softmax`, >= 0.8
+//! against cuBLAS), and both register counts. Exits with 1 if a check
+//! failed, here or in a helper.
+
+#[path = "common/mod.rs"]
+mod common;
+#[path = "kernels/compiled.rs"]
+#[allow(dead_code)]
+mod compiled;
+#[path = "patterns/conv.rs"]
+mod conv;
+#[path = "kernels/harness.rs"]
+#[allow(dead_code)]
+mod harness;
+#[path = "patterns/layernorm.rs"]
+mod layernorm;
+#[path = "patterns/sgemm.rs"]
+mod sgemm;
+#[path = "patterns/softmax.rs"]
+mod softmax;
+#[path = "patterns/table.rs"]
+mod table;
+
+use common::{bench_args, Res, Results};
+use compiled::CompiledModule;
+use gpu_runtime::{backend, Backend, Device, Stream};
+use gpu_test_kernels::KERNEL_MODULE;
+use std::process::Command;
+use std::time::Duration;
+use table::{run_helper, Ctx, Helper};
+
+/// The longest a helper may run (the bundle gives the whole benchmark 5
+/// minutes).
+const HELPER_LIMIT: Duration = Duration::from_secs(90);
+
+fn main() -> Res<()> {
+    let (helpers, flags) = bench_args(&["--quick"])?;
+    let quick = flags.iter().any(|f| f == "--quick");
+    harness::check_generator()?;
+    let device = Device::get(0)?;
+    let on_gpu = backend() == Backend::Cuda;
+    if !quick && !on_gpu {
+        println!("patterns: not run: this is the CPU simulator, where the issue's sizes take hours; `--quick` checks every kernel at small sizes");
+        return Ok(());
+    }
+    let stream = Stream::new()?;
+    let mut ctx = Ctx {
+        stream: &stream,
+        quick,
+        on_gpu,
+        rows: Vec::new(),
+    };
+    softmax::run(&mut ctx)?;
+    sgemm::run(&mut ctx)?;
+    conv::run(&mut ctx)?;
+    layernorm::run(&mut ctx)?;
+    let rows = ctx.rows;
+    let failures = rows.iter().filter(|r| !r.ok).count();
+
+    let mut notes = Vec::new();
+    let mut registers = Results::new();
+    if on_gpu {
+        match CompiledModule::load(KERNEL_MODULE.ptx()) {
+            Ok(module) => {
+                for r in &rows {
+                    if let (Ok(regs), Ok(local)) =
+                        (module.registers(r.entry), module.local_bytes(r.entry))
+                    {
+                        if !registers.contains_key(r.entry) {
+                            println!(
+                                "RESULT rust_regs {} {regs} registers, {local} bytes local",
+                                r.entry
+                            );
+                        }
+                        registers.insert(r.entry.to_string(), regs as f64);
+                    }
+                }
+            }
+            Err(e) => notes.push(format!("register counts: {e}")),
+        }
+    }
+
+    // The buffers are gone; give their memory back before the helpers run.
+    device.release_pool_memory()?;
+    let (mut twin, mut torch) = (Helper::default(), Helper::default());
+    match (&helpers, on_gpu) {
+        (Some(dir), true) => {
+            let bin = dir.join("patterns_cuda");
+            if bin.is_file() {
+                let mut command = Command::new(bin);
+                if quick {
+                    command.arg("--quick");
+                }
+                run_helper(
+                    "CUDA C (patterns_cuda)",
+                    command,
+                    HELPER_LIMIT,
+                    &mut twin,
+                    &mut notes,
+                );
+            } else {
+                notes.push(format!("CUDA C: not run (no {})", bin.display()));
+            }
+            let script = dir.join("patterns_torch.py");
+            if script.is_file() {
+                let mut command = Command::new("python3");
+                command.arg(&script).current_dir(dir);
+                if quick {
+                    command.arg("--quick");
+                }
+                run_helper(
+                    "torch (patterns_torch.py)",
+                    command,
+                    HELPER_LIMIT,
+                    &mut torch,
+                    &mut notes,
+                );
+            } else {
+                notes.push(format!("torch: not run (no {})", script.display()));
+            }
+        }
+        (None, true) => notes.push("CUDA C and torch: not run (no --helpers DIR)".into()),
+        (_, false) => notes.push("CUDA C and torch: not run (the CPU simulator)".into()),
+    }
+
+    println!();
+    println!(
+        "GPU: {} (compute capability {}.{}); per-launch time, median of {} launches after {} warm-ups{}",
+        device.name(),
+        device.limits().compute_capability.0,
+        device.limits().compute_capability.1,
+        harness::TIMED,
+        harness::WARMUP,
+        if quick { " (--quick: checks only, no timing)" } else { "" },
+    );
+    table::print_tables(&rows, &twin, &[&torch], &registers);
+    for note in &notes {
+        println!("note: {note}");
+    }
+    let helper_failed = notes
+        .iter()
+        .any(|n| n.contains("FAILED") || n.contains("exited with") || n.contains("HANG"));
+    if failures > 0 {
+        return Err(format!("{failures} check(s) of the Rust kernels failed").into());
+    }
+    if helper_failed {
+        return Err("a helper failed (see the notes)".into());
+    }
+    Ok(())
+}

@@ -1,0 +1,456 @@
+//! One simulated block: its threads' contexts on this OS thread, and the
+//! services they ask of their block ([`Block`]). How the threads take turns
+//! is `rounds`.
+
+use super::call::Run;
+use super::shared_memory::SharedMemory;
+use super::stacks::give_stack;
+use super::thread_state::{ThreadState, Waiting};
+use crate::backend::simulator::context::SavedContext;
+use crate::backend::simulator::race_check::{Place, Shadow, Stamp};
+use crate::backend::simulator::signals::BlockSignals;
+use crate::backend::simulator::worker::Worker;
+use corosensei::stack::DefaultStack;
+use gpu_device::__private::simulation::{self, Access, Block, SimulatedThread};
+use gpu_device::__private::ShuffleMode;
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::ffi::c_void;
+
+/// Why a thread failed the block.
+pub(super) enum Failure {
+    /// It panicked, with this message.
+    Panicked(String),
+    /// It spun without progress past the watchdog's limit.
+    Stalled,
+    /// No stack could be had for it.
+    NoStack(String),
+}
+
+/// Runs block `linear` of `launch` on this OS thread.
+pub(super) fn run_block(
+    launch: &Run,
+    linear: u64,
+    worker: &Worker,
+    shared: &RefCell<SharedMemory>,
+) -> Result<(), String> {
+    let [gx, gy, _] = launch.grid.map(u64::from);
+    let block_idx = [
+        (linear % gx) as u32,
+        ((linear / gx) % gy) as u32,
+        (linear / (gx * gy)) as u32,
+    ];
+    let [bx, by, bz] = launch.block;
+    let count = (bx * by * bz) as usize;
+    let first_serial = launch.serial_base + linear * count as u64;
+    let dynamic = (
+        shared.borrow_mut().dynamic(launch.shared_bytes),
+        launch.shared_bytes,
+    );
+    let params: Vec<*mut c_void> = launch
+        .params
+        .iter()
+        .map(|p| p.as_ptr() as *mut c_void)
+        .collect();
+    let cells = |n: usize| (0..n).map(|_| Cell::new(0)).collect::<Vec<_>>();
+    let state = BlockState {
+        run: launch,
+        linear,
+        first_serial,
+        count,
+        threads: Cell::new(std::ptr::null()),
+        params: Cell::new(params.as_ptr() as usize),
+        contexts: cells(count),
+        stack_of: cells(count),
+        status: (0..count).map(|_| Cell::new(ThreadState::Ready)).collect(),
+        exchanges: (0..count).map(|_| Cell::new(0)).collect(),
+        warp_values: (0..count.div_ceil(32))
+            .map(|_| Default::default())
+            .collect(),
+        votes: (0..count).map(|_| Default::default()).collect(),
+        vote_rounds: (0..count).map(|_| Cell::new(0)).collect(),
+        active_masks: (0..count.div_ceil(32)).map(|_| Cell::new(0)).collect(),
+        printed: RefCell::new(Vec::new()),
+        round: RefCell::new(Vec::with_capacity(count)),
+        next: RefCell::new(Vec::new()),
+        position: Cell::new(usize::MAX),
+        waiting: Cell::new(Waiting::default()),
+        progress: Cell::new(false),
+        next_unstarted: Cell::new(0),
+        current: Cell::new(0),
+        failure: Cell::new(None),
+        stacks: RefCell::new(Vec::new()),
+        fiber_main: Cell::new(&NO_FIBER as *const dyn Fn()),
+        shared,
+        dynamic,
+        worker,
+        signals: BlockSignals::new(worker, launch.kernel, launch.stack_bytes),
+        races: launch.races.as_ref().map(|_| BlockRaces {
+            interval: Cell::new(0),
+            clocks: RefCell::new(
+                (0..count)
+                    .map(|t| {
+                        let mut clocks = [0; 32];
+                        clocks[t % 32] = 1;
+                        clocks
+                    })
+                    .collect(),
+            ),
+            shared: RefCell::new(HashMap::new()),
+        }),
+    };
+    let threads: Vec<SimulatedThread<'_>> = (0..count as u32)
+        .map(|t| SimulatedThread {
+            thread_idx: [t % bx, (t / bx) % by, t / (bx * by)],
+            block_idx,
+            block_dim: launch.block,
+            grid_dim: launch.grid,
+            linear: t,
+            serial: first_serial + t as u64,
+            block: &state,
+        })
+        .collect();
+    state.threads.set(threads.as_ptr().cast());
+    let result = state.signals.watch(|| state.schedule());
+    simulation::leave();
+    let printed = state.printed.take();
+    if !printed.is_empty() {
+        launch
+            .printed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((linear, printed));
+    }
+    // The threads that did not finish are abandoned with their stacks (as
+    // a trap abandons a GPU's): nothing runs on them any more.
+    for stack in state.stacks.take() {
+        give_stack(stack);
+    }
+    result.map_err(|(t, what)| {
+        let [x, y, z] = threads[t].thread_idx;
+        format!(
+            "kernel `{}`, block ({}, {}, {}), thread ({x}, {y}, {z}): {what}",
+            launch.kernel, block_idx[0], block_idx[1], block_idx[2]
+        )
+    })
+}
+
+/// The fiber function before `schedule` sets the block's.
+static NO_FIBER: fn() = || unreachable!("the scheduler sets the fiber function first");
+
+/// A block's shared state: what its simulated threads ask for, and how
+/// they take turns (`rounds`).
+pub(super) struct BlockState<'a> {
+    pub(super) run: &'a Run,
+    /// The block's linear index in the grid.
+    linear: u64,
+    /// The serial of its thread 0.
+    first_serial: u64,
+    /// The number of threads.
+    pub(super) count: usize,
+    /// The block's threads (`count` of them), set once they are made.
+    threads: Cell<*const SimulatedThread<'static>>,
+    /// The kernel's parameter pointers.
+    pub(super) params: Cell<usize>,
+    /// Per thread: its saved context while it is stopped.
+    pub(super) contexts: Vec<Cell<SavedContext>>,
+    /// Per thread: the top of the stack of the fiber that runs it, once
+    /// started (0 before).
+    pub(super) stack_of: Vec<Cell<usize>>,
+    /// Per thread: where it is.
+    pub(super) status: Vec<Cell<ThreadState>>,
+    /// Per thread: how many warp exchanges it has made (to pick a buffer).
+    exchanges: Vec<Cell<u64>>,
+    /// Per warp: two buffers of lane values, used alternately.
+    warp_values: Vec<[[Cell<u32>; 32]; 2]>,
+    /// Per thread: its predicates of the block votes, two buffers used
+    /// alternately (by the parity of its vote count), so a thread that
+    /// runs on to the next vote does not overwrite a vote others still read.
+    votes: Vec<[Cell<bool>; 2]>,
+    /// Per thread: how many votes it has made.
+    vote_rounds: Vec<Cell<u64>>,
+    /// Per warp: the lanes that `activemask()` last released together.
+    pub(super) active_masks: Vec<Cell<u32>>,
+    /// The lines the block's threads printed, in the order they printed.
+    printed: RefCell<Vec<u8>>,
+    /// The threads of this round, in order, and the place reached in it.
+    pub(super) round: RefCell<Vec<u32>>,
+    pub(super) position: Cell<usize>,
+    /// The threads that yielded: the next round's.
+    pub(super) next: RefCell<Vec<u32>>,
+    pub(super) waiting: Cell<Waiting>,
+    /// Whether a thread reached a barrier or warp operation, or finished,
+    /// in this round.
+    pub(super) progress: Cell<bool>,
+    /// The first thread no fiber has started.
+    pub(super) next_unstarted: Cell<usize>,
+    /// The thread that ran last.
+    pub(super) current: Cell<usize>,
+    /// The thread that failed the block, and why.
+    pub(super) failure: Cell<Option<(usize, Failure)>>,
+    /// The fibers' stacks, given back when the block ends.
+    pub(super) stacks: RefCell<Vec<DefaultStack>>,
+    /// What a fiber runs (`schedule` sets it).
+    pub(super) fiber_main: Cell<*const dyn Fn()>,
+    /// This OS thread's shared memory.
+    shared: &'a RefCell<SharedMemory>,
+    /// The dynamic shared memory and the launch's size of it.
+    dynamic: (*mut u8, usize),
+    /// The watchdog's record of this OS thread, for progress.
+    pub(super) worker: &'a Worker,
+    /// What the signal handlers look at.
+    pub(super) signals: BlockSignals,
+    /// Present when the launch is checked for races.
+    pub(super) races: Option<BlockRaces>,
+}
+
+impl<'a> BlockState<'a> {
+    /// The block's threads.
+    pub(super) fn threads(&self) -> &[SimulatedThread<'a>] {
+        // SAFETY: set by `run_block` to its `count` threads, which outlive
+        // every use (the block's contexts, the scheduler).
+        unsafe { std::slice::from_raw_parts(self.threads.get().cast(), self.count) }
+    }
+
+    /// Stops `thread` (running now) in `state`, runs the others until it is
+    /// released, and makes it the current thread again.
+    fn suspend(&self, thread: &SimulatedThread<'_>, state: ThreadState) {
+        let t = thread.linear as usize;
+        self.signals.runtime_code(|| {
+            match state {
+                ThreadState::AtBarrier(id) => self.add_waiting(|w| w.barrier[id as usize] += 1),
+                ThreadState::AtWarp(_) => self.add_waiting(|w| w.warp += 1),
+                ThreadState::AtActiveMask => self.add_waiting(|w| w.active_mask += 1),
+                _ => self.next.borrow_mut().push(t as u32),
+            }
+            if state != ThreadState::Yielded {
+                self.progress.set(true);
+            }
+            self.status[t].set(state);
+            // SAFETY: `t` is the running thread; its context is saved in
+            // its own slot, which the scheduler resumes once it is released.
+            unsafe { self.run_next(self.contexts[t].as_ptr()) };
+        });
+        // SAFETY: `thread` was current when it stopped (the fiber made it
+        // current, see `rounds`), and is again.
+        unsafe { simulation::enter(thread) };
+        self.current.set(t);
+    }
+
+    /// Checks and records an access for the race detector.
+    fn check_access(&self, thread: &SimulatedThread<'_>, access: Access) {
+        let (Some(races), Some(launch_races)) = (&self.races, &self.run.races) else {
+            return;
+        };
+        let t = thread.linear as usize;
+        let clocks = races.clocks.borrow();
+        let stamp = Stamp {
+            block: self.linear,
+            thread: thread.linear as u16,
+            interval: races.interval.get(),
+            clock: clocks[t][t % 32],
+        };
+        let known = |lane: u16| clocks[t][lane as usize];
+        let place = self.shared.borrow().place_of(access.address);
+        match place {
+            Some(place) => {
+                let mut shadow = races.shared.borrow_mut();
+                for (word, mask) in
+                    crate::backend::simulator::race_check::words(access.address, access.bytes)
+                {
+                    let conflict = shadow.entry(word).or_insert_with(Shadow::new).access(
+                        access.kind,
+                        mask,
+                        stamp,
+                        &known,
+                    );
+                    if let Some(other) = conflict {
+                        launch_races.report(
+                            access.address,
+                            access.bytes,
+                            access.kind,
+                            &stamp,
+                            &other,
+                            Place::Shared {
+                                array: place.name,
+                                start: place.start,
+                                bytes: place.bytes,
+                            },
+                        );
+                        return;
+                    }
+                }
+            }
+            None => {
+                launch_races.global_access(access.address, access.bytes, access.kind, stamp, &known)
+            }
+        }
+    }
+}
+
+// SAFETY: one `BlockState` per block. Its static arrays and dynamic memory
+// are this OS thread's shared memory, which runs one block at a time: kept
+// for the thread's life, aligned to 16 and at least as large as asked
+// (`SharedMemory::static_array` and `dynamic`); barriers and warp exchanges
+// stop the thread until `release` finds every thread (or every lane in the
+// mask) waiting, and `exchange` returns the named lane's value of that
+// round; a vote is a barrier of its own id that counts its round's votes;
+// a module global is simulated device memory of the launch's module, as
+// large as asked (or the thread fails).
+unsafe impl Block for BlockState<'_> {
+    fn barrier(&self, thread: &SimulatedThread<'_>, id: u32) {
+        self.suspend(thread, ThreadState::AtBarrier(id));
+    }
+
+    fn vote(&self, thread: &SimulatedThread<'_>, predicate: bool) -> u32 {
+        let t = thread.linear as usize;
+        let round = self.vote_rounds[t].get();
+        self.vote_rounds[t].set(round + 1);
+        let parity = (round % 2) as usize;
+        self.votes[t][parity].set(predicate);
+        // Released once every thread has voted: each then reads the votes of
+        // this round, which nobody overwrites before all have voted again.
+        self.suspend(thread, ThreadState::AtBarrier(simulation::VOTE_BARRIER));
+        self.votes.iter().filter(|v| v[parity].get()).count() as u32
+    }
+
+    fn active_lanes(&self, thread: &SimulatedThread<'_>) -> u32 {
+        self.suspend(thread, ThreadState::AtActiveMask);
+        // Set by `release` for this round, before any lane of the warp runs.
+        self.active_masks[thread.linear as usize / 32].get()
+    }
+
+    fn module_global(&self, symbol: &'static str, bytes: usize) -> *mut u8 {
+        let found = self
+            .signals
+            .runtime_code(|| match self.run.globals.as_deref() {
+                Some(globals) => globals.get(symbol, bytes).map_err(|e| e.description),
+                None => Err("this launch belongs to no module".to_string()),
+            });
+        match found {
+            Ok(ptr) => ptr as *mut u8,
+            Err(why) => panic!("the module global `{symbol}`: {why}"),
+        }
+    }
+
+    fn print(&self, _thread: &SimulatedThread<'_>, line: &[u8]) {
+        self.signals
+            .runtime_code(|| self.printed.borrow_mut().extend_from_slice(line));
+    }
+
+    fn exchange(
+        &self,
+        thread: &SimulatedThread<'_>,
+        mask: u32,
+        value: u32,
+        mode: ShuffleMode,
+        b: u32,
+    ) -> u32 {
+        let t = thread.linear as usize;
+        let (warp, lane) = (t / 32, (t % 32) as u32);
+        let round = self.exchanges[t].get();
+        self.exchanges[t].set(round + 1);
+        let values = &self.warp_values[warp][(round % 2) as usize];
+        values[lane as usize].set(value);
+        self.suspend(thread, ThreadState::AtWarp(mask));
+        let lanes_in_warp = (self.count - warp * 32).min(32) as u32;
+        // As PTX's `shfl.sync` with a clamp of 31: the low five bits of `b`.
+        let b = b & 31;
+        let source = match mode {
+            ShuffleMode::Down => Some(lane + b).filter(|&s| s < 32),
+            ShuffleMode::Up => lane.checked_sub(b),
+            ShuffleMode::Xor => Some(lane ^ b),
+            ShuffleMode::Index => Some(b),
+        };
+        match source {
+            Some(s) if s < lanes_in_warp => values[s as usize].get(),
+            _ => value,
+        }
+    }
+
+    fn static_shared(&self, symbol: &'static str, bytes: usize, _align: usize) -> *mut u8 {
+        let array = self.signals.runtime_code(|| {
+            self.shared
+                .borrow_mut()
+                .static_array(symbol, bytes, self.first_serial)
+        });
+        array.unwrap_or_else(|message| panic!("{message}"))
+    }
+
+    fn dynamic_shared(&self) -> (*mut u8, usize) {
+        self.dynamic
+    }
+
+    fn after_atomics(&self, thread: &SimulatedThread<'_>, changed: bool) {
+        if self.run.failed.load(std::sync::atomic::Ordering::Relaxed) {
+            // A spin-wait on another block (a look-back) that failed.
+            panic!("stopped: another block of the launch failed first");
+        }
+        if changed {
+            self.worker.progress();
+        }
+        // A thread that yields after atomics may be spinning: here the
+        // watchdog's verdict is read.
+        if self.worker.stalled() {
+            self.signals
+                .runtime_code(|| self.fail(thread.linear as usize, Failure::Stalled));
+        }
+        self.suspend(thread, ThreadState::Yielded);
+    }
+
+    fn thread_of(&self, serial: u64) -> Option<([u32; 3], [u32; 3])> {
+        let launch = self.run;
+        let index = serial.checked_sub(launch.serial_base)?;
+        let [bx, by, bz] = launch.block;
+        let count = u64::from(bx * by * bz);
+        let (block, thread) = (index / count, (index % count) as u32);
+        if block >= launch.blocks() {
+            return None;
+        }
+        let [gx, gy, _] = launch.grid.map(u64::from);
+        Some((
+            [
+                (block % gx) as u32,
+                (block / gx % gy) as u32,
+                (block / (gx * gy)) as u32,
+            ],
+            [thread % bx, thread / bx % by, thread / (bx * by)],
+        ))
+    }
+
+    fn record(&self, thread: &SimulatedThread<'_>, access: Access) {
+        self.signals
+            .runtime_code(|| self.check_access(thread, access));
+    }
+}
+
+/// A block's share of a checked launch: its barrier interval, its threads'
+/// warp clocks, and its shared memory's shadow.
+pub(super) struct BlockRaces {
+    /// How many barriers the block has passed.
+    pub(super) interval: Cell<u32>,
+    /// Per thread, what it knows of each lane of its warp's clock (its own
+    /// entry is its clock; see `race_check::shadow`).
+    clocks: RefCell<Vec<[u32; 32]>>,
+    /// Shared memory, by word address.
+    shared: RefCell<HashMap<usize, Shadow>>,
+}
+
+impl BlockRaces {
+    /// The lanes `lanes` of one warp completed a warp operation together:
+    /// each now knows what any of them knew, and moves its own clock on.
+    pub(super) fn synchronise(&self, lanes: &[u32]) {
+        let mut clocks = self.clocks.borrow_mut();
+        let mut merged = [0u32; 32];
+        for &t in lanes {
+            for (m, c) in merged.iter_mut().zip(clocks[t as usize]) {
+                *m = (*m).max(c);
+            }
+        }
+        for &t in lanes {
+            let own = t as usize % 32;
+            clocks[t as usize] = merged;
+            clocks[t as usize][own] += 1;
+        }
+    }
+}

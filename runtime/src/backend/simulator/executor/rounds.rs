@@ -1,0 +1,378 @@
+//! How a block's threads take turns: rounds of direct switches between
+//! their contexts, and what happens between rounds.
+//!
+//! A round runs, in order, the threads that can run, each until it stops
+//! (at a barrier, a warp operation, or to let others run after atomics) or
+//! finishes. A thread that stops switches straight to the next thread of
+//! the round ([`BlockState::run_next`]); the last one switches to the
+//! scheduler, which releases a barrier that every thread waits at, or the
+//! warp operations whose lanes have all arrived ([`release`]), and starts
+//! the next round. Threads start on fibers (a context with a stack): when a
+//! thread finishes without stopping, its fiber runs the next thread not yet
+//! started, so a kernel without barriers runs its block on one stack, a
+//! thread after the other, with no switch between them.
+
+use super::block::{BlockState, Failure};
+use super::failures::{panic_message, stack_overflow, stalled};
+use super::stacks::take_stack;
+use super::thread_state::{ThreadState, Waiting};
+use crate::backend::simulator::context::{self, SavedContext, StackBounds};
+use crate::backend::simulator::signals::Interrupt;
+use gpu_device::__private::simulation;
+use std::cell::Cell;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+impl BlockState<'_> {
+    /// Runs the block's threads to the end; on failure the thread that
+    /// failed and what happened.
+    pub(super) fn schedule(&self) -> Result<(), (usize, String)> {
+        let count = self.count;
+        let fiber = || self.fiber();
+        let fiber: *const (dyn Fn() + '_) = &fiber;
+        // SAFETY: only the lifetime is erased: the closure lives in this
+        // frame until the block ends, and fibers run only until then.
+        self.fiber_main.set(unsafe {
+            std::mem::transmute::<*const (dyn Fn() + '_), *const (dyn Fn() + 'static)>(fiber)
+        });
+        self.round.borrow_mut().extend(0..count as u32);
+        loop {
+            self.progress.set(false);
+            self.position.set(usize::MAX);
+            // SAFETY: this is the scheduler's context, saved where the
+            // threads and the signal handlers find it.
+            unsafe { self.run_next(self.signals.scheduler()) };
+            let current = self.current.get();
+            if let Some(why) = self.signals.take_interrupt() {
+                let what = match why {
+                    Interrupt::StackOverflow => stack_overflow(self.run.stack_bytes),
+                    Interrupt::Stalled => self.stall_report(current),
+                };
+                return Err((current, what));
+            }
+            if let Some((thread, failure)) = self.failure.take() {
+                let what = match failure {
+                    Failure::Panicked(message) => format!("panicked: {message}"),
+                    Failure::Stalled => self.stall_report(thread),
+                    Failure::NoStack(message) => message,
+                };
+                return Err((thread, what));
+            }
+            // Progress for the watchdog: a thread reached a barrier or warp
+            // operation, or finished.
+            if self.progress.get() {
+                self.worker.progress();
+            }
+            if self.waiting.get().done == count {
+                return Ok(());
+            }
+            {
+                let (mut round, mut next) = (self.round.borrow_mut(), self.next.borrow_mut());
+                round.clear();
+                std::mem::swap(&mut *round, &mut *next);
+                for &t in round.iter() {
+                    self.status[t as usize].set(ThreadState::Ready);
+                }
+            }
+            release(self)?;
+        }
+    }
+
+    /// What the watchdog reports of the block, `current` running.
+    fn stall_report(&self, current: usize) -> String {
+        let status: Vec<ThreadState> = self.status.iter().map(Cell::get).collect();
+        let started = |t: usize| self.stack_of[t].get() != 0 || status[t] == ThreadState::Done;
+        stalled(&status, &started, current, self.threads())
+    }
+
+    /// Switches to the next thread of the round that can run (starting it
+    /// on a new fiber if it has not started), or to the scheduler after the
+    /// round's last; saves the running context in `*save`.
+    ///
+    /// # Safety
+    /// `save` is the running context's slot (a thread's, the scheduler's,
+    /// or a finished fiber's that nothing resumes), on this block's OS thread.
+    #[inline(always)]
+    pub(super) unsafe fn run_next(&self, save: *mut SavedContext) {
+        let round = self.round.as_ptr();
+        loop {
+            let position = self.position.get().wrapping_add(1);
+            self.position.set(position);
+            // SAFETY: the round is changed only by the scheduler between
+            // rounds, never while a thread runs; no borrow of it is held.
+            let Some(&t) = (unsafe { &*round }).get(position) else {
+                return self.to_scheduler(save);
+            };
+            let t = t as usize;
+            if self.status[t].get() != ThreadState::Ready {
+                // Run earlier in the round by a fiber that went on to it.
+                continue;
+            }
+            let stack = self.stack_of[t].get();
+            if stack != 0 {
+                self.signals.running(stack);
+                // SAFETY: thread `t` is suspended (its status is Ready and
+                // it has a fiber: it stopped, and was released), its
+                // context saved by its own `switch`.
+                return unsafe { context::switch(save, self.contexts[t].get()) };
+            }
+            // Not started: a new fiber.
+            let stack = match take_stack(self.run.stack_bytes) {
+                Ok(stack) => stack,
+                Err(message) => {
+                    self.failure.set(Some((t, Failure::NoStack(message))));
+                    return self.to_scheduler(save);
+                }
+            };
+            let bounds = StackBounds::of(&stack);
+            self.stacks.borrow_mut().push(stack);
+            self.signals.stacks_like(bounds);
+            self.signals.running(bounds.base);
+            // SAFETY: the stack is the block's (kept in `stacks` until the
+            // block ends) and used by this fiber only; `fiber_main` lives in
+            // `schedule`'s frame, for the block, and never returns.
+            return unsafe { context::start(bounds.base, self.fiber_main.get(), save) };
+        }
+    }
+
+    /// Hands the OS thread to the scheduler (if it is not the one running).
+    fn to_scheduler(&self, save: *mut SavedContext) {
+        let scheduler = self.signals.scheduler();
+        if save != scheduler {
+            self.signals.running(0);
+            // SAFETY: the scheduler saved its context when it started the
+            // round and waits in that `switch`.
+            unsafe { context::switch(save, scheduler.read()) };
+        }
+    }
+
+    /// A fiber: runs threads not started yet, one after the other, until
+    /// one stops (then the fiber is that thread's) or the next thread of the
+    /// round is not the next unstarted one; then hands over for good.
+    fn fiber(&self) -> ! {
+        let stack = self.signals.running_stack().map_or(0, |s| s.base);
+        let (call, params) = (self.run.call, self.params.get());
+        loop {
+            let t = self.next_unstarted.get();
+            debug_assert_eq!(
+                self.round.borrow().get(self.position.get()).copied(),
+                Some(t as u32),
+                "threads start in order"
+            );
+            self.next_unstarted.set(t + 1);
+            self.current.set(t);
+            self.stack_of[t].set(stack);
+            // SAFETY: `threads()[t]` is thread `t` of this block of the
+            // launch, made by `run_block` from the block's and the launch's
+            // coordinates (unique in the launch, within its extents, with a
+            // serial of its own), and `self` is this block's own state
+            // (`BlockState` implements the block's services as `Block`
+            // requires). It stays current until the next `enter` (by the
+            // thread that runs next), and `run_block` leaves it before the
+            // threads go.
+            unsafe { simulation::enter(&self.threads()[t]) };
+            let outcome = self.signals.kernel_code(|| {
+                catch_unwind(AssertUnwindSafe(|| {
+                    // SAFETY: the parameter copies outlive the block, and
+                    // the call runs as simulated thread `t` (made current
+                    // above, and again by `suspend` at each resume).
+                    unsafe { call(params as *const *mut std::ffi::c_void) }
+                }))
+            });
+            if let Err(payload) = outcome {
+                let message = panic_message(&*payload);
+                self.fail(t, Failure::Panicked(message));
+            }
+            self.status[t].set(ThreadState::Done);
+            self.add_waiting(|w| w.done += 1);
+            self.progress.set(true);
+            let position = self.position.get() + 1;
+            let next_is_unstarted = self.round.borrow().get(position).copied()
+                == Some(self.next_unstarted.get() as u32);
+            if !next_is_unstarted {
+                let mut finished: SavedContext = 0;
+                // SAFETY: nothing resumes `finished`: this fiber is done.
+                unsafe { self.run_next(&mut finished) };
+                unreachable!("a finished fiber is never resumed");
+            }
+            self.position.set(position);
+        }
+    }
+
+    /// Fails the block in thread `t` and hands the OS thread to the
+    /// scheduler for good (the thread's frames are abandoned).
+    pub(super) fn fail(&self, t: usize, failure: Failure) -> ! {
+        self.failure.set(Some((t, failure)));
+        self.signals.running(0);
+        let mut abandoned: SavedContext = 0;
+        // SAFETY: the scheduler waits in its `switch`; nothing resumes
+        // `abandoned`.
+        unsafe { context::switch(&mut abandoned, self.signals.scheduler().read()) };
+        unreachable!("an abandoned thread is never resumed");
+    }
+
+    /// Changes the counts of waiting threads.
+    pub(super) fn add_waiting(&self, f: impl FnOnce(&mut Waiting)) {
+        let mut waiting = self.waiting.get();
+        f(&mut waiting);
+        self.waiting.set(waiting);
+    }
+}
+
+/// Adds to the round (the threads that yielded) the threads of the barrier
+/// or the warp operations whose threads all wait; an error when nothing can
+/// run and nothing can be released.
+fn release(state: &BlockState<'_>) -> Result<(), (usize, String)> {
+    let count = state.count;
+    let status = &state.status[..];
+    let mut waiting = state.waiting.get();
+    let mut round = state.round.borrow_mut();
+    let mut released = false;
+    // The lanes of a warp at `activemask()` are released together, each
+    // warp's mask of them in `active_masks`: every lane of the warp that was
+    // ready has run until it waits or exits since the last release, so the
+    // lanes there are those that reached it together (a lane that returned
+    // early is not).
+    if waiting.active_mask > 0 {
+        for (warp, active) in state.active_masks.iter().enumerate() {
+            let lanes = warp * 32..((warp + 1) * 32).min(count);
+            let at_mask = lanes
+                .clone()
+                .filter(|&t| status[t].get() == ThreadState::AtActiveMask)
+                .fold(0u32, |mask, t| mask | 1 << (t % 32));
+            if at_mask != 0 {
+                active.set(at_mask);
+                for t in lanes.filter(|&t| at_mask & 1 << (t % 32) != 0) {
+                    status[t].set(ThreadState::Ready);
+                    round.push(t as u32);
+                    waiting.active_mask -= 1;
+                }
+                released = true;
+            }
+        }
+    }
+    let at_barrier: usize = waiting.barrier.iter().sum();
+    if at_barrier > 0 && at_barrier + waiting.done == count {
+        let first = status
+            .iter()
+            .position(|s| matches!(s.get(), ThreadState::AtBarrier(_)))
+            .expect("some wait");
+        let ThreadState::AtBarrier(id) = status[first].get() else {
+            unreachable!("found by position")
+        };
+        if waiting.barrier.iter().filter(|&&n| n > 0).count() > 1 {
+            let (other, other_id) = status
+                .iter()
+                .enumerate()
+                .find_map(|(t, s)| match s.get() {
+                    ThreadState::AtBarrier(i) if i != id => Some((t, i)),
+                    _ => None,
+                })
+                .expect("two barriers have threads");
+            return Err((
+                first,
+                format!(
+                    "threads of the block wait at different barriers (thread {first} at {}, thread {other} at {}); on a GPU this block would hang",
+                    barrier_name(id),
+                    barrier_name(other_id)
+                ),
+            ));
+        }
+        if waiting.done > 0 {
+            let exited = status
+                .iter()
+                .position(|s| s.get() == ThreadState::Done)
+                .expect("some exited");
+            return Err((
+                first,
+                format!(
+                    "{} is not reached by every thread of the block (thread {exited} exited first); on a GPU this block would hang",
+                    barrier_name(id)
+                ),
+            ));
+        }
+        for s in status {
+            s.set(ThreadState::Ready);
+        }
+        round.clear();
+        round.extend(0..count as u32);
+        waiting.barrier = [0; 4];
+        state.waiting.set(waiting);
+        if let Some(races) = &state.races {
+            races.interval.set(races.interval.get() + 1);
+        }
+        return Ok(());
+    }
+    if waiting.warp > 0 {
+        let before = round.len();
+        for warp in 0..count.div_ceil(32) {
+            let lanes = warp * 32..((warp + 1) * 32).min(count);
+            let Some(first) = lanes
+                .clone()
+                .find(|&t| matches!(status[t].get(), ThreadState::AtWarp(_)))
+            else {
+                continue;
+            };
+            let ThreadState::AtWarp(mask) = status[first].get() else {
+                unreachable!("found")
+            };
+            let mut ready = true;
+            for t in lanes.clone().filter(|&t| mask & (1 << (t % 32)) != 0) {
+                match status[t].get() {
+                    ThreadState::AtWarp(_) => {}
+                    ThreadState::Done => {
+                        return Err((
+                            first,
+                            format!(
+                                "a warp shuffle or vote names lane {} in its mask, but that thread exited; on a GPU this is undefined",
+                                t % 32
+                            ),
+                        ))
+                    }
+                    _ => ready = false,
+                }
+            }
+            if ready {
+                let from = round.len();
+                for t in lanes {
+                    if matches!(status[t].get(), ThreadState::AtWarp(_)) {
+                        status[t].set(ThreadState::Ready);
+                        waiting.warp -= 1;
+                        round.push(t as u32);
+                    }
+                }
+                if let Some(races) = &state.races {
+                    races.synchronise(&round[from..]);
+                }
+                released = true;
+            }
+        }
+        if released && before > 0 {
+            // Yielded threads and released lanes, in thread order.
+            round.sort_unstable();
+        }
+    }
+    state.waiting.set(waiting);
+    if released || !round.is_empty() {
+        return Ok(());
+    }
+    let waiting = status
+        .iter()
+        .position(|s| s.get() != ThreadState::Done)
+        .expect("not all done");
+    Err((
+        waiting,
+        "deadlock: threads wait at a barrier (sync_threads() or Block::sync()) while others of the block wait at a warp operation".into(),
+    ))
+}
+
+/// How a barrier is called in kernel code.
+fn barrier_name(id: u32) -> &'static str {
+    match id {
+        0 => "sync_threads()",
+        simulation::VOTE_BARRIER => "a block vote (sync_threads_count/_and/_or)",
+        simulation::COLLECTIVE_BARRIER => {
+            "the barrier inside a block collective (a tile claim or look-back)"
+        }
+        _ => "the phase barrier Block::sync()",
+    }
+}
