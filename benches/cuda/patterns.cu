@@ -480,6 +480,7 @@ int main(int argc, char** argv) {
         bench_layer_norm(65537, 1000, true, stream);
         bench_layer_norm(2, 1, true, stream);
     } else {
+        bench_scan(1 << 26, false, stream);
         bench_scan((1 << 26) + 12345, false, stream);
         bench_softmax(100003, 1000, false, stream);
         bench_softmax(100003, 1024, false, stream);

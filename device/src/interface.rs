@@ -60,6 +60,8 @@ pub enum Kind {
     Block,
     /// `DynamicShared<T>`, built on the device.
     DynamicShared,
+    /// `Grid` (grid sync of a cooperative kernel), built on the device.
+    Grid,
 }
 
 impl Kind {
@@ -77,6 +79,7 @@ impl Kind {
             Kind::Atomic => "atomic",
             Kind::Block => "block",
             Kind::DynamicShared => "dynamic_shared",
+            Kind::Grid => "grid",
         }
     }
 }
@@ -224,6 +227,9 @@ pub struct Description {
     /// threads a block may have, and the blocks per multiprocessor asked for
     /// (0: not asked).
     pub launch_bounds: Option<[u32; 2]>,
+    /// `#[kernel(cooperative)]`: launched cooperatively (every block
+    /// resident at once), as its grid sync needs.
+    pub cooperative: bool,
     /// The parameters, in order.
     pub params: &'static [Param],
 }
@@ -332,6 +338,9 @@ pub const fn encode(description: &Description, out: &mut [u8]) -> usize {
         w.str(" ");
         w.number(min_blocks as u64);
         w.str("\n");
+    }
+    if description.cooperative {
+        w.str("cooperative\n");
     }
     let mut i = 0;
     while i < description.lengths.len() {
@@ -517,6 +526,7 @@ mod tests {
         block: Some([32, 8, 1]),
         lengths: &[("a", "out")],
         launch_bounds: Some([256, 2]),
+        cooperative: false,
         params: &[
             Param {
                 name: "a",

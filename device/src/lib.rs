@@ -67,6 +67,7 @@ pub mod collective;
 mod copy;
 mod disjoint;
 pub mod entry;
+pub mod grid;
 pub mod half;
 mod interface;
 mod launch_scope;
@@ -87,6 +88,7 @@ pub use disjoint::{DisjointSlice, DisjointSlice2d, DisjointSlice3d};
 pub use gpu_macros::{
     constant, embed_kernels, gpu_assert, kernel, print, println, shared_array, DeviceCopy,
 };
+pub use grid::Grid;
 pub use half::{bf16, bf16x2, f16, f16x2};
 pub use leader::{block_leader, warp_leader, BlockLeader, WarpLeader};
 pub use matrix_u32::{DisjointSlice2dU32, Shape2dU32, Slice2dU32};
@@ -120,7 +122,7 @@ pub use thread::{
 /// Everything a kernel body usually needs, in one import.
 pub mod prelude {
     pub use crate::{
-        kernel, Block, DeviceAtomic, DeviceCopy, DisjointMatrix, DisjointSlice, DisjointSlice2d,
+        kernel, Block, DeviceAtomic, DeviceCopy, DisjointMatrix, DisjointSlice, DisjointSlice2d, Grid,
         DisjointSlice2dU32, DisjointSlice3d, DynamicShared, Neighbourhood, Shape2d, Shape2dU32,
         Slice2d, Slice2dU32, ThreadIndex, ThreadIndex2d, ThreadIndex3d,
     };

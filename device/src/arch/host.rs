@@ -26,7 +26,9 @@ pub mod simulation {
     /// the value of the lane that the mode names (or the caller's own).
     pub unsafe trait Block {
         /// Waits until every thread of the block has reached barrier `id`
-        /// (0: `sync_threads`, 1: the shared-memory phase token's `sync`).
+        /// (0: `sync_threads`, 1: the shared-memory phase token's `sync`);
+        /// for [`GRID_BARRIER`], until every thread of every block of the
+        /// launch has.
         fn barrier(&self, thread: &SimulatedThread, id: u32);
         /// Waits, as at barrier [`VOTE_BARRIER`], until every thread of the
         /// block has voted, then returns how many voted `predicate` true
@@ -129,6 +131,12 @@ pub mod simulation {
     /// of their private scratch and the others' reads), as on the GPU: one
     /// of its own.
     pub const COLLECTIVE_BARRIER: u32 = 3;
+
+    /// The barrier id of a grid sync (`Grid::sync`), as on the GPU: the
+    /// executor releases it once every thread of the block is there *and*
+    /// every block of the launch has reached it (a cooperative launch runs
+    /// all its blocks at once).
+    pub const GRID_BARRIER: u32 = 4;
 
     /// How many atomic operations and fences, one of which changed no
     /// memory, an OS thread makes between two calls of
@@ -328,6 +336,13 @@ pub(crate) const THREADS_BARRIER: u32 = 0;
 pub(crate) const PHASE_BARRIER: u32 = 1;
 /// The barrier inside a block collective (see the PTX side).
 pub(crate) const COLLECTIVE_BARRIER: u32 = simulation::COLLECTIVE_BARRIER;
+
+/// Waits for every thread of the grid: barrier [`simulation::GRID_BARRIER`],
+/// which the executor releases across the blocks of a cooperative launch.
+#[inline]
+pub(crate) fn grid_sync() {
+    current("Grid::sync", |t| t.block.barrier(t, simulation::GRID_BARRIER))
+}
 
 #[inline]
 pub(crate) fn barrier(id: u32) {

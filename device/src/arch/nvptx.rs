@@ -547,3 +547,66 @@ pub(crate) mod half {
         bf16x2_fma, bf16x2_mul,
     };
 }
+
+/// The barrier of a grid sync's two block-wide steps: its own, so it never
+/// pairs with another barrier of the block.
+pub(crate) const GRID_BARRIER: u32 = 4;
+
+#[cold]
+#[inline(never)]
+fn not_a_cooperative_launch() -> ! {
+    panic!("grid sync outside a cooperative launch: the driver gave no grid workspace")
+}
+
+/// Waits for every thread of the grid (CUDA's `cooperative_groups`
+/// `sync_grids`): a block barrier; thread 0 of each block adds to the
+/// barrier word of the driver's grid workspace (block 0 adds `2^31 -
+/// (blocks - 1)`, the others 1, so the word's top bit flips once all have
+/// added) with release semantics, and waits with acquire loads until the
+/// bit flips; a block barrier. The workspace's address is in `%envreg1`
+/// (high) and `%envreg2` (low), set by the driver for cooperative launches
+/// (zero in others).
+#[inline(always)]
+pub(crate) fn grid_sync() {
+    barrier(GRID_BARRIER);
+    if thread_idx() == [0, 0, 0] {
+        let (hi, lo): (u32, u32);
+        // SAFETY: reads two special registers; no memory.
+        unsafe {
+            asm!("mov.u32 {h}, %envreg1;", "mov.u32 {l}, %envreg2;",
+                 h = out(reg32) hi, l = out(reg32) lo, options(nostack, nomem, pure))
+        };
+        let workspace = ((hi as u64) << 32) | lo as u64;
+        if workspace == 0 {
+            not_a_cooperative_launch();
+        }
+        // `struct grid_workspace { unsigned wsSize; unsigned barrier; }`.
+        let word = (workspace + 4) as *mut u32;
+        let [gx, gy, gz] = grid_dim();
+        let blocks = gx.wrapping_mul(gy).wrapping_mul(gz);
+        let add = if block_idx() == [0, 0, 0] {
+            0x8000_0000u32.wrapping_sub(blocks.wrapping_sub(1))
+        } else {
+            1
+        };
+        let old: u32;
+        // SAFETY: the driver's grid workspace of this cooperative launch
+        // (non-zero, checked), whose barrier word only grid syncs touch, by
+        // atomics.
+        unsafe {
+            asm!("atom.add.release.gpu.u32 {o}, [{p}], {a};",
+                 o = out(reg32) old, p = in(reg64) word, a = in(reg32) add, options(nostack))
+        };
+        loop {
+            let now: u32;
+            // SAFETY: as above.
+            unsafe {
+                asm!("ld.acquire.gpu.u32 {n}, [{p}];", n = out(reg32) now, p = in(reg64) word, options(nostack))
+            };
+            if (old ^ now) & 0x8000_0000 != 0 {
+                break;
+            }
+        }
+    }
+    barrier(GRID_BARRIER);
+}

@@ -234,6 +234,17 @@ pub const BLOCK: KindSpec = KindSpec {
     writes: false,
 };
 
+pub const GRID: KindSpec = KindSpec {
+    variant: "Grid",
+    written: "`Grid` (grid sync, `#[kernel(cooperative)]` only)",
+    launcher_takes: None,
+    summary: "`Grid` (the grid-sync token of a `#[kernel(cooperative)]` kernel, built on the device)",
+    slots: &[],
+    builder: None,
+    length_bound: LengthRole::None,
+    writes: false,
+};
+
 pub const DYNAMIC_SHARED: KindSpec = KindSpec {
     variant: "DynamicShared",
     written: "`DynamicShared<T>` (dynamic shared memory)",
@@ -246,7 +257,7 @@ pub const DYNAMIC_SHARED: KindSpec = KindSpec {
 };
 
 /// Every kind, in the order of the tables.
-pub const ALL: [&KindSpec; 11] = [
+pub const ALL: [&KindSpec; 12] = [
     &SCALAR,
     &INPUT,
     &OUTPUT,
@@ -256,6 +267,7 @@ pub const ALL: [&KindSpec; 11] = [
     &GRID_3D,
     &BLOCK,
     &DYNAMIC_SHARED,
+    &GRID,
     &ATOMIC,
     &VALUE,
 ];
@@ -282,6 +294,7 @@ impl ParamKind {
             ParamKind::Atomic(_) => &ATOMIC,
             ParamKind::Block => &BLOCK,
             ParamKind::DynamicShared(_) => &DYNAMIC_SHARED,
+            ParamKind::Grid => &GRID,
         }
     }
 }

@@ -11,6 +11,7 @@ use gpu_device::AtomicElement;
 pub mod alignment;
 pub mod collectives;
 pub mod constants;
+pub mod grid_sync;
 pub mod halves;
 pub mod output;
 mod scan;

@@ -20,9 +20,9 @@ pub(super) enum ThreadState {
 #[derive(Clone, Copy, Default)]
 pub(super) struct Waiting {
     /// At barrier 0 (`sync_threads`), 1 (the phase token's `sync`), 2
-    /// (a block vote, `VOTE_BARRIER`) and 3 (inside a block collective,
-    /// `COLLECTIVE_BARRIER`).
-    pub(super) barrier: [usize; 4],
+    /// (a block vote, `VOTE_BARRIER`), 3 (inside a block collective,
+    /// `COLLECTIVE_BARRIER`) and 4 (a grid sync, `GRID_BARRIER`).
+    pub(super) barrier: [usize; 5],
     /// At `activemask()`.
     pub(super) active_mask: usize,
     pub(super) warp: usize,
