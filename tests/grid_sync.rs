@@ -8,9 +8,7 @@
 //! skips hangs a GPU: that case runs on the simulator only, and says so.)
 
 use gpu_runtime::{backend, launch, Backend, Device, DeviceBuffer, Error, Stream};
-use gpu_test_kernels::grid_sync::{
-    grid_rounds, grid_sync_skipped_by_a_block, grid_total,
-};
+use gpu_test_kernels::grid_sync::{grid_rounds, grid_sync_skipped_by_a_block, grid_total};
 
 /// The most blocks of 128 threads the device keeps resident on the
 /// simulator's and a GPU's terms (at least what these kernels need: they
@@ -24,7 +22,9 @@ fn every_block_sees_every_other_blocks_sum_after_the_grid_sync() {
     let stream = Stream::new().unwrap();
     for blocks in [1usize, 2, 7, resident_blocks_of_128().min(64)] {
         let n = blocks * 128 - 5;
-        let input: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2_654_435_761) >> 7).collect();
+        let input: Vec<u32> = (0..n as u32)
+            .map(|i| i.wrapping_mul(2_654_435_761) >> 7)
+            .collect();
         let want = input.iter().fold(0u32, |a, &b| a.wrapping_add(b));
         let din = DeviceBuffer::to_device_sync(&input, &stream).unwrap();
         let mut total = DeviceBuffer::<u32>::zeroed_on(1, &stream).unwrap();
@@ -112,7 +112,9 @@ fn a_grid_sync_skipped_by_a_block_fails_the_launch_on_the_simulator() {
         Error::KernelFailed { kernel, driver, .. } => {
             assert_eq!(kernel, "grid_sync_skipped_by_a_block");
             assert!(
-                driver.description.contains("Grid::sync() is not reached by every block"),
+                driver
+                    .description
+                    .contains("Grid::sync() is not reached by every block"),
                 "{}",
                 driver.description
             );

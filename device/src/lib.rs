@@ -122,9 +122,9 @@ pub use thread::{
 /// Everything a kernel body usually needs, in one import.
 pub mod prelude {
     pub use crate::{
-        kernel, Block, DeviceAtomic, DeviceCopy, DisjointMatrix, DisjointSlice, DisjointSlice2d, Grid,
-        DisjointSlice2dU32, DisjointSlice3d, DynamicShared, Neighbourhood, Shape2d, Shape2dU32,
-        Slice2d, Slice2dU32, ThreadIndex, ThreadIndex2d, ThreadIndex3d,
+        kernel, Block, DeviceAtomic, DeviceCopy, DisjointMatrix, DisjointSlice, DisjointSlice2d,
+        DisjointSlice2dU32, DisjointSlice3d, DynamicShared, Grid, Neighbourhood, Shape2d,
+        Shape2dU32, Slice2d, Slice2dU32, ThreadIndex, ThreadIndex2d, ThreadIndex3d,
     };
 
     pub use crate::{block_leader, unroll, warp_leader};

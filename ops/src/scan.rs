@@ -86,7 +86,8 @@ scan_specs! {
 /// `gpu_device::lookback`).
 #[kernel(
     SumU32, SumI32, SumF32, MinU32, MinI32, MinF32, MaxU32, MaxI32, MaxF32,
-    block = (128)
+    block = (128),
+    launch_bounds = (128, 8)
 )]
 pub fn scan_tiles<S: ScanSpec>(
     input: &[<S as ScanSpec>::Element],
@@ -105,32 +106,37 @@ pub fn scan_tiles<S: ScanSpec>(
     // Each run scanned in place (inclusive), and its total.
     let mut runs = [[identity; RUN]; RUNS];
     let mut totals = [identity; RUNS];
-    for k in 0..RUNS {
+    // Every loop over the runs is unrolled (`unroll!`): with constant
+    // indices the arrays stay in registers (a rolled loop indexes them, and
+    // ptxas puts them in local memory: a 120-byte stack frame).
+    unroll!(for k in 0..RUNS {
         let start = claim.run_start::<RUN, RUNS>(k).unwrap_or(usize::MAX);
         let run: [S::Element; RUN] = read_run_or(input, start, identity);
         let mut running = run[0];
         runs[k][0] = running;
-        for i in 1..RUN {
-            running = op.combine(running, run[i]);
-            runs[k][i] = running;
-        }
+        unroll!(for i in 0..RUN {
+            if i > 0 {
+                running = op.combine(running, run[i]);
+                runs[k][i] = running;
+            }
+        });
         totals[k] = running;
-    }
+    });
     // Row `k` of the warp is its lanes' `k`-th runs, in lane order: each
     // row scanned across the warp, the rows in order.
     let mut before_row = [identity; RUNS];
     let mut row_start = identity;
-    for k in 0..RUNS {
+    unroll!(for k in 0..RUNS {
         let row = gpu_device::warp::scan(totals[k], op);
         before_row[k] = op.combine(row_start, row.exclusive.unwrap_or(identity));
         row_start = op.combine(row_start, row.total);
-    }
+    });
     // `row_start` is now the warp's total.
     let (_r, owner, scan) = claim.scan_by_warp(row_start, identity, op);
-    for k in 0..RUNS {
+    unroll!(for k in 0..RUNS {
         let base = op.combine(scan.value, before_row[k]);
         let mut values = [identity; RUN];
-        for i in 0..RUN {
+        unroll!(for i in 0..RUN {
             values[i] = if inclusive {
                 op.combine(base, runs[k][i])
             } else if i == 0 {
@@ -138,9 +144,9 @@ pub fn scan_tiles<S: ScanSpec>(
             } else {
                 op.combine(base, runs[k][i - 1])
             };
-        }
+        });
         out.set_run(&owner, k, values);
-    }
+    });
 }
 
 /// The host side: scans of a buffer.

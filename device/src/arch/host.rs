@@ -341,7 +341,9 @@ pub(crate) const COLLECTIVE_BARRIER: u32 = simulation::COLLECTIVE_BARRIER;
 /// which the executor releases across the blocks of a cooperative launch.
 #[inline]
 pub(crate) fn grid_sync() {
-    current("Grid::sync", |t| t.block.barrier(t, simulation::GRID_BARRIER))
+    current("Grid::sync", |t| {
+        t.block.barrier(t, simulation::GRID_BARRIER)
+    })
 }
 
 #[inline]

@@ -238,7 +238,8 @@ pub const GRID: KindSpec = KindSpec {
     variant: "Grid",
     written: "`Grid` (grid sync, `#[kernel(cooperative)]` only)",
     launcher_takes: None,
-    summary: "`Grid` (the grid-sync token of a `#[kernel(cooperative)]` kernel, built on the device)",
+    summary:
+        "`Grid` (the grid-sync token of a `#[kernel(cooperative)]` kernel, built on the device)",
     slots: &[],
     builder: None,
     length_bound: LengthRole::None,

@@ -180,7 +180,12 @@ impl Launch {
         if self.run.cooperative {
             self.run_cooperative();
             self.write_printed();
-            return self.failure.lock().unwrap_or_else(|e| e.into_inner()).take().map_or(Ok(()), Err);
+            return self
+                .failure
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take()
+                .map_or(Ok(()), Err);
         }
         let helpers = (parallelism() as u64)
             .min(self.run.blocks())

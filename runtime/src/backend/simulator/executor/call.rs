@@ -1,9 +1,9 @@
 //! What a launch runs, and what the blocks of one run of it share.
 
+use super::super::worker::Worker;
 use crate::backend::simulator::globals::ModuleGlobals;
 use crate::backend::simulator::race_check::LaunchRaces;
 use std::ffi::c_void;
-use super::super::worker::Worker;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
@@ -103,7 +103,9 @@ impl Run {
                 ));
             }
             if self.failed.load(Ordering::Relaxed) {
-                return Err("stopped at a grid sync: another block of the launch failed first".into());
+                return Err(
+                    "stopped at a grid sync: another block of the launch failed first".into(),
+                );
             }
             // The other blocks run: no stall of this one.
             worker.progress();
@@ -117,7 +119,11 @@ impl Run {
 
     /// A block of a cooperative launch has finished (or failed).
     pub(super) fn grid_block_finished(&self) {
-        let mut state = self.grid_sync.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut state = self
+            .grid_sync
+            .state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         state.finished += 1;
         self.grid_sync.changed.notify_all();
     }
