@@ -103,12 +103,12 @@ fn a_fully_unrolled_loop_is_straight_line_code_with_the_same_results() {
     launch!(k::taps_unrolled[n.div_ceil(128), 128, s](&dx, taps(), &mut out)).unwrap();
     let got = out.copy_to_host_sync(&s).unwrap();
     let w = taps().w;
-    for i in 0..n {
+    for (i, &g) in got.iter().enumerate() {
         let mut want = 0.0f32;
         for (k, wk) in w.iter().enumerate() {
             want = wk.mul_add(x.get(i + k).copied().unwrap_or(0.0), want);
         }
-        assert_eq!(got[i], want, "element {i}");
+        assert_eq!(g, want, "element {i}");
     }
 }
 
@@ -126,12 +126,12 @@ fn a_loop_unrolled_by_four_runs_every_iteration_once_in_order() {
         let mut out = DeviceBuffer::to_device_sync(&vec![f32::NAN; n], &s).unwrap();
         launch!(k::window_sum_unrolled_by_4[n.div_ceil(64), 64, s](&dx, width, &mut out)).unwrap();
         let got = out.copy_to_host_sync(&s).unwrap();
-        for i in 0..n {
+        for (i, &g) in got.iter().enumerate() {
             let mut want = 0.0f32;
             for k in 0..width as usize {
                 want += x.get(i + k).copied().unwrap_or(0.0);
             }
-            assert_eq!(got[i], want, "width {width}, element {i}");
+            assert_eq!(g, want, "width {width}, element {i}");
         }
     }
 }

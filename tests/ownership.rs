@@ -16,10 +16,10 @@ fn stream() -> Stream {
 /// Grid shapes of `blocks` blocks in one, two and three dimensions.
 fn grids(blocks: u32) -> Vec<(u32, u32, u32)> {
     let mut shapes = vec![(blocks, 1, 1)];
-    if blocks % 2 == 0 {
+    if blocks.is_multiple_of(2) {
         shapes.push((blocks / 2, 2, 1));
     }
-    if blocks % 6 == 0 {
+    if blocks.is_multiple_of(6) {
         shapes.push((blocks / 6, 3, 2));
     }
     shapes
@@ -34,7 +34,7 @@ fn a_block_leader_writes_its_blocks_sum_in_a_grid_of_any_shape() {
         let x: Vec<f32> = (0..n).map(|i| (i % 7) as f32 - 3.0).collect();
         let dx = DeviceBuffer::to_device_sync(&x, &s).unwrap();
         for grid in grids(blocks) {
-            let mut sums = DeviceBuffer::to_device_sync(&vec![f32::NAN; 12], &s).unwrap();
+            let mut sums = DeviceBuffer::to_device_sync(&[f32::NAN; 12], &s).unwrap();
             launch!(k::block_sums_by_leader[grid, threads, s](&dx, &mut sums)).unwrap();
             let got = sums.copy_to_host_sync(&s).unwrap();
             for (b, sum) in got.iter().enumerate() {
@@ -82,7 +82,7 @@ fn warp_leaders_write_their_warps_shared_slots_without_an_extra_barrier() {
         let n = (blocks * threads) as usize;
         let x: Vec<u32> = (0..n as u32).map(|i| i % 1000).collect();
         let dx = DeviceBuffer::to_device_sync(&x, &s).unwrap();
-        let mut sums = DeviceBuffer::to_device_sync(&vec![0u32; 6], &s).unwrap();
+        let mut sums = DeviceBuffer::to_device_sync(&[0u32; 6], &s).unwrap();
         launch!(k::block_sums_by_warp_slots[blocks, threads, s](&dx, &mut sums)).unwrap();
         let want: Vec<u32> = x.chunks(threads as usize).map(|b| b.iter().sum()).collect();
         assert_eq!(
@@ -280,12 +280,12 @@ fn the_halo_form_fills_the_span_with_one_barrier() {
         let mut out = DeviceBuffer::to_device_sync(&vec![f32::NAN; n], &s).unwrap();
         launch!(k::halo_sum5[n.div_ceil(128), 128, s](&dx, &mut out)).unwrap();
         let got = out.copy_to_host_sync(&s).unwrap();
-        for i in 0..n {
+        for (i, &g) in got.iter().enumerate() {
             let want: f32 = (i as isize - 2..=i as isize + 2)
                 .filter(|&j| j >= 0 && (j as usize) < n)
                 .map(|j| x[j as usize])
                 .sum();
-            assert_eq!(got[i], want, "n {n}, element {i}");
+            assert_eq!(g, want, "n {n}, element {i}");
         }
     }
 }
