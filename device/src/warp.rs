@@ -18,7 +18,12 @@
 //!
 //! The warp collectives, [`reduce`], [`inclusive_scan`], [`exclusive_scan`]
 //! and their sums, take part over the whole warp (see
-//! [`collective`](crate::collective)).
+//! [`collective`](crate::collective)): over the lanes of the caller's warp
+//! that exist in its block (all 32, or in the last warp of a block whose
+//! size is not a multiple of 32, lanes `0 .. size % 32`). Every one of
+//! those lanes must call the same collective: a lane that does not leaves
+//! the others waiting (a hang on the GPU, a report naming the kernel and
+//! the lanes on the simulator). Lanes are combined in lane order.
 
 use crate::arch::{self, ShuffleMode};
 

@@ -1,6 +1,6 @@
 //! Array operations of the CuPy tutorials, as kernels launched on the current
 //! stream (or a given one): [`sum`] (CuPy's `cp.sum`), prefix scans
-//! ([`exclusive_sum`], [`inclusive_sum`] (`cp.cumsum`), [`scan`] with a
+//! ([`exclusive_sum`], [`inclusive_sum`] (`cp.cumsum`), [`scan()`] with a
 //! minimum or maximum) and element-wise arithmetic ([`Expr`], enough for
 //! `b * a + 8`).
 //!

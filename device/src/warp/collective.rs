@@ -151,7 +151,7 @@ pub struct WarpScan<T> {
 /// (CUB's `WarpScan::Scan` with its warp aggregate): six shuffles, seven
 /// where `op` cannot undo a combination (floats, closures). Every lane of
 /// the warp that exists in the block must call it (see the [module
-/// documentation](self)).
+/// documentation](crate::warp)).
 #[inline(always)]
 pub fn scan<T: Shuffle>(value: T, op: impl Operator<T>) -> WarpScan<T> {
     let lanes = Lanes::of_this_thread();
@@ -187,7 +187,7 @@ fn hardware_reduce<T: Shuffle>(op: &impl Operator<T>, mask: u32, value: T) -> Op
 /// and later, else five shuffles.
 ///
 /// Every lane of the warp that exists in the block must call it (see the
-/// [module documentation](self)).
+/// [module documentation](crate::warp)).
 #[inline(always)]
 pub fn reduce<T: Shuffle>(value: T, op: impl Operator<T>) -> T {
     Lanes::of_this_thread().reduce(value, &op)
@@ -203,7 +203,7 @@ pub fn sum<T: Arithmetic>(value: T) -> T {
 /// (`cg::inclusive_scan`, CUB's `WarpScan::InclusiveScan`): five shuffles.
 ///
 /// Every lane of the warp that exists in the block must call it (see the
-/// [module documentation](self)).
+/// [module documentation](crate::warp)).
 #[inline(always)]
 pub fn inclusive_scan<T: Shuffle>(value: T, op: impl Operator<T>) -> T {
     Lanes::of_this_thread().inclusive_scan(value, &op)
@@ -221,7 +221,7 @@ pub fn inclusive_sum<T: Arithmetic>(value: T) -> T {
 /// five for an integer [`Sum`].
 ///
 /// Every lane of the warp that exists in the block must call it (see the
-/// [module documentation](self)).
+/// [module documentation](crate::warp)).
 #[inline(always)]
 pub fn exclusive_scan<T: Shuffle>(value: T, initial: T, op: impl Operator<T>) -> T {
     let lanes = Lanes::of_this_thread();
