@@ -329,7 +329,7 @@ mod tests {
     /// A parameter of each kind: every kind has one, and is one's.
     #[test]
     fn every_kind_is_reached_by_a_parameter() {
-        let samples: [syn::FnArg; 13] = [
+        let samples: [syn::FnArg; 14] = [
             syn::parse_quote!(n: u32),
             syn::parse_quote!(p: Pixel),
             syn::parse_quote!(a: &[f32]),
@@ -343,6 +343,7 @@ mod tests {
             syn::parse_quote!(h: &[DeviceAtomic<u32>]),
             syn::parse_quote!(b: Block),
             syn::parse_quote!(d: DynamicShared<f32>),
+            syn::parse_quote!(g: Grid),
         ];
         let reached: Vec<&'static str> = samples
             .iter()

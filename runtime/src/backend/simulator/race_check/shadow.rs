@@ -169,6 +169,27 @@ mod tests {
         );
     }
 
+    /// A grid sync (a cooperative launch's) orders every block's accesses
+    /// before it with every access after it; within one grid interval,
+    /// blocks stay unordered.
+    #[test]
+    fn a_grid_sync_orders_the_blocks() {
+        let after_grid_sync = |block, thread, interval| Stamp {
+            grid: 1,
+            ..at(block, thread, interval)
+        };
+        let mut s = Shadow::new();
+        assert_eq!(s.access(Write, 0b1111, at(0, 0, 0), &alone), None);
+        assert_eq!(
+            s.access(Read, 0b1111, after_grid_sync(1, 5, 2), &alone),
+            None
+        );
+        assert_eq!(
+            s.access(Write, 0b1111, after_grid_sync(2, 7, 2), &alone),
+            Some((after_grid_sync(1, 5, 2), Read))
+        );
+    }
+
     #[test]
     fn bytes_apart_and_atomics_together_do_not_race() {
         let mut s = Shadow::new();
