@@ -95,6 +95,22 @@ fn a_cooperative_kernel_is_not_captured_into_a_graph() {
         matches!(&err, Error::InvalidLaunch { kernel: "grid_total", reason } if reason.contains("not captured into a graph")),
         "{err:?}"
     );
+    // A launch in a stream capture: refused too (the capture then fails).
+    let mut refused = None;
+    let captured = stream.capture(|s| {
+        refused = Some(
+            launch!(grid_total[1, 128, s](&din, &mut total, &mut out))
+                .map(|_| ())
+                .unwrap_err(),
+        );
+        Ok(())
+    });
+    let refused = refused.expect("the capture ran its work");
+    assert!(
+        matches!(&refused, Error::InvalidLaunch { kernel: "grid_total", reason } if reason.contains("not captured into a graph")),
+        "{refused:?}"
+    );
+    drop(captured);
 }
 
 /// A block that returns before the grid sync the others wait at: a hang on
