@@ -13,8 +13,9 @@
 //! patterns --quick                # the Rust side alone (the CPU simulator too)
 //! ```
 //!
-//! One module per kernel family (`benches/patterns/`): softmax, SGEMM,
-//! convolution, layer norm (and the scan, from the collectives' side). Each
+//! One module per kernel family (`benches/patterns/`): exclusive scan
+//! (`gpu_ops::scan` and the three-kernel form, beside CUB), softmax, SGEMM,
+//! convolution, layer norm. Each
 //! Rust case poisons its output (NaN), launches, checks against a CPU
 //! reference, then times 50 launches (each between its own pair of events,
 //! after 5 warm-ups, on one non-blocking stream; the median) and checks
@@ -22,7 +23,7 @@
 //! Then one table per family: each Rust kernel, its twin and its baselines,
 //! the speed ratios (their time over the Rust kernel's: the issue's goals
 //! are >= 0.97 against the twin, >= 1 against `torch.softmax`, >= 0.8
-//! against cuBLAS), and both register counts. Exits with 1 if a check
+//! against cuBLAS, >= 0.9 against CUB), and both register counts. Exits with 1 if a check
 //! failed, here or in a helper.
 
 #[path = "common/mod.rs"]
@@ -42,6 +43,8 @@ mod conv;
 mod harness;
 #[path = "patterns/layernorm.rs"]
 mod layernorm;
+#[path = "patterns/scan.rs"]
+mod scan;
 #[path = "patterns/sgemm.rs"]
 mod sgemm;
 #[path = "patterns/softmax.rs"]
@@ -78,6 +81,7 @@ fn main() -> Res<()> {
         on_gpu,
         rows: Vec::new(),
     };
+    scan::run(&mut ctx)?;
     softmax::run(&mut ctx)?;
     sgemm::run(&mut ctx)?;
     conv::run(&mut ctx)?;
@@ -88,12 +92,18 @@ fn main() -> Res<()> {
     let mut notes = Vec::new();
     let mut registers = Results::new();
     if on_gpu {
-        match CompiledModule::load(KERNEL_MODULE.ptx()) {
-            Ok(module) => {
+        // The test kernels' module, and gpu-ops' (the scan's `scan_tiles`).
+        let modules = [KERNEL_MODULE.ptx(), gpu_ops::KERNEL_MODULE.ptx()]
+            .map(CompiledModule::load)
+            .into_iter()
+            .collect::<Result<Vec<_>, _>>();
+        match modules {
+            Ok(modules) => {
                 for r in &rows {
-                    if let (Ok(regs), Ok(local)) =
-                        (module.registers(r.entry), module.local_bytes(r.entry))
-                    {
+                    let found = modules.iter().find_map(|m| {
+                        Some((m.registers(r.entry).ok()?, m.local_bytes(r.entry).ok()?))
+                    });
+                    if let Some((regs, local)) = found {
                         if !registers.contains_key(r.entry) {
                             println!(
                                 "RESULT rust_regs {} {regs} registers, {local} bytes local",

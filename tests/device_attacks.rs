@@ -85,7 +85,6 @@ fn a_warp_function_called_by_a_lane_outside_its_mask_fails() {
 /// fails in other launch shapes.
 #[test]
 fn kernels_writing_per_block_results_refuse_two_dimensional_grids() {
-    use gpu_ops::sum_partials;
     use gpu_test_kernels::{add_unchecked, block_sum_shuffles, block_sum_static};
     if !in_own_simulator_process() {
         return;
@@ -96,11 +95,6 @@ fn kernels_writing_per_block_results_refuse_two_dimensional_grids() {
     let mut sums = DeviceBuffer::<f32>::zeroed_on(4, &stream).unwrap();
     launch!(block_sum_static[4, 64, stream](&ones, &mut sums)).unwrap();
     assert_eq!(sums.copy_to_host_sync(&stream).unwrap(), vec![64.0; 4]);
-    let input = DeviceBuffer::to_device_sync(&[1u32; 1024], &stream).unwrap();
-    let mut partials = DeviceBuffer::<u64>::zeroed_on(4, &stream).unwrap();
-    launch!(sum_partials::<u32>[4, 64, stream, 16](&input, &mut partials)).unwrap();
-    let got = partials.copy_to_host_sync(&stream).unwrap();
-    assert_eq!(got.iter().sum::<u64>(), 1024, "{got:?}");
 
     // In two-dimensional grids they fail (each on a device of its own: a
     // failure ends its device).
@@ -128,46 +122,40 @@ fn kernels_writing_per_block_results_refuse_two_dimensional_grids() {
     assert_eq!(kernel, "add_unchecked");
     assert!(message.contains("use thread_index_2d()"), "{message}");
 
-    let stream = next_device();
-    let input = DeviceBuffer::to_device_sync(&[1u32; 1024], &stream).unwrap();
-    let mut partials = DeviceBuffer::<u64>::zeroed_on(4, &stream).unwrap();
-    launch!(sum_partials::<u32>[(2, 2), 64, stream, 16](&input, &mut partials)).unwrap();
-    let (kernel, message) = failure(&stream);
-    assert_eq!(kernel, "sum_partials");
-    assert!(message.contains("use thread_index_2d()"), "{message}");
+    // In one-dimensional grids they work.
+    launch!(block_sum_static[4, 64, stream](&ones, &mut sums)).unwrap();
+    assert_eq!(sums.copy_to_host_sync(&stream).unwrap(), vec![64.0; 4]);
 }
 
-/// Attacks `sum_partials`'s other launch assumptions: blocks of a multiple
-/// of 32 threads (its warp sums shuffle over full warps) and one slot of
-/// dynamic shared memory per warp. With too little shared memory the warps'
-/// sums were dropped and the partial came out 0, silently.
+/// Attacks `sum_partials`'s launch assumptions. It used to need
+/// one-dimensional grids, blocks of whole warps and one slot of dynamic
+/// shared memory per warp (with too little, the warps' sums were dropped
+/// and the partial came out 0, silently); rebuilt on the per-block map, the
+/// grid-stride items and the block reduction, every launch shape sums all
+/// of its input, and a partials slice shorter than the grid fails the
+/// launch instead of dropping a block's sum.
 #[test]
-fn sum_partials_refuses_launches_it_would_sum_wrongly() {
+fn sum_partials_sums_everything_in_any_launch_shape() {
     use gpu_ops::sum_partials;
     if !in_own_simulator_process() {
         return;
     }
     let stream = simulator();
-    let input = DeviceBuffer::to_device_sync(&[1u32; 64], &stream).unwrap();
-    let mut partials = DeviceBuffer::<u64>::zeroed_on(1, &stream).unwrap();
-    launch!(sum_partials::<u32>[1, 64, stream, 16](&input, &mut partials)).unwrap();
-    assert_eq!(partials.copy_to_host_sync(&stream).unwrap(), vec![64]);
-    launch!(sum_partials::<u32>[1, 64, stream, 0](&input, &mut partials)).unwrap();
+    let input = DeviceBuffer::to_device_sync(&[1u32; 1031], &stream).unwrap();
+    let mut partials = DeviceBuffer::<u64>::zeroed_on(8, &stream).unwrap();
+    let total = |p: &DeviceBuffer<u64>| p.copy_to_host_sync(&stream).unwrap().iter().sum::<u64>();
+    launch!(sum_partials::<u32>[(2, 2), 64, stream](&input, &mut partials)).unwrap();
+    assert_eq!(total(&partials), 1031);
+    partials.zero(&stream).unwrap();
+    launch!(sum_partials::<u32>[3, 48, stream](&input, &mut partials)).unwrap();
+    assert_eq!(total(&partials), 1031);
+    partials.zero(&stream).unwrap();
+    launch!(sum_partials::<u32>[(2, 1, 2), (8, 3, 2), stream](&input, &mut partials)).unwrap();
+    assert_eq!(total(&partials), 1031);
+    launch!(sum_partials::<u32>[9, 64, stream](&input, &mut partials)).unwrap();
     let (kernel, message) = failure(&stream);
     assert_eq!(kernel, "sum_partials");
-    assert!(
-        message.contains("needs 16 bytes of dynamic shared memory"),
-        "{message}"
-    );
-    let stream = next_device();
-    let input = DeviceBuffer::to_device_sync(&[1u32; 64], &stream).unwrap();
-    let mut partials = DeviceBuffer::<u64>::zeroed_on(1, &stream).unwrap();
-    launch!(sum_partials::<u32>[1, 48, stream, 16](&input, &mut partials)).unwrap();
-    let (_, message) = failure(&stream);
-    assert!(
-        message.contains("blocks of a multiple of 32 threads"),
-        "{message}"
-    );
+    assert!(message.contains("has 8 partials"), "{message}");
 }
 
 /// Attacks the block votes: half of a block votes while the other half
@@ -190,6 +178,81 @@ fn a_vote_beside_sync_threads_is_reported() {
             && message.contains("sync_threads()"),
         "{message}"
     );
+}
+
+/// Attacks the look-back's ownership of tiles (`gpu_device::lookback`): a
+/// tile counter that is not zero at the launch, status words left from an
+/// earlier launch, a block that claims twice, blocks of partial warps and
+/// a claim in a divergent branch. Each fails its launch with a report;
+/// none writes a tile twice or reports a wrong sum as right.
+#[test]
+fn look_back_misuses_fail_their_launch() {
+    use gpu_device::lookback::TileStatus;
+    use gpu_ops::scan::{scan_tiles, SumU32, TILE};
+    use gpu_runtime::LaunchConfig;
+    let stream = simulator();
+    let n = 3 * TILE + 5;
+    let input = DeviceBuffer::to_device_sync(&vec![1u32; n], &stream).unwrap();
+    let mut out = DeviceBuffer::<u32>::zeroed_on(n, &stream).unwrap();
+    let tiles = n.div_ceil(TILE);
+    let config = || LaunchConfig::new(tiles, 128).stream(&stream);
+
+    // A counter left at the previous launch's count: every claim is past
+    // the status words. (A counter at 1 fails the same on a GPU, where the
+    // blocks are all resident; the simulator, running a few blocks at a
+    // time, may first run blocks waiting for the tile nobody claimed, which
+    // its watchdog reports after `GPU_SIM_TIMEOUT_SECS`.)
+    let mut counter = DeviceBuffer::to_device_sync(&[tiles as u32], &stream).unwrap();
+    let mut status = DeviceBuffer::<TileStatus>::zeroed_on(tiles, &stream).unwrap();
+    scan_tiles::Launcher::new(config())
+        .launch::<SumU32>(&input, &mut out, &mut counter, &mut status, false)
+        .unwrap();
+    let (kernel, message) = failure(&stream);
+    assert_eq!(kernel, "scan_tiles");
+    assert!(
+        message.contains("the counter was not zero at the launch"),
+        "{message}"
+    );
+
+    // A right launch, then the same status words again with a zeroed counter.
+    counter.zero(&stream).unwrap();
+    status.zero(&stream).unwrap();
+    scan_tiles::Launcher::new(config())
+        .launch::<SumU32>(&input, &mut out, &mut counter, &mut status, false)
+        .unwrap();
+    let got = out.copy_to_host_sync(&stream).unwrap();
+    assert!(got.iter().enumerate().all(|(i, &v)| v == i as u32));
+    counter.zero(&stream).unwrap();
+    scan_tiles::Launcher::new(config())
+        .launch::<SumU32>(&input, &mut out, &mut counter, &mut status, false)
+        .unwrap();
+    let (_, message) = failure(&stream);
+    assert!(message.contains("was not empty"), "{message}");
+
+    // Four blocks claiming twice each, four words.
+    let mut counter = DeviceBuffer::<u32>::zeroed_on(1, &stream).unwrap();
+    let mut status = DeviceBuffer::<TileStatus>::zeroed_on(4, &stream).unwrap();
+    let mut small = DeviceBuffer::<u32>::zeroed_on(4 * 64, &stream).unwrap();
+    launch!(attacks::claim_twice[4, 64, stream](&mut small, &mut counter, &mut status)).unwrap();
+    let (kernel, message) = failure(&stream);
+    assert_eq!(kernel, "claim_twice");
+    assert!(message.contains("4 tile status words"), "{message}");
+
+    // Blocks of 48 threads: the look-back needs whole warps.
+    let mut counter = DeviceBuffer::<u32>::zeroed_on(1, &stream).unwrap();
+    let mut status = DeviceBuffer::<TileStatus>::zeroed_on(4, &stream).unwrap();
+    launch!(attacks::claim_twice[1, 48, stream](&mut small, &mut counter, &mut status)).unwrap();
+    let (_, message) = failure(&stream);
+    assert!(message.contains("whole warps"), "{message}");
+
+    // Half the block claims.
+    let mut counter = DeviceBuffer::<u32>::zeroed_on(1, &stream).unwrap();
+    let mut status = DeviceBuffer::<TileStatus>::zeroed_on(2, &stream).unwrap();
+    launch!(attacks::claim_in_a_branch[2, 64, stream](&mut small, &mut counter, &mut status))
+        .unwrap();
+    let (kernel, message) = failure(&stream);
+    assert_eq!(kernel, "claim_in_a_branch");
+    assert!(message.contains("block collective"), "{message}");
 }
 
 /// Attacks the witness's promise on the simulator (issue 21, item 7): a

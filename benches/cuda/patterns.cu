@@ -96,6 +96,7 @@ static double gamma_n(int n) { return n * U32 / (1 - n * U32); }
 static void bench_scan(int n, bool quick, cudaStream_t stream) {
     require_int_indexable("scan", (size_t)n + SCAN_TILE);
     const int tiles = ceil_div(n, SCAN_TILE);
+    const int lb_tiles = ceil_div(n, LB_TILE);
     printf("exclusive scan: %d u32, tiles of %d (%d tiles)\n", n, SCAN_TILE, tiles);
     std::vector<uint32_t> hin(n);
     SplitMix64 rng{10};
@@ -107,8 +108,8 @@ static void bench_scan(int n, bool quick, cudaStream_t stream) {
     unsigned long long* status;  // tiles status words, then the tile counter
     CHECK(cudaMalloc(&out, (size_t)n * 4));
     CHECK(cudaMalloc(&tile_sums, (size_t)tiles * 4));
-    CHECK(cudaMalloc(&status, ((size_t)tiles + 1) * 8));
-    int* counter = reinterpret_cast<int*>(status + tiles);
+    CHECK(cudaMalloc(&status, ((size_t)lb_tiles + 1) * 8));
+    unsigned* counter = reinterpret_cast<unsigned*>(status + lb_tiles);
     size_t temp_bytes = 0;
     CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, in, out, n, stream));
     void* temp;
@@ -150,8 +151,8 @@ static void bench_scan(int n, bool quick, cudaStream_t stream) {
          check("reduce-then-scan"), poison_out},
         {table, "decoupled look-back (1 kernel + status memset)", size, bytes, false, nullptr,
          [&] {
-             CHECK(cudaMemsetAsync(status, 0, ((size_t)tiles + 1) * 8, stream));
-             scan_lookback<<<tiles, SCAN_THREADS, 0, stream>>>(in, out, n, status, counter);
+             CHECK(cudaMemsetAsync(status, 0, ((size_t)lb_tiles + 1) * 8, stream));
+             scan_lookback<<<lb_tiles, LB_THREADS, 0, stream>>>(in, out, n, status, counter);
              CHECK(cudaGetLastError());
          },
          check("decoupled look-back"), poison_out},
@@ -479,6 +480,7 @@ int main(int argc, char** argv) {
         bench_layer_norm(65537, 1000, true, stream);
         bench_layer_norm(2, 1, true, stream);
     } else {
+        bench_scan(1 << 26, false, stream);
         bench_scan((1 << 26) + 12345, false, stream);
         bench_softmax(100003, 1000, false, stream);
         bench_softmax(100003, 1024, false, stream);

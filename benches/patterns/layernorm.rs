@@ -94,7 +94,7 @@ fn case(ctx: &mut Ctx, rows: usize, cols: usize) -> Res<()> {
             let mut max_error = 0.0f64;
             for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
                 let err = (g as f64 - w).abs();
-                if !(err <= 1e-5 * (1.0 + w.abs())) {
+                if err.is_nan() || err > 1e-5 * (1.0 + w.abs()) {
                     bad.report(|| {
                         format!("y[{}][{}] = {g:e}, reference {w:e}", i / cols, i % cols)
                     });

@@ -127,6 +127,13 @@ impl<T: AtomicElement> DeviceAtomic<T> {
 }
 
 impl<T> DeviceAtomic<T> {
+    /// The cell's address, for this crate's atomic protocols on cell types
+    /// of their own (`crate::lookback`'s status words).
+    #[inline(always)]
+    pub(crate) fn as_ptr(&self) -> *mut T {
+        self.value.get()
+    }
+
     /// A cell holding `value` (for a slot of shared memory, written in the
     /// `Writing` phase: `*tile.own_mut(&mut block, 0) = DeviceAtomic::new(0)`).
     #[inline(always)]

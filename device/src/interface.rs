@@ -60,6 +60,8 @@ pub enum Kind {
     Block,
     /// `DynamicShared<T>`, built on the device.
     DynamicShared,
+    /// `Grid` (grid sync of a cooperative kernel), built on the device.
+    Grid,
 }
 
 impl Kind {
@@ -77,6 +79,7 @@ impl Kind {
             Kind::Atomic => "atomic",
             Kind::Block => "block",
             Kind::DynamicShared => "dynamic_shared",
+            Kind::Grid => "grid",
         }
     }
 }
@@ -224,11 +227,32 @@ pub struct Description {
     /// threads a block may have, and the blocks per multiprocessor asked for
     /// (0: not asked).
     pub launch_bounds: Option<[u32; 2]>,
+    /// `#[kernel(cooperative)]`: launched cooperatively (every block
+    /// resident at once), as its grid sync needs.
+    pub cooperative: bool,
     /// The parameters, in order.
     pub params: &'static [Param],
 }
 
 impl Description {
+    /// How many parameters are look-back status words,
+    /// `&[DeviceAtomic<TileStatus>]`: the runtime refuses a kernel with two
+    /// (`crate::lookback` says why).
+    pub const fn tile_status_params(&self) -> usize {
+        let status = core::any::type_name::<crate::lookback::TileStatus>().as_bytes();
+        let mut count = 0;
+        let mut i = 0;
+        while i < self.params.len() {
+            if let (Kind::Atomic, Some(ty)) = (self.params[i].kind, self.params[i].ty) {
+                if bytes_equal(ty.name.as_bytes(), status) {
+                    count += 1;
+                }
+            }
+            i += 1;
+        }
+        count
+    }
+
     /// The number of PTX parameters.
     pub const fn slot_count(&self) -> usize {
         let mut count = 0;
@@ -262,6 +286,21 @@ impl Description {
         );
         sizes
     }
+}
+
+/// Whether two byte strings are equal (in a `const fn`).
+const fn bytes_equal(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
 }
 
 /// Writes `description`'s text into `out` as far as it holds, and returns
@@ -299,6 +338,9 @@ pub const fn encode(description: &Description, out: &mut [u8]) -> usize {
         w.str(" ");
         w.number(min_blocks as u64);
         w.str("\n");
+    }
+    if description.cooperative {
+        w.str("cooperative\n");
     }
     let mut i = 0;
     while i < description.lengths.len() {
@@ -484,6 +526,7 @@ mod tests {
         block: Some([32, 8, 1]),
         lengths: &[("a", "out")],
         launch_bounds: Some([256, 2]),
+        cooperative: false,
         params: &[
             Param {
                 name: "a",

@@ -15,6 +15,8 @@
 //! - shared memory ([`shared`]): static ([`shared_array!`]) and dynamic
 //!   ([`DynamicShared`]) arrays used safely through the phase token [`Block`];
 //! - warp shuffles, votes and matching in [`warp`];
+//! - reductions and scans over a warp or a block, for any associative
+//!   operation, in [`collective`];
 //! - atomics on [`DeviceAtomic`] cells;
 //! - float math in [`math`], and half precision ([`f16`](struct@f16), [`bf16`], and their
 //!   pairs [`f16x2`], [`bf16x2`]) in [`half`];
@@ -71,13 +73,16 @@ extern crate self as gpu_device;
 mod atomic;
 #[cfg(not(target_arch = "nvptx64"))]
 mod c_printf;
+pub mod collective;
 mod copy;
 mod disjoint;
 pub mod entry;
+pub mod grid;
 pub mod half;
 mod interface;
 mod launch_scope;
 pub mod leader;
+pub mod lookback;
 pub mod matrix_u32;
 pub mod neighbourhood;
 pub mod ownership;
@@ -96,6 +101,7 @@ pub use gpu_macros::{
     constant, embed_kernels, gpu_assert, kernel, print, println, shared_array, vectorize,
     DeviceCopy,
 };
+pub use grid::Grid;
 pub use half::{bf16, bf16x2, f16, f16x2};
 pub use leader::{block_leader, warp_leader, BlockLeader, WarpLeader};
 pub use matrix_u32::{DisjointSlice2dU32, Shape2dU32, Slice2dU32};
@@ -130,7 +136,7 @@ pub use thread::{
 pub mod prelude {
     pub use crate::{
         kernel, vectorize, Block, DeviceAtomic, DeviceCopy, DisjointMatrix, DisjointSlice,
-        DisjointSlice2d, DisjointSlice2dU32, DisjointSlice3d, DynamicShared, Neighbourhood,
+        DisjointSlice2d, DisjointSlice2dU32, DisjointSlice3d, DynamicShared, Grid, Neighbourhood,
         Shape2d, Shape2dU32, Slice2d, Slice2dU32, ThreadIndex, ThreadIndex2d, ThreadIndex3d,
     };
 

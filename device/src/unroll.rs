@@ -127,7 +127,7 @@ pub fn by<const U: usize>(range: core::ops::Range<usize>, mut f: impl FnMut(usiz
 /// a constant up to 255), `unroll!(by U, for i in a..b { ... })` runs it in
 /// groups of `U` copies ([`unroll::by`](crate::unroll::by)). `N`, `U`, `a`
 /// and `b` are one token each (a literal, a name, or a parenthesised
-/// expression). See [`unroll`](crate::unroll) for what the body may do.
+/// expression). See [`unroll`](mod@crate::unroll) for what the body may do.
 #[macro_export]
 macro_rules! unroll {
     (for $i:pat in 0..$n:tt $body:block) => {

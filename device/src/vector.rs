@@ -36,8 +36,8 @@
 //! }
 //! ```
 
-/// Element types that move in 16-byte vectors: 4- and 8-byte integers and
-/// floats. Sealed.
+/// Element types that move in 16-byte vectors: integers of 1 to 8 bytes
+/// and floats. Sealed.
 pub trait VectorElement: Copy + sealed::Sealed {}
 
 mod sealed {
@@ -50,7 +50,7 @@ macro_rules! vector_element {
         impl VectorElement for $t {}
     )*};
 }
-vector_element!(u32, i32, f32, u64, i64, f64);
+vector_element!(u8, i8, u16, i16, u32, i32, f32, u64, i64, f64);
 
 /// `N` consecutive elements aligned to 16 bytes, `N * size_of::<T>()` a
 /// multiple of 16: reading one is one 16-byte load per 16 bytes. From

@@ -15,8 +15,24 @@
 //!
 //! A shuffle's lane or delta counts modulo 32, as the hardware takes its low
 //! five bits: `shfl_down_sync(m, v, 33)` is `shfl_down_sync(m, v, 1)`.
+//!
+//! The warp collectives, [`reduce`], [`inclusive_scan`], [`exclusive_scan`]
+//! and their sums, take part over the whole warp (see
+//! [`collective`](crate::collective)): over the lanes of the caller's warp
+//! that exist in its block (all 32, or in the last warp of a block whose
+//! size is not a multiple of 32, lanes `0 .. size % 32`). Every one of
+//! those lanes must call the same collective: a lane that does not leaves
+//! the others waiting (a hang on the GPU, a report naming the kernel and
+//! the lanes on the simulator). Lanes are combined in lane order.
 
 use crate::arch::{self, ShuffleMode};
+
+mod collective;
+
+pub(crate) use collective::Lanes;
+pub use collective::{
+    exclusive_scan, exclusive_sum, inclusive_scan, inclusive_sum, reduce, scan, sum, WarpScan,
+};
 
 /// The number of threads in a warp.
 pub const WARP_SIZE: u32 = 32;
@@ -108,6 +124,12 @@ pub trait Shuffle: Copy + sealed::Sealed {
     fn from_words(lo: u32, hi: u32) -> Self;
     #[doc(hidden)]
     const WIDE: bool;
+    /// An integer type (`redux.sync` reduces the 32-bit ones).
+    #[doc(hidden)]
+    const INTEGER: bool;
+    /// A signed type (`redux.sync.min`/`.max` compare as its sign says).
+    #[doc(hidden)]
+    const SIGNED: bool;
 }
 
 mod sealed {
@@ -115,28 +137,40 @@ mod sealed {
 }
 
 macro_rules! shuffle32 {
-    ($($t:ty: $to:expr, $from:expr);*) => {$(
+    ($($t:ty, $integer:literal, $signed:literal: $to:expr, $from:expr);*) => {$(
         impl sealed::Sealed for $t {}
         impl Shuffle for $t {
             #[inline(always)] fn to_words(self) -> (u32, u32) { ($to(self), 0) }
             #[inline(always)] fn from_words(lo: u32, _hi: u32) -> Self { $from(lo) }
             const WIDE: bool = false;
+            const INTEGER: bool = $integer;
+            const SIGNED: bool = $signed;
         }
     )*};
 }
-shuffle32!(u32: |v| v, |w| w; i32: |v: i32| v as u32, |w| w as i32; f32: f32::to_bits, f32::from_bits);
+shuffle32!(
+    u32, true, false: |v| v, |w| w;
+    i32, true, true: |v: i32| v as u32, |w| w as i32;
+    f32, false, true: f32::to_bits, f32::from_bits
+);
 
 macro_rules! shuffle64 {
-    ($($t:ty: $to:expr, $from:expr);*) => {$(
+    ($($t:ty, $integer:literal, $signed:literal: $to:expr, $from:expr);*) => {$(
         impl sealed::Sealed for $t {}
         impl Shuffle for $t {
             #[inline(always)] fn to_words(self) -> (u32, u32) { let b: u64 = $to(self); (b as u32, (b >> 32) as u32) }
             #[inline(always)] fn from_words(lo: u32, hi: u32) -> Self { $from((hi as u64) << 32 | lo as u64) }
             const WIDE: bool = true;
+            const INTEGER: bool = $integer;
+            const SIGNED: bool = $signed;
         }
     )*};
 }
-shuffle64!(u64: |v| v, |w| w; i64: |v: i64| v as u64, |w| w as i64; f64: f64::to_bits, f64::from_bits);
+shuffle64!(
+    u64, true, false: |v| v, |w| w;
+    i64, true, true: |v: i64| v as u64, |w| w as i64;
+    f64, false, true: f64::to_bits, f64::from_bits
+);
 
 /// A shuffle whose `mask` the caller knows to name the calling lane (the
 /// public functions test it first; the block reduction knows it).

@@ -44,6 +44,7 @@ mod vectorize;
 /// | `DisjointSlice3d<T>` (element `(z, y, x)` per thread) | `buffer.view_3d_mut(depth, rows, cols)?` |
 /// | `Block` (shared-memory phase token) | nothing: built on the device |
 /// | `DynamicShared<T>` (dynamic shared memory) | nothing: built on the device |
+/// | `Grid` (grid sync, `#[kernel(cooperative)]` only) | nothing: built on the device |
 /// | `&[DeviceAtomic<T>]` (atomic updates) | `&mut DeviceBuffer<T>`, `DeviceViewMut<T>` |
 /// | a `#[repr(C)]` struct with `#[derive(Clone, Copy, DeviceCopy)]` | the struct |
 ///

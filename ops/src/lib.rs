@@ -1,7 +1,8 @@
 //! Array operations of the CuPy tutorials, as kernels launched on the current
-//! stream (or a given one): [`sum`] (CuPy's `cp.sum`) and element-wise
-//! arithmetic ([`Expr`], enough for `b * a + 8`); and Numba's device random
-//! number states ([`random`]).
+//! stream (or a given one): [`sum`] (CuPy's `cp.sum`), prefix scans
+//! ([`exclusive_sum`], [`inclusive_sum`] (`cp.cumsum`), [`scan()`] with a
+//! minimum or maximum), element-wise arithmetic ([`Expr`], enough for
+//! `b * a + 8`), and Numba's device random number states ([`random`]).
 //!
 //! ```no_run
 //! use gpu_ops::DeviceScalar;
@@ -32,6 +33,7 @@ mod expr;
 pub mod random;
 #[cfg(not(target_arch = "nvptx64"))]
 mod scalar;
+pub mod scan;
 mod sum;
 
 pub use arithmetic::Arithmetic;
@@ -43,5 +45,7 @@ pub use arithmetic::elementwise;
 pub use expr::{array, Expr};
 #[cfg(not(target_arch = "nvptx64"))]
 pub use scalar::DeviceScalar;
+#[cfg(not(target_arch = "nvptx64"))]
+pub use scan::{exclusive_sum, inclusive_sum, scan, scan_into, Scannable};
 #[cfg(not(target_arch = "nvptx64"))]
 pub use sum::{sum, sum_on, sum_partials};

@@ -64,7 +64,7 @@ pub(crate) const fn slot_roles(kind: Kind) -> &'static [Role] {
             &[Role::Pointer, Role::Len, Role::Rows, Role::Cols]
         }
         Kind::Grid3d => &[Role::Pointer, Role::Depth, Role::Rows, Role::Cols],
-        Kind::Block | Kind::DynamicShared => &[],
+        Kind::Block | Kind::DynamicShared | Kind::Grid => &[],
     }
 }
 
@@ -110,6 +110,7 @@ mod tests {
             block: None,
             lengths: &[],
             launch_bounds: None,
+            cooperative: false,
             params: Box::leak(Box::new([Param {
                 name: "out",
                 kind: Kind::Matrix,

@@ -26,7 +26,9 @@ pub mod simulation {
     /// the value of the lane that the mode names (or the caller's own).
     pub unsafe trait Block {
         /// Waits until every thread of the block has reached barrier `id`
-        /// (0: `sync_threads`, 1: the shared-memory phase token's `sync`).
+        /// (0: `sync_threads`, 1: the shared-memory phase token's `sync`);
+        /// for [`GRID_BARRIER`], until every thread of every block of the
+        /// launch has.
         fn barrier(&self, thread: &SimulatedThread, id: u32);
         /// Waits, as at barrier [`VOTE_BARRIER`], until every thread of the
         /// block has voted, then returns how many voted `predicate` true
@@ -124,6 +126,17 @@ pub mod simulation {
     /// The barrier id of the block votes (`sync_threads_count` and its
     /// peers), as on the GPU: one of its own.
     pub const VOTE_BARRIER: u32 = 2;
+
+    /// The barrier id inside block collectives (between one thread's write
+    /// of their private scratch and the others' reads), as on the GPU: one
+    /// of its own.
+    pub const COLLECTIVE_BARRIER: u32 = 3;
+
+    /// The barrier id of a grid sync (`Grid::sync`), as on the GPU: the
+    /// executor releases it once every thread of the block is there *and*
+    /// every block of the launch has reached it (a cooperative launch runs
+    /// all its blocks at once).
+    pub const GRID_BARRIER: u32 = 4;
 
     /// How many atomic operations and fences, one of which changed no
     /// memory, an OS thread makes between two calls of
@@ -321,13 +334,24 @@ pub(crate) fn lane_id() -> u32 {
 pub(crate) const THREADS_BARRIER: u32 = 0;
 /// The barrier of the shared-memory phase token (`Block::sync`).
 pub(crate) const PHASE_BARRIER: u32 = 1;
+/// The barrier inside a block collective (see the PTX side).
+pub(crate) const COLLECTIVE_BARRIER: u32 = simulation::COLLECTIVE_BARRIER;
+
+/// Waits for every thread of the grid: barrier [`simulation::GRID_BARRIER`],
+/// which the executor releases across the blocks of a cooperative launch.
+#[inline]
+pub(crate) fn grid_sync() {
+    current("Grid::sync", |t| {
+        t.block.barrier(t, simulation::GRID_BARRIER)
+    })
+}
 
 #[inline]
 pub(crate) fn barrier(id: u32) {
-    let name = if id == PHASE_BARRIER {
-        "shared::Block::sync"
-    } else {
-        "sync_threads"
+    let name = match id {
+        PHASE_BARRIER => "shared::Block::sync",
+        COLLECTIVE_BARRIER => "a block collective",
+        _ => "sync_threads",
     };
     current(name, |t| t.block.barrier(t, id))
 }
@@ -420,6 +444,46 @@ pub(crate) fn sync_warp(mask: u32) {
         t.block
             .exchange(t, mask, 0, ShuffleMode::Index, t.linear % 32);
     })
+}
+
+/// A 64-bit relaxed atomic load (the PTX side's `ld.relaxed.gpu`); tells
+/// the executor, as atomics do, so a thread spinning on it lets others run.
+///
+/// # Safety
+/// `ptr` is valid, 8-byte aligned memory accessed only atomically.
+pub(crate) unsafe fn load_relaxed_gpu_u64(ptr: *const u64) -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+    // SAFETY: forwarded from the caller.
+    let value = unsafe { AtomicU64::from_ptr(ptr.cast_mut()) }.load(Relaxed);
+    after_atomic(false);
+    value
+}
+
+/// A 64-bit relaxed atomic store (`st.relaxed.gpu`).
+///
+/// # Safety
+/// As [`load_relaxed_gpu_u64`].
+pub(crate) unsafe fn store_relaxed_gpu_u64(ptr: *mut u64, value: u64) {
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+    // SAFETY: forwarded from the caller.
+    unsafe { AtomicU64::from_ptr(ptr) }.store(value, Relaxed);
+    after_atomic(true);
+}
+
+/// A 64-bit relaxed compare-and-swap (`atom.relaxed.gpu.cas`): the old value.
+///
+/// # Safety
+/// As [`load_relaxed_gpu_u64`].
+pub(crate) unsafe fn cas_relaxed_gpu_u64(ptr: *mut u64, current: u64, new: u64) -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+    // SAFETY: forwarded from the caller.
+    let old = match unsafe { AtomicU64::from_ptr(ptr) }
+        .compare_exchange(current, new, Relaxed, Relaxed)
+    {
+        Ok(v) | Err(v) => v,
+    };
+    after_atomic(old == current && new != current);
+    old
 }
 
 pub(crate) fn fence_device() {

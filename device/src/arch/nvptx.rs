@@ -96,6 +96,10 @@ extern "C" {
 pub(crate) const THREADS_BARRIER: u32 = 0;
 /// The barrier of the shared-memory phase token (`Block::sync`).
 pub(crate) const PHASE_BARRIER: u32 = 1;
+/// The barrier inside a block collective, between one thread's write of the
+/// collectives' scratch and the others' reads (`shared::scratch`): its own,
+/// so it never pairs with a phase change or a `sync_threads()`.
+pub(crate) const COLLECTIVE_BARRIER: u32 = 3;
 
 #[inline(always)]
 pub(crate) fn barrier(id: u32) {
@@ -213,6 +217,49 @@ pub(crate) fn sync_warp(mask: u32) {
     unsafe { asm!("bar.warp.sync {m};", m = in(reg32) mask, options(nostack)) }
 }
 
+/// A 64-bit word read with `ld.relaxed.gpu` (single-copy atomic, GPU scope:
+/// what the look-back's status words need; a Rust relaxed load is
+/// `.sys`-scoped).
+///
+/// # Safety
+/// `ptr` is valid, 8-byte aligned device memory accessed only atomically.
+#[inline(always)]
+pub(crate) unsafe fn load_relaxed_gpu_u64(ptr: *const u64) -> u64 {
+    let value: u64;
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        asm!("ld.relaxed.gpu.u64 {v}, [{p}];", v = out(reg64) value, p = in(reg64) ptr, options(nostack))
+    };
+    value
+}
+
+/// A 64-bit word written with `st.relaxed.gpu`.
+///
+/// # Safety
+/// As [`load_relaxed_gpu_u64`].
+#[inline(always)]
+pub(crate) unsafe fn store_relaxed_gpu_u64(ptr: *mut u64, value: u64) {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        asm!("st.relaxed.gpu.u64 [{p}], {v};", p = in(reg64) ptr, v = in(reg64) value, options(nostack))
+    };
+}
+
+/// A 64-bit compare-and-swap with `atom.relaxed.gpu.cas`: the old value.
+///
+/// # Safety
+/// As [`load_relaxed_gpu_u64`].
+#[inline(always)]
+pub(crate) unsafe fn cas_relaxed_gpu_u64(ptr: *mut u64, current: u64, new: u64) -> u64 {
+    let old: u64;
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        asm!("atom.relaxed.gpu.cas.b64 {o}, [{p}], {c}, {n};",
+             o = out(reg64) old, p = in(reg64) ptr, c = in(reg64) current, n = in(reg64) new, options(nostack))
+    };
+    old
+}
+
 #[inline(always)]
 pub(crate) fn fence_device() {
     // SAFETY: a memory fence orders this thread's accesses; it has no operands.
@@ -272,6 +319,38 @@ pub(crate) fn shuffle(mode: ShuffleMode, mask: u32, word: u32, b: u32) -> u32 {
             ShuffleMode::Index => asm!("shfl.sync.idx.b32 {o}, {w}, {b}, 0x1f, {m};",
                 o = out(reg32) out, w = in(reg32) word, b = in(reg32) b, m = in(reg32) mask, options(nostack)),
         }
+    }
+    out
+}
+
+/// A warp reduction of 32-bit integers in one instruction (`redux.sync`,
+/// sm_80 and later): `op` over the `value` of each lane in `mask`, to every
+/// one of them; `signed` picks the comparison of `min` and `max`.
+#[cfg(target_feature = "sm_80")]
+#[inline(always)]
+pub(crate) fn redux(op: crate::collective::Redux, signed: bool, mask: u32, value: u32) -> u32 {
+    use crate::collective::Redux;
+    let out: u32;
+    macro_rules! redux {
+        ($instr:literal) => {
+            // SAFETY: a warp collective on registers; touches no memory.
+            // `mask` names the calling lane (the collectives' `Lanes` make
+            // it so; PTX leaves it undefined otherwise).
+            unsafe {
+                asm!(concat!($instr, " {o}, {v}, {m};"),
+                     o = out(reg32) out, v = in(reg32) value, m = in(reg32) mask, options(nostack))
+            }
+        };
+    }
+    match (op, signed) {
+        (Redux::Add, _) => redux!("redux.sync.add.u32"),
+        (Redux::Min, false) => redux!("redux.sync.min.u32"),
+        (Redux::Min, true) => redux!("redux.sync.min.s32"),
+        (Redux::Max, false) => redux!("redux.sync.max.u32"),
+        (Redux::Max, true) => redux!("redux.sync.max.s32"),
+        (Redux::And, _) => redux!("redux.sync.and.b32"),
+        (Redux::Or, _) => redux!("redux.sync.or.b32"),
+        (Redux::Xor, _) => redux!("redux.sync.xor.b32"),
     }
     out
 }
@@ -467,4 +546,67 @@ pub(crate) mod half {
         bf16_add, bf16_fma, bf16_from_f32, bf16_from_f64, bf16_mul, bf16_sub, bf16x2_add,
         bf16x2_fma, bf16x2_mul,
     };
+}
+
+/// The barrier of a grid sync's two block-wide steps: its own, so it never
+/// pairs with another barrier of the block.
+pub(crate) const GRID_BARRIER: u32 = 4;
+
+#[cold]
+#[inline(never)]
+fn not_a_cooperative_launch() -> ! {
+    panic!("grid sync outside a cooperative launch: the driver gave no grid workspace")
+}
+
+/// Waits for every thread of the grid (CUDA's `cooperative_groups`
+/// `sync_grids`): a block barrier; thread 0 of each block adds to the
+/// barrier word of the driver's grid workspace (block 0 adds `2^31 -
+/// (blocks - 1)`, the others 1, so the word's top bit flips once all have
+/// added) with release semantics, and waits with acquire loads until the
+/// bit flips; a block barrier. The workspace's address is in `%envreg1`
+/// (high) and `%envreg2` (low), set by the driver for cooperative launches
+/// (zero in others).
+#[inline(always)]
+pub(crate) fn grid_sync() {
+    barrier(GRID_BARRIER);
+    if thread_idx() == [0, 0, 0] {
+        let (hi, lo): (u32, u32);
+        // SAFETY: reads two special registers; no memory.
+        unsafe {
+            asm!("mov.u32 {h}, %envreg1;", "mov.u32 {l}, %envreg2;",
+                 h = out(reg32) hi, l = out(reg32) lo, options(nostack, nomem, pure))
+        };
+        let workspace = ((hi as u64) << 32) | lo as u64;
+        if workspace == 0 {
+            not_a_cooperative_launch();
+        }
+        // `struct grid_workspace { unsigned wsSize; unsigned barrier; }`.
+        let word = (workspace + 4) as *mut u32;
+        let [gx, gy, gz] = grid_dim();
+        let blocks = gx.wrapping_mul(gy).wrapping_mul(gz);
+        let add = if block_idx() == [0, 0, 0] {
+            0x8000_0000u32.wrapping_sub(blocks.wrapping_sub(1))
+        } else {
+            1
+        };
+        let old: u32;
+        // SAFETY: the driver's grid workspace of this cooperative launch
+        // (non-zero, checked), whose barrier word only grid syncs touch, by
+        // atomics.
+        unsafe {
+            asm!("atom.add.release.gpu.u32 {o}, [{p}], {a};",
+                 o = out(reg32) old, p = in(reg64) word, a = in(reg32) add, options(nostack))
+        };
+        loop {
+            let now: u32;
+            // SAFETY: as above.
+            unsafe {
+                asm!("ld.acquire.gpu.u32 {n}, [{p}];", n = out(reg32) now, p = in(reg64) word, options(nostack))
+            };
+            if (old ^ now) & 0x8000_0000 != 0 {
+                break;
+            }
+        }
+    }
+    barrier(GRID_BARRIER);
 }

@@ -7,7 +7,7 @@ use crate::disjoint::DisjointSlice;
 use crate::leader::{block_rank, BlockLeader, WarpLeader};
 use crate::race_check;
 use crate::thread_owner::Owner;
-use crate::vector::{write_run, VectorElement};
+use crate::vector::{load_vectors, write_run, VectorElement};
 use core::marker::PhantomData;
 
 /// Thread `g = grid_1d()` owns element `g`, named by its
@@ -306,6 +306,42 @@ impl<'a, T: VectorElement, const K: usize> DisjointSlice<'a, T, Blocked<K>> {
             // `get_mut`); `write_run` writes only those below `len`.
             unsafe { write_run(self.ptr, items.first, self.len, values) };
         }
+    }
+
+    /// Reads this thread's `K` consecutive elements, `fill` for those past
+    /// the end: 16-byte vector loads where the run is whole and aligned.
+    /// With [`set_run`](Self::set_run), CUDA's read-modify-write of a
+    /// thread's blocked items in place (CUB's `BlockLoad`/`BlockStore` over
+    /// one array): no other thread writes them.
+    #[inline(always)]
+    #[track_caller]
+    pub fn run_or(&self, items: &Items<Blocked<K>>, fill: T) -> [T; K] {
+        items.owner.check("an Items token");
+        let mut run = [fill; K];
+        if items.count != K || items.first >= self.len {
+            return run;
+        }
+        let first = self.ptr.wrapping_add(items.first);
+        let whole = self.len - items.first >= K;
+        race_check::read_range(first, K.min(self.len - items.first));
+        if whole
+            && core::mem::size_of::<[T; K]>().is_multiple_of(16)
+            && (first as usize).is_multiple_of(16)
+        {
+            // SAFETY: `first + K <= len`: inside the output, whose elements
+            // `first .. first + K` are this thread's alone (no other thread
+            // writes them; `&self` keeps this thread's own writes out while
+            // the run is read); aligned (tested), whole vectors.
+            return unsafe { load_vectors(first) };
+        }
+        // Constant indices (unrolled): the run stays in registers.
+        crate::unroll::full::<K>(|i| {
+            if items.first + i < self.len {
+                // SAFETY: in bounds, and this thread's alone (as above).
+                run[i] = unsafe { first.add(i).read() };
+            }
+        });
+        run
     }
 }
 

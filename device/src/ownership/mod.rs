@@ -20,6 +20,7 @@
 //! | [`Striped<K>`](Striped) | `DisjointSlice<T, Striped<K>>` | `b B K + t + k B`, `k < K` (CUB's "striped") | [`Items`] |
 //! | [`RowPerBlock<RUN>`](RowPerBlock) | [`DisjointMatrix<T, _>`](DisjointMatrix) | row `b`, columns `(t + j B) RUN + c`, `c < RUN` | [`RowItems`] |
 //! | [`Tiles<R, C>`](Tiles) | `DisjointMatrix<T, Tiles<R, C>>` | a register tile of the block's tile (see [`Tiles`]) | [`TileItems`] |
+//! | [`ClaimedRuns<RUN, RUNS>`](ClaimedRuns) | `DisjointSlice<T, ClaimedRuns<RUN, RUNS>>` | runs of `RUN` of a tile its block claimed (see [`ClaimedRuns`]) | [`TileOwner`](crate::lookback::TileOwner) |
 //!
 //! `b` is the block's linear index in the grid,
 //! [`block_rank()`](crate::leader::block_rank), and `t` the thread's linear
@@ -65,11 +66,13 @@
 //! 5. *The maps are sealed.* Only this crate defines maps ([`Map`] has a
 //!    private supertrait): a map is a proof, and the proofs are here.
 
+mod claimed;
 mod items;
 mod matrix;
 mod shared;
 pub(crate) mod tiles;
 
+pub use claimed::ClaimedRuns;
 pub use items::{Blocked, ByBlock, ByThread, ByWarp, GridStride, ItemMap, Items, Owned, Striped};
 pub use matrix::{DisjointMatrix, RowItems, RowPerBlock};
 pub use shared::{BlockStride, Halo};

@@ -15,7 +15,7 @@ use core::marker::PhantomData;
 /// (at most one): the `#[kernel]` macro builds it on the device and leaves it
 /// out of the launcher's arguments. The element type is therefore the same in
 /// every thread of a launch, which two handles of different types over the
-/// same bytes would break. Accesses take the phase token, as for [`Shared`].
+/// same bytes would break. Accesses take the phase token, as for [`Shared`](super::Shared).
 pub struct DynamicShared<T> {
     ptr: *mut T,
     len: usize,

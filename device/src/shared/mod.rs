@@ -42,6 +42,11 @@
 //! Out-of-range accesses panic as slice indexing does: a trap on the GPU,
 //! and on the simulator a report naming the kernel, the block and the thread.
 //!
+//! The block collectives take the token too: [`block_reduce`],
+//! [`block_inclusive_scan`], [`block_exclusive_scan`], their sums and
+//! [`block_broadcast`] take it in the Writing phase and return it in the
+//! Reading phase, with one barrier (see [`collective`](crate::collective)).
+//!
 //! ```no_run
 //! use gpu_device::prelude::*;
 //!
@@ -130,11 +135,18 @@ mod element;
 mod mapped;
 mod phase;
 pub mod reduce;
+pub mod scan;
+pub(crate) mod scratch;
 
 pub use array::{Shared, Shared2d};
 pub use dynamic::DynamicShared;
 pub use element::SharedElement;
 pub use phase::{Block, Phase, Reading, Writing};
+pub use reduce::{block_reduce, block_sum, ReduceElement};
+pub use scan::{
+    block_broadcast, block_exclusive_scan, block_exclusive_sum, block_inclusive_scan,
+    block_inclusive_sum,
+};
 
 use core::cell::UnsafeCell;
 use core::marker::PhantomData;

@@ -8,6 +8,7 @@
 //! #[kernel(16, 32, block = (TILE, TILE))]
 //! #[kernel(block = (32, 8), len(input >= out))]
 //! #[kernel(block = 256, launch_bounds = (256, 2))]
+//! #[kernel(cooperative)]
 //! #[kernel(unsafe(device_crate = "dev"), unsafe(runtime_crate = "rt"), module = "crate::ptx::MODULE")]
 //! #[kernel(f32, f64, unsafe(runtime_crate = "rt"))]
 //! ```
@@ -66,6 +67,9 @@ pub struct KernelAttribute {
     /// `launch_bounds = (max_threads, min_blocks)` or `launch_bounds =
     /// max_threads`: CUDA's `__launch_bounds__`.
     pub launch_bounds: Option<[syn::Expr; 2]>,
+    /// `cooperative`: launched cooperatively, every block resident at once
+    /// (what a `Grid` parameter's grid sync needs).
+    pub cooperative: Option<Ident>,
     pub paths: KernelPaths,
 }
 
@@ -80,7 +84,7 @@ const KEYS: &[Key] = &[
     Key::naming_crate("runtime_crate", "my_gpu::runtime", "gpu_runtime"),
     Key::plain("module", "crate::kernels::MODULE"),
 ];
-const EXPECTED: &str = "`block = (x, y, z)` (the only block shape the kernel runs in), `launch_bounds = (max_threads, min_blocks)` (CUDA's `__launch_bounds__`), `len(input >= out)` (the input slice holds at least `out`'s elements: the launcher checks), `unsafe(device_crate = \"path\")`, `unsafe(runtime_crate = \"path\")` or `module = \"path\"` (paths to the `gpu_device` crate, the `gpu_runtime` crate and the crate's `KERNEL_MODULE` static), besides the types or values of a generic kernel";
+const EXPECTED: &str = "`block = (x, y, z)` (the only block shape the kernel runs in), `cooperative` (a cooperative launch: every block resident at once, for grid sync through a `Grid` parameter), `launch_bounds = (max_threads, min_blocks)` (CUDA's `__launch_bounds__`), `len(input >= out)` (the input slice holds at least `out`'s elements: the launcher checks), `unsafe(device_crate = \"path\")`, `unsafe(runtime_crate = \"path\")` or `module = \"path\"` (paths to the `gpu_device` crate, the `gpu_runtime` crate and the crate's `KERNEL_MODULE` static), besides the types or values of a generic kernel";
 const CRATE_ADVICE: &str = "`crate = \"...\"` is ambiguous here: #[kernel] emits paths into two crates; write `unsafe(device_crate = \"path\")` (for `gpu_device`) and `unsafe(runtime_crate = \"path\")` (for `gpu_runtime`)";
 
 /// Parses the attribute's arguments; problems go to `errors` and parsing
@@ -94,9 +98,19 @@ pub fn parse(args: TokenStream, const_instances: bool, errors: &mut Errors) -> K
     let mut lengths = Vec::new();
     let mut launch_bounds: Option<[syn::Expr; 2]> = None;
     let mut bounds_seen = false;
+    let mut cooperative: Option<Ident> = None;
     let parser = |input: ParseStream| -> syn::Result<()> {
         while !input.is_empty() {
-            if starts_key(input, "launch_bounds") {
+            if starts_flag(input, "cooperative") {
+                let key: Ident = input.parse()?;
+                if cooperative.is_some() {
+                    errors.push(syn::Error::new(
+                        key.span(),
+                        "`cooperative` is given twice: keep one",
+                    ));
+                }
+                cooperative = Some(key);
+            } else if starts_key(input, "launch_bounds") {
                 let key: Ident = input.parse()?;
                 input.parse::<Token![=]>()?;
                 let value: syn::Expr = input.parse()?;
@@ -159,6 +173,7 @@ pub fn parse(args: TokenStream, const_instances: bool, errors: &mut Errors) -> K
         block,
         lengths,
         launch_bounds,
+        cooperative,
         paths: KernelPaths {
             device: options
                 .get("device_crate")
@@ -176,6 +191,12 @@ pub fn parse(args: TokenStream, const_instances: bool, errors: &mut Errors) -> K
 /// Whether `input` starts with `block =`.
 fn starts_block(input: ParseStream) -> bool {
     starts_key(input, "block")
+}
+
+/// Whether `input` starts with the option `name` alone (then `,` or the end).
+fn starts_flag(input: ParseStream, name: &str) -> bool {
+    let fork = input.fork();
+    fork.parse::<Ident>().is_ok_and(|key| key == name) && (fork.is_empty() || fork.peek(Token![,]))
 }
 
 /// Whether `input` starts with `<name> =`.

@@ -473,6 +473,12 @@ fn rebuild_param(
             // `Block` parameter at most).
             let #name = unsafe { #device::Block::for_kernel_entry() };
         },
+        ParamKind::Grid => quote! {
+            // SAFETY: only a `cooperative` kernel takes a `Grid` (the model
+            // checked), and its launches are cooperative (the runtime reads
+            // the interface description).
+            let #name = unsafe { #device::Grid::for_kernel_entry() };
+        },
         ParamKind::DynamicShared(_) => quote! {
             // SAFETY: the only `DynamicShared` of this kernel (the model
             // checked), so every thread views the memory as `#elem`.

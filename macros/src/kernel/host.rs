@@ -236,6 +236,7 @@ fn launcher_impl(kernel: &Kernel) -> TokenStream {
             | ParamKind::Output3d(_)
             | ParamKind::Atomic(_)
             | ParamKind::Block
+            | ParamKind::Grid
             | ParamKind::DynamicShared(_) => {}
         }
         let Some(method) = p.kind.spec().builder else {
@@ -407,7 +408,7 @@ pub fn launcher_param(p: &Param, runtime: &syn::Path) -> Option<TokenStream> {
             quote!(mut #name: #runtime::DeviceView2dMut<'_, #elem>)
         }
         ParamKind::Output3d(elem) => quote!(mut #name: #runtime::DeviceView3dMut<'_, #elem>),
-        ParamKind::Block | ParamKind::DynamicShared(_) => return None,
+        ParamKind::Block | ParamKind::Grid | ParamKind::DynamicShared(_) => return None,
     })
 }
 

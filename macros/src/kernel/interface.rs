@@ -140,6 +140,7 @@ fn description_value(kernel: &Kernel, instance: &Instance, index: usize) -> Toke
         }
         None => quote!(::core::option::Option::None),
     };
+    let cooperative = kernel.cooperative;
     let lengths = kernel.lengths.iter().map(|bound| {
         let (input, covered) = (bound.input.to_string(), bound.covered.to_string());
         quote!((#input, #covered))
@@ -200,6 +201,7 @@ fn description_value(kernel: &Kernel, instance: &Instance, index: usize) -> Toke
             block: #block,
             lengths: &[#(#lengths),*],
             launch_bounds: #launch_bounds,
+            cooperative: #cooperative,
             params: &[#(#params),*],
         }
     }

@@ -234,6 +234,18 @@ pub const BLOCK: KindSpec = KindSpec {
     writes: false,
 };
 
+pub const GRID: KindSpec = KindSpec {
+    variant: "Grid",
+    written: "`Grid` (grid sync, `#[kernel(cooperative)]` only)",
+    launcher_takes: None,
+    summary:
+        "`Grid` (the grid-sync token of a `#[kernel(cooperative)]` kernel, built on the device)",
+    slots: &[],
+    builder: None,
+    length_bound: LengthRole::None,
+    writes: false,
+};
+
 pub const DYNAMIC_SHARED: KindSpec = KindSpec {
     variant: "DynamicShared",
     written: "`DynamicShared<T>` (dynamic shared memory)",
@@ -246,7 +258,7 @@ pub const DYNAMIC_SHARED: KindSpec = KindSpec {
 };
 
 /// Every kind, in the order of the tables.
-pub const ALL: [&KindSpec; 11] = [
+pub const ALL: [&KindSpec; 12] = [
     &SCALAR,
     &INPUT,
     &OUTPUT,
@@ -256,6 +268,7 @@ pub const ALL: [&KindSpec; 11] = [
     &GRID_3D,
     &BLOCK,
     &DYNAMIC_SHARED,
+    &GRID,
     &ATOMIC,
     &VALUE,
 ];
@@ -282,6 +295,7 @@ impl ParamKind {
             ParamKind::Atomic(_) => &ATOMIC,
             ParamKind::Block => &BLOCK,
             ParamKind::DynamicShared(_) => &DYNAMIC_SHARED,
+            ParamKind::Grid => &GRID,
         }
     }
 }
@@ -315,7 +329,7 @@ mod tests {
     /// A parameter of each kind: every kind has one, and is one's.
     #[test]
     fn every_kind_is_reached_by_a_parameter() {
-        let samples: [syn::FnArg; 13] = [
+        let samples: [syn::FnArg; 14] = [
             syn::parse_quote!(n: u32),
             syn::parse_quote!(p: Pixel),
             syn::parse_quote!(a: &[f32]),
@@ -329,6 +343,7 @@ mod tests {
             syn::parse_quote!(h: &[DeviceAtomic<u32>]),
             syn::parse_quote!(b: Block),
             syn::parse_quote!(d: DynamicShared<f32>),
+            syn::parse_quote!(g: Grid),
         ];
         let reached: Vec<&'static str> = samples
             .iter()

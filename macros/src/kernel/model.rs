@@ -37,6 +37,9 @@ pub struct Kernel {
     /// `launch_bounds = (max_threads, min_blocks)`: `usize` expressions,
     /// which may name a const parameter (`min_blocks` 0 when not given).
     pub launch_bounds: Option<[syn::Expr; 2]>,
+    /// `cooperative`: launched cooperatively (every block resident at
+    /// once); only such a kernel takes a `Grid`.
+    pub cooperative: bool,
 }
 
 /// A generic kernel's parameter.
@@ -109,7 +112,11 @@ impl Kernel {
             .iter()
             .map(|arg| errors.ok(Param::parse(arg)))
             .collect();
-        check_device_built(params.iter().flatten(), &mut errors);
+        check_device_built(
+            params.iter().flatten(),
+            attribute.cooperative.is_some(),
+            &mut errors,
+        );
         check_lengths(&attribute.lengths, &params, &mut errors);
         if let Err(errors) = errors.finish() {
             return Err(Failure {
@@ -138,6 +145,7 @@ impl Kernel {
             block: attribute.block,
             lengths: attribute.lengths,
             launch_bounds: attribute.launch_bounds,
+            cooperative: attribute.cooperative.is_some(),
             function,
         })
     }
@@ -338,13 +346,28 @@ fn value_suffix(arg: &TokenStream) -> syn::Result<String> {
     }
 }
 
-/// At most one phase token and one dynamic shared array per kernel (each
-/// extra one is an error at its type).
-fn check_device_built<'a>(params: impl Iterator<Item = &'a Param>, errors: &mut Errors) {
+/// At most one phase token, one dynamic shared array and one grid token
+/// per kernel (each extra one is an error at its type); a grid token only
+/// in a `cooperative` kernel (grid sync needs every block resident).
+fn check_device_built<'a>(
+    params: impl Iterator<Item = &'a Param>,
+    cooperative: bool,
+    errors: &mut Errors,
+) {
     let mut seen_block = false;
     let mut seen_dynamic = false;
+    let mut seen_grid = false;
     for p in params {
         match &p.kind {
+            ParamKind::Grid if !cooperative => errors.push(syn::Error::new_spanned(
+                &p.ty,
+                "grid sync needs a cooperative launch (every block of the grid resident at once): declare the kernel `#[kernel(cooperative)]` to take a `Grid`",
+            )),
+            ParamKind::Grid if seen_grid => errors.push(syn::Error::new_spanned(
+                &p.ty,
+                "a #[kernel] takes at most one `Grid`: each thread has one grid token",
+            )),
+            ParamKind::Grid => seen_grid = true,
             ParamKind::Block if seen_block => errors.push(syn::Error::new_spanned(
                 &p.ty,
                 "a #[kernel] takes at most one `Block`: each thread has one phase token",

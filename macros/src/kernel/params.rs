@@ -35,6 +35,9 @@ pub enum ParamKind {
     Block,
     /// `DynamicShared<T>`: the dynamic shared memory, built on the device.
     DynamicShared(Type),
+    /// `Grid`: the grid-sync token of a cooperative kernel, built on the
+    /// device.
+    Grid,
     /// `&[DeviceAtomic<T>]`: updated atomically by any thread.
     Atomic(Type),
     /// Any other type by value: must be `DeviceCopy`.
@@ -55,7 +58,7 @@ impl ParamKind {
             | ParamKind::Output3d(t)
             | ParamKind::Atomic(t)
             | ParamKind::DynamicShared(t) => Some(t),
-            ParamKind::Block => None,
+            ParamKind::Block | ParamKind::Grid => None,
         }
     }
 
@@ -126,10 +129,10 @@ impl Param {
 }
 
 /// Whether `ty` names a parameter built on the device (`Block`,
-/// `DynamicShared<T>`), well formed or not: the launcher takes no argument
-/// for it.
+/// `DynamicShared<T>`, `Grid`), well formed or not: the launcher takes no
+/// argument for it.
 pub fn is_device_built(ty: &Type) -> bool {
-    matches!(ty, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Block" || s.ident == "DynamicShared"))
+    matches!(ty, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Block" || s.ident == "DynamicShared" || s.ident == "Grid"))
 }
 
 fn classify(ty: &Type) -> syn::Result<ParamKind> {
@@ -179,6 +182,9 @@ fn classify(ty: &Type) -> syn::Result<ParamKind> {
             }
             if p.path.segments.last().is_some_and(|s| s.ident == "Block") {
                 return phase_token(ty);
+            }
+            if p.path.segments.last().is_some_and(|s| s.ident == "Grid" && s.arguments.is_empty()) {
+                return Ok(ParamKind::Grid);
             }
             if let Some(ident) = p.path.get_ident() {
                 if SCALARS.contains(&ident.to_string().as_str()) {

@@ -291,6 +291,10 @@ pub(crate) struct KernelLaunch<'a> {
     pub(crate) grid: [u32; 3],
     pub(crate) block: [u32; 3],
     pub(crate) shared_bytes: u32,
+    /// A cooperative launch (`cuLaunchCooperativeKernel`): every block
+    /// resident at once, for grid sync. The runtime has checked that the
+    /// grid fits ([`Driver::resident_blocks_per_multiprocessor`]).
+    pub(crate) cooperative: bool,
     /// One pointer per PTX parameter, each to a live value of that parameter's type.
     pub(crate) params: &'a mut [*mut c_void],
 }
@@ -591,6 +595,18 @@ pub(crate) trait Driver: Sync {
     /// The stack of each thread of `device`'s kernels, in bytes (CUDA's
     /// `CU_LIMIT_STACK_SIZE`; the simulator's `GPU_SIM_STACK_BYTES`).
     fn stack_bytes_per_thread(&self, device: usize) -> Result<usize, DriverError>;
+
+    /// How many blocks of `block_threads` threads and `shared_bytes` of
+    /// dynamic shared memory of `function` one multiprocessor keeps
+    /// resident at once (CUDA's occupancy calculator,
+    /// `cuOccupancyMaxActiveBlocksPerMultiprocessor`): times the
+    /// multiprocessors, what a cooperative launch may have.
+    fn resident_blocks_per_multiprocessor(
+        &self,
+        function: FunctionHandle,
+        block_threads: u32,
+        shared_bytes: u32,
+    ) -> Result<u32, DriverError>;
     /// Lets an entry point use up to `bytes` of dynamic shared memory.
     fn set_max_dynamic_shared(
         &self,

@@ -309,6 +309,9 @@ impl<'a, const SLOTS: usize> LaunchArgs<'a, SLOTS> {
         let this = unsafe { self.get_unchecked_mut() };
         let params = this.take_slots()?;
         let (prepared, _) = this.function.prepare(this.config, this.stream)?;
+        if prepared.cooperative {
+            return Err(this.function.cooperative_in_a_graph());
+        }
         let values = prepared
             .host
             .param_sizes

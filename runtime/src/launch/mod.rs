@@ -141,6 +141,11 @@ impl KernelFunction {
         if let Some(owner) = module.owner() {
             check_module_owner(name, &launcher, owner);
         }
+        // Two status arrays would let two blocks own one tile of an output
+        // (`gpu_device::lookback`): a compile error in the launcher's static.
+        if interface.tile_status_params() > 1 {
+            panic!("a #[kernel] takes at most one `&[DeviceAtomic<TileStatus>]` (look-back status words): with two, two blocks could own the same tile of an output, one through each");
+        }
         KernelFunction {
             module,
             name,
@@ -220,6 +225,36 @@ impl KernelFunction {
         Ok(())
     }
 
+    /// Refuses a cooperative launch whose blocks cannot all be resident at
+    /// once (its grid sync would wait forever for blocks that never start):
+    /// more blocks than the device's multiprocessors times the blocks of
+    /// this shape one keeps resident.
+    fn check_resident(
+        &self,
+        device: &DeviceState,
+        function: FunctionHandle,
+        grid: [u32; 3],
+        block: [u32; 3],
+        shared: u32,
+    ) -> Result<()> {
+        let threads = block[0] * block[1] * block[2];
+        let per_multiprocessor =
+            driver().resident_blocks_per_multiprocessor(function, threads, shared)?;
+        let multiprocessors = device.limits.multiprocessor_count;
+        let limit = per_multiprocessor as u64 * multiprocessors as u64;
+        let blocks = grid.iter().map(|&g| g as u64).product::<u64>();
+        if blocks > limit {
+            return Err(Error::InvalidLaunch {
+                kernel: self.name,
+                reason: format!(
+                    "a cooperative launch (`#[kernel(cooperative)]`, for grid sync) needs every block resident at once: the grid ({}, {}, {}) has {blocks} blocks, and the device keeps at most {limit} blocks of ({}, {}, {}) threads with {shared} bytes of dynamic shared memory resident ({per_multiprocessor} per multiprocessor x {multiprocessors} multiprocessors)",
+                    grid[0], grid[1], grid[2], block[0], block[1], block[2]
+                ),
+            });
+        }
+        Ok(())
+    }
+
     /// The kernel's name, as errors report it.
     pub fn name(&self) -> &'static str {
         self.name
@@ -288,6 +323,9 @@ impl KernelFunction {
                 .set_max_dynamic_shared(info.handle, bytes)
                 .map_err(|e| device.error(e))
         })?;
+        if self.interface.cooperative {
+            self.check_resident(device, info.handle, grid, block, shared)?;
+        }
         // As on a GPU, the simulator runs the one-dimensional body for
         // one-dimensional launches only (its witness is unique only there),
         // and the z-extent-one body for launches whose z extents are 1.
@@ -307,6 +345,7 @@ impl KernelFunction {
             grid,
             block,
             shared,
+            cooperative: self.interface.cooperative,
         };
         Ok((prepared, device))
     }
@@ -329,6 +368,9 @@ impl KernelFunction {
         params: &mut [*mut c_void],
     ) -> Result<Option<(u64, GraphNodeHandle)>> {
         let (prepared, device) = self.prepare(config, stream)?;
+        if prepared.cooperative && stream.active_capture().is_some() {
+            return Err(self.cooperative_in_a_graph());
+        }
         let id = *self.id.get_or_init(|| KernelId::register(self.name));
         // Ordered after the sets of the module's constants (held until queued).
         let _constants = self
@@ -346,6 +388,7 @@ impl KernelFunction {
                     grid: prepared.grid,
                     block: prepared.block,
                     shared_bytes: prepared.shared,
+                    cooperative: prepared.cooperative,
                     params,
                 },
                 stream.handle(),
@@ -371,6 +414,15 @@ impl KernelFunction {
 }
 
 impl KernelFunction {
+    /// The refusal of a cooperative launch in a graph (captured, or a
+    /// graph node's arguments): graphs here make plain kernel nodes.
+    pub(crate) fn cooperative_in_a_graph(&self) -> Error {
+        Error::InvalidLaunch {
+            kernel: self.name,
+            reason: "a cooperative kernel (`#[kernel(cooperative)]`) is launched on a stream, not captured into a graph or made a graph node: graphs here make plain kernel nodes, whose grid sync would have no cooperative launch".into(),
+        }
+    }
+
     /// Records, in a capture, which node a launch of this kernel just queued
     /// on `stream` made: the one node the stream's next captured work would
     /// depend on. Returns the capture's number and the node.
@@ -410,6 +462,7 @@ struct Prepared {
     grid: [u32; 3],
     block: [u32; 3],
     shared: u32,
+    cooperative: bool,
 }
 
 /// A kernel's checked arguments and launch shape, built by the typed
@@ -460,6 +513,7 @@ impl KernelArgs {
             grid: self.prepared.grid,
             block: self.prepared.block,
             shared_bytes: self.prepared.shared,
+            cooperative: self.prepared.cooperative,
             params: &mut params,
         })
     }

@@ -96,6 +96,46 @@ pub fn layout_differs(value: DeviceOnlyField, mut out: DisjointSlice<u32>) {
     out.set(thread_index(), value.a);
 }
 
+/// Claims a tile, scans it (writing its first run of 4 per thread), then
+/// claims another and scans that: a block that claims twice takes the
+/// counter past the status words (a launch of `n` blocks and `n` words
+/// fails, naming them). In blocks of a size that is not a multiple of 32,
+/// the first claim fails.
+#[kernel]
+pub fn claim_twice(
+    mut out: gpu_device::DisjointSlice<u32, gpu_device::ownership::ClaimedRuns<1, 1>>,
+    counter: &[DeviceAtomic<u32>],
+    status: &[DeviceAtomic<gpu_device::lookback::TileStatus>],
+    block: Block,
+) {
+    use gpu_device::collective::Sum;
+    use gpu_device::lookback::claim_tile;
+    let claim = claim_tile(block, &counter[0], status);
+    let (r, owner, scan) = claim.scan(1u32, 0, Sum);
+    out.set_run(&owner, 0, [scan.value]);
+    let claim = claim_tile(r.sync(), &counter[0], status);
+    let (_r, owner, scan) = claim.scan(1u32, 0, Sum);
+    out.set_run(&owner, 0, [scan.value]);
+}
+
+/// Only the threads of even rank claim a tile: a block collective left by
+/// half the block (a hang on a GPU; the simulator reports it).
+#[kernel]
+pub fn claim_in_a_branch(
+    mut out: gpu_device::DisjointSlice<u32, gpu_device::ownership::ClaimedRuns<1, 1>>,
+    counter: &[DeviceAtomic<u32>],
+    status: &[DeviceAtomic<gpu_device::lookback::TileStatus>],
+    block: Block,
+) {
+    use gpu_device::collective::Sum;
+    use gpu_device::lookback::claim_tile;
+    if block.thread_rank() % 2 == 0 {
+        let claim = claim_tile(block, &counter[0], status);
+        let (_r, owner, scan) = claim.scan(1u32, 0, Sum);
+        out.set_run(&owner, 0, [scan.value]);
+    }
+}
+
 /// Host-only hiding places for per-thread values: `thread_local!`s, present
 /// only in the host build. The simulator runs a block's threads (and the
 /// blocks and launches that follow) on shared OS threads, so a value put

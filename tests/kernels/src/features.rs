@@ -9,7 +9,9 @@ use gpu_device::warp::{
 use gpu_device::AtomicElement;
 
 pub mod alignment;
+pub mod collectives;
 pub mod constants;
+pub mod grid_sync;
 pub mod halves;
 pub mod output;
 mod scan;

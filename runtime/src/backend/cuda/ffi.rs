@@ -299,6 +299,24 @@ driver_functions! {
     ) -> Status;
     fn cuFuncGetAttribute(value: *mut c_int, attribute: c_int, function: CUfunction) -> Status;
     fn cuFuncSetAttribute(function: CUfunction, attribute: c_int, value: c_int) -> Status;
+    fn cuLaunchCooperativeKernel(
+        f: CUfunction,
+        grid_x: c_uint,
+        grid_y: c_uint,
+        grid_z: c_uint,
+        block_x: c_uint,
+        block_y: c_uint,
+        block_z: c_uint,
+        shared_bytes: c_uint,
+        stream: CUstream,
+        params: *mut *mut c_void,
+    ) -> Status;
+    fn cuOccupancyMaxActiveBlocksPerMultiprocessor(
+        blocks: *mut c_int,
+        function: CUfunction,
+        block_threads: c_int,
+        dynamic_shared_bytes: usize,
+    ) -> Status;
     fn cuLaunchKernel(
         f: CUfunction,
         grid_x: c_uint,

@@ -753,6 +753,26 @@ impl Driver for CudaDriver {
         Ok(bytes)
     }
 
+    fn resident_blocks_per_multiprocessor(
+        &self,
+        function: FunctionHandle,
+        block_threads: u32,
+        shared_bytes: u32,
+    ) -> Result<u32, DriverError> {
+        self.bind(function.device)?;
+        let mut blocks = 0;
+        // SAFETY: the function is live; writes one int.
+        check("cuOccupancyMaxActiveBlocksPerMultiprocessor", unsafe {
+            cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                &mut blocks,
+                function.raw as CUfunction,
+                block_threads as c_int,
+                shared_bytes as usize,
+            )
+        })?;
+        Ok(blocks.max(0) as u32)
+    }
+
     fn set_max_dynamic_shared(
         &self,
         function: FunctionHandle,
@@ -777,8 +797,27 @@ impl Driver for CudaDriver {
             block,
             shared_bytes,
             params,
+            cooperative,
             ..
         } = launch;
+        if cooperative {
+            // SAFETY: as below; the runtime checked that the grid fits the
+            // device's resident blocks.
+            return check("cuLaunchCooperativeKernel", unsafe {
+                cuLaunchCooperativeKernel(
+                    function.raw as CUfunction,
+                    grid[0],
+                    grid[1],
+                    grid[2],
+                    block[0],
+                    block[1],
+                    block[2],
+                    shared_bytes,
+                    stream(on),
+                    params.as_mut_ptr(),
+                )
+            });
+        }
         // SAFETY: forwarded to the caller (the driver refuses a function of
         // another device's module with CUDA_ERROR_INVALID_HANDLE).
         check("cuLaunchKernel", unsafe {

@@ -89,6 +89,7 @@ fn a_kernel_runs_only_on_a_stream_of_its_modules_device() {
             grid: [1, 1, 1],
             block: [1, 1, 1],
             shared_bytes: 0,
+            cooperative: false,
             params: &mut [],
         };
         // SAFETY: no parameters, and a body that touches nothing.

@@ -120,6 +120,7 @@ pub(crate) unsafe fn prepare(launch: &KernelLaunch<'_>) -> Arc<KernelCall> {
         grid: launch.grid,
         block: launch.block,
         shared_bytes: launch.shared_bytes as usize,
+        cooperative: launch.cooperative,
     })
 }
 
@@ -145,9 +146,10 @@ pub(crate) fn run(call: &Arc<KernelCall>) -> Result<(), String> {
             stack_bytes: settings.stack_bytes,
             races,
             printed: Mutex::new(Vec::new()),
+            failed: AtomicBool::new(false),
+            grid_sync: Default::default(),
         },
         next_block: AtomicU64::new(0),
-        failed: AtomicBool::new(false),
         failure: Mutex::new(None),
     });
     let outcome = launch.run();
@@ -175,13 +177,22 @@ fn reserve_serials(threads: u64) -> Result<u64, String> {
 struct Launch {
     run: Run,
     next_block: AtomicU64,
-    failed: AtomicBool,
     failure: Mutex<Option<String>>,
 }
 
 impl Launch {
     /// Runs every block, on this thread and the helpers.
     fn run(self: &Arc<Self>) -> Result<(), String> {
+        if self.run.cooperative {
+            self.run_cooperative();
+            self.write_printed();
+            return self
+                .failure
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take()
+                .map_or(Ok(()), Err);
+        }
         let helpers = (parallelism() as u64)
             .min(self.run.blocks())
             .saturating_sub(1) as usize;
@@ -214,6 +225,53 @@ impl Launch {
         }
     }
 
+    /// Runs every block of a cooperative launch at once, each on an OS
+    /// thread of its own (this one and scoped helpers), so that a grid sync
+    /// can wait for them all. The runtime has refused grids larger than the
+    /// simulated device keeps resident.
+    fn run_cooperative(&self) {
+        let total = self.run.blocks();
+        std::thread::scope(|scope| {
+            for block in 1..total {
+                let spawned = std::thread::Builder::new()
+                    .name("gpu-sim-cooperative".into())
+                    .spawn_scoped(scope, move || self.cooperative_block(block));
+                if let Err(e) = spawned {
+                    self.fail(format!(
+                        "the simulator could not start a thread for block {block} of a cooperative launch of {total} blocks: {e}"
+                    ));
+                    // The blocks that started wait at their grid sync for
+                    // this one: count it as finished, which fails them.
+                    self.run.grid_block_finished();
+                }
+            }
+            self.cooperative_block(0);
+        });
+    }
+
+    /// Runs block `block` of a cooperative launch on this OS thread.
+    fn cooperative_block(&self, block: u64) {
+        let worker = watchdog::current_worker();
+        with_shared_memory(|shared| {
+            worker.start_block();
+            let outcome = run_block(&self.run, block, &worker, shared);
+            worker.end_block();
+            if let Err(message) = outcome {
+                self.fail(message);
+            }
+            self.run.grid_block_finished();
+        });
+    }
+
+    /// Records the launch's first failure; stops the other blocks.
+    fn fail(&self, message: String) {
+        self.run.failed.store(true, Ordering::Relaxed);
+        self.failure
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert(message);
+    }
+
     /// Takes blocks, a few at a time, until none is left or one failed.
     fn work(&self) {
         let total = self.run.blocks();
@@ -224,14 +282,14 @@ impl Launch {
         with_shared_memory(|shared| loop {
             let first = self.next_block.fetch_add(chunk, Ordering::Relaxed);
             for block in first..(first + chunk).min(total) {
-                if self.failed.load(Ordering::Relaxed) {
+                if self.run.failed.load(Ordering::Relaxed) {
                     return;
                 }
                 worker.start_block();
                 let outcome = run_block(&self.run, block, &worker, shared);
                 worker.end_block();
                 if let Err(message) = outcome {
-                    self.failed.store(true, Ordering::Relaxed);
+                    self.run.failed.store(true, Ordering::Relaxed);
                     self.failure
                         .lock()
                         .unwrap_or_else(|e| e.into_inner())

@@ -550,6 +550,22 @@ impl Driver for SimulatorDriver {
             .map_err(|e| invalid_value("cuCtxGetLimit", e))
     }
 
+    fn resident_blocks_per_multiprocessor(
+        &self,
+        _function: FunctionHandle,
+        block_threads: u32,
+        shared_bytes: u32,
+    ) -> Result<u32, DriverError> {
+        // An H100's multiprocessor: 32 blocks, 2048 threads, 228 KiB of
+        // shared memory (the simulator runs one OS thread per block of a
+        // cooperative launch, `executor`).
+        let by_threads = 2048 / block_threads.max(1);
+        let by_shared = (228 * 1024u32)
+            .checked_div(shared_bytes)
+            .unwrap_or(u32::MAX);
+        Ok(32.min(by_threads).min(by_shared))
+    }
+
     fn set_max_dynamic_shared(
         &self,
         function: FunctionHandle,

@@ -55,7 +55,7 @@ fn block_reduce<const WARPS: usize, P: Phase>(
     (r, total)
 }
 
-/// The block's sum (see [`block_reduce`]); the twin adds the slots from 0.
+/// The block's sum (see `block_reduce`); the twin adds the slots from 0.
 #[inline(always)]
 pub fn block_sum<const WARPS: usize, P: Phase>(
     x: f32,
@@ -65,7 +65,7 @@ pub fn block_sum<const WARPS: usize, P: Phase>(
     block_reduce(x, slots, block, warp_sum, |a, b| a + b)
 }
 
-/// The block's maximum (see [`block_reduce`]).
+/// The block's maximum (see `block_reduce`).
 #[inline(always)]
 pub fn block_max<const WARPS: usize, P: Phase>(
     x: f32,

@@ -11,10 +11,13 @@
 //! - [`conv`]: 5 x 5 convolution with a by-value filter, a 36 x 36 halo
 //!   tile, the 25 taps unrolled, 4 outputs a thread;
 //! - [`layernorm`]: layer norm, one block per row, two passes over
-//!   registers.
+//!   registers;
+//! - [`scan`]: exclusive scan of `u32` in three kernels (tile scans, the
+//!   tile sums' scan, add back); the single-pass scan is `gpu_ops::scan`.
 
 pub mod collectives;
 pub mod conv;
 pub mod layernorm;
+pub mod scan;
 pub mod sgemm;
 pub mod softmax;

@@ -87,6 +87,7 @@ pub(super) fn run_block(
         signals: BlockSignals::new(worker, launch.kernel, launch.stack_bytes),
         races: launch.races.as_ref().map(|_| BlockRaces {
             interval: Cell::new(0),
+            grid: Cell::new(0),
             clocks: RefCell::new(
                 (0..count)
                     .map(|t| {
@@ -248,6 +249,7 @@ impl<'a> BlockState<'a> {
             block: self.linear,
             thread: thread.linear as u16,
             interval: races.interval.get(),
+            grid: races.grid.get(),
             clock: clocks[t][t % 32],
         };
         let known = |lane: u16| clocks[t][lane as usize];
@@ -382,6 +384,10 @@ unsafe impl Block for BlockState<'_> {
     }
 
     fn after_atomics(&self, thread: &SimulatedThread<'_>, changed: bool) {
+        if self.run.failed.load(std::sync::atomic::Ordering::Relaxed) {
+            // A spin-wait on another block (a look-back) that failed.
+            panic!("stopped: another block of the launch failed first");
+        }
         if changed {
             self.worker.progress();
         }
@@ -425,6 +431,9 @@ unsafe impl Block for BlockState<'_> {
 pub(super) struct BlockRaces {
     /// How many barriers the block has passed.
     pub(super) interval: Cell<u32>,
+    /// How many grid syncs the block has passed (every block of the launch
+    /// passes each together).
+    pub(super) grid: Cell<u32>,
     /// Per thread, what it knows of each lane of its warp's clock (its own
     /// entry is its clock; see `race_check::shadow`).
     clocks: RefCell<Vec<[u32; 32]>>,

@@ -290,12 +290,22 @@ fn release(state: &BlockState<'_>) -> Result<(), (usize, String)> {
                 ),
             ));
         }
+        if id == simulation::GRID_BARRIER {
+            // Every thread of this block is there: wait for the other blocks.
+            state
+                .run
+                .grid_arrive(state.worker)
+                .map_err(|message| (first, message))?;
+            if let Some(races) = &state.races {
+                races.grid.set(races.grid.get() + 1);
+            }
+        }
         for s in status {
             s.set(ThreadState::Ready);
         }
         round.clear();
         round.extend(0..count as u32);
-        waiting.barrier = [0; 3];
+        waiting.barrier = [0; 5];
         state.waiting.set(waiting);
         if let Some(races) = &state.races {
             races.interval.set(races.interval.get() + 1);
@@ -370,6 +380,10 @@ fn barrier_name(id: u32) -> &'static str {
     match id {
         0 => "sync_threads()",
         simulation::VOTE_BARRIER => "a block vote (sync_threads_count/_and/_or)",
+        simulation::COLLECTIVE_BARRIER => {
+            "the barrier inside a block collective (a tile claim or look-back)"
+        }
+        simulation::GRID_BARRIER => "the grid sync Grid::sync()",
         _ => "the phase barrier Block::sync()",
     }
 }

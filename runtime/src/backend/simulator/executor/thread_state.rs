@@ -19,9 +19,10 @@ pub(super) enum ThreadState {
 /// How many threads of the block wait where, or have finished.
 #[derive(Clone, Copy, Default)]
 pub(super) struct Waiting {
-    /// At barrier 0 (`sync_threads`), 1 (the phase token's `sync`) and 2
-    /// (a block vote, `VOTE_BARRIER`).
-    pub(super) barrier: [usize; 3],
+    /// At barrier 0 (`sync_threads`), 1 (the phase token's `sync`), 2
+    /// (a block vote, `VOTE_BARRIER`), 3 (inside a block collective,
+    /// `COLLECTIVE_BARRIER`) and 4 (a grid sync, `GRID_BARRIER`).
+    pub(super) barrier: [usize; 5],
     /// At `activemask()`.
     pub(super) active_mask: usize,
     pub(super) warp: usize,

@@ -15,6 +15,9 @@ pub(crate) struct Stamp {
     pub(crate) thread: u16,
     /// How many barriers the block had passed.
     pub(crate) interval: u32,
+    /// How many grid syncs the launch had passed (a cooperative launch's
+    /// blocks pass each together).
+    pub(crate) grid: u32,
     /// The thread's own warp clock (see [`Shadow::access`]).
     pub(crate) clock: u32,
 }
@@ -51,6 +54,10 @@ fn conflicts(a: AccessKind, b: AccessKind) -> bool {
 /// an access made at clock `c` is ordered before every access of a lane that
 /// has since seen `c`.
 fn ordered(earlier: &Stamp, now: &Stamp, clocks: &dyn Fn(u16) -> u32) -> bool {
+    if earlier.grid < now.grid {
+        // A grid sync lies between them: it orders every block's accesses.
+        return true;
+    }
     if earlier.block != now.block {
         return false;
     }
@@ -124,6 +131,7 @@ mod tests {
             block,
             thread,
             interval,
+            grid: 0,
             clock: 1,
         }
     }
@@ -158,6 +166,27 @@ mod tests {
         assert_eq!(
             s.access(Read, 0b1111, at(1, 0, 5), &alone),
             Some((at(0, 0, 0), Write))
+        );
+    }
+
+    /// A grid sync (a cooperative launch's) orders every block's accesses
+    /// before it with every access after it; within one grid interval,
+    /// blocks stay unordered.
+    #[test]
+    fn a_grid_sync_orders_the_blocks() {
+        let after_grid_sync = |block, thread, interval| Stamp {
+            grid: 1,
+            ..at(block, thread, interval)
+        };
+        let mut s = Shadow::new();
+        assert_eq!(s.access(Write, 0b1111, at(0, 0, 0), &alone), None);
+        assert_eq!(
+            s.access(Read, 0b1111, after_grid_sync(1, 5, 2), &alone),
+            None
+        );
+        assert_eq!(
+            s.access(Write, 0b1111, after_grid_sync(2, 7, 2), &alone),
+            Some((after_grid_sync(1, 5, 2), Read))
         );
     }
 
