@@ -210,10 +210,18 @@ fn a_fault_on_the_per_thread_stream_of_a_thread_that_ended_is_reported() {
     }
     let mut out = DeviceBuffer::<u32>::device_array(64).unwrap();
     std::thread::scope(|scope| {
-        scope.spawn(|| {
-            let own = Stream::per_thread();
-            launch!(testing::panic_if[1, 64, own](1, &mut out)).unwrap();
-        });
+        scope
+            .spawn(|| {
+                let own = Stream::per_thread();
+                launch!(testing::panic_if[1, 64, own](1, &mut out)).unwrap();
+            })
+            // Joined by its handle: this waits for the thread to have ended,
+            // the driver's teardown of its per-thread stream included (the
+            // scope's own join returns once the closure has). A device-wide
+            // synchronise during that teardown, in a context a fault ended,
+            // did not return on an H100 (driver 580).
+            .join()
+            .unwrap();
     });
     let first = fault_of_panic_if(gpu_runtime::synchronize());
     refused("a new stream", &first, Stream::new());

@@ -311,11 +311,11 @@ impl KernelFunction {
         // 2^32: their witnesses are unique only there.
         let shape = config.shape(self.name, &device.limits)?;
         let which = self.entry_for(&shape);
+        let info = self.info(device, which)?;
         // The entry points assume the declared block shape; checked before
         // the driver's limits, which a declared bound also sets (`.maxntid`),
         // so that the refusal names the declaration.
         self.check_block_shape(shape.block)?;
-        let info = self.info(device, which)?;
         let shared = shape.check_kernel_limits(self.name, &device.limits, &info.limits)?;
         let Shape { grid, block, .. } = shape;
         info.dynamic_shared_limit.allow(shared, |bytes| {
