@@ -30,6 +30,8 @@ MASK = (1 << 64) - 1
 
 def numba_states_and_draws(seeds, n):
     import numpy as np
+
+    np.row_stack = np.vstack  # numba-cuda with numpy 2.5 needs this before import
     from numba import cuda
     from numba.cuda.random import (
         create_xoroshiro128p_states,

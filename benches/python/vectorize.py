@@ -9,6 +9,8 @@ import statistics
 import sys
 
 import numpy as np
+
+np.row_stack = np.vstack  # numba-cuda with numpy 2.5 needs this before import
 from numba import cuda, vectorize
 
 REPEATS = 30
