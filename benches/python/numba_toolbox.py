@@ -30,7 +30,8 @@ def smooth_and_count(x, threshold, out, counts):
             acc = cuda.fp16.hfma(np.float16(w[k]), x[i - 1 + k], acc)
         out[i] = acc
         v = acc
-    above = cuda.syncthreads_count(np.float32(v) > threshold)
+    # Numba's syncthreads_count takes an int predicate.
+    above = cuda.syncthreads_count(1 if np.float32(v) > threshold else 0)
     if cuda.threadIdx.x == 0:
         counts[cuda.blockIdx.x] = above
         print("block", cuda.blockIdx.x, "counts", above, "of", cuda.blockDim.x, "above", threshold)
