@@ -7,6 +7,9 @@
 //! there is no GPU, on the GPU otherwise. (A grid sync that one block
 //! skips hangs a GPU: that case runs on the simulator only, and says so.)
 
+mod common;
+
+use common::faults::{in_own_simulator_process, next_device};
 use gpu_runtime::{backend, launch, Backend, Device, DeviceBuffer, Error, Stream};
 use gpu_test_kernels::grid_sync::{grid_rounds, grid_sync_skipped_by_a_block, grid_total};
 
@@ -121,7 +124,12 @@ fn a_grid_sync_skipped_by_a_block_fails_the_launch_on_the_simulator() {
         println!("a_grid_sync_skipped_by_a_block_fails_the_launch_on_the_simulator: not run: on a GPU the grid hangs");
         return;
     }
-    let stream = Stream::new().unwrap();
+    // The failure ends its device: a process and a device of its own, so
+    // that the other tests of this binary keep theirs.
+    if !in_own_simulator_process() {
+        return;
+    }
+    let stream = next_device();
     let mut out = DeviceBuffer::<u32>::zeroed_on(4 * 64, &stream).unwrap();
     launch!(grid_sync_skipped_by_a_block[4, 64, stream](&mut out)).unwrap();
     match stream.synchronize().unwrap_err() {
