@@ -254,6 +254,22 @@ pub struct DeviceLimits {
     pub compute_capability: (u32, u32),
 }
 
+#[cfg(test)]
+impl DeviceLimits {
+    /// An H100's limits, for the launch checks' unit tests.
+    pub(crate) const H100: DeviceLimits = DeviceLimits {
+        max_threads_per_block: 1024,
+        max_block_dim: [1024, 1024, 64],
+        max_grid_dim: [i32::MAX as u32, 65535, 65535],
+        max_shared_per_block: 48 << 10,
+        max_shared_per_block_optin: 227 << 10,
+        multiprocessor_count: 132,
+        max_threads_per_multiprocessor: 2048,
+        max_registers_per_block: 65536,
+        compute_capability: (9, 0),
+    };
+}
+
 /// What a driver reports of a device when it opens it.
 pub(crate) struct DeviceProperties {
     pub(crate) name: String,

@@ -303,17 +303,7 @@ mod tests {
     use crate::backend::{DeviceLimits, FunctionLimits};
     use crate::launch::config::{LaunchConfig, Shape};
 
-    const DEVICE: DeviceLimits = DeviceLimits {
-        max_threads_per_block: 1024,
-        max_block_dim: [1024, 1024, 64],
-        max_grid_dim: [i32::MAX as u32, 65535, 65535],
-        max_shared_per_block: 48 << 10,
-        max_shared_per_block_optin: 227 << 10,
-        multiprocessor_count: 132,
-        max_threads_per_multiprocessor: 2048,
-        max_registers_per_block: 65536,
-        compute_capability: (9, 0),
-    };
+    const DEVICE: DeviceLimits = DeviceLimits::H100;
     const KERNEL: FunctionLimits = FunctionLimits {
         max_threads_per_block: 512,
         static_shared_bytes: 1 << 10,

@@ -177,18 +177,7 @@ fn bytes(n: u64) -> String {
 mod tests {
     use super::*;
 
-    /// An H100's limits.
-    const H100: DeviceLimits = DeviceLimits {
-        max_threads_per_block: 1024,
-        max_block_dim: [1024, 1024, 64],
-        max_grid_dim: [i32::MAX as u32, 65535, 65535],
-        max_shared_per_block: 48 << 10,
-        max_shared_per_block_optin: 227 << 10,
-        multiprocessor_count: 132,
-        max_threads_per_multiprocessor: 2048,
-        max_registers_per_block: 65536,
-        compute_capability: (9, 0),
-    };
+    const H100: DeviceLimits = DeviceLimits::H100;
 
     fn kernel(local: u32, registers: u32, static_shared: u32) -> FunctionLimits {
         FunctionLimits {
