@@ -80,9 +80,9 @@ fn run() -> Result<(), Box<dyn Error>> {
     let years = randfloat(&mut rng, 0.25, 10.0);
 
     let stream = Stream::new()?;
-    let s = DeviceBuffer::to_device_sync(&stock, &stream)?;
-    let x = DeviceBuffer::to_device_sync(&strike, &stream)?;
-    let t = DeviceBuffer::to_device_sync(&years, &stream)?;
+    let s = DeviceBuffer::to_device(&stock, &stream)?;
+    let x = DeviceBuffer::to_device(&strike, &stream)?;
+    let t = DeviceBuffer::to_device(&years, &stream)?;
     let mut call = DeviceBuffer::<f64>::zeroed_on(OPT_N, &stream)?;
     let mut put = DeviceBuffer::<f64>::zeroed_on(OPT_N, &stream)?;
     for _ in 0..ITERATIONS {

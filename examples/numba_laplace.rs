@@ -55,8 +55,8 @@ fn run() -> Result<(), Box<dyn Error>> {
         grid[row * N] = 1.0;
     }
     let stream = Stream::new()?;
-    let mut a = DeviceBuffer::to_device_sync(&grid, &stream)?;
-    let mut a_new = DeviceBuffer::to_device_sync(&grid, &stream)?;
+    let mut a = DeviceBuffer::to_device(&grid, &stream)?;
+    let mut a_new = DeviceBuffer::to_device(&grid, &stream)?;
     let mut change = DeviceBuffer::<f64>::zeroed_on(N * N, &stream)?;
     let blocks = (N / TPB, N / TPB);
 

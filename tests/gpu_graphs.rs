@@ -441,6 +441,14 @@ fn synchronous_calls_inside_a_capture_are_errors_naming_it() {
         DeviceBuffer::to_device_sync(&[0.0f32; 4], &s).unwrap_err(),
         "copy_from_host_sync",
     );
+    in_capture(
+        x.copy_from_host(&[0.0; 256], &s).unwrap_err(),
+        "copy_from_host",
+    );
+    in_capture(
+        DeviceBuffer::to_device(&[0.0f32; 4], &s).unwrap_err(),
+        "copy_from_host",
+    );
     in_capture(x.fill(3.0, &s).unwrap_err(), "fill");
     in_capture(s.add_callback(|| ()).unwrap_err(), "add_callback");
     in_capture(s.async_done().unwrap_err(), "async_done");

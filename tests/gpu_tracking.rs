@@ -236,13 +236,67 @@ fn a_buffer_dropped_inside_a_callback_is_freed() {
     let (before, _) = device.memory_info().unwrap();
     let bytes = 64 << 20;
     let buffer = DeviceBuffer::<u8>::zeroed_on(bytes, &stream).unwrap();
+    let releases = gpu_runtime::__private::deferred_releases_completed();
     stream.add_callback(move || drop(buffer)).unwrap();
     stream.synchronize().unwrap();
+    // The release thread frees it: wait for that release to have run.
+    let start = std::time::Instant::now();
+    while gpu_runtime::__private::deferred_releases_completed() == releases {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(10),
+            "the release thread did not run the buffer's release within 10 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
     let freed = free_memory_after_release(&device, before);
     assert!(
         freed + (8 << 20) >= before,
-        "free memory went back from {before} to {freed} bytes after the drop"
+        "free memory went back from {before} to {freed} bytes after the drop (the pool: {:?})",
+        device.memory_pool().stats()
     );
+}
+
+/// Numba's `cuda.to_device(data, stream=stream)`: the host data is the
+/// caller's again when the call returns, and the copy is ordered on the
+/// stream (queued behind work already there), for that stream's later work
+/// and, through the tracking, for other streams'.
+#[test]
+fn to_device_hands_the_data_back_at_once_and_orders_the_copy_on_its_stream() {
+    let _turn = one_at_a_time();
+    let stream = Stream::new().unwrap();
+    let n = 4099;
+    let mut data: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let expected = data.clone();
+    // The stream is busy: the copy queues behind that work.
+    let held = hold(&stream, 200);
+    let x = DeviceBuffer::to_device(&data, &stream).unwrap();
+    data.fill(-1.0);
+    drop(data);
+    let mut twice = DeviceBuffer::<f32>::zeroed_on(n, &stream).unwrap();
+    launch!(add_kernel[blocks(n), 256, stream](&x, &x, &mut twice)).unwrap();
+    // Another stream, on another thread, reads after the copy.
+    let seen = std::thread::scope(|scope| {
+        scope
+            .spawn(|| x.copy_to_host_sync(&Stream::new().unwrap()).unwrap())
+            .join()
+            .unwrap()
+    });
+    assert_eq!(seen, expected);
+    let doubled: Vec<f32> = expected.iter().map(|v| 2.0 * v).collect();
+    assert_eq!(twice.copy_to_host_sync(&stream).unwrap(), doubled);
+    held.join().unwrap();
+    // Into an existing buffer, of the wrong length: an error naming both.
+    let mut y = DeviceBuffer::<f32>::zeroed_on(8, &stream).unwrap();
+    match y.copy_from_host(&[1.0; 7], &stream) {
+        Err(Error::LengthMismatch {
+            destination: 8,
+            source: 7,
+            ..
+        }) => {}
+        other => panic!("expected a length mismatch, got {other:?}"),
+    }
+    y.copy_from_host(&[3.0; 8], &stream).unwrap();
+    assert_eq!(y.copy_to_host_sync(&stream).unwrap(), vec![3.0; 8]);
 }
 
 #[test]

@@ -172,10 +172,40 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         self.copy_to_host_sync(&crate::current_stream()?)
     }
 
-    /// Copies `data` into a new buffer on `stream`'s device (Numba's
-    /// `cuda.to_device(data, stream=stream)`). Blocking, as Numba's is for
-    /// ordinary memory: returns once the copy has completed on the device, so
-    /// `data` may change at once and any stream, on any thread, sees the data.
+    /// Copies `data` into a new buffer on `stream`'s device, queued on
+    /// `stream` (Numba's `cuda.to_device(data, stream=stream)`). `data` may
+    /// change as soon as this returns, and the copy is ordered on `stream`:
+    /// work queued there afterwards sees the data, and work on any other
+    /// stream that uses the buffer waits for the copy (the buffer's
+    /// tracking). The copy reads a staging copy of `data`, released once the
+    /// stream has run it. Refused in a capture
+    /// ([`Error::InCapture`](crate::Error::InCapture)).
+    ///
+    /// ```no_run
+    /// use gpu_runtime::{DeviceBuffer, Stream};
+    /// # fn main() -> gpu_runtime::Result<()> {
+    /// let stream = Stream::new()?;
+    /// let mut data = vec![1.0f32; 1024];
+    /// let on_device = DeviceBuffer::to_device(&data, &stream)?;
+    /// data.fill(2.0); // the copy already has its own
+    /// assert_eq!(on_device.copy_to_host_sync(&stream)?, vec![1.0f32; 1024]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn to_device(data: &[T], stream: &Stream) -> Result<Self> {
+        // SAFETY: every element is written by the copy below, which the
+        // tracking orders before any other use; if it fails, the buffer is
+        // dropped unread.
+        let mut buffer = unsafe { DeviceBuffer::uninitialized(data.len(), stream)? };
+        buffer.copy_from_host(data, stream)?;
+        Ok(buffer)
+    }
+
+    /// Copies `data` into a new buffer on `stream`'s device and waits for the
+    /// copy: unlike [`to_device`](Self::to_device), the copy has completed on
+    /// the device when this returns, so the data is there for any stream, on
+    /// any thread, also for work the buffer's tracking does not see (another
+    /// library handed its address, a kernel timed alone).
     pub fn to_device_sync(data: &[T], stream: &Stream) -> Result<Self> {
         let mut buffer = DeviceBuffer::alloc_on(data.len(), stream)?;
         buffer.copy_from_host_sync(data, stream)?;
@@ -406,7 +436,13 @@ impl Drop for Allocation {
         if in_callback() {
             // CUDA calls are forbidden here: the release thread frees it.
             defer(Box::new(move || {
-                let _ = release(ptr, device, graph, &accesses);
+                if let Err(e) = release(ptr, device, graph, &accesses) {
+                    // Nobody waits for this release: say why the memory stays.
+                    crate::diagnostics::report(
+                        crate::diagnostics::Level::Warn,
+                        &format!("a buffer dropped in a stream callback could not be freed: {e}"),
+                    );
+                }
             }));
         } else {
             // A failure means the context is lost, and the memory with it.

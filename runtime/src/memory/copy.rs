@@ -9,7 +9,7 @@ use crate::backend::{driver, DriverError};
 use crate::error::{Error, Result};
 use crate::stream::Stream;
 use gpu_device::DeviceCopy;
-use std::mem::size_of;
+use std::mem::{size_of, MaybeUninit};
 
 /// Checks that a buffer on `buffer_device` can be copied on `stream`, by
 /// `operation`.
@@ -31,6 +31,9 @@ pub(crate) fn check_device(
 /// Why the `_sync` copies are refused in a capture.
 const SYNC_IN_CAPTURE: &str = "a `_sync` copy waits for the stream, whose work only runs when the graph is launched, and a graph would read or write the host memory again at every launch; copy before or after the capture (device-to-device copies can be captured)";
 
+/// Why the staged host-to-device copy is refused in a capture.
+const STAGED_IN_CAPTURE: &str = "a graph would read the host data again at every launch, after this call has handed it back; copy before the capture, or into a buffer the graph then copies from (device-to-device copies can be captured)";
+
 /// Waits for `stream` after queueing `queued`: the copy is complete when this
 /// returns, also when queueing failed after part of the work was queued.
 fn complete(stream: &Stream, queued: std::result::Result<(), DriverError>) -> Result<()> {
@@ -49,6 +52,16 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// so `data` may change at once and work on any stream sees the data.
     pub fn copy_from_host_sync(&mut self, data: &[T], stream: &Stream) -> Result<()> {
         self.view_mut().copy_from_host_sync(data, stream)
+    }
+
+    /// Copies `data` (the same length as the buffer) into the buffer, queued
+    /// on `stream` after the work that uses the buffer (Numba's
+    /// `d_ary.copy_to_device(data, stream=stream)`). `data` may change as
+    /// soon as this returns: the copy reads a staging copy of it, released
+    /// once the stream has run the copy. Work on other streams that uses the
+    /// buffer waits for the copy. Refused in a capture.
+    pub fn copy_from_host(&mut self, data: &[T], stream: &Stream) -> Result<()> {
+        self.view_mut().copy_from_host(data, stream)
     }
 
     /// Copies `source` (the same length) into the buffer, queued on `stream`
@@ -169,6 +182,58 @@ impl<T: DeviceCopy> DeviceViewMut<'_, T> {
             )
         };
         complete(stream, queued)
+    }
+
+    /// See [`DeviceBuffer::copy_from_host`].
+    pub fn copy_from_host(&mut self, data: &[T], stream: &Stream) -> Result<()> {
+        if data.len() != self.len() {
+            return Err(Error::LengthMismatch {
+                operation: "copy to device",
+                destination: self.len(),
+                source: data.len(),
+            });
+        }
+        check_device(self.raw().device, stream, "a copy to the device")?;
+        stream.refuse_in_capture("copy_from_host", STAGED_IN_CAPTURE)?;
+        if data.is_empty() || size_of::<T>() == 0 {
+            return Ok(());
+        }
+        // The copy reads a staging copy of `data`, kept until the stream has
+        // run the copy: `data` is the caller's again when this returns.
+        let bytes = std::mem::size_of_val(data);
+        let mut staged: Box<[MaybeUninit<u8>]> = Box::new_uninit_slice(bytes);
+        // SAFETY: both ranges are `bytes` long and do not overlap; bytes as
+        // `MaybeUninit<u8>` may be anything, padding included.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                data.as_ptr().cast::<MaybeUninit<u8>>(),
+                staged.as_mut_ptr(),
+                bytes,
+            )
+        };
+        self.track_write(stream)?;
+        // SAFETY: the destination is borrowed device memory of `len` elements,
+        // ordered after its other uses; `staged` holds their bytes and is
+        // dropped only by the callback queued after the copy on `stream`
+        // (or below, once the stream has finished, if queueing it failed).
+        let queued = unsafe {
+            driver().copy_to_device_async(
+                self.raw().ptr,
+                staged.as_ptr().cast(),
+                bytes,
+                stream.handle(),
+            )
+        };
+        if let Err(e) = queued {
+            let _ = stream.synchronize();
+            return Err(stream.error(e));
+        }
+        stream.add_callback(move || drop(staged)).or_else(|e| {
+            // The staging copy cannot be released in stream order: keep it
+            // until the copy has run.
+            let _ = stream.synchronize();
+            Err(e)
+        })
     }
 
     /// See [`DeviceBuffer::copy_from_device`].
