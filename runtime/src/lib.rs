@@ -74,8 +74,8 @@ pub use backend::simulator::settings::{
 pub use backend::simulator::DEVICES_ENV as SIMULATED_DEVICES_ENV;
 pub use backend::GraphNodeKind;
 pub use backend::{
-    backend, Backend, DeviceLimits, DriverError, ReduceOp, BACKEND_ENV, MAX_DEVICES,
-    MIN_DRIVER_VERSION,
+    backend, Advice, Backend, DeviceLimits, DriverError, Location, ReduceOp, BACKEND_ENV,
+    MAX_DEVICES, MIN_DRIVER_VERSION,
 };
 pub use bytemuck;
 pub use collective::{
@@ -92,7 +92,10 @@ pub use launch::{
     Const, DimValue, Dims, IntoDims, KernelArgs, KernelFunction, LaunchConfig, StreamRef,
 };
 pub use matrix::{DeviceView2dMut, DeviceView3dMut};
-pub use memory::{DeviceBuffer, DeviceInput, DeviceOutput, DeviceView, DeviceViewMut};
+pub use memory::{
+    DeviceBuffer, DeviceInput, DeviceOutput, DeviceView, DeviceViewMut, ManagedBuffer,
+    PitchedBuffer, Region2d, Region2dMut,
+};
 pub use memory_pool::{MemoryPool, PoolStats};
 pub use module::EmbeddedModule;
 pub use pinned::{

@@ -29,11 +29,14 @@ pub(crate) fn check_device(
 }
 
 /// Why the `_sync` copies are refused in a capture.
-const SYNC_IN_CAPTURE: &str = "a `_sync` copy waits for the stream, whose work only runs when the graph is launched, and a graph would read or write the host memory again at every launch; copy before or after the capture (device-to-device copies can be captured)";
+pub(super) const SYNC_IN_CAPTURE: &str = "a `_sync` copy waits for the stream, whose work only runs when the graph is launched, and a graph would read or write the host memory again at every launch; copy before or after the capture (device-to-device copies can be captured)";
 
 /// Waits for `stream` after queueing `queued`: the copy is complete when this
 /// returns, also when queueing failed after part of the work was queued.
-fn complete(stream: &Stream, queued: std::result::Result<(), DriverError>) -> Result<()> {
+pub(super) fn complete(
+    stream: &Stream,
+    queued: std::result::Result<(), DriverError>,
+) -> Result<()> {
     match queued {
         Ok(()) => stream.synchronize(),
         Err(e) => {

@@ -43,7 +43,14 @@ pub(super) fn check(call: &'static str, code: Status) -> Result<(), DriverError>
 #[cold]
 #[inline(never)]
 fn failure(call: &'static str, code: Status) -> DriverError {
-    let (name, description) = describe(code);
+    let (name, description) = if code == ERROR_FUNCTION_MISSING {
+        (
+            "CUDA_ERROR_FUNCTION_MISSING".to_string(),
+            format!("this CUDA driver library has no `{call}`, which a newer driver has (CUDA 12.2, R535 or newer): update the NVIDIA driver"),
+        )
+    } else {
+        describe(code)
+    };
     DriverError {
         call,
         code,
