@@ -262,3 +262,35 @@ fn a_device_buffer_copies_from_managed_memory() {
     device.copy_from_device(&data, &stream).unwrap();
     assert_eq!(device.copy_to_host_sync(&stream).unwrap(), vec![4, 5, 6]);
 }
+
+/// A device without concurrent managed access (Windows, GPUs before Pascal)
+/// or without managed memory is refused with an error saying what it lacks,
+/// before anything is allocated (simulated by `GPU_SIM_MANAGED_MEMORY`).
+#[test]
+fn a_device_without_concurrent_managed_access_is_refused() {
+    use gpu_runtime::{Backend, BACKEND_ENV, SIM_MANAGED_MEMORY_ENV};
+    for (support, lacks) in [
+        ("host-exclusive", "CONCURRENT_MANAGED_ACCESS"),
+        ("none", "CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY"),
+    ] {
+        if std::env::var(SIM_MANAGED_MEMORY_ENV).as_deref() == Ok(support) {
+            assert_eq!(gpu_runtime::backend(), Backend::Simulator);
+            match ManagedBuffer::<u32>::new(16) {
+                Err(Error::ManagedMemoryUnsupported { device: 0, reason }) => {
+                    assert!(reason.contains(lacks), "{reason}")
+                }
+                other => panic!("expected Error::ManagedMemoryUnsupported, got {other:?}"),
+            }
+            return;
+        }
+    }
+    if std::env::var(SIM_MANAGED_MEMORY_ENV).is_ok() {
+        return;
+    }
+    for support in ["host-exclusive", "none"] {
+        common::faults::in_own_process(&[
+            (SIM_MANAGED_MEMORY_ENV, support),
+            (BACKEND_ENV, "simulator"),
+        ]);
+    }
+}

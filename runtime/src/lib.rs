@@ -66,6 +66,7 @@ mod workflow;
 
 pub use backend::cuda::NCCL_LIBRARY_ENV;
 pub use backend::simulator::collective::rendezvous::SIM_RENDEZVOUS_DIR_ENV;
+pub use backend::simulator::managed::SIM_MANAGED_MEMORY_ENV;
 pub use backend::simulator::peer::SIM_PEER_ACCESS_ENV;
 pub use backend::simulator::race_check::set_race_check;
 pub use backend::simulator::settings::{

@@ -192,6 +192,7 @@ pub(crate) mod status {
     pub(crate) const NOT_READY: i32 = 600;
     pub(crate) const NOT_FOUND: i32 = 500;
     pub(crate) const NOT_PERMITTED: i32 = 800;
+    pub(crate) const NOT_SUPPORTED: i32 = 801;
     pub(crate) const STREAM_CAPTURE_UNSUPPORTED: i32 = 900;
     pub(crate) const STREAM_CAPTURE_MERGE: i32 = 902;
     pub(crate) const STREAM_CAPTURE_UNMATCHED: i32 = 903;
@@ -206,6 +207,9 @@ pub(crate) mod status {
     /// Not a CUDA code: an error of the collective library (NCCL), whose
     /// own code is in the error's name.
     pub(crate) const COLLECTIVE_FAILED: i32 = -2;
+    /// Not a CUDA code: a driver function of a newer CUDA than the oldest
+    /// supported, which this driver library lacks.
+    pub(crate) const FUNCTION_MISSING: i32 = -3;
 }
 
 impl DriverError {

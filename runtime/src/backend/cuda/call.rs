@@ -77,3 +77,20 @@ pub(super) fn stream(handle: StreamHandle) -> CUstream {
 pub(super) fn event(handle: EventHandle) -> CUevent {
     handle.raw as CUevent
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_optional_function_is_an_error_naming_it() {
+        let error = check("cuMemPrefetchAsync_v2", ERROR_FUNCTION_MISSING).unwrap_err();
+        assert_eq!(error.name, "CUDA_ERROR_FUNCTION_MISSING");
+        assert!(
+            error.description.contains("`cuMemPrefetchAsync_v2`")
+                && error.description.contains("12.2"),
+            "{}",
+            error.description
+        );
+    }
+}

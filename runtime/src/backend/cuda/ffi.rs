@@ -44,9 +44,8 @@ pub(crate) const ERROR_NOT_INITIALIZED: Status = 3;
 pub(crate) const ERROR_INSUFFICIENT_DRIVER: Status = 35;
 pub(crate) const ERROR_NOT_READY: Status = 600;
 /// Not a driver status: an optional function (of a newer driver than the
-/// oldest supported) that this driver library lacks. Negative, so no driver
-/// code can be mistaken for it.
-pub(crate) const ERROR_FUNCTION_MISSING: Status = -1;
+/// oldest supported) that this driver library lacks.
+pub(crate) const ERROR_FUNCTION_MISSING: Status = super::super::status::FUNCTION_MISSING;
 
 /// `CUdevice_attribute` values.
 pub(crate) mod device_attribute {

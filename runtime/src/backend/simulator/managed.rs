@@ -4,13 +4,41 @@
 //! checked. And 2-D copies: row by row, in stream order.
 
 use super::super::{
-    Advice, Copy2d, DevicePtr, DriverError, GraphNodeKind, Location, Memory2d, StreamHandle,
+    Advice, Copy2d, DevicePtr, DriverError, GraphNodeKind, Location, ManagedSupport, Memory2d,
+    StreamHandle,
 };
 use super::errors::invalid_value;
 use super::memory::{is_pinned, managed_range};
 use super::stream;
 use std::mem::MaybeUninit;
 use std::sync::Arc;
+
+/// What the simulated devices support of managed memory: `concurrent`
+/// (the default: managed memory, host and device at once, as every Linux
+/// GPU since Pascal), `host-exclusive` (managed memory the host may not
+/// touch while a kernel runs: Windows, older GPUs) or `none`. For testing a
+/// program's handling of such devices.
+pub const SIM_MANAGED_MEMORY_ENV: &str = "GPU_SIM_MANAGED_MEMORY";
+
+/// The simulated devices' managed memory support ([`SIM_MANAGED_MEMORY_ENV`]).
+pub(crate) fn support() -> ManagedSupport {
+    let (managed, concurrent) = match std::env::var(SIM_MANAGED_MEMORY_ENV).as_deref() {
+        Err(_) | Ok("concurrent") => (true, true),
+        Ok("host-exclusive") => (true, false),
+        Ok("none") => (false, false),
+        Ok(other) => {
+            crate::diagnostics::report(
+                crate::diagnostics::Level::Warn,
+                &format!("ignoring {SIM_MANAGED_MEMORY_ENV}=`{other}`: use `concurrent`, `host-exclusive` or `none`; simulating `concurrent`"),
+            );
+            (true, true)
+        }
+    };
+    ManagedSupport {
+        managed,
+        concurrent,
+    }
+}
 
 /// Checks that `ptr..ptr + bytes` is managed memory and `location` a device
 /// of the simulator (or the host), as the driver does for `call`.

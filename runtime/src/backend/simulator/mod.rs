@@ -220,14 +220,19 @@ impl Driver for SimulatorDriver {
 
     fn managed_support(&self, device: usize) -> Result<ManagedSupport, DriverError> {
         self.check_device(device, "cuDeviceGetAttribute")?;
-        Ok(ManagedSupport {
-            managed: true,
-            concurrent: true,
-        })
+        Ok(managed::support())
     }
 
     fn alloc_managed(&self, device: usize, bytes: usize) -> Result<DevicePtr, DriverError> {
         self.check_device(device, "cuMemAllocManaged")?;
+        if !managed::support().managed {
+            return Err(DriverError {
+                call: "cuMemAllocManaged",
+                code: status::NOT_SUPPORTED,
+                name: "CUDA_ERROR_NOT_SUPPORTED".into(),
+                description: "the simulated device has no managed memory".into(),
+            });
+        }
         memory::managed_alloc(bytes, device, self.count())
     }
 
