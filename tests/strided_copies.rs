@@ -270,3 +270,32 @@ fn a_capture_refuses_host_region_copies_and_captures_device_ones() {
     graph.instantiate().unwrap().launch(&stream).unwrap();
     assert_eq!(b.copy_to_host_sync(&stream).unwrap(), vec![0, 2, 8, 10]);
 }
+
+/// Steps past the region leave one row or column, and never overflow.
+#[test]
+fn huge_steps_leave_one_row_or_column() {
+    let stream = Stream::new().unwrap();
+    let host: Vec<i64> = (0..12).collect();
+    let a = DeviceBuffer::to_device_sync(&host, &stream).unwrap();
+    let m = a.region_2d(3, 4).unwrap();
+    let first_row = m.strided(.., usize::MAX, .., 1).unwrap();
+    assert_eq!(first_row.copy_to_host_sync(&stream).unwrap(), [0, 1, 2, 3]);
+    let first_col = m.strided(.., 1, 1.., usize::MAX).unwrap();
+    assert_eq!(first_col.copy_to_host_sync(&stream).unwrap(), [1, 5, 9]);
+    let one = m.strided(2.., usize::MAX, 3.., usize::MAX).unwrap();
+    assert_eq!(one.copy_to_host_sync(&stream).unwrap(), [11]);
+}
+
+/// A pitched allocation is not stream-ordered: made in a capture, its
+/// zeroing would wait for the graph's launch; it is refused, and the
+/// capture goes on.
+#[test]
+fn a_pitched_allocation_is_refused_in_a_capture() {
+    let stream = Stream::new().unwrap();
+    let capture = stream.begin_capture().unwrap();
+    assert!(matches!(
+        PitchedBuffer::<f32>::zeroed_on(4, 4, &stream),
+        Err(Error::InCapture { .. })
+    ));
+    capture.end().unwrap();
+}

@@ -104,7 +104,16 @@ impl<T: DeviceCopy> ManagedBuffer<T> {
         let ptr = if bytes == 0 {
             0
         } else {
-            let (free, total) = driver().memory_info(ordinal).map_err(|e| state.error(e))?;
+            let free_memory = || driver().memory_info(ordinal).map_err(|e| state.error(e));
+            let (mut free, total) = free_memory()?;
+            if bytes > free {
+                // Memory the pool keeps cached is free for this: give back
+                // what is not in use, then ask again.
+                driver()
+                    .trim_memory_pool(ordinal, 0)
+                    .map_err(|e| state.error(e))?;
+                free = free_memory()?.0;
+            }
             let refused = |free| Error::OutOfMemory {
                 requested: bytes,
                 free,

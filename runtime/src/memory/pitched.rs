@@ -55,6 +55,10 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
     pub fn zeroed_on(rows: usize, cols: usize, stream: &Stream) -> Result<Self> {
         gpu_device::__private::require_device_align::<T>();
         let state = stream.device_state("a pitched allocation")?;
+        stream.refuse_in_capture(
+            "PitchedBuffer::zeroed_on",
+            "a pitched allocation is not stream-ordered: its zeroing would run only when the graph is launched, and the memory would be read unzeroed before; allocate before the capture",
+        )?;
         let element = size_of::<T>();
         let width = cols.checked_mul(element).ok_or(Error::SizeOverflow {
             len: cols,

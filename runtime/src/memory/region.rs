@@ -58,14 +58,28 @@ impl Layout2d {
                 reason: format!("a step of 0 (rows every {row_step}, columns every {col_step}); steps start at 1"),
             });
         }
+        let (new_rows, new_cols) = (rows.len().div_ceil(row_step), cols.len().div_ceil(col_step));
+        // With two rows or more, `row_step` is at most the rows spanned, so
+        // the product stays within the region's bytes (likewise columns);
+        // with one, the pitch is never used and a huge step must not overflow.
+        let row_pitch = if new_rows > 1 {
+            self.row_pitch * row_step
+        } else {
+            self.row_pitch
+        };
+        let col_step = if new_cols > 1 {
+            self.col_step * col_step
+        } else {
+            self.col_step
+        };
         Ok(Layout2d {
             ptr: self.ptr
                 + (rows.start * self.row_pitch + cols.start * self.col_step * element) as u64,
             device: self.device,
-            rows: rows.len().div_ceil(row_step),
-            cols: cols.len().div_ceil(col_step),
-            row_pitch: self.row_pitch * row_step,
-            col_step: self.col_step * col_step,
+            rows: new_rows,
+            cols: new_cols,
+            row_pitch,
+            col_step,
         })
     }
 }
