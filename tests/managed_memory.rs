@@ -294,3 +294,29 @@ fn a_device_without_concurrent_managed_access_is_refused() {
         ]);
     }
 }
+
+/// A kernel queued on another thread's per-thread default stream (which
+/// this thread cannot record on) is waited for through the legacy default
+/// stream: the host read still sees what it wrote. The other thread lives
+/// on until the read is done.
+#[test]
+fn a_host_read_waits_for_another_threads_per_thread_stream() {
+    let _turn = common::one_at_a_time();
+    let (send, receive) = std::sync::mpsc::channel();
+    let (done, finished) = std::sync::mpsc::channel::<()>();
+    let worker = std::thread::spawn(move || {
+        let stream = Stream::per_thread();
+        let mut data = ManagedBuffer::<u32>::new(4096).unwrap();
+        let timer = hold(&stream, 200);
+        launch!(fill[blocks(4096), 256, stream](8u32, &mut data)).unwrap();
+        send.send(data).unwrap();
+        finished.recv().unwrap();
+        timer.join().unwrap();
+        stream.synchronize().unwrap();
+    });
+    let data = receive.recv().unwrap();
+    assert!(data.as_slice().unwrap().iter().all(|&v| v == 8));
+    drop(data);
+    done.send(()).unwrap();
+    worker.join().unwrap();
+}
