@@ -181,6 +181,20 @@ pub enum Error {
         /// The extents and the length.
         reason: String,
     },
+    /// A 2-D copy whose regions do not fit their memory, overlap, or whose
+    /// rows or pitches the copy cannot take.
+    InvalidCopy2d {
+        /// The regions and what was wrong with them.
+        reason: String,
+    },
+    /// A device that cannot hold managed memory the way
+    /// [`ManagedBuffer`](crate::ManagedBuffer) needs.
+    ManagedMemoryUnsupported {
+        /// The device's ordinal.
+        device: usize,
+        /// What the device lacks.
+        reason: &'static str,
+    },
     /// Arguments an operation cannot work with, where no variant above
     /// names the case (the pipeline's stream and chunk counts, ...).
     InvalidArgument {
@@ -390,6 +404,10 @@ impl fmt::Display for Error {
                 messages.join("; ")
             ),
             Error::InvalidShape { reason } => write!(f, "invalid shape: {reason}"),
+            Error::InvalidCopy2d { reason } => write!(f, "invalid 2-D copy: {reason}"),
+            Error::ManagedMemoryUnsupported { device, reason } => {
+                write!(f, "device {device} cannot hold managed memory: {reason}")
+            }
             Error::InvalidArgument { operation, reason } => {
                 write!(f, "invalid argument to {operation}: {reason}")
             }

@@ -66,6 +66,7 @@ mod workflow;
 
 pub use backend::cuda::NCCL_LIBRARY_ENV;
 pub use backend::simulator::collective::rendezvous::SIM_RENDEZVOUS_DIR_ENV;
+pub use backend::simulator::managed::SIM_MANAGED_MEMORY_ENV;
 pub use backend::simulator::peer::SIM_PEER_ACCESS_ENV;
 pub use backend::simulator::race_check::set_race_check;
 pub use backend::simulator::settings::{
@@ -74,8 +75,8 @@ pub use backend::simulator::settings::{
 pub use backend::simulator::DEVICES_ENV as SIMULATED_DEVICES_ENV;
 pub use backend::GraphNodeKind;
 pub use backend::{
-    backend, Backend, DeviceLimits, DriverError, ReduceOp, BACKEND_ENV, MAX_DEVICES,
-    MIN_DRIVER_VERSION,
+    backend, Advice, Backend, DeviceLimits, DriverError, Location, ReduceOp, BACKEND_ENV,
+    MAX_DEVICES, MIN_DRIVER_VERSION,
 };
 pub use bytemuck;
 pub use collective::{
@@ -92,7 +93,10 @@ pub use launch::{
     Const, DimValue, Dims, IntoDims, KernelArgs, KernelFunction, LaunchConfig, StreamRef,
 };
 pub use matrix::{DeviceView2dMut, DeviceView3dMut};
-pub use memory::{DeviceBuffer, DeviceInput, DeviceOutput, DeviceView, DeviceViewMut};
+pub use memory::{
+    DeviceBuffer, DeviceInput, DeviceOutput, DeviceView, DeviceViewMut, ManagedBuffer,
+    PitchedBuffer, Region2d, Region2dMut,
+};
 pub use memory_pool::{MemoryPool, PoolStats};
 pub use module::EmbeddedModule;
 pub use pinned::{

@@ -192,6 +192,7 @@ pub(crate) mod status {
     pub(crate) const NOT_READY: i32 = 600;
     pub(crate) const NOT_FOUND: i32 = 500;
     pub(crate) const NOT_PERMITTED: i32 = 800;
+    pub(crate) const NOT_SUPPORTED: i32 = 801;
     pub(crate) const STREAM_CAPTURE_UNSUPPORTED: i32 = 900;
     pub(crate) const STREAM_CAPTURE_MERGE: i32 = 902;
     pub(crate) const STREAM_CAPTURE_UNMATCHED: i32 = 903;
@@ -206,6 +207,9 @@ pub(crate) mod status {
     /// Not a CUDA code: an error of the collective library (NCCL), whose
     /// own code is in the error's name.
     pub(crate) const COLLECTIVE_FAILED: i32 = -2;
+    /// Not a CUDA code: a driver function of a newer CUDA than the oldest
+    /// supported, which this driver library lacks.
+    pub(crate) const FUNCTION_MISSING: i32 = -3;
 }
 
 impl DriverError {
@@ -286,6 +290,66 @@ pub(crate) struct FunctionLimits {
     pub(crate) local_bytes_per_thread: u32,
     /// Registers one thread of the kernel uses.
     pub(crate) registers_per_thread: u32,
+}
+
+/// Where managed memory is prefetched to, or what an advice names: a device
+/// (by ordinal) or the host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Location {
+    /// The memory of device `ordinal`.
+    Device(usize),
+    /// Host memory.
+    Host,
+}
+
+/// Advice about managed memory's use (CUDA's `cuMemAdvise`): it changes where
+/// pages live and how faults are served, never the contents.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Advice {
+    /// Mostly read: each processor that reads it may keep a read-only copy
+    /// (a write invalidates the copies).
+    ReadMostly,
+    /// The pages stay at this location where possible.
+    PreferredLocation(Location),
+    /// This processor maps the pages, so its accesses do not fault them over.
+    AccessedBy(Location),
+}
+
+/// What a device can do with managed memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ManagedSupport {
+    /// `CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY`.
+    pub(crate) managed: bool,
+    /// `CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS`: host and device may
+    /// touch managed memory at the same time (without it, the host may not
+    /// touch any while a kernel runs on the device).
+    pub(crate) concurrent: bool,
+}
+
+/// One end of a 2-D copy: its first row's address and the bytes from one
+/// row's start to the next's.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct End2d {
+    pub(crate) at: Memory2d,
+    pub(crate) pitch: usize,
+}
+
+/// Where one end of a 2-D copy is.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Memory2d {
+    /// Host memory, pageable or page-locked.
+    Host(*mut u8),
+    /// Device (or managed) memory.
+    Device(DevicePtr),
+}
+
+/// A 2-D copy: `rows` rows of `width_bytes` bytes (CUDA's `CUDA_MEMCPY2D`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Copy2d {
+    pub(crate) src: End2d,
+    pub(crate) dst: End2d,
+    pub(crate) width_bytes: usize,
+    pub(crate) rows: usize,
 }
 
 /// How an event is made (CUDA's event flags).
@@ -382,6 +446,64 @@ pub(crate) trait Driver: Sync {
     /// `ptr` came from `alloc_async` on the stream's device, is freed once,
     /// and no work queued after this point on any stream uses it.
     unsafe fn free_async(&self, ptr: DevicePtr, stream: StreamHandle) -> Result<(), DriverError>;
+
+    // Managed and pitched memory, freed synchronously --------------------------
+
+    /// Whether `device` supports managed memory, and concurrent access to it.
+    fn managed_support(&self, device: usize) -> Result<ManagedSupport, DriverError>;
+    /// Allocates `bytes` (> 0) of managed memory through `device`, attached
+    /// globally (any stream of any device may use it).
+    fn alloc_managed(&self, device: usize, bytes: usize) -> Result<DevicePtr, DriverError>;
+    /// Allocates `rows` (> 0) rows of `width_bytes` (> 0) on `device`, each
+    /// row starting at a multiple of the returned pitch (bytes), aligned for
+    /// accesses of `element_bytes` (4, 8 or 16).
+    fn alloc_pitch(
+        &self,
+        device: usize,
+        width_bytes: usize,
+        rows: usize,
+        element_bytes: u32,
+    ) -> Result<(DevicePtr, usize), DriverError>;
+    /// Frees memory of `alloc_managed` or `alloc_pitch` (`cuMemFree`), now.
+    ///
+    /// # Safety
+    /// `ptr` came from one of them through `device`, is freed once, and no
+    /// queued or running work uses it.
+    unsafe fn free_now(&self, device: usize, ptr: DevicePtr) -> Result<(), DriverError>;
+    /// Migrates `bytes` of managed memory at `ptr` to `to`, in stream order.
+    ///
+    /// # Safety
+    /// `ptr..ptr + bytes` is managed memory that stays allocated until the
+    /// stream reaches the prefetch.
+    unsafe fn prefetch_async(
+        &self,
+        ptr: DevicePtr,
+        bytes: usize,
+        to: Location,
+        stream: StreamHandle,
+    ) -> Result<(), DriverError>;
+    /// Sets (or, when `!set`, clears) `advice` on `bytes` of managed memory
+    /// at `ptr`, allocated through `device`.
+    ///
+    /// # Safety
+    /// `ptr..ptr + bytes` is managed memory, allocated.
+    unsafe fn advise(
+        &self,
+        device: usize,
+        ptr: DevicePtr,
+        bytes: usize,
+        advice: Advice,
+        set: bool,
+    ) -> Result<(), DriverError>;
+    /// A 2-D copy in stream order (`cuMemcpy2DAsync`). A pageable host
+    /// source is read before this returns; a pageable host destination may be
+    /// written later: the caller waits for the stream before using it.
+    ///
+    /// # Safety
+    /// Each end holds `rows` rows of `width_bytes` at its pitch, readable
+    /// (source) or writable (destination) and allocated until the copy has
+    /// completed; the two do not overlap.
+    unsafe fn copy_2d_async(&self, copy: &Copy2d, stream: StreamHandle) -> Result<(), DriverError>;
 
     // Page-locked host memory ---------------------------------------------------
 

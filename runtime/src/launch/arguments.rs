@@ -343,7 +343,7 @@ impl<'a, const SLOTS: usize> LaunchArgs<'a, SLOTS> {
                 None => Err(Error::Capture {
                     capture: 0,
                     reason: format!(
-                        "argument `{parameter}` of `{}` is mapped pinned memory, which a graph cannot hold",
+                        "argument `{parameter}` of `{}` is mapped pinned or managed memory, which the host reaches between a graph's launches, so a graph cannot hold it",
                         this.function.name()
                     ),
                 }),

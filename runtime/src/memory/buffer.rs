@@ -320,6 +320,11 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         self.memory.tracker.access(stream, access)
     }
 
+    /// The tracker of the buffer's accesses.
+    pub(crate) fn tracker(&self) -> &AccessTracker {
+        &self.memory.tracker
+    }
+
     /// The memory, for a graph that keeps it alive.
     pub(crate) fn memory(&self) -> Arc<dyn Tracked> {
         Arc::clone(&self.memory) as Arc<dyn Tracked>

@@ -29,14 +29,17 @@ pub(crate) fn check_device(
 }
 
 /// Why the `_sync` copies are refused in a capture.
-const SYNC_IN_CAPTURE: &str = "a `_sync` copy waits for the stream, whose work only runs when the graph is launched, and a graph would read or write the host memory again at every launch; copy before or after the capture (device-to-device copies can be captured)";
+pub(super) const SYNC_IN_CAPTURE: &str = "a `_sync` copy waits for the stream, whose work only runs when the graph is launched, and a graph would read or write the host memory again at every launch; copy before or after the capture (device-to-device copies can be captured)";
 
 /// Why the staged host-to-device copy is refused in a capture.
 const STAGED_IN_CAPTURE: &str = "a graph would read the host data again at every launch, after this call has handed it back; copy before the capture, or into a buffer the graph then copies from (device-to-device copies can be captured)";
 
 /// Waits for `stream` after queueing `queued`: the copy is complete when this
 /// returns, also when queueing failed after part of the work was queued.
-fn complete(stream: &Stream, queued: std::result::Result<(), DriverError>) -> Result<()> {
+pub(super) fn complete(
+    stream: &Stream,
+    queued: std::result::Result<(), DriverError>,
+) -> Result<()> {
     match queued {
         Ok(()) => stream.synchronize(),
         Err(e) => {

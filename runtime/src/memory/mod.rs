@@ -22,13 +22,20 @@
 
 mod buffer;
 mod copy;
+mod direct;
 mod element;
+mod managed;
+mod pitched;
+mod region;
 pub(crate) mod tracking;
 mod view;
 
 pub(crate) use buffer::byte_len;
 pub use buffer::DeviceBuffer;
 pub(crate) use copy::check_device;
+pub use managed::ManagedBuffer;
+pub use pitched::PitchedBuffer;
+pub use region::{Region2d, Region2dMut};
 pub(crate) use view::sealed;
 pub use view::{
     AfterAccess, DeviceInput, DeviceOutput, DeviceView, DeviceViewMut, GraphMemory, RawView,

@@ -183,6 +183,41 @@ impl AccessTracker {
         }
     }
 
+    /// The tracker of memory `owner` that no stream has used yet (memory
+    /// allocated outside stream order: managed, pitched).
+    pub(crate) fn unused(owner: Weak<dyn Tracked>) -> Self {
+        AccessTracker {
+            sole: AtomicU64::new(0),
+            accesses: Mutex::new(Accesses::default()),
+            owner,
+            graph_allocation: None,
+            escaped: AtomicBool::new(false),
+            captured: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Waits on the host until the device work a host `access` of the memory
+    /// conflicts with has completed (a read: the last writer; a write: the
+    /// writer and every reader), and forgets it: it is done. Memory whose
+    /// host accesses go through this must never be used in a capture (its
+    /// graph's launches would touch it behind the host's borrows).
+    pub(crate) fn wait_on_host(&self, access: Access) -> Result<()> {
+        let mut accesses = self.lock();
+        if let Some(writer) = &accesses.writer {
+            writer.wait_on_host()?;
+        }
+        accesses.writer = None;
+        if access == Access::Write {
+            for reader in &accesses.readers {
+                reader.wait_on_host()?;
+            }
+            accesses.readers.clear();
+        }
+        // No stream is the sole user now.
+        self.sole.store(0, Ordering::Release);
+        Ok(())
+    }
+
     /// The memory this tracker belongs to, while it lives.
     pub(crate) fn owner(&self) -> Option<Arc<dyn Tracked>> {
         self.owner.upgrade()

@@ -433,6 +433,26 @@ impl Stream {
             .map_err(|e| self.error(e))
     }
 
+    /// Waits on the host for the work queued on this stream so far, outside
+    /// a capture: for a capturing stream, its work before the capture; for
+    /// another thread's per-thread default stream, which cannot be recorded
+    /// on from here, the device's legacy default stream, whose work waits for
+    /// it. For the host accesses of memory the tracking orders.
+    pub(crate) fn wait_on_host(&self) -> Result<()> {
+        let marker = match self.active_capture() {
+            Some(_) => self
+                .inner
+                .capture
+                .before()
+                .expect("a capturing stream has a marker"),
+            None if !self.is_usable_here() => Stream::legacy_on(self.device()).record_marker()?,
+            None => self.record_marker()?,
+        };
+        driver()
+            .event_synchronize(marker)
+            .map_err(|e| self.error(e))
+    }
+
     /// The capture the stream takes part in now, if any.
     #[inline]
     pub(crate) fn active_capture(&self) -> Option<Arc<Capture>> {

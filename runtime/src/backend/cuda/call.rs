@@ -43,7 +43,14 @@ pub(super) fn check(call: &'static str, code: Status) -> Result<(), DriverError>
 #[cold]
 #[inline(never)]
 fn failure(call: &'static str, code: Status) -> DriverError {
-    let (name, description) = describe(code);
+    let (name, description) = if code == ERROR_FUNCTION_MISSING {
+        (
+            "CUDA_ERROR_FUNCTION_MISSING".to_string(),
+            format!("this CUDA driver library has no `{call}`, which a newer driver has (CUDA 12.2, R535 or newer): update the NVIDIA driver"),
+        )
+    } else {
+        describe(code)
+    };
     DriverError {
         call,
         code,
@@ -69,4 +76,21 @@ pub(super) fn stream(handle: StreamHandle) -> CUstream {
 /// The driver's event (its device is the caller's to bind).
 pub(super) fn event(handle: EventHandle) -> CUevent {
     handle.raw as CUevent
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_optional_function_is_an_error_naming_it() {
+        let error = check("cuMemPrefetchAsync_v2", ERROR_FUNCTION_MISSING).unwrap_err();
+        assert_eq!(error.name, "CUDA_ERROR_FUNCTION_MISSING");
+        assert!(
+            error.description.contains("`cuMemPrefetchAsync_v2`")
+                && error.description.contains("12.2"),
+            "{}",
+            error.description
+        );
+    }
 }

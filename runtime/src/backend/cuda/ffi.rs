@@ -43,6 +43,9 @@ pub(crate) const ERROR_NOT_INITIALIZED: Status = 3;
 /// `CUDA_ERROR_INSUFFICIENT_DRIVER`: the driver is older than the runtime needs.
 pub(crate) const ERROR_INSUFFICIENT_DRIVER: Status = 35;
 pub(crate) const ERROR_NOT_READY: Status = 600;
+/// Not a driver status: an optional function (of a newer driver than the
+/// oldest supported) that this driver library lacks.
+pub(crate) const ERROR_FUNCTION_MISSING: Status = super::super::status::FUNCTION_MISSING;
 
 /// `CUdevice_attribute` values.
 pub(crate) mod device_attribute {
@@ -61,6 +64,8 @@ pub(crate) mod device_attribute {
     pub(crate) const COMPUTE_CAPABILITY_MAJOR: c_int = 75;
     pub(crate) const COMPUTE_CAPABILITY_MINOR: c_int = 76;
     pub(crate) const MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: c_int = 97;
+    pub(crate) const MANAGED_MEMORY: c_int = 83;
+    pub(crate) const CONCURRENT_MANAGED_ACCESS: c_int = 89;
 }
 
 /// `CUfunction_attribute` values.
@@ -101,11 +106,48 @@ pub(crate) const HOST_ALLOC_PORTABLE: c_uint = 1;
 pub(crate) const HOST_ALLOC_DEVICE_MAP: c_uint = 2;
 /// `CU_MEM_LOCATION_TYPE_DEVICE`.
 pub(crate) const MEM_LOCATION_TYPE_DEVICE: c_int = 1;
+/// `CU_MEM_LOCATION_TYPE_HOST`.
+pub(crate) const MEM_LOCATION_TYPE_HOST: c_int = 2;
+/// `CU_MEM_ATTACH_GLOBAL`: managed memory any stream of any device may use.
+pub(crate) const MEM_ATTACH_GLOBAL: c_uint = 1;
+/// `CUmem_advise` values: each `SET_*` is followed by its `UNSET_*`.
+pub(crate) mod mem_advise {
+    use std::ffi::c_int;
+    pub(crate) const SET_READ_MOSTLY: c_int = 1;
+    pub(crate) const SET_PREFERRED_LOCATION: c_int = 3;
+    pub(crate) const SET_ACCESSED_BY: c_int = 5;
+}
+/// `CUmemorytype` values.
+pub(crate) const MEMORYTYPE_HOST: c_int = 1;
+pub(crate) const MEMORYTYPE_DEVICE: c_int = 2;
+
+/// `CUDA_MEMCPY2D` (version 2): a copy of `height` rows of `width_bytes`
+/// bytes, each end with its own row pitch.
+#[repr(C)]
+pub(crate) struct Memcpy2d {
+    pub(crate) src_x_bytes: usize,
+    pub(crate) src_y: usize,
+    pub(crate) src_memory_type: c_int,
+    pub(crate) src_host: *const c_void,
+    pub(crate) src_device: CUdeviceptr,
+    pub(crate) src_array: *mut c_void,
+    pub(crate) src_pitch: usize,
+    pub(crate) dst_x_bytes: usize,
+    pub(crate) dst_y: usize,
+    pub(crate) dst_memory_type: c_int,
+    pub(crate) dst_host: *mut c_void,
+    pub(crate) dst_device: CUdeviceptr,
+    pub(crate) dst_array: *mut c_void,
+    pub(crate) dst_pitch: usize,
+    pub(crate) width_bytes: usize,
+    pub(crate) height: usize,
+}
 /// `CU_MEM_ACCESS_FLAGS_PROT_READWRITE`.
 pub(crate) const MEM_ACCESS_FLAGS_PROT_READWRITE: c_int = 3;
 
 /// `CUmemLocation`.
 #[repr(C)]
+#[derive(Clone, Copy)]
 pub(crate) struct MemLocation {
     pub(crate) kind: c_int,
     pub(crate) id: c_int,
@@ -162,11 +204,19 @@ pub(crate) const LIBRARY_NAMES: &[&str] = &["nvcuda.dll"];
 /// the library, and one wrapper per function with the driver's name and
 /// signature.
 macro_rules! driver_functions {
-    ($(fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> Status;)*) => {
+    (
+        $(fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> Status;)*
+        optional {
+            $(fn $opt:ident($($oarg:ident: $oty:ty),* $(,)?) -> Status;)*
+        }
+    ) => {
         /// The driver's functions, resolved once.
         #[allow(non_snake_case)]
         pub(crate) struct Functions {
             $($name: unsafe extern "C" fn($($ty),*) -> Status,)*
+            /// Functions of newer drivers than the oldest supported: `None`
+            /// where this driver lacks one (an error when it is called).
+            $($opt: Option<unsafe extern "C" fn($($oty),*) -> Status>,)*
             /// Keeps the library loaded (the pointers above point into it).
             _library: libloading::Library,
         }
@@ -187,6 +237,12 @@ macro_rules! driver_functions {
                                 "the CUDA driver library has no `{}` (a driver older than this runtime needs): {e}",
                                 stringify!($name)
                             ))?,)*
+                        $($opt: library
+                            .get::<unsafe extern "C" fn($($oty),*) -> Status>(
+                                concat!(stringify!($opt), "\0").as_bytes(),
+                            )
+                            .ok()
+                            .map(|f| *f),)*
                         _library: library,
                     })
                 }
@@ -204,6 +260,24 @@ macro_rules! driver_functions {
                 match functions() {
                     // SAFETY: forwarded to the caller.
                     Ok(f) => unsafe { (f.$name)($($arg),*) },
+                    Err(_) => ERROR_NOT_INITIALIZED,
+                }
+            }
+        )*
+
+        $(
+            /// The driver function of the same name, which older drivers
+            /// lack: [`ERROR_FUNCTION_MISSING`] then (and
+            /// [`ERROR_NOT_INITIALIZED`] when no driver library was loaded).
+            ///
+            /// # Safety
+            /// As the driver function's contract in `cuda.h`.
+            #[allow(non_snake_case, clippy::too_many_arguments)]
+            pub(crate) unsafe fn $opt($($oarg: $oty),*) -> Status {
+                match functions() {
+                    // SAFETY: forwarded to the caller.
+                    Ok(Functions { $opt: Some(f), .. }) => unsafe { (*f)($($oarg),*) },
+                    Ok(_) => ERROR_FUNCTION_MISSING,
                     Err(_) => ERROR_NOT_INITIALIZED,
                 }
             }
@@ -243,6 +317,16 @@ driver_functions! {
     ) -> Status;
     fn cuMemAllocAsync(ptr: *mut CUdeviceptr, bytes: usize, stream: CUstream) -> Status;
     fn cuMemFreeAsync(ptr: CUdeviceptr, stream: CUstream) -> Status;
+    fn cuMemAllocManaged(ptr: *mut CUdeviceptr, bytes: usize, flags: c_uint) -> Status;
+    fn cuMemAllocPitch_v2(
+        ptr: *mut CUdeviceptr,
+        pitch: *mut usize,
+        width_bytes: usize,
+        height: usize,
+        element_bytes: c_uint,
+    ) -> Status;
+    fn cuMemFree_v2(ptr: CUdeviceptr) -> Status;
+    fn cuMemcpy2DAsync_v2(copy: *const Memcpy2d, stream: CUstream) -> Status;
     fn cuMemHostAlloc(ptr: *mut *mut c_void, bytes: usize, flags: c_uint) -> Status;
     fn cuMemFreeHost(ptr: *mut c_void) -> Status;
     fn cuMemHostGetDevicePointer_v2(dptr: *mut CUdeviceptr, ptr: *mut c_void, flags: c_uint) -> Status;
@@ -330,6 +414,17 @@ driver_functions! {
         params: *mut *mut c_void,
         extra: *mut *mut c_void,
     ) -> Status;
+    optional {
+        // CUDA 12.2: managed memory's locations as `CUmemLocation` (host or device).
+        fn cuMemPrefetchAsync_v2(
+            ptr: CUdeviceptr,
+            bytes: usize,
+            location: MemLocation,
+            flags: c_uint,
+            stream: CUstream,
+        ) -> Status;
+        fn cuMemAdvise_v2(ptr: CUdeviceptr, bytes: usize, advice: c_int, location: MemLocation) -> Status;
+    }
 }
 
 /// The oldest CUDA driver the runtime supports, as `cuDriverGetVersion`

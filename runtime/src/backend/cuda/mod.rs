@@ -12,6 +12,7 @@
 mod call;
 mod ffi;
 mod graph;
+mod managed;
 mod nccl;
 mod peer;
 mod pool;
@@ -20,10 +21,10 @@ pub use ffi::MIN_DRIVER_VERSION;
 pub use nccl::NCCL_LIBRARY_ENV;
 
 use super::{
-    Collective, CommHandle, CompletionCallback, DeviceLimits, DeviceProperties, DevicePtr, Driver,
-    DriverError, EventFlags, EventHandle, FunctionHandle, FunctionLimits, GraphExecHandle,
-    GraphHandle, GraphNodeHandle, GraphNodeKind, HostFunction, KernelLaunch, ModuleHandle,
-    StreamHandle, MAX_DEVICES, UNIQUE_ID_BYTES,
+    Advice, Collective, CommHandle, CompletionCallback, Copy2d, DeviceLimits, DeviceProperties,
+    DevicePtr, Driver, DriverError, EventFlags, EventHandle, FunctionHandle, FunctionLimits,
+    GraphExecHandle, GraphHandle, GraphNodeHandle, GraphNodeKind, HostFunction, KernelLaunch,
+    Location, ManagedSupport, ModuleHandle, StreamHandle, MAX_DEVICES, UNIQUE_ID_BYTES,
 };
 use call::{check, check_done, event, stream};
 use ffi::*;
@@ -291,6 +292,58 @@ impl Driver for CudaDriver {
         self.bind(on.device)?;
         // SAFETY: forwarded to the caller.
         check("cuMemFreeAsync", unsafe { cuMemFreeAsync(ptr, stream(on)) })
+    }
+
+    fn managed_support(&self, device: usize) -> Result<ManagedSupport, DriverError> {
+        self.init()?;
+        self.managed_support_of(device)
+    }
+
+    fn alloc_managed(&self, device: usize, bytes: usize) -> Result<DevicePtr, DriverError> {
+        self.managed_alloc(device, bytes)
+    }
+
+    fn alloc_pitch(
+        &self,
+        device: usize,
+        width_bytes: usize,
+        rows: usize,
+        element_bytes: u32,
+    ) -> Result<(DevicePtr, usize), DriverError> {
+        self.pitch_alloc(device, width_bytes, rows, element_bytes)
+    }
+
+    unsafe fn free_now(&self, device: usize, ptr: DevicePtr) -> Result<(), DriverError> {
+        // SAFETY: forwarded to the caller.
+        unsafe { self.free_allocation(device, ptr) }
+    }
+
+    unsafe fn prefetch_async(
+        &self,
+        ptr: DevicePtr,
+        bytes: usize,
+        to: Location,
+        on: StreamHandle,
+    ) -> Result<(), DriverError> {
+        // SAFETY: forwarded to the caller.
+        unsafe { self.prefetch(ptr, bytes, to, on) }
+    }
+
+    unsafe fn advise(
+        &self,
+        device: usize,
+        ptr: DevicePtr,
+        bytes: usize,
+        advice: Advice,
+        set: bool,
+    ) -> Result<(), DriverError> {
+        // SAFETY: forwarded to the caller.
+        unsafe { self.mem_advise(device, ptr, bytes, advice, set) }
+    }
+
+    unsafe fn copy_2d_async(&self, copy: &Copy2d, on: StreamHandle) -> Result<(), DriverError> {
+        // SAFETY: forwarded to the caller.
+        unsafe { self.copy_2d(copy, on) }
     }
 
     fn host_alloc(

@@ -39,8 +39,24 @@ fn capacity(devices: usize) -> usize {
 /// Where an allocation lives.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Place {
+    /// Stream-ordered device memory (the pool's blocks, graphs', globals').
     Device(usize),
     PinnedHost,
+    /// Managed memory: host memory simulated kernels read and write,
+    /// counted against its device's capacity.
+    Managed(usize),
+    /// A pitched allocation of a device (`cuMemAllocPitch`).
+    Pitched(usize),
+}
+
+impl Place {
+    /// The device whose capacity the allocation counts against.
+    fn device(self) -> Option<usize> {
+        match self {
+            Place::Device(d) | Place::Managed(d) | Place::Pitched(d) => Some(d),
+            Place::PinnedHost => None,
+        }
+    }
 }
 
 struct Allocations {
@@ -87,7 +103,7 @@ fn allocate(
     devices: usize,
 ) -> Result<usize, DriverError> {
     let mut table = allocations();
-    if let Place::Device(device) = place {
+    if let Some(device) = place.device() {
         if bytes > capacity(devices).saturating_sub(table.used[device]) {
             return Err(out_of_memory(call, bytes));
         }
@@ -98,7 +114,7 @@ fn allocate(
     if ptr.is_null() {
         return Err(out_of_memory(call, bytes));
     }
-    if let Place::Device(device) = place {
+    if let Some(device) = place.device() {
         table.used[device] += bytes;
     }
     table.blocks.insert(ptr as usize, (bytes, place));
@@ -124,7 +140,7 @@ fn release(call: &'static str, ptr: usize) -> Result<(), DriverError> {
             format!("{ptr:#x} is not an allocation of the simulator"),
         ));
     };
-    if let Place::Device(device) = place {
+    if let Some(device) = place.device() {
         table.used[device] -= bytes;
     }
     let layout = layout(bytes).expect("valid when allocated");
@@ -285,8 +301,63 @@ pub(crate) unsafe fn memset(
     )
 }
 
+/// Managed memory of `device` (`cuMemAllocManaged`).
+pub(crate) fn managed_alloc(
+    bytes: usize,
+    device: usize,
+    devices: usize,
+) -> Result<DevicePtr, DriverError> {
+    allocate("cuMemAllocManaged", bytes, Place::Managed(device), devices).map(|p| p as DevicePtr)
+}
+
+/// The pitch `cuMemAllocPitch` gives rows of `width_bytes`: a multiple of
+/// 512 bytes, as on current GPUs.
+pub(crate) fn pitch_of(width_bytes: usize) -> Option<usize> {
+    width_bytes.checked_next_multiple_of(512)
+}
+
+/// `rows` rows of `width_bytes` of `device`, each at a multiple of the pitch.
+pub(crate) fn pitch_alloc(
+    width_bytes: usize,
+    rows: usize,
+    device: usize,
+    devices: usize,
+) -> Result<(DevicePtr, usize), DriverError> {
+    let too_big = || out_of_memory("cuMemAllocPitch", usize::MAX);
+    let pitch = pitch_of(width_bytes).ok_or_else(too_big)?;
+    let bytes = pitch.checked_mul(rows).ok_or_else(too_big)?;
+    let ptr = allocate("cuMemAllocPitch", bytes, Place::Pitched(device), devices)?;
+    Ok((ptr as DevicePtr, pitch))
+}
+
+/// Frees managed or pitched memory now (`cuMemFree`); any other address is
+/// refused, as the driver refuses what it did not allocate so.
+pub(crate) fn free_allocation(ptr: DevicePtr) -> Result<(), DriverError> {
+    match allocations().blocks.get(&(ptr as usize)) {
+        Some((_, Place::Managed(_) | Place::Pitched(_))) => {}
+        _ => {
+            return Err(invalid_value(
+                "cuMemFree",
+                format!("{ptr:#x} is not managed or pitched memory of the simulator"),
+            ))
+        }
+    }
+    release("cuMemFree", ptr as usize)
+}
+
+/// The device of the managed allocation holding all of `ptr..ptr + bytes`.
+pub(crate) fn managed_range(ptr: DevicePtr, bytes: usize) -> Option<usize> {
+    let table = allocations();
+    let address = ptr as usize;
+    let (&start, &(size, place)) = table.blocks.range(..=address).next_back()?;
+    match place {
+        Place::Managed(device) if address.checked_add(bytes)? <= start + size => Some(device),
+        _ => None,
+    }
+}
+
 /// Whether `ptr` lies in page-locked host memory of the simulator.
-fn is_pinned(ptr: *const u8) -> bool {
+pub(crate) fn is_pinned(ptr: *const u8) -> bool {
     let table = allocations();
     let address = ptr as usize;
     table

@@ -36,6 +36,7 @@ pub(crate) mod fault;
 pub(crate) mod fence;
 pub(crate) mod globals;
 pub(crate) mod graph;
+pub(crate) mod managed;
 pub(crate) mod memory;
 pub(crate) mod peer;
 mod pool;
@@ -48,10 +49,10 @@ pub(crate) mod worker;
 
 use super::status;
 use super::{
-    Collective, CommHandle, CompletionCallback, DeviceLimits, DeviceProperties, DevicePtr, Driver,
-    DriverError, EventFlags, EventHandle, FunctionHandle, FunctionLimits, GraphExecHandle,
-    GraphHandle, GraphNodeHandle, GraphNodeKind, HostFunction, KernelLaunch, ModuleHandle,
-    StreamHandle, MAX_DEVICES, UNIQUE_ID_BYTES,
+    Advice, Collective, CommHandle, CompletionCallback, Copy2d, DeviceLimits, DeviceProperties,
+    DevicePtr, Driver, DriverError, EventFlags, EventHandle, FunctionHandle, FunctionLimits,
+    GraphExecHandle, GraphHandle, GraphNodeHandle, GraphNodeKind, HostFunction, KernelLaunch,
+    Location, ManagedSupport, ModuleHandle, StreamHandle, MAX_DEVICES, UNIQUE_ID_BYTES,
 };
 use errors::invalid_value;
 use std::ffi::{c_void, CStr};
@@ -215,6 +216,74 @@ impl Driver for SimulatorDriver {
         fault::check(stream::device_of(on), "cuMemFreeAsync")?;
         // SAFETY: forwarded to the caller.
         unsafe { memory::free_async(ptr, on) }
+    }
+
+    fn managed_support(&self, device: usize) -> Result<ManagedSupport, DriverError> {
+        self.check_device(device, "cuDeviceGetAttribute")?;
+        Ok(managed::support())
+    }
+
+    fn alloc_managed(&self, device: usize, bytes: usize) -> Result<DevicePtr, DriverError> {
+        self.check_device(device, "cuMemAllocManaged")?;
+        if !managed::support().managed {
+            return Err(DriverError {
+                call: "cuMemAllocManaged",
+                code: status::NOT_SUPPORTED,
+                name: "CUDA_ERROR_NOT_SUPPORTED".into(),
+                description: "the simulated device has no managed memory".into(),
+            });
+        }
+        memory::managed_alloc(bytes, device, self.count())
+    }
+
+    fn alloc_pitch(
+        &self,
+        device: usize,
+        width_bytes: usize,
+        rows: usize,
+        element_bytes: u32,
+    ) -> Result<(DevicePtr, usize), DriverError> {
+        self.check_device(device, "cuMemAllocPitch")?;
+        if width_bytes == 0 || rows == 0 || ![4, 8, 16].contains(&element_bytes) {
+            return Err(invalid_value(
+                "cuMemAllocPitch",
+                format!("{rows} rows of {width_bytes} bytes with elements of {element_bytes} bytes (4, 8 or 16)"),
+            ));
+        }
+        memory::pitch_alloc(width_bytes, rows, device, self.count())
+    }
+
+    unsafe fn free_now(&self, device: usize, ptr: DevicePtr) -> Result<(), DriverError> {
+        // After a fault the memory is kept: work still running may use it.
+        fault::check(device, "cuMemFree")?;
+        memory::free_allocation(ptr)
+    }
+
+    unsafe fn prefetch_async(
+        &self,
+        ptr: DevicePtr,
+        bytes: usize,
+        to: Location,
+        on: StreamHandle,
+    ) -> Result<(), DriverError> {
+        managed::prefetch(ptr, bytes, to, on, self.count())
+    }
+
+    unsafe fn advise(
+        &self,
+        device: usize,
+        ptr: DevicePtr,
+        bytes: usize,
+        advice: Advice,
+        _set: bool,
+    ) -> Result<(), DriverError> {
+        self.check_device(device, "cuMemAdvise")?;
+        managed::advise(ptr, bytes, advice, self.count())
+    }
+
+    unsafe fn copy_2d_async(&self, copy: &Copy2d, on: StreamHandle) -> Result<(), DriverError> {
+        // SAFETY: forwarded to the caller.
+        unsafe { managed::copy_2d(copy, on) }
     }
 
     fn host_alloc(
