@@ -24,8 +24,8 @@
 mod common;
 
 use common::{helpers_dir, kernels_ptx_file, median, ratio, run_helper, show, Res, Results};
+use gpu_kernels::add_kernel;
 use gpu_runtime::{launch, Device, DeviceBuffer, Stream};
-use gpu_tutorial_kernels::add_kernel;
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -97,7 +97,7 @@ fn queue_work(
     x: &mut DeviceBuffer<f32>,
     reached: &Arc<Mutex<Option<Instant>>>,
 ) -> Res<()> {
-    launch!(gpu_tutorial_kernels::fill[1, N, stream](1.0f32, &mut *x))?;
+    launch!(gpu_kernels::fill[1, N, stream](1.0f32, &mut *x))?;
     let reached = Arc::clone(reached);
     stream.add_callback(move || {
         *reached.lock().unwrap() = Some(Instant::now());

@@ -19,9 +19,9 @@ use common::{
     helpers_dir, kernels_ptx_file, median, ratio, run_helper, show, Res, Results,
     BARE_CUST_NOT_BUILT,
 };
+use gpu_kernels::add_kernel;
 use gpu_runtime::{launch, Device, DeviceBuffer, Event, Stream};
 use gpu_test_kernels::add_unchecked;
-use gpu_tutorial_kernels::add_kernel;
 use std::process::Command;
 use std::time::Instant;
 
@@ -50,7 +50,7 @@ fn launch_costs_us() -> Res<(f64, Option<f64>, Option<f64>)> {
     use cust::memory::CopyDestination;
     use cust::prelude::Module as CustModule;
     use cust::stream::{Stream as CustStream, StreamFlags};
-    use gpu_tutorial_kernels::KERNEL_MODULE;
+    use gpu_kernels::KERNEL_MODULE;
     use std::ffi::c_void;
 
     // This crate first: its primary context is then current on the thread,

@@ -20,10 +20,10 @@
 mod common;
 
 use common::{helpers_dir, median, ratio, run_helper, show, Res, Results, BARE_CUST_NOT_BUILT};
+use gpu_kernels::{add_kernel, busy, busy_rounds_lasting, fill};
 use gpu_runtime::{
     launch, Device, DeviceBuffer, Event, EventOptions, PinnedBuffer, Pipeline, Stream,
 };
-use gpu_tutorial_kernels::{add_kernel, busy, busy_rounds_lasting, fill};
 use std::process::Command;
 use std::time::Instant;
 
@@ -78,7 +78,7 @@ mod bare_cust {
     use cust::prelude::{Function, Module};
     use cust::stream::{Stream as CustStream, StreamFlags};
     use cust::sys::{cuEventCreate, cuEventRecord, cuStreamWaitEvent, CUevent, CUresult};
-    use gpu_tutorial_kernels::KERNEL_MODULE;
+    use gpu_kernels::KERNEL_MODULE;
     use std::ffi::c_void;
 
     /// What the bare hand-off needs, made once.

@@ -16,12 +16,12 @@
 mod common;
 
 use common::{bench_args, median, ratio, run_helper, show, Res, Results};
+use gpu_kernels::add_kernel;
 use gpu_runtime::{
     backend, launch, set_race_check, Backend, DeviceBuffer, Stream, BACKEND_ENV, SIM_THREADS_ENV,
 };
 use gpu_test_kernels::classic::matmul_tiled;
 use gpu_test_kernels::{block_scan, block_sum_static, empty, histogram};
-use gpu_tutorial_kernels::add_kernel;
 use std::process::Command;
 use std::time::Instant;
 

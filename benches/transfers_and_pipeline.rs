@@ -14,11 +14,11 @@
 mod common;
 
 use common::{helpers_dir, kernels_ptx_file, median, ratio, run_helper, show, Res, Results};
+use gpu_kernels::{busy, busy_rounds_lasting};
 use gpu_runtime::{
     launch, Device, DeviceBuffer, Event, EventOptions, PinnedBuffer, Pipeline, SpanKind, Stream,
     Timeline,
 };
-use gpu_tutorial_kernels::{busy, busy_rounds_lasting};
 use std::process::Command;
 
 const N: usize = 64 << 20;

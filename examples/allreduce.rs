@@ -14,11 +14,11 @@
 //! `-- --one-process` or `-- --processes` runs only one of them.
 //! Any number of devices, 1 too; on the simulator, `GPU_SIM_DEVICES=4` gives 4.
 
+use gpu_kernels::saxpy;
 use gpu_runtime::{
     backend, launch, Backend, Communicator, Communicators, Device, DeviceBuffer, ReduceOp, Stream,
     UniqueId, UNIQUE_ID_ENV,
 };
-use gpu_tutorial_kernels::saxpy;
 use std::error::Error;
 use std::process::{Command, ExitCode};
 

@@ -7,10 +7,10 @@
 //!
 //! Run: `cargo run --release --example async_pipeline --features async`
 
+use gpu_kernels::busy;
 use gpu_runtime::{
     backend, launch, Backend, DeviceView, DeviceViewMut, PinnedBuffer, Pipeline, Stream,
 };
-use gpu_tutorial_kernels::busy;
 use std::error::Error;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};

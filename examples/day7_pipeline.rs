@@ -7,11 +7,11 @@
 //!
 //! Run: `cargo run --release --example day7_pipeline`
 
+use gpu_kernels::{busy, busy_rounds_lasting};
 use gpu_runtime::{
     backend, launch, spans_to_chrome_trace, spans_to_svg, Backend, DeviceBuffer, Event,
     PinnedBuffer, Pipeline, SpanKind, Stream, Timeline,
 };
-use gpu_tutorial_kernels::{busy, busy_rounds_lasting};
 use std::error::Error;
 use std::process::ExitCode;
 

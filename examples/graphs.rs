@@ -6,8 +6,8 @@
 //!
 //! Run: `cargo run --release --example graphs`
 
+use gpu_kernels::{add_kernel, saxpy};
 use gpu_runtime::{backend, kernel_args, launch, Backend, DeviceBuffer, GraphNodeKind, Stream};
-use gpu_tutorial_kernels::{add_kernel, saxpy};
 use std::error::Error;
 use std::process::ExitCode;
 use std::time::Instant;

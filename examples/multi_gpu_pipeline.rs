@@ -10,10 +10,10 @@
 //! Run: `cargo run --release --example multi_gpu_pipeline`
 //! (on the simulator with several devices: `GPU_SIM_DEVICES=4 cargo run ...`)
 
+use gpu_kernels::{busy, busy_rounds_lasting};
 use gpu_runtime::{
     backend, launch, Backend, Device, DeviceBuffer, Event, PinnedBuffer, Pipeline, Stream,
 };
-use gpu_tutorial_kernels::{busy, busy_rounds_lasting};
 use std::error::Error;
 use std::process::ExitCode;
 

@@ -9,13 +9,11 @@
 //! | `@vectorize(['float64(float64, float64, float64)'], target='cuda')` | `#[vectorize] fn black_scholes_call(s: f64, x: f64, t: f64) -> f64` |
 //! | `black_scholes(S, X, T, out=d_call, stream=stream)` | `black_scholes_call::launch(&s, &x, &t, &mut call, &stream)?` |
 //!
-//! The kernels: `gpu_tutorial_kernels::black_scholes`.
+//! The kernels: `gpu_kernels::black_scholes`.
 
 use gpu_device::random::Xoroshiro128p;
+use gpu_kernels::black_scholes::{black_scholes_call, black_scholes_put, RISK_FREE, VOLATILITY};
 use gpu_runtime::{DeviceBuffer, Stream};
-use gpu_tutorial_kernels::black_scholes::{
-    black_scholes_call, black_scholes_put, RISK_FREE, VOLATILITY,
-};
 use std::error::Error;
 use std::process::ExitCode;
 

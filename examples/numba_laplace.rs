@@ -9,10 +9,10 @@
 //! | the block's maximum in shared memory, `np.abs(error_grid).max()` | each thread's change, `largest::reduce(&change, &stream)?` (`#[vectorize(reduce)]`) |
 //! | swap `dA` and `dAnew` | `std::mem::swap(&mut a, &mut a_new)` |
 //!
-//! The kernels: `gpu_tutorial_kernels::laplace`.
+//! The kernels: `gpu_kernels::laplace`.
 
+use gpu_kernels::laplace::{jacobi_relax_core, largest};
 use gpu_runtime::{launch, DeviceBuffer, Stream};
-use gpu_tutorial_kernels::laplace::{jacobi_relax_core, largest};
 use std::error::Error;
 use std::process::ExitCode;
 

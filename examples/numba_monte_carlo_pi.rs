@@ -12,12 +12,12 @@
 //! | `rng_states = create_xoroshiro128p_states(n, seed=1, stream=stream)` | `create_xoroshiro128p_states(n, 1, &stream)?` |
 //! | `x = xoroshiro128p_uniform_float32(rng_states, i)` | `let x = state.uniform_f32();` (`state`: thread `i`'s `&mut Xoroshiro128p`) |
 //!
-//! The kernels: `gpu_tutorial_kernels::monte_carlo_pi`.
+//! The kernels: `gpu_kernels::monte_carlo_pi`.
 
 use gpu_device::random::Xoroshiro128p;
+use gpu_kernels::monte_carlo_pi::{count_inside, inside_quarter_disc, total};
 use gpu_ops::random::create_xoroshiro128p_states;
 use gpu_runtime::{launch, DeviceBuffer, Stream};
-use gpu_tutorial_kernels::monte_carlo_pi::{count_inside, inside_quarter_disc, total};
 use std::error::Error;
 use std::process::ExitCode;
 

@@ -10,8 +10,8 @@
 //!
 //! Run: `cargo run --release --example numba_streams`
 
+use gpu_kernels::add_kernel; // @cuda.jit def add_kernel(a, b, c) — in gpu-kernels/src/lib.rs
 use gpu_runtime::{launch, Device, DeviceBuffer, Stream, StreamOptions};
-use gpu_tutorial_kernels::add_kernel; // @cuda.jit def add_kernel(a, b, c) — in examples/kernels/src/lib.rs
 use std::error::Error;
 use std::process::ExitCode;
 

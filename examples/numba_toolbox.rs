@@ -1,6 +1,6 @@
 //! A Numba kernel that uses `print`, `cuda.fp16`, `cuda.syncthreads_count`
 //! and a constant array (`benches/python/numba_toolbox.py`), ported: the
-//! kernel is `gpu_tutorial_kernels::numba_toolbox::smooth_and_count`.
+//! kernel is `gpu_kernels::numba_toolbox::smooth_and_count`.
 //!
 //! | Numba | here |
 //! |---|---|
@@ -14,8 +14,8 @@
 //! `python3 benches/python/numba_toolbox.py | sort` on the GPU machine.
 
 use gpu_device::f16;
+use gpu_kernels::numba_toolbox::{smooth_and_count, WEIGHTS};
 use gpu_runtime::{launch, DeviceBuffer, SetConstant, Stream};
-use gpu_tutorial_kernels::numba_toolbox::{smooth_and_count, WEIGHTS};
 use std::error::Error;
 use std::process::ExitCode;
 

@@ -6,8 +6,8 @@
 mod common;
 
 use common::{hold, one_at_a_time, size};
+use gpu_kernels::{busy, fill};
 use gpu_runtime::{launch, DeviceBuffer, Done, Error, PinnedBuffer, Pipeline, Stream};
-use gpu_tutorial_kernels::{busy, fill};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -111,7 +111,7 @@ fn long_kernel(stream: &Stream, ms: f64) -> (DeviceBuffer<f32>, DeviceBuffer<f32
     let n = size(1 << 16, 1 << 10);
     let x = DeviceBuffer::to_device_sync(&vec![0.5f32; n], stream).unwrap();
     let mut out = DeviceBuffer::<f32>::device_array(n).unwrap();
-    let rounds = gpu_tutorial_kernels::busy_rounds_lasting(ms, &x, &mut out, stream).unwrap();
+    let rounds = gpu_kernels::busy_rounds_lasting(ms, &x, &mut out, stream).unwrap();
     (x, out, rounds)
 }
 

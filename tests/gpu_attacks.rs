@@ -12,8 +12,8 @@ mod common;
 
 use common::{blocks, filled, free_memory_after_release, hold, one_at_a_time, size};
 use gpu_device::DeviceCopy;
+use gpu_kernels::{add_kernel, fill};
 use gpu_runtime::{launch, Device, DeviceBuffer, Error, PinnedBuffer, Stream};
-use gpu_tutorial_kernels::{add_kernel, fill};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Duration;
 
@@ -450,8 +450,8 @@ fn a_parameter_whose_size_differs_on_the_device_is_refused() {
 /// after the kernel, so the output is still right.
 #[test]
 fn a_pipeline_kernel_on_a_stream_of_its_own_is_still_ordered() {
+    use gpu_kernels::saxpy;
     use gpu_runtime::pipeline;
-    use gpu_tutorial_kernels::saxpy;
     let _turn = one_at_a_time();
     let n = size(1 << 16, 1 << 12);
     let host: Vec<f32> = (0..n).map(|i| (i % 101) as f32).collect();

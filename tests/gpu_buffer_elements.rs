@@ -6,8 +6,8 @@
 mod common;
 
 use common::{blocks, size};
+use gpu_kernels::{busy, fill};
 use gpu_runtime::{launch, DeviceBuffer, Error, Stream};
-use gpu_tutorial_kernels::{busy, fill};
 
 #[test]
 fn set_then_get_round_trips_each_element() {

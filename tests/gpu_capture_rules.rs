@@ -11,11 +11,11 @@
 
 mod common;
 
+use gpu_kernels::{add_kernel, fill, saxpy};
 use gpu_runtime::{
     current_stream, launch, Device, DeviceBuffer, Error, Stream, StreamOptions,
     PER_THREAD_DEFAULT_STREAM_ENV,
 };
-use gpu_tutorial_kernels::{add_kernel, fill, saxpy};
 
 const N: usize = 100;
 

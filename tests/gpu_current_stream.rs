@@ -3,11 +3,11 @@
 
 mod common;
 
+use gpu_kernels::fill;
 use gpu_ops as ops;
 use gpu_runtime::{
     current_stream, launch, DeviceBuffer, Event, Stream, PER_THREAD_DEFAULT_STREAM_ENV,
 };
-use gpu_tutorial_kernels::fill;
 use std::sync::{Arc, Barrier};
 
 fn initial_default() -> Stream {
@@ -92,7 +92,7 @@ fn work_without_a_stream_goes_to_the_current_stream() {
         let other = Stream::new().unwrap();
         other.wait_event(&marker).unwrap();
         let mut y = DeviceBuffer::<f32>::zeroed_on(n, &other).unwrap();
-        launch!(gpu_tutorial_kernels::add_kernel[n / 256, 256, other](&x, &x, &mut y)).unwrap();
+        launch!(gpu_kernels::add_kernel[n / 256, 256, other](&x, &x, &mut y)).unwrap();
         assert!(y
             .copy_to_host_sync(&other)
             .unwrap()

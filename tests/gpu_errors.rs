@@ -4,9 +4,9 @@
 mod common;
 
 use common::faults::in_own_process;
+use gpu_kernels::{add_kernel, fill};
 use gpu_runtime::{launch, Backend, Device, DeviceBuffer, Error, Stream};
 use gpu_test_kernels as testing;
-use gpu_tutorial_kernels::{add_kernel, fill};
 
 fn invalid_launch(result: gpu_runtime::Result<()>) -> (&'static str, String) {
     match result {

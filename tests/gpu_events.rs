@@ -3,11 +3,11 @@
 
 mod common;
 
+use gpu_kernels::fill;
 use gpu_runtime::{
     current_stream, get_elapsed_time, launch, DeviceBuffer, Error, Event, EventOptions, Stream,
     StreamOptions,
 };
-use gpu_tutorial_kernels::fill;
 use std::sync::{Arc, Mutex};
 
 #[test]

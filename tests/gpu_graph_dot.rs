@@ -6,8 +6,8 @@
 mod common;
 
 use common::{blocks, filled};
+use gpu_kernels::{add_kernel, fill, saxpy};
 use gpu_runtime::{launch, Graph, GraphNodeKind, Stream};
-use gpu_tutorial_kernels::{add_kernel, fill, saxpy};
 use std::collections::BTreeSet;
 
 /// The nodes (`"graph_G_node_N"` followed by `[`) and edges (`a -> b`) of a

@@ -7,10 +7,10 @@
 mod common;
 
 use common::{blocks, filled, hold, one_at_a_time, size};
+use gpu_kernels::{add_kernel, busy, fill, saxpy};
 use gpu_runtime::{
     kernel_args, launch, Device, DeviceBuffer, Error, Event, GraphNodeKind, PinnedBuffer, Stream,
 };
-use gpu_tutorial_kernels::{add_kernel, busy, fill, saxpy};
 
 #[test]
 fn a_graph_of_100_kernels_replays_them_all() {

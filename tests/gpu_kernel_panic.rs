@@ -9,9 +9,9 @@
 mod common;
 
 use common::faults::in_own_process;
+use gpu_kernels::add_kernel;
 use gpu_runtime::{launch, DeviceBuffer, Error, Event, Stream, StreamOptions};
 use gpu_test_kernels as testing;
-use gpu_tutorial_kernels::add_kernel;
 
 /// Asserts that `result` is the device's fault: `KernelFailed`, naming
 /// `panic_if`, with the first report's code and description.

@@ -1,9 +1,9 @@
 //! Kernels on the GPU: every parameter kind, every device feature, results
 //! checked against the CPU. Run by scripts/gpu-bundle.sh on a GPU machine.
 
+use gpu_kernels::{add_kernel, fill, saxpy};
 use gpu_runtime::{current_stream, launch, Device, DeviceBuffer, Stream};
 use gpu_test_kernels::{self as testing, Affine};
-use gpu_tutorial_kernels::{add_kernel, fill, saxpy};
 
 fn blocks(n: usize, threads: usize) -> usize {
     n.div_ceil(threads).max(1)

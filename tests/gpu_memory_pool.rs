@@ -17,8 +17,8 @@
 
 mod common;
 
+use gpu_kernels::fill;
 use gpu_runtime::{backend, launch, Backend, Device, DeviceBuffer, MemoryPool, Stream};
-use gpu_tutorial_kernels::fill;
 use std::sync::mpsc::{channel, Sender};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;

@@ -5,8 +5,8 @@
 //! other threads' driver calls; here no other test runs, and until it releases
 //! the hold this test makes only non-blocking queries.
 
+use gpu_kernels::fill;
 use gpu_runtime::{launch, DeviceBuffer, Stream};
-use gpu_tutorial_kernels::fill;
 use std::time::{Duration, Instant};
 
 #[test]

@@ -11,10 +11,10 @@
 mod common;
 
 use common::{hold, one_at_a_time};
+use gpu_kernels::fill;
 use gpu_runtime::{
     launch, Device, DeviceBuffer, Event, EventOptions, Stream, StreamKind, StreamOptions,
 };
-use gpu_tutorial_kernels::fill;
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 

@@ -3,8 +3,8 @@
 
 mod common;
 
+use gpu_kernels::{add_kernel, fill};
 use gpu_runtime::{launch, DeviceBuffer, Event, Stream};
-use gpu_tutorial_kernels::{add_kernel, fill};
 
 #[test]
 fn an_event_orders_work_across_non_blocking_streams() {

@@ -6,9 +6,9 @@
 mod common;
 
 use common::{blocks, filled, free_memory_after_release, hold, one_at_a_time, size};
+use gpu_kernels::{add_kernel, fill};
 use gpu_ops::sum_on;
 use gpu_runtime::{launch, Device, DeviceBuffer, Error, PinnedBuffer, Pipeline, Stream};
-use gpu_tutorial_kernels::{add_kernel, fill};
 use std::time::{Duration, Instant};
 
 #[test]

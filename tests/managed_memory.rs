@@ -8,8 +8,8 @@
 mod common;
 
 use common::{blocks, hold};
+use gpu_kernels::{add_kernel, fill};
 use gpu_runtime::{launch, Advice, Device, DeviceBuffer, Error, Location, ManagedBuffer, Stream};
-use gpu_tutorial_kernels::{add_kernel, fill};
 use std::time::{Duration, Instant};
 
 /// Numba's `test_managed_alloc_driver_undersubscribe`: managed memory well

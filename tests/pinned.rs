@@ -7,8 +7,8 @@
 mod common;
 
 use common::hold;
+use gpu_kernels::{add_kernel, fill};
 use gpu_runtime::{launch, DeviceBuffer, Error, MappedBuffer, PinnedBuffer, Stream};
-use gpu_tutorial_kernels::{add_kernel, fill};
 use std::time::{Duration, Instant};
 
 #[test]

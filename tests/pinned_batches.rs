@@ -9,8 +9,8 @@
 mod common;
 
 use common::{hold, one_at_a_time};
+use gpu_kernels::fill;
 use gpu_runtime::{launch, DeviceBuffer, Error, PinnedBuffer, Stream};
-use gpu_tutorial_kernels::fill;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
 

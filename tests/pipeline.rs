@@ -7,11 +7,11 @@
 mod common;
 
 use common::{hold, one_at_a_time};
+use gpu_kernels::{busy, fill, saxpy};
 use gpu_runtime::{
     launch, pipeline, spans_to_chrome_trace, spans_to_svg, DeviceBuffer, Error, PinnedBuffer,
     Pipeline, SpanKind, Stream, Timeline,
 };
-use gpu_tutorial_kernels::{busy, fill, saxpy};
 use std::time::{Duration, Instant};
 
 fn input(n: usize) -> PinnedBuffer<f32> {

@@ -1,5 +1,5 @@
 //! The PTX that `cargo build` made for the three kernel crates (gpu-ops,
-//! gpu-tutorial-kernels, gpu-test-kernels): the entry points and their
+//! gpu-kernels, gpu-test-kernels): the entry points and their
 //! parameters, and `ptxas` accepting each module for sm_70, sm_80 and sm_90.
 //! Runs without a GPU; `scripts/setup.sh` installs the two `ptxas`.
 
@@ -10,7 +10,7 @@ use std::process::Command;
 /// Each kernel crate's package name and module.
 const MODULES: [(&str, &EmbeddedModule); 3] = [
     ("gpu-ops", &gpu_ops::KERNEL_MODULE),
-    ("gpu-tutorial-kernels", &gpu_tutorial_kernels::KERNEL_MODULE),
+    ("gpu-kernels", &gpu_kernels::KERNEL_MODULE),
     ("gpu-test-kernels", &gpu_test_kernels::KERNEL_MODULE),
 ];
 
@@ -74,7 +74,7 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
             ],
         ),
         (
-            "gpu-tutorial-kernels",
+            "gpu-kernels",
             &[
                 "add_kernel",
                 "busy",
@@ -779,7 +779,7 @@ fn the_ptx_build_reruns_only_for_local_kernel_sources() {
             .collect();
         let crate_dir = match crate_name {
             "gpu-ops" => "ops",
-            "gpu-tutorial-kernels" => "examples/kernels",
+            "gpu-kernels" => "gpu-kernels",
             _ => "tests/kernels",
         };
         for required in [

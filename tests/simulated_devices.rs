@@ -270,8 +270,8 @@ fn no_peer_link_and_a_missing_rank_are_errors() {
 
 #[test]
 fn graphs_stay_on_their_device() {
+    use gpu_kernels::fill;
     use gpu_runtime::{kernel_args, launch};
-    use gpu_tutorial_kernels::fill;
     two_simulated_devices();
     let (zero, one) = (Device::get(0).unwrap(), Device::get(1).unwrap());
     let s1 = Stream::on_device(one).unwrap();

@@ -9,8 +9,8 @@
 mod common;
 
 use common::{blocks, hold};
+use gpu_kernels::fill;
 use gpu_runtime::{launch, DeviceBuffer, Error, PinnedBuffer, PitchedBuffer, Stream};
-use gpu_tutorial_kernels::fill;
 
 /// `a[r0::rs, c0::cs]` of a row-major `rows x cols` matrix, on the CPU.
 fn strided_on_cpu(

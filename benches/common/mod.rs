@@ -106,8 +106,7 @@ pub fn ratio(a: Option<f64>, b: Option<f64>) -> String {
 /// temporary file for the helpers that load it (the Python side of the launch
 /// benchmark, the CUDA C pipeline and graphs).
 pub fn kernels_ptx_file() -> Res<PathBuf> {
-    let path =
-        std::env::temp_dir().join(format!("gpu-tutorial-kernels-{}.ptx", std::process::id()));
-    std::fs::write(&path, gpu_tutorial_kernels::KERNEL_MODULE.ptx())?;
+    let path = std::env::temp_dir().join(format!("gpu-kernels-{}.ptx", std::process::id()));
+    std::fs::write(&path, gpu_kernels::KERNEL_MODULE.ptx())?;
     Ok(path)
 }

@@ -1,6 +1,6 @@
 // The Day 7 pipeline's kernel, shared by the CUDA C pipelines (pipeline.cu,
 // multi_gpu_pipeline.cu): `rounds` fused multiply-adds per element, the same
-// arithmetic as the Rust kernel `gpu_tutorial_kernels::busy`.
+// arithmetic as the Rust kernel `gpu_kernels::busy`.
 #pragma once
 #include <cmath>
 #include <cstddef>

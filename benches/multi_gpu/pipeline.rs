@@ -8,8 +8,8 @@
 
 use crate::common::{median, ratio, run_helper, show, Res, Results};
 use crate::{row, sized};
+use gpu_kernels::{busy, busy_rounds_lasting};
 use gpu_runtime::{launch, Device, DeviceBuffer, Event, PinnedBuffer, Pipeline, Stream};
-use gpu_tutorial_kernels::{busy, busy_rounds_lasting};
 use std::path::Path;
 use std::process::Command;
 use std::time::Instant;

@@ -18,7 +18,7 @@
 //! let a = DeviceBuffer::to_device_sync(&[1.0f32; 1000], &stream)?;
 //! let b = DeviceBuffer::to_device_sync(&[2.0f32; 1000], &stream)?;
 //! let mut c = DeviceBuffer::<f32>::device_array(1000)?;
-//! launch!(gpu_tutorial_kernels::add_kernel[4, 256, stream](&a, &b, &mut c))?;
+//! launch!(gpu_kernels::add_kernel[4, 256, stream](&a, &b, &mut c))?;
 //! assert!(c.copy_to_host_sync(&stream)?.iter().all(|&x| x == 3.0));
 //! # Ok::<(), gpu_runtime::Error>(())
 //! ```
@@ -119,7 +119,7 @@ pub use workflow::{
 /// - `launch!(k[grid, block, stream, shared_bytes](args))` with dynamic shared memory.
 ///
 /// `grid` and `block` are a number or a tuple of two or three. `k` is the
-/// kernel's path (`gpu_tutorial_kernels::add_kernel`); a const-generic kernel names
+/// kernel's path (`gpu_kernels::add_kernel`); a const-generic kernel names
 /// its instance, `launch!(k::<16>[grid, block](args))`. Arguments are checked
 /// against the kernel's parameters at compile time; the launch configuration
 /// at run time (and, before an instance's first launch on a device, that the
@@ -151,10 +151,10 @@ macro_rules! launch {
 /// let a = DeviceBuffer::to_device_sync(&[1.0f32; 256], &stream)?;
 /// let b = DeviceBuffer::to_device_sync(&[2.0f32; 256], &stream)?;
 /// let mut c = DeviceBuffer::<f32>::device_array(256)?;
-/// let graph = stream.capture(|s| launch!(gpu_tutorial_kernels::add_kernel[1, 256, s](&a, &a, &mut c)))?;
+/// let graph = stream.capture(|s| launch!(gpu_kernels::add_kernel[1, 256, s](&a, &a, &mut c)))?;
 /// let mut exec = graph.instantiate()?;
 /// let node = graph.kernel_nodes()[0].clone();
-/// exec.set_kernel_args(&node, kernel_args!(gpu_tutorial_kernels::add_kernel[1, 256, stream](&a, &b, &mut c))?)?;
+/// exec.set_kernel_args(&node, kernel_args!(gpu_kernels::add_kernel[1, 256, stream](&a, &b, &mut c))?)?;
 /// exec.launch(&stream)?; // c = a + b
 /// # Ok::<(), gpu_runtime::Error>(())
 /// ```

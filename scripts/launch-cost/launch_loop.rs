@@ -12,7 +12,7 @@ fn main() -> gpu_runtime::Result<()> {
     let b = DeviceBuffer::to_device_sync(&[2.0f32; 256], &stream)?;
     let mut c = DeviceBuffer::<f32>::device_array(256)?;
     for _ in 0..n {
-        launch!(gpu_tutorial_kernels::add_kernel[1, 256, stream](&a, &b, &mut c))?;
+        launch!(gpu_kernels::add_kernel[1, 256, stream](&a, &b, &mut c))?;
     }
     stream.synchronize()?;
     Ok(())

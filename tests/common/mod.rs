@@ -68,8 +68,7 @@ pub fn blocks(n: usize) -> usize {
 /// module loaded).
 pub fn filled(n: usize, value: f32, stream: &Stream) -> gpu_runtime::DeviceBuffer<f32> {
     let mut x = gpu_runtime::DeviceBuffer::<f32>::zeroed_on(n, stream).unwrap();
-    gpu_runtime::launch!(gpu_tutorial_kernels::fill[blocks(n), 256, stream](value, &mut x))
-        .unwrap();
+    gpu_runtime::launch!(gpu_kernels::fill[blocks(n), 256, stream](value, &mut x)).unwrap();
     stream.synchronize().unwrap();
     x
 }

@@ -2,8 +2,8 @@
 
 use super::{blocks, devices, filled, rank_values, streams_of};
 use crate::common::{hold, one_at_a_time, size};
+use gpu_kernels::fill;
 use gpu_runtime::{launch, Communicators, DeviceBuffer, Error, ReduceOp, NVLS_ENV};
-use gpu_tutorial_kernels::fill;
 
 pub fn all_reduce_sums_and_maxes_across_every_device() {
     let _turn = one_at_a_time(); // see `run_rank_processes`

@@ -23,8 +23,8 @@ pub use collectives::*;
 pub use peer::*;
 pub use processes::*;
 
+use gpu_kernels::fill;
 use gpu_runtime::{launch, Device, DeviceBuffer, Stream};
-use gpu_tutorial_kernels::fill;
 
 pub(crate) fn blocks(n: usize) -> usize {
     n.div_ceil(256)

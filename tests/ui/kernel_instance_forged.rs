@@ -3,7 +3,7 @@
 // instance would run the 4-byte entry point over 1-byte buffers, past their
 // end. The trait is sealed: its supertrait is implemented, in a private
 // module, for the listed instances alone.
-use gpu_tutorial_kernels::fill;
+use gpu_kernels::fill;
 
 #[derive(Clone, Copy, gpu_device::DeviceCopy)]
 #[repr(C)]

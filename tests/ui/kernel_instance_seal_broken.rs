@@ -3,7 +3,7 @@
 // instance types the seal is implemented for. The supertrait's module is
 // private, and the instance types are the kernel crate's impl, which no
 // other can replace.
-use gpu_tutorial_kernels::fill;
+use gpu_kernels::fill;
 
 #[derive(Clone, Copy, gpu_device::DeviceCopy)]
 #[repr(C)]

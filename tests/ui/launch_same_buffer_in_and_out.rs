@@ -1,4 +1,4 @@
-use gpu_tutorial_kernels::add_kernel;
+use gpu_kernels::add_kernel;
 use gpu_runtime::{launch, DeviceBuffer, Stream};
 
 fn run(a: &mut DeviceBuffer<f32>, b: &DeviceBuffer<f32>, s: &Stream) -> gpu_runtime::Result<()> {

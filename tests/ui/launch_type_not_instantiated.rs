@@ -1,4 +1,4 @@
-use gpu_tutorial_kernels::fill;
+use gpu_kernels::fill;
 use gpu_runtime::{launch, DeviceBuffer, Stream};
 
 fn run(out: &mut DeviceBuffer<i64>, s: &Stream) -> gpu_runtime::Result<()> {

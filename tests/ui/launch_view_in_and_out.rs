@@ -8,6 +8,6 @@ fn main() -> gpu_runtime::Result<()> {
     let ones = DeviceBuffer::<f32>::device_array(256)?;
     let mut c = DeviceBuffer::<f32>::device_array(256)?;
     let view = c.view_mut();
-    launch!(gpu_tutorial_kernels::add_kernel[1, 256, stream](view.as_view(), &ones, view))?;
+    launch!(gpu_kernels::add_kernel[1, 256, stream](view.as_view(), &ones, view))?;
     Ok(())
 }

@@ -1,4 +1,4 @@
-use gpu_tutorial_kernels::saxpy;
+use gpu_kernels::saxpy;
 use gpu_runtime::{launch, DeviceBuffer, Stream};
 
 fn run(x: &DeviceBuffer<f32>, y: &DeviceBuffer<f32>, out: &mut DeviceBuffer<f32>, s: &Stream) -> gpu_runtime::Result<()> {

@@ -1,6 +1,6 @@
 // A writable host slice of managed memory keeps kernels from reading it.
 use gpu_runtime::{launch, DeviceBuffer, ManagedBuffer, Stream};
-use gpu_tutorial_kernels::add_kernel;
+use gpu_kernels::add_kernel;
 
 fn main() -> gpu_runtime::Result<()> {
     let stream = Stream::new()?;

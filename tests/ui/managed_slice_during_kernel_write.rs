@@ -1,7 +1,7 @@
 // A host slice of managed memory and a kernel writing it cannot coexist: the
 // launch borrows the buffer mutably while the slice borrows it.
 use gpu_runtime::{launch, ManagedBuffer, Stream};
-use gpu_tutorial_kernels::fill;
+use gpu_kernels::fill;
 
 fn main() -> gpu_runtime::Result<()> {
     let stream = Stream::new()?;

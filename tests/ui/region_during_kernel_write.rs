@@ -1,7 +1,7 @@
 // A 2-D region of a buffer borrows it: a kernel cannot write the buffer while
 // the region (to be copied later) lives.
 use gpu_runtime::{launch, DeviceBuffer, Stream};
-use gpu_tutorial_kernels::fill;
+use gpu_kernels::fill;
 
 fn main() -> gpu_runtime::Result<()> {
     let stream = Stream::new()?;

@@ -23,7 +23,7 @@ static FORGED: KernelFunction = KernelFunction::new(
 );
 
 fn forge(stream: &Stream) {
-    let function: &'static KernelFunction = <u32 as gpu_tutorial_kernels::fill::Instance>::function();
+    let function: &'static KernelFunction = <u32 as gpu_kernels::fill::Instance>::function();
     let config = LaunchConfig::new(1, 32);
     let args = LaunchArgs::<'_, 3>::for_launch(function, &config, stream);
     let _ = (args, &FORGED);

@@ -7,7 +7,7 @@ use gpu_runtime::__private::KernelFunction;
 use gpu_runtime::{LaunchConfig, Stream};
 
 fn forge(stream: &Stream) {
-    let function: &'static KernelFunction = <u32 as gpu_tutorial_kernels::fill::Instance>::function();
+    let function: &'static KernelFunction = <u32 as gpu_kernels::fill::Instance>::function();
     let mut params = [std::ptr::null_mut(); 3];
     let _ = unsafe { function.launch(&LaunchConfig::new(1, 32), stream, &mut params) };
 }

@@ -28,7 +28,7 @@ impl Stream {
     /// let stream = Stream::new()?;
     /// let mut x = DeviceBuffer::<f32>::device_array(1024)?;
     /// let capture = stream.begin_capture()?;
-    /// launch!(gpu_tutorial_kernels::fill[4, 256, stream](1.0f32, &mut x))?;
+    /// launch!(gpu_kernels::fill[4, 256, stream](1.0f32, &mut x))?;
     /// let graph = capture.end()?;
     /// graph.instantiate()?.launch(&stream)?;
     /// # Ok::<(), gpu_runtime::Error>(())
@@ -58,7 +58,7 @@ impl Stream {
     /// let stream = Stream::new()?;
     /// let x = DeviceBuffer::to_device_sync(&[1.0f32; 1024], &stream)?;
     /// let mut y = DeviceBuffer::<f32>::device_array(1024)?;
-    /// let graph = stream.capture(|s| launch!(gpu_tutorial_kernels::saxpy[4, 256, s](2.0, &x, &x, &mut y)))?;
+    /// let graph = stream.capture(|s| launch!(gpu_kernels::saxpy[4, 256, s](2.0, &x, &x, &mut y)))?;
     /// let exec = graph.instantiate()?;
     /// for _ in 0..10 {
     ///     exec.launch(&stream)?;

@@ -231,12 +231,17 @@ impl<T: DeviceCopy> DeviceViewMut<'_, T> {
             let _ = stream.synchronize();
             return Err(stream.error(e));
         }
-        stream.add_callback(move || drop(staged)).or_else(|e| {
-            // The staging copy cannot be released in stream order: keep it
-            // until the copy has run.
+        // The callback holds one handle, this call the other: if queueing
+        // the callback fails (its closure dropped), the staging copy stays
+        // alive here until the stream has run the copy.
+        let staged = std::sync::Arc::new(staged);
+        let held = std::sync::Arc::clone(&staged);
+        if let Err(e) = stream.add_callback(move || drop(held)) {
             let _ = stream.synchronize();
-            Err(e)
-        })
+            drop(staged);
+            return Err(e);
+        }
+        Ok(())
     }
 
     /// See [`DeviceBuffer::copy_from_device`].
@@ -308,7 +313,7 @@ impl<T: DeviceCopy> DeviceViewMut<'_, T> {
         check_device(self.raw().device, stream, "fill")?;
         stream.refuse_in_capture(
             "fill",
-            "fill copies its value from host memory, which a graph would read again at every launch; fill with a kernel in the capture (`gpu_tutorial_kernels::fill`), or before it",
+            "fill copies its value from host memory, which a graph would read again at every launch; fill with a kernel in the capture (`gpu_kernels::fill`), or before it",
         )?;
         let len = self.len();
         if len == 0 || size_of::<T>() == 0 {

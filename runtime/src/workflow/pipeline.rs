@@ -22,7 +22,7 @@ use gpu_runtime::{
 /// let mut output = PinnedBuffer::<f32>::new(1 << 20)?;
 /// let mut pipeline = Pipeline::new(&streams)?;
 /// pipeline.run(&input, &mut output, 16, None, |stream, x, out| {
-///     launch!(gpu_tutorial_kernels::busy[x.len().div_ceil(256), 256, stream](x, 10, out))
+///     launch!(gpu_kernels::busy[x.len().div_ceil(256), 256, stream](x, 10, out))
 /// })?;
 /// // Reading waits for the copies into `output`.
 /// assert_eq!(output.as_slice()?.len(), 1 << 20);
@@ -178,7 +178,7 @@ impl<T: DeviceCopy, U: DeviceCopy> Pipeline<T, U> {
     /// let mut outputs = [PinnedBuffer::<f32>::new(4096)?, PinnedBuffer::<f32>::new(4096)?];
     /// let [out0, out1] = &mut outputs;
     /// let kernel = |s: &Stream, x: gpu_runtime::DeviceView<'_, f32>, out: gpu_runtime::DeviceViewMut<'_, f32>| {
-    ///     launch!(gpu_tutorial_kernels::busy[x.len().div_ceil(256), 256, s](x, 10, out))
+    ///     launch!(gpu_kernels::busy[x.len().div_ceil(256), 256, s](x, 10, out))
     /// };
     /// pipeline.run(&inputs[0], out0, 4, None, kernel)?;
     /// let first = pipeline.async_done()?;

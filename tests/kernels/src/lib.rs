@@ -22,7 +22,7 @@
 //!   Numba's device random numbers.
 //!
 //! The tutorials' kernels (`add_kernel`, `saxpy`, `fill`, `busy`) are in
-//! `gpu-tutorial-kernels`, which the tests use too.
+//! `gpu-kernels`, which the tests use too.
 //!
 //! Each `#[kernel]` here is a PTX entry point on the device and a module with a
 //! typed `launch` function on the host; `build.rs` builds the PTX and
