@@ -44,14 +44,15 @@ use crate::memory::{DeviceBuffer, Lender};
 use crate::stream::Stream;
 use dlpark::ffi::{
     DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLManagedTensorVersioned, DLPackVersion,
-    DLTensor, DLPACK_FLAG_BITMASK_READ_ONLY,
+    DLTensor,
 };
-use dlpark::DlpackFlags;
 use gpu_device::DeviceCopy;
 use std::ptr::NonNull;
 
 /// DLPack's C structs (`dlpack.h`), from the `dlpark` crate.
 pub use dlpark::ffi;
+/// A managed tensor's flags (`DLPACK_FLAG_BITMASK_*`).
+pub use dlpark::DlpackFlags;
 
 /// The major version of DLPack this runtime reads and writes.
 pub const MAJOR_VERSION: u32 = 1;
@@ -305,7 +306,7 @@ impl<T: DlpackElement> DeviceBuffer<T> {
         }
         // SAFETY: a live version-1 tensor (checked above).
         let flags = unsafe { owned.0.as_ref().flags };
-        if flags.bits() & u64::from(DLPACK_FLAG_BITMASK_READ_ONLY) != 0 {
+        if flags.contains(DlpackFlags::READ_ONLY) {
             return Err(refuse(
                 OPERATION,
                 "the tensor is read-only, and a device buffer is writable".into(),
