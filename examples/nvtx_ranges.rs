@@ -44,9 +44,14 @@ fn main() -> gpu_runtime::Result<()> {
     let input = PinnedBuffer::from_slice(&vec![1.0f32; n])?;
     let mut output = PinnedBuffer::<f32>::new(n)?;
     let streams = [Stream::new()?, Stream::new()?];
-    pipeline(&input, &mut output, 4, &streams, None, |s, x, out| {
-        launch!(busy[x.len().div_ceil(256), 256, s](x, 10, out))
-    })?;
+    pipeline(
+        &input,
+        &mut output,
+        4,
+        &streams,
+        None,
+        |s, x, out| launch!(busy[x.len().div_ceil(256), 256, s](x, 10, out)),
+    )?;
     let result = sum.copy_to_host_sync(&stream)?;
     assert!(result.iter().all(|&v| v == 4.0), "x + (x + y) = 1 + 3");
     println!(

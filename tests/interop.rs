@@ -59,11 +59,15 @@ fn lent_memory_is_used_in_place_and_given_back_after_its_work() {
     });
     // SAFETY: `ptr` is `owner`'s memory of 1000 zeroed f32, which the lender
     // keeps alive; nothing else uses it while `lent` lives.
-    let mut lent = unsafe { DeviceBuffer::<f32>::from_raw_parts(ptr, 1000, &stream, lender) }
-        .unwrap();
+    let mut lent =
+        unsafe { DeviceBuffer::<f32>::from_raw_parts(ptr, 1000, &stream, lender) }.unwrap();
     assert_eq!(lent.as_raw(), ptr, "no copy: the same address");
     launch!(add_kernel[4, 256, stream](&a, &a, &mut lent)).unwrap();
-    assert!(lent.copy_to_host_sync(&stream).unwrap().iter().all(|&x| x == 2.0));
+    assert!(lent
+        .copy_to_host_sync(&stream)
+        .unwrap()
+        .iter()
+        .all(|&x| x == 2.0));
     assert_eq!(given_back.load(Ordering::SeqCst), 0, "still lent");
     // A slow kernel still writing when the buffer is dropped: the lender
     // waits for it.
@@ -102,16 +106,24 @@ fn from_raw_parts_refuses_what_is_not_that_device_s_memory() {
     let mut buffer = DeviceBuffer::<f32>::device_array(256).unwrap();
     let ptr = buffer.as_raw_mut_on(&stream).unwrap();
     // SAFETY: as above.
-    let e = unsafe { DeviceBuffer::<f32>::from_raw_parts(ptr + 2, 4, &stream, lender(&given_back)) }
-        .unwrap_err();
+    let e =
+        unsafe { DeviceBuffer::<f32>::from_raw_parts(ptr + 2, 4, &stream, lender(&given_back)) }
+            .unwrap_err();
     assert!(reason(e).contains("not aligned"), "misaligned");
     // SAFETY: as above.
     let e = unsafe {
         DeviceBuffer::<f32>::from_raw_parts(ptr + 4 * 200, 100, &stream, lender(&given_back))
     }
     .unwrap_err();
-    assert!(reason(e).contains("pass the end of its allocation"), "past the end");
-    assert_eq!(given_back.load(Ordering::SeqCst), 4, "each refusal gave the memory back");
+    assert!(
+        reason(e).contains("pass the end of its allocation"),
+        "past the end"
+    );
+    assert_eq!(
+        given_back.load(Ordering::SeqCst),
+        4,
+        "each refusal gave the memory back"
+    );
 }
 
 #[test]
@@ -145,7 +157,14 @@ fn dlpack_round_trip_keeps_address_values_and_shape() {
     assert_eq!(tensor.version().major, 1);
     let t = tensor.tensor();
     assert_eq!(t.device.device_type, DLDeviceType::CUDA);
-    assert_eq!(t.dtype, DLDataType { code: DLDataTypeCode::FLOAT, bits: 32, lanes: 1 });
+    assert_eq!(
+        t.dtype,
+        DLDataType {
+            code: DLDataTypeCode::FLOAT,
+            bits: 32,
+            lanes: 1
+        }
+    );
     // SAFETY: strides of a 2-D tensor: two values.
     assert_eq!(unsafe { std::slice::from_raw_parts(t.strides, 2) }, &[3, 1]);
     let raw = NonNull::new(tensor.into_raw()).unwrap();
@@ -193,9 +212,16 @@ fn foreign(
             flags: DlpackFlags::empty(),
             dl_tensor: DLTensor {
                 data: data as usize as *mut _,
-                device: DLDevice { device_type: DLDeviceType::CUDA, device_id: 0 },
+                device: DLDevice {
+                    device_type: DLDeviceType::CUDA,
+                    device_id: 0,
+                },
                 ndim: shape.len() as i32,
-                dtype: DLDataType { code: DLDataTypeCode::FLOAT, bits: 32, lanes: 1 },
+                dtype: DLDataType {
+                    code: DLDataTypeCode::FLOAT,
+                    bits: 32,
+                    lanes: 1,
+                },
                 shape: std::ptr::null_mut(),
                 strides: std::ptr::null_mut(),
                 byte_offset: 0,
@@ -228,16 +254,86 @@ fn dlpack_import_refuses_each_wrong_tensor_and_calls_its_deleter() {
     let host = vec![0f32; 12];
     type Edit = Box<dyn FnOnce(&mut DLManagedTensorVersioned)>;
     let cases: Vec<(&str, u64, Vec<i64>, Vec<i64>, Edit, &str)> = vec![
-        ("version 2", data, vec![12], vec![1], Box::new(|m| m.version.major = 2), "DLPack 2.1"),
-        ("read-only", data, vec![12], vec![1], Box::new(|m| m.flags = DlpackFlags::READ_ONLY), "read-only"),
-        ("cpu", host.as_ptr() as u64, vec![12], vec![1], Box::new(|m| m.dl_tensor.device.device_type = DLDeviceType::CPU), "host memory (kDLCPU)"),
-        ("wrong device", data, vec![12], vec![1], Box::new(|m| m.dl_tensor.device.device_id = 3), "CUDA device 3"),
-        ("int32", data, vec![12], vec![1], Box::new(|m| m.dl_tensor.dtype.code = DLDataTypeCode::INT), "int32"),
-        ("f64", data, vec![6], vec![1], Box::new(|m| m.dl_tensor.dtype.bits = 64), "float64"),
-        ("transposed", data, vec![3, 4], vec![1, 3], Box::new(|_| {}), "not contiguous"),
-        ("negative", data, vec![-1], vec![1], Box::new(|_| {}), "negative size"),
-        ("host as CUDA", host.as_ptr() as u64, vec![12], vec![1], Box::new(|_| {}), "not device memory"),
-        ("too long", data, vec![1000], vec![1], Box::new(|_| {}), "pass the end"),
+        (
+            "version 2",
+            data,
+            vec![12],
+            vec![1],
+            Box::new(|m| m.version.major = 2),
+            "DLPack 2.1",
+        ),
+        (
+            "read-only",
+            data,
+            vec![12],
+            vec![1],
+            Box::new(|m| m.flags = DlpackFlags::READ_ONLY),
+            "read-only",
+        ),
+        (
+            "cpu",
+            host.as_ptr() as u64,
+            vec![12],
+            vec![1],
+            Box::new(|m| m.dl_tensor.device.device_type = DLDeviceType::CPU),
+            "host memory (kDLCPU)",
+        ),
+        (
+            "wrong device",
+            data,
+            vec![12],
+            vec![1],
+            Box::new(|m| m.dl_tensor.device.device_id = 3),
+            "CUDA device 3",
+        ),
+        (
+            "int32",
+            data,
+            vec![12],
+            vec![1],
+            Box::new(|m| m.dl_tensor.dtype.code = DLDataTypeCode::INT),
+            "int32",
+        ),
+        (
+            "f64",
+            data,
+            vec![6],
+            vec![1],
+            Box::new(|m| m.dl_tensor.dtype.bits = 64),
+            "float64",
+        ),
+        (
+            "transposed",
+            data,
+            vec![3, 4],
+            vec![1, 3],
+            Box::new(|_| {}),
+            "not contiguous",
+        ),
+        (
+            "negative",
+            data,
+            vec![-1],
+            vec![1],
+            Box::new(|_| {}),
+            "negative size",
+        ),
+        (
+            "host as CUDA",
+            host.as_ptr() as u64,
+            vec![12],
+            vec![1],
+            Box::new(|_| {}),
+            "not device memory",
+        ),
+        (
+            "too long",
+            data,
+            vec![1000],
+            vec![1],
+            Box::new(|_| {}),
+            "pass the end",
+        ),
     ];
     let count = cases.len();
     for (name, ptr, shape, strides, edit, expected) in cases {
@@ -247,7 +343,11 @@ fn dlpack_import_refuses_each_wrong_tensor_and_calls_its_deleter() {
         let text = e.to_string();
         assert!(text.contains(expected), "{name}: {text}");
     }
-    assert_eq!(deleted.load(Ordering::SeqCst), count, "every refused tensor deleted at once");
+    assert_eq!(
+        deleted.load(Ordering::SeqCst),
+        count,
+        "every refused tensor deleted at once"
+    );
     // Null strides (DLPack before 1.2) mean row-major; the deleter runs once
     // the buffer's work has finished.
     let tensor = foreign(Some(memory), data, &[3, 4], &[], |_| {}, &deleted);
