@@ -251,9 +251,12 @@ fn dlpack_import_refuses_each_wrong_tensor_and_calls_its_deleter() {
     let deleted = Arc::new(AtomicUsize::new(0));
     let mut memory = DeviceBuffer::to_device_sync(&[5.0f32; 12], &stream).unwrap();
     let data = memory.as_raw_mut_on(&stream).unwrap();
-    let host = vec![0f32; 12];
+    let host = [0f32; 12];
     type Edit = Box<dyn FnOnce(&mut DLManagedTensorVersioned)>;
-    let cases: Vec<(&str, u64, Vec<i64>, Vec<i64>, Edit, &str)> = vec![
+    /// A name, the data address, shape, strides, a change to the tensor, and
+    /// what the error must say.
+    type Case = (&'static str, u64, Vec<i64>, Vec<i64>, Edit, &'static str);
+    let cases: Vec<Case> = vec![
         (
             "version 2",
             data,

@@ -1,7 +1,7 @@
 //! [`DeviceBuffer`]: an owned array in device memory, allocated and freed in
 //! stream order from the device's memory pool.
 
-use super::foreign::Lender;
+use super::lender::Lender;
 use super::tracking::{Access, AccessTracker, Accesses, Tracked};
 use super::view::{DeviceView, DeviceViewMut, RawView};
 use crate::backend::{driver, DevicePtr};

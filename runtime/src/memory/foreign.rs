@@ -12,6 +12,7 @@
 //! work queued on that stream up to then.
 
 use super::buffer::byte_len;
+use super::lender::Lender;
 use super::tracking::Access;
 use super::DeviceBuffer;
 use crate::backend::{driver, DevicePtr};
@@ -19,57 +20,6 @@ use crate::error::{Error, Result};
 use crate::stream::Stream;
 use gpu_device::DeviceCopy;
 use std::mem::{align_of, size_of};
-use std::sync::Mutex;
-
-/// What gives lent device memory back to its owner: called once, when the
-/// [`DeviceBuffer`] made from the memory is released and the work it queued
-/// has finished (or at once, if the buffer is never made). It runs on the
-/// runtime's release thread, where it may call CUDA.
-pub struct Lender(Mutex<Option<GiveBack>>);
-
-/// (Behind a mutex, so that a buffer holding a lender is `Sync`; it is only
-/// ever taken once, by the drop.)
-type GiveBack = Box<dyn FnOnce() + Send>;
-
-impl Lender {
-    /// A lender that calls `give_back`.
-    pub fn new(give_back: impl FnOnce() + Send + 'static) -> Lender {
-        Lender(Mutex::new(Some(Box::new(give_back))))
-    }
-
-    /// A lender that keeps `owner` (another library's buffer: cudarc's
-    /// `CudaSlice`, a tensor) alive until the memory is given back, then
-    /// drops it.
-    pub fn keep<O: Send + 'static>(owner: O) -> Lender {
-        Lender::new(move || drop(owner))
-    }
-
-    /// A lender with nothing to give back: the owner keeps the memory
-    /// allocated for longer than the buffer and its work, by other means.
-    pub fn none() -> Lender {
-        Lender(Mutex::new(None))
-    }
-}
-
-impl Drop for Lender {
-    fn drop(&mut self) {
-        let give_back = self.0.get_mut().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(give_back) = give_back {
-            give_back();
-        }
-    }
-}
-
-impl std::fmt::Debug for Lender {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let gives_back = self.0.lock().map_or(true, |g| g.is_some());
-        f.write_str(if gives_back {
-            "Lender(gives back)"
-        } else {
-            "Lender(none)"
-        })
-    }
-}
 
 impl<T: DeviceCopy> DeviceBuffer<T> {
     /// A buffer over `len` elements of device memory at `ptr`, which another
@@ -117,7 +67,7 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
             if ptr == 0 {
                 return Err(refuse(format!("a null address for {len} elements")));
             }
-            if ptr % align_of::<T>() as u64 != 0 {
+            if !ptr.is_multiple_of(align_of::<T>() as u64) {
                 return Err(refuse(format!(
                     "address {ptr:#x} is not aligned for `{}` ({} bytes)",
                     std::any::type_name::<T>(),

@@ -24,13 +24,14 @@ mod buffer;
 mod copy;
 mod element;
 mod foreign;
+mod lender;
 pub(crate) mod tracking;
 mod view;
 
 pub(crate) use buffer::byte_len;
 pub use buffer::DeviceBuffer;
 pub(crate) use copy::check_device;
-pub use foreign::Lender;
+pub use lender::Lender;
 pub(crate) use view::sealed;
 pub use view::{
     AfterAccess, DeviceInput, DeviceOutput, DeviceView, DeviceViewMut, GraphMemory, RawView,
