@@ -46,12 +46,17 @@ fn lent_memory_is_used_in_place_and_given_back_after_its_work() {
     let given_back = Arc::new(AtomicUsize::new(0));
     let counter = given_back.clone();
     let other = Stream::new().unwrap();
-    let other_when_given_back = other.clone();
+    // Recorded right after the last kernel writing the memory.
+    let kernel_end = Arc::new(std::sync::OnceLock::<gpu_runtime::Event>::new());
+    let end_when_given_back = kernel_end.clone();
     let after_the_work = Arc::new(AtomicUsize::new(0));
     let after = after_the_work.clone();
     // The "other library" keeps its buffer alive until the lender runs.
     let lender = Lender::new(move || {
-        if other_when_given_back.is_done().unwrap() {
+        if end_when_given_back
+            .get()
+            .is_some_and(|e| e.is_done().unwrap())
+        {
             after.store(1, Ordering::SeqCst);
         }
         drop(owner);
@@ -72,6 +77,7 @@ fn lent_memory_is_used_in_place_and_given_back_after_its_work() {
     // A slow kernel still writing when the buffer is dropped: the lender
     // waits for it.
     launch!(busy[4, 256, other](&a, 20_000, &mut lent)).unwrap();
+    assert!(kernel_end.set(other.record().unwrap()).is_ok());
     drop(lent);
     assert!(eventually(&given_back, 1), "the lender was never called");
     assert_eq!(given_back.load(Ordering::SeqCst), 1, "called once");
@@ -79,6 +85,30 @@ fn lent_memory_is_used_in_place_and_given_back_after_its_work() {
         after_the_work.load(Ordering::SeqCst),
         1,
         "the lender ran before the kernel writing the memory had finished"
+    );
+}
+
+#[test]
+fn a_panicking_lender_does_not_stop_later_releases() {
+    let stream = Stream::new().unwrap();
+    let lend = |lender: Lender| {
+        let mut owner = DeviceBuffer::<f32>::device_array(16).unwrap();
+        let ptr = owner.as_raw_mut_on(&stream).unwrap();
+        // SAFETY: `owner`'s memory, kept alive by the test's `keep` below
+        // (leaked: this test is about the lenders).
+        let lent = unsafe { DeviceBuffer::<f32>::from_raw_parts(ptr, 16, &stream, lender) };
+        std::mem::forget(owner);
+        lent.unwrap()
+    };
+    drop(lend(Lender::new(|| panic!("a lender's own bug"))));
+    let given_back = Arc::new(AtomicUsize::new(0));
+    let counter = given_back.clone();
+    drop(lend(Lender::new(move || {
+        counter.fetch_add(1, Ordering::SeqCst);
+    })));
+    assert!(
+        eventually(&given_back, 1),
+        "the release thread died with the first lender"
     );
 }
 

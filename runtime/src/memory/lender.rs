@@ -1,12 +1,16 @@
 //! [`Lender`]: what gives memory another owner lent to a
 //! [`DeviceBuffer`](super::DeviceBuffer) back to that owner.
 
+use crate::diagnostics::{report, Level};
+use std::panic::AssertUnwindSafe;
 use std::sync::Mutex;
 
 /// What gives lent device memory back to its owner: called once, when the
 /// [`DeviceBuffer`](super::DeviceBuffer) made from the memory is released and the work it queued
 /// has finished (or at once, if the buffer is never made). It runs on the
-/// runtime's release thread, where it may call CUDA.
+/// runtime's release thread, where it may call CUDA; a panic in it is
+/// caught and reported as a warning (a `tracing` event of target
+/// `gpu_runtime`).
 pub struct Lender(Mutex<Option<GiveBack>>);
 
 /// (Behind a mutex, so that a buffer holding a lender is `Sync`; it is only
@@ -37,7 +41,17 @@ impl Drop for Lender {
     fn drop(&mut self) {
         let give_back = self.0.get_mut().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(give_back) = give_back {
-            give_back();
+            // A panic must not end the release thread, which serves every
+            // deferred release: it is reported instead.
+            if let Err(panic) = std::panic::catch_unwind(AssertUnwindSafe(give_back)) {
+                report(
+                    Level::Warn,
+                    &format!(
+                        "a Lender panicked while giving lent device memory back: {}",
+                        crate::panic_message::panic_message(&*panic)
+                    ),
+                );
+            }
         }
     }
 }
