@@ -8,6 +8,7 @@
 //! ```
 
 use gpu_runtime::dlpack::ffi::DLManagedTensorVersioned;
+use gpu_runtime::dlpack::DlpackTensor;
 use gpu_runtime::{launch, Device, DeviceBuffer, Stream};
 use gpu_tutorial_kernels::saxpy;
 use std::cell::RefCell;
@@ -54,16 +55,20 @@ pub unsafe extern "C" fn gpu_rt_saxpy(
     let (Some(x), Some(y)) = (NonNull::new(x), NonNull::new(y)) else {
         return fail("a null tensor".into());
     };
+    // SAFETY: the caller hands both tensors over: owned from here on, so
+    // that an early error deletes both.
+    let (x, y) = unsafe { (DlpackTensor::from_raw(x), DlpackTensor::from_raw(y)) };
     let run = || -> gpu_runtime::Result<*mut DLManagedTensorVersioned> {
         let device = Device::get(usize::try_from(device).unwrap_or(usize::MAX))?;
         // SAFETY: the caller's: a live stream of the device, outliving the
         // tensors' work.
         let stream = unsafe { Stream::from_external(stream, device) };
-        // SAFETY: the caller hands both tensors over; their producer ordered
-        // its work before `stream`.
-        let (x, shape) = unsafe { DeviceBuffer::<f32>::from_dlpack(x, &stream) }?;
+        let into_raw = |t: DlpackTensor| NonNull::new(t.into_raw()).expect("owned: not null");
+        // SAFETY: owned tensors, handed over once; their producer ordered
+        // its work before `stream` (the caller's contract).
+        let (x, shape) = unsafe { DeviceBuffer::<f32>::from_dlpack(into_raw(x), &stream) }?;
         // SAFETY: as above.
-        let (y, y_shape) = unsafe { DeviceBuffer::<f32>::from_dlpack(y, &stream) }?;
+        let (y, y_shape) = unsafe { DeviceBuffer::<f32>::from_dlpack(into_raw(y), &stream) }?;
         if shape != y_shape {
             return Err(gpu_runtime::Error::InvalidArgument {
                 operation: "gpu_rt_saxpy",

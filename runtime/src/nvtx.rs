@@ -26,8 +26,14 @@ use std::marker::PhantomData;
 pub const ENABLED: bool = cfg!(feature = "nvtx");
 
 /// An open NVTX range of the calling thread, ended when dropped. It stays
-/// on the thread that opened it (NVTX ranges are per thread), so it is
-/// neither `Send` nor `Sync`.
+/// on the thread that opened it (NVTX ranges are per thread: ended on
+/// another thread, it would end that thread's innermost range), so it is
+/// neither `Send` nor `Sync`:
+///
+/// ```compile_fail
+/// let range = gpu_runtime::nvtx::range("step");
+/// std::thread::spawn(move || drop(range)); // error: `*const ()` cannot be sent between threads
+/// ```
 #[must_use = "the range ends when this guard is dropped"]
 pub struct Range {
     /// Whether a range was pushed (the feature is on).
