@@ -77,6 +77,7 @@ cp -r scripts/sanitizer-probes "$bundle/sanitizer-probes"
 # Symbol tables are not needed to run: the bundle must fit the 64 MiB that
 # travel to the GPU machine.
 find "$bundle/tests" "$bundle/examples" "$bundle/benches" -type f -perm -u+x ! -name '*.py' -exec strip {} +
+strip --strip-unneeded "$bundle/interop/"*.so # keeps the exported C functions
 
 cat > "$bundle/run-all.sh" <<'RUNNER'
 #!/usr/bin/env bash
