@@ -54,10 +54,17 @@ fi
 cargo bench -p gpu-benches ${bench_features[@]+"${bench_features[@]}"} --no-run --quiet --message-format=json | executables | while read -r kind name path; do
     cp "$path" "$bundle/benches/$name"
 done
+mkdir -p "$bundle/interop"
 for example in examples/*.rs; do
     name="$(basename "$example" .rs)"
-    cp "target/release/examples/$name" "$bundle/examples/$name"
+    if [ -e "target/release/examples/lib$name.so" ]; then
+        # A C ABI library (dlpack_capi): loaded by the Python round trips.
+        cp "target/release/examples/lib$name.so" "$bundle/interop/"
+    else
+        cp "target/release/examples/$name" "$bundle/examples/$name"
+    fi
 done
+cp tests/python/*.py "$bundle/interop/"
 # The CUDA C twins' sources in benches/cuda/ (beside a bench binary a family's
 # header folder would take its name: patterns.cu includes patterns/*.cuh);
 # run-all.sh builds them into benches/, where the benchmarks look for them.
@@ -70,6 +77,7 @@ cp -r scripts/sanitizer-probes "$bundle/sanitizer-probes"
 # Symbol tables are not needed to run: the bundle must fit the 64 MiB that
 # travel to the GPU machine.
 find "$bundle/tests" "$bundle/examples" "$bundle/benches" -type f -perm -u+x ! -name '*.py' -exec strip {} +
+strip --strip-unneeded "$bundle/interop/"*.so # keeps the exported C functions
 
 cat > "$bundle/run-all.sh" <<'RUNNER'
 #!/usr/bin/env bash
@@ -100,6 +108,21 @@ for t in tests/*; do
 done
 export GPU_TIMELINE_DIR="${OUT:-/tmp}" # where day7_pipeline writes its timeline
 for e in examples/*; do run "example $(basename "$e")" "$e"; done
+# DLPack with PyTorch, through the C ABI library (issue 24).
+run "python dlpack_torch" python3 interop/dlpack_torch.py interop/libdlpack_capi.so
+# NVTX ranges and profiler start/stop seen by Nsight Compute: only the 3
+# saxpy launches inside the "measured" range, and only the 2 add_kernel
+# launches between profiler::start and stop, are profiled.
+if command -v ncu > /dev/null; then
+    profiled() { # how many kernels named $1 `ncu ${@:2} examples/nvtx_ranges` profiled
+        ncu "${@:2}" examples/nvtx_ranges 2>&1 | tee "/tmp/ncu-$1.log" | grep -c "$1.*Context" || true
+    }
+    export -f profiled
+    run "ncu --nvtx-include measured/ (3 saxpy)" bash -c 'n=$(profiled saxpy --nvtx --nvtx-include measured/); echo "$n saxpy profiled"; [ "$n" -eq 3 ]'
+    run "ncu --profile-from-start off (2 add_kernel)" bash -c 'n=$(profiled add_kernel --profile-from-start off); echo "$n add_kernel profiled"; [ "$n" -eq 2 ]'
+else
+    echo "=== ncu not found: the NVTX and profiler checks are not run"
+fi
 cap="$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1 | tr -d '.')"
 for helper in add_kernel pipeline event_record kernels memory graphs peer_copy copy_bound multi_gpu_pipeline; do
     nvcc -O3 -arch="sm_${cap}" -o "benches/${helper}_cuda" "benches/cuda/${helper}.cu" -lcuda \

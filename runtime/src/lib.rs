@@ -8,6 +8,10 @@
 //!   ([`Device::enable_peer_access`]), copies between devices
 //!   ([`DeviceBuffer::copy_from_device`]), and collectives through NCCL
 //!   ([`Communicators`] in one process, [`Communicator`] per process);
+//! - tools and other libraries: [`nvtx`] ranges and [`profiler`] start/stop
+//!   for Nsight; device memory lent to or from other libraries without a
+//!   copy ([`DeviceBuffer::from_raw_parts`], [`DeviceBuffer::as_raw_on`],
+//!   [`dlpack`]);
 //! - a layer above them, built on this API only: the Day 7 [`Pipeline`] and
 //!   the [`Timeline`] of when stream work ran.
 //!
@@ -49,6 +53,7 @@ mod crate_identity;
 mod deferred;
 mod device;
 mod diagnostics;
+pub mod dlpack;
 mod error;
 mod graph;
 mod last_kernel;
@@ -57,9 +62,11 @@ mod matrix;
 pub mod memory;
 mod memory_pool;
 mod module;
+pub mod nvtx;
 mod panic_message;
 mod peer;
 mod pinned;
+pub mod profiler;
 mod scope_stack;
 mod stream;
 mod workflow;
@@ -94,7 +101,7 @@ pub use launch::{
 };
 pub use matrix::{DeviceView2dMut, DeviceView3dMut};
 pub use memory::{
-    DeviceBuffer, DeviceInput, DeviceOutput, DeviceView, DeviceViewMut, ManagedBuffer,
+    DeviceBuffer, DeviceInput, DeviceOutput, DeviceView, DeviceViewMut, Lender, ManagedBuffer,
     PitchedBuffer, Region2d, Region2dMut,
 };
 pub use memory_pool::{MemoryPool, PoolStats};

@@ -393,6 +393,15 @@ pub(crate) struct Collective {
     pub(crate) stream: StreamHandle,
 }
 
+/// A device allocation, as the driver describes an address inside it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct MemoryRange {
+    /// The device holding it.
+    pub(crate) device: usize,
+    /// Its first address and size in bytes, where the driver tells them.
+    pub(crate) extent: Option<(DevicePtr, usize)>,
+}
+
 /// The operations the runtime needs of a device, implemented by the CUDA
 /// driver and by the simulator. Each acts on the device it names (see the
 /// module documentation): through a handle, which carries its device, or an
@@ -407,6 +416,18 @@ pub(crate) trait Driver: Sync {
     fn open(&self, ordinal: usize) -> Result<DeviceProperties, DriverError>;
     /// Waits for all work on `device`.
     fn synchronize_device(&self, device: usize) -> Result<(), DriverError>;
+    /// The device allocation holding address `ptr`, asked with `device`'s
+    /// context current, or `None` where `ptr` is not device memory (host
+    /// memory, an unknown address): for the checks of memory another library
+    /// hands over (`cuPointerGetAttribute`).
+    fn memory_range(
+        &self,
+        device: usize,
+        ptr: DevicePtr,
+    ) -> Result<Option<MemoryRange>, DriverError>;
+    /// Starts (`true`) or stops the collection of an attached profiler on
+    /// `device` (`cuProfilerStart`/`cuProfilerStop`).
+    fn set_profiler_collection(&self, device: usize, on: bool) -> Result<(), DriverError>;
     /// Free and total memory of `device`.
     fn memory_info(&self, device: usize) -> Result<(usize, usize), DriverError>;
     /// Returns `device`'s cached pool memory that no allocation uses to the

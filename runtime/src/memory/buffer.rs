@@ -1,6 +1,7 @@
 //! [`DeviceBuffer`]: an owned array in device memory, allocated and freed in
 //! stream order from the device's memory pool.
 
+use super::lender::Lender;
 use super::tracking::{Access, AccessTracker, Accesses, Tracked};
 use super::view::{DeviceView, DeviceViewMut, RawView};
 use crate::backend::{driver, DevicePtr};
@@ -45,6 +46,9 @@ pub(crate) struct Allocation {
     /// The stream it was allocated on.
     stream: Stream,
     tracker: AccessTracker,
+    /// For memory another owner lent (a raw pointer, a DLPack tensor): what
+    /// gives it back, called instead of freeing it to the pool.
+    lender: Option<Lender>,
 }
 
 impl Tracked for Allocation {
@@ -114,17 +118,30 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
                 Err(e) => return Err(stream.error(e)),
             }
         };
+        Ok(DeviceBuffer::from_allocation(ptr, len, stream, None))
+    }
+
+    /// A buffer of `len` elements at `ptr` on `stream`'s device, last written
+    /// on `stream`: the pool's memory, or (with a `lender`) memory lent by
+    /// another owner, given back through it.
+    pub(super) fn from_allocation(
+        ptr: DevicePtr,
+        len: usize,
+        stream: &Stream,
+        lender: Option<Lender>,
+    ) -> Self {
         let memory = Arc::new_cyclic(|owner: &Weak<Allocation>| Allocation {
             ptr,
             device: stream.device(),
             stream: stream.clone(),
             tracker: AccessTracker::written_on(stream, owner.clone() as Weak<dyn Tracked>),
+            lender,
         });
-        Ok(DeviceBuffer {
+        DeviceBuffer {
             memory,
             len,
             _element: PhantomData,
-        })
+        }
     }
 
     /// A zeroed buffer of `len` elements on the current device, made on the
@@ -249,7 +266,8 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         let accesses = memory.tracker.take();
         // The drop that follows finds nothing to free.
         let ptr = std::mem::replace(&mut memory.ptr, 0);
-        match release(ptr, memory.device, graph_state(&memory.tracker), &accesses)? {
+        let what = Freed::new(ptr, memory.lender.take());
+        match release(what, memory.device, graph_state(&memory.tracker), &accesses)? {
             Some(stream) => stream.synchronize(),
             None => Ok(()),
         }
@@ -357,18 +375,43 @@ fn graph_state(tracker: &AccessTracker) -> GraphState {
     (capture.cloned(), escaped)
 }
 
-/// Frees `ptr` (of `device`, a graph allocation per `graph`) in stream order
+/// What a buffer's release gives back.
+enum Freed {
+    /// The pool's memory at this address.
+    Pool(DevicePtr),
+    /// Memory another owner lent, given back through its lender.
+    Lent(Lender),
+}
+
+impl Freed {
+    /// The pool's memory at `ptr`, or the `lender`'s: `None` for nothing to
+    /// free (an empty buffer of the pool).
+    fn new(ptr: DevicePtr, lender: Option<Lender>) -> Option<Freed> {
+        match lender {
+            Some(lender) => Some(Freed::Lent(lender)),
+            None if ptr == 0 => None,
+            None => Some(Freed::Pool(ptr)),
+        }
+    }
+}
+
+/// Frees `what` (of `device`, a graph allocation per `graph`) in stream order
 /// after `accesses`: on the stream of the device's last access (its readers'
 /// last, else its writer), made to wait for the others, on any device.
 /// Returns that stream, or `None` when there was nothing to free, the context
-/// is gone (with it, the memory), or the free waits for a capture to end.
+/// is gone (with it, the memory; a lender is then called at once), or the
+/// free waits for a capture to end.
 fn release(
-    ptr: DevicePtr,
+    what: Option<Freed>,
     device: usize,
     (graph_allocation, escaped): GraphState,
     accesses: &Accesses,
 ) -> Result<Option<Stream>> {
-    if ptr == 0 || device::state(device).is_err() {
+    let Some(what) = what else {
+        return Ok(None);
+    };
+    if device::state(device).is_err() {
+        // Dropping a lender gives the memory back.
         return Ok(None);
     }
     if escaped {
@@ -409,39 +452,48 @@ fn release(
                 readers: accesses.readers.clone(),
             };
             capture.after_end(Box::new(move || {
-                let _ = free_after(ptr, &on, &accesses);
+                let _ = free_after(what, &on, &accesses);
             }));
             return Ok(None);
         }
     }
-    free_after(ptr, &on, accesses)?;
+    free_after(what, &on, accesses)?;
     Ok(Some(on))
 }
 
-/// Queues the free of `ptr` on `on` after every stream of `accesses`.
-fn free_after(ptr: DevicePtr, on: &Stream, accesses: &Accesses) -> Result<()> {
+/// Queues the free of `what` on `on` after every stream of `accesses`.
+fn free_after(what: Freed, on: &Stream, accesses: &Accesses) -> Result<()> {
     for other in accesses.streams() {
         on.wait_for(other)?;
     }
     on.device_state("a device buffer's free")?;
-    // SAFETY: `ptr` was allocated by `alloc_on` on this device and is freed
-    // once (its allocation is gone); `on` waits for every tracked use of it,
-    // and no later work can use it (nothing holds the allocation any more:
-    // graphs that used it hold it too).
-    unsafe { driver().free_async(ptr, on.handle()) }.map_err(|e| on.error(e))
+    match what {
+        Freed::Pool(ptr) => {
+            // SAFETY: `ptr` was allocated by `alloc_on` on this device and is
+            // freed once (its allocation is gone); `on` waits for every
+            // tracked use of it, and no later work can use it (nothing holds
+            // the allocation any more: graphs that used it hold it too).
+            unsafe { driver().free_async(ptr, on.handle()) }.map_err(|e| on.error(e))
+        }
+        // Given back once `on` reaches this point, on the release thread
+        // (the lender may call CUDA, which a callback must not). Should the
+        // callback not be queued, the closure is dropped here, and with it
+        // the lender, which gives the memory back at once.
+        Freed::Lent(lender) => on.add_callback(move || defer(Box::new(move || drop(lender)))),
+    }
 }
 
 impl Drop for Allocation {
     fn drop(&mut self) {
-        if self.ptr == 0 {
+        let Some(what) = Freed::new(self.ptr, self.lender.take()) else {
             return;
-        }
+        };
         let accesses = self.tracker.take();
-        let (ptr, device, graph) = (self.ptr, self.device, graph_state(&self.tracker));
+        let (device, graph) = (self.device, graph_state(&self.tracker));
         if in_callback() {
             // CUDA calls are forbidden here: the release thread frees it.
             defer(Box::new(move || {
-                if let Err(e) = release(ptr, device, graph, &accesses) {
+                if let Err(e) = release(Some(what), device, graph, &accesses) {
                     // Nobody waits for this release: say why the memory stays.
                     crate::diagnostics::report(
                         crate::diagnostics::Level::Warn,
@@ -451,7 +503,7 @@ impl Drop for Allocation {
             }));
         } else {
             // A failure means the context is lost, and the memory with it.
-            let _ = release(ptr, device, graph, &accesses);
+            let _ = release(Some(what), device, graph, &accesses);
         }
     }
 }

@@ -5,8 +5,8 @@
 
 use super::timeline::{SpanKind, Timeline};
 use gpu_runtime::{
-    CopiesFromDevice, CopiesToDevice, DeviceBuffer, DeviceCopy, DeviceView, DeviceViewMut, Done,
-    Error, Mapping, PinnedBuffer, Result, Stream,
+    nvtx, CopiesFromDevice, CopiesToDevice, DeviceBuffer, DeviceCopy, DeviceView, DeviceViewMut,
+    Done, Error, Mapping, PinnedBuffer, Result, Stream,
 };
 
 /// A load-compute-store pipeline over a set of streams. Each stream gets its
@@ -59,7 +59,10 @@ impl<T: DeviceCopy, U: DeviceCopy> Pipeline<T, U> {
     /// without waiting: `output` tracks the copies into it, so reading it
     /// (`as_slice`) waits for them, and `input` cannot be written until the
     /// copies from it have completed. With a `timeline`, each copy and kernel
-    /// is recorded as a span in the lane of its stream.
+    /// is recorded as a span in the lane of its stream. Each step is queued
+    /// inside an NVTX range named as its span (`"copy in: chunk 0"`,
+    /// `"kernel: chunk 0"`, `"copy out: chunk 0"`; see
+    /// [`nvtx`](gpu_runtime::nvtx)), with or without a timeline.
     ///
     /// The result is the same as one chunk on one stream, provided `kernel`
     /// queues its work on the stream it is given and computes each element of
@@ -144,7 +147,11 @@ impl<T: DeviceCopy, U: DeviceCopy> Pipeline<T, U> {
                     t.record_next(stream, lane, kind, format!("chunk {c}"), work)
                 }
                 Some(t) => t.record(stream, lane, kind, format!("chunk {c}"), work),
-                None => work(),
+                // Named as the timeline names the span.
+                None => {
+                    let _range = nvtx::range_with(|| format!("{}: chunk {c}", kind.label()));
+                    work()
+                }
             };
             step(SpanKind::CopyIn, &mut || {
                 let view = dev_in.slice_mut(0..len).expect("len <= chunk");

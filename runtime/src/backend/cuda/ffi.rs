@@ -93,6 +93,13 @@ pub(crate) const JIT_GENERATE_LINE_INFO: c_int = 13;
 /// the two agree).
 pub(crate) const DEBUG_MARKER: &str = "// gpu-builder debug-info: ";
 
+/// `CUpointer_attribute` values and the memory types they report.
+pub(crate) const POINTER_ATTRIBUTE_MEMORY_TYPE: c_int = 2;
+pub(crate) const POINTER_ATTRIBUTE_DEVICE_ORDINAL: c_int = 9;
+pub(crate) const POINTER_ATTRIBUTE_RANGE_START_ADDR: c_int = 11;
+pub(crate) const POINTER_ATTRIBUTE_RANGE_SIZE: c_int = 12;
+pub(crate) const MEMORYTYPE_DEVICE: c_uint = 2;
+pub(crate) const MEMORYTYPE_UNIFIED: c_uint = 4;
 /// `CU_STREAM_NON_BLOCKING`.
 pub(crate) const STREAM_NON_BLOCKING: c_uint = 1;
 /// `CU_EVENT_BLOCKING_SYNC`, `CU_EVENT_DISABLE_TIMING`, `CU_EVENT_INTERPROCESS`.
@@ -298,6 +305,9 @@ driver_functions! {
     fn cuDevicePrimaryCtxRetain(ctx: *mut CUcontext, device: CUdevice) -> Status;
     fn cuCtxSetCurrent(ctx: CUcontext) -> Status;
     fn cuCtxSynchronize() -> Status;
+    fn cuPointerGetAttribute(data: *mut c_void, attribute: c_int, ptr: CUdeviceptr) -> Status;
+    fn cuProfilerStart() -> Status;
+    fn cuProfilerStop() -> Status;
     fn cuCtxGetStreamPriorityRange(least: *mut c_int, greatest: *mut c_int) -> Status;
     fn cuCtxGetLimit(value: *mut usize, limit: c_int) -> Status;
     fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) -> Status;

@@ -15,6 +15,7 @@ mod graph;
 mod managed;
 mod nccl;
 mod peer;
+mod pointer;
 mod pool;
 
 pub use ffi::MIN_DRIVER_VERSION;
@@ -234,6 +235,20 @@ impl Driver for CudaDriver {
         self.bind(device)?;
         // SAFETY: no arguments; the device's context is current.
         check("cuCtxSynchronize", unsafe { cuCtxSynchronize() })
+    }
+
+    fn memory_range(
+        &self,
+        device: usize,
+        ptr: DevicePtr,
+    ) -> Result<Option<super::MemoryRange>, DriverError> {
+        self.bind(device)?;
+        Ok(pointer::memory_range(ptr))
+    }
+
+    fn set_profiler_collection(&self, device: usize, on: bool) -> Result<(), DriverError> {
+        self.bind(device)?;
+        pointer::set_profiler_collection(on)
     }
 
     fn memory_info(&self, device: usize) -> Result<(usize, usize), DriverError> {

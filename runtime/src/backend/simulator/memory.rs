@@ -130,6 +130,21 @@ pub(crate) fn describe_address(address: usize) -> Option<(usize, usize)> {
     (address < start + bytes.max(1)).then_some((start, asked))
 }
 
+/// The simulated device allocation holding `address`: its device, start and
+/// size in bytes; `None` for pinned host memory and unknown addresses.
+pub(crate) fn device_range(address: usize) -> Option<super::super::MemoryRange> {
+    let table = allocations();
+    let (&start, &(bytes, place)) = table.blocks.range(..=address).next_back()?;
+    let Place::Device(device) = place else {
+        return None;
+    };
+    let asked = table.requested.get(&start).copied().unwrap_or(bytes);
+    (address < start + asked.max(1)).then_some(super::super::MemoryRange {
+        device,
+        extent: Some((start as DevicePtr, asked)),
+    })
+}
+
 /// Returns an allocation to the host allocator.
 fn release(call: &'static str, ptr: usize) -> Result<(), DriverError> {
     let mut table = allocations();

@@ -150,6 +150,29 @@ impl Driver for SimulatorDriver {
         synchronized
     }
 
+    fn memory_range(
+        &self,
+        device: usize,
+        ptr: DevicePtr,
+    ) -> Result<Option<super::MemoryRange>, DriverError> {
+        self.check_device(device, "cuPointerGetAttribute")?;
+        Ok(memory::device_range(ptr as usize))
+    }
+
+    fn set_profiler_collection(&self, device: usize, on: bool) -> Result<(), DriverError> {
+        // No profiler attaches to the simulator: the switch is recorded for
+        // `profiler::is_collecting` and changes nothing else.
+        self.check_device(
+            device,
+            if on {
+                "cuProfilerStart"
+            } else {
+                "cuProfilerStop"
+            },
+        )?;
+        Ok(())
+    }
+
     fn memory_info(&self, device: usize) -> Result<(usize, usize), DriverError> {
         self.check_device(device, "cuMemGetInfo")?;
         Ok(memory::info(device, self.count()))

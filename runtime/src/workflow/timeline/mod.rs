@@ -2,6 +2,10 @@
 //! trace JSON (opens in Perfetto or `chrome://tracing`, `chrome_trace.rs`)
 //! and as an SVG drawing with one lane per stream (`svg.rs`).
 //!
+//! Each span's work is queued inside an NVTX range of the same name
+//! (`"kernel: chunk 3"`, see [`gpu_runtime::nvtx`]), so Nsight's timeline and
+//! this one name the work alike.
+//!
 //! A span runs from the moment its stream reached it to the moment it
 //! finished, so it includes time spent waiting for a copy engine or for
 //! multiprocessors busy with other streams' work: as the tutorial's diagram,
@@ -13,7 +17,7 @@ mod svg;
 pub use chrome_trace::spans_to_chrome_trace;
 pub use svg::spans_to_svg;
 
-use gpu_runtime::{Event, Result, Stream};
+use gpu_runtime::{nvtx, Event, Result, Stream};
 
 /// What a span of stream work was.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,8 +33,9 @@ pub enum SpanKind {
 }
 
 impl SpanKind {
-    /// The kind's name in the renderings.
-    fn label(self) -> &'static str {
+    /// The kind's name in the renderings and in the span's NVTX range
+    /// (`"kernel: chunk 3"`).
+    pub fn label(self) -> &'static str {
         match self {
             SpanKind::CopyIn => "copy in",
             SpanKind::Kernel => "kernel",
@@ -136,7 +141,10 @@ impl Timeline {
         start: usize,
         work: impl FnOnce() -> Result<R>,
     ) -> Result<R> {
+        // Nsight shows the work queued here under the span's own name.
+        let range = nvtx::range_with(|| format!("{}: {name}", kind.label()));
         let result = work()?;
+        drop(range);
         let end = self.push_event(stream)?;
         self.pending.push(Pending {
             lane,
