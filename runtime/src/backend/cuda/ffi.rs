@@ -98,8 +98,6 @@ pub(crate) const POINTER_ATTRIBUTE_MEMORY_TYPE: c_int = 2;
 pub(crate) const POINTER_ATTRIBUTE_DEVICE_ORDINAL: c_int = 9;
 pub(crate) const POINTER_ATTRIBUTE_RANGE_START_ADDR: c_int = 11;
 pub(crate) const POINTER_ATTRIBUTE_RANGE_SIZE: c_int = 12;
-pub(crate) const MEMORYTYPE_DEVICE: c_uint = 2;
-pub(crate) const MEMORYTYPE_UNIFIED: c_uint = 4;
 /// `CU_STREAM_NON_BLOCKING`.
 pub(crate) const STREAM_NON_BLOCKING: c_uint = 1;
 /// `CU_EVENT_BLOCKING_SYNC`, `CU_EVENT_DISABLE_TIMING`, `CU_EVENT_INTERPROCESS`.
@@ -124,9 +122,10 @@ pub(crate) mod mem_advise {
     pub(crate) const SET_PREFERRED_LOCATION: c_int = 3;
     pub(crate) const SET_ACCESSED_BY: c_int = 5;
 }
-/// `CUmemorytype` values.
-pub(crate) const MEMORYTYPE_HOST: c_int = 1;
-pub(crate) const MEMORYTYPE_DEVICE: c_int = 2;
+/// `CUmemorytype` values (2-D copies' ends; what a pointer attribute reports).
+pub(crate) const MEMORYTYPE_HOST: c_uint = 1;
+pub(crate) const MEMORYTYPE_DEVICE: c_uint = 2;
+pub(crate) const MEMORYTYPE_UNIFIED: c_uint = 4;
 
 /// `CUDA_MEMCPY2D` (version 2): a copy of `height` rows of `width_bytes`
 /// bytes, each end with its own row pitch.
@@ -134,14 +133,14 @@ pub(crate) const MEMORYTYPE_DEVICE: c_int = 2;
 pub(crate) struct Memcpy2d {
     pub(crate) src_x_bytes: usize,
     pub(crate) src_y: usize,
-    pub(crate) src_memory_type: c_int,
+    pub(crate) src_memory_type: c_uint,
     pub(crate) src_host: *const c_void,
     pub(crate) src_device: CUdeviceptr,
     pub(crate) src_array: *mut c_void,
     pub(crate) src_pitch: usize,
     pub(crate) dst_x_bytes: usize,
     pub(crate) dst_y: usize,
-    pub(crate) dst_memory_type: c_int,
+    pub(crate) dst_memory_type: c_uint,
     pub(crate) dst_host: *mut c_void,
     pub(crate) dst_device: CUdeviceptr,
     pub(crate) dst_array: *mut c_void,

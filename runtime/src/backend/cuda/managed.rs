@@ -27,7 +27,7 @@ fn location(location: Location) -> MemLocation {
 
 /// The driver's fields for one end of a 2-D copy: memory type, host
 /// address, device address.
-fn end(end: End2d) -> (c_int, *mut u8, CUdeviceptr) {
+fn end(end: End2d) -> (c_uint, *mut u8, CUdeviceptr) {
     match end.at {
         Memory2d::Host(p) => (MEMORYTYPE_HOST, p, 0),
         Memory2d::Device(d) => (MEMORYTYPE_DEVICE, ptr::null_mut(), d),
