@@ -141,10 +141,8 @@ pub fn read_run_or<T: VectorElement, const N: usize>(slice: &[T], start: usize, 
     }
 }
 
-/// The `N` elements at `ptr`, read as 16-byte vector loads (`ld.v4.b32`).
-/// On the GPU each is one instruction that no compiler pass splits, or
-/// merges with the scalar loads of a fallback path (which an ordinary
-/// aligned load's may be, losing the alignment).
+/// The `N` elements at `ptr`, read as 16-byte vector loads (one LLVM
+/// `<4 x i32>` load of alignment 16 each, see `load16`).
 ///
 /// # Safety
 /// `ptr` is 16-byte aligned and valid for reads of `N` elements, and `N *
@@ -170,35 +168,19 @@ pub(crate) unsafe fn load_vectors<T: VectorElement, const N: usize>(ptr: *const 
     unsafe { out.assume_init() }
 }
 
-/// One 16-byte load: `ld.v4.b32` on the GPU.
+/// One 16-byte load: one LLVM vector load of 16-byte alignment, which the
+/// NVPTX backend emits as `ld.shared.v4` for shared memory and as
+/// `ld.global.nc.v4` for a kernel's read-only input (`LDG.E.128.CONSTANT`,
+/// CUDA's `__ldg` of a `float4`; see `gpu_builder::kernel_inputs`), else
+/// `ld.v4`.
 ///
 /// # Safety
 /// `p` is 16-byte aligned and valid for reads of 16 bytes.
 #[inline(always)]
 unsafe fn load16(p: *const [u32; 4]) -> [u32; 4] {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let (a, b, c, d): (u32, u32, u32, u32);
-        // SAFETY: the caller's guarantee; the instruction reads 16 bytes at
-        // `p` and writes only its outputs.
-        unsafe {
-            core::arch::asm!(
-                "ld.v4.b32 {{{a}, {b}, {c}, {d}}}, [{p}];",
-                p = in(reg64) p,
-                a = out(reg32) a,
-                b = out(reg32) b,
-                c = out(reg32) c,
-                d = out(reg32) d,
-                options(pure, readonly, nostack, preserves_flags)
-            )
-        };
-        [a, b, c, d]
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    // SAFETY: the caller's guarantee.
-    unsafe {
-        p.read()
-    }
+    // SAFETY: the caller's guarantee; `Simd<u32, 4>` is 16 bytes of
+    // alignment 16.
+    unsafe { p.cast::<core::simd::Simd<u32, 4>>().read().to_array() }
 }
 
 /// Writes `values` at `ptr` as 16-byte vector stores (`st.v4.b32`): one
