@@ -114,11 +114,8 @@ pub fn read_run<T: VectorElement, const N: usize>(slice: &[T], start: usize) -> 
         // as it is; aligned (tested), whole vectors.
         return Some(unsafe { load_vectors(ptr) });
     }
-    // In bounds: `start + N <= len`. Constant indices (unrolled): the run
-    // stays in registers.
-    let mut run = [slice[start]; N];
-    crate::unroll::full::<N>(|i| run[i] = slice[start + i]);
-    Some(run)
+    // SAFETY: `start + N <= len`: the run is inside the slice.
+    Some(unsafe { load_elements(ptr) })
 }
 
 /// The `N` elements of `slice` from `start`, with `fill` for those past its
@@ -166,6 +163,26 @@ pub(crate) unsafe fn load_vectors<T: VectorElement, const N: usize>(ptr: *const 
     // SAFETY: every chunk was written (`chunks * 16` bytes: all of `out`),
     // and every bit pattern is a `T` (plain integers and floats).
     unsafe { out.assume_init() }
+}
+
+/// The `N` elements at `ptr`, one load each, kept apart from the vector
+/// loads of an aligned path (volatile loads): where both paths read the same
+/// addresses, ptxas otherwise merges them into the scalar loads, and the
+/// aligned path loses its 16-byte loads (`gpu_ops::scan`'s runs did). For
+/// the unaligned path only, which aligned data never takes.
+///
+/// # Safety
+/// `ptr` is valid for reads of `N` elements, which nothing writes meanwhile.
+#[inline(always)]
+pub(crate) unsafe fn load_elements<T: VectorElement, const N: usize>(ptr: *const T) -> [T; N] {
+    let mut run = core::mem::MaybeUninit::<[T; N]>::uninit();
+    let out = run.as_mut_ptr().cast::<T>();
+    crate::unroll::full::<N>(|i| {
+        // SAFETY: element `i < N` of the caller's run, and of `run`.
+        unsafe { out.add(i).write(ptr.add(i).read_volatile()) }
+    });
+    // SAFETY: all `N` elements were written.
+    unsafe { run.assume_init() }
 }
 
 /// One 16-byte load: one LLVM vector load of 16-byte alignment, which the

@@ -213,9 +213,8 @@ impl<'a, T> Slice2dU32<'a, T> {
     where
         T: crate::vector::VectorElement,
     {
-        let mut run = [fill; N];
         if row >= self.rows() {
-            return run;
+            return [fill; N];
         }
         let end = limit.min(self.cols());
         // SAFETY (of the offsets below): `row < rows` and every column read
@@ -240,20 +239,18 @@ impl<'a, T> Slice2dU32<'a, T> {
                 // bytes are); `N` elements are whole 16-byte vectors.
                 return unsafe { crate::vector::load_vectors(self.data.as_ptr().add(start)) };
             }
-            crate::unroll::full::<N>(|i| {
-                // SAFETY: `start + i` is an element of the run (above).
-                run[i] = unsafe { *self.data.get_unchecked(start + i) };
-            });
-        } else {
-            crate::unroll::full::<N>(|i| {
-                let c = col.wrapping_add(i as u32);
-                if c >= col && c < end {
-                    // SAFETY: `row < rows` and `c < end <= cols` (no wrap).
-                    run[i] =
-                        unsafe { *self.data.get_unchecked(self.shape.offset_unchecked(row, c)) };
-                }
-            });
+            // SAFETY: the run is inside the slice (above), read-only.
+            return unsafe { crate::vector::load_elements(self.data.as_ptr().add(start)) };
         }
+        // Part of the run, element by element.
+        let mut run = [fill; N];
+        crate::unroll::full::<N>(|i| {
+            let c = col.wrapping_add(i as u32);
+            if c >= col && c < end {
+                // SAFETY: `row < rows` and `c < end <= cols` (no wrap).
+                run[i] = unsafe { *self.data.get_unchecked(self.shape.offset_unchecked(row, c)) };
+            }
+        });
         run
     }
 
