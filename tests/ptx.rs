@@ -237,6 +237,7 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "halo_sum5",
                 "transpose_by_tiles",
                 "ping_pong",
+                "ping_pong_alternating",
                 "leaders_in_divergent_code",
                 "halo_in_any_block",
                 "shared_tiles_in_any_block",
