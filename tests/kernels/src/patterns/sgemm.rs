@@ -108,7 +108,7 @@ fn sgemm_tiles<
 ) {
     const {
         assert!(TM == CR::PER_THREAD && TN == CC::PER_THREAD && CR::RUN == 4 && CC::RUN == 4);
-        assert!(BM == CR::SPAN && BN == CC::SPAN && BK % 4 == 0);
+        assert!(BM == CR::SPAN && BN == CC::SPAN && BK.is_multiple_of(4));
     };
     let (m, n, k) = (shape.m, shape.n, shape.k);
     // A is `m x lda`, B `k x ldb` (the launch traps, naming the shape, if
@@ -164,7 +164,7 @@ fn sgemm_tiles<
     let tile = TileItems::<Tiles<CR, CC, CO>>::mine();
     unroll!(for i in 0..TM {
         unroll!(for j in 0..TN {
-            if j % 4 == 0 {
+            if j.is_multiple_of(4) {
                 let run = [acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]];
                 c.set_run_within(&tile, i, j / 4, run, n as usize);
             }
@@ -200,7 +200,7 @@ fn products<
         let mut ar = [0.0f32; TM];
         let mut br = [0.0f32; TN];
         unroll!(for i in 0..TM {
-            if i % 4 == 0 {
+            if i.is_multiple_of(4) {
                 let v: [f32; 4] = a.row_vector(s, kk, i / 4 * threads + ty);
                 unroll!(for e in 0..4 {
                     ar[i + e] = v[e];
@@ -208,7 +208,7 @@ fn products<
             }
         });
         unroll!(for j in 0..TN {
-            if j % 4 == 0 {
+            if j.is_multiple_of(4) {
                 let v: [f32; 4] = b.row_vector(s, kk, j / 4 * threads + tx);
                 unroll!(for e in 0..4 {
                     br[j + e] = v[e];
