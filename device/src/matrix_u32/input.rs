@@ -223,10 +223,11 @@ impl<'a, T> Slice2dU32<'a, T> {
         // data.len()`.
         if col < end && end - col >= N as u32 {
             let size = core::mem::size_of::<T>();
-            let bytes = (self.data.as_ptr() as usize)
-                | (self.cols() as usize * size)
-                | (col as usize * size);
-            let aligned = (size * N).is_multiple_of(16) && bytes.is_multiple_of(16);
+            let aligned = (size * N).is_multiple_of(16)
+                && ((self.data.as_ptr() as usize)
+                    | (self.cols() as usize * size)
+                    | (col as usize * size))
+                    .is_multiple_of(16);
             // SAFETY: `(row, col)` and `(row, col + N - 1)` are elements
             // (`col + N <= end <= cols`): the run is inside the matrix.
             let start = unsafe { self.shape.offset_unchecked(row, col) };
