@@ -332,6 +332,30 @@ fn a_double_buffer_alternates_with_one_barrier_per_step() {
     }
 }
 
+#[test]
+fn an_alternating_double_buffer_is_one_loop_body() {
+    let s = stream();
+    for steps in [0u32, 1, 2, 7] {
+        let mut out = DeviceBuffer::to_device_sync(&vec![u32::MAX; 128], &s).unwrap();
+        launch!(k::ping_pong_alternating[2, 64, s](steps, &mut out)).unwrap();
+        let got = out.copy_to_host_sync(&s).unwrap();
+        for (g, v) in got.iter().enumerate() {
+            let next = (g % 64 + 1) % 64;
+            // As `ping_pong`, plus the neighbour's slot written after
+            // `into_block`.
+            let mut want = 7 * next as u32;
+            for step in 1..=steps {
+                want += if step == 1 {
+                    next as u32
+                } else {
+                    (step - 1) * 1000 + next as u32
+                };
+            }
+            assert_eq!(*v, want, "{steps} steps, thread {g}");
+        }
+    }
+}
+
 /// Attack: leaders found in divergent code (after some lanes returned, in a
 /// loop whose trip count differs per lane): each block and each warp still
 /// has one leader per lane number, so each element is written once.

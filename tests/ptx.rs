@@ -237,6 +237,7 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "halo_sum5",
                 "transpose_by_tiles",
                 "ping_pong",
+                "ping_pong_alternating",
                 "leaders_in_divergent_code",
                 "halo_in_any_block",
                 "shared_tiles_in_any_block",
@@ -875,5 +876,24 @@ mod not_built {
                 .starts_with("the kernels of crate `not-built` were not built to PTX, so they cannot run: the dependency `rand`"),
             "{error}"
         );
+    }
+}
+
+#[test]
+fn sgemm_loops_are_written_once_and_read_inputs_with_non_coherent_vectors() {
+    // One loop body (a `DoubleBuffer2d` with an `Alternating` token, as the
+    // twin's `buf ^= 1`): 16 x 16 FFMA in the 4 x 4 kernel's k-tile, 8 x 64
+    // in the 8 x 8's, not twice that (the typed-phase form wrote the body
+    // once per phase, and ptxas gave it three times the twin's register
+    // bank conflicts). The inputs' 16-byte loads are `ld.global.nc.v4`
+    // (`LDG.E.128.CONSTANT`, the twin's `__ldg`), not generic `ld.v4`: two
+    // before the loop, two in it.
+    for (name, fma) in [("sgemm_4x4", 256), ("sgemm_8x8", 512)] {
+        let body = entry_body(name);
+        assert_eq!(body.matches("fma.rn.f32").count(), fma, "{name}");
+        assert_eq!(body.matches("ld.shared.v4").count(), 32, "{name}");
+        assert_eq!(body.matches("ld.global.nc.v4").count(), 4, "{name}");
+        assert!(!body.contains("\tld.v4"), "{name}: a generic vector load");
+        assert_eq!(body.matches("barrier.sync").count(), 2, "{name}");
     }
 }

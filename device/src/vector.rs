@@ -114,11 +114,8 @@ pub fn read_run<T: VectorElement, const N: usize>(slice: &[T], start: usize) -> 
         // as it is; aligned (tested), whole vectors.
         return Some(unsafe { load_vectors(ptr) });
     }
-    // In bounds: `start + N <= len`. Constant indices (unrolled): the run
-    // stays in registers.
-    let mut run = [slice[start]; N];
-    crate::unroll::full::<N>(|i| run[i] = slice[start + i]);
-    Some(run)
+    // SAFETY: `start + N <= len`: the run is inside the slice.
+    Some(unsafe { load_elements(ptr) })
 }
 
 /// The `N` elements of `slice` from `start`, with `fill` for those past its
@@ -141,10 +138,8 @@ pub fn read_run_or<T: VectorElement, const N: usize>(slice: &[T], start: usize, 
     }
 }
 
-/// The `N` elements at `ptr`, read as 16-byte vector loads (`ld.v4.b32`).
-/// On the GPU each is one instruction that no compiler pass splits, or
-/// merges with the scalar loads of a fallback path (which an ordinary
-/// aligned load's may be, losing the alignment).
+/// The `N` elements at `ptr`, read as 16-byte vector loads (one LLVM
+/// `<4 x i32>` load of alignment 16 each, see `load16`).
 ///
 /// # Safety
 /// `ptr` is 16-byte aligned and valid for reads of `N` elements, and `N *
@@ -170,35 +165,39 @@ pub(crate) unsafe fn load_vectors<T: VectorElement, const N: usize>(ptr: *const 
     unsafe { out.assume_init() }
 }
 
-/// One 16-byte load: `ld.v4.b32` on the GPU.
+/// The `N` elements at `ptr`, one load each, kept apart from the vector
+/// loads of an aligned path (volatile loads): where both paths read the same
+/// addresses, ptxas otherwise merges them into the scalar loads, and the
+/// aligned path loses its 16-byte loads (`gpu_ops::scan`'s runs did). For
+/// the unaligned path only, which aligned data never takes.
+///
+/// # Safety
+/// `ptr` is valid for reads of `N` elements, which nothing writes meanwhile.
+#[inline(always)]
+pub(crate) unsafe fn load_elements<T: VectorElement, const N: usize>(ptr: *const T) -> [T; N] {
+    let mut run = core::mem::MaybeUninit::<[T; N]>::uninit();
+    let out = run.as_mut_ptr().cast::<T>();
+    crate::unroll::full::<N>(|i| {
+        // SAFETY: element `i < N` of the caller's run, and of `run`.
+        unsafe { out.add(i).write(ptr.add(i).read_volatile()) }
+    });
+    // SAFETY: all `N` elements were written.
+    unsafe { run.assume_init() }
+}
+
+/// One 16-byte load: one LLVM vector load of 16-byte alignment, which the
+/// NVPTX backend emits as `ld.shared.v4` for shared memory and as
+/// `ld.global.nc.v4` for a kernel's read-only input (`LDG.E.128.CONSTANT`,
+/// CUDA's `__ldg` of a `float4`; see `gpu_builder::kernel_inputs`), else
+/// `ld.v4`.
 ///
 /// # Safety
 /// `p` is 16-byte aligned and valid for reads of 16 bytes.
 #[inline(always)]
 unsafe fn load16(p: *const [u32; 4]) -> [u32; 4] {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let (a, b, c, d): (u32, u32, u32, u32);
-        // SAFETY: the caller's guarantee; the instruction reads 16 bytes at
-        // `p` and writes only its outputs.
-        unsafe {
-            core::arch::asm!(
-                "ld.v4.b32 {{{a}, {b}, {c}, {d}}}, [{p}];",
-                p = in(reg64) p,
-                a = out(reg32) a,
-                b = out(reg32) b,
-                c = out(reg32) c,
-                d = out(reg32) d,
-                options(pure, readonly, nostack, preserves_flags)
-            )
-        };
-        [a, b, c, d]
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    // SAFETY: the caller's guarantee.
-    unsafe {
-        p.read()
-    }
+    // SAFETY: the caller's guarantee; `Simd<u32, 4>` is 16 bytes of
+    // alignment 16.
+    unsafe { p.cast::<core::simd::Simd<u32, 4>>().read().to_array() }
 }
 
 /// Writes `values` at `ptr` as 16-byte vector stores (`st.v4.b32`): one

@@ -8,6 +8,8 @@
 //!   `Halo<2>`, `Tiles<R, C>`), not a generic parameter (a compile error);
 //! - `..., written_in = Reading`: the array is written in the Reading phase
 //!   and read in the Writing phase (the second buffer of a double buffer).
+//! - `..., buffers = 2` (matrices): a `DoubleBuffer2d`, two such matrices in
+//!   one array, one written in each phase (with an `Alternating` token).
 //!
 //! - `..., unsafe(device_crate = "path")`: `gpu_device` under another path
 //!   (`unsafe`: see [`crate::path_option`]).
@@ -35,6 +37,8 @@ struct SharedArrayInput {
     map: Option<Type>,
     /// `written_in = Reading`.
     written_in_reading: bool,
+    /// `buffers = 2`.
+    double: bool,
     /// `gpu_device`: `::gpu_device` unless `unsafe(device_crate = "...")`.
     device: syn::Path,
 }
@@ -50,7 +54,7 @@ enum Shape {
 
 const USAGE: &str = "write `shared_array!(f32; 256)`, `shared_array!(f32; 16, 16)` or `shared_array!(f32; 32, 32, padding = 1)`";
 
-const OPTIONS: &str = "`padding = P` (matrix rows `COLS + P` slots apart), `map = M` (the ownership map, from `gpu_device::ownership`), `written_in = Reading` (written in the Reading phase, read in the Writing phase) or `unsafe(device_crate = \"path\")` (the path to the `gpu_device` crate)";
+const OPTIONS: &str = "`padding = P` (matrix rows `COLS + P` slots apart), `map = M` (the ownership map, from `gpu_device::ownership`), `written_in = Reading` (written in the Reading phase, read in the Writing phase), `buffers = 2` (a double buffer of two matrices, one written in each phase) or `unsafe(device_crate = \"path\")` (the path to the `gpu_device` crate)";
 
 const KEYS: &[Key] = &[Key::naming_crate(
     "device_crate",
@@ -70,6 +74,7 @@ fn parse_input(input: ParseStream, errors: &mut Errors) -> syn::Result<SharedArr
     let mut padding: Option<(Ident, Expr)> = None;
     let mut map: Option<Type> = None;
     let mut written_in_reading = false;
+    let mut double: Option<Ident> = None;
     let mut options = PathOptions::new(KEYS, OPTIONS);
     while !input.is_empty() {
         input.parse::<Token![,]>()?;
@@ -100,6 +105,22 @@ fn parse_input(input: ParseStream, errors: &mut Errors) -> syn::Result<SharedArr
                         "`written_in` names a phase: `written_in = Reading` (or `Writing`, the default)",
                     ));
                 }
+            } else if name == "buffers" {
+                let key = input.call(Ident::parse_any)?;
+                input.parse::<Token![=]>()?;
+                let count: syn::LitInt = input.parse()?;
+                if count.base10_digits() != "2" {
+                    errors.push(syn::Error::new(
+                        count.span(),
+                        "`buffers` is 2 (a double buffer) or left out",
+                    ));
+                }
+                if double.replace(key.clone()).is_some() {
+                    errors.push(syn::Error::new(
+                        key.span(),
+                        "`buffers` is given twice: keep one",
+                    ));
+                }
             } else if name == "padding" {
                 let key = input.call(Ident::parse_any)?;
                 input.parse::<Token![=]>()?;
@@ -119,6 +140,20 @@ fn parse_input(input: ParseStream, errors: &mut Errors) -> syn::Result<SharedArr
             cols = Some(input.parse()?);
         } else {
             return Err(input.error(format!("unexpected tokens: {USAGE}")));
+        }
+    }
+    if let Some(key) = &double {
+        if cols.is_none() {
+            errors.push(syn::Error::new(
+                key.span(),
+                "`buffers = 2` applies to matrices: `shared_array!(f32; 16, 64, buffers = 2)`",
+            ));
+        }
+        if written_in_reading {
+            errors.push(syn::Error::new(
+                key.span(),
+                "a double buffer (`buffers = 2`) is written in both phases, one matrix in each: leave `written_in` out",
+            ));
         }
     }
     let shape = match (cols, padding) {
@@ -142,6 +177,7 @@ fn parse_input(input: ParseStream, errors: &mut Errors) -> syn::Result<SharedArr
         shape,
         map,
         written_in_reading,
+        double: double.is_some(),
         device: options
             .get("device_crate")
             .cloned()
@@ -162,6 +198,7 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
         shape,
         map,
         written_in_reading,
+        double,
         device,
     } = parsed.expect("no error, so parsed");
     // The map and the write phase, as trailing arguments of the handle's
@@ -172,7 +209,7 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
     } else {
         quote!(#device::shared::Writing)
     };
-    let (extra, map_check) = match (&map, written_in_reading) {
+    let (extra, map_check) = match (&map, written_in_reading || double) {
         (None, false) => (quote!(), quote!()),
         (map, _) => {
             let map = map
@@ -204,10 +241,21 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
                 Some(p) => quote!((#cols) + (#p)),
                 None => quote!(#cols),
             };
-            (
-                quote!((#rows) * (#stride)),
-                quote!(#device::shared::Shared2d::<#element, { #rows }, { #cols }, { #stride } #extra>),
-            )
+            if double {
+                let map = map
+                    .as_ref()
+                    .map(|m| quote!(#m))
+                    .unwrap_or_else(|| quote!(#device::ownership::BlockStride));
+                (
+                    quote!(2 * (#rows) * (#stride)),
+                    quote!(#device::shared::DoubleBuffer2d::<#element, { #rows }, { #cols }, { #stride }, #map>),
+                )
+            } else {
+                (
+                    quote!((#rows) * (#stride)),
+                    quote!(#device::shared::Shared2d::<#element, { #rows }, { #cols }, { #stride } #extra>),
+                )
+            }
         }
     };
     Ok(quote! {{
@@ -296,5 +344,32 @@ mod tests {
         );
         let extra = expand(quote!(f32; 4, 4, 4)).expect_err("rejected");
         assert!(extra.to_string().contains("unexpected tokens"), "{extra}");
+    }
+
+    #[test]
+    fn a_double_buffer_is_one_array_of_two_matrices() {
+        let out = expand(quote!(f32; 16, 64, map = A, buffers = 2))
+            .expect("expands")
+            .to_string();
+        assert!(
+            out.contains(
+                ":: gpu_device :: shared :: DoubleBuffer2d :: < f32 , { 16 } , { 64 } , { 64 } , A >"
+            ),
+            "{out}"
+        );
+        assert!(out.contains("2 * (16) * (64)"), "{out}");
+        let errors = |input| -> Vec<String> {
+            expand(input)
+                .expect_err("rejected")
+                .into_iter()
+                .map(|e| e.to_string())
+                .collect()
+        };
+        let three = errors(quote!(f32; 16, 64, buffers = 3));
+        assert!(three[0].contains("`buffers` is 2"), "{three:?}");
+        let linear = errors(quote!(f32; 256, buffers = 2));
+        assert!(linear[0].contains("applies to matrices"), "{linear:?}");
+        let phase = errors(quote!(f32; 16, 64, written_in = Reading, buffers = 2));
+        assert!(phase[0].contains("leave `written_in` out"), "{phase:?}");
     }
 }

@@ -187,6 +187,72 @@ impl<'a, T> Slice2dU32<'a, T> {
         }
     }
 
+    /// The `N` elements `(row, col .. col + N)`, those at or right of
+    /// column `limit` (and outside the matrix) replaced by `fill`: CUDA's
+    /// guarded `float4` load, for a matrix whose rows are padded past its
+    /// logical width `limit` (a leading dimension), the padding never read.
+    ///
+    /// When the run is whole (`col + N <= min(limit, cols)`) it is read as
+    /// 16-byte vectors where its address is 16-byte aligned (`N` elements a
+    /// multiple of 16 bytes): the test is on the slice's address, the row
+    /// length and `col`, of which the first two are the same for every
+    /// call of a loop (the compiler hoists them), so a loop's test is one
+    /// bit test of `col`. Otherwise element by element, in 32-bit indices.
+    ///
+    /// ```
+    /// use gpu_device::Slice2dU32;
+    ///
+    /// let data: Vec<f32> = (0..12).map(|x| x as f32).collect();
+    /// let m = Slice2dU32::new(&data, 2, 6); // rows of 6, of which 5 are the matrix
+    /// assert_eq!(m.read_run_or::<4>(1, 0, 5, 0.0), [6.0, 7.0, 8.0, 9.0]);
+    /// assert_eq!(m.read_run_or::<4>(1, 3, 5, 0.0), [9.0, 10.0, 0.0, 0.0]);
+    /// assert_eq!(m.read_run_or::<4>(2, 0, 5, 0.0), [0.0; 4]);
+    /// ```
+    #[inline(always)]
+    pub fn read_run_or<const N: usize>(&self, row: u32, col: u32, limit: u32, fill: T) -> [T; N]
+    where
+        T: crate::vector::VectorElement,
+    {
+        if row >= self.rows() {
+            return [fill; N];
+        }
+        let end = limit.min(self.cols());
+        // SAFETY (of the offsets below): `row < rows` and every column read
+        // is below `end <= cols`, so each offset is that of an element of
+        // the matrix (`offset_unchecked`), below `shape.len() <=
+        // data.len()`.
+        if col < end && end - col >= N as u32 {
+            let size = core::mem::size_of::<T>();
+            let aligned = (size * N).is_multiple_of(16)
+                && ((self.data.as_ptr() as usize)
+                    | (self.cols() as usize * size)
+                    | (col as usize * size))
+                    .is_multiple_of(16);
+            // SAFETY: `(row, col)` and `(row, col + N - 1)` are elements
+            // (`col + N <= end <= cols`): the run is inside the matrix.
+            let start = unsafe { self.shape.offset_unchecked(row, col) };
+            if aligned {
+                // SAFETY: the run's `N` elements are inside the slice (above)
+                // and its first element's address is a multiple of 16 (the
+                // slice's address, the row length in bytes and `col` in
+                // bytes are); `N` elements are whole 16-byte vectors.
+                return unsafe { crate::vector::load_vectors(self.data.as_ptr().add(start)) };
+            }
+            // SAFETY: the run is inside the slice (above), read-only.
+            return unsafe { crate::vector::load_elements(self.data.as_ptr().add(start)) };
+        }
+        // Part of the run, element by element.
+        let mut run = [fill; N];
+        crate::unroll::full::<N>(|i| {
+            let c = col.wrapping_add(i as u32);
+            if c >= col && c < end {
+                // SAFETY: `row < rows` and `c < end <= cols` (no wrap).
+                run[i] = unsafe { *self.data.get_unchecked(self.shape.offset_unchecked(row, c)) };
+            }
+        });
+        run
+    }
+
     /// The underlying slice (all of it, also past `rows * cols`).
     #[inline(always)]
     pub fn as_slice(&self) -> &'a [T] {

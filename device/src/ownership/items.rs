@@ -334,11 +334,13 @@ impl<'a, T: VectorElement, const K: usize> DisjointSlice<'a, T, Blocked<K>> {
             // the run is read); aligned (tested), whole vectors.
             return unsafe { load_vectors(first) };
         }
-        // Constant indices (unrolled): the run stays in registers.
+        // Constant indices (unrolled): the run stays in registers. Volatile,
+        // as `vector::load_elements`, so that ptxas keeps the aligned path's
+        // 16-byte loads of the same addresses.
         crate::unroll::full::<K>(|i| {
             if items.first + i < self.len {
                 // SAFETY: in bounds, and this thread's alone (as above).
-                run[i] = unsafe { first.add(i).read() };
+                run[i] = unsafe { first.add(i).read_volatile() };
             }
         });
         run

@@ -81,6 +81,23 @@ where
         row: usize,
         q: usize,
     ) -> [T; V] {
+        block.check_owner();
+        // SAFETY: this array's storage, in its read phase (the token).
+        unsafe { Self::read_row_vector(self.ptr, row, q) }
+    }
+
+    /// [`row_vector`](Self::row_vector) of the array at `ptr`.
+    ///
+    /// # Safety
+    /// `ptr` is the storage of an array of this type, which no thread
+    /// writes in the caller's phase.
+    #[inline(always)]
+    #[track_caller]
+    pub(super) unsafe fn read_row_vector<const V: usize>(
+        ptr: *mut T,
+        row: usize,
+        q: usize,
+    ) -> [T; V] {
         const {
             require_vector::<T, V>();
             assert!(
@@ -88,18 +105,17 @@ where
                 "vector reads need rows a multiple of 16 bytes apart"
             );
         };
-        block.check_owner();
         let start = q.wrapping_mul(V);
         if row >= ROWS || q > COLS / V || start + V > COLS {
             vector_out_of_range(start, V, COLS)
         }
-        race_check::read_range(self.ptr.wrapping_add(row * STRIDE + start), V);
+        race_check::read_range(ptr.wrapping_add(row * STRIDE + start), V);
         // SAFETY: in the shape (`row < ROWS`, `start + V <= COLS <=
         // STRIDE`); aligned: 16-byte storage, rows a multiple of 16 bytes
-        // apart, `start` a multiple of `V` slots; read-only in this phase.
+        // apart, `start` a multiple of `V` slots; read-only in this phase
+        // (the caller's guarantee).
         unsafe {
-            self.ptr
-                .add(row * STRIDE + start)
+            ptr.add(row * STRIDE + start)
                 .cast::<Aligned16<[T; V]>>()
                 .read()
                 .0
@@ -235,10 +251,11 @@ where
     W: Phase,
 {
     /// The slot of this thread's tile element `(i, j)`: panics outside the
-    /// tile or unless the block has the map's thread count.
+    /// tile or unless the block has the map's thread count. (Any phase's
+    /// token: the caller checks the phase.)
     #[inline(always)]
     #[track_caller]
-    fn tile_slot(block: &Block<W>, i: usize, j: usize) -> usize {
+    pub(super) fn tile_slot<Q: Phase>(block: &Block<Q>, i: usize, j: usize) -> usize {
         const {
             assert!(
                 ROWS == R::SPAN && COLS == C::SPAN,
@@ -265,11 +282,28 @@ where
     #[inline(always)]
     #[track_caller]
     pub fn set(&self, block: &mut Block<W>, i: usize, j: usize, value: T) {
+        // SAFETY: this array's storage, in its write phase (the token).
+        unsafe { Self::write_tile(self.ptr, block, i, j, value) }
+    }
+
+    /// [`set`](Self::set) on the array at `ptr`, for the thread of `block`.
+    ///
+    /// # Safety
+    /// `ptr` is the storage of an array of this type, in its write phase.
+    #[inline(always)]
+    #[track_caller]
+    pub(super) unsafe fn write_tile<Q: Phase>(
+        ptr: *mut T,
+        block: &Block<Q>,
+        i: usize,
+        j: usize,
+        value: T,
+    ) {
         let slot = Self::tile_slot(block, i, j);
         // SAFETY: `row < ROWS`, `col < COLS <= STRIDE`: in the array; the
         // element is this thread's under `Tiles<R, C, O>` (the block size was
-        // checked), written in the write phase.
-        let element = unsafe { self.ptr.add(slot) };
+        // checked), written in the write phase (the caller's guarantee).
+        let element = unsafe { ptr.add(slot) };
         race_check::write(element);
         // SAFETY: as above.
         unsafe { element.write(value) };
@@ -284,12 +318,33 @@ where
     where
         T: crate::vector::VectorElement,
     {
+        // SAFETY: this array's storage, in its write phase (the token).
+        unsafe { Self::write_tile_run(self.ptr, block, i, r, values) }
+    }
+
+    /// [`set_run`](Self::set_run) on the array at `ptr`, for the thread of
+    /// `block`.
+    ///
+    /// # Safety
+    /// `ptr` is the storage of an array of this type, in its write phase.
+    #[inline(always)]
+    #[track_caller]
+    pub(super) unsafe fn write_tile_run<Q: Phase, const N: usize>(
+        ptr: *mut T,
+        block: &Block<Q>,
+        i: usize,
+        r: usize,
+        values: [T; N],
+    ) where
+        T: crate::vector::VectorElement,
+    {
         const { assert!(N == C::RUN, "a run of a tile has C::RUN columns") };
         let slot = Self::tile_slot(block, i, r.saturating_mul(C::RUN));
         // SAFETY: the run's slots `slot .. slot + RUN` are in row `row`
         // (runs start at multiples of `RUN` and end by `C::SPAN = COLS`) and
-        // are this thread's; `write_run`'s vector path needs the address
-        // 16-byte aligned, which it tests.
-        unsafe { crate::vector::write_run(self.ptr, slot, slot + N, values) };
+        // are this thread's, in the write phase (the caller's guarantee);
+        // `write_run`'s vector path needs the address 16-byte aligned, which
+        // it tests.
+        unsafe { crate::vector::write_run(ptr, slot, slot + N, values) };
     }
 }

@@ -38,6 +38,9 @@
 //!   written in the Reading phase and read in the Writing phase: the second
 //!   buffer of a double buffer, so that a loop that computes from one buffer
 //!   while filling the other needs one barrier a step.
+//!   [`DoubleBuffer2d`] pairs the two, with an [`Alternating`] token (the
+//!   phase as a run-time bit, from [`Block::alternate`]), so that such a
+//!   loop's body is written once, as CUDA's `buf ^= 1` loop is.
 //!
 //! Out-of-range accesses panic as slice indexing does: a trap on the GPU,
 //! and on the simulator a report naming the kernel, the block and the thread.
@@ -129,6 +132,7 @@
 //! phase barriers, keeps indices in bounds, and never reads a slot as a type
 //! other than the one written.
 
+mod alternating;
 mod array;
 mod dynamic;
 mod element;
@@ -138,6 +142,7 @@ pub mod reduce;
 pub mod scan;
 pub(crate) mod scratch;
 
+pub use alternating::{Alternating, DoubleBuffer2d};
 pub use array::{Shared, Shared2d};
 pub use dynamic::DynamicShared;
 pub use element::SharedElement;

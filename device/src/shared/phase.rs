@@ -22,6 +22,10 @@ fn wrong_block_shape(wanted: [u32; 3], got: crate::thread::Dim3) -> ! {
 pub trait Phase: sealed::Sealed + 'static {
     /// The phase after the next barrier: the other one.
     type Next: Phase<Next = Self>;
+    /// Whether this is [`Reading`] (for the run-time phase of an
+    /// [`Alternating`](super::Alternating) token).
+    #[doc(hidden)]
+    const READING: bool;
 }
 
 /// The phase in which each thread writes (and reads) only the shared slots it
@@ -37,9 +41,11 @@ impl sealed::Sealed for Writing {}
 impl sealed::Sealed for Reading {}
 impl Phase for Writing {
     type Next = Reading;
+    const READING: bool = false;
 }
 impl Phase for Reading {
     type Next = Writing;
+    const READING: bool = true;
 }
 
 /// A thread's phase token: proof that every thread of its block is in phase
@@ -129,7 +135,7 @@ impl<P: Phase> Block<P> {
     }
 
     #[inline(always)]
-    fn next<Q: Phase>(self) -> Block<Q> {
+    pub(super) fn next<Q: Phase>(self) -> Block<Q> {
         Block {
             rank: self.rank,
             size: self.size,

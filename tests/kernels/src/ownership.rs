@@ -259,6 +259,38 @@ pub fn transpose_by_tiles(
     out.set_run(&mine, 0, 0, v);
 }
 
+/// `ping_pong` with the loop body written once: a `DoubleBuffer2d`
+/// (`buffers = 2`, thread `t` owning column `t` of each 1 x 64 matrix) and
+/// an `Alternating` token. After the loop `into_block` returns the typed
+/// Writing token (one more barrier after an odd number of steps); with it
+/// each thread writes slot `t` of another array, `7 t`, which its
+/// neighbour reads after a barrier and adds to `out`.
+#[kernel(block = 64)]
+pub fn ping_pong_alternating(steps: u32, mut out: DisjointSlice<u32>, block: Block) {
+    use gpu_device::ownership::{Axis, Tiles};
+    let buffers = shared_array!(u32; 1, 64, map = Tiles<Axis<1>, Axis<64>>, buffers = 2);
+    let after = shared_array!(u32; 64);
+    let i = thread_index();
+    let t = thread_rank();
+    let next = (t + 1) % 64;
+    let mut s = block.alternate();
+    buffers.set(&mut s, 0, 0, t as u32);
+    let mut acc = 0u32;
+    let mut step = 1;
+    while step <= steps {
+        // Read the matrix written last step, write the other.
+        s.sync();
+        let run: [u32; 4] = buffers.row_vector(&s, 0, next / 4);
+        acc = acc.wrapping_add(run[next % 4]);
+        buffers.set(&mut s, 0, 0, step * 1000 + t as u32);
+        step += 1;
+    }
+    let mut w = s.into_block();
+    after.set_own(&mut w, 0, 7 * t as u32);
+    let r = w.sync();
+    out.set(i, acc.wrapping_add(after.get(&r, next)));
+}
+
 /// A double buffer with one barrier per step: `steps` rounds, each reading
 /// the buffer written in the previous round and writing the other. Round
 /// `s` writes `s * 1000 + t` to slot `t`; each thread reads slot `(t + 1)

@@ -10,15 +10,21 @@
 //! tile as is (`Bs[k][n]`, four consecutive columns a thread, one 16-byte
 //! store). Two buffers of each: while the block computes from one, each
 //! thread holds its share of the next k-tile in registers and stores it to
-//! the other, then one barrier per k-tile (the second buffer is an array
-//! written in the Reading phase). Global loads are 16-byte vectors where
+//! the other, then one barrier per k-tile: a `DoubleBuffer2d` of an array
+//! written in the Writing phase and one written in the Reading phase, with
+//! an `Alternating` token, so that the loop body is written once (as the
+//! twin's `buf ^= 1` loop; written twice, once per typed phase, ptxas
+//! allocated the accumulators with three times the register-bank
+//! conflicts: `benches/NOTES.md`). One body serves both kernels, generic
+//! over the tile sizes. Global loads are 16-byte vectors where
 //! the four elements are inside the matrix and aligned, else element by
 //! element with zeros outside; C's runs are stored likewise.
 
-use gpu_device::ownership::{Axis, DisjointMatrix, RowsFirst, TileItems, Tiles};
+use gpu_device::ownership::{
+    Axis, AxisMap, DisjointMatrix, RowsFirst, ThreadOrder, TileItems, Tiles,
+};
 use gpu_device::prelude::*;
-use gpu_device::shared::{Phase, Shared2d};
-use gpu_device::vector::read_run;
+use gpu_device::shared::{Alternating, DoubleBuffer2d, Phase};
 use gpu_device::Slice2dU32;
 
 /// The four elements of row `row` from column `col` of `p` (its rows `ld`
@@ -27,21 +33,7 @@ use gpu_device::Slice2dU32;
 /// indices, as the twin's `int`: `p` is a `Slice2dU32` of `rows x ld`.
 #[inline(always)]
 fn load4_guarded(p: Slice2dU32<f32>, row: u32, col: u32, cols: u32) -> [f32; 4] {
-    let mut r = [0.0f32; 4];
-    if row < p.rows() {
-        let line = p.row(row);
-        if col < cols && cols - col > 3 {
-            if let Some(v) = read_run(line, col as usize) {
-                return v;
-            }
-        }
-        unroll!(for i in 0..3 {
-            if col < cols && cols - col > i as u32 {
-                r[i] = line.get(col as usize + i).copied().unwrap_or(0.0);
-            }
-        });
-    }
-    r
+    p.read_run_or(row, col, cols, 0.0)
 }
 
 /// The problem's extents, by value.
@@ -81,22 +73,151 @@ type A8x8 = Tiles<Axis<2, 4>, Axis<128>, RowsFirst>;
 /// columns `4 (t % 32) ..`.
 type B8x8 = Tiles<Axis<8>, Axis<32, 4>>;
 
-/// The 4 x 4 kernel's products of one shared k-tile: per k, `As[k][4 ty
-/// ..]` and `Bs[k][4 tx ..]` as 16-byte vectors, 16 FFMA.
+/// One SGEMM block: `BM x BN` block tiles of C, `BK`-deep k-tiles of A
+/// (`As[k][m]`, map `Tiles<AR, AC, AO>`) and B (`Bs[k][n]`), each thread a
+/// `TM x TN` register tile of C in 4 x 4 quarters (map `Tiles<CR, CC,
+/// CO>`, `CC::THREADS` threads along a row). Thread `t` loads A's row
+/// `t / (BK / 4)`, columns `4 (t % (BK / 4)) ..` of the k-tile and B's row
+/// `t / (BN / 4)`, columns `4 (t % (BN / 4)) ..`: the positions of the A
+/// and B maps (a mismatch would show in the tests' results).
 #[inline(always)]
-fn tile_4x4<P: Phase>(
-    a: &Shared2d<f32, 16, 64, 64, A4x4, P::Next>,
-    b: &Shared2d<f32, 16, 64, 64, B4x4, P::Next>,
-    block: &Block<P>,
-    (tx, ty): (usize, usize),
-    acc: &mut [[f32; 4]; 4],
+#[allow(clippy::too_many_arguments)]
+fn sgemm_tiles<
+    const BK: usize,
+    const BM: usize,
+    const BN: usize,
+    const TM: usize,
+    const TN: usize,
+    AR: AxisMap,
+    AC: AxisMap,
+    AO: ThreadOrder,
+    BR: AxisMap,
+    BC: AxisMap,
+    BO: ThreadOrder,
+    CR: AxisMap,
+    CC: AxisMap,
+    CO: ThreadOrder,
+>(
+    a: &[f32],
+    b: &[f32],
+    shape: GemmShape,
+    c: &mut DisjointMatrix<f32, Tiles<CR, CC, CO>>,
+    block: Block,
+    a_tiles: DoubleBuffer2d<f32, BK, BM, BM, Tiles<AR, AC, AO>>,
+    b_tiles: DoubleBuffer2d<f32, BK, BN, BN, Tiles<BR, BC, BO>>,
 ) {
-    unroll!(for kk in 0..16 {
-        let av: [f32; 4] = a.row_vector(block, kk, ty);
-        let bv: [f32; 4] = b.row_vector(block, kk, tx);
+    const {
+        assert!(TM == CR::PER_THREAD && TN == CC::PER_THREAD && CR::RUN == 4 && CC::RUN == 4);
+        assert!(BM == CR::SPAN && BN == CC::SPAN && BK.is_multiple_of(4));
+    };
+    let (m, n, k) = (shape.m, shape.n, shape.k);
+    // A is `m x lda`, B `k x ldb` (the launch traps, naming the shape, if
+    // either slice is too short).
+    let (a, b) = (
+        Slice2dU32::new(a, m, shape.lda),
+        Slice2dU32::new(b, k, shape.ldb),
+    );
+    let t = thread_rank();
+    let (tx, ty) = (t % CC::THREADS, t / CC::THREADS);
+    let t = t as u32;
+    let (bk, bm, bn) = (BK as u32, BM as u32, BN as u32);
+    let (m0, n0) = (block_idx().y * bm, block_idx().x * bn);
+    let (a_row, a_col) = (t / (bk / 4), (t % (bk / 4)) * 4);
+    let (b_row, b_col) = (t / (bn / 4), (t % (bn / 4)) * 4);
+    let mut acc = [[0.0f32; TN]; TM];
+
+    let mut a_next = load4_guarded(a, m0 + a_row, a_col, k);
+    let mut b_next = load4_guarded(b, b_row, n0 + b_col, n);
+    let mut s = block.alternate();
+    unroll!(for i in 0..4 {
+        a_tiles.set(&mut s, i, 0, a_next[i]);
+    });
+    b_tiles.set_run(&mut s, 0, 0, b_next);
+    s.sync();
+    let mut k0 = 0;
+    loop {
+        // Compute from one buffer while the next k-tile comes into
+        // registers, then store it to the other.
+        let more = k - k0 > bk;
+        if more {
+            a_next = load4_guarded(a, m0 + a_row, k0 + bk + a_col, k);
+            b_next = load4_guarded(b, k0 + bk + b_row, n0 + b_col, n);
+        }
+        products::<BK, BM, BN, TM, TN, _, _, _>(
+            &a_tiles,
+            &b_tiles,
+            &s,
+            (tx, ty),
+            CC::THREADS,
+            &mut acc,
+        );
+        if !more {
+            break;
+        }
         unroll!(for i in 0..4 {
-            unroll!(for j in 0..4 {
-                acc[i][j] += av[i] * bv[j];
+            a_tiles.set(&mut s, i, 0, a_next[i]);
+        });
+        b_tiles.set_run(&mut s, 0, 0, b_next);
+        s.sync();
+        k0 += bk;
+    }
+    let tile = TileItems::<Tiles<CR, CC, CO>>::mine();
+    unroll!(for i in 0..TM {
+        unroll!(for j in 0..TN {
+            if j.is_multiple_of(4) {
+                let run = [acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]];
+                c.set_run_within(&tile, i, j / 4, run, n as usize);
+            }
+        });
+    });
+}
+
+/// The products of one shared k-tile: per k, the thread's `TM / 4` 16-byte
+/// vectors of `As[k]` (vector `ty`, `ty + threads`, ...) and `TN / 4` of
+/// `Bs[k]`, then `TM x TN` FFMA.
+#[inline(always)]
+fn products<
+    const BK: usize,
+    const BM: usize,
+    const BN: usize,
+    const TM: usize,
+    const TN: usize,
+    MA,
+    MB,
+    P: Phase,
+>(
+    a: &DoubleBuffer2d<f32, BK, BM, BM, MA>,
+    b: &DoubleBuffer2d<f32, BK, BN, BN, MB>,
+    s: &Alternating<P>,
+    (tx, ty): (usize, usize),
+    threads: usize,
+    acc: &mut [[f32; TN]; TM],
+) where
+    MA: gpu_device::ownership::SharedMap,
+    MB: gpu_device::ownership::SharedMap,
+{
+    unroll!(for kk in 0..BK {
+        let mut ar = [0.0f32; TM];
+        let mut br = [0.0f32; TN];
+        unroll!(for i in 0..TM {
+            if i.is_multiple_of(4) {
+                let v: [f32; 4] = a.row_vector(s, kk, i / 4 * threads + ty);
+                unroll!(for e in 0..4 {
+                    ar[i + e] = v[e];
+                });
+            }
+        });
+        unroll!(for j in 0..TN {
+            if j.is_multiple_of(4) {
+                let v: [f32; 4] = b.row_vector(s, kk, j / 4 * threads + tx);
+                unroll!(for e in 0..4 {
+                    br[j + e] = v[e];
+                });
+            }
+        });
+        unroll!(for i in 0..TM {
+            unroll!(for j in 0..TN {
+                acc[i][j] += ar[i] * br[j];
             });
         });
     });
@@ -113,102 +234,11 @@ pub fn sgemm_4x4(
     mut c: DisjointMatrix<f32, C4x4>,
     block: Block,
 ) {
-    let as0 = shared_array!(f32; 16, 64, map = A4x4);
-    let bs0 = shared_array!(f32; 16, 64, map = B4x4);
-    let as1 = shared_array!(f32; 16, 64, map = A4x4, written_in = Reading);
-    let bs1 = shared_array!(f32; 16, 64, map = B4x4, written_in = Reading);
-    let (m, n, k) = (shape.m, shape.n, shape.k);
-    // A is `m x lda`, B `k x ldb` (the launch traps, naming the shape, if
-    // either slice is too short).
-    let (a, b) = (
-        Slice2dU32::new(a, m, shape.lda),
-        Slice2dU32::new(b, k, shape.ldb),
+    let a_tiles = shared_array!(f32; 16, 64, map = A4x4, buffers = 2);
+    let b_tiles = shared_array!(f32; 16, 64, map = B4x4, buffers = 2);
+    sgemm_tiles::<16, 64, 64, 4, 4, _, _, _, _, _, _, _, _, _>(
+        a, b, shape, &mut c, block, a_tiles, b_tiles,
     );
-    let t = thread_rank();
-    let (tx, ty) = (t % 16, t / 16);
-    let t = t as u32;
-    let (m0, n0) = (block_idx().y * 64, block_idx().x * 64);
-    let (a_row, a_col) = (t / 4, (t % 4) * 4);
-    let (b_row, b_col) = (t / 16, (t % 16) * 4);
-    let mut acc = [[0.0f32; 4]; 4];
-
-    let mut a_next = load4_guarded(a, m0 + a_row, a_col, k);
-    let mut b_next = load4_guarded(b, b_row, n0 + b_col, n);
-    let mut w = block;
-    unroll!(for i in 0..4 {
-        as0.set(&mut w, i, 0, a_next[i]);
-    });
-    bs0.set_run(&mut w, 0, 0, b_next);
-    let mut r = w.sync();
-    let mut k0 = 0;
-    loop {
-        // Reading: compute from buffer 0, store the next k-tile into 1.
-        let more = k - k0 > 16;
-        if more {
-            a_next = load4_guarded(a, m0 + a_row, k0 + 16 + a_col, k);
-            b_next = load4_guarded(b, k0 + 16 + b_row, n0 + b_col, n);
-        }
-        tile_4x4(&as0, &bs0, &r, (tx, ty), &mut acc);
-        if !more {
-            break;
-        }
-        unroll!(for i in 0..4 {
-            as1.set(&mut r, i, 0, a_next[i]);
-        });
-        bs1.set_run(&mut r, 0, 0, b_next);
-        let mut w = r.sync();
-        k0 += 16;
-        // Writing: compute from buffer 1, store the next k-tile into 0.
-        let more = k - k0 > 16;
-        if more {
-            a_next = load4_guarded(a, m0 + a_row, k0 + 16 + a_col, k);
-            b_next = load4_guarded(b, k0 + 16 + b_row, n0 + b_col, n);
-        }
-        tile_4x4(&as1, &bs1, &w, (tx, ty), &mut acc);
-        if !more {
-            break;
-        }
-        unroll!(for i in 0..4 {
-            as0.set(&mut w, i, 0, a_next[i]);
-        });
-        bs0.set_run(&mut w, 0, 0, b_next);
-        r = w.sync();
-        k0 += 16;
-    }
-    let tile = TileItems::<C4x4>::mine();
-    unroll!(for i in 0..4 {
-        c.set_run_within(&tile, i, 0, acc[i], n as usize);
-    });
-}
-
-/// The 8 x 8 kernel's products of one shared k-tile: per k, two 16-byte
-/// vectors of `As` (rows `4 ty ..`, `64 + 4 ty ..`) and two of `Bs`, 64
-/// FFMA.
-#[inline(always)]
-fn tile_8x8<P: Phase>(
-    a: &Shared2d<f32, 8, 128, 128, A8x8, P::Next>,
-    b: &Shared2d<f32, 8, 128, 128, B8x8, P::Next>,
-    block: &Block<P>,
-    (tx, ty): (usize, usize),
-    acc: &mut [[f32; 8]; 8],
-) {
-    unroll!(for kk in 0..8 {
-        let a_lo: [f32; 4] = a.row_vector(block, kk, ty);
-        let a_hi: [f32; 4] = a.row_vector(block, kk, 16 + ty);
-        let b_lo: [f32; 4] = b.row_vector(block, kk, tx);
-        let b_hi: [f32; 4] = b.row_vector(block, kk, 16 + tx);
-        let ar = [
-            a_lo[0], a_lo[1], a_lo[2], a_lo[3], a_hi[0], a_hi[1], a_hi[2], a_hi[3],
-        ];
-        let br = [
-            b_lo[0], b_lo[1], b_lo[2], b_lo[3], b_hi[0], b_hi[1], b_hi[2], b_hi[3],
-        ];
-        unroll!(for i in 0..8 {
-            unroll!(for j in 0..8 {
-                acc[i][j] += ar[i] * br[j];
-            });
-        });
-    });
 }
 
 /// SGEMM with 128 x 128 x 8 block tiles and an 8 x 8 register tile a
@@ -223,79 +253,9 @@ pub fn sgemm_8x8(
     mut c: DisjointMatrix<f32, C8x8>,
     block: Block,
 ) {
-    let as0 = shared_array!(f32; 8, 128, map = A8x8);
-    let bs0 = shared_array!(f32; 8, 128, map = B8x8);
-    let as1 = shared_array!(f32; 8, 128, map = A8x8, written_in = Reading);
-    let bs1 = shared_array!(f32; 8, 128, map = B8x8, written_in = Reading);
-    let (m, n, k) = (shape.m, shape.n, shape.k);
-    let (a, b) = (
-        Slice2dU32::new(a, m, shape.lda),
-        Slice2dU32::new(b, k, shape.ldb),
+    let a_tiles = shared_array!(f32; 8, 128, map = A8x8, buffers = 2);
+    let b_tiles = shared_array!(f32; 8, 128, map = B8x8, buffers = 2);
+    sgemm_tiles::<8, 128, 128, 8, 8, _, _, _, _, _, _, _, _, _>(
+        a, b, shape, &mut c, block, a_tiles, b_tiles,
     );
-    let t = thread_rank();
-    let (tx, ty) = (t % 16, t / 16);
-    let t = t as u32;
-    let (m0, n0) = (block_idx().y * 128, block_idx().x * 128);
-    let (a_row, a_col) = (t / 2, (t % 2) * 4);
-    let (b_row, b_col) = (t / 32, (t % 32) * 4);
-    let mut acc = [[0.0f32; 8]; 8];
-
-    let mut a_next = load4_guarded(a, m0 + a_row, a_col, k);
-    let mut b_next = load4_guarded(b, b_row, n0 + b_col, n);
-    let mut w = block;
-    unroll!(for i in 0..4 {
-        as0.set(&mut w, i, 0, a_next[i]);
-    });
-    bs0.set_run(&mut w, 0, 0, b_next);
-    let mut r = w.sync();
-    let mut k0 = 0;
-    loop {
-        let more = k - k0 > 8;
-        if more {
-            a_next = load4_guarded(a, m0 + a_row, k0 + 8 + a_col, k);
-            b_next = load4_guarded(b, k0 + 8 + b_row, n0 + b_col, n);
-        }
-        tile_8x8(&as0, &bs0, &r, (tx, ty), &mut acc);
-        if !more {
-            break;
-        }
-        unroll!(for i in 0..4 {
-            as1.set(&mut r, i, 0, a_next[i]);
-        });
-        bs1.set_run(&mut r, 0, 0, b_next);
-        let mut w = r.sync();
-        k0 += 8;
-        let more = k - k0 > 8;
-        if more {
-            a_next = load4_guarded(a, m0 + a_row, k0 + 8 + a_col, k);
-            b_next = load4_guarded(b, k0 + 8 + b_row, n0 + b_col, n);
-        }
-        tile_8x8(&as1, &bs1, &w, (tx, ty), &mut acc);
-        if !more {
-            break;
-        }
-        unroll!(for i in 0..4 {
-            as0.set(&mut w, i, 0, a_next[i]);
-        });
-        bs0.set_run(&mut w, 0, 0, b_next);
-        r = w.sync();
-        k0 += 8;
-    }
-    let tile = TileItems::<C8x8>::mine();
-    unroll!(for i in 0..8 {
-        c.set_run_within(
-            &tile,
-            i,
-            0,
-            [acc[i][0], acc[i][1], acc[i][2], acc[i][3]],
-            n as usize,
-        );
-        c.set_run_within(
-            &tile,
-            i,
-            1,
-            [acc[i][4], acc[i][5], acc[i][6], acc[i][7]],
-            n as usize,
-        );
-    });
 }
