@@ -162,6 +162,9 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "matmul_tiled",
                 "matrix_read",
                 "named_like_generated",
+                "needs_any_arch",
+                "needs_sm_80",
+                "needs_sm_90a",
                 "one_dimensional_witness",
                 "panic_at",
                 "panic_if",
@@ -875,5 +878,63 @@ mod not_built {
                 .starts_with("the kernels of crate `not-built` were not built to PTX, so they cannot run: the dependency `rand`"),
             "{error}"
         );
+    }
+}
+
+/// gpu-test-kernels is built for sm_70, sm_80 and sm_90a (its build.rs):
+/// three modules, split where the builder joined them, each assembling for
+/// its own architecture; a `#[kernel(arch = ...)]` only in the modules of
+/// its architecture and later; sm_90a's own instructions in no other module.
+#[test]
+fn each_architecture_gets_its_own_module() {
+    let module = &gpu_test_kernels::KERNEL_MODULE;
+    let variants = module.ptx_variants();
+    let archs: Vec<&str> = variants.iter().map(|(arch, _)| *arch).collect();
+    assert_eq!(archs, ["sm_70", "sm_80", "sm_90a"]);
+    assert_eq!(module.ptx(), variants[0].1);
+    let has = |ptx: &str, entry: &str| ptx.contains(&format!(".visible .entry {entry}("));
+    for (arch, ptx) in &variants {
+        assert_eq!(
+            ptx.lines().filter(|l| l.starts_with(".target ")).count(),
+            1,
+            "{arch}: one module"
+        );
+        assert!(
+            !ptx.contains(gpu_builder::ARCH_VARIANT_MARKER),
+            "{arch}: the runtime split the modules where the builder joined them"
+        );
+        assert!(ptx.starts_with(gpu_builder::DEBUG_MARKER), "{arch}");
+        assert!(has(ptx, "needs_any_arch"), "{arch}");
+        assert_eq!(has(ptx, "needs_sm_80"), *arch != "sm_70", "{arch}");
+        assert_eq!(has(ptx, "needs_sm_90a"), *arch == "sm_90a", "{arch}");
+        // Hopper's architecture-specific instructions (wgmma, setmaxnreg)
+        // stay out of every module but sm_90a's.
+        if *arch != "sm_90a" {
+            for instruction in ["wgmma.", "setmaxnreg."] {
+                assert!(!ptx.contains(instruction), "{arch}: {instruction}");
+            }
+        }
+    }
+    // PTX ISA 8.0 is the first with sm_90a.
+    assert!(variants[2].1.contains(".version 8.0\n.target sm_90a"));
+    let ptxas = ptxas("ptxas", "nvidia/cu13/bin/ptxas");
+    for (arch, ptx) in &variants[1..] {
+        let dir = std::env::temp_dir().join(format!("arch-variant-{arch}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let input = dir.join("kernels.ptx");
+        std::fs::write(&input, ptx).unwrap();
+        let out = Command::new(&ptxas)
+            .arg(format!("-arch={arch}"))
+            .arg(&input)
+            .arg("-o")
+            .arg(dir.join("kernels.cubin"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "ptxas -arch={arch} rejected the {arch} module of gpu-test-kernels:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::fs::remove_dir_all(&dir).ok();
     }
 }

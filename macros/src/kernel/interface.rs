@@ -141,6 +141,10 @@ fn description_value(kernel: &Kernel, instance: &Instance, index: usize) -> Toke
         None => quote!(::core::option::Option::None),
     };
     let cooperative = kernel.cooperative;
+    let arch = match &kernel.arch {
+        Some(arch) => quote!(::core::option::Option::Some(#arch)),
+        None => quote!(::core::option::Option::None),
+    };
     let lengths = kernel.lengths.iter().map(|bound| {
         let (input, covered) = (bound.input.to_string(), bound.covered.to_string());
         quote!((#input, #covered))
@@ -202,6 +206,7 @@ fn description_value(kernel: &Kernel, instance: &Instance, index: usize) -> Toke
             lengths: &[#(#lengths),*],
             launch_bounds: #launch_bounds,
             cooperative: #cooperative,
+            arch: #arch,
             params: &[#(#params),*],
         }
     }

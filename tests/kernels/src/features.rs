@@ -9,6 +9,7 @@ use gpu_device::warp::{
 use gpu_device::AtomicElement;
 
 pub mod alignment;
+pub mod architectures;
 pub mod collectives;
 pub mod constants;
 pub mod grid_sync;
