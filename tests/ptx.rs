@@ -907,6 +907,20 @@ fn each_architecture_gets_its_own_module() {
         assert!(has(ptx, "needs_any_arch"), "{arch}");
         assert_eq!(has(ptx, "needs_sm_80"), *arch != "sm_70", "{arch}");
         assert_eq!(has(ptx, "needs_sm_90a"), *arch == "sm_90a", "{arch}");
+        // Tensor cores' warp-level MMA (`gpu_device::mma`) from sm_80 on:
+        // bf16 and f16 m16n8k16, tf32 m16n8k8 with its operands rounded.
+        for instruction in [
+            "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
+            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+            "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32",
+            "cvt.rna.tf32.f32",
+        ] {
+            assert_eq!(
+                ptx.contains(instruction),
+                *arch != "sm_70",
+                "{arch}: {instruction}"
+            );
+        }
         // Hopper's architecture-specific instructions (wgmma, setmaxnreg)
         // stay out of every module but sm_90a's.
         if *arch != "sm_90a" {
