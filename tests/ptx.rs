@@ -914,6 +914,8 @@ fn each_architecture_gets_its_own_module() {
             "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
             "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32",
             "cvt.rna.tf32.f32",
+            "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
+            "ldmatrix.sync.aligned.m8n8.x2.shared.b16",
         ] {
             assert_eq!(
                 ptx.contains(instruction),

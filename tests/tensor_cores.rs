@@ -11,8 +11,8 @@ use common::faults::{in_own_simulator_process, next_device};
 use gpu_device::half::{bf16, f16};
 use gpu_runtime::{launch, DeviceBuffer, DeviceCopy, Error, Stream, BACKEND_ENV};
 use gpu_test_kernels::tensor_cores::{
-    mma_in_a_divergent_branch, mma_tile_bf16, mma_tile_f16, mma_tile_tf32, mma_tiled_bf16,
-    mma_with_overlapping_rows,
+    mma_in_a_divergent_branch, mma_shared_bf16, mma_tile_bf16, mma_tile_f16, mma_tile_tf32,
+    mma_tiled_bf16, mma_with_overlapping_rows,
 };
 
 /// Deterministic values in [-1, 1).
@@ -149,6 +149,23 @@ fn tile_products_match_a_cpu_reference() {
 }
 
 #[test]
+fn tiles_load_from_shared_memory_with_ldmatrix() {
+    let stream = Stream::new().unwrap();
+    let a: Vec<bf16> = random(16 * 16, 7).into_iter().map(bf16::from_f32).collect();
+    let b: Vec<bf16> = random(8 * 16, 8).into_iter().map(bf16::from_f32).collect();
+    let (da, db) = (buffer(&a, &stream), buffer(&b, &stream));
+    let mut out = DeviceBuffer::<[f32; 12]>::zeroed_on(32, &stream).unwrap();
+    let exact = |v: &[bf16]| v.iter().map(|x| x.to_f32()).collect::<Vec<_>>();
+    let want = reference(&exact(&a), &exact(&b), &[0.0; 128], 16, 8, 16);
+    for offset in [0usize, 8, 64] {
+        let bytes = ((offset + 384) * 2) as u32;
+        launch!(mma_shared_bf16[1, 32, stream, bytes](&da, &db, offset, &mut out)).unwrap();
+        let got = assemble(&out.copy_to_host_sync(&stream).unwrap(), 16, 8);
+        check(&got, &want, &format!("ldmatrix at slot {offset}"));
+    }
+}
+
+#[test]
 fn a_tiled_product_accumulates_over_k() {
     let stream = Stream::new().unwrap();
     let (m, n, k) = (32, 24, 48);
@@ -195,7 +212,7 @@ fn misuses_are_refused() {
     let message = failure(&stream);
     assert!(
         message.starts_with("mma_in_a_divergent_branch")
-            && message.contains("the warp's active lanes are 0x0000ffff: every lane of the warp must call mma together"),
+            && message.contains("the warp's active lanes are 0x0000ffff: every lane of the warp must call mma and the shared loads together"),
         "{message}"
     );
 
@@ -207,6 +224,29 @@ fn misuses_are_refused() {
     let message = failure(&stream);
     assert!(
         message.contains("the warp's active lanes are 0x0000ffff"),
+        "{message}"
+    );
+
+    // ldmatrix's rows are 16 bytes, 16-byte aligned: slot 4 is not.
+    let stream = next_device();
+    let (da, db) = (buffer(&ab, &stream), buffer(&ab, &stream));
+    let mut out = DeviceBuffer::<[f32; 12]>::zeroed_on(32, &stream).unwrap();
+    launch!(mma_shared_bf16[1, 32, stream, 1024](&da, &db, 4usize, &mut out)).unwrap();
+    let message = failure(&stream);
+    assert!(
+        message.contains("FragmentA::load_shared: the tile at slot 4 with a stride of 16 elements has rows that are not 16-byte aligned"),
+        "{message}"
+    );
+    // A tile past the end of the shared array.
+    let stream = next_device();
+    let (da, db) = (buffer(&ab, &stream), buffer(&ab, &stream));
+    let mut out = DeviceBuffer::<[f32; 12]>::zeroed_on(32, &stream).unwrap();
+    launch!(mma_shared_bf16[1, 32, stream, 512](&da, &db, 0usize, &mut out)).unwrap();
+    let message = failure(&stream);
+    assert!(
+        message.contains(
+            "FragmentB::load_shared: the tile ends at slot 384, past the shared array's 256"
+        ),
         "{message}"
     );
 

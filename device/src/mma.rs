@@ -89,6 +89,12 @@ pub trait Operand: sealed::Sealed + Copy {
     fn mma(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4];
 }
 
+/// The 16-bit operands ([`Bf16`], [`F16`]), which `ldmatrix` loads from
+/// shared memory. Sealed.
+pub trait SixteenBit: Operand<Element: crate::shared::SharedElement> {}
+impl SixteenBit for Bf16 {}
+impl SixteenBit for F16 {}
+
 /// bf16 operands, m16n8k16.
 #[derive(Clone, Copy, Debug)]
 pub struct Bf16;
@@ -214,6 +220,134 @@ impl<T: Operand> FragmentA<T> {
     }
 }
 
+impl<T: SixteenBit> FragmentA<T> {
+    /// [`load`](Self::load) from the block's dynamic shared memory, the
+    /// tile starting at slot `offset`, with one `ldmatrix.x4` (every lane
+    /// gives a row's address; 16-byte rows): the whole warp calls it
+    /// together, as [`mma`]. Panics (before any lane reads) when the tile
+    /// does not fit the array, when its rows are not 16-byte aligned (as
+    /// `ldmatrix` reads them: `offset` and `row_stride` multiples of 8
+    /// elements, in an aligned array), when `row_stride < 16`, or when the
+    /// warp is not converged.
+    #[track_caller]
+    #[inline(always)]
+    pub fn load_shared(
+        shared: &crate::shared::DynamicShared<T::Element>,
+        block: &crate::shared::Block<crate::shared::Reading>,
+        offset: usize,
+        row_stride: usize,
+    ) -> FragmentA<T> {
+        let tile = shared_tile(
+            shared,
+            block,
+            offset,
+            row_stride,
+            16,
+            "FragmentA::load_shared",
+        );
+        require_converged();
+        #[cfg(target_arch = "nvptx64")]
+        {
+            let lane = arch::lane_id() as usize;
+            let (matrix, row) = (lane / 8, lane % 8);
+            let at = (row + 8 * (matrix & 1)) * row_stride + 8 * (matrix >> 1);
+            // SAFETY: `at + 8 <= tile.len()` (15 rows of `row_stride` and
+            // 16 elements fit: `shared_tile`), in shared memory, 16-byte
+            // aligned (the tile's start is, and `row_stride` is a multiple
+            // of 8 two-byte elements: `shared_tile` checked both); the warp
+            // is converged (checked above).
+            let regs = unsafe { arch::mma::ldmatrix_x4(tile.as_ptr().add(at).cast()) };
+            FragmentA {
+                regs,
+                _not_send: PhantomData,
+                _operand: PhantomData,
+            }
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        FragmentA::load(tile, row_stride)
+    }
+}
+
+impl<T: SixteenBit> FragmentB<T> {
+    /// [`load`](Self::load) from the block's dynamic shared memory (`Bᵀ`
+    /// row-major: 8 rows of 16, `col_stride` apart), starting at slot
+    /// `offset`, with one `ldmatrix.x2`; as [`FragmentA::load_shared`].
+    #[track_caller]
+    #[inline(always)]
+    pub fn load_shared(
+        shared: &crate::shared::DynamicShared<T::Element>,
+        block: &crate::shared::Block<crate::shared::Reading>,
+        offset: usize,
+        col_stride: usize,
+    ) -> FragmentB<T> {
+        let tile = shared_tile(
+            shared,
+            block,
+            offset,
+            col_stride,
+            8,
+            "FragmentB::load_shared",
+        );
+        require_converged();
+        #[cfg(target_arch = "nvptx64")]
+        {
+            let lane = arch::lane_id() as usize % 16;
+            let (matrix, row) = (lane / 8, lane % 8);
+            let at = row * col_stride + 8 * matrix;
+            // SAFETY: as in `FragmentA::load_shared`: 7 rows of `col_stride`
+            // and 16 elements fit the tile.
+            let regs = unsafe { arch::mma::ldmatrix_x2(tile.as_ptr().add(at).cast()) };
+            FragmentB {
+                regs,
+                _not_send: PhantomData,
+                _operand: PhantomData,
+            }
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        FragmentB::load(tile, col_stride)
+    }
+}
+
+/// The `rows` × 16 tile of `shared` at `offset`, `stride` apart, checked
+/// for `ldmatrix`: in bounds, rows not overlapping, 16-byte rows.
+#[track_caller]
+#[inline(always)]
+fn shared_tile<'r, E: crate::shared::SharedElement>(
+    shared: &crate::shared::DynamicShared<E>,
+    block: &'r crate::shared::Block<crate::shared::Reading>,
+    offset: usize,
+    stride: usize,
+    rows: usize,
+    what: &str,
+) -> &'r [E] {
+    check_stride(what, stride, 16);
+    let all = shared.as_slice(block);
+    let end = offset + (rows - 1) * stride + 16;
+    if end > all.len() {
+        tile_past_the_end(what, end, all.len())
+    }
+    let tile = &all[offset..end];
+    // 2-byte elements: a stride of 8 keeps every row 16-byte aligned.
+    if !(tile.as_ptr() as usize).is_multiple_of(16) || !stride.is_multiple_of(8) {
+        misaligned(what, offset, stride)
+    }
+    tile
+}
+
+#[track_caller]
+#[inline(never)]
+#[cold]
+fn misaligned(what: &str, offset: usize, stride: usize) -> ! {
+    panic!("{what}: the tile at slot {offset} with a stride of {stride} elements has rows that are not 16-byte aligned, as ldmatrix reads them (a stride and an offset of multiples of 8 elements, in a 16-byte aligned array)")
+}
+
+#[track_caller]
+#[inline(never)]
+#[cold]
+fn tile_past_the_end(what: &str, end: usize, len: usize) -> ! {
+    panic!("{what}: the tile ends at slot {end}, past the shared array's {len}")
+}
+
 /// This lane's share of a K × 8 tile `B`, the second operand of [`mma`].
 #[derive(Clone, Copy)]
 pub struct FragmentB<T: Operand> {
@@ -315,13 +449,21 @@ fn element_at(r: usize) -> (usize, usize) {
 #[track_caller]
 #[inline(always)]
 pub fn mma<T: Operand>(a: &FragmentA<T>, b: &FragmentB<T>, c: Accumulator) -> Accumulator {
-    let active = arch::active_mask();
-    if active != u32::MAX {
-        not_converged(active)
-    }
+    require_converged();
     Accumulator {
         values: T::mma(a.regs, b.regs, c.values),
         _not_send: PhantomData,
+    }
+}
+
+/// Panics unless every lane of the warp is here, converged (what
+/// `mma.sync.aligned` and `ldmatrix.sync.aligned` need).
+#[track_caller]
+#[inline(always)]
+fn require_converged() {
+    let active = arch::active_mask();
+    if active != u32::MAX {
+        not_converged(active)
     }
 }
 
@@ -329,5 +471,5 @@ pub fn mma<T: Operand>(a: &FragmentA<T>, b: &FragmentB<T>, c: Accumulator) -> Ac
 #[inline(never)]
 #[cold]
 fn not_converged(active: u32) -> ! {
-    panic!("mma: the warp's active lanes are {active:#010x}: every lane of the warp must call mma together (mma.sync.aligned), none in a divergent branch, after an early return, or in a warp of fewer than 32 threads")
+    panic!("mma: the warp's active lanes are {active:#010x}: every lane of the warp must call mma and the shared loads together (mma.sync.aligned, ldmatrix.sync.aligned), none in a divergent branch, after an early return, or in a warp of fewer than 32 threads")
 }

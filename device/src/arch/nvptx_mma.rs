@@ -59,3 +59,57 @@ pub(crate) fn to_tf32(x: f32) -> u32 {
     };
     bits
 }
+
+/// The 32-bit shared-window address of a generic pointer into shared memory.
+#[inline(always)]
+fn shared_address(ptr: *const u16) -> u32 {
+    let address: u64;
+    // SAFETY: an address conversion in registers; touches no memory (the
+    // caller's pointer is into shared memory).
+    unsafe {
+        asm!("cvta.to.shared.u64 {a}, {p};", a = out(reg64) address, p = in(reg64) ptr as u64, options(pure, nomem, nostack))
+    };
+    address as u32
+}
+
+/// `ldmatrix.sync.aligned.m8n8.x4.shared.b16`: lane `i` gives the address
+/// of row `i % 8` of matrix `i / 8`; register `j` gets this lane's pair of
+/// matrix `j` (row `lane / 4`, columns `2 (lane % 4)` and the next).
+///
+/// # Safety
+/// `row` points into shared memory, 16-byte aligned, with 8 readable `u16`;
+/// every lane of the warp executes it together.
+#[inline(always)]
+pub(crate) unsafe fn ldmatrix_x4(row: *const u16) -> [u32; 4] {
+    let (r0, r1, r2, r3): (u32, u32, u32, u32);
+    // SAFETY: the caller's contract.
+    unsafe {
+        asm!(
+            "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {{{r0}, {r1}, {r2}, {r3}}}, [{a}];",
+            r0 = out(reg32) r0, r1 = out(reg32) r1, r2 = out(reg32) r2, r3 = out(reg32) r3,
+            a = in(reg32) shared_address(row),
+            options(readonly, nostack),
+        )
+    };
+    [r0, r1, r2, r3]
+}
+
+/// `ldmatrix.sync.aligned.m8n8.x2.shared.b16`: as [`ldmatrix_x4`] with two
+/// matrices (lanes 0 to 15 give the addresses; the others' are not read).
+///
+/// # Safety
+/// As [`ldmatrix_x4`], for lanes 0 to 15's `row`.
+#[inline(always)]
+pub(crate) unsafe fn ldmatrix_x2(row: *const u16) -> [u32; 2] {
+    let (r0, r1): (u32, u32);
+    // SAFETY: the caller's contract.
+    unsafe {
+        asm!(
+            "ldmatrix.sync.aligned.m8n8.x2.shared.b16 {{{r0}, {r1}}}, [{a}];",
+            r0 = out(reg32) r0, r1 = out(reg32) r1,
+            a = in(reg32) shared_address(row),
+            options(readonly, nostack),
+        )
+    };
+    [r0, r1]
+}

@@ -73,6 +73,34 @@ pub fn mma_tiled_bf16(
     out.set(thread_index(), t);
 }
 
+/// One m16n8k16 bf16 tile product with its operands loaded from dynamic
+/// shared memory by `ldmatrix` (launch one warp with `(offset + 384) * 2`
+/// bytes): A (16 × 16) at slot `offset`, B (8 × 16) at `offset + 256`.
+#[kernel(arch = "sm_80")]
+pub fn mma_shared_bf16(
+    a: &[bf16],
+    b: &[bf16],
+    offset: usize,
+    mut out: DisjointSlice<[f32; 12]>,
+    tile: DynamicShared<bf16>,
+    block: Block,
+) {
+    let mut w = block;
+    tile.fill(&mut w, |s| {
+        if (offset..offset + 256).contains(&s) {
+            a[s - offset]
+        } else if (offset + 256..offset + 384).contains(&s) {
+            b[s - offset - 256]
+        } else {
+            bf16::from_f32(0.0)
+        }
+    });
+    let r = w.sync();
+    let fa = FragmentA::<Bf16>::load_shared(&tile, &r, offset, 16);
+    let fb = FragmentB::<Bf16>::load_shared(&tile, &r, offset + 256, 16);
+    out.set(thread_index(), triples(&mma(&fa, &fb, Accumulator::zero())));
+}
+
 /// Half the warp calls `mma` (lanes 0 to 15): refused.
 #[kernel(arch = "sm_80")]
 pub fn mma_in_a_divergent_branch(a: &[bf16], b: &[bf16], mut out: DisjointSlice<[f32; 12]>) {
