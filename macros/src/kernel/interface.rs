@@ -42,10 +42,13 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
             });
         }
         let symbol = format!("__gpu_abi${}", instance.entry);
+        // In the PTX of the architectures the entry points are in.
+        let gate = super::device::arch_gate(kernel);
         globals.push(quote! {
             // The device's description, for the runtime to compare with the
             // host's. Nothing reads it on the device; gpu-builder keeps it.
             #[cfg(target_arch = "nvptx64")]
+            #gate
             const _: () = {
                 const LEN: usize = #device::__private::interface::encode(&#scope::#description, &mut []);
                 #[unsafe(export_name = #symbol)]

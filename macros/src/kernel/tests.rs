@@ -213,10 +213,11 @@ fn a_kernel_that_needs_an_architecture_is_left_out_of_older_ones() {
             pub fn k(mut c: DisjointSlice<f32>) {}
         ),
     );
-    // The entry points and the body, on the device only with sm_90a's
-    // features; the description says what the runtime checks.
+    // The entry points, the body and the device's description, on the
+    // device only with sm_90a's features; the description says what the
+    // runtime checks.
     let gate = r#"# [cfg (any (not (target_arch = "nvptx64") , target_feature = "sm_90a"))]"#;
-    assert_eq!(out.matches(gate).count(), 3, "{out}");
+    assert_eq!(out.matches(gate).count(), 4, "{out}");
     assert!(
         out.contains(r#"arch : :: core :: option :: Option :: Some ("sm_90a")"#),
         "{out}"
