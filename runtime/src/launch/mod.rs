@@ -6,6 +6,7 @@
 //! `#[vectorize]`'s launches in [`elementwise`].
 
 mod agreement;
+mod architecture;
 mod arguments;
 mod config;
 mod elementwise;
@@ -27,7 +28,6 @@ use config::Shape;
 use shared_limit::SharedLimit;
 
 use crate::abi::HostEntry;
-use crate::architecture;
 use crate::backend::{
     driver, FunctionHandle, FunctionLimits, GraphNodeHandle, KernelLaunch, MAX_DEVICES,
 };
