@@ -162,6 +162,16 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "matmul_tiled",
                 "matrix_read",
                 "named_like_generated",
+                "mma_in_a_divergent_branch",
+                "mma_shared_bf16",
+                "mma_tile_bf16",
+                "mma_tile_f16",
+                "mma_tile_tf32",
+                "mma_tiled_bf16",
+                "mma_with_overlapping_rows",
+                "needs_any_arch",
+                "needs_sm_80",
+                "needs_sm_90a",
                 "one_dimensional_witness",
                 "panic_at",
                 "panic_if",
@@ -322,11 +332,19 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
 /// runtime sets (`gpu_builder::HOST_SET_GLOBALS`).
 #[test]
 fn every_instance_keeps_its_interface_description() {
-    for (crate_name, module) in MODULES {
-        let ptx = module.ptx();
-        let instances: Vec<&str> = module
-            .entry_points()
+    // In the module of each architecture (an instance's description is
+    // where its entry points are).
+    let variants = MODULES.iter().flat_map(|(crate_name, module)| {
+        module
+            .ptx_variants()
             .into_iter()
+            .map(move |(_, ptx)| (*crate_name, ptx))
+    });
+    for (crate_name, ptx) in variants {
+        let instances: Vec<&str> = ptx
+            .lines()
+            .filter_map(|l| l.trim_start().strip_prefix(".visible .entry "))
+            .map(|rest| rest.split('(').next().unwrap_or(rest).trim())
             .filter(|e| !e.ends_with("__1d") && !e.ends_with("__2d"))
             .collect();
         for entry in &instances {
@@ -895,5 +913,79 @@ fn sgemm_loops_are_written_once_and_read_inputs_with_non_coherent_vectors() {
         assert_eq!(body.matches("ld.global.nc.v4").count(), 4, "{name}");
         assert!(!body.contains("\tld.v4"), "{name}: a generic vector load");
         assert_eq!(body.matches("barrier.sync").count(), 2, "{name}");
+    }
+}
+
+/// gpu-test-kernels is built for sm_70, sm_80 and sm_90a (its build.rs):
+/// three modules, split where the builder joined them, each assembling for
+/// its own architecture; a `#[kernel(arch = ...)]` only in the modules of
+/// its architecture and later; sm_90a's own instructions in no other module.
+#[test]
+fn each_architecture_gets_its_own_module() {
+    let module = &gpu_test_kernels::KERNEL_MODULE;
+    let variants = module.ptx_variants();
+    let archs: Vec<&str> = variants.iter().map(|(arch, _)| *arch).collect();
+    assert_eq!(archs, ["sm_70", "sm_80", "sm_90a"]);
+    assert_eq!(module.ptx(), variants[0].1);
+    let has = |ptx: &str, entry: &str| ptx.contains(&format!(".visible .entry {entry}("));
+    for (arch, ptx) in &variants {
+        assert_eq!(
+            ptx.lines().filter(|l| l.starts_with(".target ")).count(),
+            1,
+            "{arch}: one module"
+        );
+        assert!(
+            !ptx.contains(gpu_builder::ARCH_VARIANT_MARKER),
+            "{arch}: the runtime split the modules where the builder joined them"
+        );
+        assert!(ptx.starts_with(gpu_builder::DEBUG_MARKER), "{arch}");
+        assert!(has(ptx, "needs_any_arch"), "{arch}");
+        assert_eq!(has(ptx, "needs_sm_80"), *arch != "sm_70", "{arch}");
+        assert_eq!(has(ptx, "needs_sm_90a"), *arch == "sm_90a", "{arch}");
+        // Tensor cores' warp-level MMA (`gpu_device::mma`) from sm_80 on:
+        // bf16 and f16 m16n8k16, tf32 m16n8k8 with its operands rounded.
+        for instruction in [
+            "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
+            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+            "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32",
+            "cvt.rna.tf32.f32",
+            "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
+            "ldmatrix.sync.aligned.m8n8.x2.shared.b16",
+        ] {
+            assert_eq!(
+                ptx.contains(instruction),
+                *arch != "sm_70",
+                "{arch}: {instruction}"
+            );
+        }
+        // Hopper's architecture-specific instructions (wgmma, setmaxnreg)
+        // stay out of every module but sm_90a's.
+        if *arch != "sm_90a" {
+            for instruction in ["wgmma.", "setmaxnreg."] {
+                assert!(!ptx.contains(instruction), "{arch}: {instruction}");
+            }
+        }
+    }
+    // PTX ISA 8.0 is the first with sm_90a.
+    assert!(variants[2].1.contains(".version 8.0\n.target sm_90a"));
+    let ptxas = ptxas("ptxas", "nvidia/cu13/bin/ptxas");
+    for (arch, ptx) in &variants[1..] {
+        let dir = std::env::temp_dir().join(format!("arch-variant-{arch}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let input = dir.join("kernels.ptx");
+        std::fs::write(&input, ptx).unwrap();
+        let out = Command::new(&ptxas)
+            .arg(format!("-arch={arch}"))
+            .arg(&input)
+            .arg("-o")
+            .arg(dir.join("kernels.cubin"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "ptxas -arch={arch} rejected the {arch} module of gpu-test-kernels:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::fs::remove_dir_all(&dir).ok();
     }
 }

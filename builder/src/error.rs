@@ -102,7 +102,7 @@ impl fmt::Display for BuildError {
             ),
             BuildError::BadArch(arch) => write!(
                 f,
-                "`{arch}` is not a PTX architecture: use sm_70, sm_80, sm_90 or similar (set with PtxBuilder::arch or GPU_PTX_ARCH)"
+                "`{arch}` is not a PTX architecture: use sm_70, sm_80, sm_90, sm_90a or similar (set with PtxBuilder::arch, PtxBuilder::archs or GPU_PTX_ARCH)"
             ),
             BuildError::BadDebugInfo(name) => write!(
                 f,

@@ -32,6 +32,11 @@
 //!    on (`-fp-contract=fast`), as nvcc's `-fmad=true`: see
 //!    [`PtxBuilder::fma_contraction`].
 //!
+//! Steps 1 to 5 run once per architecture the crate names
+//! ([`PtxBuilder::archs`]; `sm_70` by default), each with its own nested
+//! target directory; `kernels.ptx` holds the modules one after the other,
+//! the oldest first, split by [`ARCH_VARIANT_MARKER`] lines.
+//!
 //! The build script reruns when a source file of the crate or of a local
 //! dependency changes (read from the nested build's dep-info), when the
 //! architecture setting changes, and not otherwise.
@@ -73,8 +78,17 @@ use toolchain::Toolchain;
 /// (`__gpu_const_<crate>_<name>`, see [`constant_memory`]).
 pub const HOST_SET_GLOBALS: &[&str] = &["__gpu_assertion_record", "__gpu_const_*"];
 
-/// The environment variable that overrides the PTX target architecture.
+/// The environment variable that overrides the PTX target architectures
+/// (one, or several separated by commas).
 pub const ARCH_ENV: &str = "GPU_PTX_ARCH";
+
+/// The line that starts each PTX module after the first in `kernels.ptx`,
+/// followed by the module's architecture: the builder writes one module per
+/// architecture the crate names (see [`PtxBuilder::archs`]), the oldest
+/// first, and the runtime loads the newest one the device runs
+/// (`gpu_runtime::EmbeddedModule` splits them at this line; `tests/ptx.rs`
+/// checks the runtime's copy of it).
+pub const ARCH_VARIANT_MARKER: &str = "// gpu-builder arch-variant: ";
 
 /// The default architecture: `sm_70` PTX runs on Volta and every later GPU
 /// (the driver compiles it for the device at load time).
@@ -86,7 +100,7 @@ const TARGET: &str = "nvptx64-nvidia-cuda";
 #[derive(Clone, Debug)]
 pub struct PtxBuilder {
     crate_dir: PathBuf,
-    arch: String,
+    archs: Vec<String>,
     out_dir: Option<PathBuf>,
     fma_contraction: bool,
     debug: DebugInfo,
@@ -127,13 +141,14 @@ impl PtxBuilder {
 
     /// The crate in `crate_dir` (the directory holding its `Cargo.toml`).
     pub fn new(crate_dir: impl Into<PathBuf>) -> PtxBuilder {
-        let arch = env::var(ARCH_ENV)
+        let archs = env::var(ARCH_ENV)
             .ok()
             .filter(|a| !a.is_empty())
-            .unwrap_or_else(|| DEFAULT_ARCH.to_string());
+            .map(|a| a.split(',').map(|a| a.trim().to_string()).collect())
+            .unwrap_or_else(|| vec![DEFAULT_ARCH.to_string()]);
         PtxBuilder {
             crate_dir: crate_dir.into(),
-            arch,
+            archs,
             out_dir: None,
             fma_contraction: true,
             debug: DebugInfo::None,
@@ -147,11 +162,27 @@ impl PtxBuilder {
         self
     }
 
-    /// Sets the architecture (`sm_70`, `sm_80`, `sm_90`, …). The `GPU_PTX_ARCH`
+    /// Sets the architecture (`sm_70`, `sm_80`, `sm_90`, …): one PTX
+    /// module, as [`archs`](Self::archs) with one. The `GPU_PTX_ARCH`
     /// environment variable, when set, takes precedence.
-    pub fn arch(mut self, arch: impl Into<String>) -> PtxBuilder {
+    pub fn arch(self, arch: impl Into<String>) -> PtxBuilder {
+        self.archs([arch.into()])
+    }
+
+    /// Sets the architectures to build PTX for (`["sm_70", "sm_80",
+    /// "sm_90a"]`): one PTX module each, all embedded by
+    /// `embed_kernels!()`; the runtime loads, on each device, the newest
+    /// module the device runs (an `a` one, such as `sm_90a`, only on a
+    /// device of exactly that compute capability). Each module is built with
+    /// `-C target-cpu=<arch>`, so device code can test
+    /// `cfg(target_feature = "sm_80")`, and a `#[kernel(arch = "sm_80")]`
+    /// is only in the modules of `sm_80` and later. A device older than
+    /// every module, or than a kernel's `arch`, gets an error naming what
+    /// the kernel needs at launch. The `GPU_PTX_ARCH` environment variable
+    /// (a comma-separated list), when set, takes precedence.
+    pub fn archs<A: Into<String>>(mut self, archs: impl IntoIterator<Item = A>) -> PtxBuilder {
         if env::var(ARCH_ENV).map(|a| a.is_empty()).unwrap_or(true) {
-            self.arch = arch.into();
+            self.archs = archs.into_iter().map(Into::into).collect();
         }
         self
     }
@@ -222,7 +253,7 @@ impl PtxBuilder {
 
     fn build_into(self, out_dir: &Path) -> Result<PtxOutput, BuildError> {
         let out_dir = out_dir.to_path_buf();
-        check_arch(&self.arch)?;
+        let archs = sorted_archs(&self.archs)?;
         let debug = match env::var(DEBUG_ENV).ok().filter(|v| !v.is_empty()) {
             Some(name) => DebugInfo::from_name(&name).ok_or(BuildError::BadDebugInfo(name))?,
             None => self.debug,
@@ -232,18 +263,63 @@ impl PtxBuilder {
         if !manifest.is_file() {
             return Err(BuildError::NoManifest(manifest));
         }
-        let target_dir = nested_target_dir(&out_dir, debug);
         // This crate's own intermediate files: the build scripts of several
         // kernel crates share the nested target directory (and its builds of
         // `core` and the dependencies) and may run at the same time.
         let work = out_dir.join("ptx-work");
         let _ = fs::remove_dir_all(&work);
-        fs::create_dir_all(&work).map_err(|e| BuildError::io(&work, e))?;
+        let mut combined = String::new();
+        let mut all_kernels: Vec<String> = Vec::new();
+        for (i, arch) in archs.iter().enumerate() {
+            let work = work.join(arch);
+            fs::create_dir_all(&work).map_err(|e| BuildError::io(&work, e))?;
+            let (ptx, kernels) =
+                self.build_arch(&toolchain, &manifest, &out_dir, &work, arch, debug)?;
+            if i > 0 {
+                combined.push('\n');
+                combined.push_str(ARCH_VARIANT_MARKER);
+                combined.push_str(arch);
+                combined.push('\n');
+            }
+            combined.push_str(&ptx);
+            for kernel in kernels {
+                if !all_kernels.contains(&kernel) {
+                    all_kernels.push(kernel);
+                }
+            }
+        }
+        fs::create_dir_all(&out_dir).map_err(|e| BuildError::io(&out_dir, e))?;
+        let ptx = out_dir.join("kernels.ptx");
+        fs::write(&ptx, combined).map_err(|e| BuildError::io(&ptx, e))?;
+        if all_kernels.is_empty() {
+            println!(
+                "cargo:warning=no #[kernel] functions found in {}",
+                self.crate_dir.display()
+            );
+        }
+        Ok(PtxOutput::Built {
+            ptx,
+            kernels: all_kernels,
+        })
+    }
+
+    /// Builds the PTX of one architecture (steps 1 to 5), with its
+    /// intermediate files in `work`.
+    fn build_arch(
+        &self,
+        toolchain: &Toolchain,
+        manifest: &Path,
+        out_dir: &Path,
+        work: &Path,
+        arch: &str,
+        debug: DebugInfo,
+    ) -> Result<(String, Vec<String>), BuildError> {
+        let target_dir = nested_target_dir(out_dir, debug, arch);
         let artifacts = toolchain.cargo_build_bitcode(
-            &manifest,
+            manifest,
             &target_dir,
             &work.join("objects"),
-            &self.arch,
+            arch,
             debug.rustc_flag(),
         )?;
         for source in &artifacts.local_sources {
@@ -267,27 +343,45 @@ impl PtxBuilder {
         let optimized = work.join("optimized.bc");
         let kept: Vec<String> = kernels.iter().chain(&descriptions).cloned().collect();
         toolchain.internalize_and_optimize(&linked, &kept, &optimized)?;
-        fs::create_dir_all(&out_dir).map_err(|e| BuildError::io(&out_dir, e))?;
-        let ptx = out_dir.join("kernels.ptx");
-        toolchain.codegen(&optimized, &self.arch, self.fma_contraction, &ptx)?;
-        if debug != DebugInfo::None {
-            let text = fs::read_to_string(&ptx).map_err(|e| BuildError::io(&ptx, e))?;
-            let finished =
-                debug_info::finish(&text, debug).map_err(|e| BuildError::ToolFailed {
-                    tool: "gpu-builder (debug information)".into(),
-                    status: "unreadable PTX".into(),
-                    stderr: e,
-                })?;
-            fs::write(&ptx, finished).map_err(|e| BuildError::io(&ptx, e))?;
-        }
-        if kernels.is_empty() {
-            println!(
-                "cargo:warning=no #[kernel] functions found in {}",
-                self.crate_dir.display()
-            );
-        }
-        Ok(PtxOutput::Built { ptx, kernels })
+        let ptx = work.join("kernels.ptx");
+        toolchain.codegen(&optimized, arch, self.fma_contraction, &ptx)?;
+        let text = fs::read_to_string(&ptx).map_err(|e| BuildError::io(&ptx, e))?;
+        let text = if debug != DebugInfo::None {
+            debug_info::finish(&text, debug).map_err(|e| BuildError::ToolFailed {
+                tool: "gpu-builder (debug information)".into(),
+                status: "unreadable PTX".into(),
+                stderr: e,
+            })?
+        } else {
+            text
+        };
+        Ok((text, kernels))
     }
+}
+
+/// `archs`, checked, without repeats, from the oldest to the newest (an
+/// `a` architecture after its plain one).
+fn sorted_archs(archs: &[String]) -> Result<Vec<String>, BuildError> {
+    let mut sorted: Vec<String> = Vec::new();
+    for arch in archs {
+        check_arch(arch)?;
+        if !sorted.contains(arch) {
+            sorted.push(arch.clone());
+        }
+    }
+    if sorted.is_empty() {
+        return Err(BuildError::BadArch(String::new()));
+    }
+    sorted.sort_by_key(|a| arch_order(a));
+    Ok(sorted)
+}
+
+/// `sm_90a` as `(90, true)`: the order of architectures.
+fn arch_order(arch: &str) -> (u32, bool) {
+    let digits = arch.trim_start_matches("sm_");
+    let accelerated = digits.ends_with('a');
+    let number = digits.trim_end_matches('a').parse().unwrap_or(0);
+    (number, accelerated)
 }
 
 /// Whether this is a documentation build: docs.rs sets `DOCS_RS`, and
@@ -351,11 +445,16 @@ fn check_arch(arch: &str) -> Result<(), BuildError> {
 /// through its lock). Builds with debug information have their own
 /// (`ptx-build-line-tables`, `ptx-build-full`): other flags for `core`,
 /// which would otherwise be rebuilt each time the other kind builds.
-fn nested_target_dir(out_dir: &Path, debug: DebugInfo) -> PathBuf {
-    let name = match debug {
+fn nested_target_dir(out_dir: &Path, debug: DebugInfo, arch: &str) -> PathBuf {
+    let mut name = match debug {
         DebugInfo::None => "ptx-build".to_string(),
         other => format!("ptx-build-{}", other.name()),
     };
+    // Another `-C target-cpu` is another build of `core` too.
+    if arch != DEFAULT_ARCH {
+        name.push('-');
+        name.push_str(arch);
+    }
     // OUT_DIR is <target>/[<triple>/]<profile>/build/<pkg>-<hash>/out.
     out_dir
         .ancestors()
@@ -407,7 +506,29 @@ fn run(tool: &str, command: &mut Command) -> Result<std::process::Output, BuildE
 
 #[cfg(test)]
 mod tests {
-    use super::interface_globals;
+    use super::{interface_globals, nested_target_dir, sorted_archs, DebugInfo};
+    use std::path::Path;
+
+    #[test]
+    fn architectures_are_built_oldest_first_each_in_its_own_target_directory() {
+        let archs =
+            |list: &[&str]| sorted_archs(&list.iter().map(|a| a.to_string()).collect::<Vec<_>>());
+        assert_eq!(
+            archs(&["sm_90a", "sm_70", "sm_90", "sm_100", "sm_80", "sm_70"]).unwrap(),
+            ["sm_70", "sm_80", "sm_90", "sm_90a", "sm_100"]
+        );
+        assert!(archs(&["sm_80", "compute_80"]).is_err());
+        assert!(archs(&[]).is_err());
+        let out = Path::new("/t/debug/build/k-1/out");
+        assert_eq!(
+            nested_target_dir(out, DebugInfo::None, "sm_70"),
+            Path::new("/t/debug/ptx-build")
+        );
+        assert_eq!(
+            nested_target_dir(out, DebugInfo::LineTables, "sm_90a"),
+            Path::new("/t/debug/ptx-build-line-tables-sm_90a")
+        );
+    }
 
     #[test]
     fn interface_descriptions_are_found_in_the_ir() {

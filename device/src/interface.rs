@@ -230,6 +230,9 @@ pub struct Description {
     /// `#[kernel(cooperative)]`: launched cooperatively (every block
     /// resident at once), as its grid sync needs.
     pub cooperative: bool,
+    /// `#[kernel(arch = "sm_80")]`: the GPU architecture the kernel needs
+    /// (the runtime refuses to launch it on an older device).
+    pub arch: Option<&'static str>,
     /// The parameters, in order.
     pub params: &'static [Param],
 }
@@ -341,6 +344,11 @@ pub const fn encode(description: &Description, out: &mut [u8]) -> usize {
     }
     if description.cooperative {
         w.str("cooperative\n");
+    }
+    if let Some(arch) = description.arch {
+        w.str("arch ");
+        w.str(arch);
+        w.str("\n");
     }
     let mut i = 0;
     while i < description.lengths.len() {
@@ -527,6 +535,7 @@ mod tests {
         lengths: &[("a", "out")],
         launch_bounds: Some([256, 2]),
         cooperative: false,
+        arch: Some("sm_80"),
         params: &[
             Param {
                 name: "a",
@@ -577,6 +586,7 @@ mod tests {
                  instance f32 (size 4, align 4, layout 0x{f32_layout})\n\
                  block 32 8 1\n\
                  launch_bounds 256 2\n\
+                 arch sm_80\n\
                  len a >= out\n\
                  param a: input of f32 (size 4, align 4, layout 0x{f32_layout})\n  \
                  slot pointer: *const f32 (size 8, align 8)\n  \

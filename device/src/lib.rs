@@ -84,6 +84,9 @@ mod launch_scope;
 pub mod leader;
 pub mod lookback;
 pub mod matrix_u32;
+// Tensor cores' `mma.sync` is sm_80's: not in PTX of older architectures.
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
+pub mod mma;
 pub mod neighbourhood;
 pub mod ownership;
 pub mod print;

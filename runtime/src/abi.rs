@@ -111,6 +111,7 @@ mod tests {
             lengths: &[],
             launch_bounds: None,
             cooperative: false,
+            arch: None,
             params: Box::leak(Box::new([Param {
                 name: "out",
                 kind: Kind::Matrix,

@@ -301,6 +301,21 @@ pub enum Error {
         /// Why, as its build script wrote.
         reason: String,
     },
+    /// A kernel needs a newer GPU architecture than the device has: its
+    /// `#[kernel(arch = "...")]`, or the oldest architecture its crate's
+    /// PTX was built for (`gpu_builder::PtxBuilder::archs`).
+    ArchitectureTooOld {
+        /// The kernel.
+        kernel: &'static str,
+        /// What it needs, e.g. `sm_80 (compute capability 8.0 or later)`.
+        needs: String,
+        /// The device's ordinal.
+        device: usize,
+        /// The device's name.
+        device_name: String,
+        /// The device's compute capability (major, minor).
+        compute_capability: (u32, u32),
+    },
     /// Any other failed driver call.
     Driver(DriverError),
 }
@@ -372,6 +387,16 @@ impl fmt::Display for Error {
                     crate::Backend::Cuda => "it needs an NVIDIA GPU and its driver (is GPU_BACKEND=simulator set, or CUDA_VISIBLE_DEVICES empty?)",
                     crate::Backend::Simulator => "set GPU_BACKEND=simulator",
                 }
+            ),
+            Error::ArchitectureTooOld {
+                kernel,
+                needs,
+                device,
+                device_name,
+                compute_capability: (major, minor),
+            } => write!(
+                f,
+                "kernel `{kernel}` needs {needs}, and device {device} ({device_name}) has compute capability {major}.{minor}"
             ),
             Error::KernelsNotBuilt { crate_name, reason } => write!(
                 f,

@@ -43,6 +43,7 @@ struct ReadmeDoctests;
 extern crate self as gpu_runtime;
 
 mod abi;
+mod architecture;
 mod assertion;
 mod backend;
 mod callback;
@@ -77,7 +78,8 @@ pub use backend::simulator::managed::SIM_MANAGED_MEMORY_ENV;
 pub use backend::simulator::peer::SIM_PEER_ACCESS_ENV;
 pub use backend::simulator::race_check::set_race_check;
 pub use backend::simulator::settings::{
-    SIM_RACECHECK_ENV, SIM_STACK_BYTES_ENV, SIM_THREADS_ENV, SIM_TIMEOUT_ENV,
+    SIM_COMPUTE_CAPABILITY_ENV, SIM_RACECHECK_ENV, SIM_STACK_BYTES_ENV, SIM_THREADS_ENV,
+    SIM_TIMEOUT_ENV,
 };
 pub use backend::simulator::DEVICES_ENV as SIMULATED_DEVICES_ENV;
 pub use backend::GraphNodeKind;

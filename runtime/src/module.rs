@@ -2,6 +2,7 @@
 //! the module's globals: the device's assertion record, given at load, and
 //! the `constant!` values set so far (`crate::constant` sets them).
 
+use crate::architecture::Arch;
 use crate::backend::{driver, status, DevicePtr, DriverError, ModuleHandle, MAX_DEVICES};
 use crate::crate_identity::CrateIdentity;
 use crate::device::DeviceState;
@@ -89,9 +90,30 @@ impl EmbeddedModule {
         self.owner.as_ref()
     }
 
-    /// The PTX text.
+    /// The PTX text of the module's oldest architecture (the whole text
+    /// where the crate was built for one architecture; see
+    /// [`ptx_variants`](Self::ptx_variants)).
     pub fn ptx(&self) -> &'static str {
-        self.ptx
+        self.ptx_variants()[0].1
+    }
+
+    /// The module's PTX, one text per architecture the crate was built for
+    /// (`gpu_builder::PtxBuilder::archs`), the oldest first, each with its
+    /// architecture (`sm_80`, from its `.target` line; empty where it has
+    /// none). A device loads the newest one it runs.
+    pub fn ptx_variants(&self) -> Vec<(&'static str, &'static str)> {
+        ptx_variants(self.ptx)
+    }
+
+    /// The PTX text a device of compute capability `cc` loads: the newest
+    /// of [`ptx_variants`](Self::ptx_variants) it runs (text without a
+    /// `.target` runs anywhere); `None` when the device is older than all.
+    pub(crate) fn ptx_for(&self, cc: (u32, u32)) -> Option<&'static str> {
+        self.ptx_variants()
+            .into_iter()
+            .rev()
+            .find(|(arch, _)| Arch::parse(arch).is_none_or(|a| a.runs_on(cc)))
+            .map(|(_, ptx)| ptx)
     }
 
     /// Why the crate's kernels were not built to PTX, where its build
@@ -112,20 +134,33 @@ impl EmbeddedModule {
         &self.constants
     }
 
-    /// The names of the kernel entry points in the PTX.
+    /// The names of the kernel entry points in the PTX (of every
+    /// architecture, each once).
     pub fn entry_points(&self) -> Vec<&'static str> {
-        self.ptx
+        let mut entries: Vec<&'static str> = Vec::new();
+        let names = self
+            .ptx
             .lines()
             .filter_map(|l| l.trim_start().strip_prefix(".visible .entry "))
-            .map(|rest| rest.split('(').next().unwrap_or(rest).trim())
-            .collect()
+            .map(|rest| rest.split('(').next().unwrap_or(rest).trim());
+        for name in names {
+            if !entries.contains(&name) {
+                entries.push(name);
+            }
+        }
+        entries
     }
 
     /// The byte sizes of entry point `entry`'s parameters, as its PTX
     /// declares them; `None` when the PTX has no such entry point. An error
     /// names a declaration this parser does not read.
-    pub(crate) fn entry_param_sizes(&self, entry: &str) -> Option<Result<Vec<usize>, String>> {
-        entry_param_sizes(self.ptx, entry)
+    /// The PTX is that which a device of compute capability `cc` loads.
+    pub(crate) fn entry_param_sizes(
+        &self,
+        cc: (u32, u32),
+        entry: &str,
+    ) -> Option<Result<Vec<usize>, String>> {
+        entry_param_sizes(self.ptx_for(cc)?, entry)
     }
 
     /// The text of the interface description the device build kept for
@@ -133,8 +168,12 @@ impl EmbeddedModule {
     /// `__gpu_abi$<entry>`, see `gpu_device::__private::interface`); `None`
     /// when the PTX has none. An error names a global this parser does not
     /// read.
-    pub(crate) fn interface_description(&self, entry: &str) -> Option<Result<String, String>> {
-        interface_description(self.ptx, entry)
+    pub(crate) fn interface_description(
+        &self,
+        cc: (u32, u32),
+        entry: &str,
+    ) -> Option<Result<String, String>> {
+        interface_description(self.ptx_for(cc)?, entry)
     }
 
     /// The module loaded into `device`.
@@ -147,7 +186,23 @@ impl EmbeddedModule {
                         reason,
                     });
                 }
-                let text = CString::new(self.ptx).map_err(|_| Error::ModuleLoad {
+                let cc = device.limits.compute_capability;
+                let ptx = self.ptx_for(cc).ok_or_else(|| Error::ModuleLoad {
+                    crate_name: self.crate_name,
+                    driver: DriverError {
+                        call: "cuModuleLoadDataEx",
+                        code: status::INVALID_PTX,
+                        name: "CUDA_ERROR_INVALID_PTX".into(),
+                        description: format!(
+                            "the crate's PTX is built for {:?}, all newer than the device's compute capability {}.{}",
+                            self.ptx_variants().iter().map(|(a, _)| *a).collect::<Vec<_>>(),
+                            cc.0,
+                            cc.1
+                        ),
+                    },
+                    log: String::new(),
+                })?;
+                let text = CString::new(ptx).map_err(|_| Error::ModuleLoad {
                     crate_name: self.crate_name,
                     driver: DriverError {
                         call: "cuModuleLoadDataEx",
@@ -176,6 +231,43 @@ impl EmbeddedModule {
             })
             .clone()
     }
+}
+
+/// The line starting each PTX module after the first, followed by its
+/// architecture: `gpu_builder::ARCH_VARIANT_MARKER` (`tests/ptx.rs` checks
+/// this copy against it).
+pub(crate) const ARCH_VARIANT_MARKER: &str = "// gpu-builder arch-variant: ";
+
+/// `ptx` split at its [`ARCH_VARIANT_MARKER`] lines, each text with the
+/// architecture of its `.target` line (empty where it has none).
+fn ptx_variants(ptx: &'static str) -> Vec<(&'static str, &'static str)> {
+    let marker = format!("\n{ARCH_VARIANT_MARKER}");
+    let mut variants = Vec::new();
+    let mut rest = ptx;
+    loop {
+        let (text, next) = match rest.find(&marker) {
+            Some(at) => {
+                let after = &rest[at + marker.len()..];
+                let body = after.find('\n').map_or("", |nl| &after[nl + 1..]);
+                (&rest[..at], Some(body))
+            }
+            None => (rest, None),
+        };
+        variants.push((target_of(text), text));
+        match next {
+            Some(body) => rest = body,
+            None => return variants,
+        }
+    }
+}
+
+/// The architecture of a PTX text's `.target` line (`sm_80` of `.target
+/// sm_80, debug`); empty where it has none.
+fn target_of(ptx: &'static str) -> &'static str {
+    ptx.lines()
+        .find_map(|l| l.trim_start().strip_prefix(".target "))
+        .map(|t| t.split(',').next().unwrap_or(t).trim())
+        .unwrap_or("")
 }
 
 /// The first line of the PTX that `gpu_builder` writes in place of a module
@@ -355,7 +447,7 @@ impl ModuleConstants {
 
 #[cfg(test)]
 mod tests {
-    use super::{entry_param_sizes, interface_description};
+    use super::{entry_param_sizes, interface_description, ptx_variants, EmbeddedModule};
 
     const PTX: &str = "
 .visible .entry k(
@@ -372,6 +464,30 @@ mod tests {
 .visible .entry none(
 )
 ";
+
+    #[test]
+    fn a_module_of_several_architectures_is_split_and_chosen_from() {
+        let ptx = ".version 7.0\n.target sm_70\n.visible .entry a(\n)\n\
+                   \n// gpu-builder arch-variant: sm_80\n.version 7.0\n.target sm_80\n.visible .entry b(\n)\n\
+                   \n// gpu-builder arch-variant: sm_90a\n.version 7.8\n.target sm_90a, debug\n";
+        let variants = ptx_variants(ptx);
+        assert_eq!(
+            variants.iter().map(|(a, _)| *a).collect::<Vec<_>>(),
+            ["sm_70", "sm_80", "sm_90a"]
+        );
+        assert!(variants[0].1.ends_with(".entry a(\n)\n"));
+        assert!(variants[1].1.starts_with(".version 7.0\n.target sm_80\n"));
+        assert!(!variants[1].1.contains("sm_90a"));
+        // SAFETY: no launcher loads this module: only its PTX texts are read.
+        let module = unsafe { EmbeddedModule::new("k", ptx) };
+        assert_eq!(module.ptx(), variants[0].1);
+        assert_eq!(module.ptx_for((9, 0)), Some(variants[2].1));
+        assert_eq!(module.ptx_for((10, 0)), Some(variants[1].1));
+        assert_eq!(module.ptx_for((8, 6)), Some(variants[1].1));
+        assert_eq!(module.ptx_for((7, 5)), Some(variants[0].1));
+        assert_eq!(module.ptx_for((6, 1)), None);
+        assert_eq!(ptx_variants(""), [("", "")]);
+    }
 
     #[test]
     fn interface_descriptions_are_read_from_their_globals() {

@@ -12,8 +12,15 @@ mod nvptx;
 #[cfg(target_arch = "nvptx64")]
 pub(crate) use nvptx::*;
 
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_80"))]
+#[path = "nvptx_mma.rs"]
+pub(crate) mod mma;
+
 #[cfg(not(target_arch = "nvptx64"))]
 mod host;
+#[cfg(not(target_arch = "nvptx64"))]
+#[path = "host_mma.rs"]
+pub(crate) mod mma;
 #[cfg(not(target_arch = "nvptx64"))]
 pub use host::simulation;
 #[cfg(not(target_arch = "nvptx64"))]

@@ -70,6 +70,8 @@ pub struct KernelAttribute {
     /// `cooperative`: launched cooperatively, every block resident at once
     /// (what a `Grid` parameter's grid sync needs).
     pub cooperative: Option<Ident>,
+    /// `arch = "sm_80"`: the architecture the kernel needs (checked).
+    pub arch: Option<String>,
     pub paths: KernelPaths,
 }
 
@@ -84,8 +86,17 @@ const KEYS: &[Key] = &[
     Key::naming_crate("runtime_crate", "my_gpu::runtime", "gpu_runtime"),
     Key::plain("module", "crate::kernels::MODULE"),
 ];
-const EXPECTED: &str = "`block = (x, y, z)` (the only block shape the kernel runs in), `cooperative` (a cooperative launch: every block resident at once, for grid sync through a `Grid` parameter), `launch_bounds = (max_threads, min_blocks)` (CUDA's `__launch_bounds__`), `len(input >= out)` (the input slice holds at least `out`'s elements: the launcher checks), `unsafe(device_crate = \"path\")`, `unsafe(runtime_crate = \"path\")` or `module = \"path\"` (paths to the `gpu_device` crate, the `gpu_runtime` crate and the crate's `KERNEL_MODULE` static), besides the types or values of a generic kernel";
+const EXPECTED: &str = "`block = (x, y, z)` (the only block shape the kernel runs in), `arch = \"sm_80\"` (the GPU architecture the kernel needs), `cooperative` (a cooperative launch: every block resident at once, for grid sync through a `Grid` parameter), `launch_bounds = (max_threads, min_blocks)` (CUDA's `__launch_bounds__`), `len(input >= out)` (the input slice holds at least `out`'s elements: the launcher checks), `unsafe(device_crate = \"path\")`, `unsafe(runtime_crate = \"path\")` or `module = \"path\"` (paths to the `gpu_device` crate, the `gpu_runtime` crate and the crate's `KERNEL_MODULE` static), besides the types or values of a generic kernel";
 const CRATE_ADVICE: &str = "`crate = \"...\"` is ambiguous here: #[kernel] emits paths into two crates; write `unsafe(device_crate = \"path\")` (for `gpu_device`) and `unsafe(runtime_crate = \"path\")` (for `gpu_runtime`)";
+
+/// The architectures `arch = "..."` accepts: those rustc's NVPTX target
+/// knows as target features (`-C target-cpu` sets them, and each implies
+/// the earlier ones of its family, but an `a` architecture's features only
+/// on itself).
+pub const ARCHS: &[&str] = &[
+    "sm_70", "sm_72", "sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a", "sm_100",
+    "sm_100a", "sm_101", "sm_101a", "sm_120", "sm_120a",
+];
 
 /// Parses the attribute's arguments; problems go to `errors` and parsing
 /// goes on where it can (after a token that is neither an option nor an
@@ -99,6 +110,7 @@ pub fn parse(args: TokenStream, const_instances: bool, errors: &mut Errors) -> K
     let mut launch_bounds: Option<[syn::Expr; 2]> = None;
     let mut bounds_seen = false;
     let mut cooperative: Option<Ident> = None;
+    let mut arch: Option<String> = None;
     let parser = |input: ParseStream| -> syn::Result<()> {
         while !input.is_empty() {
             if starts_flag(input, "cooperative") {
@@ -110,6 +122,26 @@ pub fn parse(args: TokenStream, const_instances: bool, errors: &mut Errors) -> K
                     ));
                 }
                 cooperative = Some(key);
+            } else if starts_key(input, "arch") {
+                let key: Ident = input.parse()?;
+                input.parse::<Token![=]>()?;
+                let value: syn::LitStr = input.parse()?;
+                if arch.is_some() {
+                    errors.push(syn::Error::new(
+                        key.span(),
+                        "`arch` is given twice: keep one",
+                    ));
+                } else if ARCHS.contains(&value.value().as_str()) {
+                    arch = Some(value.value());
+                } else {
+                    errors.push(syn::Error::new(
+                        value.span(),
+                        format!(
+                            "`arch` names the architecture the kernel needs, one of {}",
+                            ARCHS.join(", ")
+                        ),
+                    ));
+                }
             } else if starts_key(input, "launch_bounds") {
                 let key: Ident = input.parse()?;
                 input.parse::<Token![=]>()?;
@@ -174,6 +206,7 @@ pub fn parse(args: TokenStream, const_instances: bool, errors: &mut Errors) -> K
         lengths,
         launch_bounds,
         cooperative,
+        arch,
         paths: KernelPaths {
             device: options
                 .get("device_crate")

@@ -79,6 +79,19 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
     }
 }
 
+/// `#[cfg]` keeping a kernel that declares `arch = "sm_XY"` out of the PTX
+/// of earlier architectures (rustc's NVPTX target features: `-C
+/// target-cpu=sm_90` sets `sm_70` to `sm_90`, and `sm_90a` only itself
+/// besides): its body may use what only that architecture has. The host
+/// always compiles it (the simulator runs it; the runtime refuses devices
+/// older than it needs).
+pub fn arch_gate(kernel: &Kernel) -> TokenStream {
+    match &kernel.arch {
+        Some(arch) => quote!(#[cfg(any(not(target_arch = "nvptx64"), target_feature = #arch))]),
+        None => TokenStream::new(),
+    }
+}
+
 /// Whether the body is copied per instance with the generic parameter
 /// substituted: for const parameters, and for type parameters when the body
 /// has a `shared_array!` (a `static`, which cannot depend on a generic
@@ -215,8 +228,10 @@ fn body(kernel: &Kernel, instance: Option<&Instance>) -> TokenStream {
         let thread_index_3d = move || #shape.thread_index_3d();
         #user_block
     });
+    let gate = arch_gate(kernel);
     quote! {
         // The body is compiled on the host too: the simulator runs it.
+        #gate
         #[cfg_attr(not(target_arch = "nvptx64"), allow(dead_code))]
         #[inline(always)]
         #[allow(clippy::too_many_arguments, non_snake_case)]
@@ -523,8 +538,10 @@ fn entry(kernel: &Kernel, instance: &Instance, index: usize, shape: EntryShape) 
     });
     let params = params.iter().map(|(name, ty)| quote!(#name: #ty));
     let function = Ident::new("__gpu_entry", Span::mixed_site());
+    let gate = arch_gate(kernel);
     quote! {
         #[cfg(target_arch = "nvptx64")]
+        #gate
         const _: () = {
             #[unsafe(export_name = #name)]
             #[allow(non_snake_case, clippy::too_many_arguments)]

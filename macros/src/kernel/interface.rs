@@ -42,10 +42,13 @@ pub fn emit(kernel: &Kernel) -> TokenStream {
             });
         }
         let symbol = format!("__gpu_abi${}", instance.entry);
+        // In the PTX of the architectures the entry points are in.
+        let gate = super::device::arch_gate(kernel);
         globals.push(quote! {
             // The device's description, for the runtime to compare with the
             // host's. Nothing reads it on the device; gpu-builder keeps it.
             #[cfg(target_arch = "nvptx64")]
+            #gate
             const _: () = {
                 const LEN: usize = #device::__private::interface::encode(&#scope::#description, &mut []);
                 #[unsafe(export_name = #symbol)]
@@ -141,6 +144,10 @@ fn description_value(kernel: &Kernel, instance: &Instance, index: usize) -> Toke
         None => quote!(::core::option::Option::None),
     };
     let cooperative = kernel.cooperative;
+    let arch = match &kernel.arch {
+        Some(arch) => quote!(::core::option::Option::Some(#arch)),
+        None => quote!(::core::option::Option::None),
+    };
     let lengths = kernel.lengths.iter().map(|bound| {
         let (input, covered) = (bound.input.to_string(), bound.covered.to_string());
         quote!((#input, #covered))
@@ -202,6 +209,7 @@ fn description_value(kernel: &Kernel, instance: &Instance, index: usize) -> Toke
             lengths: &[#(#lengths),*],
             launch_bounds: #launch_bounds,
             cooperative: #cooperative,
+            arch: #arch,
             params: &[#(#params),*],
         }
     }

@@ -40,6 +40,9 @@ pub struct Kernel {
     /// `cooperative`: launched cooperatively (every block resident at
     /// once); only such a kernel takes a `Grid`.
     pub cooperative: bool,
+    /// `arch = "sm_80"`: the architecture the kernel needs; its device code
+    /// is compiled only into PTX of that architecture or a later one.
+    pub arch: Option<String>,
 }
 
 /// A generic kernel's parameter.
@@ -146,6 +149,7 @@ impl Kernel {
             lengths: attribute.lengths,
             launch_bounds: attribute.launch_bounds,
             cooperative: attribute.cooperative.is_some(),
+            arch: attribute.arch,
             function,
         })
     }

@@ -189,6 +189,39 @@ fn bad_options_are_rejected_with_reasons() {
         )
     )
     .contains("`block` is given twice"));
+    assert!(error(
+        quote!(arch = "sm_91"),
+        quote!(
+            fn k() {}
+        )
+    )
+    .contains("`arch` names the architecture the kernel needs, one of sm_70, sm_72"));
+    assert!(error(
+        quote!(arch = "sm_80", arch = "sm_90"),
+        quote!(
+            fn k() {}
+        )
+    )
+    .contains("`arch` is given twice"));
+}
+
+#[test]
+fn a_kernel_that_needs_an_architecture_is_left_out_of_older_ones() {
+    let out = expanded(
+        quote!(arch = "sm_90a"),
+        quote!(
+            pub fn k(mut c: DisjointSlice<f32>) {}
+        ),
+    );
+    // The entry points, the body and the device's description, on the
+    // device only with sm_90a's features; the description says what the
+    // runtime checks.
+    let gate = r#"# [cfg (any (not (target_arch = "nvptx64") , target_feature = "sm_90a"))]"#;
+    assert_eq!(out.matches(gate).count(), 4, "{out}");
+    assert!(
+        out.contains(r#"arch : :: core :: option :: Option :: Some ("sm_90a")"#),
+        "{out}"
+    );
 }
 
 #[test]

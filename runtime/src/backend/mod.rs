@@ -185,6 +185,7 @@ pub struct DriverError {
 /// Status codes the runtime tells apart.
 pub(crate) mod status {
     pub(crate) const INVALID_VALUE: i32 = 1;
+    pub(crate) const INVALID_PTX: i32 = 218;
     pub(crate) const INVALID_HANDLE: i32 = 400;
     pub(crate) const OUT_OF_MEMORY: i32 = 2;
     pub(crate) const LAUNCH_OUT_OF_RESOURCES: i32 = 701;

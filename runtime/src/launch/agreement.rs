@@ -15,8 +15,9 @@
 //!   size of the value the launcher passes for it (what rustc's kernel ABI
 //!   made of the parameters: a zero-sized one is left out).
 //!
-//! Both backends check (the simulator reads the same PTX, so it refuses
-//! what a GPU would); modules without PTX (test scaffolding run only on the
+//! Both backends check, in the PTX a device of the device's compute
+//! capability loads (the simulator reads the same PTX, so it refuses what a
+//! GPU would); modules without PTX (test scaffolding run only on the
 //! simulator) get the first comparison alone.
 
 use crate::abi::{check_convention, HostEntry};
@@ -32,6 +33,7 @@ pub(super) fn check(
     entry: &str,
     interface: &Description,
     host: &HostEntry,
+    cc: (u32, u32),
 ) -> Result<()> {
     let refuse = |reason: String| Err(Error::InvalidLaunch { kernel, reason });
     if let Err(reason) = check_convention(interface) {
@@ -41,7 +43,7 @@ pub(super) fn check(
         return Ok(());
     }
     let host_text = text(interface);
-    match module.interface_description(interface.entry) {
+    match module.interface_description(cc, interface.entry) {
         Some(Ok(device_text)) if device_text == host_text => {}
         Some(Ok(device_text)) => return refuse(difference(&host_text, &device_text)),
         Some(Err(unreadable)) => return refuse(unreadable),
@@ -53,7 +55,7 @@ pub(super) fn check(
         }
     }
     let passed = host.param_sizes;
-    match module.entry_param_sizes(entry) {
+    match module.entry_param_sizes(cc, entry) {
         Some(Ok(ptx)) if ptx == passed => Ok(()),
         Some(Ok(ptx)) => refuse(format!(
             "its PTX entry point `{entry}` takes parameters of {ptx:?} bytes where the launcher passes {passed:?}: host and device compiled the kernel differently (a `#[cfg]` on the target?) or the PTX is another crate's"

@@ -6,6 +6,7 @@
 //! `#[vectorize]`'s launches in [`elementwise`].
 
 mod agreement;
+mod architecture;
 mod arguments;
 mod config;
 mod elementwise;
@@ -270,6 +271,7 @@ impl KernelFunction {
         let entry = self.entries[which].expect("entry_for picks an entry the kernel has");
         self.per_device[device.ordinal][which]
             .get_or_init(|| {
+                architecture::check(self.module, self.name, entry, self.interface, device)?;
                 let module = self.module.load(device)?;
                 let name = CString::new(entry).expect("entry names have no NUL");
                 let handle = driver().module_function(module, &name).map_err(|e| {
@@ -282,7 +284,14 @@ impl KernelFunction {
                         log: format!("entry point `{entry}` is not in the module"),
                     }
                 })?;
-                agreement::check(self.module, self.name, entry, self.interface, &self.host)?;
+                agreement::check(
+                    self.module,
+                    self.name,
+                    entry,
+                    self.interface,
+                    &self.host,
+                    device.limits.compute_capability,
+                )?;
                 let limits = driver()
                     .function_limits(handle)
                     .map_err(|e| device.error(e))?;

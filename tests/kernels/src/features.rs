@@ -9,13 +9,17 @@ use gpu_device::warp::{
 use gpu_device::AtomicElement;
 
 pub mod alignment;
+pub mod architectures;
 pub mod collectives;
 pub mod constants;
 pub mod grid_sync;
 pub mod halves;
+// sm_80's: in the PTX of sm_80 and sm_90a only (the kernels declare it too).
 pub mod output;
 mod scan;
 mod shapes;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
+pub mod tensor_cores;
 pub mod votes;
 pub use scan::{block_scan, SCAN_BLOCK};
 pub use shapes::{matrix_read, shaped_fill, transposed_row_sums};

@@ -118,7 +118,7 @@ fn limits() -> DeviceLimits {
         multiprocessor_count: executor::parallelism() as u32,
         max_threads_per_multiprocessor: 2048,
         max_registers_per_block: 65536,
-        compute_capability: (9, 0),
+        compute_capability: settings::DEFAULT_COMPUTE_CAPABILITY,
     }
 }
 
@@ -137,9 +137,14 @@ impl Driver for SimulatorDriver {
                 ),
             ));
         }
+        let compute_capability = settings::compute_capability(ordinal)
+            .map_err(|reason| invalid_value("cuDeviceGet", reason))?;
         Ok(DeviceProperties {
             name: DEVICE_NAME.to_string(),
-            limits: limits(),
+            limits: DeviceLimits {
+                compute_capability,
+                ..limits()
+            },
         })
     }
 

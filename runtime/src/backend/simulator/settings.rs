@@ -30,6 +30,53 @@ pub const SIM_RACECHECK_ENV: &str = "GPU_SIM_RACECHECK";
 /// report it as their multiprocessor count.
 pub const SIM_THREADS_ENV: &str = "GPU_SIM_THREADS";
 
+/// The environment variable that sets the simulated devices' compute
+/// capability: `major.minor` for every device (`8.0`), or a list, one per
+/// device, the last repeated for the rest (`9.0,8.0,7.0`). The default is
+/// 9.0, an H100's. Kernels that need a newer architecture
+/// (`#[kernel(arch = "...")]`) are refused on an older simulated device as
+/// on a GPU.
+pub const SIM_COMPUTE_CAPABILITY_ENV: &str = "GPU_SIM_COMPUTE_CAPABILITY";
+
+/// The simulated devices' compute capability when the environment sets none.
+pub(crate) const DEFAULT_COMPUTE_CAPABILITY: (u32, u32) = (9, 0);
+
+/// The compute capability of simulated device `ordinal`, or an error naming
+/// the variable that is wrong.
+pub(crate) fn compute_capability(ordinal: usize) -> Result<(u32, u32), String> {
+    static LIST: OnceLock<Result<Vec<(u32, u32)>, String>> = OnceLock::new();
+    let list = LIST
+        .get_or_init(|| {
+            parse_compute_capabilities(std::env::var(SIM_COMPUTE_CAPABILITY_ENV).ok().as_deref())
+        })
+        .as_ref()
+        .map_err(Clone::clone)?;
+    Ok(list
+        .get(ordinal)
+        .or(list.last())
+        .copied()
+        .unwrap_or(DEFAULT_COMPUTE_CAPABILITY))
+}
+
+fn parse_compute_capabilities(text: Option<&str>) -> Result<Vec<(u32, u32)>, String> {
+    let Some(text) = text.map(str::trim).filter(|t| !t.is_empty()) else {
+        return Ok(vec![DEFAULT_COMPUTE_CAPABILITY]);
+    };
+    text.split(',')
+        .map(|one| {
+            let one = one.trim();
+            one.split_once('.')
+                .and_then(|(major, minor)| Some((major.parse().ok()?, minor.parse().ok()?)))
+                .filter(|&(major, minor): &(u32, u32)| (7..=12).contains(&major) && minor <= 9)
+                .ok_or_else(|| {
+                    format!(
+                        "{SIM_COMPUTE_CAPABILITY_ENV}=`{text}`: `{one}` is not a compute capability: give `major.minor` from 7.0 to 12.x, or a comma-separated list of them, one per device"
+                    )
+                })
+        })
+        .collect()
+}
+
 const DEFAULT_STACK_BYTES: usize = 256 * 1024;
 const MIN_STACK_BYTES: usize = 64 * 1024;
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -178,5 +225,23 @@ mod tests {
             e.starts_with("GPU_SIM_THREADS=`0` is not a thread count"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn compute_capabilities_are_read() {
+        assert_eq!(parse_compute_capabilities(None).unwrap(), vec![(9, 0)]);
+        assert_eq!(parse_compute_capabilities(Some(" ")).unwrap(), vec![(9, 0)]);
+        assert_eq!(
+            parse_compute_capabilities(Some("9.0, 8.6,7.0")).unwrap(),
+            vec![(9, 0), (8, 6), (7, 0)]
+        );
+        let e = parse_compute_capabilities(Some("9.0,sm_80")).unwrap_err();
+        assert!(
+            e.contains(
+                "GPU_SIM_COMPUTE_CAPABILITY=`9.0,sm_80`: `sm_80` is not a compute capability"
+            ),
+            "{e}"
+        );
+        assert!(parse_compute_capabilities(Some("6.1")).is_err());
     }
 }

@@ -1,0 +1,127 @@
+//! The simulator's `mma.sync`: each lane gathers the whole warp's operand
+//! registers through the warp exchange (so a lane that does not take part
+//! is reported as for any warp function, never a hang), rebuilds A and B
+//! with the fragment layouts of the PTX ISA, and computes its own elements
+//! of D: products exact (bf16, f16 and tf32 operands all fit an f64
+//! product), summed in f64 and rounded to f32 once.
+
+use super::host::{lane_id, shuffle};
+use super::ShuffleMode;
+
+/// The operands' type.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Operands {
+    Bf16,
+    F16,
+    Tf32,
+}
+
+/// Every lane's `N` registers.
+fn gather<const N: usize>(regs: [u32; N]) -> [[u32; N]; 32] {
+    let mut all = [[0; N]; 32];
+    for (lane, words) in all.iter_mut().enumerate() {
+        for (r, word) in words.iter_mut().enumerate() {
+            *word = shuffle(ShuffleMode::Index, u32::MAX, regs[r], lane as u32);
+        }
+    }
+    all
+}
+
+/// The value of a 16-bit operand.
+fn half(kind: Operands, bits: u16) -> f64 {
+    match kind {
+        Operands::Bf16 => f32::from_bits((bits as u32) << 16) as f64,
+        _ => crate::half::f16::from_bits(bits).to_f64(),
+    }
+}
+
+fn mma(kind: Operands, a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
+    let (all_a, all_b) = (gather(a), gather(b));
+    let k = if kind == Operands::Tf32 { 8 } else { 16 };
+    let mut am = [[0f64; 16]; 16];
+    let mut bm = [[0f64; 8]; 16];
+    for lane in 0..32 {
+        let (g, t) = (lane / 4, lane % 4);
+        for r in 0..4 {
+            let word = all_a[lane][r];
+            let row = g + 8 * (r & 1);
+            if kind == Operands::Tf32 {
+                am[row][t + 4 * (r >> 1)] = f32::from_bits(word) as f64;
+            } else {
+                let col = 2 * t + 8 * (r >> 1);
+                am[row][col] = half(kind, word as u16);
+                am[row][col + 1] = half(kind, (word >> 16) as u16);
+            }
+        }
+        for r in 0..2 {
+            let word = all_b[lane][r];
+            if kind == Operands::Tf32 {
+                bm[t + 4 * r][g] = f32::from_bits(word) as f64;
+            } else {
+                let kk = 2 * t + 8 * r;
+                bm[kk][g] = half(kind, word as u16);
+                bm[kk + 1][g] = half(kind, (word >> 16) as u16);
+            }
+        }
+    }
+    let lane = lane_id() as usize;
+    let (g, t) = (lane / 4, lane % 4);
+    let mut d = [0f32; 4];
+    for (r, out) in d.iter_mut().enumerate() {
+        let (row, col) = (g + 8 * (r >> 1), 2 * t + (r & 1));
+        let sum: f64 = (0..k).map(|kk| am[row][kk] * bm[kk][col]).sum();
+        *out = (c[r] as f64 + sum) as f32;
+    }
+    d
+}
+
+/// `D = A B + C`, m16n8k16, bf16 operands.
+pub(crate) fn m16n8k16_bf16(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
+    mma(Operands::Bf16, a, b, c)
+}
+
+/// `D = A B + C`, m16n8k16, f16 operands.
+pub(crate) fn m16n8k16_f16(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
+    mma(Operands::F16, a, b, c)
+}
+
+/// `D = A B + C`, m16n8k8, tf32 operands.
+pub(crate) fn m16n8k8_tf32(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
+    mma(Operands::Tf32, a, b, c)
+}
+
+/// `x` rounded to tf32 as `cvt.rna.tf32.f32` does: to nearest, ties away
+/// from zero, keeping 10 bits of significand (the low 13 bits zero); NaN and
+/// the infinities unchanged.
+pub(crate) fn to_tf32(x: f32) -> u32 {
+    let bits = x.to_bits();
+    if !x.is_finite() {
+        return bits;
+    }
+    // Adding half of the last kept bit's weight to the magnitude rounds ties
+    // away from zero (a carry into the exponent is the right result, up to
+    // infinity).
+    (bits.wrapping_add(1 << 12)) & !0x1fff
+}
+
+#[cfg(test)]
+mod tests {
+    use super::to_tf32;
+
+    #[test]
+    fn tf32_rounds_to_nearest_ties_away() {
+        assert_eq!(to_tf32(1.0), 1.0f32.to_bits());
+        // 1 + 2^-11 is halfway between 1 and 1 + 2^-10: away from zero.
+        assert_eq!(
+            f32::from_bits(to_tf32(1.0 + 2f32.powi(-11))),
+            1.0 + 2f32.powi(-10)
+        );
+        assert_eq!(
+            f32::from_bits(to_tf32(-(1.0 + 2f32.powi(-11)))),
+            -(1.0 + 2f32.powi(-10))
+        );
+        assert_eq!(f32::from_bits(to_tf32(1.0 + 2f32.powi(-12))), 1.0);
+        assert_eq!(f32::from_bits(to_tf32(f32::MAX)), f32::INFINITY);
+        assert!(f32::from_bits(to_tf32(f32::NAN)).is_nan());
+    }
+}

@@ -1,0 +1,115 @@
+//! `mma.sync` on tensor cores and the tf32 rounding its operands take
+//! (sm_80 and later: compiled only into PTX of those architectures).
+//!
+//! Each function is one warp-collective instruction: `.aligned` requires
+//! every lane of the warp to execute it together, which the caller
+//! (`crate::mma`) checks first.
+
+use core::arch::asm;
+
+macro_rules! mma_16x8 {
+    ($(#[$doc:meta])* $name:ident, $shape:literal, $types:literal) => {
+        $(#[$doc])*
+        #[inline(always)]
+        pub(crate) fn $name(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
+            let d: [f32; 4];
+            let (d0, d1, d2, d3): (f32, f32, f32, f32);
+            // SAFETY: register operands only, no memory; every lane of the
+            // warp executes it (the caller checked the active mask is full).
+            unsafe {
+                asm!(
+                    concat!(
+                        "mma.sync.aligned.", $shape, ".row.col.f32.", $types, ".f32 ",
+                        "{{{d0}, {d1}, {d2}, {d3}}}, {{{a0}, {a1}, {a2}, {a3}}}, {{{b0}, {b1}}}, {{{c0}, {c1}, {c2}, {c3}}};"
+                    ),
+                    d0 = out(reg32) d0, d1 = out(reg32) d1, d2 = out(reg32) d2, d3 = out(reg32) d3,
+                    a0 = in(reg32) a[0], a1 = in(reg32) a[1], a2 = in(reg32) a[2], a3 = in(reg32) a[3],
+                    b0 = in(reg32) b[0], b1 = in(reg32) b[1],
+                    c0 = in(reg32) c[0], c1 = in(reg32) c[1], c2 = in(reg32) c[2], c3 = in(reg32) c[3],
+                    options(nomem, nostack),
+                );
+            }
+            d = [d0, d1, d2, d3];
+            d
+        }
+    };
+}
+
+mma_16x8!(
+    /// `D = A B + C`, m16n8k16, bf16 operands.
+    m16n8k16_bf16, "m16n8k16", "bf16.bf16"
+);
+mma_16x8!(
+    /// `D = A B + C`, m16n8k16, f16 operands.
+    m16n8k16_f16, "m16n8k16", "f16.f16"
+);
+mma_16x8!(
+    /// `D = A B + C`, m16n8k8, tf32 operands.
+    m16n8k8_tf32, "m16n8k8", "tf32.tf32"
+);
+
+/// `x` rounded to tf32 (10 bits of significand; to nearest, ties away from
+/// zero: `cvt.rna.tf32.f32`), as the bits of an f32.
+#[inline(always)]
+pub(crate) fn to_tf32(x: f32) -> u32 {
+    let bits: u32;
+    // SAFETY: a register conversion; touches no memory.
+    unsafe {
+        asm!("cvt.rna.tf32.f32 {o}, {x};", o = out(reg32) bits, x = in(reg32) x, options(pure, nomem, nostack))
+    };
+    bits
+}
+
+/// The 32-bit shared-window address of a generic pointer into shared memory.
+#[inline(always)]
+fn shared_address(ptr: *const u16) -> u32 {
+    let address: u64;
+    // SAFETY: an address conversion in registers; touches no memory (the
+    // caller's pointer is into shared memory).
+    unsafe {
+        asm!("cvta.to.shared.u64 {a}, {p};", a = out(reg64) address, p = in(reg64) ptr as u64, options(pure, nomem, nostack))
+    };
+    address as u32
+}
+
+/// `ldmatrix.sync.aligned.m8n8.x4.shared.b16`: lane `i` gives the address
+/// of row `i % 8` of matrix `i / 8`; register `j` gets this lane's pair of
+/// matrix `j` (row `lane / 4`, columns `2 (lane % 4)` and the next).
+///
+/// # Safety
+/// `row` points into shared memory, 16-byte aligned, with 8 readable `u16`;
+/// every lane of the warp executes it together.
+#[inline(always)]
+pub(crate) unsafe fn ldmatrix_x4(row: *const u16) -> [u32; 4] {
+    let (r0, r1, r2, r3): (u32, u32, u32, u32);
+    // SAFETY: the caller's contract.
+    unsafe {
+        asm!(
+            "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {{{r0}, {r1}, {r2}, {r3}}}, [{a}];",
+            r0 = out(reg32) r0, r1 = out(reg32) r1, r2 = out(reg32) r2, r3 = out(reg32) r3,
+            a = in(reg32) shared_address(row),
+            options(readonly, nostack),
+        )
+    };
+    [r0, r1, r2, r3]
+}
+
+/// `ldmatrix.sync.aligned.m8n8.x2.shared.b16`: as [`ldmatrix_x4`] with two
+/// matrices (lanes 0 to 15 give the addresses; the others' are not read).
+///
+/// # Safety
+/// As [`ldmatrix_x4`], for lanes 0 to 15's `row`.
+#[inline(always)]
+pub(crate) unsafe fn ldmatrix_x2(row: *const u16) -> [u32; 2] {
+    let (r0, r1): (u32, u32);
+    // SAFETY: the caller's contract.
+    unsafe {
+        asm!(
+            "ldmatrix.sync.aligned.m8n8.x2.shared.b16 {{{r0}, {r1}}}, [{a}];",
+            r0 = out(reg32) r0, r1 = out(reg32) r1,
+            a = in(reg32) shared_address(row),
+            options(readonly, nostack),
+        )
+    };
+    [r0, r1]
+}

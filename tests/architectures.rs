@@ -1,0 +1,93 @@
+//! Kernels that need a GPU architecture (`#[kernel(arch = "...")]`) on
+//! devices of several compute capabilities: the CPU simulator with three
+//! devices of compute capability 9.0, 8.0 and 7.5
+//! (`GPU_SIM_DEVICES=3`, `GPU_SIM_COMPUTE_CAPABILITY=9.0,8.0,7.5`), forced
+//! for this binary so that it runs the same on every machine. A device too
+//! old for a kernel refuses its launch with an error naming the kernel, what
+//! it needs and the device.
+
+use gpu_runtime::{
+    launch, Device, DeviceBuffer, Error, Stream, BACKEND_ENV, SIMULATED_DEVICES_ENV,
+    SIM_COMPUTE_CAPABILITY_ENV,
+};
+use gpu_test_kernels::architectures::{needs_any_arch, needs_sm_80, needs_sm_90a};
+use std::sync::Once;
+
+fn three_simulated_devices() {
+    static SETUP: Once = Once::new();
+    SETUP.call_once(|| {
+        std::env::set_var(BACKEND_ENV, "simulator");
+        std::env::set_var(SIMULATED_DEVICES_ENV, "3");
+        std::env::set_var(SIM_COMPUTE_CAPABILITY_ENV, "9.0,8.0,7.5");
+    });
+    assert_eq!(Device::count().unwrap(), 3);
+}
+
+/// Launches `which` on device `ordinal`: the kernel's output, or its error.
+fn run(ordinal: usize, which: &str) -> Result<Vec<u32>, Error> {
+    let device = Device::get(ordinal).unwrap();
+    device.scope(|| {
+        let stream = Stream::new()?;
+        let mut out = DeviceBuffer::<u32>::zeroed_on(64, &stream)?;
+        match which {
+            "sm_80" => launch!(needs_sm_80[1, 64, stream](&mut out))?,
+            "sm_90a" => launch!(needs_sm_90a[1, 64, stream](&mut out))?,
+            _ => launch!(needs_any_arch[1, 64, stream](&mut out))?,
+        }
+        out.copy_to_host_sync(&stream)
+    })
+}
+
+#[test]
+fn the_simulated_devices_have_the_compute_capabilities_set() {
+    three_simulated_devices();
+    let capabilities: Vec<(u32, u32)> = (0..3)
+        .map(|d| Device::get(d).unwrap().limits().compute_capability)
+        .collect();
+    assert_eq!(capabilities, [(9, 0), (8, 0), (7, 5)]);
+}
+
+#[test]
+fn a_kernel_runs_on_devices_as_new_as_it_needs() {
+    three_simulated_devices();
+    // The simulator runs the host build, which has no target features.
+    assert_eq!(run(0, "sm_80").unwrap(), vec![0; 64]);
+    assert_eq!(run(1, "sm_80").unwrap(), vec![0; 64]);
+    assert_eq!(run(0, "sm_90a").unwrap(), vec![0; 64]);
+    for device in 0..3 {
+        assert_eq!(run(device, "any").unwrap(), vec![0; 64]);
+    }
+}
+
+#[test]
+fn a_device_too_old_for_a_kernel_refuses_it_naming_both() {
+    three_simulated_devices();
+    let error = run(2, "sm_80").unwrap_err();
+    assert!(
+        matches!(
+            &error,
+            Error::ArchitectureTooOld {
+                kernel: "needs_sm_80",
+                device: 2,
+                compute_capability: (7, 5),
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    let message = error.to_string();
+    assert!(
+        message.contains("kernel `needs_sm_80` needs sm_80 (compute capability 8.0 or later) (its `arch` option), and device 2 (CPU simulator) has compute capability 7.5"),
+        "{message}"
+    );
+    // sm_90a's features are 9.0's alone: older and newer devices refuse it.
+    let message = run(1, "sm_90a").unwrap_err().to_string();
+    assert!(
+        message.contains("kernel `needs_sm_90a` needs sm_90a (compute capability 9.0 exactly)")
+            && message.contains("compute capability 8.0"),
+        "{message}"
+    );
+    assert!(run(2, "sm_90a").is_err());
+    // The refusal is no fault: the device goes on running what it can.
+    assert_eq!(run(2, "any").unwrap(), vec![0; 64]);
+}
