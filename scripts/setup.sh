@@ -105,7 +105,8 @@ for p in json.load(sys.stdin)["packages"]:
 fi
 # Earlier versions of this script registered a copy of libcuda with the
 # dynamic loader, per checkout; nothing needs that any more.
-old_registrations="$(ls /etc/ld.so.conf.d/gpu-workspace-libcuda-*.conf 2>/dev/null | wc -l)"
+# (find, not ls: with none there, ls fails, and pipefail would end the script)
+old_registrations="$(find /etc/ld.so.conf.d -maxdepth 1 -name 'gpu-workspace-libcuda-*.conf' 2>/dev/null | wc -l || true)"
 if [ "$old_registrations" -gt 0 ]; then
     say "note: $old_registrations registration(s) of libcuda copies by an earlier setup.sh (/etc/ld.so.conf.d/gpu-workspace-libcuda-*.conf) are no longer needed once every checkout has this version; as root: rm /etc/ld.so.conf.d/gpu-workspace-libcuda-*.conf && ldconfig"
 fi
