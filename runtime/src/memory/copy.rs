@@ -159,8 +159,16 @@ impl<T: DeviceCopy> DeviceView<'_, T> {
 }
 
 impl<T: DeviceCopy> DeviceViewMut<'_, T> {
-    /// See [`DeviceBuffer::copy_from_host_sync`].
-    pub fn copy_from_host_sync(&mut self, data: &[T], stream: &Stream) -> Result<()> {
+    /// The checks of a copy of `data` from the host into this view, by
+    /// `operation` (refused in a capture for `reason`): `false` when there
+    /// are no bytes to copy.
+    fn host_copy_checked(
+        &self,
+        data: &[T],
+        stream: &Stream,
+        operation: &'static str,
+        reason: &'static str,
+    ) -> Result<bool> {
         if data.len() != self.len() {
             return Err(Error::LengthMismatch {
                 operation: "copy to device",
@@ -169,8 +177,13 @@ impl<T: DeviceCopy> DeviceViewMut<'_, T> {
             });
         }
         check_device(self.raw().device, stream, "a copy to the device")?;
-        stream.refuse_in_capture("copy_from_host_sync", SYNC_IN_CAPTURE)?;
-        if data.is_empty() || size_of::<T>() == 0 {
+        stream.refuse_in_capture(operation, reason)?;
+        Ok(!data.is_empty() && size_of::<T>() != 0)
+    }
+
+    /// See [`DeviceBuffer::copy_from_host_sync`].
+    pub fn copy_from_host_sync(&mut self, data: &[T], stream: &Stream) -> Result<()> {
+        if !self.host_copy_checked(data, stream, "copy_from_host_sync", SYNC_IN_CAPTURE)? {
             return Ok(());
         }
         self.track_write(stream)?;
@@ -189,16 +202,7 @@ impl<T: DeviceCopy> DeviceViewMut<'_, T> {
 
     /// See [`DeviceBuffer::copy_from_host`].
     pub fn copy_from_host(&mut self, data: &[T], stream: &Stream) -> Result<()> {
-        if data.len() != self.len() {
-            return Err(Error::LengthMismatch {
-                operation: "copy to device",
-                destination: self.len(),
-                source: data.len(),
-            });
-        }
-        check_device(self.raw().device, stream, "a copy to the device")?;
-        stream.refuse_in_capture("copy_from_host", STAGED_IN_CAPTURE)?;
-        if data.is_empty() || size_of::<T>() == 0 {
+        if !self.host_copy_checked(data, stream, "copy_from_host", STAGED_IN_CAPTURE)? {
             return Ok(());
         }
         // The copy reads a staging copy of `data`, kept until the stream has
