@@ -1,6 +1,10 @@
 // What NCCL's own initialisation reports under a tool, with no other code: makes
 // one communicator per visible GPU in one process (ncclCommInitAll, as the
-// runtime's Communicator::all does), then destroys them. The library is the one
+// runtime's Communicator::all does), then destroys them. Peer access between
+// the GPUs is enabled first, as the runtime's peer copies do before NCCL runs
+// in the same process: NCCL then finds it enabled, and its own check of
+// cudaDeviceEnablePeerAccess's result (cudaGetLastError, from NCCL's threads)
+// reports cudaErrorPeerAccessAlreadyEnabled, which NCCL handles. The library is the one
 // the runtime loads: `libnccl.so.2` as dlopen finds it, else the path given as
 // the first argument (scripts/sanitize.sh passes the nvidia.nccl Python
 // package's, the runtime's last resort), or only GPU_NCCL_LIBRARY when set.
@@ -54,6 +58,15 @@ int main(int argc, char **argv) {
         fprintf(stderr, "nccl-init probe: no CUDA device\n");
         return 1;
     }
+    for (int i = 0; i < count; i++) {
+        for (int j = 0; j < count; j++) {
+            int can = 0;
+            if (i == j || cudaDeviceCanAccessPeer(&can, i, j) != cudaSuccess || !can) continue;
+            cudaSetDevice(i);
+            cudaDeviceEnablePeerAccess(j, 0);
+        }
+    }
+    cudaSetDevice(0);
     std::vector<int> devices(count);
     for (int i = 0; i < count; i++) devices[i] = i;
     std::vector<void *> comms(count);

@@ -420,7 +420,7 @@ pub(crate) trait Driver: Sync {
     /// The device allocation holding address `ptr`, asked with `device`'s
     /// context current, or `None` where `ptr` is not device memory (host
     /// memory, an unknown address): for the checks of memory another library
-    /// hands over (`cuPointerGetAttribute`).
+    /// hands over (`cuPointerGetAttributes`).
     fn memory_range(
         &self,
         device: usize,

@@ -304,7 +304,12 @@ driver_functions! {
     fn cuDevicePrimaryCtxRetain(ctx: *mut CUcontext, device: CUdevice) -> Status;
     fn cuCtxSetCurrent(ctx: CUcontext) -> Status;
     fn cuCtxSynchronize() -> Status;
-    fn cuPointerGetAttribute(data: *mut c_void, attribute: c_int, ptr: CUdeviceptr) -> Status;
+    fn cuPointerGetAttributes(
+        count: c_uint,
+        attributes: *mut c_int,
+        data: *mut *mut c_void,
+        ptr: CUdeviceptr,
+    ) -> Status;
     fn cuProfilerStart() -> Status;
     fn cuProfilerStop() -> Status;
     fn cuCtxGetStreamPriorityRange(least: *mut c_int, greatest: *mut c_int) -> Status;

@@ -160,7 +160,7 @@ impl Driver for SimulatorDriver {
         device: usize,
         ptr: DevicePtr,
     ) -> Result<Option<super::MemoryRange>, DriverError> {
-        self.check_device(device, "cuPointerGetAttribute")?;
+        self.check_device(device, "cuPointerGetAttributes")?;
         Ok(memory::device_range(ptr as usize))
     }
 
