@@ -5,10 +5,15 @@
 use super::super::{status, DriverError, MAX_DEVICES};
 use super::call::check;
 use super::ffi::*;
-use super::CudaDriver;
 use std::cell::Cell;
 use std::ffi::c_int;
 use std::sync::OnceLock;
+
+/// The CUDA driver, with each opened device's primary context and memory pool.
+pub(crate) struct CudaDriver {
+    pub(super) initialised: OnceLock<Result<(), DriverError>>,
+    pub(super) devices: [OnceLock<OpenDevice>; MAX_DEVICES],
+}
 
 /// An opened device: its retained primary context and its default pool.
 #[derive(Clone, Copy)]

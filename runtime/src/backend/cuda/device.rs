@@ -4,9 +4,8 @@
 
 use super::super::{DeviceLimits, DeviceProperties, DriverError};
 use super::call::check;
-use super::context::OpenDevice;
+use super::context::{CudaDriver, OpenDevice};
 use super::ffi::*;
-use super::CudaDriver;
 use std::ffi::{c_char, c_int, CStr};
 use std::ptr;
 

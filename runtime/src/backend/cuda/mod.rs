@@ -36,18 +36,11 @@ use super::{
     Advice, Collective, CommHandle, CompletionCallback, Copy2d, DeviceProperties, DevicePtr,
     Driver, DriverError, EventFlags, EventHandle, FunctionHandle, FunctionLimits, GraphExecHandle,
     GraphHandle, GraphNodeHandle, GraphNodeKind, HostFunction, KernelLaunch, Location,
-    ManagedSupport, ModuleHandle, StreamHandle, MAX_DEVICES, UNIQUE_ID_BYTES,
+    ManagedSupport, ModuleHandle, StreamHandle, UNIQUE_ID_BYTES,
 };
-use context::OpenDevice;
+pub(crate) use context::CudaDriver;
 use ffi::*;
 use std::ffi::{c_void, CStr};
-use std::sync::OnceLock;
-
-/// The CUDA driver, with each opened device's primary context and memory pool.
-pub(crate) struct CudaDriver {
-    initialised: OnceLock<Result<(), DriverError>>,
-    devices: [OnceLock<OpenDevice>; MAX_DEVICES],
-}
 
 impl Driver for CudaDriver {
     fn device_count(&self) -> Result<usize, DriverError> {

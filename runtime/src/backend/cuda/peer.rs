@@ -5,8 +5,8 @@
 
 use super::super::{status, DevicePtr, DriverError, StreamHandle};
 use super::call::{check, stream};
+use super::context::CudaDriver;
 use super::ffi::*;
-use super::CudaDriver;
 use std::ffi::c_int;
 
 impl CudaDriver {

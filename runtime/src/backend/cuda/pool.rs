@@ -4,8 +4,8 @@
 
 use super::super::DriverError;
 use super::call::check;
+use super::context::CudaDriver;
 use super::ffi::*;
-use super::CudaDriver;
 use std::ffi::c_int;
 
 impl CudaDriver {
