@@ -5,15 +5,15 @@
 //! threads at once. Instead a kernel takes a [`DisjointSlice<T>`]: safe code may
 //! touch only the element at the thread's own [`ThreadIndex`], a value that no
 //! other thread of the launch holds, so no two threads ever write one element.
-//! [`DisjointSlice2d`] and [`DisjointSlice3d`] are the row-major matrix and
+//! [`DisjointSlice2d`](crate::DisjointSlice2d) (in [`matrix`](crate::matrix)) and
+//! [`DisjointSlice3d`] are the row-major matrix and
 //! 3-D grid forms, written at the thread's [`ThreadIndex2d`] and
 //! [`ThreadIndex3d`]. The [`witness`](crate::witness) module explains why
 //! this is sound.
 
 use crate::ownership::{ByThread, SliceMap};
 use crate::race_check;
-use crate::slice2d::Shape2d;
-use crate::witness::{ThreadIndex, ThreadIndex2d, ThreadIndex3d};
+use crate::witness::{ThreadIndex, ThreadIndex3d};
 use core::marker::PhantomData;
 
 /// A kernel's output slice: each thread may read and write only the element at
@@ -150,160 +150,6 @@ impl<'a, T> DisjointSlice<'a, T, ByThread> {
     }
 }
 
-/// A kernel's row-major `rows x cols` output matrix: each thread may read and
-/// write only the elements its [`ThreadIndex2d`] names.
-///
-/// With `R = 1` (the default), thread `(x, y)` owns element `(row, col) =
-/// (y, x)`. With `R > 1`, it owns the `R` elements `(y * R + j, x)` for
-/// `j < R`: a kernel that moves several rows per thread (a transpose with
-/// 32 x 8 blocks and 32 x 32 tiles, `R = 4`) says so in its parameter's type,
-/// `DisjointSlice2d<f32, 4>`, so every thread of the launch uses the same
-/// mapping. Bounds are checked per axis.
-///
-/// On the host, a launcher takes a
-/// `DeviceView2dMut<T>` (`buffer.view_2d_mut(rows, cols)?`) for it.
-///
-/// ```no_run
-/// use gpu_device::{thread_index_2d, DisjointSlice2d};
-///
-/// // With `#[kernel]`: `out[y][x] = x + y`, launched with 2-D grid and block.
-/// pub fn sum_of_coordinates(mut out: DisjointSlice2d<u32>) {
-///     let i = thread_index_2d();
-///     out.set(i, (i.x() + i.y()) as u32);
-/// }
-/// ```
-pub struct DisjointSlice2d<'a, T, const R: usize = 1> {
-    ptr: *mut T,
-    rows: usize,
-    cols: usize,
-    /// `rows * cols`.
-    len: usize,
-    _borrow: PhantomData<&'a mut [T]>,
-}
-
-impl<'a, T, const R: usize> DisjointSlice2d<'a, T, R> {
-    /// Wraps device memory as a `rows x cols` output matrix.
-    ///
-    /// # Safety
-    /// As [`DisjointSlice::from_raw_parts`] for `rows * cols` elements (the
-    /// product does not overflow), and every thread of the launch gets a
-    /// matrix over the same memory with the same extents.
-    #[inline(always)]
-    pub unsafe fn from_raw_parts(ptr: *mut T, rows: usize, cols: usize) -> Self {
-        DisjointSlice2d {
-            ptr,
-            rows,
-            cols,
-            len: rows.wrapping_mul(cols),
-            _borrow: PhantomData,
-        }
-    }
-
-    /// A kernel's matrix parameter: as [`from_raw_parts`](Self::from_raw_parts),
-    /// with its element count `len` computed by the host, so that
-    /// [`shape`](Self::shape) costs the device no multiply.
-    ///
-    /// # Safety
-    /// As [`from_raw_parts`](Self::from_raw_parts), and `len == rows * cols`.
-    #[doc(hidden)]
-    #[inline(always)]
-    pub unsafe fn from_kernel_param(ptr: *mut T, len: usize, rows: usize, cols: usize) -> Self {
-        DisjointSlice2d {
-            ptr,
-            rows,
-            cols,
-            len,
-            _borrow: PhantomData,
-        }
-    }
-
-    /// The number of rows.
-    #[inline(always)]
-    pub fn rows(&self) -> usize {
-        self.rows
-    }
-
-    /// The number of columns (elements per row).
-    #[inline(always)]
-    pub fn cols(&self) -> usize {
-        self.cols
-    }
-
-    /// The shape `rows x cols`, for an input view of the same shape
-    /// ([`Slice2d::with_shape`](crate::Slice2d::with_shape)).
-    #[inline(always)]
-    pub fn shape(&self) -> Shape2d {
-        // SAFETY: `len == rows * cols`, with no overflow (`from_raw_parts`,
-        // `from_kernel_param`).
-        unsafe { Shape2d::with_len(self.rows, self.cols, self.len) }
-    }
-
-    /// The offset of row `y * R + j`, column `x`, when in bounds.
-    #[inline(always)]
-    #[track_caller]
-    fn offset(&self, index: ThreadIndex2d, j: usize) -> Option<usize> {
-        let (x, y) = index.owned();
-        if j >= R {
-            return None;
-        }
-        // Checked, so a huge `y` cannot wrap onto a small row (for R = 1
-        // both checks fold away).
-        let row = y.checked_mul(R)?.checked_add(j)?;
-        (row < self.rows && x < self.cols).then(|| row * self.cols + x)
-    }
-
-    /// This thread's element (for `R > 1`, the first of its rows), or `None`
-    /// outside the matrix.
-    #[inline(always)]
-    #[track_caller]
-    pub fn get_mut(&mut self, index: ThreadIndex2d) -> Option<&mut T> {
-        self.get_mut_at(index, 0)
-    }
-
-    /// This thread's element in its `j`-th row (`y * R + j`), or `None` outside
-    /// the matrix or for `j >= R`.
-    #[inline(always)]
-    #[track_caller]
-    pub fn get_mut_at(&mut self, index: ThreadIndex2d, j: usize) -> Option<&mut T> {
-        let offset = self.offset(index, j)?;
-        // SAFETY: in bounds; the elements at `index` belong to this thread
-        // alone (see the `witness` module), and `&mut self` stops this thread
-        // from holding two references to one.
-        let element = unsafe { self.ptr.add(offset) };
-        race_check::write(element);
-        // SAFETY: as above.
-        Some(unsafe { &mut *element })
-    }
-
-    /// Writes `value` at this thread's element (for `R > 1`, in its first
-    /// row); returns `false` (dropping the value) outside the matrix.
-    #[inline(always)]
-    #[track_caller]
-    pub fn set(&mut self, index: ThreadIndex2d, value: T) -> bool {
-        self.set_at(index, 0, value)
-    }
-
-    /// Writes `value` at this thread's element in its `j`-th row; returns
-    /// `false` outside the matrix or for `j >= R`.
-    #[inline(always)]
-    #[track_caller]
-    pub fn set_at(&mut self, index: ThreadIndex2d, j: usize, value: T) -> bool {
-        // Not through `get_mut_at`: an `Option<&mut T>` keeps a null test of
-        // the pointer in the PTX.
-        match self.offset(index, j) {
-            Some(offset) => {
-                // SAFETY: as in `get_mut_at`.
-                let element = unsafe { self.ptr.add(offset) };
-                race_check::write(element);
-                // SAFETY: as above.
-                unsafe { *element = value };
-                true
-            }
-            None => false,
-        }
-    }
-}
-
 /// A kernel's `depth x rows x cols` output grid, row-major (x fastest, z
 /// slowest): each thread may read and write only element `(z, y, x)` of its
 /// [`ThreadIndex3d`].
@@ -322,7 +168,7 @@ impl<'a, T> DisjointSlice3d<'a, T> {
     /// Wraps device memory as a `depth x rows x cols` output grid.
     ///
     /// # Safety
-    /// As [`DisjointSlice2d::from_raw_parts`] for `depth * rows * cols`
+    /// As [`DisjointSlice2d::from_raw_parts`](crate::matrix::DisjointSlice2dOf::from_raw_parts) for `depth * rows * cols`
     /// elements.
     #[inline(always)]
     pub unsafe fn from_raw_parts(ptr: *mut T, depth: usize, rows: usize, cols: usize) -> Self {

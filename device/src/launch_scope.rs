@@ -10,8 +10,8 @@
 //! Every slice instead goes through a [`LaunchScope`], a local of the entry
 //! point, and borrows it.
 
-use crate::disjoint::{DisjointSlice, DisjointSlice2d, DisjointSlice3d};
-use crate::matrix_u32::DisjointSlice2dU32;
+use crate::disjoint::{DisjointSlice, DisjointSlice3d};
+use crate::matrix::{DisjointSlice2dOf, MatrixIndex};
 use crate::ownership::{DisjointMatrix, MatrixMap, SliceMap};
 
 /// A local of a `#[kernel]` entry point that the slices it hands to the
@@ -58,21 +58,12 @@ impl LaunchScope {
         matrix
     }
 
-    /// `matrix`, living no longer than this scope.
+    /// `matrix` (of either index type), living no longer than this scope.
     #[inline(always)]
-    pub fn output_2d<'s, T, const R: usize>(
+    pub fn output_2d<'s, T, const R: usize, I: MatrixIndex>(
         &'s self,
-        matrix: DisjointSlice2d<'s, T, R>,
-    ) -> DisjointSlice2d<'s, T, R> {
-        matrix
-    }
-
-    /// `matrix`, living no longer than this scope.
-    #[inline(always)]
-    pub fn output_2d_u32<'s, T, const R: usize>(
-        &'s self,
-        matrix: DisjointSlice2dU32<'s, T, R>,
-    ) -> DisjointSlice2dU32<'s, T, R> {
+        matrix: DisjointSlice2dOf<'s, T, R, I>,
+    ) -> DisjointSlice2dOf<'s, T, R, I> {
         matrix
     }
 

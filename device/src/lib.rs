@@ -39,10 +39,10 @@
 //! token [`Block`], [`DynamicShared`], and the [`DeviceCopy`] trait for values
 //! that may cross between host and device; and [`Slice2d`], a read-only
 //! matrix view of an input slice, bounds checked per axis, whose
-//! [`interior`](Slice2d::interior) elements give a [`Neighbourhood`] read
-//! with no bounds check. [`matrix_u32`] has the same matrix types with
-//! 32-bit extents and indices ([`DisjointSlice2dU32`], [`Slice2dU32`]), for
-//! matrices of at most `u32::MAX` elements.
+//! [`interior`](matrix::Slice2dOf::interior) elements give a [`Neighbourhood`] read
+//! with no bounds check. [`matrix`] has them all, each written once for
+//! `usize` and `u32` extents and indices ([`DisjointSlice2dU32`],
+//! [`Slice2dU32`]: 32-bit, for matrices of at most `u32::MAX` elements).
 //!
 //! A panic inside a kernel executes `trap`: the launch fails and the host
 //! runtime reports the kernel by name.
@@ -83,7 +83,7 @@ mod interface;
 mod launch_scope;
 pub mod leader;
 pub mod lookback;
-pub mod matrix_u32;
+pub mod matrix;
 // Tensor cores' `mma.sync` is sm_80's: not in PTX of older architectures.
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub mod mma;
@@ -92,14 +92,13 @@ pub mod ownership;
 pub mod print;
 pub mod race_check;
 pub mod random;
-mod slice2d;
 pub mod thread_owner;
 pub mod vector;
 pub mod vectorize;
 
 pub use atomic::{AtomicElement, DeviceAtomic};
 pub use copy::{DeviceCopy, MAX_DEVICE_ALIGN, MAX_PARAMETER_ALIGN};
-pub use disjoint::{DisjointSlice, DisjointSlice2d, DisjointSlice3d};
+pub use disjoint::{DisjointSlice, DisjointSlice3d};
 pub use gpu_macros::{
     constant, embed_kernels, gpu_assert, kernel, print, println, shared_array, vectorize,
     DeviceCopy,
@@ -107,11 +106,12 @@ pub use gpu_macros::{
 pub use grid::Grid;
 pub use half::{bf16, bf16x2, f16, f16x2};
 pub use leader::{block_leader, warp_leader, BlockLeader, WarpLeader};
-pub use matrix_u32::{DisjointSlice2dU32, Shape2dU32, Slice2dU32};
+pub use matrix::{
+    DisjointSlice2d, DisjointSlice2dU32, MatrixIndex, Shape2d, Shape2dU32, Slice2d, Slice2dU32,
+};
 pub use neighbourhood::Neighbourhood;
 pub use ownership::DisjointMatrix;
 pub use shared::{Block, DynamicShared};
-pub use slice2d::{Shape2d, Slice2d};
 pub use witness::{ThreadIndex, ThreadIndex2d, ThreadIndex3d};
 
 pub(crate) mod arch;

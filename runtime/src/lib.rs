@@ -59,7 +59,6 @@ mod error;
 mod graph;
 mod last_kernel;
 mod launch;
-mod matrix;
 pub mod memory;
 mod memory_pool;
 mod module;
@@ -101,10 +100,9 @@ pub use graph::{Capture, Graph, GraphExec, KernelNode};
 pub use launch::{
     Const, DimValue, Dims, IntoDims, KernelArgs, KernelFunction, LaunchConfig, StreamRef,
 };
-pub use matrix::{DeviceView2dMut, DeviceView3dMut};
 pub use memory::{
-    DeviceBuffer, DeviceInput, DeviceOutput, DeviceView, DeviceViewMut, Lender, ManagedBuffer,
-    PitchedBuffer, Region2d, Region2dMut,
+    DeviceBuffer, DeviceInput, DeviceOutput, DeviceView, DeviceView2dMut, DeviceView3dMut,
+    DeviceViewMut, Lender, ManagedBuffer, PitchedBuffer, Region2d, Region2dMut,
 };
 pub use memory_pool::{MemoryPool, PoolStats};
 pub use module::EmbeddedModule;

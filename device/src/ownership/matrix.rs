@@ -3,7 +3,7 @@
 //! (The register-tile map, [`Tiles`](super::Tiles), is in `tiles.rs`.)
 
 use super::{sealed, Map, MatrixMap, NotSend};
-use crate::matrix_u32::Shape2dU32;
+use crate::matrix::Shape2dU32;
 use crate::race_check;
 use crate::thread_owner::Owner;
 use crate::vector::{store_vectors, write_run, VectorElement};

@@ -445,14 +445,9 @@ fn rebuild_param(
             };
             // The `U32` form's extents are `u32`: its launcher checked that
             // the element count fits.
-            let (matrix, scoped) = match index {
-                MatrixIndex::Usize => {
-                    (quote!(#device::DisjointSlice2d), format_ident!("output_2d"))
-                }
-                MatrixIndex::U32 => (
-                    quote!(#device::DisjointSlice2dU32),
-                    format_ident!("output_2d_u32"),
-                ),
+            let matrix = match index {
+                MatrixIndex::Usize => quote!(#device::DisjointSlice2d),
+                MatrixIndex::U32 => quote!(#device::DisjointSlice2dU32),
             };
             let [ptr, len, rows, cols] = [&slots[0], &slots[1], &slots[2], &slots[3]];
             quote! {
@@ -462,7 +457,7 @@ fn rebuild_param(
                 // also checked that the product fits in a `u32`), borrowed
                 // mutably for this launch alone; every thread receives the
                 // same.
-                let #name = #scope.#scoped(unsafe { #matrix::<#elem, { #r }>::from_kernel_param(#ptr, #len, #rows, #cols) });
+                let #name = #scope.output_2d(unsafe { #matrix::<#elem, { #r }>::from_kernel_param(#ptr, #len, #rows, #cols) });
             }
         }
         ParamKind::Output3d(_) => {

@@ -27,8 +27,8 @@
 use super::{KernelArgs, KernelFunction};
 use crate::abi::SliceArg;
 use crate::error::{Error, Result};
-use crate::matrix::{u32_extents, DeviceView2dMut, DeviceView3dMut};
 use crate::memory::tracking::{self, Access, GraphUse};
+use crate::memory::{u32_extents, DeviceView2dMut, DeviceView3dMut};
 use crate::memory::{AfterAccess, DeviceInput, DeviceOutput, GraphMemory};
 use crate::stream::Stream;
 use crate::LaunchConfig;

@@ -29,6 +29,7 @@ mod lender;
 mod managed;
 mod pitched;
 mod region;
+mod shaped_view;
 pub(crate) mod tracking;
 mod view;
 
@@ -39,6 +40,8 @@ pub use lender::Lender;
 pub use managed::ManagedBuffer;
 pub use pitched::PitchedBuffer;
 pub use region::{Region2d, Region2dMut};
+pub(crate) use shaped_view::u32_extents;
+pub use shaped_view::{DeviceView2dMut, DeviceView3dMut};
 pub(crate) use view::sealed;
 pub use view::{
     AfterAccess, DeviceInput, DeviceOutput, DeviceView, DeviceViewMut, GraphMemory, RawView,

@@ -59,6 +59,17 @@ fn failure(call: &'static str, code: Status) -> DriverError {
     }
 }
 
+/// The error for `code`, a status a call returned (success reads as "no
+/// error").
+pub(super) fn status_error(call: &'static str, code: Status) -> DriverError {
+    check(call, code).err().unwrap_or_else(|| DriverError {
+        call,
+        code,
+        name: "CUDA_SUCCESS".into(),
+        description: "no error".into(),
+    })
+}
+
 /// `Ok(true)` for success, `Ok(false)` for "not ready", an error otherwise.
 pub(super) fn check_done(call: &'static str, code: Status) -> Result<bool, DriverError> {
     match code {

@@ -6,8 +6,8 @@ use super::super::{
     Advice, Copy2d, DevicePtr, DriverError, End2d, Location, ManagedSupport, Memory2d, StreamHandle,
 };
 use super::call::{check, stream};
+use super::context::CudaDriver;
 use super::ffi::*;
-use super::CudaDriver;
 use std::ffi::{c_int, c_uint};
 use std::ptr;
 

@@ -22,8 +22,8 @@ use super::super::{
     status, Collective, CollectiveKind, CommHandle, DriverError, SIMULATED_ID_MAGIC,
     UNIQUE_ID_BYTES,
 };
+use super::context::CudaDriver;
 use super::ffi::CUstream;
-use super::CudaDriver;
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

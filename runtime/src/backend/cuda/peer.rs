@@ -4,8 +4,9 @@
 //! `cuMemcpyPeerAsync` between the devices' primary contexts.
 
 use super::super::{status, DevicePtr, DriverError, StreamHandle};
+use super::call::{check, stream};
+use super::context::CudaDriver;
 use super::ffi::*;
-use super::{check, stream, CudaDriver};
 use std::ffi::c_int;
 
 impl CudaDriver {

@@ -3,8 +3,9 @@
 //! `cuMemPoolTrimTo`).
 
 use super::super::DriverError;
+use super::call::check;
+use super::context::CudaDriver;
 use super::ffi::*;
-use super::{check, CudaDriver};
 use std::ffi::c_int;
 
 impl CudaDriver {

@@ -1,25 +1,51 @@
-//! [`DisjointSlice2dU32`]: a kernel's output matrix with `u32` extents, each
-//! thread writing only the elements its 2-D witness names.
+//! [`DisjointSlice2dOf`]: a kernel's output matrix, each thread writing only
+//! the elements its 2-D witness names; [`DisjointSlice2d`] with `usize`
+//! extents, [`DisjointSlice2dU32`] with `u32` ones.
 
-use super::Shape2dU32;
+use super::{MatrixIndex, Shape2dOf};
 use crate::race_check;
 use crate::witness::ThreadIndex2d;
 use core::marker::PhantomData;
 
-/// A kernel's row-major `rows x cols` output matrix of at most `u32::MAX`
-/// elements: [`DisjointSlice2d<T, R>`](crate::DisjointSlice2d) with `u32`
-/// extents and offsets.
+/// A kernel's row-major `rows x cols` output matrix with extents and
+/// offsets in `I`: each thread may read and write only the elements its
+/// [`ThreadIndex2d`] names. Named [`DisjointSlice2d`] (`usize`) and
+/// [`DisjointSlice2dU32`] (`u32`).
 ///
-/// Each thread may read and write only the elements its [`ThreadIndex2d`]
-/// names, with the same mapping as `DisjointSlice2d<T, R>`: thread `(x, y)`
-/// owns rows `y * R .. y * R + R` of column `x` (`R = 1`, the default: the
-/// one element `(y, x)`). Bounds are checked per axis.
+/// With `R = 1` (the default), thread `(x, y)` owns element `(row, col) =
+/// (y, x)`. With `R > 1`, it owns the `R` elements `(y * R + j, x)` for
+/// `j < R`: a kernel that moves several rows per thread (a transpose with
+/// 32 x 8 blocks and 32 x 32 tiles, `R = 4`) says so in its parameter's type,
+/// `DisjointSlice2d<f32, 4>`, so every thread of the launch uses the same
+/// mapping. Bounds are checked per axis.
 ///
 /// On the host, a launcher takes a `DeviceView2dMut<T>`
-/// (`buffer.view_2d_mut(rows, cols)?`) for it, as for a `DisjointSlice2d`,
-/// and refuses a matrix of more than `u32::MAX` elements (an error naming
-/// the kernel and the parameter). See [the module
-/// documentation](crate::matrix_u32).
+/// (`buffer.view_2d_mut(rows, cols)?`) for it; for the `u32` form it refuses
+/// a matrix of more than `u32::MAX` elements (an error naming the kernel and
+/// the parameter). See [the module documentation](crate::matrix).
+pub struct DisjointSlice2dOf<'a, T, const R: usize, I> {
+    ptr: *mut T,
+    shape: Shape2dOf<I>,
+    _borrow: PhantomData<&'a mut [T]>,
+}
+
+/// A kernel's row-major `rows x cols` output matrix: each thread may read and
+/// write only the elements its [`ThreadIndex2d`] names (see
+/// [`DisjointSlice2dOf`]).
+///
+/// ```no_run
+/// use gpu_device::{thread_index_2d, DisjointSlice2d};
+///
+/// // With `#[kernel]`: `out[y][x] = x + y`, launched with 2-D grid and block.
+/// pub fn sum_of_coordinates(mut out: DisjointSlice2d<u32>) {
+///     let i = thread_index_2d();
+///     out.set(i, (i.x() + i.y()) as u32);
+/// }
+/// ```
+pub type DisjointSlice2d<'a, T, const R: usize = 1> = DisjointSlice2dOf<'a, T, R, usize>;
+
+/// A kernel's row-major `rows x cols` output matrix of at most `u32::MAX`
+/// elements: [`DisjointSlice2d<T, R>`] with `u32` extents and offsets.
 ///
 /// ```no_run
 /// use gpu_device::{thread_index_2d, DisjointSlice2dU32};
@@ -32,67 +58,67 @@ use core::marker::PhantomData;
 ///     }
 /// }
 /// ```
-pub struct DisjointSlice2dU32<'a, T, const R: usize = 1> {
-    ptr: *mut T,
-    shape: Shape2dU32,
-    _borrow: PhantomData<&'a mut [T]>,
-}
+pub type DisjointSlice2dU32<'a, T, const R: usize = 1> = DisjointSlice2dOf<'a, T, R, u32>;
 
-impl<'a, T, const R: usize> DisjointSlice2dU32<'a, T, R> {
+impl<'a, T, const R: usize, I: MatrixIndex> DisjointSlice2dOf<'a, T, R, I> {
     /// Wraps device memory as a `rows x cols` output matrix.
     ///
     /// # Safety
-    /// As [`DisjointSlice2d::from_raw_parts`](crate::DisjointSlice2d::from_raw_parts)
-    /// for `rows * cols` elements, and `rows * cols <= u32::MAX`.
+    /// As [`DisjointSlice::from_raw_parts`](crate::DisjointSlice::from_raw_parts)
+    /// for `rows * cols` elements (the product fits in `I`), and every thread
+    /// of the launch gets a matrix over the same memory with the same
+    /// extents.
     #[inline(always)]
-    pub unsafe fn from_raw_parts(ptr: *mut T, rows: u32, cols: u32) -> Self {
-        DisjointSlice2dU32 {
+    pub unsafe fn from_raw_parts(ptr: *mut T, rows: I, cols: I) -> Self {
+        DisjointSlice2dOf {
             ptr,
             // SAFETY: the caller's guarantee: the product fits.
-            shape: unsafe { Shape2dU32::with_len(rows, cols, rows.wrapping_mul(cols)) },
+            shape: unsafe { Shape2dOf::with_len(rows, cols, rows.wrapping_mul(cols)) },
             _borrow: PhantomData,
         }
     }
 
-    /// A kernel's matrix parameter, with its element count `len` computed
-    /// (and checked to fit in a `u32`) by the launcher.
+    /// A kernel's matrix parameter: as [`from_raw_parts`](Self::from_raw_parts),
+    /// with its element count `len` computed (and, for `u32`, checked to
+    /// fit) by the launcher, so that [`shape`](Self::shape) costs the device
+    /// no multiply.
     ///
     /// # Safety
     /// As [`from_raw_parts`](Self::from_raw_parts), and `len == rows * cols`.
     #[doc(hidden)]
     #[inline(always)]
-    pub unsafe fn from_kernel_param(ptr: *mut T, len: u32, rows: u32, cols: u32) -> Self {
-        DisjointSlice2dU32 {
+    pub unsafe fn from_kernel_param(ptr: *mut T, len: I, rows: I, cols: I) -> Self {
+        DisjointSlice2dOf {
             ptr,
             // SAFETY: the caller's guarantee.
-            shape: unsafe { Shape2dU32::with_len(rows, cols, len) },
+            shape: unsafe { Shape2dOf::with_len(rows, cols, len) },
             _borrow: PhantomData,
         }
     }
 
     /// The number of rows.
     #[inline(always)]
-    pub fn rows(&self) -> u32 {
+    pub fn rows(&self) -> I {
         self.shape.rows()
     }
 
     /// The number of columns (elements per row).
     #[inline(always)]
-    pub fn cols(&self) -> u32 {
+    pub fn cols(&self) -> I {
         self.shape.cols()
     }
 
     /// The shape `rows x cols`, for an input view of the same shape
-    /// ([`Slice2dU32::with_shape`](crate::Slice2dU32::with_shape)).
+    /// ([`Slice2dOf::with_shape`](crate::matrix::Slice2dOf::with_shape)).
     #[inline(always)]
-    pub fn shape(&self) -> Shape2dU32 {
+    pub fn shape(&self) -> Shape2dOf<I> {
         self.shape
     }
 
     /// `(row, col)` of this thread's element in its `j`-th row (`y * R + j`,
     /// column `x`), or `None` outside the matrix or for `j >= R`.
     #[inline(always)]
-    pub fn position_at(&self, index: ThreadIndex2d, j: usize) -> Option<(u32, u32)> {
+    pub fn position_at(&self, index: ThreadIndex2d, j: usize) -> Option<(I, I)> {
         if j >= R {
             return None;
         }
@@ -100,15 +126,18 @@ impl<'a, T, const R: usize> DisjointSlice2dU32<'a, T, R> {
         // row or column (for R = 1 the multiply and add fold away; where the
         // witness's coordinates are 32-bit values, the compares are 32-bit).
         let row = index.y().checked_mul(R)?.checked_add(j)?;
-        let (rows, cols) = (self.rows() as usize, self.cols() as usize);
-        (row < rows && index.x() < cols).then_some((row as u32, index.x() as u32))
+        let (rows, cols) = (self.rows().to_usize(), self.cols().to_usize());
+        (row < rows && index.x() < cols).then_some((
+            I::from_usize_truncating(row),
+            I::from_usize_truncating(index.x()),
+        ))
     }
 
     /// `(row, col)` of this thread's element (for `R > 1`, in its first
-    /// row), or `None` outside the matrix: the coordinates as `u32`, for
+    /// row), or `None` outside the matrix: the coordinates as `I`, for
     /// reading inputs of the same shape.
     #[inline(always)]
-    pub fn position(&self, index: ThreadIndex2d) -> Option<(u32, u32)> {
+    pub fn position(&self, index: ThreadIndex2d) -> Option<(I, I)> {
         self.position_at(index, 0)
     }
 
@@ -139,9 +168,9 @@ impl<'a, T, const R: usize> DisjointSlice2dU32<'a, T, R> {
         let offset = self.offset(index, j)?;
         // SAFETY: in bounds (`offset` < `rows * cols`, the elements the
         // launcher passed); the elements at `index` belong to this thread
-        // alone (see the `witness` module: the mapping is the one of
-        // `DisjointSlice2d<T, R>`, fixed by the type), and `&mut self` stops
-        // this thread from holding two references to one.
+        // alone (see the `witness` module: the mapping is fixed by the
+        // type), and `&mut self` stops this thread from holding two
+        // references to one.
         let element = unsafe { self.ptr.add(offset) };
         race_check::write(element);
         // SAFETY: as above.
