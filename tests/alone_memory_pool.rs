@@ -13,7 +13,8 @@
 //! - CUDA reserves memory in chunks: `total_bytes` (reserved) is at least
 //!   the sum CuPy expects, and exactly that on the simulator.
 //!
-//! The pool's statistics are the device's, so the tests here take turns.
+//! The pool's statistics are the device's, so the tests here take turns, in
+//! a binary of their own: no test of another concept allocates meanwhile.
 
 mod common;
 

@@ -2,7 +2,8 @@
 //! on a GPU machine with two or more GPUs they run there (peer copies over
 //! NVLink or PCIe, NCCL's collectives). Where the simulator runs them, it
 //! simulates three devices unless `GPU_SIM_DEVICES` says otherwise (the
-//! `simulated_devices` and `simulated_four_devices` binaries cover 2 and 4).
+//! `forced_two_simulated_devices` and `forced_four_simulated_devices`
+//! binaries cover 2 and 4).
 //! On a machine with a single GPU, each test runs in a child process on the
 //! simulator with two devices instead, and says so: they need two devices.
 

@@ -6,7 +6,7 @@
 //! compile), launched and checked. The crate paths are written
 //! `unsafe(device_crate = "...")`: each leads to the genuine crate (renamed,
 //! or re-exported), which is the promise `unsafe(...)` makes; without it
-//! they do not compile (tests/ui/kernel_override_fake_crate_without_unsafe.rs).
+//! they do not compile (tests/ui/kernel/kernel_override_fake_crate_without_unsafe.rs).
 //!
 //! The kernels are this test crate's own, with no PTX: the simulator is
 //! forced for this binary (it runs kernels from their host entry points), so

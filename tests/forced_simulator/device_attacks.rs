@@ -9,24 +9,15 @@
 //! simulated device too: each test that fails a launch runs in a process of
 //! its own, with a device for each failure it checks.
 
-mod common;
+use crate::common;
 
 use common::faults::{in_own_simulator_process, next_device};
-use gpu_runtime::{backend, launch, Backend, DeviceBuffer, Error, Stream, BACKEND_ENV};
+use gpu_runtime::{backend, launch, Backend, DeviceBuffer, Error, Stream};
 use gpu_test_kernels::attacks::{self, warp_call};
-use std::sync::Once;
 
-// SAFETY: test scaffolding for the kernels of this file, which run on the
-// simulator only (this binary forces it), from their host entry points: no
-// PTX is ever loaded from it.
-pub static KERNEL_MODULE: gpu_runtime::EmbeddedModule =
-    unsafe { gpu_runtime::EmbeddedModule::new("device_attacks", "") };
 
 fn simulator() -> Stream {
-    static FORCE: Once = Once::new();
-    // Every test calls this first, so no thread reads the environment while
-    // it is set.
-    FORCE.call_once(|| std::env::set_var(BACKEND_ENV, "simulator"));
+    crate::force_simulator();
     assert_eq!(backend(), Backend::Simulator);
     Stream::new().unwrap()
 }

@@ -10,14 +10,13 @@
 //! ends its device, as any kernel fault does: each test runs in a process of
 //! its own, and runs on a fresh device after each report it checks.
 
-mod common;
+use crate::common;
 
 use common::faults::{in_own_simulator_process, next_device};
 
-use gpu_runtime::BACKEND_ENV;
 use gpu_runtime::{backend, launch, set_race_check, Backend, DeviceBuffer, Error, Stream};
 use gpu_test_kernels::races;
-use std::sync::{Mutex, MutexGuard, Once};
+use std::sync::{Mutex, MutexGuard};
 
 /// The detector's setting is the process's: tests that change it run one at
 /// a time.
@@ -29,8 +28,7 @@ fn checked() -> Option<(MutexGuard<'static, ()>, Stream)> {
     if !in_own_simulator_process() {
         return None;
     }
-    static FORCE: Once = Once::new();
-    FORCE.call_once(|| std::env::set_var(BACKEND_ENV, "simulator"));
+    crate::force_simulator();
     assert_eq!(backend(), Backend::Simulator);
     let guard = SETTING.lock().unwrap_or_else(|e| e.into_inner());
     set_race_check(true);

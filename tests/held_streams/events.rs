@@ -1,7 +1,9 @@
-//! Events and stream callbacks: flags, every error, timing, and callbacks in
-//! stream order with panics reported.
+//! Events and stream callbacks: flags, every error, queries and timing (all
+//! of events' timing but across devices, which is `multi_device/peer.rs`,
+//! and inside a capture, which is `graphs`), and callbacks in stream order
+//! with panics reported.
 
-mod common;
+use crate::common;
 
 use gpu_kernels::fill;
 use gpu_runtime::{
@@ -174,4 +176,31 @@ fn a_callback_panic_on_the_per_thread_stream_is_reported_through_any_handle() {
     })
     .join()
     .unwrap();
+}
+
+#[test]
+fn stream_and_event_queries_and_timing() {
+    let stream = Stream::new().unwrap();
+    let n = common::size(1 << 24, 1 << 16);
+    let mut x = DeviceBuffer::<f32>::device_array(n).unwrap();
+    let start = Event::new().unwrap();
+    start.record_on(&stream).unwrap();
+    for _ in 0..50 {
+        launch!(fill[n / 256, 256, stream](1.0f32, &mut x)).unwrap();
+    }
+    let end = stream.record().unwrap();
+    let ms = Event::elapsed_ms(&start, &end).unwrap();
+    assert!(end.is_done().unwrap(), "elapsed_ms waits for the end event");
+    assert!(stream.is_done().unwrap());
+    assert!(ms > 0.0 && ms.is_finite(), "{ms} ms");
+    assert_eq!(
+        stream.to_string(),
+        format!("<Stream {} (device 0)>", stream.as_raw() as usize)
+    );
+    let null = Stream::null();
+    assert_eq!(null.to_string(), "<Stream 0 (device -1)>");
+    assert_eq!(Stream::per_thread().to_string(), "<Stream 2 (device -1)>");
+    null.synchronize().unwrap();
+    Stream::per_thread().synchronize().unwrap();
+    gpu_runtime::synchronize().unwrap();
 }

@@ -3,7 +3,7 @@
 //! single-threaded tokio runtime with many streams at once and from a
 //! hand-written executor, and carrying the errors `synchronize` reports.
 
-mod common;
+use crate::common;
 
 use common::{hold, one_at_a_time, size};
 use gpu_kernels::{busy, fill};

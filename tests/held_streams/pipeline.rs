@@ -4,7 +4,7 @@
 //! order; the timeline exports one lane per stream. The tests take turns:
 //! some hold streams.
 
-mod common;
+use crate::common;
 
 use common::{hold, one_at_a_time};
 use gpu_kernels::{busy, fill, saxpy};

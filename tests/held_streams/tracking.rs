@@ -3,7 +3,7 @@
 //! the first stream with a callback released by a timer, so that without the
 //! tracking the later stream would run first and see the wrong data.
 
-mod common;
+use crate::common;
 
 use common::{blocks, filled, hold, one_at_a_time, size};
 use gpu_kernels::{add_kernel, fill};

@@ -1,9 +1,9 @@
 //! A kernel's `gpu_assert!` with a message: the launch ends, and the host
 //! gets `Error::KernelAssertion` naming the kernel, the block, the thread,
 //! the file and line, and the formatted message, on the GPU as on the
-//! simulator. One test in its own binary: a failed assertion ends the CUDA
-//! context for the rest of the process (`gpu_assert_in_one_lane.rs` has the
-//! other one).
+//! simulator. It runs in a process of its own: a failed assertion ends the
+//! CUDA context for the rest of the process (`assertion_in_one_lane.rs` has
+//! the other one).
 
 use gpu_runtime::{launch, DeviceBuffer, Error, Stream};
 use gpu_test_kernels::output::assert_below;
@@ -17,6 +17,9 @@ fn assertion_line() -> u32 {
 
 #[test]
 fn a_failed_assertion_names_the_kernel_block_thread_file_line_and_message() {
+    if !crate::common::faults::in_own_process(&[]) {
+        return;
+    }
     let stream = Stream::new().unwrap();
     let mut x: Vec<i32> = (0..96).collect();
     let dx = DeviceBuffer::to_device_sync(&x, &stream).unwrap();

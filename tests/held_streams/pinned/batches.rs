@@ -6,7 +6,7 @@
 //! callbacks released by a timer, so the copies are still pending when the
 //! host reaches for the buffer.
 
-mod common;
+use crate::common;
 
 use common::{hold, one_at_a_time};
 use gpu_kernels::fill;

@@ -4,7 +4,9 @@
 //! a stream with a callback released by a timer, so the copies are still
 //! pending when the host reaches for the buffer.
 
-mod common;
+mod batches;
+
+use crate::common;
 
 use common::hold;
 use gpu_kernels::{add_kernel, fill};

@@ -3,7 +3,7 @@
 //! ordered across streams as buffers are (a set while a kernel on another
 //! stream reads the constant waits for that kernel). On the simulator where
 //! there is no GPU, on the GPU otherwise. (Writing a constant from a kernel
-//! does not compile: `tests/ui/constant_written_by_a_kernel.rs`.)
+//! does not compile: `tests/ui/constant/constant_written_by_a_kernel.rs`.)
 
 use gpu_runtime::{launch, DeviceBuffer, SetConstant, Stream};
 use gpu_test_kernels::constants::{convolve5, read_taps_after, AFFINE, TAPS};

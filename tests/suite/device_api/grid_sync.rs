@@ -7,7 +7,7 @@
 //! there is no GPU, on the GPU otherwise. (A grid sync that one block
 //! skips hangs a GPU: that case runs on the simulator only, and says so.)
 
-mod common;
+use crate::common;
 
 use common::faults::{in_own_simulator_process, next_device};
 use gpu_runtime::{backend, launch, Backend, Device, DeviceBuffer, Error, Stream};

@@ -1,7 +1,7 @@
 //! `Slice2d`, the read-only matrix view of an input slice, and `Shape2d`:
 //! on the host (they are plain Rust), and inside kernels on the simulator
 //! (or a GPU). The panics a kernel meets (a slice too short, an index off
-//! one axis) are in `tests/simulator.rs`.
+//! one axis) are in `tests/forced_simulator_short_watchdog.rs`.
 
 use gpu_device::{Shape2d, Slice2d};
 use gpu_runtime::{launch, DeviceBuffer, Stream};

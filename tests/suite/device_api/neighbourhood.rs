@@ -4,8 +4,8 @@
 //! Rust: every element of every small shape, slices longer than the
 //! matrix, indices at the integer limits, extents whose product does not
 //! fit. (A `Neighbourhood` made outside the crate, or kept past its data,
-//! does not compile: `tests/ui/neighbourhood_*.rs`. The kernels using them
-//! are checked in `tests/classic_kernels.rs`.)
+//! does not compile: `tests/ui/device_api/neighbourhood_*.rs`. The kernels using them
+//! are checked in `tests/suite/kernels/classic.rs`.)
 
 use gpu_device::{Shape2d, Shape2dU32, Slice2d, Slice2dU32};
 use std::panic::catch_unwind;

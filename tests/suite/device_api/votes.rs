@@ -2,7 +2,7 @@
 //! (`match_any_sync`, `match_all_sync`), `activemask` and `nanosleep`,
 //! checked against the CPU. On the simulator where there is no GPU, on the
 //! GPU otherwise. (A vote beside a `sync_threads()`, which hangs a GPU, is an
-//! attack in `tests/device_attacks.rs`.)
+//! attack in `tests/forced_simulator/device_attacks.rs`.)
 
 use gpu_runtime::{launch, DeviceBuffer, Stream};
 use gpu_test_kernels::votes::{active_after_return, block_votes, sleep_until_flag, warp_matching};

@@ -9,7 +9,7 @@
 //! child process with the per-thread default stream as the initial current
 //! stream.
 
-mod common;
+use crate::common;
 
 use gpu_kernels::{add_kernel, fill, saxpy};
 use gpu_runtime::{
@@ -306,7 +306,7 @@ fn a_device_wide_wait_from_another_thread_is_refused_during_a_capture() {
     capture.end().unwrap();
 }
 
-/// Runs every case of this file again with the per-thread default stream as
+/// Runs every case of this module again with the per-thread default stream as
 /// the initial current stream (the mode is read once per process: a child
 /// process).
 #[test]
@@ -315,8 +315,14 @@ fn all_cases_in_the_per_thread_default_stream_mode() {
         return; // Already the child.
     }
     let exe = std::env::current_exe().unwrap();
+    // This module's cases only (the binary holds other modules' tests).
+    let cases = common::test_path(module_path!(), "");
     let out = std::process::Command::new(exe)
-        .args(["--skip", "all_cases_in_the_per_thread_default_stream_mode"])
+        .args([
+            &cases,
+            "--skip",
+            "all_cases_in_the_per_thread_default_stream_mode",
+        ])
         .env(PER_THREAD_DEFAULT_STREAM_ENV, "1")
         .output()
         .unwrap();

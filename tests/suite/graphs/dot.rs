@@ -3,7 +3,7 @@
 //! simulator's equivalent there. The tests read its structure (nodes, edges,
 //! kernel names), not its exact text.
 
-mod common;
+use crate::common;
 
 use common::{blocks, filled};
 use gpu_kernels::{add_kernel, fill, saxpy};

@@ -4,7 +4,10 @@
 //! allocations, and the operations a capture refuses, each with an error
 //! naming the capture.
 
-mod common;
+mod capture_rules;
+mod dot;
+
+use crate::common;
 
 use common::{blocks, filled, hold, one_at_a_time, size};
 use gpu_kernels::{add_kernel, busy, fill, saxpy};

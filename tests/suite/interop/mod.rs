@@ -3,7 +3,9 @@
 //! DLPack export and import with their ownership and checks, and the tools'
 //! calls (NVTX ranges, profiler start/stop). The GPU round trips with
 //! PyTorch and cudarc are `tests/python/dlpack_torch.py` and
-//! `tests/gpu_cudarc.rs`.
+//! `tests/suite/interop/cudarc.rs`.
+
+mod cudarc;
 
 use gpu_kernels::{add_kernel, busy};
 use gpu_runtime::dlpack::ffi::{

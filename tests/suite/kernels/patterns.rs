@@ -4,7 +4,7 @@
 //! convolution and layer norm. `benches/patterns.rs` times them at the
 //! issue's sizes (and checks them again there; its `--quick` mode runs a
 //! softmax of 65,537 rows, more than a grid's y extent holds, which is too
-//! slow for the simulator: `tests/ownership.rs` covers one block per row
+//! slow for the simulator: `tests/suite/device_api/ownership.rs` covers one block per row
 //! over 70,000 rows with a smaller block). On the simulator where there is
 //! no GPU, on the GPU otherwise.
 

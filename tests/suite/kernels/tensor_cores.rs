@@ -5,7 +5,7 @@
 //! the simulator and on a GPU of compute capability 8.0 or later (the
 //! kernels declare `arch = "sm_80"`).
 
-mod common;
+use crate::common;
 
 use common::faults::{in_own_simulator_process, next_device};
 use gpu_device::half::{bf16, f16};

@@ -2,8 +2,9 @@
 //! and `@cuda.reduce`): the generated kernels' results against the scalar
 //! function on the host, the launchers' length checks, and the generated
 //! kernels launched by hand the wrong way (refused, never a wrong answer;
-//! the reduction kernel's trap is in `vectorize_reduce_misuse.rs`, its own
-//! binary, as a trap ends a GPU context).
+//! the reduction kernel's trap is in
+//! `tests/kernel_faults/vectorize_reduce_misuse.rs`, in a process of its own,
+//! as a trap ends a GPU context).
 //! Named after numba-cuda's `test_vectorize*.py` and `test_reduction.py`
 //! cases they follow.
 

@@ -1,7 +1,7 @@
 //! Bad launches and allocations on the GPU: each is an error naming the
 //! kernel and the limit, and none disturbs later work.
 
-mod common;
+use crate::common;
 
 use common::faults::in_own_process;
 use gpu_kernels::{add_kernel, fill};

@@ -1,6 +1,6 @@
 //! Attacks on `#[kernel]`'s promise that host and device agree on what a
 //! launch passes, as a hostile reviewer would write them (the compile-time
-//! ones are `tests/ui/kernel_*` cases):
+//! ones are `tests/ui/kernel/kernel_*` cases):
 //!
 //! - `cfg` tricks that make the host and the device compile a kernel
 //!   differently (`gpu_test_kernels::agreement`): every launch is refused

@@ -3,7 +3,7 @@
 //! sees them: device buffers, views at element offsets (directly and through
 //! a field), static and dynamic shared memory; a parameter by value may be
 //! aligned to 16 (`MAX_PARAMETER_ALIGN`, rustc's PTX kernel ABI). Larger
-//! alignments are compile errors: `tests/ui/derive_over_aligned.rs`,
+//! alignments are compile errors: `tests/ui/derive_device_copy/derive_over_aligned.rs`,
 //! `tests/ui_build/over_aligned_by_hand.rs`.
 //! On the simulator where there is no GPU, on the GPU otherwise.
 

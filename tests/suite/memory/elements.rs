@@ -3,7 +3,7 @@
 //! the buffer's other uses, on any stream; an index out of range is an error
 //! naming the index and the length.
 
-mod common;
+use crate::common;
 
 use common::{blocks, size};
 use gpu_kernels::{busy, fill};

@@ -5,7 +5,7 @@
 //! `numba/cuda/tests/cudadrv/test_managed_alloc.py` and CuPy's
 //! `tests/cupy_tests/cuda_tests/test_memory.py`.
 
-mod common;
+use crate::common;
 
 use common::{blocks, hold};
 use gpu_kernels::{add_kernel, fill};

@@ -6,7 +6,7 @@
 //! test_ndarray_get.py` and `test_ndarray_set.py`, and Numba's
 //! `numba/cuda/tests/cudapy/test_array.py` (`CudaArrayStridedSlice`).
 
-mod common;
+use crate::common;
 
 use common::{blocks, hold};
 use gpu_kernels::fill;

@@ -3,7 +3,7 @@
 //! exclusive and inclusive, at sizes around the tile (3072) and across
 //! more than 32 tiles (a look-back over several windows). On the simulator
 //! where there is no GPU, on the GPU otherwise. (The look-back's misuses,
-//! which trap, are in `tests/device_attacks.rs`.)
+//! which trap, are in `tests/forced_simulator/device_attacks.rs`.)
 
 use gpu_device::collective::{Max, Min, Sum};
 use gpu_runtime::{DeviceBuffer, Error, Stream};

@@ -1,7 +1,7 @@
 //! The current stream: per host thread and device, scoped and unscoped, and
 //! the work issued without a stream going to it.
 
-mod common;
+use crate::common;
 
 use gpu_kernels::fill;
 use gpu_ops as ops;
@@ -142,13 +142,9 @@ fn per_thread_default_stream_from_the_environment() {
         ("1", "<Stream 2 (device -1)>"),
         ("0", "<Stream 0 (device -1)>"),
     ] {
+        let child = common::test_path(module_path!(), "child_reports_its_default_stream");
         let out = std::process::Command::new(&exe)
-            .args([
-                "--exact",
-                "child_reports_its_default_stream",
-                "--include-ignored",
-                "--nocapture",
-            ])
+            .args(["--exact", &child, "--include-ignored", "--nocapture"])
             .env(PER_THREAD_DEFAULT_STREAM_ENV, value)
             .output()
             .unwrap();

@@ -1,7 +1,11 @@
-//! Streams and events on the GPU: ordering across streams, queries, timing,
-//! and many host threads launching at once.
+//! Streams on the GPU: ordering across streams with events, empty work,
+//! borrowed streams, and many host threads launching at once. (Events'
+//! queries and timing are `tests/held_streams/events.rs`; the current stream
+//! is `current`.)
 
-mod common;
+mod current;
+
+use crate::common;
 
 use gpu_kernels::{add_kernel, fill};
 use gpu_runtime::{launch, DeviceBuffer, Event, Stream};
@@ -31,33 +35,6 @@ fn an_event_orders_work_across_non_blocking_streams() {
             "round {round}: consumer saw unfinished producer work"
         );
     }
-}
-
-#[test]
-fn stream_and_event_queries_and_timing() {
-    let stream = Stream::new().unwrap();
-    let n = common::size(1 << 24, 1 << 16);
-    let mut x = DeviceBuffer::<f32>::device_array(n).unwrap();
-    let start = Event::new().unwrap();
-    start.record_on(&stream).unwrap();
-    for _ in 0..50 {
-        launch!(fill[n / 256, 256, stream](1.0f32, &mut x)).unwrap();
-    }
-    let end = stream.record().unwrap();
-    let ms = Event::elapsed_ms(&start, &end).unwrap();
-    assert!(end.is_done().unwrap(), "elapsed_ms waits for the end event");
-    assert!(stream.is_done().unwrap());
-    assert!(ms > 0.0 && ms.is_finite(), "{ms} ms");
-    assert_eq!(
-        stream.to_string(),
-        format!("<Stream {} (device 0)>", stream.as_raw() as usize)
-    );
-    let null = Stream::null();
-    assert_eq!(null.to_string(), "<Stream 0 (device -1)>");
-    assert_eq!(Stream::per_thread().to_string(), "<Stream 2 (device -1)>");
-    null.synchronize().unwrap();
-    Stream::per_thread().synchronize().unwrap();
-    gpu_runtime::synchronize().unwrap();
 }
 
 #[test]
