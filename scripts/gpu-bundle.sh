@@ -91,8 +91,11 @@ passed=0; failed=0; failures=""
 run() {
     local name="$1"; shift
     echo "=== $name"
-    # A hang must not eat the machine's time: each binary gets 5 minutes.
-    if timeout 300 "$@"; then
+    # A hang must not eat the machine's time: each binary gets 5 minutes, the
+    # suites of many tests (tests/suite, tests/held_streams) 15.
+    local limit=300
+    case "$name" in suite | held_streams) limit=900 ;; esac
+    if timeout "$limit" "$@"; then
         passed=$((passed + 1)); echo "--- $name: ok"
     else
         failed=$((failed + 1)); failures="$failures $name"; echo "--- $name: FAILED"
