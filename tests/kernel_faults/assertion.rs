@@ -10,7 +10,7 @@ use gpu_test_kernels::output::assert_below;
 
 /// The line of `assert_below`'s `gpu_assert!` in its source file.
 fn assertion_line() -> u32 {
-    let source = include_str!("kernels/src/features/output.rs");
+    let source = include_str!("../kernels/src/features/output.rs");
     let at = source.find("gpu_assert!(v < limit").expect("the assertion");
     source[..at].matches('\n').count() as u32 + 1
 }

@@ -8,7 +8,7 @@ mod current;
 use crate::common;
 
 use gpu_kernels::{add_kernel, fill};
-use gpu_runtime::{launch, DeviceBuffer, Event, Stream};
+use gpu_runtime::{launch, DeviceBuffer, Stream};
 
 #[test]
 fn an_event_orders_work_across_non_blocking_streams() {
