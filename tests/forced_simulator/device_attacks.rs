@@ -15,7 +15,6 @@ use common::faults::{in_own_simulator_process, next_device};
 use gpu_runtime::{backend, launch, Backend, DeviceBuffer, Error, Stream};
 use gpu_test_kernels::attacks::{self, warp_call};
 
-
 fn simulator() -> Stream {
     crate::force_simulator();
     assert_eq!(backend(), Backend::Simulator);
