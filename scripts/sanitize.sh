@@ -8,7 +8,9 @@
 #
 # SANITIZER_TOOLS picks tools (default: all four); the tools of
 # SANITIZE_JOBS binaries (default 2) run at the same time; SANITIZE_ONLY (names
-# separated by spaces) runs only those binaries, to split a run. Each binary's
+# separated by spaces) runs only those binaries, to split a run; SANITIZE_FILTER
+# (libtest filters, e.g. "graphs:: streams::") runs only the test binaries'
+# tests whose names hold one of them, to split the suite's run by module. Each binary's
 # lines are printed as soon as its tools have finished. Full logs go to
 # /tmp/sanitizer, and as one archive to $OUT/sanitizer-logs.tar.gz when $OUT
 # is set.
@@ -461,7 +463,8 @@ run_binary() { # runs every tool on one binary, then prints its lines
     # binary's time.
     limit="${SANITIZE_TIMEOUT:-240}"
     case "$name" in suite | held_streams) limit=$((limit * 4)) ;; esac
-    [ "${bin%%/*}" = tests ] && args=(--include-ignored)
+    # shellcheck disable=SC2206
+    [ "${bin%%/*}" = tests ] && args=(--include-ignored ${SANITIZE_FILTER:-})
     skip="$(skipped_tests "$name" 2>/dev/null)"
     if [ -n "$skip" ]; then
         printf 'sanitize: %-28s test arguments: %s\n' "$name" "$(skipped_tests "$name" 2>&1 >/dev/null)"
