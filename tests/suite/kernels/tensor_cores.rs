@@ -10,6 +10,7 @@ use crate::common;
 use common::faults::{in_own_simulator_process, next_device};
 use gpu_device::half::{bf16, f16};
 use gpu_runtime::{launch, DeviceBuffer, DeviceCopy, Error, Stream, BACKEND_ENV};
+use gpu_test_kernels::architectures::{needs_any_arch, needs_sm_90a};
 use gpu_test_kernels::tensor_cores::{
     mma_in_a_divergent_branch, mma_shared_bf16, mma_tile_bf16, mma_tile_f16, mma_tile_tf32,
     mma_tiled_bf16, mma_with_overlapping_rows,
@@ -259,4 +260,41 @@ fn misuses_are_refused() {
         message.contains("FragmentA::load: a stride of 8 elements is shorter than the tile's 16"),
         "{message}"
     );
+}
+
+/// The module a device loads is the newest one it can run: on the GPU, the
+/// kernel reports the architecture its code was built for (gpu-test-kernels
+/// is built for sm_70, sm_80 and sm_90a), so compute capability 9.0 runs the
+/// sm_90a module, 8.x to 10.x the sm_80 one. The simulator runs the host
+/// build (0).
+#[test]
+fn each_device_runs_the_newest_module_it_can() {
+    let stream = Stream::new().unwrap();
+    let (major, minor) = gpu_runtime::Device::get(0)
+        .unwrap()
+        .limits()
+        .compute_capability;
+    let mut out = DeviceBuffer::<u32>::zeroed_on(64, &stream).unwrap();
+    launch!(needs_any_arch[1, 64, stream](&mut out)).unwrap();
+    let expected = match gpu_runtime::backend() {
+        gpu_runtime::Backend::Simulator => 0,
+        _ if (major, minor) == (9, 0) => 901,
+        _ if major >= 8 => 80,
+        _ => 70,
+    };
+    assert_eq!(
+        out.copy_to_host_sync(&stream).unwrap(),
+        vec![expected; 64],
+        "compute capability {major}.{minor}"
+    );
+    if (major, minor) == (9, 0) {
+        let mut out = DeviceBuffer::<u32>::zeroed_on(64, &stream).unwrap();
+        launch!(needs_sm_90a[1, 64, stream](&mut out)).unwrap();
+        let built_for = if gpu_runtime::backend() == gpu_runtime::Backend::Simulator {
+            0
+        } else {
+            901
+        };
+        assert_eq!(out.copy_to_host_sync(&stream).unwrap(), vec![built_for; 64]);
+    }
 }
