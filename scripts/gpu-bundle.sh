@@ -11,8 +11,11 @@
 #   bash .gpu-bundle/sanitize.sh     # on the GPU machine: every test and example
 #                                      under compute-sanitizer's four tools
 #
-# Left out, with the reason printed: tests that need this machine's tools
-# rather than a GPU (compile_fail needs cargo; ptx needs .tools/ptxas).
+# Left out, with the reason printed: the tests that need this machine's tools
+# rather than a GPU (tests/toolchain/: trybuild needs cargo, the PTX checks
+# .tools/ptxas). The other test binaries are the suite (tests/suite/) and the
+# few that need a process of their own, each named for why
+# (ARCHITECTURE.md, "Where a new test goes").
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -38,7 +41,7 @@ cargo build --release -p gpu-examples --examples --all-features --quiet
 cargo test --workspace --release --no-run --quiet --message-format=json | executables | while read -r kind name path; do
     [ "$kind" = example ] && continue # built by `cargo test` too; bundled below
     case "$name" in
-        compile_fail|ptx|kernel_crate_errors) echo "bundle: leaving out tests/$name.rs (runs in CI: needs this machine's tools, not a GPU)" ;;
+        toolchain) echo "bundle: leaving out tests/toolchain/ (runs in CI: needs this machine's tools, not a GPU)" ;;
         gpu_macros) echo "bundle: leaving out the proc-macro crate's unit tests (they link the toolchain's libstd)" ;;
         *) [ "$kind" = lib ] && name="unit-$name"; cp "$path" "$bundle/tests/$name" ;;
     esac
@@ -88,8 +91,11 @@ passed=0; failed=0; failures=""
 run() {
     local name="$1"; shift
     echo "=== $name"
-    # A hang must not eat the machine's time: each binary gets 5 minutes.
-    if timeout 300 "$@"; then
+    # A hang must not eat the machine's time: each binary gets 5 minutes, the
+    # suites of many tests (tests/suite, tests/held_streams) 15.
+    local limit=300
+    case "$name" in suite | held_streams) limit=900 ;; esac
+    if timeout "$limit" "$@"; then
         passed=$((passed + 1)); echo "--- $name: ok"
     else
         failed=$((failed + 1)); failures="$failures $name"; echo "--- $name: FAILED"
@@ -97,9 +103,9 @@ run() {
 }
 for t in tests/*; do
     name="$(basename "$t")"
-    if [ "$name" = no_gpu ]; then
+    if [ "$name" = forced_cuda_backend ]; then
         run "$name (with CUDA_VISIBLE_DEVICES= hiding the GPU)" env CUDA_VISIBLE_DEVICES= "$t"
-    elif [ "$name" = simulator ]; then
+    elif [ "$name" = forced_simulator_short_watchdog ]; then
         # Its ignored tests are run by its other tests, in child processes.
         run "$name" "$t"
     else
@@ -153,9 +159,8 @@ RUNNER
 chmod +x "$bundle/run-all.sh"
 du -sh "$bundle"
 # Packed, for a transfer limited in size (the binaries shrink about fourfold).
-# -9: a 64 MiB dictionary, so the PTX modules every test binary embeds (three
-# architectures of gpu-test-kernels) compress across binaries (6 binaries of
-# 38 MB each: 3 MB).
+# -9: a 64 MiB dictionary, so the PTX modules the test binaries embed (three
+# architectures of gpu-test-kernels) compress across binaries.
 tar -C "$root" -cf - .gpu-bundle | xz -T0 -9 > "$root/.gpu-bundle.tar.xz"
 du -sh "$root/.gpu-bundle.tar.xz"
 echo "bundle: $(ls "$bundle/tests" | wc -l) test binaries, $(ls "$bundle/examples" | wc -l) examples, benches: $(ls "$bundle/benches" | tr '\n' ' ')"

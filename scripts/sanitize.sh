@@ -8,7 +8,9 @@
 #
 # SANITIZER_TOOLS picks tools (default: all four); the tools of
 # SANITIZE_JOBS binaries (default 2) run at the same time; SANITIZE_ONLY (names
-# separated by spaces) runs only those binaries, to split a run. Each binary's
+# separated by spaces) runs only those binaries, to split a run; SANITIZE_FILTER
+# (libtest filters, e.g. "graphs:: streams::") runs only the test binaries'
+# tests whose names hold one of them, to split the suite's run by module. Each binary's
 # lines are printed as soon as its tools have finished. Full logs go to
 # /tmp/sanitizer, and as one archive to $OUT/sanitizer-logs.tar.gz when $OUT
 # is set.
@@ -259,11 +261,14 @@ fi
 # CUDA call at all.
 skip_reason() {
     case "$1" in
-        no_gpu) echo "hides the GPU on purpose (its driver calls fail by design)" ;;
-        gpu_kernel_panic | gpu_async_fault | gpu_assert | gpu_assert_in_one_lane | vectorize_reduce_misuse) echo "a kernel traps on purpose" ;;
+        forced_cuda_backend) echo "hides the GPU on purpose (its driver calls fail by design)" ;;
+        kernel_faults) echo "its kernels trap on purpose" ;;
         sanitizer_names_rust_lines) echo "reads memory nothing wrote on purpose (the demonstration of initcheck naming Rust lines)" ;;
         unit-gpu_builder) echo "runs the kernel toolchain (rustc, LLVM), no CUDA call (and crashes under the sanitizer's injection, seen on an H200)" ;;
-        simulator | simulated_devices | simulated_four_devices | device_attacks) echo "runs on the CPU simulator only (no CUDA call to check)" ;;
+        forced_simulator | forced_simulator_short_watchdog | forced_simulator_crate_paths | \
+            forced_two_simulated_devices | forced_four_simulated_devices | forced_simulated_architectures)
+            echo "runs on the CPU simulator only (no CUDA call to check)"
+            ;;
         *) return 1 ;;
     esac
 }
@@ -272,7 +277,7 @@ skip_reason() {
 # left out, or one at a time), with the reason (printed once per binary).
 skipped_tests() {
     case "$1" in
-        gpu_multi_device)
+        forced_several_devices)
             echo "NCCL's bootstrap between processes hangs under compute-sanitizer: the multi-process tests run in run-all.sh only; the rest run one at a time (NCCL communicators made from several test threads at once crashed the sanitized process on an H200; one at a time they run clean)" >&2
             echo "--skip ranks_in_separate_processes --skip rank_process_of_multi_process_tests --test-threads=1"
             ;;
@@ -329,15 +334,19 @@ done
 # side by side, so they are left out under the tools the probes above name.
 timed_tests() {
     case "$1" in
-        gpu_tracking) echo "a_copy_on_another_stream_returns_what_the_kernel_wrote to_device_sync_has_completed_on_the_device_when_it_returns" ;;
-        gpu_events) echo "elapsed_time_waits_for_an_unfinished_end_event" ;;
-        gpu_overlap) echo "a_held_stream_does_not_hold_back_another" ;;
-        gpu_async) echo "a_future_waits_for_the_work_queued_before_it_and_not_after an_event_future_completes_at_the_event_not_at_the_streams_end two_event_futures_do_not_wait_for_each_other" ;;
-        gpu_stream_semantics) echo "legacy_stream_work_waits_for_blocking_streams blocking_streams_wait_for_the_legacy_stream the_per_thread_stream_and_the_legacy_stream_wait_for_each_other non_blocking_streams_do_not_wait_for_the_legacy_stream" ;;
-        pinned) echo "reading_waits_for_a_copy_into_the_buffer dropping_waits_for_pending_copies the_host_waits_for_a_kernel_using_mapped_memory" ;;
-        pinned_batches) echo "copies_out_of_a_buffer_are_tracked_when_the_batch_ends copies_into_a_buffer_are_tracked_when_the_batch_ends a_failing_batch_returns_its_error_and_still_tracks_its_copies a_panicking_batch_still_tracks_its_copies" ;;
-        pipeline) echo "run_only_queues_and_reading_the_output_waits a_failing_or_panicking_run_still_tracks_its_copies" ;;
-        gpu_multi_device) echo "a_default_stream_waits_for_an_event_of_another_device a_peer_copy_waits_for_the_kernel_writing_its_source a_copy_between_devices_is_queued_not_waited_for" ;;
+        held_streams)
+            # By module: tracking, events, futures, stream_semantics, pinned,
+            # pinned::batches, pipeline.
+            echo "a_copy_on_another_stream_returns_what_the_kernel_wrote to_device_sync_has_completed_on_the_device_when_it_returns" \
+                "elapsed_time_waits_for_an_unfinished_end_event" \
+                "a_future_waits_for_the_work_queued_before_it_and_not_after an_event_future_completes_at_the_event_not_at_the_streams_end two_event_futures_do_not_wait_for_each_other" \
+                "legacy_stream_work_waits_for_blocking_streams blocking_streams_wait_for_the_legacy_stream the_per_thread_stream_and_the_legacy_stream_wait_for_each_other non_blocking_streams_do_not_wait_for_the_legacy_stream" \
+                "reading_waits_for_a_copy_into_the_buffer dropping_waits_for_pending_copies the_host_waits_for_a_kernel_using_mapped_memory" \
+                "copies_out_of_a_buffer_are_tracked_when_the_batch_ends copies_into_a_buffer_are_tracked_when_the_batch_ends a_failing_batch_returns_its_error_and_still_tracks_its_copies a_panicking_batch_still_tracks_its_copies" \
+                "run_only_queues_and_reading_the_output_waits a_failing_or_panicking_run_still_tracks_its_copies"
+            ;;
+        alone_stream_overlap) echo "a_held_stream_does_not_hold_back_another" ;;
+        forced_several_devices) echo "a_default_stream_waits_for_an_event_of_another_device a_peer_copy_waits_for_the_kernel_writing_its_source a_copy_between_devices_is_queued_not_waited_for" ;;
         async_pipeline) echo "the whole example" ;;
     esac
 }
@@ -351,7 +360,7 @@ left_out_under() { # tool, binary name
     # barrier.red there (sm_70+), synccheck reports CUDA C's rule for
     # __syncthreads_count (the same condition across the block) and ends the
     # launch; the vote is checked by run-all.sh and the other tools.
-    if [ "$1" = synccheck ] && [ "$2" = votes ]; then
+    if [ "$1" = synccheck ] && [ "$2" = suite ]; then
         echo "block_votes_count_and_or_every_thread_of_the_block: it votes from two branches of an if (defined in PTX for the non-.aligned barrier.red), which synccheck reports and ends under CUDA C's rule" >&2
         printf -- '--skip %s ' block_votes_count_and_or_every_thread_of_the_block
         return 0
@@ -365,18 +374,18 @@ left_out_under() { # tool, binary name
     # reports, all inside NCCL's ncclDevFunc_Broadcast_RING_SIMPLE, then
     # synccheck ends that kernel ("failed to handle a hardware exception")
     # and the example stops with the launch failure. On one GPU NCCL runs no
-    # such kernel. The collective tests (gpu_multi_device) run clean under it.
+    # such kernel. The collective tests (forced_several_devices) run clean under it.
     if [ "$1" = synccheck ] && [ "$2" = allreduce ] && [ "$(nvidia-smi -L 2>/dev/null | wc -l)" -gt 1 ]; then
         echo "the whole example: on several GPUs NCCL's own broadcast kernel diverges at its barriers, which synccheck reports and ends (seen on two H100s: 992 reports inside ncclDevFunc_Broadcast_RING_SIMPLE, then a launch failure)" >&2
         echo "the whole example"
         return 0
     fi
-    if [ "$1" = memcheck ] && [ "$2" = gpu_errors ]; then
+    if [ "$1" = memcheck ] && [ "$2" = suite ]; then
         echo "a_kernel_whose_local_memory_the_device_cannot_set_aside_is_refused_naming_it: the driver refuses its launch on purpose (CUDA_ERROR_OUT_OF_MEMORY from cuLaunchKernel), which memcheck reports as an API error" >&2
         printf -- '--skip %s ' a_kernel_whose_local_memory_the_device_cannot_set_aside_is_refused_naming_it
         return 0
     fi
-    if [ "$2" = gpu_memory_pool ]; then
+    if [ "$2" = alone_memory_pool ]; then
         echo "trimming_and_free_all_blocks_give_cached_memory_back: it measures the whole device's free memory, which the tool's own allocations and the binaries sanitized beside it change: it did not grow when the pool gave memory back under memcheck (an H100), racecheck and synccheck (two H200s), while the pool's own statistics did shrink" >&2
         printf -- '--skip %s ' trimming_and_free_all_blocks_give_cached_memory_back
         return 0
@@ -448,9 +457,14 @@ for tool in $tools; do
 done
 
 run_binary() { # runs every tool on one binary, then prints its lines
-    local bin="$1" name tool args=() tool_args left_out reports status skip own ran=""
+    local bin="$1" name tool args=() tool_args left_out reports status skip own ran="" limit
     name="$(basename "$bin")"
-    [ "${bin%%/*}" = tests ] && args=(--include-ignored)
+    # The binaries of many tests (the suite, held_streams) get four times a
+    # binary's time.
+    limit="${SANITIZE_TIMEOUT:-240}"
+    case "$name" in suite | held_streams) limit=$((limit * 4)) ;; esac
+    # shellcheck disable=SC2206
+    [ "${bin%%/*}" = tests ] && args=(--include-ignored ${SANITIZE_FILTER:-})
     skip="$(skipped_tests "$name" 2>/dev/null)"
     if [ -n "$skip" ]; then
         printf 'sanitize: %-28s test arguments: %s\n' "$name" "$(skipped_tests "$name" 2>&1 >/dev/null)"
@@ -474,7 +488,7 @@ run_binary() { # runs every tool on one binary, then prints its lines
         fi
         ran="$ran $tool"
         (
-            timeout "${SANITIZE_TIMEOUT:-240}" compute-sanitizer --tool "$tool" --print-limit 100000 \
+            timeout "$limit" compute-sanitizer --tool "$tool" --print-limit 100000 \
                 "$bin" "${tool_args[@]}" >"$logs/$name.$tool.log" 2>&1
             echo $? >"$logs/$name.$tool.status"
         ) &

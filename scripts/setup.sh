@@ -7,7 +7,7 @@
 #  1. the pinned nightly toolchain of rust-toolchain.toml, with rust-src and
 #     llvm-tools (kernels are built with -Zbuild-std=core and linked with
 #     llvm-link/opt/llc). Required: without it nothing builds.
-#  2. ptxas from PyPI, used by the PTX tests (tests/ptx.rs): CUDA 13's
+#  2. ptxas from PyPI, used by the PTX tests (tests/toolchain/ptx.rs): CUDA 13's
 #     (nvidia-cuda-nvcc) in .tools/ptxas for sm_80 and sm_90, CUDA 12's
 #     (nvidia-cuda-nvcc-cu12) in .tools/ptxas12 for sm_70, which CUDA 13 no
 #     longer targets. The examples do not need it.
@@ -46,12 +46,12 @@ fi
 pip_install() { # target package-spec
     local log
     if ! python3 -m pip --version >/dev/null 2>&1; then
-        skipped+=("ptxas ($2): python3 has no pip (install python3-pip); tests/ptx.rs fails without it")
+        skipped+=("ptxas ($2): python3 has no pip (install python3-pip); tests/toolchain/ptx.rs fails without it")
         return
     fi
     say "installing ptxas from PyPI ($2) into ${1#"$root"/}"
     if ! log="$(python3 -m pip install -q --disable-pip-version-check --no-deps --target "$1" "$2" 2>&1)"; then
-        skipped+=("ptxas ($2): pip failed: $(printf '%s' "$log" | tail -n 1); tests/ptx.rs fails without it")
+        skipped+=("ptxas ($2): pip failed: $(printf '%s' "$log" | tail -n 1); tests/toolchain/ptx.rs fails without it")
     fi
 }
 if [ ! -x "$tools/ptxas/nvidia/cu13/bin/ptxas" ]; then

@@ -24,7 +24,7 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
     };
     for &(rows, cols) in sizes {
         if rows > 65_535 && !ctx.on_gpu {
-            println!("softmax {rows} x {cols}: left out on the simulator (too slow there; tests/ownership.rs covers 70,000 rows)");
+            println!("softmax {rows} x {cols}: left out on the simulator (too slow there; tests/suite/device_api/ownership.rs covers 70,000 rows)");
             continue;
         }
         case(ctx, rows, cols)?;

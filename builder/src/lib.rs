@@ -86,7 +86,7 @@ pub const ARCH_ENV: &str = "GPU_PTX_ARCH";
 /// followed by the module's architecture: the builder writes one module per
 /// architecture the crate names (see [`PtxBuilder::archs`]), the oldest
 /// first, and the runtime loads the newest one the device runs
-/// (`gpu_runtime::EmbeddedModule` splits them at this line; `tests/ptx.rs`
+/// (`gpu_runtime::EmbeddedModule` splits them at this line; `tests/toolchain/ptx.rs`
 /// checks the runtime's copy of it).
 pub const ARCH_VARIANT_MARKER: &str = "// gpu-builder arch-variant: ";
 

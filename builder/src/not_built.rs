@@ -10,7 +10,7 @@
 //! same crate, which reports the message (see [`NotBuilt`]), and the
 //! runtime, which refuses to load such a module, naming the reason. Each
 //! has its own copy of the marker and keywords; the workspace's tests check
-//! all three agree (`tests/kernel_crate_errors.rs`, `tests/ptx.rs`).
+//! all three agree (`tests/toolchain/kernel_crate_errors.rs`, `tests/toolchain/ptx.rs`).
 
 /// The first line's start.
 pub const NOT_BUILT_MARKER: &str = "// gpu-builder: not built";

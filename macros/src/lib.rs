@@ -113,7 +113,7 @@ mod vectorize;
 /// (The examples of this crate are not compiled here: a proc-macro crate
 /// cannot depend on the crates it serves without building them twice. The
 /// same code is compiled and run by the workspace's
-/// `tests/kernel_path_overrides.rs`.)
+/// `tests/forced_simulator_crate_paths.rs`.)
 ///
 /// ```ignore
 /// // Cargo.toml renames the crates:
@@ -196,7 +196,7 @@ pub fn kernel(args: TokenStream, item: TokenStream) -> TokenStream {
 /// The arguments are `DeviceCopy` values (not references, pointers or
 /// slices), there is at least one, and the function returns a value: each a
 /// compile error at the offending tokens otherwise. (Compiled and run by the
-/// workspace's `tests/vectorize.rs` and the `numba_*` examples.)
+/// workspace's `tests/suite/kernels/vectorize.rs` and the `numba_*` examples.)
 #[proc_macro_attribute]
 pub fn vectorize(args: TokenStream, item: TokenStream) -> TokenStream {
     vectorize::expand(args.into(), item.into()).into()

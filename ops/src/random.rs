@@ -20,7 +20,7 @@
 //! jumping `i` times at once: the host computes the jump's matrix over
 //! GF(2) and its powers `2^k` (`gpu_device::random::JumpRows`), and each
 //! thread applies those of the bits of `i`. The result is the same, bit for
-//! bit (`tests/random.rs` compares it with Numba's sequential algorithm).
+//! bit (`tests/suite/device_api/random.rs` compares it with Numba's sequential algorithm).
 
 use gpu_device::prelude::*;
 pub use gpu_device::random::Xoroshiro128p;

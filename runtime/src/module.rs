@@ -234,7 +234,7 @@ impl EmbeddedModule {
 }
 
 /// The line starting each PTX module after the first, followed by its
-/// architecture: `gpu_builder::ARCH_VARIANT_MARKER` (`tests/ptx.rs` checks
+/// architecture: `gpu_builder::ARCH_VARIANT_MARKER` (`tests/toolchain/ptx.rs` checks
 /// this copy against it).
 pub(crate) const ARCH_VARIANT_MARKER: &str = "// gpu-builder arch-variant: ";
 
@@ -271,7 +271,7 @@ fn target_of(ptx: &'static str) -> &'static str {
 }
 
 /// The first line of the PTX that `gpu_builder` writes in place of a module
-/// it did not build (`gpu_builder::not_built`; `tests/ptx.rs` checks the two
+/// it did not build (`gpu_builder::not_built`; `tests/toolchain/ptx.rs` checks the two
 /// agree), followed by `(<why>)` and the message as comment lines.
 pub(crate) const NOT_BUILT_MARKER: &str = "// gpu-builder: not built";
 

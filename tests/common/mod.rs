@@ -72,3 +72,14 @@ pub fn filled(n: usize, value: f32, stream: &Stream) -> gpu_runtime::DeviceBuffe
     stream.synchronize().unwrap();
     x
 }
+
+/// The name libtest gives the test `test` of the module whose
+/// `module_path!()` is `module`: the module's path without the crate's name
+/// (`graphs::dot::test` in the suite), for running it again in a child
+/// process (`--exact`) or filtering a module's tests.
+pub fn test_path(module: &str, test: &str) -> String {
+    match module.split_once("::") {
+        Some((_, path)) => format!("{path}::{test}"),
+        None => test.to_string(),
+    }
+}

@@ -1,7 +1,7 @@
 //! Tests that need several devices, shared by the binaries that run them:
-//! `gpu_multi_device` (whatever backend the machine has: two GPUs on the
-//! GPU machine), `simulated_devices` (the simulator with 2 devices) and
-//! `simulated_four_devices` (4 devices). Each binary says how its process
+//! `forced_several_devices` (whatever backend the machine has: two GPUs on the
+//! GPU machine), `forced_two_simulated_devices` (the simulator with 2 devices) and
+//! `forced_four_simulated_devices` (4 devices). Each binary says how its process
 //! gets its devices and calls [`multi_device_tests!`].
 //!
 //! - [`binding`]: work queued on a stream runs on the stream's device;
@@ -58,7 +58,7 @@ pub(crate) fn rank_values(rank: usize, n: usize) -> Vec<f32> {
 }
 
 /// Defines the `#[test]`s of this module; `$setup` runs first in each and
-/// returns whether the test runs in this process (see `gpu_multi_device`).
+/// returns whether the test runs in this process (see `forced_several_devices`).
 #[macro_export]
 macro_rules! multi_device_tests {
     ($setup:path) => {

@@ -2,7 +2,7 @@
 //! hostile reviewer would make them with `cfg`: the launcher passes what the
 //! host compiled, the entry point reads what the device compiled. Every one
 //! must be refused at its launch, on the GPU and on the simulator, with an
-//! error naming both sides (`tests/kernel_macro_attacks.rs`), never run.
+//! error naming both sides (`tests/suite/launch/host_device_agreement.rs`), never run.
 
 use gpu_device::prelude::*;
 

@@ -1,5 +1,5 @@
 //! Kernels that misuse the device API on purpose, each as a hostile reviewer
-//! would, for the attack tests (`tests/device_attacks.rs`): every one must
+//! would, for the attack tests (`tests/forced_simulator/device_attacks.rs`): every one must
 //! fail its launch with a report, never run with undefined behaviour or a
 //! silently wrong result.
 

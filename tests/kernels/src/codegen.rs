@@ -1,4 +1,4 @@
-//! Kernels of the codegen controls (`tests/codegen_controls.rs`): launch
+//! Kernels of the codegen controls (`tests/suite/kernels/codegen_controls.rs`): launch
 //! bounds, and loops unrolled by `unroll!`.
 
 use gpu_device::prelude::*;

@@ -1,5 +1,5 @@
 //! Kernels of the ownership maps (`gpu_device::ownership`, `leader`),
-//! for `tests/ownership.rs`: leaders in global and shared memory, the
+//! for `tests/suite/device_api/ownership.rs`: leaders in global and shared memory, the
 //! strided and blocked 1-D maps, one row per block, register tiles, the
 //! halo form, shared arrays written in the Reading phase; and the "count
 //! owners" kernels, in which every thread adds 1 to each element its map

@@ -1,5 +1,5 @@
 //! Kernels with data races on purpose, each beside its race-free form (one
-//! `bool` apart), for the simulator's race detector (`tests/race_check.rs`).
+//! `bool` apart), for the simulator's race detector (`tests/forced_simulator/race_check.rs`).
 //! Every race goes through an `unsafe` escape hatch: safe code cannot race.
 
 use gpu_device::prelude::*;

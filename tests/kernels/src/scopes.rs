@@ -3,7 +3,7 @@
 //! (`super::`, `self::`, a `use` inside a function, a macro, names the
 //! generated code uses), and parameters named like every name the macro
 //! generates. Each must run as written, on the GPU and on the simulator
-//! (`tests/kernel_macro_attacks.rs`).
+//! (`tests/suite/launch/host_device_agreement.rs`).
 
 use gpu_device::prelude::*;
 

@@ -89,7 +89,7 @@ pub(crate) const JIT_GENERATE_LINE_INFO: c_int = 13;
 
 /// The first line of PTX built with debug information, before the level
 /// (`line-tables` or `full`): `gpu_builder::DEBUG_MARKER`, which writes it
-/// (the runtime does not depend on the builder; `tests/ptx.rs` checks that
+/// (the runtime does not depend on the builder; `tests/toolchain/ptx.rs` checks that
 /// the two agree).
 pub(crate) const DEBUG_MARKER: &str = "// gpu-builder debug-info: ";
 

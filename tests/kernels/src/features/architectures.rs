@@ -1,6 +1,6 @@
 //! Kernels that declare the GPU architecture they need (`#[kernel(arch =
-//! "...")]`): `tests/architectures.rs` launches them on simulated devices of
-//! several compute capabilities, `tests/ptx.rs` looks for them in the PTX of
+//! "...")]`): `tests/forced_simulated_architectures.rs` launches them on simulated devices of
+//! several compute capabilities, `tests/toolchain/ptx.rs` looks for them in the PTX of
 //! each architecture this crate is built for (its build.rs).
 
 use gpu_device::prelude::*;

@@ -1,0 +1,17 @@
+//! What kernel bodies use (the `gpu-device` crate), each feature launched:
+//! shared memory, warp and block collectives, votes, grid sync, constant
+//! memory, half precision, `println!`, random numbers, the ownership maps
+//! and the matrix views. (The misuses that trap are in
+//! `tests/forced_simulator/`; those that do not compile in `tests/ui/`.)
+
+mod collectives;
+mod constant_memory;
+mod grid_sync;
+mod half_precision;
+mod matrix_views;
+mod neighbourhood;
+mod ownership;
+mod print;
+mod random;
+mod shared_memory;
+mod votes;

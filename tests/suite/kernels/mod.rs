@@ -1,0 +1,10 @@
+//! Whole kernels against CPU references: every parameter kind, the classic
+//! kernels, issue #20's patterns, tensor cores, `#[vectorize]`, and the
+//! codegen controls.
+
+mod classic;
+mod codegen_controls;
+mod parameters_and_features;
+mod patterns;
+mod tensor_cores;
+mod vectorize;
