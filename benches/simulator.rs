@@ -48,7 +48,7 @@ const MATMUL_LARGE_SIDE: usize = 512;
 const NOT_IN_NUMBA: &str = "n/a";
 
 /// The side of the square bf16 matrices of the tensor-core row.
-const MMA_SIDE: usize = 256;
+const MMA_SIDE: usize = 64;
 
 /// Median wall time in seconds of `rounds` runs of `work`, each followed by
 /// a synchronize, after one run to warm up.
@@ -457,7 +457,7 @@ fn main() -> Res<()> {
         "-",
     );
     row(
-        "tensor-core mma (bf16 m16n8k16), 256^3, warps",
+        "tensor-core mma (bf16 m16n8k16), 64^3, warps",
         "rust_mma_s",
         Some(NOT_IN_NUMBA),
         "-",
