@@ -37,12 +37,13 @@ fn half(kind: Operands, bits: u16) -> f64 {
     }
 }
 
-/// This lane's four elements of `D = A B + C`. Lane `(g, t)` (`g = lane /
-/// 4`, `t = lane % 4`) holds D's rows `g` and `g + 8`, columns `2t` and `2t
-/// + 1`: it fetches only A's two rows (registers 0 to 3 of lanes `4g` to
-/// `4g + 3`) and B's two columns (registers 0 and 1 of the lanes of groups
-/// `2t` and `2t + 1`), 32 shuffles. (Gathering every lane's registers took
-/// 192, each a round of the whole warp on the simulator.)
+/// This lane's four elements of `D = A B + C`. Lane `(g, t)`, where
+/// `g = lane / 4` and `t = lane % 4`, holds D's rows `g` and `g + 8`,
+/// columns `2t` and `2t + 1`: it fetches only A's two rows (registers 0 to
+/// 3 of lanes `4g` to `4g + 3`) and B's two columns (registers 0 and 1 of
+/// the lanes of groups `2t` and `2t + 1`), 32 shuffles. (Gathering every
+/// lane's registers took 192, each a round of the whole warp on the
+/// simulator.)
 fn mma(kind: Operands, a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
     let lane = lane_id() as usize;
     let (g, t) = (lane / 4, lane % 4);
