@@ -26,6 +26,10 @@ pub struct EmbeddedModule {
     /// The crate whose launchers may load the module; `None`: any crate's.
     owner: Option<CrateIdentity>,
     ptx: &'static str,
+    /// `ptx` split per architecture, once: the split scans the whole text
+    /// (megabytes for a large kernel crate), and every first launch of a
+    /// kernel on a device asks for it several times.
+    variants: OnceLock<Vec<(&'static str, &'static str)>>,
     loaded: [OnceLock<Result<ModuleHandle>>; MAX_DEVICES],
     /// The module's `gpu_device::constant!` values set so far, per device.
     constants: ModuleConstants,
@@ -55,6 +59,7 @@ impl EmbeddedModule {
             crate_name,
             owner: Some(owner),
             ptx,
+            variants: OnceLock::new(),
             loaded: [const { OnceLock::new() }; MAX_DEVICES],
             constants: ModuleConstants::new(),
         }
@@ -79,6 +84,7 @@ impl EmbeddedModule {
             crate_name,
             owner: None,
             ptx,
+            variants: OnceLock::new(),
             loaded: [const { OnceLock::new() }; MAX_DEVICES],
             constants: ModuleConstants::new(),
         }
@@ -94,7 +100,7 @@ impl EmbeddedModule {
     /// where the crate was built for one architecture; see
     /// [`ptx_variants`](Self::ptx_variants)).
     pub fn ptx(&self) -> &'static str {
-        self.ptx_variants()[0].1
+        self.variants()[0].1
     }
 
     /// The module's PTX, one text per architecture the crate was built for
@@ -102,18 +108,23 @@ impl EmbeddedModule {
     /// architecture (`sm_80`, from its `.target` line; empty where it has
     /// none). A device loads the newest one it runs.
     pub fn ptx_variants(&self) -> Vec<(&'static str, &'static str)> {
-        ptx_variants(self.ptx)
+        self.variants().to_vec()
+    }
+
+    /// [`ptx_variants`](Self::ptx_variants), split once.
+    fn variants(&self) -> &[(&'static str, &'static str)] {
+        self.variants.get_or_init(|| ptx_variants(self.ptx))
     }
 
     /// The PTX text a device of compute capability `cc` loads: the newest
     /// of [`ptx_variants`](Self::ptx_variants) it runs (text without a
     /// `.target` runs anywhere); `None` when the device is older than all.
     pub(crate) fn ptx_for(&self, cc: (u32, u32)) -> Option<&'static str> {
-        self.ptx_variants()
-            .into_iter()
+        self.variants()
+            .iter()
             .rev()
             .find(|(arch, _)| Arch::parse(arch).is_none_or(|a| a.runs_on(cc)))
-            .map(|(_, ptx)| ptx)
+            .map(|&(_, ptx)| ptx)
     }
 
     /// Why the crate's kernels were not built to PTX, where its build

@@ -1,9 +1,9 @@
-//! The simulator's `mma.sync`: each lane gathers the whole warp's operand
-//! registers through the warp exchange (so a lane that does not take part
-//! is reported as for any warp function, never a hang), rebuilds A and B
-//! with the fragment layouts of the PTX ISA, and computes its own elements
-//! of D: products exact (bf16, f16 and tf32 operands all fit an f64
-//! product), summed in f64 and rounded to f32 once.
+//! The simulator's `mma.sync`: each lane fetches the operand registers its
+//! own elements of D need through the warp exchange (so a lane that does not
+//! take part is reported as for any warp function, never a hang), rebuilds
+//! its rows of A and columns of B with the fragment layouts of the PTX ISA,
+//! and computes its elements of D: products exact (bf16, f16 and tf32
+//! operands all fit an f64 product), summed in f64 and rounded to f32 once.
 
 use super::host::{lane_id, shuffle};
 use super::ShuffleMode;
@@ -16,15 +16,17 @@ enum Operands {
     Tf32,
 }
 
-/// Every lane's `N` registers.
-fn gather<const N: usize>(regs: [u32; N]) -> [[u32; N]; 32] {
-    let mut all = [[0; N]; 32];
-    for (lane, words) in all.iter_mut().enumerate() {
-        for (r, word) in words.iter_mut().enumerate() {
-            *word = shuffle(ShuffleMode::Index, u32::MAX, regs[r], lane as u32);
-        }
-    }
-    all
+/// `N` words from other lanes, one warp shuffle each: in shuffle `i` every
+/// lane sends its register `from(i).1` and receives that of lane
+/// `from(i).0` (its own choice; the register is the same for every lane).
+fn fetch<const R: usize, const N: usize>(
+    regs: [u32; R],
+    from: impl Fn(usize) -> (usize, usize),
+) -> [u32; N] {
+    std::array::from_fn(|i| {
+        let (lane, reg) = from(i);
+        shuffle(ShuffleMode::Index, u32::MAX, regs[reg], lane as u32)
+    })
 }
 
 /// The value of a 16-bit operand.
@@ -35,40 +37,48 @@ fn half(kind: Operands, bits: u16) -> f64 {
     }
 }
 
+/// This lane's four elements of `D = A B + C`. Lane `(g, t)`, where
+/// `g = lane / 4` and `t = lane % 4`, holds D's rows `g` and `g + 8`,
+/// columns `2t` and `2t + 1`: it fetches only A's two rows (registers 0 to
+/// 3 of lanes `4g` to `4g + 3`) and B's two columns (registers 0 and 1 of
+/// the lanes of groups `2t` and `2t + 1`), 32 shuffles. (Gathering every
+/// lane's registers took 192, each a round of the whole warp on the
+/// simulator.)
 fn mma(kind: Operands, a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
-    let (all_a, all_b) = (gather(a), gather(b));
-    let k = if kind == Operands::Tf32 { 8 } else { 16 };
-    let mut am = [[0f64; 16]; 16];
-    let mut bm = [[0f64; 8]; 16];
-    for lane in 0..32 {
-        let (g, t) = (lane / 4, lane % 4);
-        for r in 0..4 {
-            let word = all_a[lane][r];
-            let row = g + 8 * (r & 1);
-            if kind == Operands::Tf32 {
-                am[row][t + 4 * (r >> 1)] = f32::from_bits(word) as f64;
-            } else {
-                let col = 2 * t + 8 * (r >> 1);
-                am[row][col] = half(kind, word as u16);
-                am[row][col + 1] = half(kind, (word >> 16) as u16);
-            }
-        }
-        for r in 0..2 {
-            let word = all_b[lane][r];
-            if kind == Operands::Tf32 {
-                bm[t + 4 * r][g] = f32::from_bits(word) as f64;
-            } else {
-                let kk = 2 * t + 8 * r;
-                bm[kk][g] = half(kind, word as u16);
-                bm[kk + 1][g] = half(kind, (word >> 16) as u16);
-            }
-        }
-    }
     let lane = lane_id() as usize;
     let (g, t) = (lane / 4, lane % 4);
+    // Shuffle i: A's register i % 4 of lane 4g + i / 4.
+    let a_words: [u32; 16] = fetch(a, |i| (4 * g + i / 4, i % 4));
+    // Shuffle i: B's register i % 2 of lane 4(2t + i / 8) + (i / 2) % 4.
+    let b_words: [u32; 16] = fetch(b, |i| (4 * (2 * t + i / 8) + (i / 2) % 4, i % 2));
+    let k = if kind == Operands::Tf32 { 8 } else { 16 };
+    // Rows g and g + 8 of A; columns 2t and 2t + 1 of B.
+    let mut am = [[0f64; 16]; 2];
+    let mut bm = [[0f64; 2]; 16];
+    for (i, &word) in a_words.iter().enumerate() {
+        let (from_t, r) = (i / 4, i % 4);
+        let row = r & 1;
+        if kind == Operands::Tf32 {
+            am[row][from_t + 4 * (r >> 1)] = f32::from_bits(word) as f64;
+        } else {
+            let col = 2 * from_t + 8 * (r >> 1);
+            am[row][col] = half(kind, word as u16);
+            am[row][col + 1] = half(kind, (word >> 16) as u16);
+        }
+    }
+    for (i, &word) in b_words.iter().enumerate() {
+        let (col, from_t, r) = (i / 8, (i / 2) % 4, i % 2);
+        if kind == Operands::Tf32 {
+            bm[from_t + 4 * r][col] = f32::from_bits(word) as f64;
+        } else {
+            let kk = 2 * from_t + 8 * r;
+            bm[kk][col] = half(kind, word as u16);
+            bm[kk + 1][col] = half(kind, (word >> 16) as u16);
+        }
+    }
     let mut d = [0f32; 4];
     for (r, out) in d.iter_mut().enumerate() {
-        let (row, col) = (g + 8 * (r >> 1), 2 * t + (r & 1));
+        let (row, col) = (r >> 1, r & 1);
         let sum: f64 = (0..k).map(|kk| am[row][kk] * bm[kk][col]).sum();
         *out = (c[r] as f64 + sum) as f32;
     }
