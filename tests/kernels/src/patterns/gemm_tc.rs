@@ -20,7 +20,7 @@
 //! [`GEMM_TC_THREADS`] threads a block, [`gemm_tc_blocks`] blocks and
 //! [`GEMM_TC_SHARED_BYTES`] bytes of dynamic shared memory.
 
-use gpu_device::cp_async::{CpAsyncRing, CpAsyncSource, StageFill};
+use gpu_device::cp_async::{CpAsyncRing, CpAsyncSource, Ready, StageFill};
 use gpu_device::half::bf16;
 use gpu_device::mma::{mma, Accumulator, Bf16, FragmentA, FragmentB, WarpTileItems, WarpTiles};
 use gpu_device::prelude::*;
@@ -48,6 +48,88 @@ pub fn gemm_tc_blocks(m: usize, n: usize) -> u32 {
     (m.div_ceil(GEMM_TC_BM) * n.div_ceil(GEMM_TC_BN)) as u32
 }
 
+/// What the copies of a k-block need: the sources, their extents and the
+/// block's first rows of A and B.
+#[derive(Clone, Copy)]
+struct Operands<'a> {
+    a: CpAsyncSource<'a, bf16>,
+    b: CpAsyncSource<'a, bf16>,
+    m: usize,
+    n: usize,
+    k: usize,
+    lda: usize,
+    ldb: usize,
+    row_a0: usize,
+    row_b0: usize,
+    k_blocks: usize,
+}
+
+/// Queues this thread's chunk `q` of k-block `kb`: `q < 4` in A's rows,
+/// the rest in B's; cut to the elements left in K, zero past M or N.
+#[inline(always)]
+fn load_chunk(stage: &mut StageFill<'_, bf16>, q: usize, kb: usize, o: &Operands<'_>) {
+    if let Some((row, chunk)) = stage.own_chunk(q) {
+        let gk = kb * GEMM_TC_BK + 8 * chunk;
+        let (src, global_row, rows, ld) = if q < 4 {
+            (o.a, o.row_a0 + row, o.m, o.lda)
+        } else {
+            (o.b, o.row_b0 + row - GEMM_TC_BM, o.n, o.ldb)
+        };
+        let valid = if global_row < rows {
+            o.k.saturating_sub(gk).min(8)
+        } else {
+            0
+        };
+        let start = if valid > 0 { global_row * ld + gk } else { 0 };
+        stage.copy(q, src, start, valid);
+    }
+}
+
+/// Queues this thread's 12 chunks of k-block `kb` (none past the last).
+/// Written out (a macro, not `unroll!`'s closure) so that nothing of the
+/// pipeline is left to the inliner's judgement.
+#[inline(always)]
+fn load_k_block(stage: &mut StageFill<'_, bf16>, kb: usize, o: &Operands<'_>) {
+    if kb < o.k_blocks {
+        macro_rules! chunks {
+            ($($q:literal)*) => { $( load_chunk(stage, $q, kb, o); )* };
+        }
+        chunks!(0 1 2 3 4 5 6 7 8 9 10 11);
+    }
+}
+
+/// One K = 16 step over a landed stage: 4 `ldmatrix.x4` of A, 4 of B, 32
+/// `mma.sync`, written out so that the accumulators stay in registers.
+#[inline(always)]
+fn k_step(
+    stage: &Ready<'_, bf16, GEMM_TC_STAGES>,
+    acc: &mut [[Accumulator; 8]; 4],
+    kk: usize,
+    (warp_row, warp_col): (usize, usize),
+) {
+    let a_rows = |i: usize| warp_row + 16 * i;
+    let b_rows = |p: usize| GEMM_TC_BM + warp_col + 16 * p;
+    let af: [FragmentA<Bf16>; 4] = [
+        FragmentA::load_stage(stage, a_rows(0), 2 * kk),
+        FragmentA::load_stage(stage, a_rows(1), 2 * kk),
+        FragmentA::load_stage(stage, a_rows(2), 2 * kk),
+        FragmentA::load_stage(stage, a_rows(3), 2 * kk),
+    ];
+    let bf: [[FragmentB<Bf16>; 2]; 4] = [
+        FragmentB::load_stage_pair(stage, b_rows(0), 2 * kk),
+        FragmentB::load_stage_pair(stage, b_rows(1), 2 * kk),
+        FragmentB::load_stage_pair(stage, b_rows(2), 2 * kk),
+        FragmentB::load_stage_pair(stage, b_rows(3), 2 * kk),
+    ];
+    macro_rules! products {
+        ($($i:literal)*; $js:tt) => { $( products!(@row $i $js); )* };
+        (@row $i:literal ($($j:literal)*)) => {
+            $( acc[$i][$j] = mma(&af[$i], &bf[$j / 2][$j % 2], acc[$i][$j]); )*
+        };
+    }
+    products!(0 1 2 3; (0 1 2 3 4 5 6 7));
+}
+
 /// `C = A Bᵀ` (see the [module](self)).
 #[kernel(arch = "sm_80", block = 256, launch_bounds = (256, 1))]
 pub fn gemm_bf16_mma_sync(
@@ -60,70 +142,43 @@ pub fn gemm_bf16_mma_sync(
     smem: DynamicShared<bf16>,
 ) {
     let items = WarpTileItems::mine(&c);
-    let (m, n) = (c.rows(), c.cols());
     let (row_a0, row_b0) = items.block_origin();
-    let (warp_row, warp_col) = items.warp_origin();
-    let (a, b) = (CpAsyncSource::new(a), CpAsyncSource::new(b));
-    let mut ring = CpAsyncRing::<bf16, GEMM_TC_STAGES>::new(smem, STAGE_ROWS);
-    let k_blocks = k.div_ceil(GEMM_TC_BK);
-
-    // Thread t's chunks q of k-block kb: q < 4 in A's rows, the rest in B's.
-    let load = |stage: &mut StageFill<'_, bf16>, kb: usize| {
-        let k0 = kb * GEMM_TC_BK;
-        gpu_device::unroll!(for q in 0..12 {
-            if let Some((row, chunk)) = stage.own_chunk(q) {
-                let gk = k0 + 8 * chunk;
-                let (src, global_row, rows, ld) = if q < 4 {
-                    (a, row_a0 + row, m, lda)
-                } else {
-                    (b, row_b0 + row - GEMM_TC_BM, n, ldb)
-                };
-                let valid = if global_row < rows {
-                    k.saturating_sub(gk).min(8)
-                } else {
-                    0
-                };
-                let start = if valid > 0 { global_row * ld + gk } else { 0 };
-                stage.copy(q, src, start, valid);
-            }
-        });
+    let warp = items.warp_origin();
+    let o = Operands {
+        a: CpAsyncSource::new(a),
+        b: CpAsyncSource::new(b),
+        m: c.rows(),
+        n: c.cols(),
+        k,
+        lda,
+        ldb,
+        row_a0,
+        row_b0,
+        k_blocks: k.div_ceil(GEMM_TC_BK),
     };
-
-    gpu_device::unroll!(for s in 0..3 {
-        ring.fill(|stage| {
-            if s < k_blocks {
-                load(stage, s)
-            }
-        });
-    });
+    let mut ring = CpAsyncRing::<bf16, GEMM_TC_STAGES>::new(smem, STAGE_ROWS);
+    // The prologue: k-blocks 0 to 2 (a group each, empty past K).
+    ring.fill(|stage| load_k_block(stage, 0, &o));
+    ring.fill(|stage| load_k_block(stage, 1, &o));
+    ring.fill(|stage| load_k_block(stage, 2, &o));
 
     let mut acc = [[Accumulator::zero(); 8]; 4];
-    for kb in 0..k_blocks {
+    for kb in 0..o.k_blocks {
+        // Stage kb landed (for every thread); stage kb + 3 is free.
         let mut stage = ring.wait();
-        let next = kb + GEMM_TC_STAGES - 1;
-        stage.fill(|fill| {
-            if next < k_blocks {
-                load(fill, next)
-            }
-        });
-        gpu_device::unroll!(for kk in 0..4 {
-            let af: [FragmentA<Bf16>; 4] =
-                core::array::from_fn(|i| FragmentA::load_stage(&stage, warp_row + 16 * i, 2 * kk));
-            let bf: [[FragmentB<Bf16>; 2]; 4] = core::array::from_fn(|p| {
-                FragmentB::load_stage_pair(&stage, GEMM_TC_BM + warp_col + 16 * p, 2 * kk)
-            });
-            gpu_device::unroll!(for i in 0..4 {
-                gpu_device::unroll!(for j in 0..8 {
-                    acc[i][j] = mma(&af[i], &bf[j / 2][j % 2], acc[i][j]);
-                });
-            });
-        });
+        stage.fill(|next| load_k_block(next, kb + GEMM_TC_STAGES - 1, &o));
+        k_step(&stage, &mut acc, 0, warp);
+        k_step(&stage, &mut acc, 1, warp);
+        k_step(&stage, &mut acc, 2, warp);
+        k_step(&stage, &mut acc, 3, warp);
     }
     ring.finish();
 
-    gpu_device::unroll!(for i in 0..4 {
-        gpu_device::unroll!(for j in 0..8 {
-            c.set_accumulator(&items, i, j, &acc[i][j], bf16::from_f32);
-        });
-    });
+    macro_rules! store {
+        ($($i:literal)*; $js:tt) => { $( store!(@row $i $js); )* };
+        (@row $i:literal ($($j:literal)*)) => {
+            $( c.set_accumulator(&items, $i, $j, &acc[$i][$j], bf16::from_f32); )*
+        };
+    }
+    store!(0 1 2 3; (0 1 2 3 4 5 6 7));
 }
