@@ -144,21 +144,7 @@ impl<T: SixteenBit> FragmentA<T> {
     ) -> FragmentA<T> {
         check_stage_tile(stage.rows(), row, chunk, "FragmentA::load_stage");
         require_converged();
-        #[cfg(target_arch = "nvptx64")]
-        {
-            // Lanes 0-15: rows of chunk `chunk` (registers 0, 1: rows 0-7,
-            // 8-15); lanes 16-31: of chunk `chunk + 1` (registers 2, 3).
-            let lane = arch::lane_id() as usize;
-            let at = stage.chunk_ptr(row + lane % 16, chunk + lane / 16);
-            // SAFETY: rows `row + 15 < rows`, chunks `chunk + 1 < 8` (checked
-            // above): 8 elements (16 bytes) of the stage, in shared memory,
-            // 16-byte aligned (chunks are); landed, and written by nobody
-            // while `stage` lives (`cp_async`); the warp is converged.
-            let regs = unsafe { arch::mma::ldmatrix_x4(at.cast()) };
-            FragmentA::from_registers(regs)
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        FragmentA::gather(|r, c| stage.get(row + r, 8 * chunk + c))
+        load_a_unchecked(stage, row, chunk)
     }
 }
 
@@ -177,23 +163,109 @@ impl<T: SixteenBit> FragmentB<T> {
     ) -> [FragmentB<T>; 2] {
         check_stage_tile(stage.rows(), row, chunk, "FragmentB::load_stage_pair");
         require_converged();
-        #[cfg(target_arch = "nvptx64")]
-        {
-            // Lanes 0-7: rows 0-7, chunk 0 (register 0); 8-15: rows 0-7,
-            // chunk 1 (register 1); 16-23 and 24-31: rows 8-15 (registers 2
-            // and 3, the second fragment).
-            let lane = arch::lane_id() as usize;
-            let at = stage.chunk_ptr(row + 8 * (lane / 16) + lane % 8, chunk + (lane / 8) % 2);
-            // SAFETY: as in `FragmentA::load_stage`.
-            let [r0, r1, r2, r3] = unsafe { arch::mma::ldmatrix_x4(at.cast()) };
-            [
-                FragmentB::from_registers([r0, r1]),
-                FragmentB::from_registers([r2, r3]),
-            ]
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        [0, 8].map(|n0| FragmentB::gather(|k, n| stage.get(row + n0 + n, 8 * chunk + k)))
+        load_b_pair_unchecked(stage, row, chunk)
     }
+}
+
+impl<T: SixteenBit> FragmentA<T> {
+    /// `N` A fragments of a landed stage, tile `i` at rows `row + 16 i ..`,
+    /// chunks `chunk` and `chunk + 1`: [`load_stage`](Self::load_stage)
+    /// `N` times with one convergence check.
+    #[track_caller]
+    #[inline(always)]
+    pub fn load_stage_column<const STAGES: usize, const N: usize>(
+        stage: &Ready<'_, T::Element, STAGES>,
+        row: usize,
+        chunk: usize,
+    ) -> [FragmentA<T>; N] {
+        let what = "FragmentA::load_stage_column";
+        check_stage_tile(
+            stage.rows(),
+            row.saturating_add(16 * N.saturating_sub(1)),
+            chunk,
+            what,
+        );
+        check_stage_tile(stage.rows(), row, chunk, what);
+        require_converged();
+        let mut out = [FragmentA::from_registers([0; 4]); N];
+        crate::unroll::full::<N>(|i| out[i] = load_a_unchecked(stage, row + 16 * i, chunk));
+        out
+    }
+}
+
+impl<T: SixteenBit> FragmentB<T> {
+    /// `2 N` B fragments of a landed stage, fragment `j` of rows `row + 8 j
+    /// ..`: [`load_stage_pair`](Self::load_stage_pair) `N` times with one
+    /// convergence check.
+    #[track_caller]
+    #[inline(always)]
+    pub fn load_stage_column<const STAGES: usize, const N: usize>(
+        stage: &Ready<'_, T::Element, STAGES>,
+        row: usize,
+        chunk: usize,
+    ) -> [[FragmentB<T>; 2]; N] {
+        let what = "FragmentB::load_stage_column";
+        check_stage_tile(
+            stage.rows(),
+            row.saturating_add(16 * N.saturating_sub(1)),
+            chunk,
+            what,
+        );
+        check_stage_tile(stage.rows(), row, chunk, what);
+        require_converged();
+        let mut out = [[FragmentB::from_registers([0; 2]); 2]; N];
+        crate::unroll::full::<N>(|p| out[p] = load_b_pair_unchecked(stage, row + 16 * p, chunk));
+        out
+    }
+}
+
+/// [`FragmentA::load_stage`] once its tile and the warp are checked.
+#[inline(always)]
+fn load_a_unchecked<T: SixteenBit, const STAGES: usize>(
+    stage: &Ready<'_, T::Element, STAGES>,
+    row: usize,
+    chunk: usize,
+) -> FragmentA<T> {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        // Lanes 0-15: rows of chunk `chunk` (registers 0, 1: rows 0-7,
+        // 8-15); lanes 16-31: of chunk `chunk + 1` (registers 2, 3).
+        let lane = arch::lane_id() as usize;
+        let at = stage.chunk_ptr(row + lane % 16, chunk + lane / 16);
+        // SAFETY: the caller checked rows `row + 15 < rows` and chunks
+        // `chunk + 1 < 8`: 8 elements (16 bytes) of the stage, in shared
+        // memory, 16-byte aligned (chunks are); landed, and written by
+        // nobody while `stage` lives (`cp_async`); the warp converged.
+        let regs = unsafe { arch::mma::ldmatrix_x4(at.cast()) };
+        FragmentA::from_registers(regs)
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    FragmentA::gather(|r, c| stage.get(row + r, 8 * chunk + c))
+}
+
+/// [`FragmentB::load_stage_pair`] once its tile and the warp are checked.
+#[inline(always)]
+fn load_b_pair_unchecked<T: SixteenBit, const STAGES: usize>(
+    stage: &Ready<'_, T::Element, STAGES>,
+    row: usize,
+    chunk: usize,
+) -> [FragmentB<T>; 2] {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        // Lanes 0-7: rows 0-7, chunk 0 (register 0); 8-15: rows 0-7,
+        // chunk 1 (register 1); 16-23 and 24-31: rows 8-15 (registers 2
+        // and 3, the second fragment).
+        let lane = arch::lane_id() as usize;
+        let at = stage.chunk_ptr(row + 8 * (lane / 16) + lane % 8, chunk + (lane / 8) % 2);
+        // SAFETY: as in `load_a_unchecked`.
+        let [r0, r1, r2, r3] = unsafe { arch::mma::ldmatrix_x4(at.cast()) };
+        [
+            FragmentB::from_registers([r0, r1]),
+            FragmentB::from_registers([r2, r3]),
+        ]
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    [0, 8].map(|n0| FragmentB::gather(|k, n| stage.get(row + n0 + n, 8 * chunk + k)))
 }
 
 /// Panics unless the 16 rows from `row`, 2 chunks from `chunk`, are in a

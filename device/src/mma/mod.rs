@@ -15,8 +15,9 @@
 //! From shared memory, the 16-bit fragments load with `ldmatrix`: from the
 //! block's dynamic shared memory ([`FragmentA::load_shared`]) or from a
 //! landed stage of a [`cp_async`](crate::cp_async) ring
-//! ([`FragmentA::load_stage`], [`FragmentB::load_stage_pair`]), the
-//! multi-stage pipeline of an sm_80 GEMM. A GEMM's output, held in
+//! ([`FragmentA::load_stage`], [`FragmentB::load_stage_pair`], and a
+//! column of tiles at once: `load_stage_column`), the multi-stage pipeline
+//! of an sm_80 GEMM; [`mma_grid`] multiplies a warp tile of fragments. A GEMM's output, held in
 //! accumulators, is written through the [`WarpTiles`] map of a
 //! [`DisjointMatrix`](crate::DisjointMatrix).
 //!
@@ -179,6 +180,26 @@ pub fn mma<T: Operand>(a: &FragmentA<T>, b: &FragmentB<T>, c: Accumulator) -> Ac
         values: T::mma(a.regs, b.regs, c.values),
         _not_send: PhantomData,
     }
+}
+
+/// `acc[i][j] = A_i B_j + acc[i][j]` for every `i < I`, `j < J`: the
+/// warp's `I × J` tile products over one K step (a warp tile, as CUTLASS's
+/// warp-level MMA), with one convergence check for all of them (the
+/// products run in this function, with no branch between them). As
+/// [`mma`] otherwise.
+#[track_caller]
+#[inline(always)]
+pub fn mma_grid<T: Operand, const I: usize, const J: usize>(
+    a: &[FragmentA<T>; I],
+    b: &[FragmentB<T>; J],
+    acc: &mut [[Accumulator; J]; I],
+) {
+    require_converged();
+    crate::unroll::full::<I>(|i| {
+        crate::unroll::full::<J>(|j| {
+            acc[i][j].values = T::mma(a[i].regs, b[j].regs, acc[i][j].values);
+        })
+    });
 }
 
 /// Panics unless every lane of the warp is here, converged (what

@@ -22,7 +22,9 @@
 
 use gpu_device::cp_async::{CpAsyncRing, CpAsyncSource, Ready, StageFill};
 use gpu_device::half::bf16;
-use gpu_device::mma::{mma, Accumulator, Bf16, FragmentA, FragmentB, WarpTileItems, WarpTiles};
+use gpu_device::mma::{
+    mma_grid, Accumulator, Bf16, FragmentA, FragmentB, WarpTileItems, WarpTiles,
+};
 use gpu_device::prelude::*;
 
 /// The output map: 2 × 4 warps of 4 × 8 accumulators (128 × 256 a block),
@@ -99,7 +101,8 @@ fn load_k_block(stage: &mut StageFill<'_, bf16>, kb: usize, o: &Operands<'_>) {
 }
 
 /// One K = 16 step over a landed stage: 4 `ldmatrix.x4` of A, 4 of B, 32
-/// `mma.sync`, written out so that the accumulators stay in registers.
+/// `mma.sync` (one convergence check for each of the three), written out
+/// so that the accumulators stay in registers.
 #[inline(always)]
 fn k_step(
     stage: &Ready<'_, bf16, GEMM_TC_STAGES>,
@@ -107,27 +110,11 @@ fn k_step(
     kk: usize,
     (warp_row, warp_col): (usize, usize),
 ) {
-    let a_rows = |i: usize| warp_row + 16 * i;
-    let b_rows = |p: usize| GEMM_TC_BM + warp_col + 16 * p;
-    let af: [FragmentA<Bf16>; 4] = [
-        FragmentA::load_stage(stage, a_rows(0), 2 * kk),
-        FragmentA::load_stage(stage, a_rows(1), 2 * kk),
-        FragmentA::load_stage(stage, a_rows(2), 2 * kk),
-        FragmentA::load_stage(stage, a_rows(3), 2 * kk),
-    ];
-    let bf: [[FragmentB<Bf16>; 2]; 4] = [
-        FragmentB::load_stage_pair(stage, b_rows(0), 2 * kk),
-        FragmentB::load_stage_pair(stage, b_rows(1), 2 * kk),
-        FragmentB::load_stage_pair(stage, b_rows(2), 2 * kk),
-        FragmentB::load_stage_pair(stage, b_rows(3), 2 * kk),
-    ];
-    macro_rules! products {
-        ($($i:literal)*; $js:tt) => { $( products!(@row $i $js); )* };
-        (@row $i:literal ($($j:literal)*)) => {
-            $( acc[$i][$j] = mma(&af[$i], &bf[$j / 2][$j % 2], acc[$i][$j]); )*
-        };
-    }
-    products!(0 1 2 3; (0 1 2 3 4 5 6 7));
+    let af: [FragmentA<Bf16>; 4] = FragmentA::load_stage_column(stage, warp_row, 2 * kk);
+    let [p0, p1, p2, p3]: [[FragmentB<Bf16>; 2]; 4] =
+        FragmentB::load_stage_column(stage, GEMM_TC_BM + warp_col, 2 * kk);
+    let bf = [p0[0], p0[1], p1[0], p1[1], p2[0], p2[1], p3[0], p3[1]];
+    mma_grid(&af, &bf, acc);
 }
 
 /// `C = A Bᵀ` (see the [module](self)).
