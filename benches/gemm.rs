@@ -277,8 +277,10 @@ fn case(ctx: &mut Ctx, m: usize, n: usize, k: usize) -> Res<()> {
 /// TFLOP/s of an `m × n × k` GEMM in `ms`.
 fn tflops(size: &str, ms: Option<f64>) -> String {
     let dims: Vec<f64> = size.split('x').filter_map(|d| d.parse().ok()).collect();
-    match (ms, dims[..]) {
-        (Some(ms), [m, n, k]) if ms > 0.0 => format!("{:.1}", 2.0 * m * n * k / (ms * 1e-3) / 1e12),
+    match (ms, &dims[..]) {
+        (Some(ms), &[m, n, k]) if ms > 0.0 => {
+            format!("{:.1}", 2.0 * m * n * k / (ms * 1e-3) / 1e12)
+        }
         _ => "-".into(),
     }
 }
