@@ -168,6 +168,7 @@ pub(crate) fn cp_async_wait(pending: u32) {
                 // SAFETY: a wait; a memory clobber, so the reads of the
                 // landed data stay after it.
                 $($n => unsafe { asm!(concat!("cp.async.wait_group ", $n, ";"), options(nostack)) },)*
+                // SAFETY: as above; waiting for all is never too early.
                 _ => unsafe { asm!("cp.async.wait_group 0;", options(nostack)) },
             }
         };
