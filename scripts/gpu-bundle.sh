@@ -139,8 +139,15 @@ done
 nvcc -O3 -std=c++17 -arch="sm_${cap}" -o benches/patterns_cuda benches/cuda/patterns.cu -lcublas \
     || nvcc -O3 -std=c++17 -arch="sm_${cap}" -DTWINS_NO_CUBLAS -o benches/patterns_cuda benches/cuda/patterns.cu \
     || echo "nvcc failed for patterns.cu: its CUDA C column stays empty"
+# The tensor-core GEMMs' twins (issue #22; benches/gemm.rs runs them as the
+# helper gemm_tc): sm_90a on Hopper (the wgmma kernels), else the device's own.
+gemm_arch="-arch=sm_${cap}"
+[ "$cap" = 90 ] && gemm_arch="-gencode=arch=compute_90a,code=sm_90a"
+nvcc -O3 -std=c++17 $gemm_arch -o benches/gemm_tc benches/cuda/gemm_tc.cu -lcublas -lcuda \
+    || nvcc -O3 -std=c++17 $gemm_arch -DTWINS_NO_CUBLAS -o benches/gemm_tc benches/cuda/gemm_tc.cu -lcuda \
+    || echo "nvcc failed for gemm_tc.cu: its CUDA C column stays empty"
 for b in benches/*; do
-    [ -f "$b" ] && [ -x "$b" ] && [ "${b%.*}" = "$b" ] && [ "${b%_cuda}" = "$b" ] || continue
+    [ -f "$b" ] && [ -x "$b" ] && [ "${b%.*}" = "$b" ] && [ "${b%_cuda}" = "$b" ] && [ "$(basename "$b")" != gemm_tc ] || continue
     if [ -n "${BENCHES:-}" ] && ! [[ " $BENCHES " == *" $(basename "$b") "* ]]; then
         continue
     fi

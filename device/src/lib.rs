@@ -87,6 +87,9 @@ pub mod matrix;
 // Tensor cores' `mma.sync` is sm_80's: not in PTX of older architectures.
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub mod mma;
+// `cp.async` is sm_80's too.
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
+pub mod cp_async;
 pub mod neighbourhood;
 pub mod ownership;
 pub mod print;

@@ -169,6 +169,8 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "mma_tile_tf32",
                 "mma_tiled_bf16",
                 "mma_with_overlapping_rows",
+                "ring_misuse",
+                "ring_rows",
                 "needs_any_arch",
                 "needs_sm_80",
                 "needs_sm_90a",
@@ -267,6 +269,7 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "conv2d_5x5",
                 "layer_norm_rows_256x17",
                 "layer_norm_rows_128x8",
+                "gemm_bf16_mma_sync",
                 // #[vectorize] functions' kernels, and the random draws.
                 "difference_elementwise",
                 "hostile_names_elementwise",

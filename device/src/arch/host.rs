@@ -138,6 +138,10 @@ pub mod simulation {
     /// all its blocks at once).
     pub const GRID_BARRIER: u32 = 4;
 
+    /// The barrier id of a `cp.async` ring's waits, as on the GPU: one of
+    /// its own.
+    pub const PIPELINE_BARRIER: u32 = 5;
+
     /// How many atomic operations and fences, one of which changed no
     /// memory, an OS thread makes between two calls of
     /// [`Block::after_atomics`]: often enough that a spinning thread lets the
@@ -336,6 +340,9 @@ pub(crate) const THREADS_BARRIER: u32 = 0;
 pub(crate) const PHASE_BARRIER: u32 = 1;
 /// The barrier inside a block collective (see the PTX side).
 pub(crate) const COLLECTIVE_BARRIER: u32 = simulation::COLLECTIVE_BARRIER;
+/// The barrier of a `cp.async` ring's waits (see the PTX side).
+#[allow(dead_code)]
+pub(crate) const PIPELINE_BARRIER: u32 = simulation::PIPELINE_BARRIER;
 
 /// Waits for every thread of the grid: barrier [`simulation::GRID_BARRIER`],
 /// which the executor releases across the blocks of a cooperative launch.
@@ -351,6 +358,7 @@ pub(crate) fn barrier(id: u32) {
     let name = match id {
         PHASE_BARRIER => "shared::Block::sync",
         COLLECTIVE_BARRIER => "a block collective",
+        PIPELINE_BARRIER => "cp_async::CpAsyncRing::wait",
         _ => "sync_threads",
     };
     current(name, |t| t.block.barrier(t, id))

@@ -114,6 +114,33 @@ pub(crate) fn to_tf32(x: f32) -> u32 {
     (bits.wrapping_add(1 << 12)) & !0x1fff
 }
 
+/// Every address is "global" on the simulator (its device memory is host
+/// memory); the ring's other checks still apply.
+pub(crate) fn is_global<T>(_ptr: *const T) -> bool {
+    true
+}
+
+/// The simulator's `cp.async`: the copy happens at once (a read before the
+/// wait is a compile error in the safe API, so no kernel can tell).
+///
+/// # Safety
+/// As on the GPU: `dst` has 16 writable bytes, `src` `src_bytes <= 16`
+/// readable ones.
+pub(crate) unsafe fn cp_async_16(dst: *mut u8, src: *const u8, src_bytes: u32) {
+    let n = src_bytes as usize;
+    // SAFETY: the caller's contract; shared and device memory never overlap.
+    unsafe {
+        core::ptr::copy_nonoverlapping(src, dst, n);
+        core::ptr::write_bytes(dst.add(n), 0, 16 - n);
+    }
+}
+
+/// Nothing to close: the copies are done.
+pub(crate) fn cp_async_commit() {}
+
+/// Nothing to wait for: the copies are done.
+pub(crate) fn cp_async_wait(_pending: u32) {}
+
 #[cfg(test)]
 mod tests {
     use super::to_tf32;

@@ -552,6 +552,10 @@ pub(crate) mod half {
 /// pairs with another barrier of the block.
 pub(crate) const GRID_BARRIER: u32 = 4;
 
+/// The barrier of a `cp.async` ring's waits (`cp_async::CpAsyncRing::wait`):
+/// its own, so it never pairs with another barrier of the block.
+pub(crate) const PIPELINE_BARRIER: u32 = 5;
+
 #[cold]
 #[inline(never)]
 fn not_a_cooperative_launch() -> ! {

@@ -62,7 +62,7 @@ pub(crate) fn to_tf32(x: f32) -> u32 {
 
 /// The 32-bit shared-window address of a generic pointer into shared memory.
 #[inline(always)]
-fn shared_address(ptr: *const u16) -> u32 {
+fn shared_address<T>(ptr: *const T) -> u32 {
     let address: u64;
     // SAFETY: an address conversion in registers; touches no memory (the
     // caller's pointer is into shared memory).
@@ -112,4 +112,66 @@ pub(crate) unsafe fn ldmatrix_x2(row: *const u16) -> [u32; 2] {
         )
     };
     [r0, r1]
+}
+
+/// Whether `ptr` (generic) points into global memory (`isspacep.global`).
+#[inline(always)]
+pub(crate) fn is_global<T>(ptr: *const T) -> bool {
+    let global: u32;
+    // SAFETY: a test of an address in registers; touches no memory.
+    unsafe {
+        asm!(
+            "{{ .reg .pred p; isspacep.global p, {a}; selp.u32 {g}, 1, 0, p; }}",
+            g = out(reg32) global, a = in(reg64) ptr as u64,
+            options(pure, nomem, nostack),
+        )
+    };
+    global != 0
+}
+
+/// `cp.async.cg.shared.global [dst], [src], 16, src_bytes`: queues the copy
+/// of `src_bytes` bytes from `src` to `dst`, the rest of the 16 zeroed, in
+/// this thread's current (uncommitted) group.
+///
+/// # Safety
+/// `dst` points into shared memory, 16-byte aligned, 16 bytes that nothing
+/// reads or writes until this thread's `cp.async.wait_group` covers the
+/// copy; `src` is 16-byte aligned, in global memory, with `src_bytes <= 16`
+/// readable bytes.
+#[inline(always)]
+pub(crate) unsafe fn cp_async_16(dst: *mut u8, src: *const u8, src_bytes: u32) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        asm!(
+            "cp.async.cg.shared.global [{d}], [{s}], 16, {n};",
+            d = in(reg32) shared_address(dst), s = in(reg64) src as u64, n = in(reg32) src_bytes,
+            options(nostack),
+        )
+    };
+}
+
+/// `cp.async.commit_group`: closes this thread's current group of copies.
+#[inline(always)]
+pub(crate) fn cp_async_commit() {
+    // SAFETY: bookkeeping of this thread's own copies; a memory clobber, so
+    // no access moves across it.
+    unsafe { asm!("cp.async.commit_group;", options(nostack)) };
+}
+
+/// `cp.async.wait_group pending`: waits until at most `pending` (below 8)
+/// of this thread's committed groups are still in flight.
+#[inline(always)]
+pub(crate) fn cp_async_wait(pending: u32) {
+    macro_rules! wait {
+        ($($n:literal)*) => {
+            match pending {
+                // SAFETY: a wait; a memory clobber, so the reads of the
+                // landed data stay after it.
+                $($n => unsafe { asm!(concat!("cp.async.wait_group ", $n, ";"), options(nostack)) },)*
+                // SAFETY: as above; waiting for all is never too early.
+                _ => unsafe { asm!("cp.async.wait_group 0;", options(nostack)) },
+            }
+        };
+    }
+    wait!(0 1 2 3 4 5 6 7)
 }

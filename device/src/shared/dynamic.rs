@@ -121,6 +121,13 @@ impl<T: SharedElement> DynamicShared<T> {
         unsafe { &*element }
     }
 
+    /// The array's first slot and its length, the handle given up: what a
+    /// `cp.async` ring takes over (it is then the array's only user).
+    #[inline(always)]
+    pub(crate) fn into_parts(self) -> (*mut T, usize) {
+        (self.ptr, self.len)
+    }
+
     /// The raw array: every access through it is `unsafe`.
     #[inline(always)]
     pub fn raw(&self) -> SharedArray<T> {

@@ -11,7 +11,10 @@ use gpu_device::AtomicElement;
 pub mod alignment;
 pub mod architectures;
 pub mod collectives;
+// sm_80's: in the PTX of sm_80 and sm_90a only (the kernels declare it too).
 pub mod constants;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
+pub mod cp_async;
 pub mod grid_sync;
 pub mod halves;
 // sm_80's: in the PTX of sm_80 and sm_90a only (the kernels declare it too).

@@ -4,6 +4,7 @@
 
 mod classic;
 mod codegen_controls;
+mod cp_async;
 mod parameters_and_features;
 mod patterns;
 mod tensor_cores;

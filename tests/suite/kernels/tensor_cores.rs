@@ -1,7 +1,9 @@
 //! Warp-level MMA (`gpu_device::mma`): tile products of random bf16, f16 and
 //! tf32 operands against a CPU reference, a tiled `A Bᵀ` accumulating over
 //! k, every element of the result held by one lane, and the misuses refused
-//! at run time (a divergent warp, a partial warp, overlapping rows). Runs on
+//! at run time (a divergent warp, a partial warp, overlapping rows), and
+//! issue #22's `mma.sync` GEMM (`cp.async` ring, `ldmatrix`, 8 warps)
+//! against a CPU reference at ragged sizes and multiples of its tile. Runs on
 //! the simulator and on a GPU of compute capability 8.0 or later (the
 //! kernels declare `arch = "sm_80"`).
 
@@ -11,6 +13,9 @@ use common::faults::{in_own_simulator_process, next_device};
 use gpu_device::half::{bf16, f16};
 use gpu_runtime::{launch, DeviceBuffer, DeviceCopy, Error, Stream, BACKEND_ENV};
 use gpu_test_kernels::architectures::{needs_any_arch, needs_sm_90a};
+use gpu_test_kernels::patterns::gemm_tc::{
+    gemm_bf16_mma_sync, gemm_tc_blocks, GEMM_TC_SHARED_BYTES, GEMM_TC_THREADS,
+};
 use gpu_test_kernels::tensor_cores::{
     mma_in_a_divergent_branch, mma_shared_bf16, mma_tile_bf16, mma_tile_f16, mma_tile_tf32,
     mma_tiled_bf16, mma_with_overlapping_rows,
@@ -297,4 +302,54 @@ fn each_device_runs_the_newest_module_it_can() {
         };
         assert_eq!(out.copy_to_host_sync(&stream).unwrap(), vec![built_for; 64]);
     }
+}
+/// `C = A Bᵀ` by the `mma.sync` GEMM for A `m × k` (rows `ld` apart), B
+/// `n × k` (rows `ld` apart), their padding columns NaN (never read as
+/// data), against an f64 reference rounded once to bf16.
+fn gemm_matches_the_reference(m: usize, n: usize, k: usize, ld: usize, stream: &Stream) {
+    let padded = |rows: usize, seed: u64| -> Vec<bf16> {
+        let values = random(rows * k, seed);
+        (0..rows * ld)
+            .map(|i| match i % ld {
+                c if c < k => bf16::from_f32(values[i / ld * k + c]),
+                _ => bf16::from_f32(f32::NAN),
+            })
+            .collect()
+    };
+    let (a, b) = (padded(m, 31), padded(n, 32));
+    let (da, db) = (buffer(&a, stream), buffer(&b, stream));
+    let mut dc = DeviceBuffer::<bf16>::zeroed_on(m * n, stream).unwrap();
+    let view = dc.view_2d_mut(m, n).unwrap();
+    let (blocks, bytes) = (gemm_tc_blocks(m, n), GEMM_TC_SHARED_BYTES as u32);
+    launch!(gemm_bf16_mma_sync[blocks, GEMM_TC_THREADS, stream, bytes](&da, &db, k, ld, ld, view))
+        .unwrap();
+    let got = dc.copy_to_host_sync(stream).unwrap();
+    for i in 0..m {
+        for j in 0..n {
+            let (mut sum, mut scale) = (0f64, 0f64);
+            for kk in 0..k {
+                let p = a[i * ld + kk].to_f64() * b[j * ld + kk].to_f64();
+                sum += p;
+                scale += p.abs();
+            }
+            let g = got[i * n + j].to_f64();
+            // bf16's rounding of the result, and f32 accumulation on a GPU.
+            let tolerance = sum.abs() / 128.0 + 1e-5 * scale + 1e-30;
+            assert!(
+                (g - sum).abs() <= tolerance,
+                "{m} × {n} × {k} (ld {ld}): C[{i}][{j}] is {g}, the reference {sum}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_mma_sync_gemm_matches_a_cpu_reference() {
+    let stream = Stream::new().unwrap();
+    // Ragged in every dimension, with padded rows; one k-block, two blocks.
+    gemm_matches_the_reference(130, 67, 40, 48, &stream);
+    // K longer than the ring (5 k-blocks through 4 stages), the last cut.
+    gemm_matches_the_reference(17, 9, 300, 304, &stream);
+    // One whole block tile.
+    gemm_matches_the_reference(128, 256, 64, 64, &stream);
 }

@@ -14,9 +14,16 @@
 //!   registers;
 //! - [`scan`]: exclusive scan of `u32` in three kernels (tile scans, the
 //!   tile sums' scan, add back); the single-pass scan is `gpu_ops::scan`.
+//!
+//! And issue #22's tensor-core GEMM (`benches/cuda/gemm_tc.cu`, timed by
+//! `benches/gemm.rs`): [`gemm_tc`], `mma.sync` fed by a `cp.async` ring
+//! (sm_80 and later).
 
 pub mod collectives;
 pub mod conv;
+// sm_80's: in the PTX of sm_80 and sm_90a only (the kernel declares it too).
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
+pub mod gemm_tc;
 pub mod layernorm;
 pub mod scan;
 pub mod sgemm;

@@ -305,7 +305,7 @@ fn release(state: &BlockState<'_>) -> Result<(), (usize, String)> {
         }
         round.clear();
         round.extend(0..count as u32);
-        waiting.barrier = [0; 5];
+        waiting.barrier = [0; 6];
         state.waiting.set(waiting);
         if let Some(races) = &state.races {
             races.interval.set(races.interval.get() + 1);
@@ -384,6 +384,7 @@ fn barrier_name(id: u32) -> &'static str {
             "the barrier inside a block collective (a tile claim or look-back)"
         }
         simulation::GRID_BARRIER => "the grid sync Grid::sync()",
+        simulation::PIPELINE_BARRIER => "a cp.async ring's wait CpAsyncRing::wait()",
         _ => "the phase barrier Block::sync()",
     }
 }

@@ -21,8 +21,9 @@ pub(super) enum ThreadState {
 pub(super) struct Waiting {
     /// At barrier 0 (`sync_threads`), 1 (the phase token's `sync`), 2
     /// (a block vote, `VOTE_BARRIER`), 3 (inside a block collective,
-    /// `COLLECTIVE_BARRIER`) and 4 (a grid sync, `GRID_BARRIER`).
-    pub(super) barrier: [usize; 5],
+    /// `COLLECTIVE_BARRIER`), 4 (a grid sync, `GRID_BARRIER`) and 5 (a
+    /// `cp.async` ring's wait, `PIPELINE_BARRIER`).
+    pub(super) barrier: [usize; 6],
     /// At `activemask()`.
     pub(super) active_mask: usize,
     pub(super) warp: usize,

@@ -1,0 +1,335 @@
+//! Issue #22's bf16 GEMM table: `C = A Bᵀ` (A `M × K`, B `N × K`, bf16
+//! in, f32 accumulation, bf16 out) by the Rust `mma.sync` kernel
+//! (`gpu_test_kernels::patterns::gemm_tc`, no `unsafe` in its body), its
+//! CUDA C twin (`gemm_bf16_mma_sync` in `benches/cuda/gemm_tc.cu`, built as
+//! `gemm_tc`, which also times cuBLAS and the `wgmma` kernels) and
+//! `torch.matmul` in bf16 (`benches/python/gemm_torch.py`), at the same
+//! sizes, in one run.
+//!
+//! ```text
+//! gemm --helpers DIR          # on the GPU machine; DIR holds gemm_tc,
+//!                             # gemm_torch.py and twins_common.py
+//! gemm --helpers DIR --quick  # correctness only, small odd sizes (helpers too)
+//! gemm --quick                # the Rust side alone (the CPU simulator too)
+//! ```
+//!
+//! Sizes: 8192³, 4096³ and 4099 × 4097 × 4095 (`--quick`: 520 × 777 × 333,
+//! 128 × 256 × 64, 1 × 1 × 1, 130 × 67 × 40). A and B have rows padded to a
+//! multiple of 8 elements (NaN in the padding, never read as data) as the
+//! twin's; C is `M × N` (the twin pads its rows to 8). Each Rust result is
+//! checked against an f64 reference: every entry in `--quick`, else the
+//! corners, the last row and column's samples and 2000 entries from seed 3,
+//! each within `1.01 (2^-8 |exact| + gamma_K sum |a b|)` (bf16's rounding
+//! of the result and f32 accumulation), before and after timing (the median
+//! of 50 launches after 5 warm-ups, each between its own pair of events).
+//! The table gives each implementation's ms and TFLOP/s, and the speed
+//! ratios (their time over the Rust kernel's: the issue's goal is >= 0.97
+//! against the twin), with both register counts. Exits with 1 if a check
+//! failed, here or in a helper.
+
+#[path = "common/mod.rs"]
+mod common;
+#[cfg(feature = "bare-cust")]
+#[path = "kernels/compiled.rs"]
+#[allow(dead_code)]
+mod compiled;
+#[cfg(not(feature = "bare-cust"))]
+#[path = "kernels/compiled_unavailable.rs"]
+#[allow(dead_code)]
+mod compiled;
+#[path = "kernels/harness.rs"]
+#[allow(dead_code)]
+mod harness;
+#[path = "patterns/table.rs"]
+#[allow(dead_code)]
+mod table;
+
+use common::{bench_args, Res};
+use compiled::CompiledModule;
+use gpu_device::half::bf16;
+use gpu_runtime::{backend, launch, Backend, Device, DeviceBuffer, Stream};
+use gpu_test_kernels::patterns::gemm_tc::{
+    gemm_bf16_mma_sync, gemm_tc_blocks, GEMM_TC_SHARED_BYTES, GEMM_TC_THREADS,
+};
+use gpu_test_kernels::KERNEL_MODULE;
+use harness::{gamma, SplitMix64};
+use std::process::Command;
+use std::time::Duration;
+use table::{run_helper, Baselines, Ctx, Helper};
+
+/// The longest a helper may run: the twin times six GEMMs at each size.
+const HELPER_LIMIT: Duration = Duration::from_secs(300);
+const FAMILY: &str = "bf16 GEMM (issue #22)";
+/// The twin's name for its `mma.sync` kernel (its `RESULT` lines').
+const TWIN: &str = "mma.sync m16n8k16 + ldmatrix 128x256";
+const CUBLAS: &str = "cuBLAS cublasGemmEx (TN, bf16 -> f32 accumulate -> bf16)";
+const TORCH: &str = "torch.matmul bf16 (cuBLAS)";
+const WGMMA: &str = "wgmma+TMA 128x256, 2 consumer WGs";
+const ENTRY: &str = "gemm_bf16_mma_sync";
+
+fn main() -> Res<()> {
+    let (helpers, flags) = bench_args(&["--quick"])?;
+    let quick = flags.iter().any(|f| f == "--quick");
+    harness::check_generator()?;
+    let device = Device::get(0)?;
+    let on_gpu = backend() == Backend::Cuda;
+    if !quick && !on_gpu {
+        println!("gemm: not run: this is the CPU simulator, where the issue's sizes take days; `--quick` checks the kernel at small sizes");
+        return Ok(());
+    }
+    let stream = Stream::new()?;
+    let mut ctx = Ctx {
+        stream: &stream,
+        quick,
+        on_gpu,
+        rows: Vec::new(),
+    };
+    let sizes: &[(usize, usize, usize)] = if quick {
+        &[(520, 777, 333), (128, 256, 64), (1, 1, 1), (130, 67, 40)]
+    } else {
+        &[(8192, 8192, 8192), (4096, 4096, 4096), (4099, 4097, 4095)]
+    };
+    for &(m, n, k) in sizes {
+        case(&mut ctx, m, n, k)?;
+    }
+    let rows = ctx.rows;
+    let failures = rows.iter().filter(|r| !r.ok).count();
+
+    let mut notes = Vec::new();
+    let mut rust_registers = None;
+    if on_gpu {
+        match CompiledModule::load(KERNEL_MODULE.ptx())
+            .and_then(|m| Ok((m.registers(ENTRY)?, m.local_bytes(ENTRY)?)))
+        {
+            Ok((regs, local)) => {
+                println!("RESULT rust_regs {ENTRY} {regs} registers, {local} bytes local");
+                rust_registers = Some(regs);
+            }
+            Err(e) => notes.push(format!("register counts: {e}")),
+        }
+    }
+
+    device.release_pool_memory()?;
+    let (mut twin, mut torch) = (Helper::default(), Helper::default());
+    match (&helpers, on_gpu) {
+        (Some(dir), true) => {
+            let bin = dir.join("gemm_tc");
+            if bin.is_file() {
+                let mut command = Command::new(bin);
+                if quick {
+                    command.arg("--quick");
+                }
+                run_helper(
+                    "CUDA C (gemm_tc)",
+                    command,
+                    HELPER_LIMIT,
+                    &mut twin,
+                    &mut notes,
+                );
+            } else {
+                notes.push(format!("CUDA C: not run (no {})", bin.display()));
+            }
+            let script = dir.join("gemm_torch.py");
+            if script.is_file() {
+                let mut command = Command::new("python3");
+                command.arg("gemm_torch.py").current_dir(dir);
+                if quick {
+                    command.arg("--quick");
+                }
+                run_helper(
+                    "torch (gemm_torch.py)",
+                    command,
+                    HELPER_LIMIT,
+                    &mut torch,
+                    &mut notes,
+                );
+            } else {
+                notes.push(format!("torch: not run (no {})", script.display()));
+            }
+        }
+        (None, true) => notes.push("CUDA C and torch: not run (no --helpers DIR)".into()),
+        (_, false) => notes.push("CUDA C and torch: not run (the CPU simulator)".into()),
+    }
+
+    println!();
+    println!(
+        "GPU: {} (compute capability {}.{}); per-launch time, median of {} launches after {} warm-ups{}",
+        device.name(),
+        device.limits().compute_capability.0,
+        device.limits().compute_capability.1,
+        harness::TIMED,
+        harness::WARMUP,
+        if quick { " (--quick: checks only, no timing)" } else { "" },
+    );
+    print_table(&rows, &twin, &torch, rust_registers);
+    for note in &notes {
+        println!("note: {note}");
+    }
+    let helper_failed = notes
+        .iter()
+        .any(|n| n.contains("FAILED") || n.contains("exited with") || n.contains("HANG"));
+    if failures > 0 {
+        return Err(format!("{failures} check(s) of the Rust kernel failed").into());
+    }
+    if helper_failed {
+        return Err("a helper failed (see the notes)".into());
+    }
+    Ok(())
+}
+
+/// `rows × ld` bf16 with the first `k` of each row from `rng` in [-1, 1)
+/// (as the twin's operands) and NaN padding.
+fn operand(rows: usize, k: usize, ld: usize, seed: u64) -> Vec<bf16> {
+    let mut rng = SplitMix64::new(seed);
+    let nan = bf16::from_f32(f32::NAN);
+    let mut out = vec![nan; rows * ld];
+    for r in 0..rows {
+        for v in &mut out[r * ld..r * ld + k] {
+            *v = bf16::from_f32(2.0 * rng.next_f32() - 1.0);
+        }
+    }
+    out
+}
+
+fn case(ctx: &mut Ctx, m: usize, n: usize, k: usize) -> Res<()> {
+    let ld = k.div_ceil(8) * 8;
+    let (a, b) = (operand(m, k, ld, 1), operand(n, k, ld, 2));
+    let stream = ctx.stream;
+    let upload = |data: &[bf16]| -> gpu_runtime::Result<DeviceBuffer<bf16>> {
+        let mut buffer = DeviceBuffer::zeroed_on(data.len(), stream)?;
+        buffer.copy_from_host_sync(data, stream)?;
+        Ok(buffer)
+    };
+    let (da, db) = (upload(&a)?, upload(&b)?);
+    let dc = DeviceBuffer::<bf16>::zeroed_on(m * n, stream)?;
+
+    let mut entries: Vec<(usize, usize)> = Vec::new();
+    if ctx.quick {
+        entries.extend((0..m).flat_map(|i| (0..n).map(move |j| (i, j))));
+    } else {
+        entries.extend([(0, 0), (0, n - 1), (m - 1, 0), (m - 1, n - 1)]);
+        let mut pick = SplitMix64::new(3);
+        for _ in 0..2000 {
+            let i = (pick.next_u64() % m as u64) as usize;
+            let j = (pick.next_u64() % n as u64) as usize;
+            entries.push((i, j));
+        }
+        for s in 0..50 {
+            entries.push((m - 1, s * n / 50));
+            entries.push((s * m / 50, n - 1));
+        }
+    }
+    // The exact values and their bounds.
+    let want: Vec<(f64, f64)> = entries
+        .iter()
+        .map(|&(i, j)| {
+            let (mut sum, mut magnitude) = (0f64, 0f64);
+            for kk in 0..k {
+                let p = a[i * ld + kk].to_f64() * b[j * ld + kk].to_f64();
+                sum += p;
+                magnitude += p.abs();
+            }
+            (sum, 1.01 * (sum.abs() / 256.0 + gamma(k) * magnitude))
+        })
+        .collect();
+
+    let blocks = gemm_tc_blocks(m, n);
+    let bytes = GEMM_TC_SHARED_BYTES as u32;
+    let baselines = Baselines {
+        family: FAMILY,
+        twin: TWIN,
+        twin_symbol: ENTRY,
+        libraries: &[(TORCH, 0.0), (CUBLAS, 0.0)],
+    };
+    let poison = vec![bf16::from_bits(0xffff); m * n];
+    ctx.run(
+        "Rust mma.sync (cp.async ring, ldmatrix) 128x256",
+        ENTRY,
+        format!("{m}x{n}x{k}"),
+        baselines,
+        &mut (da, db, dc),
+        |(_, _, dc)| dc.copy_from_host_sync(&poison, stream),
+        |(da, db, dc)| {
+            let view = dc.view_2d_mut(m, n)?;
+            launch!(gemm_bf16_mma_sync[blocks, GEMM_TC_THREADS, stream, bytes](&*da, &*db, k, ld, ld, view))
+        },
+        |(_, _, dc), pass| {
+            let got = dc.copy_to_host_sync(stream)?;
+            let (mut ok, mut max_error, mut reported) = (true, 0f64, 0);
+            for (&(i, j), &(exact, bound)) in entries.iter().zip(&want) {
+                let g = got[i * n + j].to_f64();
+                let error = (g - exact).abs();
+                if error.is_nan() || error > bound {
+                    ok = false;
+                    if reported < 5 {
+                        println!("  {pass}: C[{i}][{j}] = {g}, exact {exact} (bound {bound:.3e})");
+                        reported += 1;
+                    }
+                } else {
+                    max_error = max_error.max(error);
+                }
+            }
+            Ok((ok, max_error))
+        },
+    )
+}
+
+/// TFLOP/s of an `m × n × k` GEMM in `ms`.
+fn tflops(size: &str, ms: Option<f64>) -> String {
+    let dims: Vec<f64> = size.split('x').filter_map(|d| d.parse().ok()).collect();
+    match (ms, &dims[..]) {
+        (Some(ms), &[m, n, k]) if ms > 0.0 => {
+            format!("{:.1}", 2.0 * m * n * k / (ms * 1e-3) / 1e12)
+        }
+        _ => "-".into(),
+    }
+}
+
+/// `theirs / ours` (a speed ratio), with the goal's verdict when it has one.
+fn ratio(theirs: Option<f64>, ours: Option<f64>, goal: Option<f64>) -> String {
+    match (theirs, ours) {
+        (Some(t), Some(o)) if o > 0.0 => {
+            let r = t / o;
+            match goal {
+                Some(g) => format!("{r:.3} {}", if r >= g { "(met)" } else { "(missed)" }),
+                None => format!("{r:.3}"),
+            }
+        }
+        _ => "-".into(),
+    }
+}
+
+fn print_table(rows: &[table::Row], twin: &Helper, torch: &Helper, rust_registers: Option<u32>) {
+    let ms = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.4}"));
+    println!("\n### {FAMILY}\n");
+    println!("| size | Rust mma.sync ms | TFLOP/s | CUDA C twin ms | TFLOP/s | twin/Rust (goal >= 0.97) | torch.matmul ms | TFLOP/s | torch/Rust | cuBLAS (twin's) ms | cuBLAS/Rust | CUDA C wgmma ms | registers Rust / twin | max error | check |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    for r in rows {
+        let key = |name: &str| (name.to_string(), r.size.clone());
+        let twin_ms = twin.ms.get(&key(TWIN)).copied();
+        let torch_ms = torch.ms.get(&key(TORCH)).copied();
+        let cublas_ms = twin.ms.get(&key(CUBLAS)).copied();
+        let wgmma_ms = twin.ms.get(&key(WGMMA)).copied();
+        println!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} / {} | {:.3e} | {} |",
+            r.size,
+            ms(r.ms),
+            tflops(&r.size, r.ms),
+            ms(twin_ms),
+            tflops(&r.size, twin_ms),
+            ratio(twin_ms, r.ms, Some(0.97)),
+            ms(torch_ms),
+            tflops(&r.size, torch_ms),
+            ratio(torch_ms, r.ms, None),
+            ms(cublas_ms),
+            ratio(cublas_ms, r.ms, None),
+            ms(wgmma_ms),
+            rust_registers.map_or("?".into(), |v| v.to_string()),
+            twin.registers
+                .get(ENTRY)
+                .map_or("?".into(), |v| v.to_string()),
+            r.max_error,
+            if r.ok { "ok" } else { "WRONG" },
+        );
+    }
+}

@@ -1,0 +1,208 @@
+//! [`WarpTiles`]: the map of a GEMM's output whose elements each lane holds
+//! in [`Accumulator`]s, and its writes from them.
+
+use super::{Accumulator, NotSend};
+use crate::ownership::sealed::Sealed;
+use crate::ownership::{DisjointMatrix, Map, MatrixMap};
+use crate::race_check;
+use crate::thread_owner::Owner;
+use core::marker::PhantomData;
+
+/// The output of a warp-tiled GEMM: each block computes a `BM × BN` tile
+/// (`BM = WARPS_M · TILES_M · 16`, `BN = WARPS_N · TILES_N · 8`), its
+/// `WARPS_M × WARPS_N` warps each a `TILES_M · 16 × TILES_N · 8` sub-tile
+/// (warp `w` at row `w / WARPS_N`, column `w % WARPS_N`), held as
+/// `TILES_M × TILES_N` [`Accumulator`]s per lane, in the accumulator's lane
+/// layout. Blocks take the tiles in the grouped order of CUTLASS's
+/// threadblock swizzle: block `b` (its [`block_rank`](crate::leader::block_rank))
+/// goes down `GROUP_M` tile rows, then right.
+///
+/// Disjoint: the grouped order names each tile of the matrix once (blocks
+/// past the last tile get none); within a tile, the warp's rank names its
+/// sub-tile once, and the accumulator layout gives each element of a 16 × 8
+/// tile to one lane. Needs blocks of `WARPS_M · WARPS_N · 32` threads.
+pub enum WarpTiles<
+    const WARPS_M: usize,
+    const WARPS_N: usize,
+    const TILES_M: usize,
+    const TILES_N: usize,
+    const GROUP_M: usize = 8,
+> {}
+
+impl<const WM: usize, const WN: usize, const TM: usize, const TN: usize, const G: usize> Sealed
+    for WarpTiles<WM, WN, TM, TN, G>
+{
+}
+impl<const WM: usize, const WN: usize, const TM: usize, const TN: usize, const G: usize> Map
+    for WarpTiles<WM, WN, TM, TN, G>
+{
+    const BLOCK_THREADS: u32 = {
+        assert!(
+            WM >= 1 && WN >= 1 && WM * WN <= 32,
+            "WarpTiles: 1 to 32 warps a block"
+        );
+        assert!(
+            TM >= 1 && TN >= 1 && TM * 16 * WM <= 1 << 16 && TN * 8 * WN <= 1 << 16,
+            "WarpTiles: a block's tile spans 16 to 65536 rows and 8 to 65536 columns"
+        );
+        assert!(G >= 1, "WarpTiles: GROUP_M is at least 1");
+        (WM * WN * 32) as u32
+    };
+}
+impl<const WM: usize, const WN: usize, const TM: usize, const TN: usize, const G: usize> MatrixMap
+    for WarpTiles<WM, WN, TM, TN, G>
+{
+}
+
+/// This thread's place under [`WarpTiles`]: its block's tile, its warp's
+/// sub-tile. From [`WarpTileItems::mine`]; neither `Send` nor `Sync`.
+pub struct WarpTileItems<M> {
+    /// The block's tile's first row and column (past the matrix for a
+    /// block with no tile).
+    block_row: usize,
+    block_col: usize,
+    /// The warp's sub-tile within it.
+    warp_row: usize,
+    warp_col: usize,
+    owner: Owner,
+    _map: PhantomData<fn() -> M>,
+    _thread: NotSend,
+}
+
+impl<const WM: usize, const WN: usize, const TM: usize, const TN: usize, const G: usize>
+    WarpTileItems<WarpTiles<WM, WN, TM, TN, G>>
+{
+    /// Rows of a block's tile.
+    pub const BLOCK_ROWS: usize = WM * TM * 16;
+    /// Columns of a block's tile.
+    pub const BLOCK_COLS: usize = WN * TN * 8;
+
+    /// This thread's place for the matrix `out`. Panics (a trap on the GPU)
+    /// unless the block has `WM · WN · 32` threads (the launcher refuses
+    /// such launches first).
+    #[inline(always)]
+    #[track_caller]
+    pub fn mine<T>(out: &DisjointMatrix<'_, T, WarpTiles<WM, WN, TM, TN, G>>) -> Self {
+        let threads = <WarpTiles<WM, WN, TM, TN, G> as Map>::BLOCK_THREADS as usize;
+        let size = crate::block_size();
+        if size != threads {
+            crate::ownership::tiles::wrong_block_size(threads as u32, size)
+        }
+        let tiles_m = out.rows().div_ceil(Self::BLOCK_ROWS);
+        let tiles_n = out.cols().div_ceil(Self::BLOCK_COLS);
+        let (tile_m, tile_n) = grouped_tile(crate::leader::block_rank(), tiles_m, tiles_n, G);
+        let warp = crate::thread_rank() / 32;
+        WarpTileItems {
+            block_row: tile_m.saturating_mul(Self::BLOCK_ROWS),
+            block_col: tile_n.saturating_mul(Self::BLOCK_COLS),
+            warp_row: warp / WN * TM * 16,
+            warp_col: warp % WN * TN * 8,
+            owner: Owner::current(),
+            _map: PhantomData,
+            _thread: PhantomData,
+        }
+    }
+
+    /// The first row and column of the block's tile (past the matrix for a
+    /// block beyond the last tile).
+    #[inline(always)]
+    pub fn block_origin(&self) -> (usize, usize) {
+        (self.block_row, self.block_col)
+    }
+
+    /// The first row and column of the warp's sub-tile within the block's
+    /// tile.
+    #[inline(always)]
+    pub fn warp_origin(&self) -> (usize, usize) {
+        (self.warp_row, self.warp_col)
+    }
+}
+
+/// Tile `t`'s `(tile row, tile column)` in the grouped order, or one
+/// outside the `tiles_m × tiles_n` grid for a `t` past the last.
+#[inline(always)]
+fn grouped_tile(t: usize, tiles_m: usize, tiles_n: usize, group_m: usize) -> (usize, usize) {
+    let per_group = group_m * tiles_n;
+    if per_group == 0 {
+        return (tiles_m, tiles_n);
+    }
+    let group = t / per_group;
+    let first_m = group * group_m;
+    if first_m >= tiles_m {
+        return (tiles_m, tiles_n);
+    }
+    let rows = (tiles_m - first_m).min(group_m);
+    let in_group = t - group * per_group;
+    (first_m + in_group % rows, in_group / rows)
+}
+
+impl<T, const WM: usize, const WN: usize, const TM: usize, const TN: usize, const G: usize>
+    DisjointMatrix<'_, T, WarpTiles<WM, WN, TM, TN, G>>
+{
+    /// Writes this lane's elements of `acc`, the warp's accumulator of
+    /// 16 × 8 tile `(i, j)` of its sub-tile (`i < TILES_M`, `j < TILES_N`),
+    /// each converted by `convert`; elements outside the matrix are left
+    /// out. Panics when `i` or `j` is out of range.
+    #[inline(always)]
+    #[track_caller]
+    pub fn set_accumulator(
+        &mut self,
+        items: &WarpTileItems<WarpTiles<WM, WN, TM, TN, G>>,
+        i: usize,
+        j: usize,
+        acc: &Accumulator,
+        convert: impl Fn(f32) -> T,
+    ) {
+        items.owner.check("a WarpTileItems token");
+        if i >= TM || j >= TN {
+            tile_out_of_range(i, j, TM, TN)
+        }
+        let row0 = items.block_row + items.warp_row + 16 * i;
+        let col0 = items.block_col + items.warp_col + 8 * j;
+        for (row, col, value) in acc.elements() {
+            if let Some(at) = self.offset(row0 + row, col0 + col) {
+                // SAFETY: inside the matrix; the element is this lane's
+                // under `WarpTiles` (its block's tile, its warp's sub-tile,
+                // its accumulator elements), every thread's map.
+                let element = unsafe { self.ptr.add(at) };
+                race_check::write(element);
+                // SAFETY: as above.
+                unsafe { element.write(convert(value)) };
+            }
+        }
+    }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn tile_out_of_range(i: usize, j: usize, tm: usize, tn: usize) -> ! {
+    panic!("set_accumulator: tile ({i}, {j}) is outside the warp's {tm} × {tn} tiles")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::grouped_tile;
+
+    #[test]
+    fn the_grouped_order_names_each_tile_once() {
+        for (tiles_m, tiles_n, group) in [(1, 1, 8), (5, 3, 2), (17, 4, 8), (3, 7, 8), (9, 9, 1)] {
+            let mut seen = vec![0; tiles_m * tiles_n];
+            for t in 0..tiles_m * tiles_n + 20 {
+                let (m, n) = grouped_tile(t, tiles_m, tiles_n, group);
+                if m < tiles_m && n < tiles_n {
+                    seen[m * tiles_n + n] += 1;
+                } else {
+                    assert!(
+                        t >= tiles_m * tiles_n,
+                        "tile {t} of {tiles_m} × {tiles_n} fell outside"
+                    );
+                }
+            }
+            assert!(
+                seen.iter().all(|&s| s == 1),
+                "{tiles_m} × {tiles_n} / {group}: {seen:?}"
+            );
+        }
+    }
+}

@@ -1,0 +1,89 @@
+//! `cp.async` rings (`gpu_device::cp_async`, sm_80): a pipeline copying
+//! rows through a 3-stage ring with zero-filled tails, and the misuses the
+//! ring refuses at run time.
+
+use gpu_device::cp_async::{CpAsyncRing, CpAsyncSource};
+use gpu_device::prelude::*;
+
+/// Steps of [`ring_rows`]: each moves 2 rows of 64 `u16` through the ring.
+pub const RING_STEPS: usize = 4;
+const _: () = assert!(2 * RING_STEPS == 8, "ring_rows records 2 elements a step");
+
+/// Moves `x` (`2 RING_STEPS` rows of 64) through a 3-stage ring of 2-row
+/// stages, copying the first `width` elements of each row (the rest of each
+/// chunk zero-filled, the chunks past it not copied: zeros); launch 64
+/// threads and `3 * 256` bytes. Thread `t` records, at each step, stage
+/// elements `t` and `t + 64` (row-major over the stage's 2 rows).
+#[kernel(arch = "sm_80", block = 64)]
+pub fn ring_rows(
+    x: &[u16],
+    width: usize,
+    mut out: DisjointSlice<[u16; 8]>,
+    smem: DynamicShared<u16>,
+) {
+    let src = CpAsyncSource::new(x);
+    let mut ring = CpAsyncRing::<u16, 3>::new(smem, 2);
+    let fill = |ring: &mut CpAsyncRing<u16, 3>, step: usize| {
+        ring.fill(|stage| {
+            if step < RING_STEPS {
+                if let Some((row, chunk)) = stage.own_chunk(0) {
+                    let valid = width.saturating_sub(8 * chunk).min(8);
+                    stage.copy(0, src, (2 * step + row) * 64 + 8 * chunk, valid);
+                }
+            }
+        })
+    };
+    fill(&mut ring, 0);
+    fill(&mut ring, 1);
+    let t = thread_rank();
+    let mut seen = [0; 8];
+    for step in 0..RING_STEPS {
+        let mut stage = ring.wait();
+        stage.fill(|s| {
+            if step + 2 < RING_STEPS {
+                if let Some((row, chunk)) = s.own_chunk(0) {
+                    let valid = width.saturating_sub(8 * chunk).min(8);
+                    s.copy(0, src, (2 * (step + 2) + row) * 64 + 8 * chunk, valid);
+                }
+            }
+        });
+        seen[2 * step] = stage.get(t / 64, t % 64);
+        seen[2 * step + 1] = stage.get((t + 64) / 64, (t + 64) % 64);
+    }
+    ring.finish();
+    out.set(thread_index(), seen);
+}
+
+/// Which misuse [`ring_misuse`] makes.
+pub const MISALIGNED_SOURCE: u32 = 0;
+/// Three fills of a 3-stage ring before any wait.
+pub const FILL_TOO_FAR: u32 = 1;
+/// A wait with no fill.
+pub const WAIT_WITHOUT_FILL: u32 = 2;
+/// A chunk of more than 16 bytes.
+pub const CHUNK_TOO_LONG: u32 = 3;
+
+/// One misuse of a ring (`which`), refused with a panic; launch 32 threads
+/// and `3 * 128` bytes (less, for the shared-memory check).
+#[kernel(arch = "sm_80")]
+pub fn ring_misuse(x: &[u16], which: u32, mut out: DisjointSlice<u16>, smem: DynamicShared<u16>) {
+    let src = CpAsyncSource::new(x);
+    let mut ring = CpAsyncRing::<u16, 3>::new(smem, 1);
+    match which {
+        MISALIGNED_SOURCE => ring.fill(|s| {
+            s.copy(0, src, 1, 8);
+        }),
+        FILL_TOO_FAR => {
+            for _ in 0..3 {
+                ring.fill(|_| {});
+            }
+        }
+        WAIT_WITHOUT_FILL => {
+            let _ = ring.wait();
+        }
+        _ => ring.fill(|s| {
+            s.copy(0, src, 0, 9);
+        }),
+    }
+    out.set(thread_index(), 0);
+}

@@ -1,0 +1,171 @@
+//! Issue #22's `mma.sync` GEMM, the Rust port of
+//! `benches/cuda/gemm_tc/mma_sync_gemm.cuh` (`gemm_bf16_mma_sync`): `C =
+//! A Bᵀ`, bf16 in, f32 accumulation, bf16 out, with the same design and no
+//! `unsafe`:
+//!
+//! - a block tile of 128 × 256 × 64, 256 threads as 2 × 4 warps of 64 × 64
+//!   (4 × 8 accumulators of 16 × 8 a lane), one block per tile on a 1-D
+//!   grid in the grouped order (16 tile rows a group): [`GemmTiles`];
+//! - a [`CpAsyncRing`] of 4 stages, each A's 128 rows then B's 256 rows of
+//!   128 bytes (64 bf16 of K), XOR-swizzled; chunk `t + 256 q` of a stage
+//!   is thread `t`'s: 4 chunks of A, 8 of B, each cut to the elements left
+//!   in K and zero past M or N;
+//! - one wait (and barrier) a k-block: wait for stage `kb`, fill stage `kb
+//!   + 3`, then 4 steps of K = 16 over stage `kb`: 4 `ldmatrix.x4` of A, 4
+//!   of B (two n-tiles each), 32 `mma.sync.m16n8k16`.
+//!
+//! A is `m × k` with rows `lda` apart, B is `n × k` with rows `ldb` apart
+//! (both multiples of 8 elements, so that every 16-byte chunk is aligned; a
+//! misaligned copy is a panic), C is `m × n`. Launch
+//! [`GEMM_TC_THREADS`] threads a block, [`gemm_tc_blocks`] blocks and
+//! [`GEMM_TC_SHARED_BYTES`] bytes of dynamic shared memory.
+
+use gpu_device::cp_async::{CpAsyncRing, CpAsyncSource, Ready, StageFill};
+use gpu_device::half::bf16;
+use gpu_device::mma::{
+    mma_grid, Accumulator, Bf16, FragmentA, FragmentB, WarpTileItems, WarpTiles,
+};
+use gpu_device::prelude::*;
+
+/// The output map: 2 × 4 warps of 4 × 8 accumulators (128 × 256 a block),
+/// 16 tile rows a group (the twin's `group_for` on a 132-SM H100 or H200).
+pub type GemmTiles = WarpTiles<2, 4, 4, 8, 16>;
+/// Rows of A in a block's tile.
+pub const GEMM_TC_BM: usize = 128;
+/// Rows of B (columns of C) in a block's tile.
+pub const GEMM_TC_BN: usize = 256;
+/// K of a k-block: one 128-byte row of bf16.
+pub const GEMM_TC_BK: usize = 64;
+/// The ring's stages.
+pub const GEMM_TC_STAGES: usize = 4;
+/// Threads a block.
+pub const GEMM_TC_THREADS: u32 = 256;
+/// Rows of a stage: A's, then B's.
+const STAGE_ROWS: usize = GEMM_TC_BM + GEMM_TC_BN;
+/// Dynamic shared memory a launch needs: 4 stages of 384 rows of 128 bytes.
+pub const GEMM_TC_SHARED_BYTES: usize = GEMM_TC_STAGES * STAGE_ROWS * 128;
+
+/// The blocks of a launch for an `m × n` result: one per tile.
+pub fn gemm_tc_blocks(m: usize, n: usize) -> u32 {
+    (m.div_ceil(GEMM_TC_BM) * n.div_ceil(GEMM_TC_BN)) as u32
+}
+
+/// What the copies of a k-block need: the sources, their extents and the
+/// block's first rows of A and B.
+#[derive(Clone, Copy)]
+struct Operands<'a> {
+    a: CpAsyncSource<'a, bf16>,
+    b: CpAsyncSource<'a, bf16>,
+    m: usize,
+    n: usize,
+    k: usize,
+    lda: usize,
+    ldb: usize,
+    row_a0: usize,
+    row_b0: usize,
+    k_blocks: usize,
+}
+
+/// Queues this thread's chunk `q` of k-block `kb`: `q < 4` in A's rows,
+/// the rest in B's; cut to the elements left in K, zero past M or N.
+#[inline(always)]
+fn load_chunk(stage: &mut StageFill<'_, bf16>, q: usize, kb: usize, o: &Operands<'_>) {
+    if let Some((row, chunk)) = stage.own_chunk(q) {
+        let gk = kb * GEMM_TC_BK + 8 * chunk;
+        let (src, global_row, rows, ld) = if q < 4 {
+            (o.a, o.row_a0 + row, o.m, o.lda)
+        } else {
+            (o.b, o.row_b0 + row - GEMM_TC_BM, o.n, o.ldb)
+        };
+        let valid = if global_row < rows {
+            o.k.saturating_sub(gk).min(8)
+        } else {
+            0
+        };
+        let start = if valid > 0 { global_row * ld + gk } else { 0 };
+        stage.copy(q, src, start, valid);
+    }
+}
+
+/// Queues this thread's 12 chunks of k-block `kb` (none past the last).
+/// Written out (a macro, not `unroll!`'s closure) so that nothing of the
+/// pipeline is left to the inliner's judgement.
+#[inline(always)]
+fn load_k_block(stage: &mut StageFill<'_, bf16>, kb: usize, o: &Operands<'_>) {
+    if kb < o.k_blocks {
+        macro_rules! chunks {
+            ($($q:literal)*) => { $( load_chunk(stage, $q, kb, o); )* };
+        }
+        chunks!(0 1 2 3 4 5 6 7 8 9 10 11);
+    }
+}
+
+/// One K = 16 step over a landed stage: 4 `ldmatrix.x4` of A, 4 of B, 32
+/// `mma.sync` (one convergence check for each of the three), written out
+/// so that the accumulators stay in registers.
+#[inline(always)]
+fn k_step(
+    stage: &Ready<'_, bf16, GEMM_TC_STAGES>,
+    acc: &mut [[Accumulator; 8]; 4],
+    kk: usize,
+    (warp_row, warp_col): (usize, usize),
+) {
+    let af: [FragmentA<Bf16>; 4] = FragmentA::load_stage_column(stage, warp_row, 2 * kk);
+    let [p0, p1, p2, p3]: [[FragmentB<Bf16>; 2]; 4] =
+        FragmentB::load_stage_column(stage, GEMM_TC_BM + warp_col, 2 * kk);
+    let bf = [p0[0], p0[1], p1[0], p1[1], p2[0], p2[1], p3[0], p3[1]];
+    mma_grid(&af, &bf, acc);
+}
+
+/// `C = A Bᵀ` (see the [module](self)).
+#[kernel(arch = "sm_80", block = 256, launch_bounds = (256, 1))]
+pub fn gemm_bf16_mma_sync(
+    a: &[bf16],
+    b: &[bf16],
+    k: usize,
+    lda: usize,
+    ldb: usize,
+    mut c: DisjointMatrix<bf16, GemmTiles>,
+    smem: DynamicShared<bf16>,
+) {
+    let items = WarpTileItems::mine(&c);
+    let (row_a0, row_b0) = items.block_origin();
+    let warp = items.warp_origin();
+    let o = Operands {
+        a: CpAsyncSource::new(a),
+        b: CpAsyncSource::new(b),
+        m: c.rows(),
+        n: c.cols(),
+        k,
+        lda,
+        ldb,
+        row_a0,
+        row_b0,
+        k_blocks: k.div_ceil(GEMM_TC_BK),
+    };
+    let mut ring = CpAsyncRing::<bf16, GEMM_TC_STAGES>::new(smem, STAGE_ROWS);
+    // The prologue: k-blocks 0 to 2 (a group each, empty past K).
+    ring.fill(|stage| load_k_block(stage, 0, &o));
+    ring.fill(|stage| load_k_block(stage, 1, &o));
+    ring.fill(|stage| load_k_block(stage, 2, &o));
+
+    let mut acc = [[Accumulator::zero(); 8]; 4];
+    for kb in 0..o.k_blocks {
+        // Stage kb landed (for every thread); stage kb + 3 is free.
+        let mut stage = ring.wait();
+        stage.fill(|next| load_k_block(next, kb + GEMM_TC_STAGES - 1, &o));
+        k_step(&stage, &mut acc, 0, warp);
+        k_step(&stage, &mut acc, 1, warp);
+        k_step(&stage, &mut acc, 2, warp);
+        k_step(&stage, &mut acc, 3, warp);
+    }
+    ring.finish();
+
+    macro_rules! store {
+        ($($i:literal)*; $js:tt) => { $( store!(@row $i $js); )* };
+        (@row $i:literal ($($j:literal)*)) => {
+            $( c.set_accumulator(&items, $i, $j, &acc[$i][$j], bf16::from_f32); )*
+        };
+    }
+    store!(0 1 2 3; (0 1 2 3 4 5 6 7));
+}
