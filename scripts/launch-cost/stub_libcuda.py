@@ -26,6 +26,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 SPECIAL = {
     "cuGetErrorName": 'int cuGetErrorName(int e, const char **n) { *n = "STUB_ERROR"; return 0; }',
     "cuGetErrorString": 'int cuGetErrorString(int e, const char **n) { *n = "stub error"; return 0; }',
+    "cuDriverGetVersion": "int cuDriverGetVersion(int *v) { *v = 13000; return 0; }",
     "cuDeviceGetCount": "int cuDeviceGetCount(int *c) { *c = 1; return 0; }",
     "cuDeviceGet": "int cuDeviceGet(int *d, int o) { *d = o; return 0; }",
     "cuDeviceGetName": 'int cuDeviceGetName(char *n, int l, int d) { strncpy(n, "Stub GPU", l); return 0; }',
@@ -47,6 +48,7 @@ SPECIAL = {
     "cuDevicePrimaryCtxRetain": "int cuDevicePrimaryCtxRetain(void **c, int d) { *c = (void *)0x2000; return 0; }",
     "cuCtxGetStreamPriorityRange": "int cuCtxGetStreamPriorityRange(int *l, int *g) { if (l) *l = 0; if (g) *g = -5; return 0; }",
     "cuMemGetInfo_v2": "int cuMemGetInfo_v2(size_t *f, size_t *t) { *f = *t = 80ull << 30; return 0; }",
+    "cuModuleGetGlobal_v2": "int cuModuleGetGlobal_v2(unsigned long long *d, size_t *n, void *m, const char *name) { static unsigned long long g[64]; if (d) *d = (unsigned long long)g; if (n) *n = 8; return 0; }",
     "cuMemAllocAsync": "int cuMemAllocAsync(unsigned long long *p, size_t n, void *s) { *p = (unsigned long long)malloc(n ? n : 1); return 0; }",
     "cuMemFreeAsync": "int cuMemFreeAsync(unsigned long long p, void *s) { free((void *)p); return 0; }",
     "cuMemHostAlloc": "int cuMemHostAlloc(void **p, size_t n, unsigned f) { *p = malloc(n ? n : 1); return 0; }",

@@ -13,7 +13,8 @@ fn a_kernel_fault_completes_the_future_with_the_error() {
         return;
     }
     let stream = Stream::new().unwrap();
-    let mut out = DeviceBuffer::<u32>::device_array(64).unwrap();
+    // On `stream`, not the current stream (kernel_panic.rs says why).
+    let mut out = DeviceBuffer::<u32>::zeroed_on(64, &stream).unwrap();
     launch!(testing::panic_if[1, 64, stream](1, &mut out)).unwrap();
     let done = stream.async_done().unwrap();
     let runtime = tokio::runtime::Builder::new_current_thread()

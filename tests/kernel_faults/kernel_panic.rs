@@ -4,6 +4,14 @@
 //! "correct" line. On a GPU the CUDA context is lost; the simulator keeps the
 //! same rule per simulated device. The fault ends the device for the rest of
 //! the process: each test runs in a process of its own.
+//!
+//! The buffers are made on streams the tests create, not on the current
+//! stream: with `GPU_PER_THREAD_DEFAULT_STREAM=1` that is the thread's
+//! per-thread default stream, and after a fault a thread that allocated on
+//! its per-thread stream may never end (the driver's teardown of the stream
+//! waits for ever, driver 580: `scripts/driver-probes/per_thread_exit_after_fault.cu`,
+//! README "The per-thread default stream"), so libtest would wait for the
+//! test's thread for ever.
 
 use crate::common;
 
@@ -49,9 +57,9 @@ fn a_kernel_fault_is_reported_by_name_and_every_later_call_returns_it() {
     let stream = Stream::new().unwrap();
     let other = Stream::new().unwrap();
     let blocking = Stream::with_options(StreamOptions::new().non_blocking(false)).unwrap();
-    let mut out = DeviceBuffer::<u32>::device_array(64).unwrap();
-    let a = DeviceBuffer::from_host_sync(&[1.0f32; 64]).unwrap();
-    let mut c = DeviceBuffer::<f32>::device_array(64).unwrap();
+    let mut out = DeviceBuffer::<u32>::zeroed_on(64, &stream).unwrap();
+    let a = DeviceBuffer::to_device_sync(&[1.0f32; 64], &other).unwrap();
+    let mut c = DeviceBuffer::<f32>::zeroed_on(64, &other).unwrap();
     // Not triggered: runs normally.
     launch!(testing::panic_if[1, 64, stream](0, &mut out)).unwrap();
     assert_eq!(
@@ -128,12 +136,12 @@ fn a_kernel_fault_is_reported_by_name_and_every_later_call_returns_it() {
     refused(
         "an allocation",
         &first,
-        DeviceBuffer::<u32>::device_array(16),
+        DeviceBuffer::<u32>::zeroed_on(16, &stream),
     );
     refused(
         "an allocation with a copy",
         &first,
-        DeviceBuffer::from_host_sync(&[1u32, 2, 3]),
+        DeviceBuffer::to_device_sync(&[1u32, 2, 3], &other),
     );
     refused(
         "a launch",
@@ -181,7 +189,7 @@ fn a_fault_in_a_replayed_graph_is_sticky() {
         return;
     }
     let stream = Stream::new().unwrap();
-    let mut out = DeviceBuffer::<u32>::device_array(64).unwrap();
+    let mut out = DeviceBuffer::<u32>::zeroed_on(64, &stream).unwrap();
     let graph = stream
         .capture(|s| launch!(testing::panic_if[1, 64, s](1, &mut out)))
         .unwrap()
@@ -248,7 +256,8 @@ fn a_fault_on_a_dropped_stream_is_reported() {
     if !in_own_process(&[]) {
         return;
     }
-    let mut out = DeviceBuffer::<u32>::device_array(64).unwrap();
+    let allocating = Stream::new().unwrap();
+    let mut out = DeviceBuffer::<u32>::zeroed_on(64, &allocating).unwrap();
     {
         let stream = Stream::new().unwrap();
         launch!(testing::panic_if[1, 64, stream](1, &mut out)).unwrap();
@@ -265,7 +274,7 @@ fn a_future_of_work_after_a_fault_on_another_stream_completes_with_it() {
         return;
     }
     let (faulting, other) = (Stream::new().unwrap(), Stream::new().unwrap());
-    let mut out = DeviceBuffer::<u32>::device_array(64).unwrap();
+    let mut out = DeviceBuffer::<u32>::zeroed_on(64, &faulting).unwrap();
     launch!(testing::panic_if[1, 64, faulting](1, &mut out)).unwrap();
     let after_fault = faulting.record().unwrap();
     other.wait_event(&after_fault).unwrap();

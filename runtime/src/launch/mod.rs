@@ -78,6 +78,10 @@ struct FunctionInfo {
     limits: FunctionLimits,
     /// The dynamic shared memory the function is currently allowed.
     dynamic_shared_limit: SharedLimit,
+    /// Whether the kernel constrains its block beyond the driver's limits
+    /// (a declared shape, launch bounds, an ownership map): only then does a
+    /// launch run [`KernelFunction::check_block_shape`].
+    constrains_block: bool,
 }
 
 /// The type of a kernel crate's `KERNEL_MODULE`: [`EmbeddedModule`] alone.
@@ -267,7 +271,31 @@ impl KernelFunction {
         self.host.param_sizes.len()
     }
 
+    /// Whether the interface constrains the block beyond the driver's
+    /// limits: what [`check_block_shape`](Self::check_block_shape) checks.
+    fn constrains_block(&self) -> bool {
+        self.interface.block.is_some()
+            || self.interface.launch_bounds.is_some()
+            || self
+                .interface
+                .params
+                .iter()
+                .any(|param| param.map.is_some_and(|m| m.block_threads != 0))
+    }
+
+    /// The entry point's handle and limits on `device`, found and checked
+    /// at its first launch there.
+    #[inline]
     fn info(&self, device: &DeviceState, which: usize) -> Result<&FunctionInfo> {
+        match self.per_device[device.ordinal][which].get() {
+            Some(Ok(info)) => Ok(info),
+            _ => self.first_info(device, which),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn first_info(&self, device: &DeviceState, which: usize) -> Result<&FunctionInfo> {
         let entry = self.entries[which].expect("entry_for picks an entry the kernel has");
         self.per_device[device.ordinal][which]
             .get_or_init(|| {
@@ -300,6 +328,7 @@ impl KernelFunction {
                     handle,
                     limits,
                     dynamic_shared_limit: SharedLimit::new(limits.max_dynamic_shared_bytes),
+                    constrains_block: self.constrains_block(),
                 })
             })
             .as_ref()
@@ -324,7 +353,9 @@ impl KernelFunction {
         // The entry points assume the declared block shape; checked before
         // the driver's limits, which a declared bound also sets (`.maxntid`),
         // so that the refusal names the declaration.
-        self.check_block_shape(shape.block)?;
+        if info.constrains_block {
+            self.check_block_shape(shape.block)?;
+        }
         let shared = shape.check_kernel_limits(self.name, &device.limits, &info.limits)?;
         let Shape { grid, block, .. } = shape;
         info.dynamic_shared_limit.allow(shared, |bytes| {
