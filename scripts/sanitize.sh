@@ -23,7 +23,7 @@
 # which make kernel launches wait, or run streams or kernels one after another
 # (held_kernel.cu): the tests asserting how long a wait behind a held stream
 # took, or that work behind it is still pending, are left out under those
-# tools; which reports NCCL's own initialisation makes (nccl_init.cu: such
+# tools; which reports NCCL's own initialisation and first all-reduce make (nccl_init.cu: such
 # reports from inside NCCL are counted apart, and printed), and under which
 # tools a stream call deadlocks while another thread that used its per-thread
 # default stream is ending (thread_exit_overlap.cu: test binaries then run one
@@ -95,11 +95,20 @@ nccl_kernel_reports_in() {
     classify_reports "$1" | grep -c '^nccl-kernel$'
 }
 
-# Reports in a finished log that NCCL's own initialisation makes: from inside
-# NCCL, with a text the nccl-init probe's reports have under the same tool.
+# What identifies a report's first line among NCCL's own: the API error's
+# code, "(error N)", where it names one (the tool prints the error's other
+# strings garbled at times: "Program hit /lib/.../libnccl.so.2 (error 209) due
+# to "/lib/.../libc.so.6"", seen on two H100s), else the whole line.
+report_keys() {
+    awk '{ k = $0; if (match($0, /\(error [0-9]+\)/)) k = substr($0, RSTART, RLENGTH); print k }'
+}
+
+# Reports in a finished log that NCCL's own initialisation and first all-reduce make: from inside
+# NCCL, with a key (above) the nccl-init probe's reports have under the same
+# tool.
 nccl_own_reports_in() { # log, tool
     if [ -s "$probes/nccl-own.$2" ]; then
-        nccl_report_heads "$1" | grep -cxF -f "$probes/nccl-own.$2"
+        nccl_report_heads "$1" | report_keys | grep -cxF -f "$probes/nccl-own.$2"
     else
         echo 0
     fi
@@ -197,6 +206,24 @@ LOG
         "Host API memory access error at host access to 0x7f3a00001000 of size 4 bytes" \
         "$(nccl_report_heads "$dir/initcheck.log")"
     expect "initcheck: counted" "1 1 1" "$(report_counts "$dir/initcheck.log" initcheck)"
+    # memcheck: NCCL's API errors are keyed by their code, whatever strings
+    # the tool prints around it; one of ours with the same code is counted.
+    cat >"$dir/memcheck.log" <<'LOG'
+========= COMPUTE-SANITIZER
+========= Program hit /lib/x86_64-linux-gnu/libnccl.so.2 (error 209) due to "/lib/x86_64-linux-gnu/libc.so.6" on CUDA API call to /usr/local/nvidia/lib64/libcuda.so.1.
+=========     Saved host backtrace up to driver entry point at error
+=========         Host Frame:  [0x1b25fd] in libnccl.so.2
+=========
+========= Program hit cudaErrorNoKernelImageForDevice (error 209) due to "no kernel image is available for execution on the device" on CUDA API call to cuLaunchKernel.
+=========     Saved host backtrace up to driver entry point at error
+=========         Host Frame:  [0x4cb045] in libcuda.so.1
+=========
+========= ERROR SUMMARY: 2 errors
+LOG
+    echo 'Program hit cudaErrorNoKernelImageForDevice (error 209) due to "no kernel image is available for execution on the device" on CUDA API call to cudaFuncGetAttributes.' |
+        report_keys >"$dir/nccl-own.memcheck"
+    expect "memcheck: the key of an API error" "(error 209)" "$(cat "$dir/nccl-own.memcheck")"
+    expect "memcheck: counted" "1 1 0" "$(report_counts "$dir/memcheck.log" memcheck)"
     # synccheck on two GPUs: a barrier report inside one of NCCL's device
     # functions (called by its kernel), one inside a kernel of ours.
     cat >"$dir/synccheck.log" <<'LOG'
@@ -436,10 +463,11 @@ for tool in $tools; do
     fi
 done
 
-# What NCCL's own initialisation reports under each tool, with no other code
-# (the nccl-init probe): the first line of each report from inside NCCL, one
-# per line, in $probes/nccl-own.TOOL. Reports in other logs with the same text,
-# from inside NCCL, are NCCL's own and are counted apart.
+# What NCCL's own initialisation and first all-reduce report under each tool,
+# with no other code (the nccl-init probe): the key (report_keys) of each
+# report from inside NCCL, one per line, in $probes/nccl-own.TOOL. Reports in
+# other logs with the same key, from inside NCCL, are NCCL's own and are
+# counted apart.
 nccl_python_library() {
     python3 -c 'import importlib.util, os; s = importlib.util.find_spec("nvidia.nccl"); print(os.path.join(list(s.submodule_search_locations)[0], "lib", "libnccl.so.2"))' 2>/dev/null
 }
@@ -448,11 +476,11 @@ for tool in $tools; do
     [ -x "$probes/nccl-init" ] || continue
     compute-sanitizer --tool "$tool" "$probes/nccl-init" "$(nccl_python_library)" >"$logs/probe-nccl-init.$tool.log" 2>&1
     nccl_report_heads "$logs/probe-nccl-init.$tool.log" >"$probes/nccl-init.$tool.heads"
-    sort -u "$probes/nccl-init.$tool.heads" >"$probes/nccl-own.$tool"
+    report_keys <"$probes/nccl-init.$tool.heads" | sort -u >"$probes/nccl-own.$tool"
     count="$(wc -l <"$probes/nccl-init.$tool.heads")"
     if [ "$count" -gt 0 ]; then
-        echo "sanitize: under $tool, NCCL's own initialisation makes $count reports with no other code (CUDA C probe, sanitizer-probes/nccl_init.cu; $(grep -h '^nccl-init probe:' "$logs/probe-nccl-init.$tool.log")):"
-        sed 's/^/sanitize:     /' "$probes/nccl-own.$tool"
+        echo "sanitize: under $tool, NCCL's own initialisation and first all-reduce make $count reports with no other code (CUDA C probe, sanitizer-probes/nccl_init.cu; $(grep -h '^nccl-init probe:' "$logs/probe-nccl-init.$tool.log")):"
+        sort -u "$probes/nccl-init.$tool.heads" | sed 's/^/sanitize:     /'
     fi
 done
 
@@ -501,7 +529,7 @@ run_binary() { # runs every tool on one binary, then prints its lines
             printf 'sanitize: %-10s %-28s no CUDA call, nothing to check (its tests passed)\n' "$tool" "$name"
         else
             apart=""
-            [ "$own" -gt 0 ] && apart="$own of NCCL's own initialisation, as its probe makes them"
+            [ "$own" -gt 0 ] && apart="$own of NCCL's own set-up, as its probe makes them"
             [ "$kernels" -gt 0 ] && apart="${apart:+$apart; }$kernels made inside NCCL's own kernels"
             printf 'sanitize: %-10s %-28s %s reports%s, exit %s\n' "$tool" "$name" "$reports" "${apart:+ (and $apart)}" "$status"
         fi
@@ -549,7 +577,7 @@ done
 [ -n "${OUT:-}" ] && tar czf "$OUT/sanitizer-logs.tar.gz" -C /tmp sanitizer sanitizer-probes
 [ -n "$failed_runs" ] && echo "sanitize: runs that did not finish cleanly:$failed_runs"
 apart=""
-[ "$nccl_own" -gt 0 ] && apart="$nccl_own made inside NCCL's own initialisation, which makes them with no other code (nccl-init probe)"
+[ "$nccl_own" -gt 0 ] && apart="$nccl_own made inside NCCL's own initialisation and first all-reduce, which make them with no other code (nccl-init probe)"
 [ "$nccl_kernels" -gt 0 ] && apart="${apart:+$apart; }$nccl_kernels made inside NCCL's own kernels (its collectives, ncclDevKernel_*/ncclKernel_*)"
 echo "sanitize: $total reports in all (${#binaries[@]} binaries)${apart:+; counted apart: $apart}"
 [ "$total" -eq 0 ] && [ -z "$failed_runs" ]

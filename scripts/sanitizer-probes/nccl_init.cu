@@ -1,6 +1,8 @@
 // What NCCL's own initialisation reports under a tool, with no other code: makes
 // one communicator per visible GPU in one process (ncclCommInitAll, as the
-// runtime's Communicator::all does), then destroys them. Peer access between
+// runtime's Communicator::all does), runs one all-reduce on them (NCCL
+// connects its transports at the first collective, and that is where it
+// enables peer access itself), then destroys them. Peer access between
 // the GPUs is enabled first, as the runtime's peer copies do before NCCL runs
 // in the same process: NCCL then finds it enabled, and its own check of
 // cudaDeviceEnablePeerAccess's result (cudaGetLastError, from NCCL's threads)
@@ -23,6 +25,10 @@
 
 typedef int (*CommInitAll)(void **comms, int count, const int *devices);
 typedef int (*CommDestroy)(void *comm);
+typedef int (*Group)(void);
+// ncclAllReduce(sendbuff, recvbuff, count, datatype, op, comm, stream)
+typedef int (*AllReduce)(const void *, void *, size_t, int, int, void *, cudaStream_t);
+const int NCCL_FLOAT32 = 7, NCCL_SUM = 0;
 
 static void *open_nccl(const char *fallback) {
     const char *chosen = getenv("GPU_NCCL_LIBRARY");
@@ -75,9 +81,37 @@ int main(int argc, char **argv) {
         fprintf(stderr, "nccl-init probe: ncclCommInitAll returned %d\n", status);
         return 1;
     }
+    auto group_start = (Group)dlsym(library, "ncclGroupStart");
+    auto group_end = (Group)dlsym(library, "ncclGroupEnd");
+    auto all_reduce = (AllReduce)dlsym(library, "ncclAllReduce");
+    if (group_start == nullptr || group_end == nullptr || all_reduce == nullptr) {
+        fprintf(stderr, "nccl-init probe: ncclGroupStart, ncclGroupEnd or ncclAllReduce missing\n");
+        return 1;
+    }
+    const size_t elements = 1 << 16;
+    std::vector<float *> buffers(count);
+    for (int i = 0; i < count; i++) {
+        cudaSetDevice(i);
+        cudaMalloc(&buffers[i], elements * sizeof(float));
+        cudaMemset(buffers[i], 0, elements * sizeof(float));
+    }
+    group_start();
+    for (int i = 0; i < count; i++) {
+        cudaSetDevice(i);
+        all_reduce(buffers[i], buffers[i], elements, NCCL_FLOAT32, NCCL_SUM, comms[i], 0);
+    }
+    status = group_end();
+    for (int i = 0; i < count; i++) {
+        cudaSetDevice(i);
+        if (cudaDeviceSynchronize() != cudaSuccess || status != 0) {
+            fprintf(stderr, "nccl-init probe: the all-reduce failed (ncclGroupEnd %d)\n", status);
+            return 1;
+        }
+        cudaFree(buffers[i]);
+    }
     for (void *comm : comms) destroy(comm);
     Dl_info where;
     dladdr((void *)init_all, &where);
-    printf("nccl-init probe: ncclCommInitAll over %d device(s) of %s\n", count, where.dli_fname);
+    printf("nccl-init probe: ncclCommInitAll and one all-reduce over %d device(s) of %s\n", count, where.dli_fname);
     return 0;
 }
