@@ -431,7 +431,7 @@ mod tests {
     /// argument sizes.
     #[test]
     fn declarations_match_nccl_h() {
-        use super::super::bindings_check::{field_argument_sizes, ArgumentSizes};
+        use super::super::ffi::signatures::{field_argument_sizes, ArgumentSizes};
         use crate::backend::collective::{ElementKind, ReduceOp};
         use cudarc::nccl::sys;
         use std::mem::{align_of, size_of};

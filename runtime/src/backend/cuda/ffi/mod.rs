@@ -27,6 +27,8 @@
 //! that picks one breaks every dependent crate that uses cudarc with
 //! another. ARCHITECTURE.md ("The driver's FFI") has the details.
 
+#[cfg(test)]
+pub(crate) mod signatures;
 mod types;
 
 use std::ffi::{c_char, c_int, c_uint, c_void};
@@ -101,14 +103,14 @@ macro_rules! driver_functions {
         /// a different count of arguments does not compile).
         #[cfg(test)]
         pub(crate) fn argument_sizes() -> Vec<(&'static str, Vec<usize>, Vec<usize>)> {
-            use super::bindings_check::ArgumentSizes;
+            use self::signatures::ArgumentSizes;
             vec![
                 $({
-                    let theirs: unsafe fn($(infer!($ty)),*) -> _ = super::bindings_check::driver_sys::$name;
+                    let theirs: unsafe fn($(infer!($ty)),*) -> _ = self::signatures::driver_sys::$name;
                     (stringify!($name), vec![$(std::mem::size_of::<$ty>()),*], theirs.argument_sizes())
                 },)*
                 $({
-                    let theirs: unsafe fn($(infer!($oty)),*) -> _ = super::bindings_check::driver_sys::$opt;
+                    let theirs: unsafe fn($(infer!($oty)),*) -> _ = self::signatures::driver_sys::$opt;
                     (stringify!($opt), vec![$(std::mem::size_of::<$oty>()),*], theirs.argument_sizes())
                 },)*
             ]
