@@ -215,9 +215,10 @@ pub(crate) mod status {
 
 impl DriverError {
     /// Whether the code says a kernel failed while running: the context is
-    /// unusable afterwards.
+    /// unusable afterwards. (720, `CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE`,
+    /// is a launch refused before it ran, not a fault.)
     pub fn is_kernel_fault(&self) -> bool {
-        matches!(self.code, 700 | 702 | 714..=720)
+        matches!(self.code, 700 | 702 | 714..=719)
     }
 
     /// Whether the device ran out of memory.

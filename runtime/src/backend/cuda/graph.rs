@@ -149,9 +149,6 @@ pub(super) fn destroy(graph: GraphHandle) -> Result<(), DriverError> {
     })
 }
 
-/// `CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE`: every node's details.
-const DEBUG_DOT_FLAGS_VERBOSE: std::ffi::c_uint = 1;
-
 /// The graph's dot text: `cuGraphDebugDotPrint` writes it to a file (a new
 /// one in the temporary directory), read back and removed.
 pub(super) fn debug_dot(graph: GraphHandle, verbose: bool) -> Result<String, DriverError> {
@@ -173,7 +170,11 @@ pub(super) fn debug_dot(graph: GraphHandle, verbose: bool) -> Result<String, Dri
             "the temporary directory's path holds a NUL byte",
         ))
     })?;
-    let flags = if verbose { DEBUG_DOT_FLAGS_VERBOSE } else { 0 };
+    let flags = if verbose {
+        GRAPH_DEBUG_DOT_FLAGS_VERBOSE
+    } else {
+        0
+    };
     // SAFETY: a live graph; `c_path` is a NUL-terminated path the driver
     // only reads.
     check("cuGraphDebugDotPrint", unsafe {

@@ -12,6 +12,8 @@
 //! Each [`Driver`] method below binds the context of the device it acts on
 //! and hands the call to the module of its concept, as the simulator is split.
 
+#[cfg(test)]
+mod bindings_check;
 mod call;
 mod context;
 mod copies;

@@ -426,6 +426,81 @@ mod tests {
     /// its first answer); the tests that set it take turns.
     static ENV: Mutex<()> = Mutex::new(());
 
+    /// The declarations above against cudarc's `nccl::sys` (bindgen's output
+    /// of `nccl.h` 2.30): the id's layout, the codes and the functions'
+    /// argument sizes.
+    #[test]
+    fn declarations_match_nccl_h() {
+        use super::super::ffi::signatures::{field_argument_sizes, ArgumentSizes};
+        use crate::backend::collective::{ElementKind, ReduceOp};
+        use cudarc::nccl::sys;
+        use std::mem::{align_of, size_of};
+
+        assert_eq!(size_of::<UniqueId>(), size_of::<sys::ncclUniqueId>());
+        assert_eq!(align_of::<UniqueId>(), align_of::<sys::ncclUniqueId>());
+        assert_eq!(size_of::<NcclResult>(), size_of::<sys::ncclResult_t>());
+        assert_eq!(size_of::<Comm>(), size_of::<sys::ncclComm_t>());
+        for result in [
+            sys::ncclResult_t::ncclSuccess,
+            sys::ncclResult_t::ncclUnhandledCudaError,
+            sys::ncclResult_t::ncclSystemError,
+            sys::ncclResult_t::ncclInternalError,
+            sys::ncclResult_t::ncclInvalidArgument,
+            sys::ncclResult_t::ncclInvalidUsage,
+            sys::ncclResult_t::ncclRemoteError,
+            sys::ncclResult_t::ncclInProgress,
+            sys::ncclResult_t::ncclTimeout,
+        ] {
+            assert_eq!(result_name(result as NcclResult), format!("{result:?}"));
+        }
+        use sys::ncclDataType_t as T;
+        for (ours, theirs) in [
+            (ElementKind::I8, T::ncclInt8),
+            (ElementKind::U8, T::ncclUint8),
+            (ElementKind::I32, T::ncclInt32),
+            (ElementKind::U32, T::ncclUint32),
+            (ElementKind::I64, T::ncclInt64),
+            (ElementKind::U64, T::ncclUint64),
+            (ElementKind::F32, T::ncclFloat32),
+            (ElementKind::F64, T::ncclFloat64),
+        ] {
+            assert_eq!(ours.nccl(), theirs as i32, "{ours:?}");
+        }
+        use sys::ncclRedOp_t as Op;
+        for (ours, theirs) in [
+            (ReduceOp::Sum, Op::ncclSum),
+            (ReduceOp::Prod, Op::ncclProd),
+            (ReduceOp::Max, Op::ncclMax),
+            (ReduceOp::Min, Op::ncclMin),
+        ] {
+            assert_eq!(ours.nccl(), theirs as i32, "{ours:?}");
+        }
+        macro_rules! same_arguments {
+            ($($field:ident => $name:ident($($arg:tt),*),)*) => {$({
+                let theirs: unsafe fn($($arg),*) -> _ = sys::$name;
+                assert_eq!(
+                    field_argument_sizes(|n: &Nccl| &n.$field),
+                    theirs.argument_sizes(),
+                    stringify!($name)
+                );
+            })*};
+        }
+        same_arguments! {
+            get_error_string => ncclGetErrorString(_),
+            get_last_error => ncclGetLastError(_),
+            get_unique_id => ncclGetUniqueId(_),
+            comm_init_rank => ncclCommInitRank(_, _, _, _),
+            comm_init_all => ncclCommInitAll(_, _, _),
+            comm_destroy => ncclCommDestroy(_),
+            group_start => ncclGroupStart(),
+            group_end => ncclGroupEnd(),
+            all_reduce => ncclAllReduce(_, _, _, _, _, _, _),
+            broadcast => ncclBroadcast(_, _, _, _, _, _, _),
+            reduce_scatter => ncclReduceScatter(_, _, _, _, _, _, _),
+            all_gather => ncclAllGather(_, _, _, _, _, _),
+        }
+    }
+
     #[test]
     fn a_library_that_is_not_there_is_named_in_the_error() {
         let _turn = ENV.lock().unwrap_or_else(|e| e.into_inner());
