@@ -2,7 +2,7 @@
 """Writes a stub CUDA driver library that does nothing, for counting the
 runtime's own instructions on a machine without a GPU.
 
-Every driver function the runtime loads (runtime/src/backend/cuda/ffi.rs)
+Every driver function the runtime loads (runtime/src/backend/cuda/ffi/mod.rs)
 succeeds; the few whose outputs the runtime reads give plausible values (one
 device with an H100's limits, memory from malloc, copies as memcpy), and
 cuLaunchKernel returns at once. A program run with the stub first on the
@@ -80,7 +80,7 @@ SPECIAL = {
 def main() -> None:
     out = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "/tmp/stub-cuda")
     out.mkdir(parents=True, exist_ok=True)
-    ffi = (ROOT / "runtime/src/backend/cuda/ffi.rs").read_text()
+    ffi = (ROOT / "runtime/src/backend/cuda/ffi/mod.rs").read_text()
     names = re.findall(r"fn (cu\w+)\(", ffi[ffi.index("driver_functions! {"):])
     source = ["#include <stdlib.h>", "#include <string.h>", "#include <stddef.h>"]
     source += [SPECIAL.get(name, f"int {name}() {{ return 0; }}") for name in names]
