@@ -14,7 +14,7 @@ use crate::last_kernel::LastKernel;
 use crate::scope_stack::{ScopeId, ScopeStack};
 use std::cell::RefCell;
 use std::marker::PhantomData;
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 
 /// A device, by ordinal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
