@@ -8,50 +8,13 @@
 
 use crate::backend::{backend, choice_reason, driver, Backend, DeviceLimits, MAX_DEVICES};
 use crate::callback::in_callback;
+use crate::capture::registry;
 use crate::error::{Error, Result};
 use crate::last_kernel::LastKernel;
 use crate::scope_stack::{ScopeId, ScopeStack};
 use std::cell::RefCell;
 use std::marker::PhantomData;
-use std::sync::{Mutex, OnceLock};
-
-/// Per device: the graph captures in progress, by number and origin stream,
-/// for refusing device-wide waits while they last.
-static CAPTURES: [Mutex<Vec<(u64, String)>>; MAX_DEVICES] =
-    [const { Mutex::new(Vec::new()) }; MAX_DEVICES];
-
-/// Records that capture `id` began on `stream` (described) of device `ordinal`.
-pub(crate) fn capture_began(ordinal: usize, id: u64, stream: String) {
-    CAPTURES[ordinal]
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .push((id, stream));
-}
-
-/// Records that capture `id` of device `ordinal` ended.
-pub(crate) fn capture_ended(ordinal: usize, id: u64) {
-    CAPTURES[ordinal]
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .retain(|(i, _)| *i != id);
-}
-
-/// An error if a capture is in progress on device `ordinal`: a device-wide
-/// wait cannot complete while one lasts. The error names the oldest capture
-/// under way (the smallest number), whatever order the captures were
-/// registered in.
-pub(crate) fn refuse_while_capturing(ordinal: usize, operation: &'static str) -> Result<()> {
-    let captures = CAPTURES[ordinal].lock().unwrap_or_else(|e| e.into_inner());
-    match captures.iter().min_by_key(|(id, _)| *id) {
-        Some((id, stream)) => Err(Error::InCapture {
-            operation,
-            stream: stream.clone(),
-            capture: *id,
-            reason: "a device-wide wait would wait for the capturing streams, whose work only runs when the graph is launched; end the capture first",
-        }),
-        None => Ok(()),
-    }
-}
+use std::sync::OnceLock;
 
 /// A device, by ordinal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -265,7 +228,7 @@ impl Device {
     /// next allocation rather than give it back, as CuPy's pool does.)
     pub fn release_pool_memory(self) -> Result<()> {
         let state = self.state()?;
-        refuse_while_capturing(self.ordinal, "Device::release_pool_memory")?;
+        registry::refuse_device_wide(self.ordinal, "Device::release_pool_memory")?;
         driver()
             .synchronize_device(self.ordinal)
             .map_err(|e| state.error(e))?;
@@ -278,7 +241,7 @@ impl Device {
     /// (Numba's `cuda.synchronize()`). A kernel that failed is named in the error.
     pub fn synchronize(self) -> Result<()> {
         let state = self.state()?;
-        refuse_while_capturing(self.ordinal, "Device::synchronize")?;
+        registry::refuse_device_wide(self.ordinal, "Device::synchronize")?;
         driver()
             .synchronize_device(self.ordinal)
             .map_err(|e| state.error(e))
@@ -348,33 +311,4 @@ pub fn require_backend(wanted: Backend) -> Result<()> {
 /// Waits for all work on the current device (Numba's `cuda.synchronize()`).
 pub fn synchronize() -> Result<()> {
     Device::current()?.synchronize()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Two captures may register in the other order than their numbers (the
-    /// driver's begin call of the older one returned later): the refusal
-    /// still names the older, so a capture under way is never told that a
-    /// younger one holds the device.
-    #[test]
-    fn a_device_wide_refusal_names_the_oldest_capture() {
-        let ordinal = MAX_DEVICES - 1; // no other test captures on it
-        capture_began(ordinal, 9, "stream b".into());
-        capture_began(ordinal, 4, "stream a".into());
-        let named = |r: Result<()>| match r {
-            Err(Error::InCapture {
-                capture, stream, ..
-            }) => (capture, stream),
-            other => panic!("expected InCapture, got {other:?}"),
-        };
-        let (capture, stream) = named(refuse_while_capturing(ordinal, "Device::synchronize"));
-        assert_eq!((capture, stream.as_str()), (4, "stream a"));
-        capture_ended(ordinal, 4);
-        let (capture, _) = named(refuse_while_capturing(ordinal, "Device::synchronize"));
-        assert_eq!(capture, 9);
-        capture_ended(ordinal, 9);
-        assert!(refuse_while_capturing(ordinal, "Device::synchronize").is_ok());
-    }
 }

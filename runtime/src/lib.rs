@@ -47,6 +47,7 @@ mod architecture;
 mod assertion;
 mod backend;
 mod callback;
+mod capture;
 mod collective;
 mod completion;
 mod constant;

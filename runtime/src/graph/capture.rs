@@ -2,10 +2,10 @@
 
 use super::exec::Graph;
 use crate::backend::{driver, GraphHandle};
+use crate::capture::{registry, CapturedKernel, InProgress};
 use crate::error::{Error, Result};
 use crate::memory::tracking;
-use crate::stream::capture::CapturedKernel;
-use crate::stream::{self, Stream};
+use crate::stream::{CaptureRecord, Stream};
 use std::sync::Arc;
 
 /// A capture in progress on a stream, from
@@ -16,7 +16,7 @@ use std::sync::Arc;
 #[must_use = "the capture lasts until `end` (or the guard is dropped, discarding the graph)"]
 pub struct Capture<'s> {
     stream: &'s Stream,
-    state: Option<Arc<stream::Capture>>,
+    state: Option<Arc<CaptureRecord>>,
 }
 
 impl Stream {
@@ -92,9 +92,9 @@ impl Capture<'_> {
 }
 
 /// Ends `state`, begun on `stream`: the graph, or the first error.
-fn finish(stream: &Stream, state: &Arc<stream::Capture>) -> Result<Graph> {
+fn finish(stream: &Stream, state: &Arc<CaptureRecord>) -> Result<Graph> {
     let ended = end(stream, state);
-    let memory = tracking::end_of_capture(state.id);
+    let memory = tracking::end_of_capture(state);
     let (handle, kernels, forked) = ended?;
     let escaped = memory.escaped;
     let graph = Graph::new(handle, stream.device(), state.id, kernels, memory, forked);
@@ -125,7 +125,7 @@ impl std::fmt::Debug for Capture<'_> {
 
 /// Begins a capture on `stream`: it joins the new capture (recording where
 /// its real work ends), then the driver captures what is queued on it.
-fn begin(stream: &Stream) -> Result<Arc<stream::Capture>> {
+fn begin(stream: &Stream) -> Result<Arc<CaptureRecord>> {
     stream.device_state("Stream::begin_capture")?;
     if let Some(capture) = stream.active_capture() {
         return Err(Error::Capture {
@@ -133,14 +133,17 @@ fn begin(stream: &Stream) -> Result<Arc<stream::Capture>> {
             reason: format!("{stream} already takes part in this capture"),
         });
     }
-    let capture = Arc::new(stream::Capture::new(stream.clone(), stream.device()));
+    let capture = Arc::new(CaptureRecord::new(stream.clone(), stream.device()));
     stream.join_capture(&capture)?;
+    // Registered before the driver's begin: from then on device-wide waits
+    // and the legacy default stream would meet the capture.
+    registry::began(stream.device(), Arc::clone(&capture) as Arc<dyn InProgress>);
     if let Err(e) = driver().stream_begin_capture(stream.handle()) {
         stream.leave_capture();
         capture.end();
+        registry::ended(stream.device(), capture.id);
         return Err(stream.error(e));
     }
-    crate::device::capture_began(stream.device(), capture.id, stream.to_string());
     Ok(capture)
 }
 
@@ -152,10 +155,10 @@ fn begin(stream: &Stream) -> Result<Arc<stream::Capture>> {
 /// ended in every case.
 fn end(
     stream: &Stream,
-    capture: &Arc<stream::Capture>,
+    capture: &Arc<CaptureRecord>,
 ) -> Result<(GraphHandle, Vec<CapturedKernel>, bool)> {
     let joined = capture
-        .members()
+        .forked()
         .iter()
         .try_for_each(|member| stream.wait_for(member));
     let ended = driver()
@@ -166,7 +169,7 @@ fn end(
     for member in &members {
         member.leave_capture();
     }
-    crate::device::capture_ended(stream.device(), capture.id);
+    registry::ended(stream.device(), capture.id);
     for work in after_end {
         work();
     }

@@ -2,13 +2,13 @@
 
 use crate::backend::{driver, GraphExecHandle, GraphHandle, GraphNodeHandle, GraphNodeKind};
 use crate::callback::in_callback;
+use crate::capture::CapturedKernel;
 use crate::deferred::defer;
 use crate::device;
 use crate::error::{Error, Result};
 use crate::last_kernel::KernelId;
 use crate::launch::KernelArgs;
 use crate::memory::tracking::{Access, CapturedMemory, GraphUse};
-use crate::stream::capture::CapturedKernel;
 use crate::stream::Stream;
 use std::sync::Arc;
 

@@ -293,7 +293,7 @@ impl<'a, const SLOTS: usize> LaunchArgs<'a, SLOTS> {
                 // can name them.
                 .filter(|(m, _)| m.tracker().graph_allocation().0.is_none())
                 .collect();
-            tracking::note_node_memory(capture, node, memory);
+            tracking::note_node_memory(&capture, node, memory);
         }
         for hook in &rare.after {
             hook.after_access(this.stream)?;

@@ -31,17 +31,17 @@ use crate::abi::HostEntry;
 use crate::backend::{
     driver, FunctionHandle, FunctionLimits, GraphNodeHandle, KernelLaunch, MAX_DEVICES,
 };
+use crate::capture::CapturedKernel;
 use crate::crate_identity::{check_module_owner, CrateIdentity};
 use crate::device::DeviceState;
 use crate::error::{Error, Result};
 use crate::last_kernel::KernelId;
 use crate::memory::tracking::GraphUse;
 use crate::module::EmbeddedModule;
-use crate::stream::capture::CapturedKernel;
-use crate::stream::Stream;
+use crate::stream::{CaptureRecord, Stream};
 use gpu_device::__private::interface::Description;
 use std::ffi::{c_void, CString};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// Which of a kernel's entry points a launch runs: an index into
 /// `KernelFunction::entries` (see `gpu_device::entry`).
@@ -406,7 +406,7 @@ impl KernelFunction {
         config: &LaunchConfig<'_>,
         stream: &Stream,
         params: &mut [*mut c_void],
-    ) -> Result<Option<(u64, GraphNodeHandle)>> {
+    ) -> Result<Option<(Arc<CaptureRecord>, GraphNodeHandle)>> {
         let (prepared, device) = self.prepare(config, stream)?;
         if prepared.cooperative && stream.active_capture().is_some() {
             return Err(self.cooperative_in_a_graph());
@@ -465,8 +465,11 @@ impl KernelFunction {
 
     /// Records, in a capture, which node a launch of this kernel just queued
     /// on `stream` made: the one node the stream's next captured work would
-    /// depend on. Returns the capture's number and the node.
-    fn note_captured(&'static self, stream: &Stream) -> Result<Option<(u64, GraphNodeHandle)>> {
+    /// depend on. Returns the capture and the node.
+    fn note_captured(
+        &'static self,
+        stream: &Stream,
+    ) -> Result<Option<(Arc<CaptureRecord>, GraphNodeHandle)>> {
         let Some(capture) = stream.active_capture() else {
             return Ok(None);
         };
@@ -480,7 +483,7 @@ impl KernelFunction {
                     function: self as *const Self as usize,
                     name: self.name,
                 });
-                Ok(Some((capture.id, node)))
+                Ok(Some((capture, node)))
             }
             _ => Err(Error::Capture {
                 capture: capture.id,

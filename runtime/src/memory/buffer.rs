@@ -6,6 +6,7 @@ use super::tracking::{Access, AccessTracker, Accesses, Tracked};
 use super::view::{DeviceView, DeviceViewMut, RawView};
 use crate::backend::{driver, DevicePtr};
 use crate::callback::in_callback;
+use crate::capture::{registry, InProgress};
 use crate::deferred::defer;
 use crate::device;
 use crate::error::{Error, Result};
@@ -368,7 +369,7 @@ impl<T: DeviceCopy + AnyBitPattern> DeviceBuffer<T> {
 }
 
 /// For a graph allocation, the capture that made it; and whether it outlived it.
-type GraphState = (Option<Arc<crate::stream::Capture>>, bool);
+type GraphState = (Option<Arc<crate::stream::CaptureRecord>>, bool);
 
 fn graph_state(tracker: &AccessTracker) -> GraphState {
     let (capture, escaped) = tracker.graph_allocation();
@@ -437,12 +438,12 @@ fn release(
         // The legacy default stream cannot be used while a blocking stream
         // of its device captures.
         let blocking = || match on.kind() {
-            crate::StreamKind::LegacyDefault => crate::stream::implicit::blocking_capture(device),
+            crate::StreamKind::LegacyDefault => registry::legacy_blocker(device),
             _ => None,
         };
         let capture = on
             .active_capture()
-            .map(|c| c as Arc<dyn crate::stream::implicit::CaptureEnd>)
+            .map(|c| c as Arc<dyn InProgress>)
             .or_else(blocking);
         if let Some(capture) = capture {
             // Memory the graph does not own cannot be freed in it: free it

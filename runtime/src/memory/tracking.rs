@@ -48,10 +48,10 @@
 
 use crate::backend::GraphNodeHandle;
 use crate::error::{Error, Result};
-use crate::stream::{Capture, Stream};
+use crate::stream::{CaptureRecord, Stream};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 /// Whether an access reads or writes the memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -83,14 +83,24 @@ pub(crate) trait Tracked: Send + Sync {
 /// Memory a graph keeps alive, and whether the graph writes it.
 pub(crate) type GraphUse = (Arc<dyn Tracked>, Access);
 
-/// Per capture in progress: the memory its work uses, by address of the
-/// owner, and the graph allocations made in it.
+/// The memory tracking's part of a capture's record: the memory its work
+/// uses, with each buffer's accesses inside the capture, and the graph
+/// allocations made in it.
 #[derive(Default)]
 struct CaptureUses {
-    used: HashMap<usize, GraphUse>,
+    /// Per buffer, by its tracker's address.
+    buffers: HashMap<usize, InCapture>,
     allocated: Vec<Weak<dyn Tracked>>,
     /// Per kernel node: the buffers its launch used.
     per_node: HashMap<GraphNodeHandle, Vec<GraphUse>>,
+}
+
+/// A buffer used in a capture: its accesses inside the capture (ordering
+/// them among the capture's streams makes graph edges), and the memory,
+/// kept alive for the graph, with whether the graph writes it.
+struct InCapture {
+    accesses: Accesses,
+    used: GraphUse,
 }
 
 /// What a capture's graph uses: all its memory, and each kernel node's.
@@ -104,36 +114,28 @@ pub(crate) struct CapturedMemory {
     pub(crate) escaped: usize,
 }
 
-/// Records the buffers the launch that made kernel node `node` of capture
+/// Records the buffers the launch that made kernel node `node` of
 /// `capture` used.
-pub(crate) fn note_node_memory(capture: u64, node: GraphNodeHandle, memory: Vec<GraphUse>) {
-    captures()
-        .entry(capture)
-        .or_default()
-        .per_node
-        .insert(node, memory);
+pub(crate) fn note_node_memory(
+    capture: &CaptureRecord,
+    node: GraphNodeHandle,
+    memory: Vec<GraphUse>,
+) {
+    capture.memory(|uses: &mut CaptureUses| uses.per_node.insert(node, memory));
 }
 
-fn captures() -> MutexGuard<'static, HashMap<u64, CaptureUses>> {
-    static CAPTURES: OnceLock<Mutex<HashMap<u64, CaptureUses>>> = OnceLock::new();
-    CAPTURES
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-}
-
-/// What capture `id` used (see [`CapturedMemory`]). Graph allocations still
-/// alive are from now on unusable: their memory belongs to a graph that is
-/// discarded.
-pub(crate) fn end_of_capture(id: u64) -> CapturedMemory {
-    let uses = captures().remove(&id).unwrap_or_default();
-    let mut escaped = 0;
-    for allocation in uses.allocated.iter().filter_map(Weak::upgrade) {
-        allocation.tracker().escaped.store(true, Ordering::Release);
-        escaped += 1;
-    }
+/// What `capture` used (see [`CapturedMemory`]), once it has ended. Graph
+/// allocations still alive are from now on unusable (their capture has
+/// ended): their memory belongs to a graph that is discarded.
+pub(crate) fn end_of_capture(capture: &CaptureRecord) -> CapturedMemory {
+    let uses: CaptureUses = capture.take_memory();
+    let escaped = uses.allocated.iter().filter_map(Weak::upgrade).count();
     CapturedMemory {
-        all: uses.used.into_values().collect(),
+        all: uses
+            .buffers
+            .into_values()
+            .map(|buffer| buffer.used)
+            .collect(),
         per_node: uses.per_node,
         escaped,
     }
@@ -149,12 +151,9 @@ pub(crate) struct AccessTracker {
     accesses: Mutex<Accesses>,
     /// The memory this tracker belongs to, for captures that keep it alive.
     owner: Weak<dyn Tracked>,
-    /// For a graph allocation: the capture that made it.
-    graph_allocation: Option<Arc<Capture>>,
-    /// Set when a graph allocation outlived its capture: it has no memory.
-    escaped: AtomicBool,
-    /// Per capture using the memory: its accesses inside the capture.
-    captured: Mutex<Vec<(Arc<Capture>, Accesses)>>,
+    /// For a graph allocation: the capture that made it. Outliving the
+    /// capture, it has no memory.
+    graph_allocation: Option<Arc<CaptureRecord>>,
 }
 
 impl AccessTracker {
@@ -164,11 +163,7 @@ impl AccessTracker {
     pub(crate) fn written_on(stream: &Stream, owner: Weak<dyn Tracked>) -> Self {
         let graph_allocation = stream.active_capture();
         if let Some(capture) = &graph_allocation {
-            captures()
-                .entry(capture.id)
-                .or_default()
-                .allocated
-                .push(owner.clone());
+            capture.memory(|uses: &mut CaptureUses| uses.allocated.push(owner.clone()));
         }
         AccessTracker {
             sole: AtomicU64::new(stream.id()),
@@ -178,8 +173,6 @@ impl AccessTracker {
             }),
             owner,
             graph_allocation,
-            escaped: AtomicBool::new(false),
-            captured: Mutex::new(Vec::new()),
         }
     }
 
@@ -191,8 +184,6 @@ impl AccessTracker {
             accesses: Mutex::new(Accesses::default()),
             owner,
             graph_allocation: None,
-            escaped: AtomicBool::new(false),
-            captured: Mutex::new(Vec::new()),
         }
     }
 
@@ -224,11 +215,9 @@ impl AccessTracker {
     }
 
     /// The capture whose graph allocation this is, and whether it outlived it.
-    pub(crate) fn graph_allocation(&self) -> (Option<&Arc<Capture>>, bool) {
-        (
-            self.graph_allocation.as_ref(),
-            self.escaped.load(Ordering::Acquire),
-        )
+    pub(crate) fn graph_allocation(&self) -> (Option<&Arc<CaptureRecord>>, bool) {
+        let capture = self.graph_allocation.as_ref();
+        (capture, capture.is_some_and(|c| c.has_ended()))
     }
 
     fn lock(&self) -> MutexGuard<'_, Accesses> {
@@ -254,8 +243,9 @@ impl AccessTracker {
     fn access_slow(&self, stream: &Stream, access: Access) -> Result<()> {
         let capture = stream.active_capture();
         if let Some(owner) = &self.graph_allocation {
+            // Once the capture has ended no stream's capture is it.
             let inside = capture.as_ref().is_some_and(|c| Arc::ptr_eq(c, owner));
-            if self.escaped.load(Ordering::Acquire) || !inside {
+            if !inside {
                 return Err(Error::BufferOfCapture { capture: owner.id });
             }
             // Only the capture's streams use it: its accesses are the real ones.
@@ -271,24 +261,23 @@ impl AccessTracker {
             self.sole.store(sole, Ordering::Release);
             return Ok(());
         };
-        let mut captured = self.captured.lock().unwrap_or_else(|e| e.into_inner());
-        captured.retain(|(c, _)| !c.has_ended());
-        let index = match captured.iter().position(|(c, _)| Arc::ptr_eq(c, &capture)) {
-            Some(index) => index,
-            None => {
-                captured.push((Arc::clone(&capture), Accesses::default()));
-                captured.len() - 1
-            }
+        let Some(owner) = self.owner.upgrade() else {
+            // Memory being dropped is not used by new work.
+            return order(&mut Accesses::default(), stream, access);
         };
-        order(&mut captured[index].1, stream, access)?;
-        if let Some(owner) = self.owner.upgrade() {
-            let key = Arc::as_ptr(&owner) as *const () as usize;
-            let mut all = captures();
-            let uses = all.entry(capture.id).or_default();
-            let entry = uses.used.entry(key).or_insert((owner, access));
-            entry.1 = entry.1.max(access);
-        }
-        Ok(())
+        // The capture's record holds the buffer's accesses inside it, and the
+        // buffer for its graph. (Its lock is held while ordering: the waits
+        // are recorded into the capture, never for the device.)
+        let key = self as *const AccessTracker as usize;
+        capture.memory(|uses: &mut CaptureUses| {
+            let buffer = uses.buffers.entry(key).or_insert_with(|| InCapture {
+                accesses: Accesses::default(),
+                used: (owner, access),
+            });
+            order(&mut buffer.accesses, stream, access)?;
+            buffer.used.1 = buffer.used.1.max(access);
+            Ok(())
+        })
     }
 
     /// The accesses, for releasing the memory after them.

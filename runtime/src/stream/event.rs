@@ -1,13 +1,14 @@
 //! Events: points in a stream, for ordering streams and timing work.
 
-use super::{Capture, Stream};
+use super::{CaptureRecord, Stream};
 use crate::backend::{driver, EventFlags, EventHandle};
 use crate::callback::in_callback;
+use crate::capture::Mark;
 use crate::deferred::defer;
 use crate::device::{self, Device};
 use crate::error::{Error, Result};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// How to create an event: [`Event::with_options`]. The default, as CuPy's,
 /// records timing and waits by spinning.
@@ -77,7 +78,7 @@ pub struct Event {
     timing: bool,
     recorded: AtomicBool,
     /// The capture the latest record was made in, if it was.
-    captured: Mutex<Option<Arc<Capture>>>,
+    captured: Mark<Stream>,
 }
 
 impl Event {
@@ -101,7 +102,7 @@ impl Event {
             ordinal,
             timing: options.timing,
             recorded: AtomicBool::new(false),
-            captured: Mutex::new(None),
+            captured: Mark::new(),
         })
     }
 
@@ -134,33 +135,20 @@ impl Event {
         driver()
             .event_record(self.handle, stream.handle())
             .map_err(|e| stream.error(e))?;
-        // In a capture the record is a point of the graph being built, which
-        // streams waiting for the event join; it never completes as such.
-        *self.captured.lock().unwrap_or_else(|e| e.into_inner()) = capture;
+        self.captured.recorded_in(capture);
         self.recorded.store(true, Ordering::Release);
         Ok(())
     }
 
     /// The capture the latest record was made in, if it was.
-    pub(crate) fn captured_in(&self) -> Option<Arc<Capture>> {
-        self.captured
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+    pub(crate) fn captured_in(&self) -> Option<Arc<CaptureRecord>> {
+        self.captured.capture()
     }
 
     /// An error if the latest record was captured: it marks a point of a
     /// graph, not work that completes.
     pub(crate) fn refuse_captured(&self, operation: &'static str) -> Result<()> {
-        match self.captured_in() {
-            Some(capture) => Err(Error::InCapture {
-                operation,
-                stream: "an event recorded in the capture".into(),
-                capture: capture.id,
-                reason: "the record marks a point of the graph being built, not work that completes; record the event outside the capture (e.g. after launching the graph)",
-            }),
-            None => Ok(()),
-        }
+        self.captured.refuse_captured(operation)
     }
 
     /// Whether the event has been recorded at least once.

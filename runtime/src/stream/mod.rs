@@ -19,10 +19,8 @@
 //! as `CUPY_CUDA_PER_THREAD_DEFAULT_STREAM` does for CuPy.
 
 mod callback;
-pub(crate) mod capture;
 mod current;
 mod event;
-pub(crate) mod implicit;
 mod options;
 
 pub use current::{current_stream, StreamScope, PER_THREAD_DEFAULT_STREAM_ENV};
@@ -31,11 +29,11 @@ pub use options::{StreamKind, StreamOptions};
 
 use crate::backend::{driver, EventFlags, EventHandle, StreamHandle, MAX_DEVICES};
 use crate::callback::in_callback;
+use crate::capture::{self, registry, EventWait};
 use crate::deferred::defer;
 use crate::device::{self, Device, DeviceState};
 use crate::error::{Error, Result};
 use crate::last_kernel::{KernelId, LastKernel};
-use capture::{CaptureLink, CaptureState, EventWait};
 use std::cell::Cell;
 use std::fmt;
 use std::hash::{Hash, Hasher};
@@ -78,14 +76,14 @@ struct StreamInner {
     /// An untimed event, recorded to let other streams wait for this one's work.
     marker: Mutex<Option<EventHandle>>,
     /// The graph capture the stream takes part in, if any.
-    capture: CaptureLink<Stream>,
+    capture: capture::Link<Stream>,
 }
 
 /// Why waiting for a capturing stream is refused.
 pub(crate) const WAITS: &str = "it would wait for work that only runs when the graph is launched; end the capture first, then wait for the graph's launch";
 
-/// A graph capture, with streams as the runtime knows them.
-pub(crate) type Capture = CaptureState<Stream>;
+/// A graph capture's record, with streams as the runtime knows them.
+pub(crate) type CaptureRecord = capture::Record<Stream>;
 
 impl Stream {
     /// A new non-blocking stream on the current device (CuPy's
@@ -207,7 +205,7 @@ impl Stream {
                 last_kernel: LastKernel::new(),
                 callback_panics: Arc::new(Mutex::new(Vec::new())),
                 marker: Mutex::new(None),
-                capture: CaptureLink::new(),
+                capture: capture::Link::new(),
             }),
         }
     }
@@ -269,13 +267,13 @@ impl Stream {
     /// The device's state, after checking that this thread may use the
     /// stream for `operation`: another thread's per-thread default stream is
     /// refused, and so is the legacy default stream while a blocking stream
-    /// of its device captures ([`implicit`]). (Driver calls on the stream's
+    /// of its device captures ([`registry`]). (Driver calls on the stream's
     /// handle act on its device whatever else the caller did in between.)
     #[inline]
     pub(crate) fn device_state(&self, operation: &'static str) -> Result<&'static DeviceState> {
         self.check_thread()?;
         if self.inner.kind == StreamKind::LegacyDefault {
-            implicit::refuse_legacy_use(self.inner.ordinal, operation)?;
+            registry::refuse_legacy_use(self.inner.ordinal, operation)?;
         }
         device::state(self.inner.ordinal)
     }
@@ -455,7 +453,7 @@ impl Stream {
 
     /// The capture the stream takes part in now, if any.
     #[inline]
-    pub(crate) fn active_capture(&self) -> Option<Arc<Capture>> {
+    pub(crate) fn active_capture(&self) -> Option<Arc<CaptureRecord>> {
         self.inner.capture.active()
     }
 
@@ -479,7 +477,7 @@ impl Stream {
 
     /// Makes the stream a member of `capture`, after recording the point
     /// its real work ends at.
-    pub(crate) fn join_capture(&self, capture: &Arc<Capture>) -> Result<()> {
+    pub(crate) fn join_capture(&self, capture: &Arc<CaptureRecord>) -> Result<()> {
         if self.is_default() {
             return Err(Error::Capture {
                 capture: capture.id,
@@ -514,22 +512,14 @@ impl Stream {
             return Err(self.error(e));
         }
         self.inner.capture.enter(capture, before);
-        capture.add_member(self);
-        if blocking {
-            implicit::blocking_joined(
-                self.inner.ordinal,
-                self.id(),
-                self.to_string(),
-                Arc::clone(capture) as Arc<dyn implicit::CaptureEnd>,
-            );
-        }
+        capture.add_member(self, blocking);
         Ok(())
     }
 
     /// Leaves the capture (its end, or a failed join).
     pub(crate) fn leave_capture(&self) {
-        implicit::left(self.inner.ordinal, self.inner.id);
-        if let Some(before) = self.inner.capture.leave() {
+        if let Some((capture, before)) = self.inner.capture.leave() {
+            capture.remove_member(self);
             let _ = driver().event_destroy(before);
         }
     }
@@ -750,7 +740,7 @@ impl Drop for StreamInner {
             .take();
         // Captures end before their streams can go (they hold them), so a
         // membership left here is only its event.
-        let before = self.capture.leave();
+        let before = self.capture.leave().map(|(_, before)| before);
         if marker.is_none() && before.is_none() && kind != StreamKind::Owned {
             return;
         }

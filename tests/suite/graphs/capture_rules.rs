@@ -306,6 +306,66 @@ fn a_device_wide_wait_from_another_thread_is_refused_during_a_capture() {
     capture.end().unwrap();
 }
 
+/// Two captures at once on one device, the older on a non-blocking stream
+/// and the younger on a blocking one: a device-wide wait names the older (or
+/// an older one still, another test's), while a use of the legacy default
+/// stream names the younger and its blocking stream (the older does not
+/// block it); once the younger ends, the legacy default stream is usable
+/// and device-wide waits are still refused.
+#[test]
+fn two_captures_at_once_each_refusal_names_the_capture_it_is_for() {
+    let _turn = turn();
+    let quiet = Stream::new().unwrap();
+    let blocking = blocking_stream();
+    let ordinal = quiet.device();
+    let older = quiet.begin_capture().unwrap();
+    let younger = blocking.begin_capture().unwrap();
+    assert!(older.id() < younger.id());
+    let (id, _, _) = refused(Device::get(ordinal).unwrap().synchronize());
+    assert!(id <= older.id(), "a device-wide wait named capture {id}");
+    match Stream::null().is_done() {
+        Err(Error::InCapture {
+            capture, stream, ..
+        }) => assert_eq!((capture, stream), (younger.id(), blocking.to_string())),
+        other => panic!("expected Error::InCapture, got {other:?}"),
+    }
+    younger.end().unwrap();
+    assert!(Stream::null().is_done().is_ok());
+    let (id, _, _) = refused(Device::get(ordinal).unwrap().synchronize());
+    assert!(id <= older.id(), "a device-wide wait named capture {id}");
+    older.end().unwrap();
+}
+
+/// A default stream cannot fork into a capture: its wait for an event
+/// recorded in the capture is refused naming the capture, it takes no part
+/// in it, and the capture ends with no branch to join, its graph running
+/// right.
+#[test]
+fn a_refused_fork_leaves_no_member_behind() {
+    let _turn = turn();
+    let s = Stream::new().unwrap();
+    let x = DeviceBuffer::to_device_sync(&[1.0f32; N], &s).unwrap();
+    let mut y = DeviceBuffer::<f32>::zeroed_on(N, &s).unwrap();
+    s.synchronize().unwrap();
+    let capture = s.begin_capture().unwrap();
+    let id = capture.id();
+    launch!(saxpy[1, 128, s](1.0, &x, &x, &mut y)).unwrap();
+    let point = s.record().unwrap();
+    let per_thread = Stream::per_thread();
+    match per_thread.wait_event(&point) {
+        Err(Error::Capture { capture, reason }) => {
+            assert_eq!(capture, id);
+            assert!(reason.contains("default stream"), "{reason}");
+        }
+        other => panic!("expected Error::Capture, got {other:?}"),
+    }
+    assert!(!per_thread.is_capturing().unwrap());
+    let graph = capture.end().unwrap();
+    graph.instantiate().unwrap().launch(&s).unwrap();
+    s.synchronize().unwrap();
+    assert_eq!(y.copy_to_host_sync(&s).unwrap(), vec![2.0; N]);
+}
+
 /// Runs every case of this module again with the per-thread default stream as
 /// the initial current stream (the mode is read once per process: a child
 /// process).
