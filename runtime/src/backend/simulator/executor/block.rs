@@ -80,7 +80,6 @@ pub(super) fn run_block(
         next_unstarted: Cell::new(0),
         current: Cell::new(0),
         in_order: InOrder::default(),
-        in_order_allowed: launch.races.is_none(),
         failure: Cell::new(None),
         stacks: RefCell::new(Vec::new()),
         last_static: Cell::new(None),
@@ -198,9 +197,6 @@ pub(super) struct BlockState<'a> {
     pub(super) current: Cell<usize>,
     /// The threads of this round that stopped at a barrier in thread order.
     pub(super) in_order: InOrder,
-    /// Whether barriers may be taken in order (not in a launch checked for
-    /// races, whose releases do more).
-    pub(super) in_order_allowed: bool,
     /// The thread that failed the block, and why.
     pub(super) failure: Cell<Option<(usize, Failure)>>,
     /// The fibers' stacks, given back when the block ends.

@@ -9,8 +9,9 @@
 //! (`BlockState::suspend`), and the scheduler adds the in-order threads to
 //! the counts it checks ([`BlockState::count_in_order`]), so the reports of
 //! divergent and mismatched barriers and of deadlocks are the general
-//! path's. Grid syncs and launches checked for races always take the
-//! general path (they do more at a release).
+//! path's. Grid syncs always take the general path (their release waits
+//! for the other blocks); a launch checked for races starts a new barrier
+//! interval at each release, on either path.
 
 use super::block::BlockState;
 use super::thread_state::ThreadState;
@@ -33,8 +34,7 @@ impl BlockState<'_> {
     pub(super) fn continues_in_order(&self, thread: &SimulatedThread<'_>, id: u32) -> bool {
         let t = thread.linear as usize;
         let stopped = self.in_order.stopped.get();
-        self.in_order_allowed
-            && stopped == t
+        stopped == t
             && self.position.get() == t
             && (t == 0 || self.in_order.id.get() == id)
             && id != simulation::GRID_BARRIER
@@ -74,6 +74,10 @@ impl BlockState<'_> {
             self.in_order.stopped.set(0);
             for status in &self.status[..] {
                 status.set(ThreadState::Ready);
+            }
+            if let Some(races) = &self.races {
+                // A new barrier interval, as `release` starts one.
+                races.interval.set(races.interval.get() + 1);
             }
             self.worker.progress();
             self.position.set(usize::MAX);

@@ -67,12 +67,12 @@ unsafe fn kernel(params: *const *mut c_void) {
     for phase in 0..plan.phases {
         slots[t as usize].store(phase * 10_000 + t, Relaxed);
         if t == plan.own_lane {
-            gpu_device::warp::sync_warp(1 << (t % 32));
+            gpu_device::sync::sync_warp(1 << (t % 32));
         }
         if phase == 0 && t == plan.votes {
             gpu_device::vote::sync_threads_count(true);
         } else if phase == 0 && t == plan.whole_warp {
-            gpu_device::warp::sync_warp(gpu_device::warp::FULL_MASK);
+            gpu_device::sync::sync_warp(gpu_device::warp::FULL_MASK);
         } else {
             gpu_device::sync_threads();
         }
