@@ -144,6 +144,10 @@ pub(super) fn run_block(
     })
 }
 
+/// A static shared array asked for: its symbol's address and length, and
+/// the bytes asked.
+type StaticKey = (usize, usize, usize);
+
 /// The fiber function before `schedule` sets the block's.
 static NO_FIBER: fn() = || unreachable!("the scheduler sets the fiber function first");
 
@@ -204,7 +208,7 @@ pub(super) struct BlockState<'a> {
     /// The static shared array asked for last: its symbol (address and
     /// length), the bytes asked, and its memory (each thread of a block asks
     /// for the same arrays).
-    last_static: Cell<Option<((usize, usize, usize), *mut u8)>>,
+    last_static: Cell<Option<(StaticKey, *mut u8)>>,
     /// What a fiber runs (`schedule` sets it).
     pub(super) fiber_main: Cell<*const dyn Fn()>,
     /// This OS thread's shared memory.
