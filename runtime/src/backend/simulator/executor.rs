@@ -31,6 +31,7 @@
 mod block;
 mod call;
 mod failures;
+mod in_order;
 mod pool;
 mod rounds;
 mod shared_memory;

@@ -3,8 +3,9 @@
 //! is `rounds`.
 
 use super::call::Run;
+use super::in_order::InOrder;
 use super::shared_memory::SharedMemory;
-use super::stacks::give_stack;
+use super::stacks::give_stacks;
 use super::thread_state::{ThreadState, Waiting};
 use crate::backend::simulator::context::SavedContext;
 use crate::backend::simulator::race_check::{Place, Shadow, Stamp};
@@ -78,8 +79,10 @@ pub(super) fn run_block(
         progress: Cell::new(false),
         next_unstarted: Cell::new(0),
         current: Cell::new(0),
+        in_order: InOrder::default(),
         failure: Cell::new(None),
         stacks: RefCell::new(Vec::new()),
+        last_static: Cell::new(None),
         fiber_main: Cell::new(&NO_FIBER as *const dyn Fn()),
         shared,
         dynamic,
@@ -100,17 +103,24 @@ pub(super) fn run_block(
             shared: RefCell::new(HashMap::new()),
         }),
     };
-    let threads: Vec<SimulatedThread<'_>> = (0..count as u32)
-        .map(|t| SimulatedThread {
-            thread_idx: [t % bx, (t / bx) % by, t / (bx * by)],
-            block_idx,
-            block_dim: launch.block,
-            grid_dim: launch.grid,
-            linear: t,
-            serial: first_serial + t as u64,
-            block: &state,
-        })
-        .collect();
+    // In linear order (x fastest), counted rather than divided out.
+    let mut threads: Vec<SimulatedThread<'_>> = Vec::with_capacity(count);
+    for z in 0..bz {
+        for y in 0..by {
+            for x in 0..bx {
+                let t = threads.len() as u32;
+                threads.push(SimulatedThread {
+                    thread_idx: [x, y, z],
+                    block_idx,
+                    block_dim: launch.block,
+                    grid_dim: launch.grid,
+                    linear: t,
+                    serial: first_serial + t as u64,
+                    block: &state,
+                });
+            }
+        }
+    }
     state.threads.set(threads.as_ptr().cast());
     let result = state.signals.watch(|| state.schedule());
     simulation::leave();
@@ -124,9 +134,7 @@ pub(super) fn run_block(
     }
     // The threads that did not finish are abandoned with their stacks (as
     // a trap abandons a GPU's): nothing runs on them any more.
-    for stack in state.stacks.take() {
-        give_stack(stack);
-    }
+    give_stacks(state.stacks.take());
     result.map_err(|(t, what)| {
         let [x, y, z] = threads[t].thread_idx;
         format!(
@@ -135,6 +143,10 @@ pub(super) fn run_block(
         )
     })
 }
+
+/// A static shared array asked for: its symbol's address and length, and
+/// the bytes asked.
+type StaticKey = (usize, usize, usize);
 
 /// The fiber function before `schedule` sets the block's.
 static NO_FIBER: fn() = || unreachable!("the scheduler sets the fiber function first");
@@ -187,10 +199,16 @@ pub(super) struct BlockState<'a> {
     pub(super) next_unstarted: Cell<usize>,
     /// The thread that ran last.
     pub(super) current: Cell<usize>,
+    /// The threads of this round that stopped at a barrier in thread order.
+    pub(super) in_order: InOrder,
     /// The thread that failed the block, and why.
     pub(super) failure: Cell<Option<(usize, Failure)>>,
     /// The fibers' stacks, given back when the block ends.
     pub(super) stacks: RefCell<Vec<DefaultStack>>,
+    /// The static shared array asked for last: its symbol (address and
+    /// length), the bytes asked, and its memory (each thread of a block asks
+    /// for the same arrays).
+    last_static: Cell<Option<(StaticKey, *mut u8)>>,
     /// What a fiber runs (`schedule` sets it).
     pub(super) fiber_main: Cell<*const dyn Fn()>,
     /// This OS thread's shared memory.
@@ -301,7 +319,11 @@ impl<'a> BlockState<'a> {
 // large as asked (or the thread fails).
 unsafe impl Block for BlockState<'_> {
     fn barrier(&self, thread: &SimulatedThread<'_>, id: u32) {
-        self.suspend(thread, ThreadState::AtBarrier(id));
+        if self.continues_in_order(thread, id) {
+            self.barrier_in_order(thread, id);
+        } else {
+            self.suspend(thread, ThreadState::AtBarrier(id));
+        }
     }
 
     fn vote(&self, thread: &SimulatedThread<'_>, predicate: bool) -> u32 {
@@ -371,12 +393,23 @@ unsafe impl Block for BlockState<'_> {
     }
 
     fn static_shared(&self, symbol: &'static str, bytes: usize, _align: usize) -> *mut u8 {
+        let key = (symbol.as_ptr() as usize, symbol.len(), bytes);
+        // The same question in the same block has the same answer
+        // (`static_array`: the array stays, and `bytes` is what it was made
+        // with in this block).
+        if let Some((last, array)) = self.last_static.get() {
+            if last == key {
+                return array;
+            }
+        }
         let array = self.signals.runtime_code(|| {
             self.shared
                 .borrow_mut()
                 .static_array(symbol, bytes, self.first_serial)
         });
-        array.unwrap_or_else(|message| panic!("{message}"))
+        let array = array.unwrap_or_else(|message| panic!("{message}"));
+        self.last_static.set(Some((key, array)));
+        array
     }
 
     fn dynamic_shared(&self) -> (*mut u8, usize) {

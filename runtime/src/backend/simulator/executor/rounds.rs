@@ -41,6 +41,7 @@ impl BlockState<'_> {
             // SAFETY: this is the scheduler's context, saved where the
             // threads and the signal handlers find it.
             unsafe { self.run_next(self.signals.scheduler()) };
+            self.count_in_order();
             let current = self.current.get();
             if let Some(why) = self.signals.take_interrupt() {
                 let what = match why {

@@ -19,6 +19,7 @@ pub(super) fn take_stack(bytes: usize) -> Result<DefaultStack, String> {
     }
 }
 
-pub(super) fn give_stack(stack: DefaultStack) {
-    STACKS.with(|s| s.borrow_mut().push(stack));
+/// Keeps a block's stacks for the next ones on this OS thread.
+pub(super) fn give_stacks(stacks: Vec<DefaultStack>) {
+    STACKS.with(|s| s.borrow_mut().extend(stacks));
 }
