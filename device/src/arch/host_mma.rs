@@ -143,7 +143,25 @@ pub(crate) fn cp_async_wait(_pending: u32) {}
 
 #[cfg(test)]
 mod tests {
-    use super::to_tf32;
+    use super::{cp_async_16, to_tf32};
+
+    #[test]
+    fn cp_async_copies_its_source_size_and_zero_fills_the_rest() {
+        #[repr(align(16))]
+        struct Chunk([u8; 16]);
+        let src = Chunk(core::array::from_fn(|i| i as u8 + 1));
+        let mut dst = Chunk([0xff; 16]);
+        // SAFETY: 16 writable bytes at `dst`, 6 readable ones at `src`.
+        unsafe { cp_async_16(dst.0.as_mut_ptr(), src.0.as_ptr(), 6) };
+        assert_eq!(dst.0, [1, 2, 3, 4, 5, 6, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        // A source size of 0 reads nothing: an address with no memory
+        // behind it (as a GEMM's zero-filled chunks past a matrix name).
+        let mut dst = Chunk([0xff; 16]);
+        let nowhere = core::ptr::without_provenance::<u8>(16);
+        // SAFETY: 16 writable bytes at `dst`; 0 bytes read at `nowhere`.
+        unsafe { cp_async_16(dst.0.as_mut_ptr(), nowhere, 0) };
+        assert_eq!(dst.0, [0; 16]);
+    }
 
     #[test]
     fn tf32_rounds_to_nearest_ties_away() {
