@@ -72,47 +72,66 @@ fn shared_address<T>(ptr: *const T) -> u32 {
     address as u32
 }
 
-/// `ldmatrix.sync.aligned.m8n8.x4.shared.b16`: lane `i` gives the address
-/// of row `i % 8` of matrix `i / 8`; register `j` gets this lane's pair of
-/// matrix `j` (row `lane / 4`, columns `2 (lane % 4)` and the next).
-///
-/// # Safety
-/// `row` points into shared memory, 16-byte aligned, with 8 readable `u16`;
-/// every lane of the warp executes it together.
-#[inline(always)]
-pub(crate) unsafe fn ldmatrix_x4(row: *const u16) -> [u32; 4] {
-    let (r0, r1, r2, r3): (u32, u32, u32, u32);
-    // SAFETY: the caller's contract.
-    unsafe {
-        asm!(
-            "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {{{r0}, {r1}, {r2}, {r3}}}, [{a}];",
-            r0 = out(reg32) r0, r1 = out(reg32) r1, r2 = out(reg32) r2, r3 = out(reg32) r3,
-            a = in(reg32) shared_address(row),
-            options(readonly, nostack),
-        )
+/// One `ldmatrix` form: `$shape` (`x4`, `x2`, with `.trans` or not) into
+/// the `$n` registers `$r`, written in the template as `$regs`.
+macro_rules! ldmatrix {
+    ($(#[$doc:meta])* $name:ident, $shape:literal, $regs:literal, [$($r:ident)*; $n:literal]) => {
+        $(#[$doc])*
+        #[inline(always)]
+        pub(crate) unsafe fn $name(row: *const u16) -> [u32; $n] {
+            $(let $r: u32;)*
+            // SAFETY: the caller's contract.
+            unsafe {
+                asm!(
+                    concat!("ldmatrix.sync.aligned.m8n8.", $shape, ".shared.b16 {{", $regs, "}}, [{a}];"),
+                    $($r = out(reg32) $r,)*
+                    a = in(reg32) shared_address(row),
+                    options(readonly, nostack),
+                )
+            };
+            [$($r),*]
+        }
     };
-    [r0, r1, r2, r3]
 }
 
-/// `ldmatrix.sync.aligned.m8n8.x2.shared.b16`: as [`ldmatrix_x4`] with two
-/// matrices (lanes 0 to 15 give the addresses; the others' are not read).
-///
-/// # Safety
-/// As [`ldmatrix_x4`], for lanes 0 to 15's `row`.
-#[inline(always)]
-pub(crate) unsafe fn ldmatrix_x2(row: *const u16) -> [u32; 2] {
-    let (r0, r1): (u32, u32);
-    // SAFETY: the caller's contract.
-    unsafe {
-        asm!(
-            "ldmatrix.sync.aligned.m8n8.x2.shared.b16 {{{r0}, {r1}}}, [{a}];",
-            r0 = out(reg32) r0, r1 = out(reg32) r1,
-            a = in(reg32) shared_address(row),
-            options(readonly, nostack),
-        )
-    };
-    [r0, r1]
-}
+ldmatrix!(
+    /// `ldmatrix.sync.aligned.m8n8.x4.shared.b16`: lane `i` gives the
+    /// address of row `i % 8` of matrix `i / 8`; register `j` gets this
+    /// lane's pair of matrix `j` (row `lane / 4`, columns `2 (lane % 4)`
+    /// and the next).
+    ///
+    /// # Safety
+    /// `row` points into shared memory, 16-byte aligned, with 8 readable
+    /// `u16`; every lane of the warp executes it together.
+    ldmatrix_x4, "x4", "{r0}, {r1}, {r2}, {r3}", [r0 r1 r2 r3; 4]
+);
+ldmatrix!(
+    /// `ldmatrix.sync.aligned.m8n8.x2.shared.b16`: as [`ldmatrix_x4`] with
+    /// two matrices (lanes 0 to 15 give the addresses; the others' are not
+    /// read).
+    ///
+    /// # Safety
+    /// As [`ldmatrix_x4`], for lanes 0 to 15's `row`.
+    ldmatrix_x2, "x2", "{r0}, {r1}", [r0 r1; 2]
+);
+ldmatrix!(
+    /// `ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16`: as
+    /// [`ldmatrix_x4`], each matrix transposed (register `j` gets this
+    /// lane's pair of column `lane / 4`, rows `2 (lane % 4)` and the next,
+    /// of matrix `j`).
+    ///
+    /// # Safety
+    /// As [`ldmatrix_x4`].
+    ldmatrix_x4_trans, "x4.trans", "{r0}, {r1}, {r2}, {r3}", [r0 r1 r2 r3; 4]
+);
+ldmatrix!(
+    /// `ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16`: as
+    /// [`ldmatrix_x2`], each matrix transposed.
+    ///
+    /// # Safety
+    /// As [`ldmatrix_x2`].
+    ldmatrix_x2_trans, "x2.trans", "{r0}, {r1}", [r0 r1; 2]
+);
 
 /// Whether `ptr` (generic) points into global memory (`isspacep.global`).
 #[inline(always)]
