@@ -60,6 +60,15 @@ pub(crate) fn to_tf32(x: f32) -> u32 {
     bits
 }
 
+/// The 32-bit shared-window address `offset` bytes past `base`, a generic
+/// pointer into shared memory: the pointer converted (`cvta`, pure, so the
+/// compiler converts a base once for all its offsets), the offset added in
+/// 32 bits (a shared window is below 4 GiB), as CUDA C's addresses are.
+#[inline(always)]
+fn shared_address_at<T>(base: *const T, offset: usize) -> u32 {
+    shared_address(base).wrapping_add(offset as u32)
+}
+
 /// The 32-bit shared-window address of a generic pointer into shared memory.
 #[inline(always)]
 fn shared_address<T>(ptr: *const T) -> u32 {
@@ -78,14 +87,14 @@ macro_rules! ldmatrix {
     ($(#[$doc:meta])* $name:ident, $shape:literal, $regs:literal, [$($r:ident)*; $n:literal]) => {
         $(#[$doc])*
         #[inline(always)]
-        pub(crate) unsafe fn $name(row: *const u16) -> [u32; $n] {
+        pub(crate) unsafe fn $name(base: *const u16, offset: usize) -> [u32; $n] {
             $(let $r: u32;)*
             // SAFETY: the caller's contract.
             unsafe {
                 asm!(
                     concat!("ldmatrix.sync.aligned.m8n8.", $shape, ".shared.b16 {{", $regs, "}}, [{a}];"),
                     $($r = out(reg32) $r,)*
-                    a = in(reg32) shared_address(row),
+                    a = in(reg32) shared_address_at(base, offset),
                     options(readonly, nostack),
                 )
             };
@@ -101,8 +110,9 @@ ldmatrix!(
     /// and the next).
     ///
     /// # Safety
-    /// `row` points into shared memory, 16-byte aligned, with 8 readable
-    /// `u16`; every lane of the warp executes it together.
+    /// This lane's row, `offset` bytes past `base`, is in shared memory
+    /// (as `base` is), 16-byte aligned, with 8 readable `u16`; every lane
+    /// of the warp executes it together.
     ldmatrix_x4, "x4", "{r0}, {r1}, {r2}, {r3}", [r0 r1 r2 r3; 4]
 );
 ldmatrix!(
@@ -111,7 +121,7 @@ ldmatrix!(
     /// read).
     ///
     /// # Safety
-    /// As [`ldmatrix_x4`], for lanes 0 to 15's `row`.
+    /// As [`ldmatrix_x4`], for lanes 0 to 15's rows.
     ldmatrix_x2, "x2", "{r0}, {r1}", [r0 r1; 2]
 );
 ldmatrix!(
@@ -149,21 +159,27 @@ pub(crate) fn is_global<T>(ptr: *const T) -> bool {
 }
 
 /// `cp.async.cg.shared.global [dst], [src], 16, src_bytes`: queues the copy
-/// of `src_bytes` bytes from `src` to `dst`, the rest of the 16 zeroed, in
-/// this thread's current (uncommitted) group.
+/// of `src_bytes` bytes from `src` to `dst`, `dst_offset` bytes past
+/// `dst_base`, the rest of the 16 zeroed, in this thread's current
+/// (uncommitted) group.
 ///
 /// # Safety
-/// `dst` points into shared memory, 16-byte aligned, 16 bytes that nothing
-/// reads or writes until this thread's `cp.async.wait_group` covers the
-/// copy; `src` is 16-byte aligned, in global memory, with `src_bytes <= 16`
-/// readable bytes.
+/// `dst` points into shared memory (as `dst_base` does), 16-byte aligned,
+/// 16 bytes that nothing reads or writes until this thread's
+/// `cp.async.wait_group` covers the copy; `src` is 16-byte aligned, in
+/// global memory, with `src_bytes <= 16` readable bytes.
 #[inline(always)]
-pub(crate) unsafe fn cp_async_16(dst: *mut u8, src: *const u8, src_bytes: u32) {
+pub(crate) unsafe fn cp_async_16(
+    dst_base: *mut u8,
+    dst_offset: usize,
+    src: *const u8,
+    src_bytes: u32,
+) {
     // SAFETY: the caller's contract.
     unsafe {
         asm!(
             "cp.async.cg.shared.global [{d}], [{s}], 16, {n};",
-            d = in(reg32) shared_address(dst), s = in(reg64) src as u64, n = in(reg32) src_bytes,
+            d = in(reg32) shared_address_at(dst_base, dst_offset), s = in(reg64) src as u64, n = in(reg32) src_bytes,
             options(nostack),
         )
     };

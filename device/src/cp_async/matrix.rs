@@ -197,7 +197,12 @@ impl<T: SharedElement + Copy, const THREADS: usize, const CHUNKS: usize>
         // aligned, `ld` and `col` are multiples of a chunk), or, with
         // `valid == 0`, the zero chunk, never read.
         unsafe {
-            arch::mma::cp_async_16(dst.cast(), from, valid * core::mem::size_of::<T>() as u32)
+            arch::mma::cp_async_16(
+                self.fill.base.cast(),
+                slot * CHUNK_BYTES,
+                from,
+                valid * core::mem::size_of::<T>() as u32,
+            )
         };
     }
 }

@@ -350,7 +350,12 @@ impl<T: SharedElement + Copy> StageFill<'_, T> {
         // (`CpAsyncSource`, or the zero chunk), 16-byte aligned, `valid`
         // elements readable, `valid * size <= 16` bytes.
         unsafe {
-            arch::mma::cp_async_16(dst.cast(), from, (valid * core::mem::size_of::<T>()) as u32)
+            arch::mma::cp_async_16(
+                self.base.cast(),
+                slot * CHUNK_BYTES,
+                from,
+                (valid * core::mem::size_of::<T>()) as u32,
+            )
         };
         true
     }
@@ -399,10 +404,22 @@ impl<T: SharedElement + Copy, const STAGES: usize> Ready<'_, T, STAGES> {
     /// The first element of chunk `chunk` of row `row` (not checked: the
     /// caller checks `row < rows`, `chunk < 8`).
     #[inline(always)]
-    pub(crate) fn chunk_ptr(&self, row: usize, chunk: usize) -> *const T {
-        let slot = row * CHUNKS_PER_ROW + (chunk ^ (row % CHUNKS_PER_ROW));
+    fn chunk_ptr(&self, row: usize, chunk: usize) -> *const T {
+        self.base.wrapping_byte_add(Self::chunk_offset(row, chunk))
+    }
+
+    /// The stage's first element: chunks are [`chunk_offset`](Self::chunk_offset)
+    /// bytes past it.
+    #[inline(always)]
+    pub(crate) fn base(&self) -> *const T {
         self.base
-            .wrapping_add(slot * CpAsyncRing::<T, STAGES>::CHUNK)
+    }
+
+    /// The offset in bytes of chunk `chunk` of row `row` from the stage's
+    /// first element (the swizzle applied).
+    #[inline(always)]
+    pub(crate) fn chunk_offset(row: usize, chunk: usize) -> usize {
+        (row * CHUNKS_PER_ROW + (chunk ^ (row % CHUNKS_PER_ROW))) * CHUNK_BYTES
     }
 }
 

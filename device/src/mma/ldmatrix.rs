@@ -104,10 +104,11 @@ trait SharedTile<T: SixteenBit, L>: Sized {
     /// The `ldmatrix` of the fragment, every lane giving its row.
     ///
     /// # Safety
-    /// As [`arch::mma::ldmatrix_x4`]: `row` in shared memory, 16-byte
-    /// aligned, 8 readable elements; the warp converged.
+    /// As [`arch::mma::ldmatrix_x4`]: this lane's row, `offset` bytes past
+    /// `base`, in shared memory, 16-byte aligned, 8 readable elements; the
+    /// warp converged.
     #[cfg(target_arch = "nvptx64")]
-    unsafe fn ldmatrix(row: *const u16) -> Self;
+    unsafe fn ldmatrix(base: *const u16, offset: usize) -> Self;
     /// The simulator's load of the same elements.
     #[cfg(not(target_arch = "nvptx64"))]
     fn load(tile: &[T::Element], stride: usize) -> Self;
@@ -125,9 +126,9 @@ impl<T: SixteenBit> SharedTile<T, Rows> for FragmentA<T> {
         (row + 8 * (matrix & 1)) * stride + 8 * (matrix >> 1)
     }
     #[cfg(target_arch = "nvptx64")]
-    unsafe fn ldmatrix(row: *const u16) -> Self {
+    unsafe fn ldmatrix(base: *const u16, offset: usize) -> Self {
         // SAFETY: the caller's contract.
-        FragmentA::from_registers(unsafe { arch::mma::ldmatrix_x4(row) })
+        FragmentA::from_registers(unsafe { arch::mma::ldmatrix_x4(base, offset) })
     }
     #[cfg(not(target_arch = "nvptx64"))]
     fn load(tile: &[T::Element], stride: usize) -> Self {
@@ -148,9 +149,9 @@ impl<T: SixteenBit> SharedTile<T, Transposed> for FragmentA<T> {
         (row + 8 * (matrix >> 1)) * stride + 8 * (matrix & 1)
     }
     #[cfg(target_arch = "nvptx64")]
-    unsafe fn ldmatrix(row: *const u16) -> Self {
+    unsafe fn ldmatrix(base: *const u16, offset: usize) -> Self {
         // SAFETY: the caller's contract.
-        FragmentA::from_registers(unsafe { arch::mma::ldmatrix_x4_trans(row) })
+        FragmentA::from_registers(unsafe { arch::mma::ldmatrix_x4_trans(base, offset) })
     }
     #[cfg(not(target_arch = "nvptx64"))]
     fn load(tile: &[T::Element], stride: usize) -> Self {
@@ -170,9 +171,9 @@ impl<T: SixteenBit> SharedTile<T, Rows> for FragmentB<T> {
         row * stride + 8 * matrix
     }
     #[cfg(target_arch = "nvptx64")]
-    unsafe fn ldmatrix(row: *const u16) -> Self {
+    unsafe fn ldmatrix(base: *const u16, offset: usize) -> Self {
         // SAFETY: the caller's contract (lanes 0-15's rows are read).
-        FragmentB::from_registers(unsafe { arch::mma::ldmatrix_x2(row) })
+        FragmentB::from_registers(unsafe { arch::mma::ldmatrix_x2(base, offset) })
     }
     #[cfg(not(target_arch = "nvptx64"))]
     fn load(tile: &[T::Element], stride: usize) -> Self {
@@ -191,9 +192,9 @@ impl<T: SixteenBit> SharedTile<T, Transposed> for FragmentB<T> {
         (lane % 16) * stride
     }
     #[cfg(target_arch = "nvptx64")]
-    unsafe fn ldmatrix(row: *const u16) -> Self {
+    unsafe fn ldmatrix(base: *const u16, offset: usize) -> Self {
         // SAFETY: the caller's contract (lanes 0-15's rows are read).
-        FragmentB::from_registers(unsafe { arch::mma::ldmatrix_x2_trans(row) })
+        FragmentB::from_registers(unsafe { arch::mma::ldmatrix_x2_trans(base, offset) })
     }
     #[cfg(not(target_arch = "nvptx64"))]
     fn load(tile: &[T::Element], stride: usize) -> Self {
@@ -230,7 +231,12 @@ fn load_shared_checked<T: SixteenBit, F: SharedTile<T, L>, L>(
         // two-byte elements: `shared_tile` checked both, and lanes
         // address multiples of 8 elements within a row); the warp is
         // converged (checked above).
-        unsafe { F::ldmatrix(tile.as_ptr().add(at).cast()) }
+        unsafe {
+            F::ldmatrix(
+                tile.as_ptr().cast(),
+                at * core::mem::size_of::<T::Element>(),
+            )
+        }
     }
     #[cfg(not(target_arch = "nvptx64"))]
     F::load(tile, stride)
@@ -453,13 +459,13 @@ fn load_stage_unchecked<T: SixteenBit, F: StageTile<T>, const STAGES: usize>(
     #[cfg(target_arch = "nvptx64")]
     {
         let (r, c) = F::lane_at(arch::lane_id() as usize);
-        let at = stage.chunk_ptr(row + r, chunk + c);
+        let at = Ready::<T::Element, STAGES>::chunk_offset(row + r, chunk + c);
         // SAFETY: the caller checked rows `row + 15 < rows` and chunks
         // `chunk + 1 < 8` (`r < 16`, `c < 2`): 8 elements (16 bytes) of
         // the stage, in shared memory, 16-byte aligned (chunks are);
         // landed, and written by nobody while `stage` lives (`cp_async`);
         // the warp converged.
-        F::from_x4(unsafe { arch::mma::ldmatrix_x4(at.cast()) })
+        F::from_x4(unsafe { arch::mma::ldmatrix_x4(stage.base().cast(), at) })
     }
     #[cfg(not(target_arch = "nvptx64"))]
     F::gather(stage, row, chunk)
