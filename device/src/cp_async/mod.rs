@@ -409,7 +409,8 @@ impl<T: SharedElement + Copy, const STAGES: usize> Ready<'_, T, STAGES> {
     }
 
     /// The stage's first element: chunks are [`chunk_offset`](Self::chunk_offset)
-    /// bytes past it.
+    /// bytes past it (for `ldmatrix`, on the GPU only).
+    #[cfg(target_arch = "nvptx64")]
     #[inline(always)]
     pub(crate) fn base(&self) -> *const T {
         self.base
