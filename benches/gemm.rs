@@ -53,9 +53,8 @@ use gpu_test_kernels::patterns::gemm_tc::{
 };
 use gpu_test_kernels::KERNEL_MODULE;
 use harness::{gamma, SplitMix64};
-use std::process::Command;
 use std::time::Duration;
-use table::{run_helper, Baselines, Ctx, Helper};
+use table::{run_helpers, Baselines, Ctx, Helper};
 
 /// The longest a helper may run: the twin times six GEMMs at each size.
 const HELPER_LIMIT: Duration = Duration::from_secs(300);
@@ -110,71 +109,17 @@ fn main() -> Res<()> {
     }
 
     device.release_pool_memory()?;
-    let (mut twin, mut torch) = (Helper::default(), Helper::default());
-    match (&helpers, on_gpu) {
-        (Some(dir), true) => {
-            let bin = dir.join("gemm_tc");
-            if bin.is_file() {
-                let mut command = Command::new(bin);
-                if quick {
-                    command.arg("--quick");
-                }
-                run_helper(
-                    "CUDA C (gemm_tc)",
-                    command,
-                    HELPER_LIMIT,
-                    &mut twin,
-                    &mut notes,
-                );
-            } else {
-                notes.push(format!("CUDA C: not run (no {})", bin.display()));
-            }
-            let script = dir.join("gemm_torch.py");
-            if script.is_file() {
-                let mut command = Command::new("python3");
-                command.arg("gemm_torch.py").current_dir(dir);
-                if quick {
-                    command.arg("--quick");
-                }
-                run_helper(
-                    "torch (gemm_torch.py)",
-                    command,
-                    HELPER_LIMIT,
-                    &mut torch,
-                    &mut notes,
-                );
-            } else {
-                notes.push(format!("torch: not run (no {})", script.display()));
-            }
-        }
-        (None, true) => notes.push("CUDA C and torch: not run (no --helpers DIR)".into()),
-        (_, false) => notes.push("CUDA C and torch: not run (the CPU simulator)".into()),
-    }
-
-    println!();
-    println!(
-        "GPU: {} (compute capability {}.{}); per-launch time, median of {} launches after {} warm-ups{}",
-        device.name(),
-        device.limits().compute_capability.0,
-        device.limits().compute_capability.1,
-        harness::TIMED,
-        harness::WARMUP,
-        if quick { " (--quick: checks only, no timing)" } else { "" },
+    let (twin, torch) = run_helpers(
+        helpers.as_deref(),
+        on_gpu,
+        quick,
+        ("gemm_tc", "gemm_torch.py"),
+        HELPER_LIMIT,
+        &mut notes,
     );
-    print_table(&rows, &twin, &torch, rust_registers);
-    for note in &notes {
-        println!("note: {note}");
-    }
-    let helper_failed = notes
-        .iter()
-        .any(|n| n.contains("FAILED") || n.contains("exited with") || n.contains("HANG"));
-    if failures > 0 {
-        return Err(format!("{failures} check(s) of the Rust kernel failed").into());
-    }
-    if helper_failed {
-        return Err("a helper failed (see the notes)".into());
-    }
-    Ok(())
+    table::finish(&device, quick, &notes, failures, || {
+        print_table(&rows, &twin, &torch, rust_registers)
+    })
 }
 
 /// `rows × ld` bf16 with the first `k` of each row from `rng` in [-1, 1)

@@ -56,9 +56,8 @@ use common::{bench_args, Res, Results};
 use compiled::CompiledModule;
 use gpu_runtime::{backend, Backend, Device, Stream};
 use gpu_test_kernels::KERNEL_MODULE;
-use std::process::Command;
 use std::time::Duration;
-use table::{run_helper, Ctx, Helper};
+use table::{run_helpers, Ctx};
 
 /// The longest a helper may run (the bundle gives the whole benchmark 5
 /// minutes).
@@ -120,70 +119,15 @@ fn main() -> Res<()> {
 
     // The buffers are gone; give their memory back before the helpers run.
     device.release_pool_memory()?;
-    let (mut twin, mut torch) = (Helper::default(), Helper::default());
-    match (&helpers, on_gpu) {
-        (Some(dir), true) => {
-            let bin = dir.join("patterns_cuda");
-            if bin.is_file() {
-                let mut command = Command::new(bin);
-                if quick {
-                    command.arg("--quick");
-                }
-                run_helper(
-                    "CUDA C (patterns_cuda)",
-                    command,
-                    HELPER_LIMIT,
-                    &mut twin,
-                    &mut notes,
-                );
-            } else {
-                notes.push(format!("CUDA C: not run (no {})", bin.display()));
-            }
-            let script = dir.join("patterns_torch.py");
-            if script.is_file() {
-                let mut command = Command::new("python3");
-                // Run from `dir` (it imports twins_common.py from there).
-                command.arg("patterns_torch.py").current_dir(dir);
-                if quick {
-                    command.arg("--quick");
-                }
-                run_helper(
-                    "torch (patterns_torch.py)",
-                    command,
-                    HELPER_LIMIT,
-                    &mut torch,
-                    &mut notes,
-                );
-            } else {
-                notes.push(format!("torch: not run (no {})", script.display()));
-            }
-        }
-        (None, true) => notes.push("CUDA C and torch: not run (no --helpers DIR)".into()),
-        (_, false) => notes.push("CUDA C and torch: not run (the CPU simulator)".into()),
-    }
-
-    println!();
-    println!(
-        "GPU: {} (compute capability {}.{}); per-launch time, median of {} launches after {} warm-ups{}",
-        device.name(),
-        device.limits().compute_capability.0,
-        device.limits().compute_capability.1,
-        harness::TIMED,
-        harness::WARMUP,
-        if quick { " (--quick: checks only, no timing)" } else { "" },
+    let (twin, torch) = run_helpers(
+        helpers.as_deref(),
+        on_gpu,
+        quick,
+        ("patterns_cuda", "patterns_torch.py"),
+        HELPER_LIMIT,
+        &mut notes,
     );
-    table::print_tables(&rows, &twin, &[&torch], &registers);
-    for note in &notes {
-        println!("note: {note}");
-    }
-    let helper_failed = notes
-        .iter()
-        .any(|n| n.contains("FAILED") || n.contains("exited with") || n.contains("HANG"));
-    if failures > 0 {
-        return Err(format!("{failures} check(s) of the Rust kernels failed").into());
-    }
-    if helper_failed {
-        return Err("a helper failed (see the notes)".into());
-    }
-    Ok(())
+    table::finish(&device, quick, &notes, failures, || {
+        table::print_tables(&rows, &twin, &[&torch], &registers)
+    })
 }

@@ -3,12 +3,14 @@
 //! `benches/cuda/patterns.cu`) and of torch (`patterns_torch.py`), read
 //! from their `RESULT <kernel> | <size> | <ms> ms | <rate> <unit>` lines;
 //! and the tables that put each Rust kernel beside its twin and its library
-//! baselines.
+//! baselines. Shared by the patterns and GEMM benchmarks, with the run of
+//! both helpers ([`run_helpers`]) and the end of a run ([`finish`]).
 
 use crate::common::{Res, Results};
 use crate::harness;
-use gpu_runtime::Stream;
+use gpu_runtime::{Device, Stream};
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -184,6 +186,93 @@ pub fn run_helper(
             limit.as_secs()
         )),
     }
+}
+
+/// Runs a benchmark's two helpers from `dir` (on the GPU only): the CUDA C
+/// twins' program `twin_program` and the torch script `torch_script` (run
+/// from `dir`, which holds the `twins_common.py` it imports), each with
+/// `--quick` when `quick`, at most `limit` each. What did not run is a
+/// note. Gives the twin's results, then torch's.
+pub fn run_helpers(
+    dir: Option<&Path>,
+    on_gpu: bool,
+    quick: bool,
+    (twin_program, torch_script): (&str, &str),
+    limit: Duration,
+    notes: &mut Vec<String>,
+) -> (Helper, Helper) {
+    let (mut twin, mut torch) = (Helper::default(), Helper::default());
+    let dir = match (dir, on_gpu) {
+        (Some(dir), true) => dir,
+        (None, true) => {
+            notes.push("CUDA C and torch: not run (no --helpers DIR)".into());
+            return (twin, torch);
+        }
+        (_, false) => {
+            notes.push("CUDA C and torch: not run (the CPU simulator)".into());
+            return (twin, torch);
+        }
+    };
+    let bin = dir.join(twin_program);
+    if bin.is_file() {
+        let mut command = Command::new(bin);
+        if quick {
+            command.arg("--quick");
+        }
+        let what = format!("CUDA C ({twin_program})");
+        run_helper(&what, command, limit, &mut twin, notes);
+    } else {
+        notes.push(format!("CUDA C: not run (no {})", bin.display()));
+    }
+    let script = dir.join(torch_script);
+    if script.is_file() {
+        let mut command = Command::new("python3");
+        command.arg(torch_script).current_dir(dir);
+        if quick {
+            command.arg("--quick");
+        }
+        let what = format!("torch ({torch_script})");
+        run_helper(&what, command, limit, &mut torch, notes);
+    } else {
+        notes.push(format!("torch: not run (no {})", script.display()));
+    }
+    (twin, torch)
+}
+
+/// The end of a benchmark run: the GPU's line, the tables (`tables`), the
+/// notes; an error when `failures` checks of the Rust side failed, or a
+/// helper did.
+pub fn finish(
+    device: &Device,
+    quick: bool,
+    notes: &[String],
+    failures: usize,
+    tables: impl FnOnce(),
+) -> Res<()> {
+    println!();
+    println!(
+        "GPU: {} (compute capability {}.{}); per-launch time, median of {} launches after {} warm-ups{}",
+        device.name(),
+        device.limits().compute_capability.0,
+        device.limits().compute_capability.1,
+        harness::TIMED,
+        harness::WARMUP,
+        if quick { " (--quick: checks only, no timing)" } else { "" },
+    );
+    tables();
+    for note in notes {
+        println!("note: {note}");
+    }
+    let helper_failed = notes
+        .iter()
+        .any(|n| n.contains("FAILED") || n.contains("exited with") || n.contains("HANG"));
+    if failures > 0 {
+        return Err(format!("{failures} check(s) of the Rust side failed").into());
+    }
+    if helper_failed {
+        return Err("a helper failed (see the notes)".into());
+    }
+    Ok(())
 }
 
 fn last_lines(text: &str) -> String {

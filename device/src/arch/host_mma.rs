@@ -124,12 +124,18 @@ pub(crate) fn is_global<T>(_ptr: *const T) -> bool {
 /// wait is a compile error in the safe API, so no kernel can tell).
 ///
 /// # Safety
-/// As on the GPU: `dst` has 16 writable bytes, `src` `src_bytes <= 16`
-/// readable ones.
-pub(crate) unsafe fn cp_async_16(dst: *mut u8, src: *const u8, src_bytes: u32) {
+/// As on the GPU: `dst`, `dst_offset` bytes past `dst_base`, has 16
+/// writable bytes, `src` `src_bytes <= 16` readable ones.
+pub(crate) unsafe fn cp_async_16(
+    dst_base: *mut u8,
+    dst_offset: usize,
+    src: *const u8,
+    src_bytes: u32,
+) {
     let n = src_bytes as usize;
     // SAFETY: the caller's contract; shared and device memory never overlap.
     unsafe {
+        let dst = dst_base.add(dst_offset);
         core::ptr::copy_nonoverlapping(src, dst, n);
         core::ptr::write_bytes(dst.add(n), 0, 16 - n);
     }
@@ -143,7 +149,25 @@ pub(crate) fn cp_async_wait(_pending: u32) {}
 
 #[cfg(test)]
 mod tests {
-    use super::to_tf32;
+    use super::{cp_async_16, to_tf32};
+
+    #[test]
+    fn cp_async_copies_its_source_size_and_zero_fills_the_rest() {
+        #[repr(align(16))]
+        struct Chunk([u8; 16]);
+        let src = Chunk(core::array::from_fn(|i| i as u8 + 1));
+        let mut dst = Chunk([0xff; 16]);
+        // SAFETY: 16 writable bytes at `dst`, 6 readable ones at `src`.
+        unsafe { cp_async_16(dst.0.as_mut_ptr(), 0, src.0.as_ptr(), 6) };
+        assert_eq!(dst.0, [1, 2, 3, 4, 5, 6, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        // A source size of 0 reads nothing: an address with no memory
+        // behind it (as a GEMM's zero-filled chunks past a matrix name).
+        let mut dst = Chunk([0xff; 16]);
+        let nowhere = core::ptr::without_provenance::<u8>(16);
+        // SAFETY: 16 writable bytes at `dst`; 0 bytes read at `nowhere`.
+        unsafe { cp_async_16(dst.0.as_mut_ptr(), 0, nowhere, 0) };
+        assert_eq!(dst.0, [0; 16]);
+    }
 
     #[test]
     fn tf32_rounds_to_nearest_ties_away() {

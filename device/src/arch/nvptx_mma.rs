@@ -60,6 +60,15 @@ pub(crate) fn to_tf32(x: f32) -> u32 {
     bits
 }
 
+/// The 32-bit shared-window address `offset` bytes past `base`, a generic
+/// pointer into shared memory: the pointer converted (`cvta`, pure, so the
+/// compiler converts a base once for all its offsets), the offset added in
+/// 32 bits (a shared window is below 4 GiB), as CUDA C's addresses are.
+#[inline(always)]
+fn shared_address_at<T>(base: *const T, offset: usize) -> u32 {
+    shared_address(base).wrapping_add(offset as u32)
+}
+
 /// The 32-bit shared-window address of a generic pointer into shared memory.
 #[inline(always)]
 fn shared_address<T>(ptr: *const T) -> u32 {
@@ -72,47 +81,67 @@ fn shared_address<T>(ptr: *const T) -> u32 {
     address as u32
 }
 
-/// `ldmatrix.sync.aligned.m8n8.x4.shared.b16`: lane `i` gives the address
-/// of row `i % 8` of matrix `i / 8`; register `j` gets this lane's pair of
-/// matrix `j` (row `lane / 4`, columns `2 (lane % 4)` and the next).
-///
-/// # Safety
-/// `row` points into shared memory, 16-byte aligned, with 8 readable `u16`;
-/// every lane of the warp executes it together.
-#[inline(always)]
-pub(crate) unsafe fn ldmatrix_x4(row: *const u16) -> [u32; 4] {
-    let (r0, r1, r2, r3): (u32, u32, u32, u32);
-    // SAFETY: the caller's contract.
-    unsafe {
-        asm!(
-            "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {{{r0}, {r1}, {r2}, {r3}}}, [{a}];",
-            r0 = out(reg32) r0, r1 = out(reg32) r1, r2 = out(reg32) r2, r3 = out(reg32) r3,
-            a = in(reg32) shared_address(row),
-            options(readonly, nostack),
-        )
+/// One `ldmatrix` form: `$shape` (`x4`, `x2`, with `.trans` or not) into
+/// the `$n` registers `$r`, written in the template as `$regs`.
+macro_rules! ldmatrix {
+    ($(#[$doc:meta])* $name:ident, $shape:literal, $regs:literal, [$($r:ident)*; $n:literal]) => {
+        $(#[$doc])*
+        #[inline(always)]
+        pub(crate) unsafe fn $name(base: *const u16, offset: usize) -> [u32; $n] {
+            $(let $r: u32;)*
+            // SAFETY: the caller's contract.
+            unsafe {
+                asm!(
+                    concat!("ldmatrix.sync.aligned.m8n8.", $shape, ".shared.b16 {{", $regs, "}}, [{a}];"),
+                    $($r = out(reg32) $r,)*
+                    a = in(reg32) shared_address_at(base, offset),
+                    options(readonly, nostack),
+                )
+            };
+            [$($r),*]
+        }
     };
-    [r0, r1, r2, r3]
 }
 
-/// `ldmatrix.sync.aligned.m8n8.x2.shared.b16`: as [`ldmatrix_x4`] with two
-/// matrices (lanes 0 to 15 give the addresses; the others' are not read).
-///
-/// # Safety
-/// As [`ldmatrix_x4`], for lanes 0 to 15's `row`.
-#[inline(always)]
-pub(crate) unsafe fn ldmatrix_x2(row: *const u16) -> [u32; 2] {
-    let (r0, r1): (u32, u32);
-    // SAFETY: the caller's contract.
-    unsafe {
-        asm!(
-            "ldmatrix.sync.aligned.m8n8.x2.shared.b16 {{{r0}, {r1}}}, [{a}];",
-            r0 = out(reg32) r0, r1 = out(reg32) r1,
-            a = in(reg32) shared_address(row),
-            options(readonly, nostack),
-        )
-    };
-    [r0, r1]
-}
+ldmatrix!(
+    /// `ldmatrix.sync.aligned.m8n8.x4.shared.b16`: lane `i` gives the
+    /// address of row `i % 8` of matrix `i / 8`; register `j` gets this
+    /// lane's pair of matrix `j` (row `lane / 4`, columns `2 (lane % 4)`
+    /// and the next).
+    ///
+    /// # Safety
+    /// This lane's row, `offset` bytes past `base`, is in shared memory
+    /// (as `base` is), 16-byte aligned, with 8 readable `u16`; every lane
+    /// of the warp executes it together.
+    ldmatrix_x4, "x4", "{r0}, {r1}, {r2}, {r3}", [r0 r1 r2 r3; 4]
+);
+ldmatrix!(
+    /// `ldmatrix.sync.aligned.m8n8.x2.shared.b16`: as [`ldmatrix_x4`] with
+    /// two matrices (lanes 0 to 15 give the addresses; the others' are not
+    /// read).
+    ///
+    /// # Safety
+    /// As [`ldmatrix_x4`], for lanes 0 to 15's rows.
+    ldmatrix_x2, "x2", "{r0}, {r1}", [r0 r1; 2]
+);
+ldmatrix!(
+    /// `ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16`: as
+    /// [`ldmatrix_x4`], each matrix transposed (register `j` gets this
+    /// lane's pair of column `lane / 4`, rows `2 (lane % 4)` and the next,
+    /// of matrix `j`).
+    ///
+    /// # Safety
+    /// As [`ldmatrix_x4`].
+    ldmatrix_x4_trans, "x4.trans", "{r0}, {r1}, {r2}, {r3}", [r0 r1 r2 r3; 4]
+);
+ldmatrix!(
+    /// `ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16`: as
+    /// [`ldmatrix_x2`], each matrix transposed.
+    ///
+    /// # Safety
+    /// As [`ldmatrix_x2`].
+    ldmatrix_x2_trans, "x2.trans", "{r0}, {r1}", [r0 r1; 2]
+);
 
 /// Whether `ptr` (generic) points into global memory (`isspacep.global`).
 #[inline(always)]
@@ -130,21 +159,27 @@ pub(crate) fn is_global<T>(ptr: *const T) -> bool {
 }
 
 /// `cp.async.cg.shared.global [dst], [src], 16, src_bytes`: queues the copy
-/// of `src_bytes` bytes from `src` to `dst`, the rest of the 16 zeroed, in
-/// this thread's current (uncommitted) group.
+/// of `src_bytes` bytes from `src` to `dst`, `dst_offset` bytes past
+/// `dst_base`, the rest of the 16 zeroed, in this thread's current
+/// (uncommitted) group.
 ///
 /// # Safety
-/// `dst` points into shared memory, 16-byte aligned, 16 bytes that nothing
-/// reads or writes until this thread's `cp.async.wait_group` covers the
-/// copy; `src` is 16-byte aligned, in global memory, with `src_bytes <= 16`
-/// readable bytes.
+/// `dst` points into shared memory (as `dst_base` does), 16-byte aligned,
+/// 16 bytes that nothing reads or writes until this thread's
+/// `cp.async.wait_group` covers the copy; `src` is 16-byte aligned, in
+/// global memory, with `src_bytes <= 16` readable bytes.
 #[inline(always)]
-pub(crate) unsafe fn cp_async_16(dst: *mut u8, src: *const u8, src_bytes: u32) {
+pub(crate) unsafe fn cp_async_16(
+    dst_base: *mut u8,
+    dst_offset: usize,
+    src: *const u8,
+    src_bytes: u32,
+) {
     // SAFETY: the caller's contract.
     unsafe {
         asm!(
             "cp.async.cg.shared.global [{d}], [{s}], 16, {n};",
-            d = in(reg32) shared_address(dst), s = in(reg64) src as u64, n = in(reg32) src_bytes,
+            d = in(reg32) shared_address_at(dst_base, dst_offset), s = in(reg64) src as u64, n = in(reg32) src_bytes,
             options(nostack),
         )
     };

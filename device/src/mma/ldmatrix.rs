@@ -1,6 +1,7 @@
 //! `ldmatrix`: the 16-bit fragments loaded from shared memory by the whole
 //! warp, from the block's dynamic shared memory ([`FragmentA::load_shared`],
-//! [`FragmentB::load_shared`]) and from a `cp.async` ring's landed stage
+//! [`FragmentB::load_shared`], and with `.trans` from the other layout:
+//! [`FragmentA::load_shared_cols`], [`FragmentB::load_shared_rows`]) and from a `cp.async` ring's landed stage
 //! ([`FragmentA::load_stage`], [`FragmentB::load_stage_pair`]).
 
 use super::{check_stride, require_converged, FragmentA, FragmentB, SixteenBit};
@@ -25,30 +26,23 @@ impl<T: SixteenBit> FragmentA<T> {
         offset: usize,
         row_stride: usize,
     ) -> FragmentA<T> {
-        let tile = shared_tile(
-            shared,
-            block,
-            offset,
-            row_stride,
-            16,
-            "FragmentA::load_shared",
-        );
-        require_converged();
-        #[cfg(target_arch = "nvptx64")]
-        {
-            let lane = arch::lane_id() as usize;
-            let (matrix, row) = (lane / 8, lane % 8);
-            let at = (row + 8 * (matrix & 1)) * row_stride + 8 * (matrix >> 1);
-            // SAFETY: `at + 8 <= tile.len()` (15 rows of `row_stride` and
-            // 16 elements fit: `shared_tile`), in shared memory, 16-byte
-            // aligned (the tile's start is, and `row_stride` is a multiple
-            // of 8 two-byte elements: `shared_tile` checked both); the warp
-            // is converged (checked above).
-            let regs = unsafe { arch::mma::ldmatrix_x4(tile.as_ptr().add(at).cast()) };
-            FragmentA::from_registers(regs)
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        FragmentA::load(tile, row_stride)
+        load_shared_checked::<T, Self, Rows>(shared, block, offset, row_stride)
+    }
+
+    /// The 16 × 16 tile whose element `(row, col)` is at slot `offset +
+    /// col * col_stride + row` of the block's dynamic shared memory (A
+    /// column-major: `Aᵀ` row-major, 16 rows of 16), with one
+    /// `ldmatrix.x4.trans`; as [`load_shared`](Self::load_shared) (`col_stride`
+    /// at least 16, a multiple of 8).
+    #[track_caller]
+    #[inline(always)]
+    pub fn load_shared_cols(
+        shared: &crate::shared::DynamicShared<T::Element>,
+        block: &crate::shared::Block<crate::shared::Reading>,
+        offset: usize,
+        col_stride: usize,
+    ) -> FragmentA<T> {
+        load_shared_checked::<T, Self, Transposed>(shared, block, offset, col_stride)
     }
 }
 
@@ -64,32 +58,193 @@ impl<T: SixteenBit> FragmentB<T> {
         offset: usize,
         col_stride: usize,
     ) -> FragmentB<T> {
-        let tile = shared_tile(
-            shared,
-            block,
-            offset,
-            col_stride,
-            8,
-            "FragmentB::load_shared",
-        );
-        require_converged();
-        #[cfg(target_arch = "nvptx64")]
-        {
-            let lane = arch::lane_id() as usize % 16;
-            let (matrix, row) = (lane / 8, lane % 8);
-            let at = row * col_stride + 8 * matrix;
-            // SAFETY: as in `FragmentA::load_shared`: 7 rows of `col_stride`
-            // and 16 elements fit the tile.
-            let regs = unsafe { arch::mma::ldmatrix_x2(tile.as_ptr().add(at).cast()) };
-            FragmentB::from_registers(regs)
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        FragmentB::load(tile, col_stride)
+        load_shared_checked::<T, Self, Rows>(shared, block, offset, col_stride)
+    }
+
+    /// [`load_rows`](Self::load_rows) from the block's dynamic shared
+    /// memory (B row-major: 16 rows of 8, `row_stride` apart, as `C = A B`
+    /// reads it), starting at slot `offset`, with one `ldmatrix.x2.trans`;
+    /// as [`FragmentA::load_shared`] (`row_stride` at least 8, a multiple
+    /// of 8).
+    #[track_caller]
+    #[inline(always)]
+    pub fn load_shared_rows(
+        shared: &crate::shared::DynamicShared<T::Element>,
+        block: &crate::shared::Block<crate::shared::Reading>,
+        offset: usize,
+        row_stride: usize,
+    ) -> FragmentB<T> {
+        load_shared_checked::<T, Self, Transposed>(shared, block, offset, row_stride)
     }
 }
 
-/// The `rows` × 16 tile of `shared` at `offset`, `stride` apart, checked
-/// for `ldmatrix`: in bounds, rows not overlapping, 16-byte rows.
+/// `ldmatrix` without `.trans`: each 8 × 8 matrix's rows are the tile's
+/// rows as stored.
+enum Rows {}
+/// `ldmatrix.trans`: each 8 × 8 matrix is stored transposed (its rows are
+/// the fragment's columns).
+enum Transposed {}
+
+/// What one `ldmatrix` loads from the block's dynamic shared memory, as
+/// stored in the layout `L` ([`Rows`] or [`Transposed`]): a fragment whose
+/// tile is stored as `ROWS` rows of `ROW_LEN` elements, `stride` apart,
+/// each lane giving the address of 8 elements of one stored row. The
+/// check-then-load body, [`load_shared_checked`], is written once over it.
+trait SharedTile<T: SixteenBit, L>: Sized {
+    /// The stored rows.
+    const ROWS: usize;
+    /// The elements of a stored row (16, or 8 for one matrix across).
+    const ROW_LEN: usize;
+    /// The name in reports.
+    const WHAT: &'static str;
+    /// The slot (from the tile's start) of the 8 elements `lane`
+    /// addresses, inside the tile.
+    #[cfg(target_arch = "nvptx64")]
+    fn lane_slot(lane: usize, stride: usize) -> usize;
+    /// The `ldmatrix` of the fragment, every lane giving its row.
+    ///
+    /// # Safety
+    /// As [`arch::mma::ldmatrix_x4`]: this lane's row, `offset` bytes past
+    /// `base`, in shared memory, 16-byte aligned, 8 readable elements; the
+    /// warp converged.
+    #[cfg(target_arch = "nvptx64")]
+    unsafe fn ldmatrix(base: *const u16, offset: usize) -> Self;
+    /// The simulator's load of the same elements.
+    #[cfg(not(target_arch = "nvptx64"))]
+    fn load(tile: &[T::Element], stride: usize) -> Self;
+}
+
+impl<T: SixteenBit> SharedTile<T, Rows> for FragmentA<T> {
+    const ROWS: usize = 16;
+    const ROW_LEN: usize = 16;
+    const WHAT: &'static str = "FragmentA::load_shared";
+    #[cfg(target_arch = "nvptx64")]
+    fn lane_slot(lane: usize, stride: usize) -> usize {
+        // Matrices 0-3 (registers 0-3): rows 0-7 and 8-15 of columns 0-7,
+        // then of 8-15.
+        let (matrix, row) = (lane / 8, lane % 8);
+        (row + 8 * (matrix & 1)) * stride + 8 * (matrix >> 1)
+    }
+    #[cfg(target_arch = "nvptx64")]
+    unsafe fn ldmatrix(base: *const u16, offset: usize) -> Self {
+        // SAFETY: the caller's contract.
+        FragmentA::from_registers(unsafe { arch::mma::ldmatrix_x4(base, offset) })
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    fn load(tile: &[T::Element], stride: usize) -> Self {
+        FragmentA::load(tile, stride)
+    }
+}
+
+impl<T: SixteenBit> SharedTile<T, Transposed> for FragmentA<T> {
+    const ROWS: usize = 16;
+    const ROW_LEN: usize = 16;
+    const WHAT: &'static str = "FragmentA::load_shared_cols";
+    #[cfg(target_arch = "nvptx64")]
+    fn lane_slot(lane: usize, stride: usize) -> usize {
+        // Stored rows are A's columns: matrix j (register j) holds A's rows
+        // 8 (j & 1) .., columns 8 (j >> 1) ..: stored rows 8 (j >> 1) ..,
+        // elements 8 (j & 1) ..
+        let (matrix, row) = (lane / 8, lane % 8);
+        (row + 8 * (matrix >> 1)) * stride + 8 * (matrix & 1)
+    }
+    #[cfg(target_arch = "nvptx64")]
+    unsafe fn ldmatrix(base: *const u16, offset: usize) -> Self {
+        // SAFETY: the caller's contract.
+        FragmentA::from_registers(unsafe { arch::mma::ldmatrix_x4_trans(base, offset) })
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    fn load(tile: &[T::Element], stride: usize) -> Self {
+        FragmentA::gather(|row, col| tile[col * stride + row])
+    }
+}
+
+impl<T: SixteenBit> SharedTile<T, Rows> for FragmentB<T> {
+    const ROWS: usize = 8;
+    const ROW_LEN: usize = 16;
+    const WHAT: &'static str = "FragmentB::load_shared";
+    #[cfg(target_arch = "nvptx64")]
+    fn lane_slot(lane: usize, stride: usize) -> usize {
+        // Lanes 0-15 address (the others' addresses are not read): matrix
+        // 0, elements 0-7 of the stored rows; matrix 1, elements 8-15.
+        let (matrix, row) = (lane % 16 / 8, lane % 8);
+        row * stride + 8 * matrix
+    }
+    #[cfg(target_arch = "nvptx64")]
+    unsafe fn ldmatrix(base: *const u16, offset: usize) -> Self {
+        // SAFETY: the caller's contract (lanes 0-15's rows are read).
+        FragmentB::from_registers(unsafe { arch::mma::ldmatrix_x2(base, offset) })
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    fn load(tile: &[T::Element], stride: usize) -> Self {
+        FragmentB::load(tile, stride)
+    }
+}
+
+impl<T: SixteenBit> SharedTile<T, Transposed> for FragmentB<T> {
+    const ROWS: usize = 16;
+    const ROW_LEN: usize = 8;
+    const WHAT: &'static str = "FragmentB::load_shared_rows";
+    #[cfg(target_arch = "nvptx64")]
+    fn lane_slot(lane: usize, stride: usize) -> usize {
+        // Lanes 0-15 address B's rows (K) 0-15: matrix 0 (register 0) K
+        // 0-7, matrix 1 K 8-15; the others' addresses are not read.
+        (lane % 16) * stride
+    }
+    #[cfg(target_arch = "nvptx64")]
+    unsafe fn ldmatrix(base: *const u16, offset: usize) -> Self {
+        // SAFETY: the caller's contract (lanes 0-15's rows are read).
+        FragmentB::from_registers(unsafe { arch::mma::ldmatrix_x2_trans(base, offset) })
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    fn load(tile: &[T::Element], stride: usize) -> Self {
+        FragmentB::load_rows(tile, stride)
+    }
+}
+
+/// The shared-memory loads' one body: the tile checked ([`shared_tile`]),
+/// the warp converged, then one `ldmatrix`.
+#[track_caller]
+#[inline(always)]
+fn load_shared_checked<T: SixteenBit, F: SharedTile<T, L>, L>(
+    shared: &crate::shared::DynamicShared<T::Element>,
+    block: &crate::shared::Block<crate::shared::Reading>,
+    offset: usize,
+    stride: usize,
+) -> F {
+    let tile = shared_tile(
+        shared,
+        block,
+        offset,
+        stride,
+        (F::ROWS, F::ROW_LEN),
+        F::WHAT,
+    );
+    require_converged();
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let at = F::lane_slot(arch::lane_id() as usize, stride);
+        // SAFETY: `at + 8 <= tile.len()` (a lane addresses 8 elements of
+        // one of the tile's `ROWS` stored rows, within its `ROW_LEN`:
+        // `shared_tile` checked they fit), in shared memory, 16-byte
+        // aligned (the tile's start is, `stride` is a multiple of 8
+        // two-byte elements: `shared_tile` checked both, and lanes
+        // address multiples of 8 elements within a row); the warp is
+        // converged (checked above).
+        unsafe {
+            F::ldmatrix(
+                tile.as_ptr().cast(),
+                at * core::mem::size_of::<T::Element>(),
+            )
+        }
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    F::load(tile, stride)
+}
+
+/// The tile of `rows` rows of `row_len` elements of `shared` at `offset`,
+/// `stride` apart, checked for `ldmatrix`: in bounds, rows not
+/// overlapping, 16-byte aligned rows.
 #[track_caller]
 #[inline(always)]
 fn shared_tile<'r, E: crate::shared::SharedElement>(
@@ -97,12 +252,15 @@ fn shared_tile<'r, E: crate::shared::SharedElement>(
     block: &'r crate::shared::Block<crate::shared::Reading>,
     offset: usize,
     stride: usize,
-    rows: usize,
+    (rows, row_len): (usize, usize),
     what: &str,
 ) -> &'r [E] {
-    check_stride(what, stride, 16);
+    check_stride(what, stride, row_len);
     let all = shared.as_slice(block);
-    let end = offset + (rows - 1) * stride + 16;
+    let end = (rows - 1)
+        .saturating_mul(stride)
+        .saturating_add(offset)
+        .saturating_add(row_len);
     if end > all.len() {
         tile_past_the_end(what, end, all.len())
     }
@@ -142,9 +300,22 @@ impl<T: SixteenBit> FragmentA<T> {
         row: usize,
         chunk: usize,
     ) -> FragmentA<T> {
-        check_stage_tile(stage.rows(), row, chunk, "FragmentA::load_stage");
-        require_converged();
-        load_a_unchecked(stage, row, chunk)
+        let [fragment] =
+            load_stage_checked::<T, Self, STAGES, 1>(stage, row, chunk, "FragmentA::load_stage");
+        fragment
+    }
+
+    /// `N` A fragments of a landed stage, tile `i` at rows `row + 16 i ..`,
+    /// chunks `chunk` and `chunk + 1`: [`load_stage`](Self::load_stage)
+    /// `N` times with one convergence check.
+    #[track_caller]
+    #[inline(always)]
+    pub fn load_stage_column<const STAGES: usize, const N: usize>(
+        stage: &Ready<'_, T::Element, STAGES>,
+        row: usize,
+        chunk: usize,
+    ) -> [FragmentA<T>; N] {
+        load_stage_checked::<T, Self, STAGES, N>(stage, row, chunk, "FragmentA::load_stage_column")
     }
 }
 
@@ -161,39 +332,15 @@ impl<T: SixteenBit> FragmentB<T> {
         row: usize,
         chunk: usize,
     ) -> [FragmentB<T>; 2] {
-        check_stage_tile(stage.rows(), row, chunk, "FragmentB::load_stage_pair");
-        require_converged();
-        load_b_pair_unchecked(stage, row, chunk)
-    }
-}
-
-impl<T: SixteenBit> FragmentA<T> {
-    /// `N` A fragments of a landed stage, tile `i` at rows `row + 16 i ..`,
-    /// chunks `chunk` and `chunk + 1`: [`load_stage`](Self::load_stage)
-    /// `N` times with one convergence check.
-    #[track_caller]
-    #[inline(always)]
-    pub fn load_stage_column<const STAGES: usize, const N: usize>(
-        stage: &Ready<'_, T::Element, STAGES>,
-        row: usize,
-        chunk: usize,
-    ) -> [FragmentA<T>; N] {
-        let what = "FragmentA::load_stage_column";
-        check_stage_tile(
-            stage.rows(),
-            row.saturating_add(16 * N.saturating_sub(1)),
+        let [pair] = load_stage_checked::<T, [Self; 2], STAGES, 1>(
+            stage,
+            row,
             chunk,
-            what,
+            "FragmentB::load_stage_pair",
         );
-        check_stage_tile(stage.rows(), row, chunk, what);
-        require_converged();
-        let mut out = [FragmentA::from_registers([0; 4]); N];
-        crate::unroll::full::<N>(|i| out[i] = load_a_unchecked(stage, row + 16 * i, chunk));
-        out
+        pair
     }
-}
 
-impl<T: SixteenBit> FragmentB<T> {
     /// `2 N` B fragments of a landed stage, fragment `j` of rows `row + 8 j
     /// ..`: [`load_stage_pair`](Self::load_stage_pair) `N` times with one
     /// convergence check.
@@ -204,68 +351,124 @@ impl<T: SixteenBit> FragmentB<T> {
         row: usize,
         chunk: usize,
     ) -> [[FragmentB<T>; 2]; N] {
-        let what = "FragmentB::load_stage_column";
-        check_stage_tile(
-            stage.rows(),
-            row.saturating_add(16 * N.saturating_sub(1)),
+        load_stage_checked::<T, [Self; 2], STAGES, N>(
+            stage,
+            row,
             chunk,
-            what,
-        );
-        check_stage_tile(stage.rows(), row, chunk, what);
-        require_converged();
-        let mut out = [[FragmentB::from_registers([0; 2]); 2]; N];
-        crate::unroll::full::<N>(|p| out[p] = load_b_pair_unchecked(stage, row + 16 * p, chunk));
-        out
+            "FragmentB::load_stage_column",
+        )
     }
 }
 
-/// [`FragmentA::load_stage`] once its tile and the warp are checked.
-#[inline(always)]
-fn load_a_unchecked<T: SixteenBit, const STAGES: usize>(
-    stage: &Ready<'_, T::Element, STAGES>,
-    row: usize,
-    chunk: usize,
-) -> FragmentA<T> {
+/// What one `ldmatrix.x4` loads from a landed ring stage: a 16 × 16 tile
+/// (rows `row ..`, chunks `chunk` and `chunk + 1`) as an A fragment or a
+/// pair of B fragments. The check-then-load body, [`load_stage_checked`],
+/// is written once over it.
+trait StageTile<T: SixteenBit>: Sized + Copy {
+    /// The fragment of the four matrices' registers.
+    fn from_x4(regs: [u32; 4]) -> Self;
+    /// The `(row, chunk)` (from the tile's) whose 8 elements `lane`
+    /// addresses.
     #[cfg(target_arch = "nvptx64")]
-    {
-        // Lanes 0-15: rows of chunk `chunk` (registers 0, 1: rows 0-7,
-        // 8-15); lanes 16-31: of chunk `chunk + 1` (registers 2, 3).
-        let lane = arch::lane_id() as usize;
-        let at = stage.chunk_ptr(row + lane % 16, chunk + lane / 16);
-        // SAFETY: the caller checked rows `row + 15 < rows` and chunks
-        // `chunk + 1 < 8`: 8 elements (16 bytes) of the stage, in shared
-        // memory, 16-byte aligned (chunks are); landed, and written by
-        // nobody while `stage` lives (`cp_async`); the warp converged.
-        let regs = unsafe { arch::mma::ldmatrix_x4(at.cast()) };
+    fn lane_at(lane: usize) -> (usize, usize);
+    /// The simulator's load of the tile.
+    #[cfg(not(target_arch = "nvptx64"))]
+    fn gather<const STAGES: usize>(
+        stage: &Ready<'_, T::Element, STAGES>,
+        row: usize,
+        chunk: usize,
+    ) -> Self;
+}
+
+impl<T: SixteenBit> StageTile<T> for FragmentA<T> {
+    fn from_x4(regs: [u32; 4]) -> Self {
         FragmentA::from_registers(regs)
     }
+    #[cfg(target_arch = "nvptx64")]
+    fn lane_at(lane: usize) -> (usize, usize) {
+        // Lanes 0-15: rows of chunk `chunk` (registers 0, 1: rows 0-7,
+        // 8-15); lanes 16-31: of chunk `chunk + 1` (registers 2, 3).
+        (lane % 16, lane / 16)
+    }
     #[cfg(not(target_arch = "nvptx64"))]
-    FragmentA::gather(|r, c| stage.get(row + r, 8 * chunk + c))
+    fn gather<const STAGES: usize>(
+        stage: &Ready<'_, T::Element, STAGES>,
+        row: usize,
+        chunk: usize,
+    ) -> Self {
+        FragmentA::gather(|r, c| stage.get(row + r, 8 * chunk + c))
+    }
 }
 
-/// [`FragmentB::load_stage_pair`] once its tile and the warp are checked.
-#[inline(always)]
-fn load_b_pair_unchecked<T: SixteenBit, const STAGES: usize>(
-    stage: &Ready<'_, T::Element, STAGES>,
-    row: usize,
-    chunk: usize,
-) -> [FragmentB<T>; 2] {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        // Lanes 0-7: rows 0-7, chunk 0 (register 0); 8-15: rows 0-7,
-        // chunk 1 (register 1); 16-23 and 24-31: rows 8-15 (registers 2
-        // and 3, the second fragment).
-        let lane = arch::lane_id() as usize;
-        let at = stage.chunk_ptr(row + 8 * (lane / 16) + lane % 8, chunk + (lane / 8) % 2);
-        // SAFETY: as in `load_a_unchecked`.
-        let [r0, r1, r2, r3] = unsafe { arch::mma::ldmatrix_x4(at.cast()) };
+impl<T: SixteenBit> StageTile<T> for [FragmentB<T>; 2] {
+    fn from_x4([r0, r1, r2, r3]: [u32; 4]) -> Self {
         [
             FragmentB::from_registers([r0, r1]),
             FragmentB::from_registers([r2, r3]),
         ]
     }
+    #[cfg(target_arch = "nvptx64")]
+    fn lane_at(lane: usize) -> (usize, usize) {
+        // Lanes 0-7: rows 0-7, chunk 0 (register 0); 8-15: rows 0-7,
+        // chunk 1 (register 1); 16-23 and 24-31: rows 8-15 (registers 2
+        // and 3, the second fragment).
+        (8 * (lane / 16) + lane % 8, (lane / 8) % 2)
+    }
     #[cfg(not(target_arch = "nvptx64"))]
-    [0, 8].map(|n0| FragmentB::gather(|k, n| stage.get(row + n0 + n, 8 * chunk + k)))
+    fn gather<const STAGES: usize>(
+        stage: &Ready<'_, T::Element, STAGES>,
+        row: usize,
+        chunk: usize,
+    ) -> Self {
+        [0, 8].map(|n0| FragmentB::gather(|k, n| stage.get(row + n0 + n, 8 * chunk + k)))
+    }
+}
+
+/// The stage loads' one body: `N` tiles, tile `i` at rows `row + 16 i ..`,
+/// chunks `chunk` and `chunk + 1`, checked to be inside the stage (the
+/// first and the last), the warp checked converged once, then one
+/// `ldmatrix.x4` each.
+#[track_caller]
+#[inline(always)]
+fn load_stage_checked<T: SixteenBit, F: StageTile<T>, const STAGES: usize, const N: usize>(
+    stage: &Ready<'_, T::Element, STAGES>,
+    row: usize,
+    chunk: usize,
+    what: &str,
+) -> [F; N] {
+    check_stage_tile(
+        stage.rows(),
+        row.saturating_add(16 * N.saturating_sub(1)),
+        chunk,
+        what,
+    );
+    check_stage_tile(stage.rows(), row, chunk, what);
+    require_converged();
+    let mut out = [F::from_x4([0; 4]); N];
+    crate::unroll::full::<N>(|i| out[i] = load_stage_unchecked(stage, row + 16 * i, chunk));
+    out
+}
+
+/// One tile of [`load_stage_checked`], once it and the warp are checked.
+#[inline(always)]
+fn load_stage_unchecked<T: SixteenBit, F: StageTile<T>, const STAGES: usize>(
+    stage: &Ready<'_, T::Element, STAGES>,
+    row: usize,
+    chunk: usize,
+) -> F {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let (r, c) = F::lane_at(arch::lane_id() as usize);
+        let at = Ready::<T::Element, STAGES>::chunk_offset(row + r, chunk + c);
+        // SAFETY: the caller checked rows `row + 15 < rows` and chunks
+        // `chunk + 1 < 8` (`r < 16`, `c < 2`): 8 elements (16 bytes) of
+        // the stage, in shared memory, 16-byte aligned (chunks are);
+        // landed, and written by nobody while `stage` lives (`cp_async`);
+        // the warp converged.
+        F::from_x4(unsafe { arch::mma::ldmatrix_x4(stage.base().cast(), at) })
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    F::gather(stage, row, chunk)
 }
 
 /// Panics unless the 16 rows from `row`, 2 chunks from `chunk`, are in a

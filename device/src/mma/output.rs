@@ -142,7 +142,10 @@ impl<T, const WM: usize, const WN: usize, const TM: usize, const TN: usize, cons
     /// Writes this lane's elements of `acc`, the warp's accumulator of
     /// 16 × 8 tile `(i, j)` of its sub-tile (`i < TILES_M`, `j < TILES_N`),
     /// each converted by `convert`; elements outside the matrix are left
-    /// out. Panics when `i` or `j` is out of range.
+    /// out. A lane's two elements of a row are adjacent: where both are in
+    /// the matrix and their pair is aligned to twice the element's size
+    /// (2- and 4-byte elements), they are written with one store (a
+    /// `bf16x2` store for `bf16`). Panics when `i` or `j` is out of range.
     #[inline(always)]
     #[track_caller]
     pub fn set_accumulator(
@@ -159,15 +162,53 @@ impl<T, const WM: usize, const WN: usize, const TM: usize, const TN: usize, cons
         }
         let row0 = items.block_row + items.warp_row + 16 * i;
         let col0 = items.block_col + items.warp_col + 8 * j;
-        for (row, col, value) in acc.elements() {
-            if let Some(at) = self.offset(row0 + row, col0 + col) {
-                // SAFETY: inside the matrix; the element is this lane's
-                // under `WarpTiles` (its block's tile, its warp's sub-tile,
-                // its accumulator elements), every thread's map.
-                let element = unsafe { self.ptr.add(at) };
+        let [e0, e1, e2, e3] = acc.elements();
+        // Registers 0, 1 and 2, 3: a row's two adjacent columns each.
+        for ((row, col, first), (_, _, second)) in [(e0, e1), (e2, e3)] {
+            let (row, col) = (row0 + row, col0 + col);
+            let Some(at) = self.offset(row, col) else {
+                continue;
+            };
+            let pair = core::mem::size_of::<[T; 2]>();
+            // SAFETY: `at` is inside the matrix (`offset`).
+            let element = unsafe { self.ptr.add(at) };
+            if col + 1 < self.cols()
+                && (pair == 4 || pair == 8)
+                && (element as usize).is_multiple_of(pair)
+            {
+                race_check::write_range(element, 2);
+                let values = core::mem::ManuallyDrop::new([convert(first), convert(second)]);
+                // SAFETY: `(row, col)` and `(row, col + 1)` are inside the
+                // matrix (`col + 1 < cols`), adjacent, and this lane's
+                // under `WarpTiles` (its block's tile, its warp's
+                // sub-tile, its accumulator elements), every thread's map;
+                // the pair is aligned to its size, 4 or 8 bytes, written
+                // as one integer of those bytes (any bytes are an
+                // integer, and the two values' bytes are values of `T`;
+                // `ManuallyDrop`: the values move into the matrix).
+                unsafe {
+                    let bytes = (&*values as *const [T; 2]).cast::<u8>();
+                    if pair == 4 {
+                        element
+                            .cast::<u32>()
+                            .write(bytes.cast::<u32>().read_unaligned())
+                    } else {
+                        element
+                            .cast::<u64>()
+                            .write(bytes.cast::<u64>().read_unaligned())
+                    }
+                }
+                continue;
+            }
+            race_check::write(element);
+            // SAFETY: inside the matrix, this lane's (as above).
+            unsafe { element.write(convert(first)) };
+            if let Some(next) = self.offset(row, col + 1) {
+                // SAFETY: inside the matrix, this lane's (as above).
+                let element = unsafe { self.ptr.add(next) };
                 race_check::write(element);
                 // SAFETY: as above.
-                unsafe { element.write(convert(value)) };
+                unsafe { element.write(convert(second)) };
             }
         }
     }

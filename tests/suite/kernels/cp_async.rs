@@ -12,8 +12,9 @@ use crate::common;
 use common::faults::{in_own_simulator_process, next_device};
 use gpu_runtime::{launch, DeviceBuffer, Error, Stream, BACKEND_ENV};
 use gpu_test_kernels::cp_async::{
-    ring_misuse, ring_rows, CHUNK_TOO_LONG, FILL_TOO_FAR, MISALIGNED_SOURCE, RING_STEPS,
-    WAIT_WITHOUT_FILL,
+    matrix_misuse, matrix_tile, ring_misuse, ring_rows, CHUNKS_TOO_MANY, CHUNKS_WRONG_BLOCK,
+    CHUNK_PAST_OWN, CHUNK_TOO_LONG, FILL_TOO_FAR, MATRIX_COLS_PAST_LD, MATRIX_MISALIGNED,
+    MATRIX_ODD_LD, MATRIX_PAST_THE_SOURCE, MISALIGNED_SOURCE, RING_STEPS, WAIT_WITHOUT_FILL,
 };
 
 #[test]
@@ -84,5 +85,102 @@ fn misuses_are_refused() {
             message.starts_with("ring_misuse") && message.contains(expected),
             "misuse {which}: {message}"
         );
+    }
+}
+
+/// Tiles copied through `CpAsyncSource::matrix` and `StageFill::chunks`
+/// land as the matrix holds them: chunks cut at the last column, rows and
+/// chunks outside the matrix zero (read from nowhere: the source ends with
+/// the matrix's last element), the padding between rows never copied.
+#[test]
+fn matrix_tiles_land_with_zeros_outside_the_matrix() {
+    let stream = Stream::new().unwrap();
+    // (rows, cols, ld, row0, col0): whole; cut columns (21 of a padded
+    // 24); a tile past the last row and column; one past the matrix; an
+    // empty matrix.
+    let cases = [
+        (16, 64, 64, 0, 0),
+        (20, 21, 24, 2, 8),
+        (5, 70, 72, 3, 64),
+        (5, 70, 72, 5, 72),
+        (0, 0, 8, 0, 0),
+    ];
+    for (rows, cols, ld, row0, col0) in cases {
+        // Padding NaN-like 0xffff; the source ends with the last row's
+        // last column.
+        let len = if rows == 0 { 0 } else { (rows - 1) * ld + cols };
+        let x: Vec<u16> = (0..len)
+            .map(|i| {
+                if i % ld < cols {
+                    (i % 60_000) as u16 + 1
+                } else {
+                    0xffff
+                }
+            })
+            .collect();
+        let mut dx = DeviceBuffer::zeroed_on(len.max(1), &stream).unwrap();
+        if len > 0 {
+            dx.slice_mut(0..len)
+                .unwrap()
+                .copy_from_host_sync(&x, &stream)
+                .unwrap();
+        }
+        let src = dx.slice(0..len).unwrap();
+        let mut out = DeviceBuffer::<[u16; 16]>::zeroed_on(64, &stream).unwrap();
+        launch!(matrix_tile[1, 64, stream, 2 * 16 * 128](
+            src, rows, cols, ld, row0, col0, &mut out
+        ))
+        .unwrap();
+        let got = out.copy_to_host_sync(&stream).unwrap();
+        for (t, seen) in got.iter().enumerate() {
+            for (e, &value) in seen.iter().enumerate() {
+                let (r, c) = ((16 * t + e) / 64, (16 * t + e) % 64);
+                let (row, col) = (row0 + r, col0 + c);
+                let want = if row < rows && col < cols {
+                    x[row * ld + col]
+                } else {
+                    0
+                };
+                assert_eq!(
+                    value, want,
+                    "{rows} × {cols} (ld {ld}) from ({row0}, {col0}): element ({r}, {c})"
+                );
+            }
+        }
+    }
+}
+
+/// A matrix that `cp.async` could not copy chunk by chunk, or chunks that
+/// are not the thread's, are reports naming the misuse before any copy.
+#[test]
+fn matrix_misuses_are_refused() {
+    if !in_own_simulator_process() {
+        return;
+    }
+    std::env::set_var(BACKEND_ENV, "simulator");
+    let matrix = "does not fit the source of";
+    let cases = [
+        (MATRIX_MISALIGNED, "a 2 × 8 matrix with rows 8 elements apart does not fit the source of 63 elements"),
+        (MATRIX_ODD_LD, "a 2 × 4 matrix with rows 12 elements apart"),
+        (MATRIX_COLS_PAST_LD, "a 2 × 16 matrix with rows 8 elements apart"),
+        (MATRIX_PAST_THE_SOURCE, "a 9 × 8 matrix with rows 8 elements apart"),
+        (CHUNKS_WRONG_BLOCK, "StageFill::chunks: 1 chunks for each of 64 threads do not fit a stage of 4 rows of 8 chunks filled by a block of 32 threads"),
+        (CHUNKS_TOO_MANY, "StageFill::chunks: 2 chunks for each of 32 threads"),
+        (CHUNK_PAST_OWN, "OwnChunks: chunk 1 is not one of this thread's 1"),
+    ];
+    for (which, expected) in cases {
+        let stream = next_device();
+        let mut dx = DeviceBuffer::<u16>::zeroed_on(64, &stream).unwrap();
+        dx.copy_from_host_sync(&[1; 64], &stream).unwrap();
+        let mut out = DeviceBuffer::<u16>::zeroed_on(32, &stream).unwrap();
+        launch!(matrix_misuse[1, 32, stream, 3 * 512](&dx, which, &mut out)).unwrap();
+        let message = failure(&stream);
+        assert!(
+            message.starts_with("matrix_misuse") && message.contains(expected),
+            "misuse {which}: {message}"
+        );
+        if which < CHUNKS_WRONG_BLOCK {
+            assert!(message.contains(matrix), "misuse {which}: {message}");
+        }
     }
 }

@@ -17,8 +17,8 @@ use gpu_test_kernels::patterns::gemm_tc::{
     gemm_bf16_mma_sync, gemm_tc_blocks, GEMM_TC_SHARED_BYTES, GEMM_TC_THREADS,
 };
 use gpu_test_kernels::tensor_cores::{
-    mma_in_a_divergent_branch, mma_shared_bf16, mma_tile_bf16, mma_tile_f16, mma_tile_tf32,
-    mma_tiled_bf16, mma_with_overlapping_rows,
+    mma_in_a_divergent_branch, mma_shared_bf16, mma_shared_trans_bf16, mma_tile_bf16, mma_tile_f16,
+    mma_tile_tf32, mma_tiled_bf16, mma_with_overlapping_rows,
 };
 
 /// Deterministic values in [-1, 1).
@@ -171,6 +171,36 @@ fn tiles_load_from_shared_memory_with_ldmatrix() {
     }
 }
 
+/// The same product with A stored column-major and B row-major (`C = A
+/// B`'s layouts), loaded by `ldmatrix.trans`, B's rows 8 and 24 elements
+/// apart.
+#[test]
+fn tiles_load_transposed_from_shared_memory_with_ldmatrix_trans() {
+    let stream = Stream::new().unwrap();
+    let a: Vec<bf16> = random(16 * 16, 7).into_iter().map(bf16::from_f32).collect();
+    let b: Vec<bf16> = random(8 * 16, 8).into_iter().map(bf16::from_f32).collect();
+    // A's element (m, k) at k * 16 + m; B's (k, n) at k * 8 + n.
+    let a_cols: Vec<bf16> = (0..256).map(|i| a[i % 16 * 16 + i / 16]).collect();
+    let b_rows: Vec<bf16> = (0..128).map(|i| b[i % 8 * 16 + i / 8]).collect();
+    let (da, db) = (buffer(&a_cols, &stream), buffer(&b_rows, &stream));
+    let mut out = DeviceBuffer::<[f32; 12]>::zeroed_on(32, &stream).unwrap();
+    let exact = |v: &[bf16]| v.iter().map(|x| x.to_f32()).collect::<Vec<_>>();
+    let want = reference(&exact(&a), &exact(&b), &[0.0; 128], 16, 8, 16);
+    for (offset, b_stride) in [(0usize, 8usize), (8, 24), (64, 8)] {
+        let bytes = ((offset + 256 + 16 * b_stride) * 2) as u32;
+        launch!(mma_shared_trans_bf16[1, 32, stream, bytes](
+            &da, &db, offset, b_stride, &mut out
+        ))
+        .unwrap();
+        let got = assemble(&out.copy_to_host_sync(&stream).unwrap(), 16, 8);
+        check(
+            &got,
+            &want,
+            &format!("ldmatrix.trans at slot {offset}, B's stride {b_stride}"),
+        );
+    }
+}
+
 #[test]
 fn a_tiled_product_accumulates_over_k() {
     let stream = Stream::new().unwrap();
@@ -252,6 +282,20 @@ fn misuses_are_refused() {
     assert!(
         message.contains(
             "FragmentB::load_shared: the tile ends at slot 384, past the shared array's 256"
+        ),
+        "{message}"
+    );
+
+    // `.trans`: B's stored rows of 8 elements, 4 apart, would overlap.
+    let stream = next_device();
+    let (da, db) = (buffer(&ab, &stream), buffer(&ab, &stream));
+    let mut out = DeviceBuffer::<[f32; 12]>::zeroed_on(32, &stream).unwrap();
+    launch!(mma_shared_trans_bf16[1, 32, stream, 1024](&da, &db, 0usize, 4usize, &mut out))
+        .unwrap();
+    let message = failure(&stream);
+    assert!(
+        message.contains(
+            "FragmentB::load_shared_rows: a stride of 4 elements is shorter than the tile's 8"
         ),
         "{message}"
     );

@@ -87,3 +87,95 @@ pub fn ring_misuse(x: &[u16], which: u32, mut out: DisjointSlice<u16>, smem: Dyn
     }
     out.set(thread_index(), 0);
 }
+
+/// Copies the 16 × 64 tile at `(row0, col0)` (`col0` a multiple of 8) of
+/// `x`, a `rows × cols` matrix with rows `ld` apart, through a 2-stage ring
+/// with its checks proved once (`CpAsyncSource::matrix`,
+/// `StageFill::chunks`): zero outside the matrix. Launch 64 threads and `2 *
+/// 16 * 128` bytes; thread `t` writes the tile's elements `16 t .. 16 t +
+/// 16` (row-major).
+#[kernel(arch = "sm_80", block = 64)]
+#[allow(clippy::too_many_arguments)]
+pub fn matrix_tile(
+    x: &[u16],
+    rows: usize,
+    cols: usize,
+    ld: usize,
+    row0: usize,
+    col0: usize,
+    mut out: DisjointSlice<[u16; 16]>,
+    smem: DynamicShared<u16>,
+) {
+    let x = CpAsyncSource::new(x).matrix(rows, cols, ld);
+    let mut ring = CpAsyncRing::<u16, 2>::new(smem, 16);
+    ring.fill(|stage| {
+        // 16 rows of 8 chunks: 2 chunks for each of the 64 threads.
+        let mut chunks = stage.chunks::<64, 2>();
+        for q in 0..2 {
+            let (row, chunk) = chunks.position(q);
+            chunks.copy(q, &x, row0 + row, col0 / 8 + chunk);
+        }
+    });
+    let t = thread_rank();
+    let mut seen = [0; 16];
+    {
+        let stage = ring.wait();
+        for (e, s) in seen.iter_mut().enumerate() {
+            let i = 16 * t + e;
+            *s = stage.get(i / 64, i % 64);
+        }
+    }
+    ring.finish();
+    out.set(thread_index(), seen);
+}
+
+/// Which misuse [`matrix_misuse`] makes.
+pub const MATRIX_MISALIGNED: u32 = 0;
+/// Rows `ld` apart that are not a multiple of 16 bytes.
+pub const MATRIX_ODD_LD: u32 = 1;
+/// More columns than `ld`.
+pub const MATRIX_COLS_PAST_LD: u32 = 2;
+/// A last row past the source.
+pub const MATRIX_PAST_THE_SOURCE: u32 = 3;
+/// `chunks` for a block size the launch did not use.
+pub const CHUNKS_WRONG_BLOCK: u32 = 4;
+/// `chunks` for more chunks than the stage holds.
+pub const CHUNKS_TOO_MANY: u32 = 5;
+/// A chunk `q` past the thread's.
+pub const CHUNK_PAST_OWN: u32 = 6;
+
+/// One misuse (`which`) of `CpAsyncSource::matrix` or `StageFill::chunks`
+/// on `x` (64 elements), refused with a panic; launch 32 threads and `3 *
+/// 512` bytes (stages of 4 rows: a chunk for each thread).
+#[kernel(arch = "sm_80")]
+pub fn matrix_misuse(x: &[u16], which: u32, mut out: DisjointSlice<u16>, smem: DynamicShared<u16>) {
+    let src = CpAsyncSource::new(x);
+    let mut ring = CpAsyncRing::<u16, 3>::new(smem, 4);
+    let whole = src.matrix(8, 8, 8);
+    match which {
+        MATRIX_MISALIGNED => {
+            let _ = CpAsyncSource::new(&x[1..]).matrix(2, 8, 8);
+        }
+        MATRIX_ODD_LD => {
+            let _ = src.matrix(2, 4, 12);
+        }
+        MATRIX_COLS_PAST_LD => {
+            let _ = src.matrix(2, 16, 8);
+        }
+        MATRIX_PAST_THE_SOURCE => {
+            let _ = src.matrix(9, 8, 8);
+        }
+        CHUNKS_WRONG_BLOCK => ring.fill(|s| {
+            let _ = s.chunks::<64, 1>();
+        }),
+        CHUNKS_TOO_MANY => ring.fill(|s| {
+            let _ = s.chunks::<32, 2>();
+        }),
+        _ => ring.fill(|s| {
+            // A chunk number not known when compiled.
+            let q = 1 + (which as usize & 1);
+            s.chunks::<32, 1>().copy(q, &whole, 0, 0);
+        }),
+    }
+    out.set(thread_index(), 0);
+}

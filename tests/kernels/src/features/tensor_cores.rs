@@ -101,6 +101,40 @@ pub fn mma_shared_bf16(
     out.set(thread_index(), triples(&mma(&fa, &fb, Accumulator::zero())));
 }
 
+/// [`mma_shared_bf16`] with the operands stored the other way, loaded by
+/// `ldmatrix.trans`: `Aᵀ` (16 × 16, A column-major) at slot `offset`, B
+/// (16 × 8, row-major, rows `b_stride` apart) at `offset + 256`; launch
+/// one warp with `(offset + 256 + 16 b_stride) * 2` bytes.
+#[kernel(arch = "sm_80")]
+pub fn mma_shared_trans_bf16(
+    a_cols: &[bf16],
+    b_rows: &[bf16],
+    offset: usize,
+    b_stride: usize,
+    mut out: DisjointSlice<[f32; 12]>,
+    tile: DynamicShared<bf16>,
+    block: Block,
+) {
+    let mut w = block;
+    let b_start = offset + 256;
+    tile.fill(&mut w, |s| {
+        if (offset..b_start).contains(&s) {
+            a_cols[s - offset]
+        } else if s >= b_start
+            && (s - b_start) % b_stride.max(1) < 8
+            && (s - b_start) / b_stride.max(1) < 16
+        {
+            b_rows[(s - b_start) / b_stride.max(1) * 8 + (s - b_start) % b_stride.max(1)]
+        } else {
+            bf16::from_f32(0.0)
+        }
+    });
+    let r = w.sync();
+    let fa = FragmentA::<Bf16>::load_shared_cols(&tile, &r, offset, 16);
+    let fb = FragmentB::<Bf16>::load_shared_rows(&tile, &r, b_start, b_stride);
+    out.set(thread_index(), triples(&mma(&fa, &fb, Accumulator::zero())));
+}
+
 /// Half the warp calls `mma` (lanes 0 to 15): refused.
 #[kernel(arch = "sm_80")]
 pub fn mma_in_a_divergent_branch(a: &[bf16], b: &[bf16], mut out: DisjointSlice<[f32; 12]>) {

@@ -15,12 +15,18 @@
 //!   of B (two n-tiles each), 32 `mma.sync.m16n8k16`.
 //!
 //! A is `m × k` with rows `lda` apart, B is `n × k` with rows `ldb` apart
-//! (both multiples of 8 elements, so that every 16-byte chunk is aligned; a
-//! misaligned copy is a panic), C is `m × n`. Launch
+//! (both multiples of 8 elements, so that every 16-byte chunk is aligned,
+//! and at least `k`; checked once, before any copy, by
+//! [`CpAsyncSource::matrix`]: a panic otherwise), C is `m × n`. Each copy
+//! then checks only which of its elements are inside A or B (its source
+//! size, 0 to 16 bytes, the rest zero-filled by `cp.async`), and C is
+//! stored in `bf16` pairs where aligned. Launch
 //! [`GEMM_TC_THREADS`] threads a block, [`gemm_tc_blocks`] blocks and
 //! [`GEMM_TC_SHARED_BYTES`] bytes of dynamic shared memory.
 
-use gpu_device::cp_async::{CpAsyncRing, CpAsyncSource, Ready, StageFill};
+use gpu_device::cp_async::{
+    CpAsyncMatrix, CpAsyncRing, CpAsyncSource, OwnChunks, Ready, StageFill,
+};
 use gpu_device::half::bf16;
 use gpu_device::mma::{
     mma_grid, Accumulator, Bf16, FragmentA, FragmentB, WarpTileItems, WarpTiles,
@@ -50,17 +56,12 @@ pub fn gemm_tc_blocks(m: usize, n: usize) -> u32 {
     (m.div_ceil(GEMM_TC_BM) * n.div_ceil(GEMM_TC_BN)) as u32
 }
 
-/// What the copies of a k-block need: the sources, their extents and the
-/// block's first rows of A and B.
+/// What the copies of a k-block need: the sources, checked once as
+/// matrices, and the block's first rows of A and B.
 #[derive(Clone, Copy)]
 struct Operands<'a> {
-    a: CpAsyncSource<'a, bf16>,
-    b: CpAsyncSource<'a, bf16>,
-    m: usize,
-    n: usize,
-    k: usize,
-    lda: usize,
-    ldb: usize,
+    a: CpAsyncMatrix<'a, bf16>,
+    b: CpAsyncMatrix<'a, bf16>,
     row_a0: usize,
     row_b0: usize,
     k_blocks: usize,
@@ -69,23 +70,18 @@ struct Operands<'a> {
 /// Queues this thread's chunk `q` of k-block `kb`: `q < 4` in A's rows,
 /// the rest in B's; cut to the elements left in K, zero past M or N.
 #[inline(always)]
-fn load_chunk(stage: &mut StageFill<'_, bf16>, q: usize, kb: usize, o: &Operands<'_>) {
-    if let Some((row, chunk)) = stage.own_chunk(q) {
-        let gk = kb * GEMM_TC_BK + 8 * chunk;
-        let (src, global_row, rows, ld) = if q < 4 {
-            (o.a, o.row_a0 + row, o.m, o.lda)
-        } else {
-            (o.b, o.row_b0 + row - GEMM_TC_BM, o.n, o.ldb)
-        };
-        let valid = if global_row < rows {
-            o.k.saturating_sub(gk).min(8)
-        } else {
-            0
-        };
-        let start = if valid > 0 { global_row * ld + gk } else { 0 };
-        stage.copy(q, src, start, valid);
+fn load_chunk(chunks: &mut StageChunks<'_, '_>, q: usize, kb: usize, o: &Operands<'_>) {
+    let (row, chunk) = chunks.position(q);
+    let col_chunk = kb * (GEMM_TC_BK / 8) + chunk;
+    if q < 4 {
+        chunks.copy(q, &o.a, o.row_a0 + row, col_chunk);
+    } else {
+        chunks.copy(q, &o.b, o.row_b0 + row - GEMM_TC_BM, col_chunk);
     }
 }
+
+/// A thread's 12 chunks of a stage: 4 of A's 128 rows, 8 of B's 256.
+type StageChunks<'f, 's> = OwnChunks<'f, 's, bf16, { GEMM_TC_THREADS as usize }, 12>;
 
 /// Queues this thread's 12 chunks of k-block `kb` (none past the last).
 /// Written out (a macro, not `unroll!`'s closure) so that nothing of the
@@ -93,8 +89,9 @@ fn load_chunk(stage: &mut StageFill<'_, bf16>, q: usize, kb: usize, o: &Operands
 #[inline(always)]
 fn load_k_block(stage: &mut StageFill<'_, bf16>, kb: usize, o: &Operands<'_>) {
     if kb < o.k_blocks {
+        let mut chunks: StageChunks<'_, '_> = stage.chunks();
         macro_rules! chunks {
-            ($($q:literal)*) => { $( load_chunk(stage, $q, kb, o); )* };
+            ($($q:literal)*) => { $( load_chunk(&mut chunks, $q, kb, o); )* };
         }
         chunks!(0 1 2 3 4 5 6 7 8 9 10 11);
     }
@@ -132,13 +129,8 @@ pub fn gemm_bf16_mma_sync(
     let (row_a0, row_b0) = items.block_origin();
     let warp = items.warp_origin();
     let o = Operands {
-        a: CpAsyncSource::new(a),
-        b: CpAsyncSource::new(b),
-        m: c.rows(),
-        n: c.cols(),
-        k,
-        lda,
-        ldb,
+        a: CpAsyncSource::new(a).matrix(c.rows(), k, lda),
+        b: CpAsyncSource::new(b).matrix(c.cols(), k, ldb),
         row_a0,
         row_b0,
         k_blocks: k.div_ceil(GEMM_TC_BK),

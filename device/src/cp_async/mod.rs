@@ -80,7 +80,12 @@
 //!   slice checked to be in global memory (as `cp.async` needs), in
 //!   bounds, and 16-byte aligned where anything is read: a misaligned
 //!   source is a panic (a trap on the GPU, a report on the simulator),
-//!   never undefined behaviour.
+//!   never undefined behaviour. A copy of nothing is a `cp.async` with a
+//!   source size of 0 (the chunk zero-filled) from a static zero chunk,
+//!   never read. [`CpAsyncMatrix`] proves the checks of a whole matrix's
+//!   chunks once, and [`OwnChunks`] those of a thread's chunks of a stage,
+//!   so that the copy of one chunk checks only
+//!   which of its elements are inside the matrix.
 //! - *Element types* are `SharedElement`s: any bit pattern is a value, so
 //!   the zero-filled tails and chunks no thread copied are values too.
 //!
@@ -92,6 +97,22 @@ use crate::race_check;
 use crate::shared::{DynamicShared, SharedElement};
 use crate::thread_owner::Owner;
 use core::marker::PhantomData;
+
+mod matrix;
+pub use matrix::{CpAsyncMatrix, OwnChunks};
+
+/// The source of a copy that reads nothing (a source size of 0: the chunk
+/// is zero-filled): 16 aligned bytes of global memory, never read.
+#[repr(C, align(16))]
+struct ZeroChunk([u8; CHUNK_BYTES]);
+static ZERO_CHUNK: ZeroChunk = ZeroChunk([0; CHUNK_BYTES]);
+
+impl ZeroChunk {
+    #[inline(always)]
+    fn as_ptr(&self) -> *const u8 {
+        self.0.as_ptr()
+    }
+}
 
 /// Bytes in a ring's row (8 chunks, the swizzle's period).
 const ROW_BYTES: usize = 128;
@@ -310,28 +331,29 @@ impl<T: SharedElement + Copy> StageFill<'_, T> {
         // In the stage: `row < rows` (`own_chunk`).
         let dst = self.base.wrapping_add(slot * elements);
         race_check::write_range(dst, elements);
-        if valid == 0 {
-            // Nothing to read: a plain store of zeros (no copy of this
-            // thread's is in flight into the chunk: its stage was waited for).
-            // SAFETY: `dst` is this thread's chunk of a stage nobody reads
-            // (see the module), 16-byte aligned (the ring's base is, and
-            // chunks are 16 bytes), 16 bytes in bounds.
-            unsafe { dst.cast::<[u32; 4]>().write([0; 4]) };
-            return true;
-        }
-        // SAFETY: `start + valid <= src.len()`, checked above.
-        let from = unsafe { src.slice.as_ptr().add(start) };
-        if !(from as usize).is_multiple_of(CHUNK_BYTES) {
-            misaligned_source(start)
-        }
-        // SAFETY: `dst`: as above, and nothing touches it until this
-        // thread's wait covers the copy (the module's argument); `from`: in
-        // global memory (`CpAsyncSource`), 16-byte aligned, `valid` elements
-        // readable, `valid * size <= 16` bytes.
+        let from = if valid == 0 {
+            // Nothing to read: the copy zero-fills the chunk (a source size
+            // of 0), from a source that is never read.
+            ZERO_CHUNK.as_ptr()
+        } else {
+            // SAFETY: `start + valid <= src.len()`, checked above.
+            let from = unsafe { src.slice.as_ptr().add(start) };
+            if !(from as usize).is_multiple_of(CHUNK_BYTES) {
+                misaligned_source(start)
+            }
+            from.cast()
+        };
+        // SAFETY: `dst`: this thread's chunk of a stage nobody reads (see
+        // the module), 16-byte aligned (the ring's base is, and chunks are
+        // 16 bytes), 16 bytes in bounds, and nothing touches it until this
+        // thread's wait covers the copy; `from`: in global memory
+        // (`CpAsyncSource`, or the zero chunk), 16-byte aligned, `valid`
+        // elements readable, `valid * size <= 16` bytes.
         unsafe {
             arch::mma::cp_async_16(
-                dst.cast(),
-                from.cast(),
+                self.base.cast(),
+                slot * CHUNK_BYTES,
+                from,
                 (valid * core::mem::size_of::<T>()) as u32,
             )
         };
@@ -382,10 +404,23 @@ impl<T: SharedElement + Copy, const STAGES: usize> Ready<'_, T, STAGES> {
     /// The first element of chunk `chunk` of row `row` (not checked: the
     /// caller checks `row < rows`, `chunk < 8`).
     #[inline(always)]
-    pub(crate) fn chunk_ptr(&self, row: usize, chunk: usize) -> *const T {
-        let slot = row * CHUNKS_PER_ROW + (chunk ^ (row % CHUNKS_PER_ROW));
+    fn chunk_ptr(&self, row: usize, chunk: usize) -> *const T {
+        self.base.wrapping_byte_add(Self::chunk_offset(row, chunk))
+    }
+
+    /// The stage's first element: chunks are [`chunk_offset`](Self::chunk_offset)
+    /// bytes past it (for `ldmatrix`, on the GPU only).
+    #[cfg(target_arch = "nvptx64")]
+    #[inline(always)]
+    pub(crate) fn base(&self) -> *const T {
         self.base
-            .wrapping_add(slot * CpAsyncRing::<T, STAGES>::CHUNK)
+    }
+
+    /// The offset in bytes of chunk `chunk` of row `row` from the stage's
+    /// first element (the swizzle applied).
+    #[inline(always)]
+    pub(crate) fn chunk_offset(row: usize, chunk: usize) -> usize {
+        (row * CHUNKS_PER_ROW + (chunk ^ (row % CHUNKS_PER_ROW))) * CHUNK_BYTES
     }
 }
 
