@@ -4,7 +4,6 @@
 //! allocations, and the operations a capture refuses, each with an error
 //! naming the capture.
 
-mod capture_rules;
 mod dot;
 
 use crate::common;

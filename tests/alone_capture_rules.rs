@@ -8,8 +8,15 @@
 //! `all_cases_in_the_per_thread_default_stream_mode` runs them all again in a
 //! child process with the per-thread default stream as the initial current
 //! stream.
+//!
+//! A binary of its own: the rules are device-wide. While a test here has a
+//! blocking stream capturing, every use of the legacy default stream in the
+//! process is refused (another library's, such as cudarc's, fails in the
+//! driver and invalidates the capture), and a device-wide wait names
+//! whichever capture is open; tests of other concepts running beside them
+//! in one process failed so on an H100.
 
-use crate::common;
+mod common;
 
 use gpu_kernels::{add_kernel, fill, saxpy};
 use gpu_runtime::{
@@ -21,7 +28,7 @@ const N: usize = 100;
 
 /// The rule is device-wide: while one test's blocking stream captures,
 /// another's use of the legacy default stream would be refused. The tests
-/// here take turns.
+/// here take turns (and the binary is theirs alone).
 fn turn() -> std::sync::MutexGuard<'static, ()> {
     static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
     TURN.lock().unwrap_or_else(|e| e.into_inner())
