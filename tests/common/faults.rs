@@ -31,7 +31,15 @@ pub fn in_own_process(env: &[(&str, &str)]) -> bool {
     }
     let mut command = std::process::Command::new(std::env::current_exe().unwrap());
     command
-        .args(["--exact", test, "--nocapture", "--test-threads=1"])
+        // --include-ignored: the test may be one that runs only where asked
+        // (a GPU-only test); the parent ran it, so the child runs it too.
+        .args([
+            "--exact",
+            test,
+            "--nocapture",
+            "--test-threads=1",
+            "--include-ignored",
+        ])
         .env(CHILD_ENV, test);
     for (name, value) in env {
         command.env(name, value);

@@ -14,6 +14,14 @@ use std::time::{Duration, Instant};
 #[test]
 #[ignore = "needs CUDA: shares buffers with cudarc (scripts/gpu-bundle.sh runs it on the GPU machine)"]
 fn cudarc_slices_and_device_buffers_share_memory_without_a_copy() {
+    // In a process of its own: cudarc's streams join the legacy default
+    // stream, which CUDA refuses while any blocking stream of the device
+    // captures, and the refusal invalidates that capture; other tests of the
+    // suite capture the per-thread default stream (blocking) in per-thread
+    // mode (seen on an H100: this test and two graph tests failed so).
+    if !crate::common::faults::in_own_process(&[]) {
+        return;
+    }
     let n = 1 << 16;
     let context = CudaContext::new(0).expect("cudarc opens device 0");
     let cu_stream = context.new_stream().unwrap();

@@ -3,7 +3,6 @@
 //! is `rounds`.
 
 use super::call::Run;
-use super::in_order::InOrder;
 use super::shared_memory::SharedMemory;
 use super::stacks::give_stacks;
 use super::thread_state::{ThreadState, Waiting};
@@ -491,4 +490,15 @@ impl BlockRaces {
             clocks[t as usize][own] += 1;
         }
     }
+}
+
+/// Which threads of the current round stopped at a barrier in order (the
+/// in-order barrier, `in_order.rs`, which this module does not name: it
+/// only adds methods to [`BlockState`]).
+#[derive(Default)]
+pub(super) struct InOrder {
+    /// Threads `0..stopped` of the round (at positions `0..stopped`) stopped
+    /// at barrier `id`, and are not yet in the block's counts.
+    pub(super) stopped: std::cell::Cell<usize>,
+    pub(super) id: std::cell::Cell<u32>,
 }

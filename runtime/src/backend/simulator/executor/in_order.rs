@@ -17,15 +17,6 @@ use super::block::BlockState;
 use super::thread_state::ThreadState;
 use gpu_device::__private::simulation::{self, SimulatedThread};
 
-/// Which threads of the current round stopped at a barrier in order.
-#[derive(Default)]
-pub(super) struct InOrder {
-    /// Threads `0..stopped` of the round (at positions `0..stopped`) stopped
-    /// at barrier `id`, and are not yet in the block's counts.
-    stopped: std::cell::Cell<usize>,
-    id: std::cell::Cell<u32>,
-}
-
 impl BlockState<'_> {
     /// Whether thread `thread` (running), stopping at barrier `id`, keeps
     /// the order: it is the next thread and at the next position, and the
