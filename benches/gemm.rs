@@ -97,20 +97,11 @@ fn main() -> Res<()> {
     let mut notes = Vec::new();
     let mut rust_registers = None;
     if on_gpu {
-        // The newest architecture's text that loads: the kernel is built for
-        // sm_80 and newer only, and the device runs the newest it can.
-        let newest_first = KERNEL_MODULE.ptx_variants().into_iter().rev();
-        let counts = newest_first
-            .filter(|(_, ptx)| ptx.contains(ENTRY))
-            .find_map(|(_, ptx)| {
-                let module = CompiledModule::load(ptx).ok()?;
-                Some((
-                    module.registers(ENTRY).ok()?,
-                    module.local_bytes(ENTRY).ok()?,
-                ))
-            })
-            .ok_or_else(|| format!("no PTX variant holding `{ENTRY}` loaded"));
-        match counts {
+        // The newest architecture's text (the kernel is built for sm_80 and
+        // newer only, and the device runs the newest it can).
+        match CompiledModule::load_newest(&KERNEL_MODULE.ptx_variants())
+            .and_then(|m| Ok((m.registers(ENTRY)?, m.local_bytes(ENTRY)?)))
+        {
             Ok((regs, local)) => {
                 println!("RESULT rust_regs {ENTRY} {regs} registers, {local} bytes local");
                 rust_registers = Some(regs);

@@ -130,7 +130,7 @@ fn main() -> Res<()> {
     let mut registers = Results::new();
     let mut histogram_grid = 2;
     if on_gpu {
-        match CompiledModule::load(KERNEL_MODULE.ptx()) {
+        match CompiledModule::load_newest(&KERNEL_MODULE.ptx_variants()) {
             Ok(module) => {
                 for k in &KERNELS {
                     match (module.registers(k.entry), module.local_bytes(k.entry)) {

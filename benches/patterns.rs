@@ -92,23 +92,12 @@ fn main() -> Res<()> {
     let mut registers = Results::new();
     if on_gpu {
         // The test kernels' module, and gpu-ops' (the scan's `scan_tiles`).
-        // Each crate's newest architecture's text that loads: the one the
-        // runtime runs on the device.
-        let newest = |variants: Vec<(&'static str, &'static str)>| {
-            let mut last_error = "no PTX".to_string();
-            for (_, ptx) in variants.into_iter().rev() {
-                match CompiledModule::load(ptx) {
-                    Ok(module) => return Ok(module),
-                    Err(e) => last_error = e,
-                }
-            }
-            Err(last_error)
-        };
+        // Each crate's newest architecture's text: the one the runtime runs.
         let modules = [
             KERNEL_MODULE.ptx_variants(),
             gpu_ops::KERNEL_MODULE.ptx_variants(),
         ]
-        .map(newest)
+        .map(|variants| CompiledModule::load_newest(&variants))
         .into_iter()
         .collect::<Result<Vec<_>, _>>();
         match modules {

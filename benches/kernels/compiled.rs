@@ -41,8 +41,22 @@ pub struct CompiledModule {
 }
 
 impl CompiledModule {
+    /// Loads the newest of `variants` (a crate's PTX per architecture,
+    /// oldest first, as `EmbeddedModule::ptx_variants` lists them) that the
+    /// driver accepts: the text the runtime runs on the device.
+    pub fn load_newest(variants: &[(&str, &str)]) -> Result<CompiledModule, String> {
+        let mut last_error = "the module has no PTX".to_string();
+        for (_, ptx) in variants.iter().rev() {
+            match CompiledModule::load(ptx) {
+                Ok(module) => return Ok(module),
+                Err(e) => last_error = e,
+            }
+        }
+        Err(last_error)
+    }
+
     /// Loads `ptx` (the driver compiles it for the GPU).
-    pub fn load(ptx: &str) -> Result<CompiledModule, String> {
+    fn load(ptx: &str) -> Result<CompiledModule, String> {
         let text = CString::new(ptx).map_err(|_| "the PTX contains a NUL byte".to_string())?;
         let mut device: CUdevice = 0;
         let mut context: CUcontext = ptr::null_mut();

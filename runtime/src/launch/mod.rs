@@ -39,7 +39,7 @@ use crate::last_kernel::KernelId;
 use crate::memory::tracking::GraphUse;
 use crate::module::EmbeddedModule;
 use crate::stream::{CaptureRecord, Stream};
-use gpu_device::__private::interface::Description;
+use gpu_device::__private::interface::{Description, MapFacts, Param};
 use std::ffi::{c_void, CString};
 use std::sync::{Arc, OnceLock};
 
@@ -217,14 +217,12 @@ impl KernelFunction {
                 ));
             }
         }
-        for param in self.interface.params {
-            if let Some(map) = param.map.filter(|m| m.block_threads != 0) {
-                if threads != map.block_threads as u64 {
-                    return refuse(format!(
-                        "its output `{}` is divided by the ownership map `{}`, made for blocks of {} threads; the launch has blocks of ({}, {}, {}) = {threads}, whose threads' tiles would overlap or leave gaps",
-                        param.name, map.name, map.block_threads, block[0], block[1], block[2]
-                    ));
-                }
+        for (param, map) in self.block_sized_maps() {
+            if threads != map.block_threads as u64 {
+                return refuse(format!(
+                    "its output `{}` is divided by the ownership map `{}`, made for blocks of {} threads; the launch has blocks of ({}, {}, {}) = {threads}, whose threads' tiles would overlap or leave gaps",
+                    param.name, map.name, map.block_threads, block[0], block[1], block[2]
+                ));
             }
         }
         Ok(())
@@ -271,16 +269,24 @@ impl KernelFunction {
         self.host.param_sizes.len()
     }
 
+    /// The parameters whose ownership map is made for blocks of a fixed
+    /// thread count, with their maps.
+    fn block_sized_maps(&self) -> impl Iterator<Item = (&'static Param, MapFacts)> {
+        let params: &'static [Param] = self.interface.params;
+        params.iter().filter_map(|param| {
+            param
+                .map
+                .filter(|map| map.block_threads != 0)
+                .map(|map| (param, map))
+        })
+    }
+
     /// Whether the interface constrains the block beyond the driver's
     /// limits: what [`check_block_shape`](Self::check_block_shape) checks.
     fn constrains_block(&self) -> bool {
         self.interface.block.is_some()
             || self.interface.launch_bounds.is_some()
-            || self
-                .interface
-                .params
-                .iter()
-                .any(|param| param.map.is_some_and(|m| m.block_threads != 0))
+            || self.block_sized_maps().next().is_some()
     }
 
     /// The entry point's handle and limits on `device`, found and checked
