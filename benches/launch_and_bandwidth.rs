@@ -25,8 +25,12 @@ use gpu_test_kernels::add_unchecked;
 use std::process::Command;
 use std::time::Instant;
 
-const LAUNCHES: usize = 20_000;
-const ROUNDS: usize = 11;
+// Many short rounds rather than a few long ones: the ratio of one pair of
+// rounds moves by several percent with the machine (GPU clocks, the
+// driver's queue), and its median over 41 pairs is steadier than over 11
+// (benches/NOTES.md, "Launch cost: the estimator").
+const LAUNCHES: usize = 5_000;
+const ROUNDS: usize = 41;
 const SMALL: usize = 256;
 const BIG: usize = 16 << 20;
 
@@ -46,7 +50,7 @@ fn round_us(launch_once: &mut dyn FnMut() -> Res<()>, sync: &dyn Fn() -> Res<()>
 /// the same (primary) context. Returns the median per-launch time of each and
 /// the median of the rounds' ratios, launch! over cust.
 #[cfg(feature = "bare-cust")]
-fn launch_costs_us() -> Res<(f64, Option<f64>, Option<f64>)> {
+fn launch_costs_us() -> Res<(f64, Option<f64>, Option<[f64; 3]>)> {
     use cust::memory::CopyDestination;
     use cust::prelude::Module as CustModule;
     use cust::stream::{Stream as CustStream, StreamFlags};
@@ -116,14 +120,22 @@ fn launch_costs_us() -> Res<(f64, Option<f64>, Option<f64>)> {
     Ok((
         median(rust_times),
         Some(median(bare_times)),
-        Some(median(ratios)),
+        Some(quartiles(ratios)),
     ))
+}
+
+/// The lower quartile, the median and the upper quartile of `values`.
+#[cfg(feature = "bare-cust")]
+fn quartiles(mut values: Vec<f64>) -> [f64; 3] {
+    values.sort_by(|a, b| a.total_cmp(b));
+    let at = |q: usize| values[(values.len() - 1) * q / 4];
+    [at(1), at(2), at(3)]
 }
 
 /// `launch!` alone, where this benchmark was built without the `bare-cust`
 /// feature (its baseline links libcuda): the bare cust column stays empty.
 #[cfg(not(feature = "bare-cust"))]
-fn launch_costs_us() -> Res<(f64, Option<f64>, Option<f64>)> {
+fn launch_costs_us() -> Res<(f64, Option<f64>, Option<[f64; 3]>)> {
     let stream = Stream::new()?;
     let a = DeviceBuffer::to_device_sync(&vec![1.0f32; SMALL], &stream)?;
     let b = DeviceBuffer::to_device_sync(&vec![2.0f32; SMALL], &stream)?;
@@ -265,9 +277,9 @@ fn main() -> Res<()> {
         fmt(get("numba_jit_launch_us"), "us"),
         ratio(get("numba_jit_launch_us"), rust)
     );
-    if let Some(paired) = paired {
+    if let Some([q1, paired, q3]) = paired {
         println!(
-            "launch! / bare cust, median of the {ROUNDS} paired rounds: {paired:.3} (goal <= 1.05)"
+            "launch! / bare cust, median of the {ROUNDS} paired rounds: {paired:.3} (goal <= 1.05; quartiles {q1:.3} / {q3:.3})"
         );
     }
     println!();
