@@ -100,7 +100,8 @@ use core::marker::PhantomData;
 mod tile;
 
 pub use tile::{
-    sync_for_async, AsyncReading, KMajorTile, Swizzle, Swizzle128B, Swizzle32B, Swizzle64B,
+    sync_for_async, wait_stage, AsyncReading, AsyncStage, KMajorTile, Swizzle, Swizzle128B,
+    Swizzle32B, Swizzle64B,
 };
 
 /// Makes the per-thread values `!Send` and `!Sync`.
@@ -347,6 +348,26 @@ where
             let col = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
             (row, col, v)
         })
+    }
+}
+
+impl<const N: usize> Accumulator<N>
+where
+    M64N<N>: Shape,
+{
+    /// The 16 × 8 tile `j` (columns `8 j` to `8 j + 7` of this thread's
+    /// warp's 16 rows) as an [`mma::Accumulator`](crate::mma::Accumulator):
+    /// a warp's share of D is `N / 8` of them side by side, each in the
+    /// `mma.sync` lane layout, so a GEMM's output is written through
+    /// [`WarpTiles`](crate::mma::WarpTiles) (the warpgroup's four warps
+    /// its 16-row strips). Panics when `j >= N / 8`.
+    #[inline(always)]
+    #[track_caller]
+    pub fn tile(&self, j: usize) -> crate::mma::Accumulator {
+        self.owner.check("a wgmma::Accumulator");
+        let r = self.regs.as_ref();
+        assert!(j < N / 8, "wgmma::Accumulator::tile: tile {j} of {}", N / 8);
+        crate::mma::Accumulator::from_values([r[4 * j], r[4 * j + 1], r[4 * j + 2], r[4 * j + 3]])
     }
 }
 

@@ -216,3 +216,96 @@ fn tile_past_the_end(end: usize, len: usize) -> ! {
 fn tile_misaligned(offset: usize, align: usize) -> ! {
     panic!("KMajorTile::new: the tile at slot {offset} does not start at a multiple of {align} bytes, as its swizzle's pattern needs")
 }
+
+/// A [`CpAsyncRing`](crate::cp_async::CpAsyncRing)'s landed stage that
+/// `wgmma` may read: every thread's copies waited for and fenced for the
+/// async proxy before the barrier. From [`wait_stage`]; as a
+/// [`Ready`](crate::cp_async::Ready) stage, it borrows the ring, and
+/// [`fill`](Self::fill) queues the next stage (never this one).
+pub struct AsyncStage<'r, T, const STAGES: usize> {
+    ready: crate::cp_async::Ready<'r, T, STAGES>,
+}
+
+/// [`CpAsyncRing::wait`](crate::cp_async::CpAsyncRing::wait) for a stage
+/// `wgmma` reads: each thread's copies are fenced for the async proxy
+/// (`fence.proxy.async`) before the barrier. Every thread of the block
+/// calls it together.
+#[inline(always)]
+#[track_caller]
+pub fn wait_stage<T: crate::shared::SharedElement + Copy, const STAGES: usize>(
+    ring: &mut crate::cp_async::CpAsyncRing<T, STAGES>,
+) -> AsyncStage<'_, T, STAGES> {
+    AsyncStage {
+        ready: ring.wait_then_fence(crate::arch::wgmma::fence_proxy_async),
+    }
+}
+
+impl<T: crate::shared::SharedElement + Copy, const STAGES: usize> AsyncStage<'_, T, STAGES> {
+    /// [`Ready::fill`](crate::cp_async::Ready::fill): queues the next stage.
+    #[inline(always)]
+    #[track_caller]
+    pub fn fill(&mut self, copies: impl for<'s> FnOnce(&mut crate::cp_async::StageFill<'s, T>)) {
+        self.ready.fill(copies)
+    }
+
+    /// The stage, for reads of its elements.
+    #[inline(always)]
+    pub fn ready(&self) -> &crate::cp_async::Ready<'_, T, STAGES> {
+        &self.ready
+    }
+}
+
+impl<'r, T: SixteenBit, const ROWS: usize> KMajorTile<'r, T, Swizzle128B, ROWS> {
+    /// The tile of rows `first_row` to `first_row + ROWS - 1` of a landed
+    /// ring stage: a ring's rows are 128 bytes, their chunks swizzled by
+    /// the row's index within 8 rows, the 128-byte swizzle. Panics when the
+    /// rows are not in the stage, `first_row` is not a multiple of 8, or
+    /// the rows do not start at a multiple of 1024 bytes (a stage of a
+    /// multiple of 8 rows, in dynamic shared memory aligned to 1024 bytes).
+    #[inline(always)]
+    #[track_caller]
+    pub fn from_stage<const STAGES: usize>(
+        stage: &'r AsyncStage<'_, T::Element, STAGES>,
+        first_row: usize,
+    ) -> KMajorTile<'r, T, Swizzle128B, ROWS> {
+        let () = Self::ROWS_CHECKED;
+        let ready = &stage.ready;
+        let rows = ready.rows();
+        if first_row.saturating_add(ROWS) > rows {
+            stage_rows_past_the_end(first_row, ROWS, rows)
+        }
+        let base = ready.base().wrapping_byte_add(first_row * 128);
+        // As in `new`: the simulator checks the place from the ring's start
+        // (stages of a multiple of 8 rows), the GPU the address.
+        let aligned = if cfg!(target_arch = "nvptx64") {
+            (base as usize).is_multiple_of(Swizzle128B::ALIGN)
+        } else {
+            rows.is_multiple_of(8) && first_row.is_multiple_of(8)
+        };
+        if !aligned {
+            stage_rows_misaligned(first_row, rows)
+        }
+        KMajorTile {
+            base,
+            _borrow: PhantomData,
+            _swizzle: PhantomData,
+        }
+    }
+}
+
+#[track_caller]
+#[inline(never)]
+#[cold]
+fn stage_rows_past_the_end(first_row: usize, rows: usize, stage_rows: usize) -> ! {
+    panic!(
+        "KMajorTile::from_stage: rows {first_row} to {} are past the stage's {stage_rows}",
+        first_row + rows - 1
+    )
+}
+
+#[track_caller]
+#[inline(never)]
+#[cold]
+fn stage_rows_misaligned(first_row: usize, stage_rows: usize) -> ! {
+    panic!("KMajorTile::from_stage: row {first_row} of a stage of {stage_rows} rows does not start at a multiple of 1024 bytes, as the 128-byte swizzle needs (rows a multiple of 8 from a stage of a multiple of 8 rows, in aligned shared memory)")
+}

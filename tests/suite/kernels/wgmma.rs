@@ -5,6 +5,8 @@
 //! accumulator before one wait; warpgroup roles (`setmaxnreg`); and the
 //! misuses refused at run time (a block of partial warpgroups, a divergent
 //! warp, a tile misaligned for its swizzle or past the shared memory).
+//! And issue #22's `wgmma` GEMM (`cp.async` ring, two warpgroups of
+//! m64n256k16) against a CPU reference at ragged sizes and one whole tile.
 //! Runs on the simulator and on a GPU of compute capability 9.0 (the kernels
 //! declare `arch = "sm_90a"`; elsewhere the launch is refused and the test
 //! says so and returns).
@@ -14,6 +16,10 @@ use crate::common;
 use common::faults::{in_own_simulator_process, next_device};
 use gpu_device::half::{bf16, f16};
 use gpu_runtime::{launch, DeviceBuffer, DeviceCopy, Error, Stream, BACKEND_ENV};
+use gpu_test_kernels::patterns::gemm_tc::gemm_tc_blocks;
+use gpu_test_kernels::patterns::gemm_wgmma::{
+    gemm_bf16_wgmma, GEMM_WGMMA_SHARED_BYTES, GEMM_WGMMA_THREADS,
+};
 use gpu_test_kernels::wgmma::{
     wgmma_bf16_128b_n128, wgmma_bf16_128b_n256, wgmma_bf16_128b_n64, wgmma_bf16_32b_n64,
     wgmma_bf16_64b_n128, wgmma_f16_128b_n128, wgmma_in_a_divergent_branch, wgmma_roles,
@@ -306,4 +312,58 @@ fn misuses_are_refused() {
             && message.contains("the warp's active lanes are 0x0000ffff: every thread of the warpgroup must call wgmma together"),
         "{message}"
     );
+}
+
+/// `C = A Bᵀ` by the `wgmma` GEMM for A `m × k` (rows `ld` apart), B
+/// `n × k` (rows `ld` apart), their padding columns NaN (never read as
+/// data), against an f64 reference rounded once to bf16.
+fn gemm_matches_the_reference(m: usize, n: usize, k: usize, ld: usize, stream: &Stream) {
+    let padded = |rows: usize, seed: u64| -> Vec<bf16> {
+        let values = random(rows * k, seed);
+        (0..rows * ld)
+            .map(|i| match i % ld {
+                c if c < k => bf16::from_f32(values[i / ld * k + c]),
+                _ => bf16::from_f32(f32::NAN),
+            })
+            .collect()
+    };
+    let (a, b) = (padded(m, 41), padded(n, 42));
+    let (da, db) = (buffer(&a, stream), buffer(&b, stream));
+    let mut dc = DeviceBuffer::<bf16>::zeroed_on(m * n, stream).unwrap();
+    let view = dc.view_2d_mut(m, n).unwrap();
+    let (blocks, bytes) = (gemm_tc_blocks(m, n), GEMM_WGMMA_SHARED_BYTES as u32);
+    launch!(gemm_bf16_wgmma[blocks, GEMM_WGMMA_THREADS, stream, bytes](&da, &db, k, ld, ld, view))
+        .unwrap();
+    let got = dc.copy_to_host_sync(stream).unwrap();
+    for i in 0..m {
+        for j in 0..n {
+            let (mut sum, mut scale) = (0f64, 0f64);
+            for kk in 0..k {
+                let p = a[i * ld + kk].to_f64() * b[j * ld + kk].to_f64();
+                sum += p;
+                scale += p.abs();
+            }
+            let g = got[i * n + j].to_f64();
+            // bf16's rounding of the result, and f32 accumulation on a GPU.
+            let tolerance = sum.abs() / 128.0 + 1e-5 * scale + 1e-30;
+            assert!(
+                (g - sum).abs() <= tolerance,
+                "{m} × {n} × {k} (ld {ld}): C[{i}][{j}] is {g}, the reference {sum}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_wgmma_gemm_matches_a_cpu_reference() {
+    let stream = Stream::new().unwrap();
+    if !runs_sm_90a(&stream) {
+        return;
+    }
+    // Ragged in every dimension, with padded rows; one k-block, two blocks.
+    gemm_matches_the_reference(130, 67, 40, 48, &stream);
+    // K longer than the ring (5 k-blocks through 4 stages), the last cut.
+    gemm_matches_the_reference(17, 9, 300, 304, &stream);
+    // One whole block tile.
+    gemm_matches_the_reference(128, 256, 64, 64, &stream);
 }
