@@ -108,7 +108,7 @@ pub(crate) fn commit_group() {}
 /// Nothing to wait for.
 pub(crate) fn wait_group<const N: u32>() {}
 /// Nothing to pin.
-pub(crate) fn fence_operand(_d: &mut [f32]) {}
+pub(crate) fn fence_operand<const R: usize>(_d: &mut [f32; R]) {}
 /// One proxy on the simulator.
 pub(crate) fn fence_proxy_async() {}
 /// The simulator has no register file.

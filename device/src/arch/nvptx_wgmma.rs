@@ -128,18 +128,14 @@ pub(crate) fn wait_group<const N: u32>() {
 /// Keeps the accumulator's registers where they are across this point: an
 /// empty instruction reading and writing each (CUTLASS's
 /// `warpgroup_fence_operand`), so no copy of them moves before a wait.
+/// Written out per register (an array indexed in a loop would live in
+/// local memory).
 #[inline(always)]
-pub(crate) fn fence_operand(d: &mut [f32]) {
-    for v in d {
+pub(crate) fn fence_operand<const R: usize>(d: &mut [f32; R]) {
+    crate::unroll::full::<R>(|i| {
         // SAFETY: an empty template; touches no memory.
-        unsafe {
-            asm!(
-                "// wgmma operand {v}",
-                v = inout(reg32) * v,
-                options(nomem, nostack)
-            )
-        };
-    }
+        unsafe { asm!("// wgmma operand {v}", v = inout(reg32) d[i], options(nomem, nostack)) };
+    });
 }
 
 /// `fence.proxy.async.shared::cta`: orders this thread's generic-proxy

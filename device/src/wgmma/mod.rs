@@ -254,6 +254,8 @@ mod sealed {
             b: &crate::arch::SharedMatrix,
             d: &mut Self::Registers,
         );
+        /// Pins the registers (`arch::wgmma::fence_operand`).
+        fn fence(d: &mut Self::Registers);
     }
 }
 
@@ -285,6 +287,10 @@ macro_rules! shapes {
         impl sealed::Issue for M64N<$n> {
             type Registers = [f32; $regs];
             const ZERO: [f32; $regs] = [0.0; $regs];
+            #[inline(always)]
+            fn fence(d: &mut [f32; $regs]) {
+                arch::wgmma::fence_operand(d)
+            }
             #[inline(always)]
             unsafe fn issue<T: Operand16>(a: &arch::SharedMatrix, b: &arch::SharedMatrix, d: &mut [f32; $regs]) {
                 // SAFETY: the caller's contract.
@@ -408,7 +414,7 @@ where
         warpgroup.check("wgmma::InFlight::wait");
         let mut acc = self.acc;
         arch::wgmma::wait_group::<0>();
-        arch::wgmma::fence_operand(acc.regs.as_mut());
+        <M64N<N> as sealed::Issue>::fence(&mut acc.regs);
         acc
     }
 }

@@ -70,7 +70,10 @@ pub fn gemm_bf16_wgmma(
         acc = wg.mma_async(acc, &ta, &tb).wait(&wg);
     }
     ring.finish();
-    for j in 0..32 {
-        c.set_accumulator(&items, 0, j, &acc.tile(j), bf16::from_f32);
+    // Written out: a tile index known at compile time keeps the
+    // accumulator in registers.
+    macro_rules! store {
+        ($($j:literal)*) => { $( c.set_accumulator(&items, 0, $j, &acc.tile($j), bf16::from_f32); )* };
     }
+    store!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31);
 }
