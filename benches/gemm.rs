@@ -51,6 +51,9 @@ use gpu_runtime::{backend, launch, Backend, Device, DeviceBuffer, Stream};
 use gpu_test_kernels::patterns::gemm_tc::{
     gemm_bf16_mma_sync, gemm_tc_blocks, GEMM_TC_SHARED_BYTES, GEMM_TC_THREADS,
 };
+use gpu_test_kernels::patterns::gemm_wgmma::{
+    gemm_bf16_wgmma, GEMM_WGMMA_SHARED_BYTES, GEMM_WGMMA_THREADS,
+};
 use gpu_test_kernels::KERNEL_MODULE;
 use harness::{gamma, SplitMix64};
 use std::time::Duration;
@@ -65,6 +68,10 @@ const CUBLAS: &str = "cuBLAS cublasGemmEx (TN, bf16 -> f32 accumulate -> bf16)";
 const TORCH: &str = "torch.matmul bf16 (cuBLAS)";
 const WGMMA: &str = "wgmma+TMA 128x256, 2 consumer WGs";
 const ENTRY: &str = "gemm_bf16_mma_sync";
+/// The Rust rows' names.
+const RUST_MMA: &str = "Rust mma.sync (cp.async ring, ldmatrix) 128x256";
+const RUST_WGMMA: &str = "Rust wgmma m64n256k16 (cp.async ring) 128x256, 2 WGs";
+const WGMMA_ENTRY: &str = "gemm_bf16_wgmma";
 
 fn main() -> Res<()> {
     let (helpers, flags) = bench_args(&["--quick"])?;
@@ -88,14 +95,29 @@ fn main() -> Res<()> {
     } else {
         &[(8192, 8192, 8192), (4096, 4096, 4096), (4099, 4097, 4095)]
     };
+    // The wgmma kernel is sm_90a's: compute capability 9.0 (the
+    // simulator's default) only.
+    let wgmma = device.limits().compute_capability == (9, 0);
     for &(m, n, k) in sizes {
-        case(&mut ctx, m, n, k)?;
+        case(&mut ctx, m, n, k, wgmma)?;
     }
     let rows = ctx.rows;
     let failures = rows.iter().filter(|r| !r.ok).count();
 
     let mut notes = Vec::new();
     let mut rust_registers = None;
+    let mut wgmma_registers = None;
+    if on_gpu && wgmma {
+        match CompiledModule::load_newest(&KERNEL_MODULE.ptx_variants())
+            .and_then(|m| Ok((m.registers(WGMMA_ENTRY)?, m.local_bytes(WGMMA_ENTRY)?)))
+        {
+            Ok((regs, local)) => {
+                println!("RESULT rust_regs {WGMMA_ENTRY} {regs} registers, {local} bytes local");
+                wgmma_registers = Some(regs);
+            }
+            Err(e) => notes.push(format!("register counts ({WGMMA_ENTRY}): {e}")),
+        }
+    }
     if on_gpu {
         // The newest architecture's text (the kernel is built for sm_80 and
         // newer only, and the device runs the newest it can).
@@ -120,7 +142,8 @@ fn main() -> Res<()> {
         &mut notes,
     );
     table::finish(&device, quick, &notes, failures, || {
-        print_table(&rows, &twin, &torch, rust_registers)
+        print_table(&rows, &twin, &torch, rust_registers);
+        print_wgmma_table(&rows, &twin, &torch, wgmma_registers);
     })
 }
 
@@ -138,7 +161,7 @@ fn operand(rows: usize, k: usize, ld: usize, seed: u64) -> Vec<bf16> {
     out
 }
 
-fn case(ctx: &mut Ctx, m: usize, n: usize, k: usize) -> Res<()> {
+fn case(ctx: &mut Ctx, m: usize, n: usize, k: usize, wgmma: bool) -> Res<()> {
     let ld = k.div_ceil(8) * 8;
     let (a, b) = (operand(m, k, ld, 1), operand(n, k, ld, 2));
     let stream = ctx.stream;
@@ -189,36 +212,61 @@ fn case(ctx: &mut Ctx, m: usize, n: usize, k: usize) -> Res<()> {
         libraries: &[(TORCH, 0.0), (CUBLAS, 0.0)],
     };
     let poison = vec![bf16::from_bits(0xffff); m * n];
+    type State = (DeviceBuffer<bf16>, DeviceBuffer<bf16>, DeviceBuffer<bf16>);
+    let poison_c = |(_, _, dc): &mut State| dc.copy_from_host_sync(&poison, stream);
+    let check = |(_, _, dc): &mut State, pass: &str| -> Res<(bool, f64)> {
+        let got = dc.copy_to_host_sync(stream)?;
+        let (mut ok, mut max_error, mut reported) = (true, 0f64, 0);
+        for (&(i, j), &(exact, bound)) in entries.iter().zip(&want) {
+            let g = got[i * n + j].to_f64();
+            let error = (g - exact).abs();
+            if error.is_nan() || error > bound {
+                ok = false;
+                if reported < 5 {
+                    println!("  {pass}: C[{i}][{j}] = {g}, exact {exact} (bound {bound:.3e})");
+                    reported += 1;
+                }
+            } else {
+                max_error = max_error.max(error);
+            }
+        }
+        Ok((ok, max_error))
+    };
+    let mut state = (da, db, dc);
     ctx.run(
-        "Rust mma.sync (cp.async ring, ldmatrix) 128x256",
+        RUST_MMA,
         ENTRY,
         format!("{m}x{n}x{k}"),
         baselines,
-        &mut (da, db, dc),
-        |(_, _, dc)| dc.copy_from_host_sync(&poison, stream),
+        &mut state,
+        poison_c,
         |(da, db, dc)| {
             let view = dc.view_2d_mut(m, n)?;
             launch!(gemm_bf16_mma_sync[blocks, GEMM_TC_THREADS, stream, bytes](&*da, &*db, k, ld, ld, view))
         },
-        |(_, _, dc), pass| {
-            let got = dc.copy_to_host_sync(stream)?;
-            let (mut ok, mut max_error, mut reported) = (true, 0f64, 0);
-            for (&(i, j), &(exact, bound)) in entries.iter().zip(&want) {
-                let g = got[i * n + j].to_f64();
-                let error = (g - exact).abs();
-                if error.is_nan() || error > bound {
-                    ok = false;
-                    if reported < 5 {
-                        println!("  {pass}: C[{i}][{j}] = {g}, exact {exact} (bound {bound:.3e})");
-                        reported += 1;
-                    }
-                } else {
-                    max_error = max_error.max(error);
-                }
-            }
-            Ok((ok, max_error))
-        },
-    )
+        check,
+    )?;
+    if wgmma {
+        let bytes = GEMM_WGMMA_SHARED_BYTES as u32;
+        ctx.run(
+            RUST_WGMMA,
+            WGMMA_ENTRY,
+            format!("{m}x{n}x{k}"),
+            Baselines {
+                twin: WGMMA,
+                twin_symbol: WGMMA_ENTRY,
+                ..baselines
+            },
+            &mut state,
+            poison_c,
+            |(da, db, dc)| {
+                let view = dc.view_2d_mut(m, n)?;
+                launch!(gemm_bf16_wgmma[blocks, GEMM_WGMMA_THREADS, stream, bytes](&*da, &*db, k, ld, ld, view))
+            },
+            check,
+        )?;
+    }
+    Ok(())
 }
 
 /// TFLOP/s of an `m × n × k` GEMM in `ms`.
@@ -251,7 +299,7 @@ fn print_table(rows: &[table::Row], twin: &Helper, torch: &Helper, rust_register
     println!("\n### {FAMILY}\n");
     println!("| size | Rust mma.sync ms | TFLOP/s | CUDA C twin ms | TFLOP/s | twin/Rust (goal >= 0.97) | torch.matmul ms | TFLOP/s | torch/Rust | cuBLAS (twin's) ms | cuBLAS/Rust | CUDA C wgmma ms | registers Rust / twin | max error | check |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
-    for r in rows {
+    for r in rows.iter().filter(|r| r.kernel == RUST_MMA) {
         let key = |name: &str| (name.to_string(), r.size.clone());
         let twin_ms = twin.ms.get(&key(TWIN)).copied();
         let torch_ms = torch.ms.get(&key(TORCH)).copied();
@@ -275,6 +323,46 @@ fn print_table(rows: &[table::Row], twin: &Helper, torch: &Helper, rust_register
             twin.registers
                 .get(ENTRY)
                 .map_or("?".into(), |v| v.to_string()),
+            r.max_error,
+            if r.ok { "ok" } else { "WRONG" },
+        );
+    }
+}
+
+/// The `wgmma` rows: the Rust kernel beside the twin's `wgmma` kernel
+/// (TMA, producer and consumer warpgroups) and `torch.matmul`.
+fn print_wgmma_table(
+    rows: &[table::Row],
+    twin: &Helper,
+    torch: &Helper,
+    rust_registers: Option<u32>,
+) {
+    let ms = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.4}"));
+    let rows: Vec<&table::Row> = rows.iter().filter(|r| r.kernel == RUST_WGMMA).collect();
+    if rows.is_empty() {
+        return;
+    }
+    println!("\n### {FAMILY}: {RUST_WGMMA}\n");
+    println!("| size | Rust wgmma ms | TFLOP/s | CUDA C wgmma ms | TFLOP/s | twin/Rust (goal >= 0.97) | torch.matmul ms | TFLOP/s | torch/Rust (goal >= 0.85 at 8192) | cuBLAS (twin's) ms | registers Rust | max error | check |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    for r in rows {
+        let key = |name: &str| (name.to_string(), r.size.clone());
+        let wgmma_ms = twin.ms.get(&key(WGMMA)).copied();
+        let torch_ms = torch.ms.get(&key(TORCH)).copied();
+        let cublas_ms = twin.ms.get(&key(CUBLAS)).copied();
+        println!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.3e} | {} |",
+            r.size,
+            ms(r.ms),
+            tflops(&r.size, r.ms),
+            ms(wgmma_ms),
+            tflops(&r.size, wgmma_ms),
+            ratio(wgmma_ms, r.ms, Some(0.97)),
+            ms(torch_ms),
+            tflops(&r.size, torch_ms),
+            ratio(torch_ms, r.ms, Some(0.85)),
+            ms(cublas_ms),
+            rust_registers.map_or("?".into(), |v| v.to_string()),
             r.max_error,
             if r.ok { "ok" } else { "WRONG" },
         );

@@ -87,6 +87,9 @@ pub mod matrix;
 // Tensor cores' `mma.sync` is sm_80's: not in PTX of older architectures.
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub mod mma;
+// Warpgroup MMA is sm_90a's: not in PTX of other architectures.
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+pub mod wgmma;
 // `cp.async` is sm_80's too.
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub mod cp_async;

@@ -16,15 +16,35 @@ pub(crate) use nvptx::*;
 #[path = "nvptx_mma.rs"]
 pub(crate) mod mma;
 
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
+#[path = "nvptx_wgmma.rs"]
+pub(crate) mod wgmma;
+
 #[cfg(not(target_arch = "nvptx64"))]
 mod host;
 #[cfg(not(target_arch = "nvptx64"))]
 #[path = "host_mma.rs"]
 pub(crate) mod mma;
 #[cfg(not(target_arch = "nvptx64"))]
+#[path = "host_wgmma.rs"]
+pub(crate) mod wgmma;
+#[cfg(not(target_arch = "nvptx64"))]
 pub use host::simulation;
 #[cfg(not(target_arch = "nvptx64"))]
 pub(crate) use host::*;
+
+/// A K-major tile in shared memory as `wgmma` reads it, what its matrix
+/// descriptor encodes (built from the address on the GPU, read directly by
+/// the simulator): rows of `row_bytes` (the swizzle's width), 8-row groups
+/// `8 row_bytes` apart, swizzled by `layout_type` (1: 128 bytes, 2: 64, 3:
+/// 32), the operand starting `k_byte_offset` bytes into each row.
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+pub struct SharedMatrix {
+    pub(crate) base: *const u8,
+    pub(crate) k_byte_offset: u32,
+    pub(crate) row_bytes: u32,
+    pub(crate) layout_type: u8,
+}
 
 /// Which lane a shuffle reads from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

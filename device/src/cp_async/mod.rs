@@ -261,12 +261,22 @@ impl<T: SharedElement + Copy, const STAGES: usize> CpAsyncRing<T, STAGES> {
     #[inline(always)]
     #[track_caller]
     pub fn wait(&mut self) -> Ready<'_, T, STAGES> {
+        self.wait_then_fence(|| {})
+    }
+
+    /// [`wait`](Self::wait), with `fence` run by each thread between its
+    /// copies' wait and the barrier (`wgmma`'s stages fence them for the
+    /// async proxy: `crate::wgmma::wait_stage`).
+    #[inline(always)]
+    #[track_caller]
+    pub(crate) fn wait_then_fence(&mut self, fence: impl FnOnce()) -> Ready<'_, T, STAGES> {
         self.owner.check("a CpAsyncRing");
         if self.fills == self.waits {
             nothing_filled()
         }
         // The groups younger than the stage's may stay in flight.
         arch::mma::cp_async_wait(self.fills - self.waits - 1);
+        fence();
         arch::barrier(arch::PIPELINE_BARRIER);
         let base = self.stage(self.waits);
         self.waits += 1;
@@ -409,8 +419,7 @@ impl<T: SharedElement + Copy, const STAGES: usize> Ready<'_, T, STAGES> {
     }
 
     /// The stage's first element: chunks are [`chunk_offset`](Self::chunk_offset)
-    /// bytes past it (for `ldmatrix`, on the GPU only).
-    #[cfg(target_arch = "nvptx64")]
+    /// bytes past it (for `ldmatrix` on the GPU, and `wgmma`'s tiles).
     #[inline(always)]
     pub(crate) fn base(&self) -> *const T {
         self.base

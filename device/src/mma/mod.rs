@@ -128,6 +128,17 @@ impl Accumulator {
         }
     }
 
+    /// The accumulator of this lane's `values`, in its lane layout (a
+    /// `wgmma` accumulator's 16 × 8 tiles have the same).
+    #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+    #[inline(always)]
+    pub(crate) fn from_values(values: [f32; 4]) -> Accumulator {
+        Accumulator {
+            values,
+            _not_send: PhantomData,
+        }
+    }
+
     /// Loads the 16 × 8 tile whose element `(row, col)` is
     /// `tile[row * row_stride + col]`. Panics when `row_stride < 8` or the
     /// tile does not fit `tile`.

@@ -24,6 +24,9 @@ mod shapes;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub mod tensor_cores;
 pub mod votes;
+// sm_90a's: in the PTX of sm_90a only (the kernels declare it too).
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+pub mod wgmma;
 pub use scan::{block_scan, SCAN_BLOCK};
 pub use shapes::{matrix_read, shaped_fill, transposed_row_sums};
 

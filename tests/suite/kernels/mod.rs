@@ -9,3 +9,4 @@ mod parameters_and_features;
 mod patterns;
 mod tensor_cores;
 mod vectorize;
+mod wgmma;

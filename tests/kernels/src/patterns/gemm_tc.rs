@@ -47,7 +47,7 @@ pub const GEMM_TC_STAGES: usize = 4;
 /// Threads a block.
 pub const GEMM_TC_THREADS: u32 = 256;
 /// Rows of a stage: A's, then B's.
-const STAGE_ROWS: usize = GEMM_TC_BM + GEMM_TC_BN;
+pub(super) const STAGE_ROWS: usize = GEMM_TC_BM + GEMM_TC_BN;
 /// Dynamic shared memory a launch needs: 4 stages of 384 rows of 128 bytes.
 pub const GEMM_TC_SHARED_BYTES: usize = GEMM_TC_STAGES * STAGE_ROWS * 128;
 
@@ -59,12 +59,12 @@ pub fn gemm_tc_blocks(m: usize, n: usize) -> u32 {
 /// What the copies of a k-block need: the sources, checked once as
 /// matrices, and the block's first rows of A and B.
 #[derive(Clone, Copy)]
-struct Operands<'a> {
-    a: CpAsyncMatrix<'a, bf16>,
-    b: CpAsyncMatrix<'a, bf16>,
-    row_a0: usize,
-    row_b0: usize,
-    k_blocks: usize,
+pub(super) struct Operands<'a> {
+    pub(super) a: CpAsyncMatrix<'a, bf16>,
+    pub(super) b: CpAsyncMatrix<'a, bf16>,
+    pub(super) row_a0: usize,
+    pub(super) row_b0: usize,
+    pub(super) k_blocks: usize,
 }
 
 /// Queues this thread's chunk `q` of k-block `kb`: `q < 4` in A's rows,
@@ -87,7 +87,7 @@ type StageChunks<'f, 's> = OwnChunks<'f, 's, bf16, { GEMM_TC_THREADS as usize },
 /// Written out (a macro, not `unroll!`'s closure) so that nothing of the
 /// pipeline is left to the inliner's judgement.
 #[inline(always)]
-fn load_k_block(stage: &mut StageFill<'_, bf16>, kb: usize, o: &Operands<'_>) {
+pub(super) fn load_k_block(stage: &mut StageFill<'_, bf16>, kb: usize, o: &Operands<'_>) {
     if kb < o.k_blocks {
         let mut chunks: StageChunks<'_, '_> = stage.chunks();
         macro_rules! chunks {

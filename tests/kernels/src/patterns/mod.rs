@@ -24,6 +24,8 @@ pub mod conv;
 // sm_80's: in the PTX of sm_80 and sm_90a only (the kernel declares it too).
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub mod gemm_tc;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+pub mod gemm_wgmma;
 pub mod layernorm;
 pub mod scan;
 pub mod sgemm;

@@ -1,0 +1,153 @@
+//! The simulator's `wgmma`: each thread computes its own accumulator
+//! elements straight from the shared tiles (the descriptor's layout and
+//! swizzle decoded here), so no thread waits for another: products exact
+//! (16-bit operands fit an f64 product), summed in f64 and rounded to f32
+//! once per instruction. The fences, waits and `setmaxnreg` are nothing:
+//! the product is done when the instruction returns.
+
+use super::host::{block_dim, thread_idx};
+use super::SharedMatrix;
+
+/// The operands' type.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Operands {
+    Bf16,
+    F16,
+}
+
+/// The value of a 16-bit operand.
+fn half(kind: Operands, bits: u16) -> f64 {
+    match kind {
+        Operands::Bf16 => f32::from_bits((bits as u32) << 16) as f64,
+        Operands::F16 => crate::half::f16::from_bits(bits).to_f64(),
+    }
+}
+
+/// The element `(row, k)` of the K-major tile `m` (k counted from the
+/// descriptor's start, `k_byte_offset` into each row): the byte offset
+/// of the unswizzled layout with the swizzle's XOR of address bits 4..
+/// by bits 7.. (the tile is aligned to its pattern, so offsets from its
+/// start swizzle as the addresses do).
+///
+/// # Safety
+/// `m.base` has `row + 1` rows of `m.row_bytes` readable bytes.
+unsafe fn element(kind: Operands, m: &SharedMatrix, row: usize, k: usize) -> f64 {
+    let row_bytes = m.row_bytes as usize;
+    let offset = row * row_bytes + m.k_byte_offset as usize + 2 * k;
+    // The layout type's 16-byte chunks per row, less one: 128-byte (1),
+    // 64-byte (2) and 32-byte (3) swizzles.
+    let mask = match m.layout_type {
+        1 => 7,
+        2 => 3,
+        _ => 1,
+    };
+    debug_assert_eq!(mask, row_bytes / 16 - 1, "the layout's row");
+    let swizzled = offset ^ (((offset >> 7) & mask) << 4);
+    // SAFETY: the swizzle moves a 16-byte chunk within its row, which the
+    // caller says is readable; 2-byte aligned (the base is).
+    let bits = unsafe { m.base.add(swizzled).cast::<u16>().read() };
+    half(kind, bits)
+}
+
+/// This thread's rank in its warpgroup (`threadIdx` linear, mod 128).
+fn warpgroup_rank() -> usize {
+    let [x, y, z] = thread_idx().map(|v| v as usize);
+    let [dx, dy, _] = block_dim().map(|v| v as usize);
+    (x + dx * (y + dy * z)) % 128
+}
+
+/// `D = A Bᵀ + D` (or `A Bᵀ` without `scale_d`) for this thread's
+/// elements: register `i` is row `16 w + l / 4 + 8 ((i % 4) / 2)`, column
+/// `8 (i / 4) + 2 (l % 4) + i % 2`, for warp `w` and lane `l` of the
+/// warpgroup (the PTX ISA's m64nNk16 f32 accumulator layout).
+///
+/// # Safety
+/// `a` has 64 rows, `b` as many as `d` has columns (`2 d.len()`).
+unsafe fn mma(kind: Operands, a: &SharedMatrix, b: &SharedMatrix, d: &mut [f32], scale_d: bool) {
+    let rank = warpgroup_rank();
+    let (warp, lane) = (rank / 32, rank % 32);
+    for (i, out) in d.iter_mut().enumerate() {
+        let row = 16 * warp + lane / 4 + 8 * ((i % 4) / 2);
+        let col = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
+        let sum: f64 = (0..16)
+            // SAFETY: `row < 64` and `col < 2 d.len()`: the caller's rows.
+            .map(|k| unsafe { element(kind, a, row, k) * element(kind, b, col, k) })
+            .sum();
+        let c = if scale_d { *out as f64 } else { 0.0 };
+        *out = (c + sum) as f32;
+    }
+}
+
+macro_rules! wgmma {
+    ($($name:ident, $kind:ident, $regs:literal;)*) => {$(
+        /// The simulator's `wgmma.mma_async` of the shape and type its name
+        /// says (see [`mma`]).
+        ///
+        /// # Safety
+        /// As on the GPU: `a` has 64 rows, `b` one per column of `d`.
+        pub(crate) unsafe fn $name(a: &SharedMatrix, b: &SharedMatrix, d: &mut [f32; $regs], scale_d: bool) {
+            // SAFETY: the caller's contract.
+            unsafe { mma(Operands::$kind, a, b, d, scale_d) }
+        }
+    )*};
+}
+
+wgmma! {
+    m64n64k16_bf16, Bf16, 32;
+    m64n64k16_f16, F16, 32;
+    m64n128k16_bf16, Bf16, 64;
+    m64n128k16_f16, F16, 64;
+    m64n256k16_bf16, Bf16, 128;
+    m64n256k16_f16, F16, 128;
+}
+
+/// Nothing to order: every product is done when issued.
+pub(crate) fn fence() {}
+/// Nothing to close.
+pub(crate) fn commit_group() {}
+/// Nothing to wait for.
+pub(crate) fn wait_group<const N: u32>() {}
+/// Nothing to pin.
+pub(crate) fn fence_operand<const R: usize>(_d: &mut [f32; R]) {}
+/// One proxy on the simulator.
+pub(crate) fn fence_proxy_async() {}
+/// The simulator has no register file.
+pub(crate) fn set_max_registers_inc<const N: u32>() {}
+/// The simulator has no register file.
+pub(crate) fn set_max_registers_dec<const N: u32>() {}
+
+#[cfg(test)]
+mod tests {
+    use super::{element, Operands, SharedMatrix};
+
+    #[test]
+    fn the_128_byte_swizzle_moves_chunks_by_the_row_within_8_rows() {
+        // 16 rows of 64 elements, each element its own slot number.
+        let tile: Vec<u16> = (0..16 * 64).collect();
+        let m = SharedMatrix {
+            base: tile.as_ptr().cast(),
+            k_byte_offset: 0,
+            row_bytes: 128,
+            layout_type: 1,
+        };
+        // The slot of element (row, k) by the 128-byte swizzle's rule.
+        let slot = |row: usize, k: usize| {
+            let offset = row * 128 + 2 * k;
+            (offset ^ (((offset >> 7) & 7) << 4)) / 2
+        };
+        // Row 0 is unswizzled; row 1's chunk 0 (elements 0..8) is stored in
+        // chunk 1; row 9 as row 1.
+        assert_eq!(slot(0, 5), 5);
+        assert_eq!(slot(1, 0), 64 + 8);
+        assert_eq!(slot(1, 8), 64);
+        assert_eq!(slot(9, 0), 9 * 64 + 8);
+        assert_eq!(slot(7, 63), 7 * 64 + (63 ^ 56));
+        // `element` reads those slots (each slot's bits as an f16).
+        for (row, k) in [(0, 5), (1, 0), (3, 17), (15, 63)] {
+            // SAFETY: 16 rows of 128 bytes.
+            let got = unsafe { element(Operands::F16, &m, row, k) };
+            let want = crate::half::f16::from_bits(slot(row, k) as u16).to_f64();
+            assert_eq!(got.to_bits(), want.to_bits());
+        }
+    }
+}

@@ -1,0 +1,139 @@
+//! Hopper's warpgroup MMA (`gpu_device::wgmma`, sm_90a): one warpgroup's
+//! 64 × N product from swizzled shared tiles per launch, for each shape,
+//! swizzle and operand type, and the misuses the API refuses at run time.
+//! Each thread writes its `N / 2` accumulator elements as `(row, col,
+//! value)` triples (an array of [`WGMMA_TRIPLES`] floats, the rest `-1`).
+
+use gpu_device::half::{bf16, f16};
+use gpu_device::mma::{Bf16, F16};
+use gpu_device::prelude::*;
+use gpu_device::shared::DynamicShared;
+use gpu_device::wgmma::{
+    self, Accumulator, KMajorTile, Operand16, Shape, Swizzle, Swizzle128B, Swizzle32B, Swizzle64B,
+    Warpgroup, M64N,
+};
+
+/// Floats per thread in the kernels' output: 128 triples, N = 256's.
+pub const WGMMA_TRIPLES: usize = 3 * 128;
+
+/// `repeats` times `A Bᵀ` (A: 64 × K, B: N × K, row-major, K the swizzle's
+/// row), from tiles at slot `offset` (A) and right after it (B) of the
+/// dynamic shared memory, issued as one product and `repeats - 1` more
+/// groups (`InFlight::then`) before one wait.
+fn product<T: Operand16, S: Swizzle, const N: usize>(
+    a: &[T::Element],
+    b: &[T::Element],
+    offset: usize,
+    repeats: usize,
+    smem: &DynamicShared<T::Element>,
+    block: Block,
+) -> [f32; WGMMA_TRIPLES]
+where
+    M64N<N>: Shape,
+    T::Element: Default,
+{
+    type Tile<'r, T, S, const R: usize> = KMajorTile<'r, T, S, R>;
+    let (a_len, k) = (Tile::<T, S, 64>::ELEMENTS, Tile::<T, S, 64>::K);
+    let b_len = Tile::<T, S, N>::ELEMENTS;
+    let mut w = block;
+    smem.fill(&mut w, |s| {
+        if (offset..offset + a_len).contains(&s) {
+            let (row, kk) = Tile::<T, S, 64>::coordinates(s - offset);
+            a[row * k + kk]
+        } else if (offset + a_len..offset + a_len + b_len).contains(&s) {
+            let (row, kk) = Tile::<T, S, N>::coordinates(s - offset - a_len);
+            b[row * k + kk]
+        } else {
+            T::Element::default()
+        }
+    });
+    let phase = wgmma::sync_for_async(w);
+    let wg = Warpgroup::of_this_thread();
+    let ta = Tile::<T, S, 64>::new(smem, &phase, offset);
+    let tb = Tile::<T, S, N>::new(smem, &phase, offset + a_len);
+    let mut flight = wg.mma_async(Accumulator::<N>::zero(&wg), &ta, &tb);
+    for _ in 1..repeats {
+        flight = flight.then(&wg, &ta, &tb);
+    }
+    let d = flight.wait(&wg);
+    let mut out = [-1.0; WGMMA_TRIPLES];
+    for (i, (row, col, v)) in d.elements().enumerate() {
+        out[3 * i] = row as f32;
+        out[3 * i + 1] = col as f32;
+        out[3 * i + 2] = v;
+    }
+    out
+}
+
+macro_rules! product_kernels {
+    ($($(#[$doc:meta])* $name:ident: $elem:ident, $operand:ident, $swizzle:ident, $n:literal;)*) => {$(
+        $(#[$doc])*
+        #[kernel(arch = "sm_90a")]
+        pub fn $name(
+            a: &[$elem],
+            b: &[$elem],
+            offset: usize,
+            repeats: usize,
+            mut out: DisjointSlice<[f32; WGMMA_TRIPLES]>,
+            smem: DynamicShared<$elem>,
+            block: Block,
+        ) {
+            let i = thread_index();
+            out.set(i, product::<$operand, $swizzle, $n>(a, b, offset, repeats, &smem, block));
+        }
+    )*};
+}
+
+product_kernels! {
+    /// m64n64k16 bf16, 128-byte swizzle (K = 64).
+    wgmma_bf16_128b_n64: bf16, Bf16, Swizzle128B, 64;
+    /// m64n128k16 bf16, 128-byte swizzle (K = 64).
+    wgmma_bf16_128b_n128: bf16, Bf16, Swizzle128B, 128;
+    /// m64n256k16 bf16, 128-byte swizzle (K = 64).
+    wgmma_bf16_128b_n256: bf16, Bf16, Swizzle128B, 256;
+    /// m64n128k16 bf16, 64-byte swizzle (K = 32).
+    wgmma_bf16_64b_n128: bf16, Bf16, Swizzle64B, 128;
+    /// m64n64k16 bf16, 32-byte swizzle (K = 16).
+    wgmma_bf16_32b_n64: bf16, Bf16, Swizzle32B, 64;
+    /// m64n128k16 f16, 128-byte swizzle (K = 64).
+    wgmma_f16_128b_n128: f16, F16, Swizzle128B, 128;
+}
+
+/// A 64 × 64 bf16 product (zeros) with only lanes 0 to 15 of each warp
+/// issuing it: refused (a divergent warp). 16 KiB of dynamic shared memory.
+#[kernel(arch = "sm_90a")]
+pub fn wgmma_in_a_divergent_branch(
+    mut out: DisjointSlice<[f32; WGMMA_TRIPLES]>,
+    smem: DynamicShared<bf16>,
+    block: Block,
+) {
+    let i = thread_index();
+    let mut w = block;
+    smem.fill(&mut w, |_| bf16::default());
+    let phase = wgmma::sync_for_async(w);
+    let wg = Warpgroup::of_this_thread();
+    let ta = KMajorTile::<Bf16, Swizzle128B, 64>::new(&smem, &phase, 0);
+    let tb = KMajorTile::<Bf16, Swizzle128B, 64>::new(&smem, &phase, 4096);
+    let mut t = [0.0; WGMMA_TRIPLES];
+    if gpu_device::warp::lane_id() < 16 {
+        let d = wg
+            .mma_async(Accumulator::<64>::zero(&wg), &ta, &tb)
+            .wait(&wg);
+        t[0] = d.elements().count() as f32;
+    }
+    out.set(i, t);
+}
+
+/// Each thread's warpgroup index and rank, after a producer's
+/// `setmaxnreg.dec` (warpgroup 0) or a consumer's `setmaxnreg.inc` (the
+/// others).
+#[kernel(arch = "sm_90a")]
+pub fn wgmma_roles(mut out: DisjointSlice<[u32; 2]>) {
+    let wg = Warpgroup::of_this_thread();
+    if wg.index() == 0 {
+        wg.lower_register_limit::<40>();
+    } else {
+        wg.raise_register_limit::<232>();
+    }
+    out.set(thread_index(), [wg.index() as u32, wg.rank() as u32]);
+}

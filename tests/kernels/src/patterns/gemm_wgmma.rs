@@ -1,0 +1,79 @@
+//! Issue #22's Hopper GEMM in Rust: `C = A Bᵀ`, bf16 in, f32 accumulation
+//! in `wgmma`, bf16 out, with no `unsafe`. The operands are fed as in
+//! [`gemm_tc`](super::gemm_tc) (its loads, shared): a block tile of
+//! 128 × 256 × 64 and a [`CpAsyncRing`] of 4 stages, each A's 128 rows
+//! then B's 256 rows of 128 bytes, swizzled as the 128-byte swizzle of
+//! `wgmma` is. The block's 256 threads are two warpgroups, each computing
+//! 64 × 256 of the tile with one `wgmma.m64n256k16` per K = 16 (4 a
+//! k-block) straight from the landed stage (no `ldmatrix`): wait for stage
+//! `kb` ([`wgmma::wait_stage`], fenced for the async proxy), fill stage
+//! `kb + 3`, issue the k-block's products and wait for them.
+//!
+//! The CUDA C twin (`benches/cuda/gemm_tc`'s wgmma kernel) loads with TMA
+//! and keeps products in flight across k-blocks with producer and consumer
+//! warpgroups; this one waits for each k-block's products before the next
+//! (the `cp.async` copies of the next three stages stay in flight). A and
+//! B as in [`gemm_tc`](super::gemm_tc); launch [`GEMM_WGMMA_THREADS`]
+//! threads a block, [`gemm_tc_blocks`](super::gemm_tc::gemm_tc_blocks)
+//! blocks and [`GEMM_TC_SHARED_BYTES`] bytes of dynamic shared memory.
+
+use super::gemm_tc::{
+    load_k_block, Operands, GEMM_TC_BK, GEMM_TC_BM, GEMM_TC_SHARED_BYTES, GEMM_TC_STAGES,
+    STAGE_ROWS,
+};
+use gpu_device::cp_async::{CpAsyncRing, CpAsyncSource};
+use gpu_device::half::bf16;
+use gpu_device::mma::{Bf16, WarpTileItems, WarpTiles};
+use gpu_device::prelude::*;
+use gpu_device::wgmma::{self, Accumulator, KMajorTile, Swizzle128B, Warpgroup};
+
+/// The output map: 8 warps of 16 × 256 (a warpgroup's four warps its
+/// 64 rows), 16 tile rows a group, as [`gemm_tc`](super::gemm_tc)'s tiles.
+pub type GemmWgmmaTiles = WarpTiles<8, 1, 1, 32, 16>;
+/// Threads a block: two warpgroups.
+pub const GEMM_WGMMA_THREADS: u32 = 256;
+/// Dynamic shared memory a launch needs (as the `mma.sync` GEMM's).
+pub const GEMM_WGMMA_SHARED_BYTES: usize = GEMM_TC_SHARED_BYTES;
+
+/// `C = A Bᵀ` (see the [module](self)).
+#[kernel(arch = "sm_90a", block = 256, launch_bounds = (256, 1))]
+pub fn gemm_bf16_wgmma(
+    a: &[bf16],
+    b: &[bf16],
+    k: usize,
+    lda: usize,
+    ldb: usize,
+    mut c: DisjointMatrix<bf16, GemmWgmmaTiles>,
+    smem: DynamicShared<bf16>,
+) {
+    let items = WarpTileItems::mine(&c);
+    let (row_a0, row_b0) = items.block_origin();
+    let o = Operands {
+        a: CpAsyncSource::new(a).matrix(c.rows(), k, lda),
+        b: CpAsyncSource::new(b).matrix(c.cols(), k, ldb),
+        row_a0,
+        row_b0,
+        k_blocks: k.div_ceil(GEMM_TC_BK),
+    };
+    let mut ring = CpAsyncRing::<bf16, GEMM_TC_STAGES>::new(smem, STAGE_ROWS);
+    ring.fill(|stage| load_k_block(stage, 0, &o));
+    ring.fill(|stage| load_k_block(stage, 1, &o));
+    ring.fill(|stage| load_k_block(stage, 2, &o));
+
+    let wg = Warpgroup::of_this_thread();
+    let mut acc = Accumulator::<256>::zero(&wg);
+    for kb in 0..o.k_blocks {
+        let mut stage = wgmma::wait_stage(&mut ring);
+        stage.fill(|next| load_k_block(next, kb + GEMM_TC_STAGES - 1, &o));
+        let ta = KMajorTile::<Bf16, Swizzle128B, 64>::from_stage(&stage, 64 * wg.index());
+        let tb = KMajorTile::<Bf16, Swizzle128B, 256>::from_stage(&stage, GEMM_TC_BM);
+        acc = wg.mma_async(acc, &ta, &tb).wait(&wg);
+    }
+    ring.finish();
+    // Written out: a tile index known at compile time keeps the
+    // accumulator in registers.
+    macro_rules! store {
+        ($($j:literal)*) => { $( c.set_accumulator(&items, 0, $j, &acc.tile($j), bf16::from_f32); )* };
+    }
+    store!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31);
+}

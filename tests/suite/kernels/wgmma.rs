@@ -1,0 +1,369 @@
+//! Hopper's warpgroup MMA (`gpu_device::wgmma`): one warpgroup's 64 × N
+//! product of random bf16 and f16 tiles from swizzled shared memory, for N
+//! in 64, 128 and 256 and the 128-, 64- and 32-byte swizzles, against a CPU
+//! reference, every element held by one thread; products chained into one
+//! accumulator before one wait; warpgroup roles (`setmaxnreg`); and the
+//! misuses refused at run time (a block of partial warpgroups, a divergent
+//! warp, a tile misaligned for its swizzle or past the shared memory).
+//! And issue #22's `wgmma` GEMM (`cp.async` ring, two warpgroups of
+//! m64n256k16) against a CPU reference at ragged sizes and one whole tile.
+//! Runs on the simulator and on a GPU of compute capability 9.0 (the kernels
+//! declare `arch = "sm_90a"`; elsewhere the launch is refused and the test
+//! says so and returns).
+
+use crate::common;
+
+use common::faults::{in_own_simulator_process, next_device};
+use gpu_device::half::{bf16, f16};
+use gpu_runtime::{launch, DeviceBuffer, DeviceCopy, Error, Stream, BACKEND_ENV};
+use gpu_test_kernels::patterns::gemm_tc::gemm_tc_blocks;
+use gpu_test_kernels::patterns::gemm_wgmma::{
+    gemm_bf16_wgmma, GEMM_WGMMA_SHARED_BYTES, GEMM_WGMMA_THREADS,
+};
+use gpu_test_kernels::wgmma::{
+    wgmma_bf16_128b_n128, wgmma_bf16_128b_n256, wgmma_bf16_128b_n64, wgmma_bf16_32b_n64,
+    wgmma_bf16_64b_n128, wgmma_f16_128b_n128, wgmma_in_a_divergent_branch, wgmma_roles,
+    WGMMA_TRIPLES,
+};
+
+/// Deterministic values in [-1, 1).
+fn random(n: usize, seed: u64) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+        })
+        .collect()
+}
+
+fn buffer<T: DeviceCopy>(data: &[T], stream: &Stream) -> DeviceBuffer<T> {
+    let mut buffer = DeviceBuffer::zeroed_on(data.len(), stream).unwrap();
+    buffer.copy_from_host_sync(data, stream).unwrap();
+    buffer
+}
+
+/// Whether the device runs sm_90a kernels; says so when it does not.
+fn runs_sm_90a(stream: &Stream) -> bool {
+    let device = stream.device();
+    let cc = gpu_runtime::Device::get(device)
+        .unwrap()
+        .limits()
+        .compute_capability;
+    let runs = cc == (9, 0);
+    if !runs {
+        eprintln!("wgmma: device {device} is of compute capability {cc:?}, not 9.0: not run");
+    }
+    runs
+}
+
+/// Places each thread's `(row, col, value)` triples in a 64 × n result,
+/// checking every element is held by exactly one thread.
+fn assemble(threads: &[[f32; WGMMA_TRIPLES]], n: usize) -> Vec<f32> {
+    let mut out = vec![f32::NAN; 64 * n];
+    let mut held = vec![0; 64 * n];
+    for t in threads {
+        for e in 0..n / 2 {
+            let (row, col) = (t[3 * e] as usize, t[3 * e + 1] as usize);
+            assert!(row < 64 && col < n, "({row}, {col}) outside 64 × {n}");
+            out[row * n + col] = t[3 * e + 2];
+            held[row * n + col] += 1;
+        }
+        assert!(t[3 * (n / 2)..].iter().all(|&v| v == -1.0));
+    }
+    assert!(held.iter().all(|&h| h == 1), "each element held once");
+    out
+}
+
+/// Checks `got` (64 × n) against `repeats` times `A Bᵀ` in f64, to a few
+/// f32 ulps of the sum of the products' magnitudes.
+fn check(got: &[f32], a: &[f32], b: &[f32], n: usize, k: usize, repeats: usize, what: &str) {
+    for i in 0..64 {
+        for j in 0..n {
+            let (mut sum, mut scale) = (0f64, 0f64);
+            for kk in 0..k {
+                let p = a[i * k + kk] as f64 * b[j * k + kk] as f64;
+                sum += p;
+                scale += p.abs();
+            }
+            let (want, scale) = (sum * repeats as f64, scale * repeats as f64);
+            let g = got[i * n + j] as f64;
+            let tolerance = 1e-5 * scale + 1e-30;
+            assert!(
+                (g - want).abs() <= tolerance,
+                "{what}: element ({i}, {j}) is {g}, the reference {want}"
+            );
+        }
+    }
+}
+
+type ProductLaunch<E> = fn(
+    &DeviceBuffer<E>,
+    &DeviceBuffer<E>,
+    usize,
+    usize,
+    &mut DeviceBuffer<[f32; WGMMA_TRIPLES]>,
+    &Stream,
+    usize,
+) -> gpu_runtime::Result<()>;
+
+/// Runs one product kernel (n columns, k of the swizzle) on random
+/// operands made by `convert`, and checks it.
+#[allow(clippy::too_many_arguments)]
+fn run<E: DeviceCopy>(
+    stream: &Stream,
+    go: ProductLaunch<E>,
+    convert: fn(f32) -> E,
+    back: fn(&E) -> f32,
+    n: usize,
+    k: usize,
+    repeats: usize,
+    what: &str,
+) {
+    let (a, b) = (random(64 * k, n as u64), random(n * k, 7 + k as u64));
+    let (ah, bh): (Vec<E>, Vec<E>) = (
+        a.iter().map(|&x| convert(x)).collect(),
+        b.iter().map(|&x| convert(x)).collect(),
+    );
+    let (da, db) = (buffer(&ah, stream), buffer(&bh, stream));
+    let mut out = DeviceBuffer::<[f32; WGMMA_TRIPLES]>::zeroed_on(128, stream).unwrap();
+    let shared = (64 + n) * k * 2;
+    go(&da, &db, 0, repeats, &mut out, stream, shared).unwrap();
+    let got = assemble(&out.copy_to_host_sync(stream).unwrap(), n);
+    let exact = |v: &[E]| v.iter().map(back).collect::<Vec<_>>();
+    check(&got, &exact(&ah), &exact(&bh), n, k, repeats, what);
+}
+
+macro_rules! launcher {
+    ($kernel:ident, $elem:ty) => {
+        (|a: &DeviceBuffer<$elem>,
+          b: &DeviceBuffer<$elem>,
+          offset: usize,
+          repeats: usize,
+          out: &mut DeviceBuffer<[f32; WGMMA_TRIPLES]>,
+          stream: &Stream,
+          shared: usize| {
+            launch!($kernel[1, 128, stream, shared](a, b, offset, repeats, out))
+        }) as ProductLaunch<$elem>
+    };
+}
+
+#[test]
+fn every_shape_and_swizzle_matches_a_cpu_reference() {
+    let stream = Stream::new().unwrap();
+    if !runs_sm_90a(&stream) {
+        return;
+    }
+    let (to_bf16, from_bf16): (fn(f32) -> bf16, fn(&bf16) -> f32) =
+        (bf16::from_f32, |x| x.to_f32());
+    run(
+        &stream,
+        launcher!(wgmma_bf16_128b_n64, bf16),
+        to_bf16,
+        from_bf16,
+        64,
+        64,
+        1,
+        "bf16 m64n64, 128B swizzle",
+    );
+    run(
+        &stream,
+        launcher!(wgmma_bf16_128b_n128, bf16),
+        to_bf16,
+        from_bf16,
+        128,
+        64,
+        1,
+        "bf16 m64n128, 128B swizzle",
+    );
+    run(
+        &stream,
+        launcher!(wgmma_bf16_128b_n256, bf16),
+        to_bf16,
+        from_bf16,
+        256,
+        64,
+        1,
+        "bf16 m64n256, 128B swizzle",
+    );
+    run(
+        &stream,
+        launcher!(wgmma_bf16_64b_n128, bf16),
+        to_bf16,
+        from_bf16,
+        128,
+        32,
+        1,
+        "bf16 m64n128, 64B swizzle",
+    );
+    run(
+        &stream,
+        launcher!(wgmma_bf16_32b_n64, bf16),
+        to_bf16,
+        from_bf16,
+        64,
+        16,
+        1,
+        "bf16 m64n64, 32B swizzle",
+    );
+    run(
+        &stream,
+        launcher!(wgmma_f16_128b_n128, f16),
+        f16::from_f32,
+        |x| x.to_f32(),
+        128,
+        64,
+        1,
+        "f16 m64n128, 128B swizzle",
+    );
+}
+
+#[test]
+fn chained_products_accumulate_before_one_wait() {
+    let stream = Stream::new().unwrap();
+    if !runs_sm_90a(&stream) {
+        return;
+    }
+    run(
+        &stream,
+        launcher!(wgmma_bf16_128b_n128, bf16),
+        bf16::from_f32,
+        |x| x.to_f32(),
+        128,
+        64,
+        3,
+        "three chained products",
+    );
+}
+
+#[test]
+fn warpgroups_take_their_roles() {
+    let stream = Stream::new().unwrap();
+    if !runs_sm_90a(&stream) {
+        return;
+    }
+    let mut out = DeviceBuffer::<[u32; 2]>::zeroed_on(384, &stream).unwrap();
+    launch!(wgmma_roles[1, 384, stream](&mut out)).unwrap();
+    let got = out.copy_to_host_sync(&stream).unwrap();
+    for (t, &[index, rank]) in got.iter().enumerate() {
+        assert_eq!((index as usize, rank as usize), (t / 128, t % 128));
+    }
+}
+
+fn failure(stream: &Stream) -> String {
+    match stream.synchronize().unwrap_err() {
+        Error::KernelFailed { kernel, driver, .. } => format!("{kernel}: {}", driver.description),
+        other => panic!("expected KernelFailed, got {other:?}"),
+    }
+}
+
+/// A block of 96 threads (no whole warpgroup), a divergent warp, tiles
+/// misaligned for their swizzle and a tile past the shared memory: each
+/// refused with a report naming the kernel and the misuse, never a hang or
+/// a wrong product. On the simulator, each on a device of its own (a failed
+/// kernel ends its device).
+#[test]
+fn misuses_are_refused() {
+    if !in_own_simulator_process() {
+        return;
+    }
+    std::env::set_var(BACKEND_ENV, "simulator");
+    let ab = vec![bf16::from_f32(1.0); 256 * 64];
+    let shared = (64 + 64) * 64 * 2;
+    let refused = |threads: u32, offset: usize, shared: usize, expected: &str| {
+        let stream = next_device();
+        let (da, db) = (buffer(&ab, &stream), buffer(&ab, &stream));
+        let mut out = DeviceBuffer::<[f32; WGMMA_TRIPLES]>::zeroed_on(128, &stream).unwrap();
+        launch!(wgmma_bf16_128b_n64[1, threads, stream, shared](&da, &db, offset, 1usize, &mut out)).unwrap();
+        let message = failure(&stream);
+        assert!(
+            message.starts_with("wgmma_bf16_128b_n64") && message.contains(expected),
+            "{message}"
+        );
+    };
+    refused(
+        96,
+        0,
+        shared,
+        "wgmma::Warpgroup: the block has 96 threads, not a multiple of 128",
+    );
+    // 1024-byte alignment for the 128-byte swizzle: slot 256 is 512 bytes.
+    refused(
+        128,
+        256,
+        shared + 512,
+        "KMajorTile::new: the tile at slot 256 does not start at a multiple of 1024 bytes",
+    );
+    refused(
+        128,
+        0,
+        shared - 2,
+        "KMajorTile::new: the tile ends at slot 8192, past the dynamic shared memory's 8191 slots",
+    );
+
+    let stream = next_device();
+    let mut out = DeviceBuffer::<[f32; WGMMA_TRIPLES]>::zeroed_on(128, &stream).unwrap();
+    launch!(wgmma_in_a_divergent_branch[1, 128, stream, shared](&mut out)).unwrap();
+    let message = failure(&stream);
+    assert!(
+        message.starts_with("wgmma_in_a_divergent_branch")
+            && message.contains("the warp's active lanes are 0x0000ffff: every thread of the warpgroup must call wgmma together"),
+        "{message}"
+    );
+}
+
+/// `C = A Bᵀ` by the `wgmma` GEMM for A `m × k` (rows `ld` apart), B
+/// `n × k` (rows `ld` apart), their padding columns NaN (never read as
+/// data), against an f64 reference rounded once to bf16.
+fn gemm_matches_the_reference(m: usize, n: usize, k: usize, ld: usize, stream: &Stream) {
+    let padded = |rows: usize, seed: u64| -> Vec<bf16> {
+        let values = random(rows * k, seed);
+        (0..rows * ld)
+            .map(|i| match i % ld {
+                c if c < k => bf16::from_f32(values[i / ld * k + c]),
+                _ => bf16::from_f32(f32::NAN),
+            })
+            .collect()
+    };
+    let (a, b) = (padded(m, 41), padded(n, 42));
+    let (da, db) = (buffer(&a, stream), buffer(&b, stream));
+    let mut dc = DeviceBuffer::<bf16>::zeroed_on(m * n, stream).unwrap();
+    let view = dc.view_2d_mut(m, n).unwrap();
+    let (blocks, bytes) = (gemm_tc_blocks(m, n), GEMM_WGMMA_SHARED_BYTES as u32);
+    launch!(gemm_bf16_wgmma[blocks, GEMM_WGMMA_THREADS, stream, bytes](&da, &db, k, ld, ld, view))
+        .unwrap();
+    let got = dc.copy_to_host_sync(stream).unwrap();
+    for i in 0..m {
+        for j in 0..n {
+            let (mut sum, mut scale) = (0f64, 0f64);
+            for kk in 0..k {
+                let p = a[i * ld + kk].to_f64() * b[j * ld + kk].to_f64();
+                sum += p;
+                scale += p.abs();
+            }
+            let g = got[i * n + j].to_f64();
+            // bf16's rounding of the result, and f32 accumulation on a GPU.
+            let tolerance = sum.abs() / 128.0 + 1e-5 * scale + 1e-30;
+            assert!(
+                (g - sum).abs() <= tolerance,
+                "{m} × {n} × {k} (ld {ld}): C[{i}][{j}] is {g}, the reference {sum}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_wgmma_gemm_matches_a_cpu_reference() {
+    let stream = Stream::new().unwrap();
+    if !runs_sm_90a(&stream) {
+        return;
+    }
+    // Ragged in every dimension, with padded rows; one k-block, two blocks.
+    gemm_matches_the_reference(130, 67, 40, 48, &stream);
+    // K longer than the ring (5 k-blocks through 4 stages), the last cut.
+    gemm_matches_the_reference(17, 9, 300, 304, &stream);
+    // One whole block tile.
+    gemm_matches_the_reference(128, 256, 64, 64, &stream);
+}
