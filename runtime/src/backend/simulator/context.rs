@@ -9,18 +9,35 @@
 //! through a scheduler's code breaks them: measured on a block barrier, two
 //! switches through a scheduler cost about three times one direct switch.
 //!
-//! A context is a stack pointer: [`switch`] pushes the registers the
-//! platform's calling convention preserves (with the floating-point control
-//! words), saves the stack pointer, loads the other context's, and pops
-//! its registers. A new context ([`start`]) begins in [`entry`], which
-//! runs the function `start` was given; that function never returns (it
-//! ends by switching away for good). Stacks are `corosensei`'s (mapped with
-//! a guard page below).
+//! A context is a stack pointer. On x86_64 the word it points at is where
+//! the context goes on (its resume address): a switch saves what its own
+//! code needs, pushes its resume address, saves the stack pointer, loads
+//! the other context's, pops that context's resume address and jumps to
+//! it; the code there restores what its own save pushed. Two saves share
+//! that one resume protocol:
+//!
+//! - [`switch`] pushes the registers the platform's calling convention
+//!   preserves and the floating-point control words (MXCSR, the x87 control
+//!   word): for the scheduler, which a signal handler resumes from a thread
+//!   interrupted anywhere in kernel code, and for a new context;
+//! - [`switch_in_block`], between the threads of a block, is inline: the
+//!   compiler saves only the registers live across it (once, in the
+//!   caller's prologue, rather than there and again in the switch), and the
+//!   control words stay as they are (no Rust code changes them, so every
+//!   thread of a block runs with those its fiber started with).
+//!
+//! On aarch64 every switch is the whole one, and a context's stack pointer
+//! points at its saved registers.
+//!
+//! A new context ([`start`]) begins in [`entry`], which runs the function
+//! `start` was given; that function never returns (it ends by switching
+//! away for good). Stacks are `corosensei`'s (mapped with a guard page
+//! below).
 //!
 //! The signal handlers stop a thread (a stack overflow, a stall) by making
-//! it continue at [`switch_restore`] on the scheduler's saved stack
-//! pointer: the scheduler's `switch` then returns as if the thread had
-//! switched back, and the thread's stack is abandoned.
+//! it continue at [`resume_point`] on the scheduler's saved stack pointer:
+//! the scheduler's `switch` then returns as if the thread had switched back
+//! to it, and the thread's stack is abandoned.
 
 use corosensei::stack::{DefaultStack, Stack};
 use std::cell::Cell;
@@ -95,42 +112,56 @@ impl StackBounds {
 }
 
 /// Saves this context's registers and stack pointer in `*save`, and goes on
-/// in the context `to`.
+/// in the context `to`: every register the calling convention preserves,
+/// and the floating-point control words.
 ///
 /// # Safety
-/// `to` is a context saved by `switch` (or built by [`start`]) that
-/// has not been resumed since, on this OS thread; `save` is valid for a
-/// write. The context saved in `*save` is resumed at most once.
+/// `to` is a context saved by `switch` or [`switch_in_block`] (or built by
+/// [`start`]) that has not been resumed since, on this OS thread; `save` is
+/// valid for a write. The context saved in `*save` is resumed at most once.
 #[inline(always)]
 pub(crate) unsafe fn switch(save: *mut SavedContext, to: SavedContext) {
     // SAFETY: forwarded.
     unsafe { arch::switch(save, to) }
 }
 
+/// As [`switch`], for a switch between two threads of a block: saves only
+/// what the caller keeps live across it (the compiler saves the registers
+/// it needs) and leaves the floating-point control words as they are.
+///
+/// # Safety
+/// As [`switch`].
+#[inline(always)]
+pub(crate) unsafe fn switch_in_block(save: *mut SavedContext, to: SavedContext) {
+    // SAFETY: forwarded.
+    unsafe { arch::switch_in_block(save, to) }
+}
+
 /// The address where a stopped thread continues, on the scheduler's saved
-/// stack pointer: the second half of [`switch`], which restores the
+/// stack pointer: the resume half of [`switch`], which restores the
 /// scheduler's registers and returns from its `switch`.
-pub(crate) fn switch_restore() -> usize {
-    arch::switch_restore as *const () as usize
+pub(crate) fn resume_point() -> usize {
+    arch::resume as *const () as usize
 }
 
 #[cfg(target_arch = "x86_64")]
 mod arch {
-    use std::arch::naked_asm;
+    use std::arch::{asm, naked_asm};
 
-    /// The frame of a new context under `top` (16-aligned): the registers
-    /// `switch` pops (zero, with the control words of this thread), then
-    /// `entry` as the return address, and a zero return address for
-    /// `entry`'s own frame, which ends stack walks there.
+    /// The frame of a new context under `top` (16-aligned): the resume
+    /// address of [`switch`]'s frames, the registers its restore pops (zero,
+    /// with the control words of this thread), then `entry` as the return
+    /// address, and a zero return address for `entry`'s own frame, which
+    /// ends stack walks there.
     ///
     /// # Safety
-    /// The 72 bytes under `top` are writable and unused.
+    /// The 80 bytes under `top` are writable and unused.
     pub(super) unsafe fn initial_frame(top: usize) -> usize {
-        let frame = (top - 72) as *mut u64;
+        let frame = (top - 80) as *mut u64;
         let (mut mxcsr, mut fpcw) = (0u32, 0u16);
         // SAFETY: stores the control registers into the locals.
         unsafe {
-            std::arch::asm!(
+            asm!(
                 "stmxcsr [{m}]",
                 "fnstcw [{f}]",
                 m = in(reg) &mut mxcsr,
@@ -138,7 +169,8 @@ mod arch {
                 options(nostack, preserves_flags)
             )
         };
-        let words: [u64; 9] = [
+        let words: [u64; 10] = [
+            switch_restore as *const () as usize as u64,
             u64::from(mxcsr) | (u64::from(fpcw) << 32),
             0, // r15
             0, // r14
@@ -150,7 +182,7 @@ mod arch {
             0, // `start`'s return address: none
         ];
         for (i, word) in words.iter().enumerate() {
-            // SAFETY: within the 72 bytes under `top` (the caller's contract).
+            // SAFETY: within the 80 bytes under `top` (the caller's contract).
             unsafe { frame.add(i).write(*word) };
         }
         frame as usize
@@ -158,7 +190,8 @@ mod arch {
 
     /// See [`super::switch`]. The control words sit in one 8-byte slot
     /// (MXCSR in its low half, the x87 control word above), under the
-    /// callee-saved registers of the System V ABI.
+    /// callee-saved registers of the System V ABI, and the resume address
+    /// ([`switch_restore`]) under them.
     #[unsafe(naked)]
     pub(super) unsafe extern "C" fn switch(_save: *mut usize, _to: usize) {
         naked_asm!(
@@ -171,17 +204,20 @@ mod arch {
             "sub rsp, 8",
             "stmxcsr [rsp]",
             "fnstcw [rsp + 4]",
+            "lea rax, [rip + {restore}]",
+            "push rax",
             "mov [rdi], rsp",
             "mov rsp, rsi",
-            "jmp {restore}",
+            "pop rax",
+            "jmp rax",
             restore = sym switch_restore,
         )
     }
 
-    /// The second half of [`switch`]: pops a saved context's registers and
-    /// returns into it.
+    /// The resume half of [`switch`] (its frame's resume address): pops
+    /// the saved registers and returns into the context.
     #[unsafe(naked)]
-    pub(super) unsafe extern "C" fn switch_restore() {
+    unsafe extern "C" fn switch_restore() {
         naked_asm!(
             "ldmxcsr [rsp]",
             "fldcw [rsp + 4]",
@@ -194,6 +230,54 @@ mod arch {
             "pop rbp",
             "ret",
         )
+    }
+
+    /// Resumes the context whose stack pointer is in `rsp`: pops its resume
+    /// address and jumps there (the signal handlers' way into the
+    /// scheduler).
+    #[unsafe(naked)]
+    pub(super) unsafe extern "C" fn resume() {
+        naked_asm!("pop rax", "jmp rax")
+    }
+
+    /// See [`super::switch_in_block`]. `rbx` and `rbp` cannot be named as
+    /// clobbers (LLVM reserves them), so the switch pushes them under its
+    /// resume address (the local label `2`) and pops them there; every
+    /// other register is declared clobbered, so the compiler keeps across
+    /// it only what its caller needs, saved as it saves any register
+    /// around a call. The resume is a `jmp`, not a `ret`: the threads of a
+    /// block resume at the same place, which the indirect branch predictor
+    /// learns, where a `ret` would miss the return stack's prediction.
+    #[inline(always)]
+    pub(super) unsafe fn switch_in_block(save: *mut usize, to: usize) {
+        // SAFETY: the caller's contract: `to` is a saved context of this OS
+        // thread, resumed once (its resume address on top of its stack),
+        // and `save` is writable. This context's stack pointer is back
+        // where it was when the switch resumes it (the label pops what the
+        // switch pushed), and no register holds a value across it but
+        // `rbx` and `rbp`, which it restores.
+        unsafe {
+            asm!(
+                "push rbp",
+                "push rbx",
+                "lea rax, [rip + 2f]",
+                "push rax",
+                "mov [rdi], rsp",
+                "mov rsp, rsi",
+                "pop rax",
+                "jmp rax",
+                "2:",
+                "pop rbx",
+                "pop rbp",
+                in("rdi") save,
+                in("rsi") to,
+                out("r12") _,
+                out("r13") _,
+                out("r14") _,
+                out("r15") _,
+                clobber_abi("C"),
+            )
+        }
     }
 }
 
@@ -246,13 +330,22 @@ mod arch {
             "str x2, [x0]",
             "mov sp, x1",
             "b {restore}",
-            restore = sym switch_restore,
+            restore = sym resume,
         )
     }
 
-    /// The second half of [`switch`].
+    /// See [`super::switch_in_block`]: on aarch64, the whole [`switch`]
+    /// (not measured there; the x86_64 form is the one tuned).
+    #[inline(always)]
+    pub(super) unsafe fn switch_in_block(save: *mut usize, to: usize) {
+        // SAFETY: forwarded (the same contract).
+        unsafe { switch(save, to) }
+    }
+
+    /// The second half of [`switch`] (where [`super::resume_point`] goes
+    /// on: a context's stack pointer points at its saved registers).
     #[unsafe(naked)]
-    pub(super) unsafe extern "C" fn switch_restore() {
+    pub(super) unsafe extern "C" fn resume() {
         naked_asm!(
             "ldp x19, x20, [sp, #0]",
             "ldp x21, x22, [sp, #16]",
@@ -267,5 +360,173 @@ mod arch {
             "add sp, sp, #176",
             "ret",
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{start, switch, switch_in_block, SavedContext};
+    use corosensei::stack::{DefaultStack, Stack};
+    use std::cell::Cell;
+
+    /// The values one side computes between its switches: integers and
+    /// floats, enough of each that some live in registers across a switch.
+    fn step(ints: &mut [u64; 8], floats: &mut [f64; 4], round: u64) {
+        for (i, a) in ints.iter_mut().enumerate() {
+            *a = a
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(round + i as u64);
+        }
+        for (i, f) in floats.iter_mut().enumerate() {
+            *f = *f * 0.5 + (round as f64) * (i as f64 + 1.0);
+        }
+    }
+
+    fn digest(ints: &[u64; 8], floats: &[f64; 4]) -> u64 {
+        ints.iter().fold(0u64, |d, &a| d.rotate_left(7) ^ a)
+            ^ floats
+                .iter()
+                .fold(0u64, |d, f| d.rotate_left(11) ^ f.to_bits())
+    }
+
+    const ROUNDS: u64 = 200;
+
+    /// The registers a switch keeps itself, not the compiler (`rbx` and
+    /// `rbp` on x86_64, which no `asm!` may name as clobbered).
+    #[cfg(target_arch = "x86_64")]
+    fn kept_registers() -> [usize; 2] {
+        let (rbx, rbp): (usize, usize);
+        // SAFETY: reads two registers into outputs.
+        unsafe {
+            std::arch::asm!(
+                "mov {0}, rbx",
+                "mov {1}, rbp",
+                out(reg) rbx,
+                out(reg) rbp,
+                options(nomem, nostack, preserves_flags)
+            )
+        };
+        [rbx, rbp]
+    }
+
+    /// None elsewhere (the whole switch saves every register there).
+    #[cfg(not(target_arch = "x86_64"))]
+    fn kept_registers() -> [usize; 2] {
+        [0, 0]
+    }
+
+    /// What each side computes, without switches.
+    fn expected(seed: u64) -> u64 {
+        let (mut ints, mut floats) = ([seed; 8], [seed as f64; 4]);
+        for round in 0..ROUNDS {
+            step(&mut ints, &mut floats, round);
+        }
+        digest(&ints, &floats)
+    }
+
+    /// A context that overwrites every general register (the stack pointer
+    /// aside) and resumes the context its switch saved: the switch's `save`
+    /// is still in `rdi` (both switches leave it there).
+    #[cfg(target_arch = "x86_64")]
+    #[unsafe(naked)]
+    unsafe extern "C" fn overwrite_registers_and_resume() {
+        std::arch::naked_asm!(
+            "mov rax, 0x1111",
+            "mov rbx, rax",
+            "mov rbp, rax",
+            "mov rcx, rax",
+            "mov rdx, rax",
+            "mov rsi, rax",
+            "mov r8, rax",
+            "mov r9, rax",
+            "mov r10, rax",
+            "mov r11, rax",
+            "mov r12, rax",
+            "mov r13, rax",
+            "mov r14, rax",
+            "mov r15, rax",
+            "mov rsp, [rdi]",
+            "pop rax",
+            "jmp rax",
+        )
+    }
+
+    /// Both switches into a context that overwrites every register: `rbx`
+    /// and `rbp` (which the switches keep themselves) and the values the
+    /// caller keeps live come back.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn a_switch_keeps_what_the_other_context_overwrites() {
+        for whole in [false, true] {
+            let (mut ints, mut floats) = ([3u64; 8], [3.0f64; 4]);
+            for round in 0..ROUNDS {
+                step(&mut ints, &mut floats, round);
+                // A context: its resume address on top of its stack.
+                let other = [overwrite_registers_and_resume as *const () as usize, 0];
+                let mut saved: SavedContext = 0;
+                let before = kept_registers();
+                // SAFETY: `other` is a context as a switch saves one (its
+                // resume address on top), resumed once; it resumes `saved`
+                // at once, on this stack.
+                unsafe {
+                    if whole {
+                        switch(&mut saved, other.as_ptr() as usize)
+                    } else {
+                        switch_in_block(&mut saved, other.as_ptr() as usize)
+                    }
+                }
+                assert_eq!(kept_registers(), before, "rbx and rbp, whole {whole}");
+            }
+            assert_eq!(digest(&ints, &floats), expected(3), "values, whole {whole}");
+        }
+    }
+
+    /// A fiber and its starter hand the OS thread back and forth, the fiber
+    /// always with `switch_in_block`, the starter alternately with it and
+    /// with the whole `switch` (both resume either): each keeps what it
+    /// computes across the switches.
+    #[test]
+    fn both_switches_keep_each_sides_values() {
+        let (main, fiber, fiber_digest) = (Cell::new(0), Cell::new(0), Cell::new(0));
+        let run = || {
+            let (mut ints, mut floats) = ([2u64; 8], [2.0f64; 4]);
+            for round in 0..ROUNDS {
+                step(&mut ints, &mut floats, round);
+                // SAFETY: `main` is the starter's context, saved by its last
+                // switch (or `start`) and resumed once here.
+                unsafe { switch_in_block(fiber.as_ptr(), main.get()) };
+            }
+            fiber_digest.set(digest(&ints, &floats));
+            let mut finished: SavedContext = 0;
+            // SAFETY: as above; nothing resumes `finished`.
+            unsafe { switch_in_block(&mut finished, main.get()) };
+            unreachable!("a finished fiber is never resumed");
+        };
+        let run: *const (dyn Fn() + '_) = &run;
+        // SAFETY: only the lifetime is erased: `run` lives in this frame,
+        // and the fiber runs only until the loop below ends.
+        let run = unsafe {
+            std::mem::transmute::<*const (dyn Fn() + '_), *const (dyn Fn() + 'static)>(run)
+        };
+        let stack = DefaultStack::new(256 * 1024).expect("a stack");
+        // SAFETY: the stack is this fiber's alone and outlives it; `run`
+        // lives in this frame and never returns.
+        unsafe { start(stack.base().get(), run, main.as_ptr()) };
+        let (mut ints, mut floats) = ([1u64; 8], [1.0f64; 4]);
+        for round in 0..ROUNDS {
+            step(&mut ints, &mut floats, round);
+            let before = kept_registers();
+            // SAFETY: the fiber saved its context by its last switch.
+            unsafe {
+                if round % 2 == 0 {
+                    switch(main.as_ptr(), fiber.get())
+                } else {
+                    switch_in_block(main.as_ptr(), fiber.get())
+                }
+            }
+            assert_eq!(kept_registers(), before, "rbx and rbp, round {round}");
+        }
+        assert_eq!(digest(&ints, &floats), expected(1), "the starter's values");
+        assert_eq!(fiber_digest.get(), expected(2), "the fiber's values");
     }
 }

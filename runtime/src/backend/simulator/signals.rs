@@ -6,7 +6,7 @@
 //! stack, `SIGURG` when the watchdog interrupts it. The handlers rewrite the
 //! interrupted registers so that, once the handler returns, the OS thread
 //! goes on in the block's scheduler, as if the thread had switched back to
-//! it ([`super::context`]: `switch_restore` on the scheduler's
+//! it ([`super::context`]: `resume_point` on the scheduler's
 //! saved stack pointer), with the reason in [`BlockSignals::interrupted`];
 //! the scheduler fails the launch with a message naming the kernel, block
 //! and thread.

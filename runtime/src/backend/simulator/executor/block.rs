@@ -5,8 +5,7 @@
 use super::call::Run;
 use super::shared_memory::SharedMemory;
 use super::stacks::give_stacks;
-use super::thread_state::{ThreadState, Waiting};
-use crate::backend::simulator::context::SavedContext;
+use super::thread_state::{ThreadSlot, ThreadState, Waiting};
 use crate::backend::simulator::race_check::{Place, Shadow, Stamp};
 use crate::backend::simulator::signals::BlockSignals;
 use crate::backend::simulator::worker::Worker;
@@ -52,7 +51,6 @@ pub(super) fn run_block(
         .iter()
         .map(|p| p.as_ptr() as *mut c_void)
         .collect();
-    let cells = |n: usize| (0..n).map(|_| Cell::new(0)).collect::<Vec<_>>();
     let state = BlockState {
         run: launch,
         linear,
@@ -60,9 +58,7 @@ pub(super) fn run_block(
         count,
         threads: Cell::new(std::ptr::null()),
         params: Cell::new(params.as_ptr() as usize),
-        contexts: cells(count),
-        stack_of: cells(count),
-        status: (0..count).map(|_| Cell::new(ThreadState::Ready)).collect(),
+        slots: (0..count).map(|_| ThreadSlot::new()).collect(),
         exchanges: (0..count).map(|_| Cell::new(0)).collect(),
         warp_values: (0..count.div_ceil(32))
             .map(|_| Default::default())
@@ -164,13 +160,8 @@ pub(super) struct BlockState<'a> {
     threads: Cell<*const SimulatedThread<'static>>,
     /// The kernel's parameter pointers.
     pub(super) params: Cell<usize>,
-    /// Per thread: its saved context while it is stopped.
-    pub(super) contexts: Vec<Cell<SavedContext>>,
-    /// Per thread: the top of the stack of the fiber that runs it, once
-    /// started (0 before).
-    pub(super) stack_of: Vec<Cell<usize>>,
-    /// Per thread: where it is.
-    pub(super) status: Vec<Cell<ThreadState>>,
+    /// Per thread: its status, saved context and stack.
+    pub(super) slots: Vec<ThreadSlot>,
     /// Per thread: how many warp exchanges it has made (to pick a buffer).
     exchanges: Vec<Cell<u64>>,
     /// Per warp: two buffers of lane values, used alternately.
@@ -244,10 +235,11 @@ impl<'a> BlockState<'a> {
             if state != ThreadState::Yielded {
                 self.progress.set(true);
             }
-            self.status[t].set(state);
+            let slot = &self.slots[t];
+            slot.status.set(state);
             // SAFETY: `t` is the running thread; its context is saved in
             // its own slot, which the scheduler resumes once it is released.
-            unsafe { self.run_next(self.contexts[t].as_ptr()) };
+            unsafe { self.run_next::<false>(slot.context.as_ptr()) };
         });
         // SAFETY: `thread` was current when it stopped (the fiber made it
         // current, see `rounds`), and is again.

@@ -37,14 +37,15 @@ impl BlockState<'_> {
     pub(super) fn barrier_in_order(&self, thread: &SimulatedThread<'_>, id: u32) {
         let t = thread.linear as usize;
         self.signals.runtime_code(|| {
-            self.status[t].set(ThreadState::AtBarrier(id));
+            let slot = &self.slots[t];
+            slot.status.set(ThreadState::AtBarrier(id));
             if t + 1 < self.count {
                 self.in_order.id.set(id);
                 self.in_order.stopped.set(t + 1);
                 self.progress.set(true);
                 // SAFETY: `t` is the running thread; its context is saved in
                 // its own slot, which is resumed once it is released.
-                return unsafe { self.run_next(self.contexts[t].as_ptr()) };
+                return unsafe { self.run_next::<false>(slot.context.as_ptr()) };
             }
             // The last thread: every thread of the block waits at `id`, and
             // the round was the whole block in order. Release it here: the
@@ -63,8 +64,8 @@ impl BlockState<'_> {
                 "no thread of an in-order round waits elsewhere"
             );
             self.in_order.stopped.set(0);
-            for status in &self.status[..] {
-                status.set(ThreadState::Ready);
+            for slot in &self.slots[..] {
+                slot.status.set(ThreadState::Ready);
             }
             if let Some(races) = &self.races {
                 // A new barrier interval, as `release` starts one.
@@ -79,7 +80,7 @@ impl BlockState<'_> {
             }
             // SAFETY: as above; thread 0 stopped at this barrier (its
             // context is saved and it is Ready now), and is not `t`.
-            unsafe { self.run_next(self.contexts[t].as_ptr()) }
+            unsafe { self.run_next::<false>(slot.context.as_ptr()) }
         });
         // SAFETY: `thread` was current when it stopped, and is again (see
         // `suspend`).

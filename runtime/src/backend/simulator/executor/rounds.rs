@@ -19,7 +19,6 @@ use super::thread_state::{ThreadState, Waiting};
 use crate::backend::simulator::context::{self, SavedContext, StackBounds};
 use crate::backend::simulator::signals::Interrupt;
 use gpu_device::__private::simulation;
-use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 impl BlockState<'_> {
@@ -40,7 +39,7 @@ impl BlockState<'_> {
             self.position.set(usize::MAX);
             // SAFETY: this is the scheduler's context, saved where the
             // threads and the signal handlers find it.
-            unsafe { self.run_next(self.signals.scheduler()) };
+            unsafe { self.run_next::<true>(self.signals.scheduler()) };
             self.count_in_order();
             let current = self.current.get();
             if let Some(why) = self.signals.take_interrupt() {
@@ -71,7 +70,7 @@ impl BlockState<'_> {
                 round.clear();
                 std::mem::swap(&mut *round, &mut *next);
                 for &t in round.iter() {
-                    self.status[t as usize].set(ThreadState::Ready);
+                    self.slots[t as usize].status.set(ThreadState::Ready);
                 }
             }
             release(self)?;
@@ -80,8 +79,8 @@ impl BlockState<'_> {
 
     /// What the watchdog reports of the block, `current` running.
     fn stall_report(&self, current: usize) -> String {
-        let status: Vec<ThreadState> = self.status.iter().map(Cell::get).collect();
-        let started = |t: usize| self.stack_of[t].get() != 0 || status[t] == ThreadState::Done;
+        let status: Vec<ThreadState> = self.slots.iter().map(|s| s.status.get()).collect();
+        let started = |t: usize| self.slots[t].stack.get() != 0 || status[t] == ThreadState::Done;
         stalled(&status, &started, current, self.threads())
     }
 
@@ -89,11 +88,16 @@ impl BlockState<'_> {
     /// on a new fiber if it has not started), or to the scheduler after the
     /// round's last; saves the running context in `*save`.
     ///
+    /// `FROM_SCHEDULER`: the scheduler runs, and saves itself with the whole
+    /// [`context::switch`] (a signal handler resumes it from any point of
+    /// kernel code); a thread saves itself with
+    /// [`context::switch_in_block`].
+    ///
     /// # Safety
     /// `save` is the running context's slot (a thread's, the scheduler's,
     /// or a finished fiber's that nothing resumes), on this block's OS thread.
     #[inline(always)]
-    pub(super) unsafe fn run_next(&self, save: *mut SavedContext) {
+    pub(super) unsafe fn run_next<const FROM_SCHEDULER: bool>(&self, save: *mut SavedContext) {
         let round = self.round.as_ptr();
         loop {
             let position = self.position.get().wrapping_add(1);
@@ -104,17 +108,25 @@ impl BlockState<'_> {
                 return self.to_scheduler(save);
             };
             let t = t as usize;
-            if self.status[t].get() != ThreadState::Ready {
+            let slot = &self.slots[t];
+            if slot.status.get() != ThreadState::Ready {
                 // Run earlier in the round by a fiber that went on to it.
                 continue;
             }
-            let stack = self.stack_of[t].get();
+            let stack = slot.stack.get();
             if stack != 0 {
                 self.signals.running(stack);
+                let to = slot.context.get();
                 // SAFETY: thread `t` is suspended (its status is Ready and
                 // it has a fiber: it stopped, and was released), its
-                // context saved by its own `switch`.
-                return unsafe { context::switch(save, self.contexts[t].get()) };
+                // context saved by its own switch.
+                return unsafe {
+                    if FROM_SCHEDULER {
+                        context::switch(save, to)
+                    } else {
+                        context::switch_in_block(save, to)
+                    }
+                };
             }
             // Not started: a new fiber.
             let stack = match take_stack(self.run.stack_bytes) {
@@ -141,8 +153,8 @@ impl BlockState<'_> {
         if save != scheduler {
             self.signals.running(0);
             // SAFETY: the scheduler saved its context when it started the
-            // round and waits in that `switch`.
-            unsafe { context::switch(save, scheduler.read()) };
+            // round and waits in that `switch`; `save` is a thread's slot.
+            unsafe { context::switch_in_block(save, scheduler.read()) };
         }
     }
 
@@ -161,7 +173,7 @@ impl BlockState<'_> {
             );
             self.next_unstarted.set(t + 1);
             self.current.set(t);
-            self.stack_of[t].set(stack);
+            self.slots[t].stack.set(stack);
             // SAFETY: `threads()[t]` is thread `t` of this block of the
             // launch, made by `run_block` from the block's and the launch's
             // coordinates (unique in the launch, within its extents, with a
@@ -183,7 +195,7 @@ impl BlockState<'_> {
                 let message = panic_message(&*payload);
                 self.fail(t, Failure::Panicked(message));
             }
-            self.status[t].set(ThreadState::Done);
+            self.slots[t].status.set(ThreadState::Done);
             self.add_waiting(|w| w.done += 1);
             self.progress.set(true);
             let position = self.position.get() + 1;
@@ -192,7 +204,7 @@ impl BlockState<'_> {
             if !next_is_unstarted {
                 let mut finished: SavedContext = 0;
                 // SAFETY: nothing resumes `finished`: this fiber is done.
-                unsafe { self.run_next(&mut finished) };
+                unsafe { self.run_next::<false>(&mut finished) };
                 unreachable!("a finished fiber is never resumed");
             }
             self.position.set(position);
@@ -207,7 +219,7 @@ impl BlockState<'_> {
         let mut abandoned: SavedContext = 0;
         // SAFETY: the scheduler waits in its `switch`; nothing resumes
         // `abandoned`.
-        unsafe { context::switch(&mut abandoned, self.signals.scheduler().read()) };
+        unsafe { context::switch_in_block(&mut abandoned, self.signals.scheduler().read()) };
         unreachable!("an abandoned thread is never resumed");
     }
 
@@ -224,7 +236,7 @@ impl BlockState<'_> {
 /// run and nothing can be released.
 fn release(state: &BlockState<'_>) -> Result<(), (usize, String)> {
     let count = state.count;
-    let status = &state.status[..];
+    let slots = &state.slots[..];
     let mut waiting = state.waiting.get();
     let mut round = state.round.borrow_mut();
     let mut released = false;
@@ -238,12 +250,12 @@ fn release(state: &BlockState<'_>) -> Result<(), (usize, String)> {
             let lanes = warp * 32..((warp + 1) * 32).min(count);
             let at_mask = lanes
                 .clone()
-                .filter(|&t| status[t].get() == ThreadState::AtActiveMask)
+                .filter(|&t| slots[t].status.get() == ThreadState::AtActiveMask)
                 .fold(0u32, |mask, t| mask | 1 << (t % 32));
             if at_mask != 0 {
                 active.set(at_mask);
                 for t in lanes.filter(|&t| at_mask & 1 << (t % 32) != 0) {
-                    status[t].set(ThreadState::Ready);
+                    slots[t].status.set(ThreadState::Ready);
                     round.push(t as u32);
                     waiting.active_mask -= 1;
                 }
@@ -253,18 +265,18 @@ fn release(state: &BlockState<'_>) -> Result<(), (usize, String)> {
     }
     let at_barrier: usize = waiting.barrier.iter().sum();
     if at_barrier > 0 && at_barrier + waiting.done == count {
-        let first = status
+        let first = slots
             .iter()
-            .position(|s| matches!(s.get(), ThreadState::AtBarrier(_)))
+            .position(|s| matches!(s.status.get(), ThreadState::AtBarrier(_)))
             .expect("some wait");
-        let ThreadState::AtBarrier(id) = status[first].get() else {
+        let ThreadState::AtBarrier(id) = slots[first].status.get() else {
             unreachable!("found by position")
         };
         if waiting.barrier.iter().filter(|&&n| n > 0).count() > 1 {
-            let (other, other_id) = status
+            let (other, other_id) = slots
                 .iter()
                 .enumerate()
-                .find_map(|(t, s)| match s.get() {
+                .find_map(|(t, s)| match s.status.get() {
                     ThreadState::AtBarrier(i) if i != id => Some((t, i)),
                     _ => None,
                 })
@@ -279,9 +291,9 @@ fn release(state: &BlockState<'_>) -> Result<(), (usize, String)> {
             ));
         }
         if waiting.done > 0 {
-            let exited = status
+            let exited = slots
                 .iter()
-                .position(|s| s.get() == ThreadState::Done)
+                .position(|s| s.status.get() == ThreadState::Done)
                 .expect("some exited");
             return Err((
                 first,
@@ -301,8 +313,8 @@ fn release(state: &BlockState<'_>) -> Result<(), (usize, String)> {
                 races.grid.set(races.grid.get() + 1);
             }
         }
-        for s in status {
-            s.set(ThreadState::Ready);
+        for s in slots {
+            s.status.set(ThreadState::Ready);
         }
         round.clear();
         round.extend(0..count as u32);
@@ -319,16 +331,16 @@ fn release(state: &BlockState<'_>) -> Result<(), (usize, String)> {
             let lanes = warp * 32..((warp + 1) * 32).min(count);
             let Some(first) = lanes
                 .clone()
-                .find(|&t| matches!(status[t].get(), ThreadState::AtWarp(_)))
+                .find(|&t| matches!(slots[t].status.get(), ThreadState::AtWarp(_)))
             else {
                 continue;
             };
-            let ThreadState::AtWarp(mask) = status[first].get() else {
+            let ThreadState::AtWarp(mask) = slots[first].status.get() else {
                 unreachable!("found")
             };
             let mut ready = true;
             for t in lanes.clone().filter(|&t| mask & (1 << (t % 32)) != 0) {
-                match status[t].get() {
+                match slots[t].status.get() {
                     ThreadState::AtWarp(_) => {}
                     ThreadState::Done => {
                         return Err((
@@ -345,8 +357,8 @@ fn release(state: &BlockState<'_>) -> Result<(), (usize, String)> {
             if ready {
                 let from = round.len();
                 for t in lanes {
-                    if matches!(status[t].get(), ThreadState::AtWarp(_)) {
-                        status[t].set(ThreadState::Ready);
+                    if matches!(slots[t].status.get(), ThreadState::AtWarp(_)) {
+                        slots[t].status.set(ThreadState::Ready);
                         waiting.warp -= 1;
                         round.push(t as u32);
                     }
@@ -366,9 +378,9 @@ fn release(state: &BlockState<'_>) -> Result<(), (usize, String)> {
     if released || !round.is_empty() {
         return Ok(());
     }
-    let waiting = status
+    let waiting = slots
         .iter()
-        .position(|s| s.get() != ThreadState::Done)
+        .position(|s| s.status.get() != ThreadState::Done)
         .expect("not all done");
     Err((
         waiting,

@@ -1,6 +1,6 @@
 //! The signal handlers, on Linux on x86_64 and aarch64.
 
-use super::super::context::{switch_restore, StackBounds};
+use super::super::context::{resume_point, StackBounds};
 use super::{page_size, BlockSignals, Interrupt, BLOCK, WORKER};
 use libc::{c_int, c_void, siginfo_t};
 use std::cell::Cell;
@@ -144,8 +144,8 @@ unsafe fn stop(block: &BlockSignals, context: *mut c_void, why: Interrupt) {
     // SAFETY: the thread runs kernel code on its own stack (checked by
     // `stoppable`), which keeps no lock or allocation in progress (see the
     // module docs); the scheduler's context was saved by its `switch` into
-    // the thread, and `switch_restore` resumes it as that `switch` would.
-    unsafe { resume_at(context, switch_restore(), block.scheduler.get()) };
+    // the thread, and `resume_point` resumes it as that `switch` would.
+    unsafe { resume_at(context, resume_point(), block.scheduler.get()) };
 }
 
 #[cfg(target_arch = "x86_64")]
