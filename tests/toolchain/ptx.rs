@@ -938,7 +938,11 @@ fn the_mma_sync_gemm_uses_no_local_memory() {
                 .unwrap_or_else(|| panic!("{arch}: no entry point `{entry}`"));
             let body = &ptx[start..];
             let body = &body[..body.find("\n}").expect("the entry's body closes")];
-            assert_eq!(body.matches("mma.sync.aligned").count(), 128, "{arch} {entry}");
+            assert_eq!(
+                body.matches("mma.sync.aligned").count(),
+                128,
+                "{arch} {entry}"
+            );
             assert!(!body.contains(".local"), "{arch} {entry}: local memory");
         }
     }
