@@ -165,6 +165,7 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "mma_in_a_divergent_branch",
                 "mma_shared_bf16",
                 "mma_shared_trans_bf16",
+                "mma_stage_steps_misuse",
                 "mma_tile_bf16",
                 "mma_tile_f16",
                 "mma_tile_tf32",
