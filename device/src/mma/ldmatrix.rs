@@ -479,7 +479,7 @@ pub fn mma_stage_steps<
 ) {
     const {
         assert!(
-            J % 2 == 0,
+            J.is_multiple_of(2),
             "mma_stage_steps: B fragments come in pairs, J is even"
         )
     };
@@ -523,7 +523,7 @@ fn stage_step_unchecked<T: SixteenBit, const STAGES: usize, const I: usize, cons
     });
     let mut b = [FragmentB::<T>::from_registers([0; 2]); J];
     crate::unroll::full::<J>(|j| {
-        if j % 2 == 0 {
+        if j.is_multiple_of(2) {
             let [b0, b1] =
                 load_stage_unchecked::<T, [FragmentB<T>; 2], STAGES>(stage, b_row + 8 * j, chunk);
             b[j] = b0;
