@@ -4,7 +4,7 @@
 //! [`FragmentA::load_shared_cols`], [`FragmentB::load_shared_rows`]) and from a `cp.async` ring's landed stage
 //! ([`FragmentA::load_stage`], [`FragmentB::load_stage_pair`]).
 
-use super::{check_stride, require_converged, FragmentA, FragmentB, SixteenBit};
+use super::{check_stride, require_converged, Accumulator, FragmentA, FragmentB, SixteenBit};
 #[cfg(target_arch = "nvptx64")]
 use crate::arch;
 use crate::cp_async::{Ready, CHUNKS_PER_ROW};
@@ -447,6 +447,94 @@ fn load_stage_checked<T: SixteenBit, F: StageTile<T>, const STAGES: usize, const
     let mut out = [F::from_x4([0; 4]); N];
     crate::unroll::full::<N>(|i| out[i] = load_stage_unchecked(stage, row + 16 * i, chunk));
     out
+}
+
+/// `acc[i][j] = A_i B_j + acc[i][j]` over `K_STEPS` steps of K = 16 of a
+/// landed ring stage that holds A's rows and B's columns as rows (`Bᵀ`,
+/// K along each row): at step `s`, with chunks `chunk + 2 s` and the next,
+/// A fragment `i` is the tile at rows `a_row + 16 i ..` and B fragments
+/// `2 p`, `2 p + 1` the pair at rows `b_row + 16 p ..`. The same as
+/// [`FragmentA::load_stage_column`], [`FragmentB::load_stage_column`] and
+/// [`mma_grid`](super::mma_grid) at each step, with one convergence check
+/// for all of them: no branch between a step's products and the next
+/// step's loads, so that the scheduler issues the next `ldmatrix`es under
+/// this step's `mma`s (nvcc does the same with a k-block written out; with
+/// a check each load and product, the loads waited for the products).
+/// `J` is even. Panics (before any lane reads) when a tile is not inside
+/// the stage or the warp is not converged.
+#[track_caller]
+#[inline(always)]
+pub fn mma_stage_steps<
+    T: SixteenBit,
+    const K_STEPS: usize,
+    const STAGES: usize,
+    const I: usize,
+    const J: usize,
+>(
+    stage: &Ready<'_, T::Element, STAGES>,
+    a_row: usize,
+    b_row: usize,
+    chunk: usize,
+    acc: &mut [[Accumulator; J]; I],
+) {
+    const {
+        assert!(
+            J.is_multiple_of(2),
+            "mma_stage_steps: B fragments come in pairs, J is even"
+        )
+    };
+    let last_chunk = chunk.saturating_add(2 * K_STEPS.saturating_sub(1));
+    let what = "mma_stage_steps";
+    let rows = stage.rows();
+    // Rows and chunks grow with `i`, `p` and `s`: the first and last
+    // tiles of each operand inside the stage put every tile inside it.
+    check_stage_tile(rows, a_row, chunk, what);
+    check_stage_tile(
+        rows,
+        a_row.saturating_add(16 * I.saturating_sub(1)),
+        last_chunk,
+        what,
+    );
+    check_stage_tile(rows, b_row, chunk, what);
+    check_stage_tile(
+        rows,
+        b_row.saturating_add(16 * (J / 2).saturating_sub(1)),
+        last_chunk,
+        what,
+    );
+    require_converged();
+    crate::unroll::full::<K_STEPS>(|s| {
+        stage_step_unchecked::<T, STAGES, I, J>(stage, a_row, b_row, chunk + 2 * s, acc)
+    });
+}
+
+/// One step of [`mma_stage_steps`], its tiles and the warp checked.
+#[inline(always)]
+fn stage_step_unchecked<T: SixteenBit, const STAGES: usize, const I: usize, const J: usize>(
+    stage: &Ready<'_, T::Element, STAGES>,
+    a_row: usize,
+    b_row: usize,
+    chunk: usize,
+    acc: &mut [[Accumulator; J]; I],
+) {
+    let mut a = [FragmentA::<T>::from_registers([0; 4]); I];
+    crate::unroll::full::<I>(|i| {
+        a[i] = load_stage_unchecked::<T, FragmentA<T>, STAGES>(stage, a_row + 16 * i, chunk)
+    });
+    let mut b = [FragmentB::<T>::from_registers([0; 2]); J];
+    crate::unroll::full::<J>(|j| {
+        if j.is_multiple_of(2) {
+            let [b0, b1] =
+                load_stage_unchecked::<T, [FragmentB<T>; 2], STAGES>(stage, b_row + 8 * j, chunk);
+            b[j] = b0;
+            b[j + 1] = b1;
+        }
+    });
+    crate::unroll::full::<I>(|i| {
+        crate::unroll::full::<J>(|j| {
+            acc[i][j].values = T::mma(a[i].regs, b[j].regs, acc[i][j].values);
+        })
+    });
 }
 
 /// One tile of [`load_stage_checked`], once it and the warp are checked.

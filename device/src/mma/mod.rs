@@ -84,6 +84,7 @@ mod operand;
 mod output;
 
 pub use fragment::{FragmentA, FragmentB};
+pub use ldmatrix::mma_stage_steps;
 pub use operand::{Bf16, Operand, SixteenBit, Tf32, F16};
 pub use output::{WarpTileItems, WarpTiles};
 

@@ -162,54 +162,64 @@ impl<T, const WM: usize, const WN: usize, const TM: usize, const TN: usize, cons
         }
         let row0 = items.block_row + items.warp_row + 16 * i;
         let col0 = items.block_col + items.warp_col + 8 * j;
-        let [e0, e1, e2, e3] = acc.elements();
+        let [(r0, c0, v0), (_, _, v1), (r2, c2, v2), (_, _, v3)] = acc.elements();
         // Registers 0, 1 and 2, 3: a row's two adjacent columns each.
-        for ((row, col, first), (_, _, second)) in [(e0, e1), (e2, e3)] {
-            let (row, col) = (row0 + row, col0 + col);
-            let Some(at) = self.offset(row, col) else {
-                continue;
-            };
-            let pair = core::mem::size_of::<[T; 2]>();
-            // SAFETY: `at` is inside the matrix (`offset`).
-            let element = unsafe { self.ptr.add(at) };
-            if col + 1 < self.cols()
-                && (pair == 4 || pair == 8)
-                && (element as usize).is_multiple_of(pair)
-            {
-                race_check::write_range(element, 2);
-                let values = core::mem::ManuallyDrop::new([convert(first), convert(second)]);
-                // SAFETY: `(row, col)` and `(row, col + 1)` are inside the
-                // matrix (`col + 1 < cols`), adjacent, and this lane's
-                // under `WarpTiles` (its block's tile, its warp's
-                // sub-tile, its accumulator elements), every thread's map;
-                // the pair is aligned to its size, 4 or 8 bytes, written
-                // as one integer of those bytes (any bytes are an
-                // integer, and the two values' bytes are values of `T`;
-                // `ManuallyDrop`: the values move into the matrix).
-                unsafe {
-                    let bytes = (&*values as *const [T; 2]).cast::<u8>();
-                    if pair == 4 {
-                        element
-                            .cast::<u32>()
-                            .write(bytes.cast::<u32>().read_unaligned())
-                    } else {
-                        element
-                            .cast::<u64>()
-                            .write(bytes.cast::<u64>().read_unaligned())
-                    }
+        // Two calls, not a loop over the pairs: LLVM kept such a loop
+        // rolled, its array of pairs in local memory (379 `st.local` and
+        // 128 `ld.local` in the mma.sync GEMM's epilogue).
+        self.write_row_pair(row0 + r0, col0 + c0, convert(v0), convert(v1));
+        self.write_row_pair(row0 + r2, col0 + c2, convert(v2), convert(v3));
+    }
+
+    /// Writes `first` at `(row, col)` and `second` at `(row, col + 1)`,
+    /// those of them inside the matrix: one store where both are and the
+    /// pair is aligned to its size. The caller passes a lane's own pair
+    /// under `WarpTiles` (an accumulator's registers 0, 1 or 2, 3).
+    #[inline(always)]
+    fn write_row_pair(&mut self, row: usize, col: usize, first: T, second: T) {
+        let Some(at) = self.offset(row, col) else {
+            return;
+        };
+        let pair = core::mem::size_of::<[T; 2]>();
+        // SAFETY: `at` is inside the matrix (`offset`).
+        let element = unsafe { self.ptr.add(at) };
+        if col + 1 < self.cols()
+            && (pair == 4 || pair == 8)
+            && (element as usize).is_multiple_of(pair)
+        {
+            race_check::write_range(element, 2);
+            let values = core::mem::ManuallyDrop::new([first, second]);
+            // SAFETY: `(row, col)` and `(row, col + 1)` are inside the
+            // matrix (`col + 1 < cols`), adjacent, and this lane's under
+            // `WarpTiles` (its block's tile, its warp's sub-tile, its
+            // accumulator elements: the caller's pair), every thread's
+            // map; the pair is aligned to its size, 4 or 8 bytes, written
+            // as one integer of those bytes (any bytes are an integer,
+            // and the two values' bytes are values of `T`;
+            // `ManuallyDrop`: the values move into the matrix).
+            unsafe {
+                let bytes = (&*values as *const [T; 2]).cast::<u8>();
+                if pair == 4 {
+                    element
+                        .cast::<u32>()
+                        .write(bytes.cast::<u32>().read_unaligned())
+                } else {
+                    element
+                        .cast::<u64>()
+                        .write(bytes.cast::<u64>().read_unaligned())
                 }
-                continue;
             }
-            race_check::write(element);
+            return;
+        }
+        race_check::write(element);
+        // SAFETY: inside the matrix, this lane's (as above).
+        unsafe { element.write(first) };
+        if let Some(next) = self.offset(row, col + 1) {
             // SAFETY: inside the matrix, this lane's (as above).
-            unsafe { element.write(convert(first)) };
-            if let Some(next) = self.offset(row, col + 1) {
-                // SAFETY: inside the matrix, this lane's (as above).
-                let element = unsafe { self.ptr.add(next) };
-                race_check::write(element);
-                // SAFETY: as above.
-                unsafe { element.write(convert(second)) };
-            }
+            let element = unsafe { self.ptr.add(next) };
+            race_check::write(element);
+            // SAFETY: as above.
+            unsafe { element.write(second) };
         }
     }
 }

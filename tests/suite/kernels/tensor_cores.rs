@@ -17,8 +17,9 @@ use gpu_test_kernels::patterns::gemm_tc::{
     gemm_bf16_mma_sync, gemm_tc_blocks, GEMM_TC_SHARED_BYTES, GEMM_TC_THREADS,
 };
 use gpu_test_kernels::tensor_cores::{
-    mma_in_a_divergent_branch, mma_shared_bf16, mma_shared_trans_bf16, mma_tile_bf16, mma_tile_f16,
-    mma_tile_tf32, mma_tiled_bf16, mma_with_overlapping_rows,
+    mma_in_a_divergent_branch, mma_shared_bf16, mma_shared_trans_bf16, mma_stage_steps_misuse,
+    mma_tile_bf16, mma_tile_f16, mma_tile_tf32, mma_tiled_bf16, mma_with_overlapping_rows,
+    STEPS_IN_A_DIVERGENT_BRANCH, STEPS_PAST_THE_ROW, STEPS_PAST_THE_STAGE,
 };
 
 /// Deterministic values in [-1, 1).
@@ -309,6 +310,40 @@ fn misuses_are_refused() {
         message.contains("FragmentA::load: a stride of 8 elements is shorter than the tile's 16"),
         "{message}"
     );
+}
+
+/// `mma_stage_steps` (K steps of `ldmatrix` and `mma.sync` with one
+/// check): a divergent warp, a step past the stage's row and a B tile past
+/// its last row, each refused before any lane reads, naming the misuse.
+#[test]
+fn stage_steps_misuses_are_refused() {
+    if !in_own_simulator_process() {
+        return;
+    }
+    std::env::set_var(BACKEND_ENV, "simulator");
+    for (which, expected) in [
+        (
+            STEPS_IN_A_DIVERGENT_BRANCH,
+            "the warp's active lanes are 0x0000ffff: every lane of the warp must call mma",
+        ),
+        (
+            STEPS_PAST_THE_ROW,
+            "mma_stage_steps: the 16 rows from 0, chunks 8 and the next, are not inside the stage's 32 rows of 8 chunks",
+        ),
+        (
+            STEPS_PAST_THE_STAGE,
+            "mma_stage_steps: the 16 rows from 32, chunks 0 and the next, are not inside the stage's 32 rows",
+        ),
+    ] {
+        let stream = next_device();
+        let mut out = DeviceBuffer::<f32>::zeroed_on(32, &stream).unwrap();
+        launch!(mma_stage_steps_misuse[1, 32, stream, 2 * 32 * 128](which, &mut out)).unwrap();
+        let message = failure(&stream);
+        assert!(
+            message.starts_with("mma_stage_steps_misuse") && message.contains(expected),
+            "{which}: {message}"
+        );
+    }
 }
 
 /// The module a device loads is the newest one it can run: on the GPU, the

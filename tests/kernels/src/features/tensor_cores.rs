@@ -3,8 +3,11 @@
 //! the misuses the API refuses at run time. Each thread writes its four
 //! accumulator elements as `(row, col, value)` triples.
 
+use gpu_device::cp_async::CpAsyncRing;
 use gpu_device::half::{bf16, f16};
-use gpu_device::mma::{mma, Accumulator, Bf16, FragmentA, FragmentB, Operand, Tf32, F16};
+use gpu_device::mma::{
+    mma, mma_stage_steps, Accumulator, Bf16, FragmentA, FragmentB, Operand, Tf32, F16,
+};
 use gpu_device::prelude::*;
 
 /// This lane's elements of `d`, as `[row, col, value]` three times four.
@@ -144,6 +147,39 @@ pub fn mma_in_a_divergent_branch(a: &[bf16], b: &[bf16], mut out: DisjointSlice<
         t = tile::<Bf16>(a, b, &[0.0; 128]);
     }
     out.set(i, t);
+}
+
+/// Which misuse [`mma_stage_steps_misuse`] makes.
+pub const STEPS_IN_A_DIVERGENT_BRANCH: u32 = 0;
+/// Two steps from chunk 6: the second step's chunks 8 and 9 are past a row.
+pub const STEPS_PAST_THE_ROW: u32 = 1;
+/// B's second pair of fragments at rows 32 to 47 of a 32-row stage.
+pub const STEPS_PAST_THE_STAGE: u32 = 2;
+
+/// One misuse of [`mma_stage_steps`] (`which`) on a landed stage of 32
+/// rows of a 2-stage ring, refused with a panic before any lane reads;
+/// launch 32 threads and `2 * 32 * 128` bytes.
+#[kernel(arch = "sm_80")]
+pub fn mma_stage_steps_misuse(which: u32, mut out: DisjointSlice<f32>, smem: DynamicShared<bf16>) {
+    let mut ring = CpAsyncRing::<bf16, 2>::new(smem, 32);
+    ring.fill(|_| {});
+    let stage = ring.wait();
+    let mut acc = [[Accumulator::zero(); 4]; 1];
+    match which {
+        STEPS_IN_A_DIVERGENT_BRANCH => {
+            if gpu_device::warp::lane_id() < 16 {
+                let mut two = [[Accumulator::zero(); 2]; 1];
+                mma_stage_steps::<Bf16, 1, 2, 1, 2>(&stage, 0, 16, 0, &mut two);
+            }
+        }
+        STEPS_PAST_THE_ROW => {
+            let mut two = [[Accumulator::zero(); 2]; 1];
+            mma_stage_steps::<Bf16, 2, 2, 1, 2>(&stage, 0, 16, 6, &mut two);
+        }
+        _ => mma_stage_steps::<Bf16, 1, 2, 1, 4>(&stage, 0, 16, 0, &mut acc),
+    }
+    ring.finish();
+    out.set(thread_index(), acc[0][0].elements()[0].2);
 }
 
 /// A tile loaded with a row stride shorter than its row: refused.

@@ -12,7 +12,8 @@
 //!   in K and zero past M or N;
 //! - one wait (and barrier) a k-block: wait for stage `kb`, fill stage `kb
 //!   + 3`, then 4 steps of K = 16 over stage `kb`: 4 `ldmatrix.x4` of A, 4
-//!   of B (two n-tiles each), 32 `mma.sync.m16n8k16`.
+//!   of B (two n-tiles each), 32 `mma.sync.m16n8k16`, with one convergence
+//!   check for the four steps ([`mma_stage_steps`]).
 //!
 //! A is `m × k` with rows `lda` apart, B is `n × k` with rows `ldb` apart
 //! (both multiples of 8 elements, so that every 16-byte chunk is aligned,
@@ -24,13 +25,9 @@
 //! [`GEMM_TC_THREADS`] threads a block, [`gemm_tc_blocks`] blocks and
 //! [`GEMM_TC_SHARED_BYTES`] bytes of dynamic shared memory.
 
-use gpu_device::cp_async::{
-    CpAsyncMatrix, CpAsyncRing, CpAsyncSource, OwnChunks, Ready, StageFill,
-};
+use gpu_device::cp_async::{CpAsyncMatrix, CpAsyncRing, CpAsyncSource, OwnChunks, StageFill};
 use gpu_device::half::bf16;
-use gpu_device::mma::{
-    mma_grid, Accumulator, Bf16, FragmentA, FragmentB, WarpTileItems, WarpTiles,
-};
+use gpu_device::mma::{mma_stage_steps, Accumulator, Bf16, WarpTileItems, WarpTiles};
 use gpu_device::prelude::*;
 
 /// The output map: 2 × 4 warps of 4 × 8 accumulators (128 × 256 a block),
@@ -97,23 +94,6 @@ pub(super) fn load_k_block(stage: &mut StageFill<'_, bf16>, kb: usize, o: &Opera
     }
 }
 
-/// One K = 16 step over a landed stage: 4 `ldmatrix.x4` of A, 4 of B, 32
-/// `mma.sync` (one convergence check for each of the three), written out
-/// so that the accumulators stay in registers.
-#[inline(always)]
-fn k_step(
-    stage: &Ready<'_, bf16, GEMM_TC_STAGES>,
-    acc: &mut [[Accumulator; 8]; 4],
-    kk: usize,
-    (warp_row, warp_col): (usize, usize),
-) {
-    let af: [FragmentA<Bf16>; 4] = FragmentA::load_stage_column(stage, warp_row, 2 * kk);
-    let [p0, p1, p2, p3]: [[FragmentB<Bf16>; 2]; 4] =
-        FragmentB::load_stage_column(stage, GEMM_TC_BM + warp_col, 2 * kk);
-    let bf = [p0[0], p0[1], p1[0], p1[1], p2[0], p2[1], p3[0], p3[1]];
-    mma_grid(&af, &bf, acc);
-}
-
 /// `C = A Bᵀ` (see the [module](self)).
 #[kernel(arch = "sm_80", block = 256, launch_bounds = (256, 1))]
 pub fn gemm_bf16_mma_sync(
@@ -127,7 +107,7 @@ pub fn gemm_bf16_mma_sync(
 ) {
     let items = WarpTileItems::mine(&c);
     let (row_a0, row_b0) = items.block_origin();
-    let warp = items.warp_origin();
+    let (warp_row, warp_col) = items.warp_origin();
     let o = Operands {
         a: CpAsyncSource::new(a).matrix(c.rows(), k, lda),
         b: CpAsyncSource::new(b).matrix(c.cols(), k, ldb),
@@ -146,10 +126,15 @@ pub fn gemm_bf16_mma_sync(
         // Stage kb landed (for every thread); stage kb + 3 is free.
         let mut stage = ring.wait();
         stage.fill(|next| load_k_block(next, kb + GEMM_TC_STAGES - 1, &o));
-        k_step(&stage, &mut acc, 0, warp);
-        k_step(&stage, &mut acc, 1, warp);
-        k_step(&stage, &mut acc, 2, warp);
-        k_step(&stage, &mut acc, 3, warp);
+        // 4 steps of K = 16: per step 4 `ldmatrix.x4` of A, 4 of B (two
+        // n-tiles each), 32 `mma.sync`; one convergence check for all.
+        mma_stage_steps::<Bf16, 4, GEMM_TC_STAGES, 4, 8>(
+            &stage,
+            warp_row,
+            GEMM_TC_BM + warp_col,
+            0,
+            &mut acc,
+        );
     }
     ring.finish();
 
