@@ -16,11 +16,19 @@ pub(crate) use nvptx::*;
 #[path = "nvptx_mma.rs"]
 pub(crate) mod mma;
 
+// `mbarrier`'s transaction counts and the bulk tensor copies are sm_90's.
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90"))]
+#[path = "nvptx_tma.rs"]
+pub(crate) mod tma;
+
 #[cfg(not(target_arch = "nvptx64"))]
 mod host;
 #[cfg(not(target_arch = "nvptx64"))]
 #[path = "host_mma.rs"]
 pub(crate) mod mma;
+#[cfg(not(target_arch = "nvptx64"))]
+#[path = "host_tma.rs"]
+pub(crate) mod tma;
 #[cfg(not(target_arch = "nvptx64"))]
 pub use host::simulation;
 #[cfg(not(target_arch = "nvptx64"))]
