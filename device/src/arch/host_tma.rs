@@ -104,12 +104,28 @@ fn add_tx(s: &Simulated, index: usize, bytes: i64, what: &str) {
     s.tx.store(tx, Relaxed);
 }
 
+/// One arrival: a report when the phase has all its arrivals already (it
+/// waits for bytes only), where a GPU's count would wrap.
+#[track_caller]
+fn count_arrival(s: &Simulated, index: usize) {
+    let pending = s.pending.load(Relaxed);
+    if pending == 0 {
+        panic!(
+            "mbarrier {index}: an arrival on phase {}, which has all {} of its arrivals and waits for {} bytes of transactions only (more arrivals than the barrier's count)",
+            s.phase.load(Relaxed),
+            s.expected.load(Relaxed),
+            s.tx.load(Relaxed)
+        );
+    }
+    s.pending.store(pending - 1, Relaxed);
+}
+
 /// # Safety
 /// `barrier` is an initialised record of this module (`index` names it).
 #[track_caller]
 pub(crate) unsafe fn arrive(barrier: *mut u64, index: usize) {
     let s = checked(barrier, index);
-    s.pending.store(s.pending.load(Relaxed) - 1, Relaxed);
+    count_arrival(s, index);
     complete_if_done(s);
 }
 
@@ -119,7 +135,7 @@ pub(crate) unsafe fn arrive(barrier: *mut u64, index: usize) {
 pub(crate) unsafe fn arrive_expect_tx(barrier: *mut u64, index: usize, bytes: u32) {
     let s = checked(barrier, index);
     add_tx(s, index, i64::from(bytes), "arrive_expect_tx");
-    s.pending.store(s.pending.load(Relaxed) - 1, Relaxed);
+    count_arrival(s, index);
     complete_if_done(s);
 }
 

@@ -49,6 +49,14 @@
 //!   (the bulk copies' tiles) also keep the barrier from running ahead of
 //!   any thread: each phase needs an arrival of every thread that waits.
 //!
+//! - *Arrivals.* Any thread may arrive on a handle's barrier any number of
+//!   times, so a phase can complete before what it guards has landed: the
+//!   types that guard memory with a barrier (the bulk copies' tiles) keep
+//!   theirs to themselves and arrive only by their protocol, never trusting
+//!   a barrier safe code can arrive on. The simulator reports an arrival on
+//!   a phase that has all of its arrivals and waits only for bytes (a GPU's
+//!   count would wrap).
+//!
 //! Handles are per thread (their phase count is), neither `Send` nor
 //! `Sync`, and checked on the simulator to be used by the thread that made
 //! them.

@@ -9,7 +9,9 @@ use crate::common;
 
 use common::faults::{in_own_simulator_process, next_device};
 use gpu_runtime::{launch, DeviceBuffer, Error, Stream, BACKEND_ENV};
-use gpu_test_kernels::mbarrier::{mbarrier_count, mbarrier_phases, mbarrier_two, PHASES};
+use gpu_test_kernels::mbarrier::{
+    mbarrier_count, mbarrier_extra_arrival, mbarrier_phases, mbarrier_two, PHASES,
+};
 
 // Phases past the first two: the parity wraps.
 const _: () = assert!(PHASES > 2);
@@ -35,6 +37,9 @@ fn two_barriers_of_one_invocation_each_complete_their_phase() {
     // No bytes expected: thread 0's `arrive_expect_tx(0)` is an arrival.
     launch!(mbarrier_two[1, 64, stream](0, 0, &mut out)).unwrap();
     assert_eq!(out.copy_to_host_sync(&stream).unwrap(), vec![2; 64]);
+    // An arrival past a completed phase's count is the next phase's.
+    launch!(mbarrier_extra_arrival[1, 64, stream](0, &mut out)).unwrap();
+    assert_eq!(out.copy_to_host_sync(&stream).unwrap(), vec![1; 64]);
 }
 
 /// The report of the launch on `stream`, which must fail: its message.
@@ -78,6 +83,16 @@ fn phases_that_never_complete_and_bad_counts_are_reported() {
             "{bytes} bytes, {extra} extra: {message}"
         );
     }
+    // An arrival on a phase that has all its arrivals and waits for bytes.
+    let stream = next_device();
+    let mut out = DeviceBuffer::<u32>::zeroed_on(64, &stream).unwrap();
+    launch!(mbarrier_extra_arrival[1, 64, stream](16, &mut out)).unwrap();
+    let message = failure(&stream);
+    assert!(
+        message.starts_with("mbarrier_extra_arrival")
+            && message.contains("mbarrier 0: an arrival on phase 0, which has all 64 of its arrivals and waits for 16 bytes of transactions only"),
+        "{message}"
+    );
     for count in [0, 1 << 20] {
         let stream = next_device();
         let mut out = DeviceBuffer::<u32>::zeroed_on(32, &stream).unwrap();

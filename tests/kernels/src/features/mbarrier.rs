@@ -61,3 +61,20 @@ pub fn mbarrier_count(count: u32, mut out: DisjointSlice<u32>) {
     let [bar] = gpu_device::mbarriers!(1).init([count]);
     out.set(thread_index(), bar.arrivals());
 }
+
+/// Every thread arrives on a barrier of `B` arrivals (thread 0 expecting
+/// `bytes`), then thread 0 arrives once more, and all wait. With `bytes`
+/// 0 the phase completed and the extra arrival is phase 1's: each thread
+/// writes 1. Otherwise the extra arrival comes while phase 0 has all its
+/// arrivals and waits for bytes: a report on the simulator.
+#[kernel(arch = "sm_90a")]
+pub fn mbarrier_extra_arrival(bytes: u32, mut out: DisjointSlice<u32>) {
+    let [mut bar] = gpu_device::mbarriers!(1).init([block_size() as u32]);
+    if thread_rank() == 0 {
+        bar.arrive_expect_tx(bytes);
+        bar.arrive();
+    } else {
+        bar.arrive();
+    }
+    out.set(thread_index(), bar.wait().phase() + 1);
+}
