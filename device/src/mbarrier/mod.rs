@@ -12,7 +12,6 @@
 //! (a tile a bulk copy fills) asks for before it is read.
 //!
 //! ```no_run
-//! use gpu_device::mbarrier::MBarrier;
 //! use gpu_device::prelude::*;
 //!
 //! // With `#[kernel(arch = "sm_90a")]`: each thread arrives, then waits

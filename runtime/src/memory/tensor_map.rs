@@ -8,17 +8,7 @@
 //! box's rows in shared memory. [`TensorMap`] is a layout of one buffer,
 //! borrowing it: a map of a buffer since dropped does not compile.
 //!
-//! Each check is one the driver or the hardware makes too, or one a safe
-//! copy needs, and each failure names the value and the rule:
-//!
-//! - 1 to 5 dimensions, each extent in `1 ..= 2^32`, each stride a multiple
-//!   of 16 bytes below 2^40 bytes (the driver's rules);
-//! - a box of 1 to 256 elements in each dimension, its inner extent a
-//!   multiple of 16 bytes and, with a swizzle, at most the swizzle's span
-//!   (32, 64 or 128 bytes);
-//! - the buffer's address 16-byte aligned, and every element the map can
-//!   name inside the buffer (`sum((extent - 1) * stride) + 1 <= len`), so
-//!   that no copy through the map reaches memory the buffer does not own.
+//! [`TensorMapLayout`] lists the checks.
 
 use crate::backend::{driver, EncodedTensorMap, TensorMapRequest};
 use crate::{DeviceBuffer, Error, Result};
@@ -101,7 +91,19 @@ pub const MAX_RANK: usize = 5;
 /// Most elements a box has in a dimension.
 pub const MAX_BOX: u32 = 256;
 
-/// The shape of a tiled tensor map, checked: see the [module](self).
+/// The shape of a tiled tensor map, checked. Each check is one the driver
+/// or the hardware makes too, or one a safe copy needs, and each failure
+/// names the value and the rule:
+///
+/// - 1 to 5 dimensions, each extent in `1 ..= 2^32`, each stride a multiple
+///   of 16 bytes below 2^40 bytes (the driver's rules);
+/// - a box of 1 to 256 elements in each dimension, its inner extent a
+///   multiple of 16 bytes and, with a swizzle, at most the swizzle's span
+///   (32, 64 or 128 bytes);
+/// - ([`check_memory`](Self::check_memory), [`TensorMap::new`]) the
+///   buffer's address 16-byte aligned, and every element the map can name
+///   inside the buffer (`sum((extent - 1) * stride) + 1 <= len`), so that
+///   no copy through the map reaches memory the buffer does not own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TensorMapLayout {
     rank: usize,
@@ -128,7 +130,7 @@ impl TensorMapLayout {
     /// `strides` the distance in elements between neighbours along each
     /// dimension but the first (one fewer than `dims`), `boxes` the box's
     /// extents, `swizzle` its rows' layout in shared memory. An error names
-    /// the first value that breaks a rule of the [module](self).
+    /// the first value that breaks a rule (see the type).
     pub fn tiled<T: TensorElement>(
         dims: &[u64],
         strides: &[u64],
