@@ -93,6 +93,9 @@ pub mod wgmma;
 // `cp.async` is sm_80's too.
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub mod cp_async;
+// `mbarrier`'s transaction counts are sm_90's.
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))]
+pub mod mbarrier;
 pub mod neighbourhood;
 pub mod ownership;
 pub mod print;
@@ -106,8 +109,8 @@ pub use atomic::{AtomicElement, DeviceAtomic};
 pub use copy::{DeviceCopy, MAX_DEVICE_ALIGN, MAX_PARAMETER_ALIGN};
 pub use disjoint::{DisjointSlice, DisjointSlice3d};
 pub use gpu_macros::{
-    constant, embed_kernels, gpu_assert, kernel, print, println, shared_array, vectorize,
-    DeviceCopy,
+    constant, embed_kernels, gpu_assert, kernel, mbarriers, print, println, shared_array,
+    vectorize, DeviceCopy,
 };
 pub use grid::Grid;
 pub use half::{bf16, bf16x2, f16, f16x2};

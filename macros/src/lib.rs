@@ -19,6 +19,7 @@ mod device_copy;
 mod embed;
 mod errors;
 mod kernel;
+mod mbarrier;
 mod path_option;
 mod print;
 mod shared;
@@ -274,6 +275,17 @@ pub fn embed_kernels(input: TokenStream) -> TokenStream {
 #[proc_macro]
 pub fn shared_array(input: TokenStream) -> TokenStream {
     shared::expand(input.into())
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}
+
+/// `N` hardware barriers (`mbarrier`, sm_90) in the block's static shared
+/// memory: `mbarriers!(2)` is a `gpu_device::mbarrier::MBarriers<2>`, which
+/// every thread of the block initialises together
+/// (`MBarriers::init`) before any use. See `gpu_device::mbarrier`.
+#[proc_macro]
+pub fn mbarriers(input: TokenStream) -> TokenStream {
+    mbarrier::expand(input.into())
         .unwrap_or_else(syn::Error::into_compile_error)
         .into()
 }

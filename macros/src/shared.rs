@@ -188,6 +188,17 @@ fn parse_input(input: ParseStream, errors: &mut Errors) -> syn::Result<SharedArr
 /// Distinguishes the arrays of one crate; the crate name distinguishes crates.
 static NEXT_ARRAY: AtomicUsize = AtomicUsize::new(0);
 
+/// A new static shared array's symbol, `__gpu_shared_<crate>_<n>` (which
+/// `gpu-builder` moves into PTX's shared state space): one per invocation of
+/// `shared_array!` or `mbarriers!`.
+pub fn next_symbol() -> String {
+    let krate = std::env::var("CARGO_CRATE_NAME").unwrap_or_else(|_| "crate".into());
+    format!(
+        "__gpu_shared_{krate}_{}",
+        NEXT_ARRAY.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
 pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
     let mut errors = Errors::default();
     let parsed = (|input: ParseStream| parse_input(input, &mut errors)).parse2(input);
@@ -222,11 +233,7 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
             )
         }
     };
-    let krate = std::env::var("CARGO_CRATE_NAME").unwrap_or_else(|_| "crate".into());
-    let symbol = format!(
-        "__gpu_shared_{krate}_{}",
-        NEXT_ARRAY.fetch_add(1, Ordering::Relaxed)
-    );
+    let symbol = next_symbol();
     let (len, handle) = match shape {
         Shape::Linear(n) => (
             quote!(#n),

@@ -103,7 +103,8 @@ pub use launch::{
 };
 pub use memory::{
     DeviceBuffer, DeviceInput, DeviceOutput, DeviceView, DeviceView2dMut, DeviceView3dMut,
-    DeviceViewMut, Lender, ManagedBuffer, PitchedBuffer, Region2d, Region2dMut,
+    DeviceViewMut, Lender, ManagedBuffer, PitchedBuffer, Region2d, Region2dMut, Swizzle,
+    TensorElement, TensorMap, TensorMapLayout,
 };
 pub use memory_pool::{MemoryPool, PoolStats};
 pub use module::EmbeddedModule;

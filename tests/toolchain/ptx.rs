@@ -175,6 +175,10 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "ring_rows",
                 "matrix_misuse",
                 "matrix_tile",
+                "mbarrier_count",
+                "mbarrier_extra_arrival",
+                "mbarrier_phases",
+                "mbarrier_two",
                 "needs_any_arch",
                 "needs_sm_80",
                 "needs_sm_90a",
@@ -988,6 +992,20 @@ fn each_architecture_gets_its_own_module() {
             assert_eq!(
                 ptx.contains(instruction),
                 *arch != "sm_70",
+                "{arch}: {instruction}"
+            );
+        }
+        // `mbarrier`'s transaction counts (`gpu_device::mbarrier`) from
+        // sm_90 on: here in the sm_90a module only.
+        for instruction in [
+            "mbarrier.init.shared::cta.b64",
+            "mbarrier.arrive.expect_tx.shared::cta.b64",
+            "mbarrier.try_wait.parity.shared::cta.b64",
+            "fence.mbarrier_init.release.cluster",
+        ] {
+            assert_eq!(
+                ptx.contains(instruction),
+                *arch == "sm_90a",
                 "{arch}: {instruction}"
             );
         }

@@ -142,6 +142,10 @@ pub mod simulation {
     /// its own.
     pub const PIPELINE_BARRIER: u32 = 5;
 
+    /// The barrier id of `mbarrier`s' initialisation (`MBarriers::init`),
+    /// as on the GPU: one of its own.
+    pub const MBARRIER_BARRIER: u32 = 6;
+
     /// How many atomic operations and fences, one of which changed no
     /// memory, an OS thread makes between two calls of
     /// [`Block::after_atomics`]: often enough that a spinning thread lets the
@@ -343,6 +347,8 @@ pub(crate) const COLLECTIVE_BARRIER: u32 = simulation::COLLECTIVE_BARRIER;
 /// The barrier of a `cp.async` ring's waits (see the PTX side).
 #[allow(dead_code)]
 pub(crate) const PIPELINE_BARRIER: u32 = simulation::PIPELINE_BARRIER;
+/// The barrier of `mbarrier`s' initialisation (see the PTX side).
+pub(crate) const MBARRIER_BARRIER: u32 = simulation::MBARRIER_BARRIER;
 
 /// Waits for every thread of the grid: barrier [`simulation::GRID_BARRIER`],
 /// which the executor releases across the blocks of a cooperative launch.
@@ -359,6 +365,7 @@ pub(crate) fn barrier(id: u32) {
         PHASE_BARRIER => "shared::Block::sync",
         COLLECTIVE_BARRIER => "a block collective",
         PIPELINE_BARRIER => "cp_async::CpAsyncRing::wait",
+        MBARRIER_BARRIER => "mbarrier::MBarriers::init",
         _ => "sync_threads",
     };
     current(name, |t| t.block.barrier(t, id))

@@ -20,6 +20,11 @@ pub(crate) mod mma;
 #[path = "nvptx_wgmma.rs"]
 pub(crate) mod wgmma;
 
+// `mbarrier`'s transaction counts and the bulk tensor copies are sm_90's.
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90"))]
+#[path = "nvptx_tma.rs"]
+pub(crate) mod tma;
+
 #[cfg(not(target_arch = "nvptx64"))]
 mod host;
 #[cfg(not(target_arch = "nvptx64"))]
@@ -28,6 +33,9 @@ pub(crate) mod mma;
 #[cfg(not(target_arch = "nvptx64"))]
 #[path = "host_wgmma.rs"]
 pub(crate) mod wgmma;
+#[cfg(not(target_arch = "nvptx64"))]
+#[path = "host_tma.rs"]
+pub(crate) mod tma;
 #[cfg(not(target_arch = "nvptx64"))]
 pub use host::simulation;
 #[cfg(not(target_arch = "nvptx64"))]

@@ -556,6 +556,12 @@ pub(crate) const GRID_BARRIER: u32 = 4;
 /// its own, so it never pairs with another barrier of the block.
 pub(crate) const PIPELINE_BARRIER: u32 = 5;
 
+/// The barrier of `mbarrier`s' initialisation (`mbarrier::MBarriers::init`):
+/// its own, so that a thread passes it only after the initialising thread
+/// has initialised the barriers of the same `init`.
+#[allow(dead_code)]
+pub(crate) const MBARRIER_BARRIER: u32 = 6;
+
 #[cold]
 #[inline(never)]
 fn not_a_cooperative_launch() -> ! {

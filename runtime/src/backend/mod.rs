@@ -102,6 +102,34 @@ impl StreamHandle {
     }
 }
 
+/// A tiled tensor map to encode: `cuTensorMapEncodeTiled`'s arguments,
+/// checked by the runtime (`memory/tensor_map.rs`) before a driver sees
+/// them; the first `rank` entries of each array count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct TensorMapRequest {
+    /// The first element's device address (16-byte aligned).
+    pub(crate) address: DevicePtr,
+    /// `CUtensorMapDataType`.
+    pub(crate) data_type: u32,
+    /// The element's size in bytes.
+    pub(crate) element_bytes: u32,
+    pub(crate) rank: u32,
+    /// Extents, innermost first.
+    pub(crate) dims: [u64; 5],
+    /// Strides in bytes, innermost first (`strides[0]`, the element's
+    /// size, is not the driver's: it takes `strides[1..rank]`).
+    pub(crate) strides: [u64; 5],
+    /// The box's extents, innermost first.
+    pub(crate) boxes: [u32; 5],
+    /// `CUtensorMapSwizzle`.
+    pub(crate) swizzle: u32,
+}
+
+/// An encoded tensor map (`CUtensorMap`): 128 bytes, 64-byte aligned.
+#[repr(C, align(64))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct EncodedTensorMap(pub(crate) [u64; 16]);
+
 /// An event, as a driver names it, and the device it was made on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct EventHandle {
@@ -427,6 +455,15 @@ pub(crate) trait Driver: Sync {
         device: usize,
         ptr: DevicePtr,
     ) -> Result<Option<MemoryRange>, DriverError>;
+    /// Encodes a tiled tensor map of memory on `device`
+    /// (`cuTensorMapEncodeTiled`, CUDA 12.0: an older driver's missing
+    /// function is an error naming it): the 128 bytes the bulk tensor
+    /// copies read, which the simulator's copies read as it wrote them.
+    fn encode_tensor_map(
+        &self,
+        device: usize,
+        map: &TensorMapRequest,
+    ) -> Result<EncodedTensorMap, DriverError>;
     /// Starts (`true`) or stops the collection of an attached profiler on
     /// `device` (`cuProfilerStart`/`cuProfilerStop`).
     fn set_profiler_collection(&self, device: usize, on: bool) -> Result<(), DriverError>;

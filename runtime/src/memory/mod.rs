@@ -30,6 +30,7 @@ mod managed;
 mod pitched;
 mod region;
 mod shaped_view;
+mod tensor_map;
 pub(crate) mod tracking;
 mod view;
 
@@ -42,6 +43,7 @@ pub use pitched::PitchedBuffer;
 pub use region::{Region2d, Region2dMut};
 pub(crate) use shaped_view::u32_extents;
 pub use shaped_view::{DeviceView2dMut, DeviceView3dMut};
+pub use tensor_map::{Swizzle, TensorElement, TensorMap, TensorMapLayout, MAX_BOX, MAX_RANK};
 pub(crate) use view::sealed;
 pub use view::{
     AfterAccess, DeviceInput, DeviceOutput, DeviceView, DeviceViewMut, GraphMemory, RawView,

@@ -17,6 +17,9 @@ pub mod constants;
 pub mod cp_async;
 pub mod grid_sync;
 pub mod halves;
+// sm_90's: in the PTX of sm_90a only (the kernels declare it too).
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))]
+pub mod mbarrier;
 // sm_80's: in the PTX of sm_80 and sm_90a only (the kernels declare it too).
 pub mod output;
 mod scan;

@@ -9,6 +9,7 @@ mod constant_memory;
 mod grid_sync;
 mod half_precision;
 mod matrix_views;
+mod mbarrier;
 mod neighbourhood;
 mod ownership;
 mod print;

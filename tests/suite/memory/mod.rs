@@ -9,3 +9,4 @@ mod attacks;
 mod elements;
 mod managed;
 mod strided_copies;
+mod tensor_maps;

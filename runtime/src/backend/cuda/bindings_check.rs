@@ -134,6 +134,43 @@ fn driver_constants_have_the_values_cuda_h_declares() {
         graph_node_type::MEM_ALLOC => N::CU_GRAPH_NODE_TYPE_MEM_ALLOC,
         graph_node_type::MEM_FREE => N::CU_GRAPH_NODE_TYPE_MEM_FREE,
         GRAPH_DEBUG_DOT_FLAGS_VERBOSE => sys::CUgraphDebugDot_flags::CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE,
+        TENSOR_MAP_INTERLEAVE_NONE => sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+        TENSOR_MAP_L2_PROMOTION_128B => sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+        TENSOR_MAP_OOB_FILL_NONE => sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+    }
+}
+
+/// The tensor maps' element types and swizzles (`memory/tensor_map.rs`)
+/// have `cuda.h`'s values.
+#[test]
+fn tensor_map_element_types_and_swizzles_have_the_values_cuda_h_declares() {
+    use crate::{Swizzle, TensorElement};
+    use gpu_device::{bf16, f16};
+    use sys::CUtensorMapDataType as D;
+    use sys::CUtensorMapSwizzle as S;
+    let types = [
+        (u8::DATA_TYPE, D::CU_TENSOR_MAP_DATA_TYPE_UINT8),
+        (u16::DATA_TYPE, D::CU_TENSOR_MAP_DATA_TYPE_UINT16),
+        (u32::DATA_TYPE, D::CU_TENSOR_MAP_DATA_TYPE_UINT32),
+        (i32::DATA_TYPE, D::CU_TENSOR_MAP_DATA_TYPE_INT32),
+        (u64::DATA_TYPE, D::CU_TENSOR_MAP_DATA_TYPE_UINT64),
+        (i64::DATA_TYPE, D::CU_TENSOR_MAP_DATA_TYPE_INT64),
+        (f16::DATA_TYPE, D::CU_TENSOR_MAP_DATA_TYPE_FLOAT16),
+        (f32::DATA_TYPE, D::CU_TENSOR_MAP_DATA_TYPE_FLOAT32),
+        (f64::DATA_TYPE, D::CU_TENSOR_MAP_DATA_TYPE_FLOAT64),
+        (bf16::DATA_TYPE, D::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16),
+    ];
+    for (ours, theirs) in types {
+        assert_eq!(ours, theirs as u32, "{theirs:?}");
+    }
+    let swizzles = [
+        (Swizzle::None, S::CU_TENSOR_MAP_SWIZZLE_NONE),
+        (Swizzle::Bytes32, S::CU_TENSOR_MAP_SWIZZLE_32B),
+        (Swizzle::Bytes64, S::CU_TENSOR_MAP_SWIZZLE_64B),
+        (Swizzle::Bytes128, S::CU_TENSOR_MAP_SWIZZLE_128B),
+    ];
+    for (ours, theirs) in swizzles {
+        assert_eq!(ours.driver_value(), theirs as u32, "{theirs:?}");
     }
 }
 
@@ -213,6 +250,8 @@ fn driver_structs_have_the_layouts_cuda_h_declares() {
         height => Height,
     });
     same_layout!(MemLocation, sys::CUmemLocation { kind => type_, id => id });
+    assert_eq!(size_of::<TensorMapBytes>(), size_of::<sys::CUtensorMap>());
+    assert_eq!(align_of::<TensorMapBytes>(), align_of::<sys::CUtensorMap>());
     same_layout!(MemAccessDesc, sys::CUmemAccessDesc {
         location => location,
         flags => flags,

@@ -30,6 +30,7 @@ mod peer;
 mod pointer;
 mod pool;
 mod stream;
+mod tensor_map;
 
 pub use ffi::MIN_DRIVER_VERSION;
 pub use nccl::NCCL_LIBRARY_ENV;
@@ -67,6 +68,15 @@ impl Driver for CudaDriver {
     ) -> Result<Option<super::MemoryRange>, DriverError> {
         self.bind(device)?;
         Ok(pointer::memory_range(ptr))
+    }
+
+    fn encode_tensor_map(
+        &self,
+        device: usize,
+        map: &super::TensorMapRequest,
+    ) -> Result<super::EncodedTensorMap, DriverError> {
+        self.bind(device)?;
+        tensor_map::encode(map)
     }
 
     fn set_profiler_collection(&self, device: usize, on: bool) -> Result<(), DriverError> {

@@ -44,6 +44,7 @@ pub(crate) mod race_check;
 pub(crate) mod settings;
 pub(crate) mod signals;
 pub(crate) mod stream;
+pub(crate) mod tensor_map;
 pub(crate) mod watchdog;
 pub(crate) mod worker;
 
@@ -162,6 +163,15 @@ impl Driver for SimulatorDriver {
     ) -> Result<Option<super::MemoryRange>, DriverError> {
         self.check_device(device, "cuPointerGetAttributes")?;
         Ok(memory::device_range(ptr as usize))
+    }
+
+    fn encode_tensor_map(
+        &self,
+        device: usize,
+        map: &super::TensorMapRequest,
+    ) -> Result<super::EncodedTensorMap, DriverError> {
+        self.check_device(device, "cuTensorMapEncodeTiled")?;
+        Ok(tensor_map::encode(map))
     }
 
     fn set_profiler_collection(&self, device: usize, on: bool) -> Result<(), DriverError> {

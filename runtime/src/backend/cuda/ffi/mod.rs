@@ -299,6 +299,21 @@ driver_functions! {
             stream: CUstream,
         ) -> Status;
         fn cuMemAdvise_v2(ptr: CUdeviceptr, bytes: usize, advice: c_int, location: MemLocation) -> Status;
+        // CUDA 12.0: tensor maps for the bulk tensor copies (TMA, sm_90).
+        fn cuTensorMapEncodeTiled(
+            map: *mut TensorMapBytes,
+            data_type: c_uint,
+            rank: c_uint,
+            address: *mut c_void,
+            dims: *const u64,
+            strides: *const u64,
+            boxes: *const u32,
+            element_strides: *const u32,
+            interleave: c_uint,
+            swizzle: c_uint,
+            l2_promotion: c_uint,
+            oob_fill: c_uint,
+        ) -> Status;
     }
 }
 

@@ -60,6 +60,7 @@ argument_sizes!(A, B, C, D, E, F, G, H);
 argument_sizes!(A, B, C, D, E, F, G, H, I);
 argument_sizes!(A, B, C, D, E, F, G, H, I, J);
 argument_sizes!(A, B, C, D, E, F, G, H, I, J, K);
+argument_sizes!(A, B, C, D, E, F, G, H, I, J, K, L);
 
 /// The argument sizes of the function pointer type of a field of `S`.
 pub(crate) fn field_argument_sizes<S, F: ArgumentSizes>(_field: fn(&S) -> &F) -> Vec<usize> {

@@ -116,6 +116,18 @@ pub(crate) const MEMORYTYPE_HOST: c_uint = 1;
 pub(crate) const MEMORYTYPE_DEVICE: c_uint = 2;
 pub(crate) const MEMORYTYPE_UNIFIED: c_uint = 4;
 
+/// `CUtensorMap`: the 128 opaque bytes `cuTensorMapEncodeTiled` writes,
+/// 64-byte aligned as the bulk copies read them.
+#[repr(C, align(64))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct TensorMapBytes(pub(crate) [u64; 16]);
+
+/// `CU_TENSOR_MAP_INTERLEAVE_NONE`, `CU_TENSOR_MAP_L2_PROMOTION_L2_128B`,
+/// `CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE` (out-of-bounds elements are zeros).
+pub(crate) const TENSOR_MAP_INTERLEAVE_NONE: c_uint = 0;
+pub(crate) const TENSOR_MAP_L2_PROMOTION_128B: c_uint = 2;
+pub(crate) const TENSOR_MAP_OOB_FILL_NONE: c_uint = 0;
+
 /// `CUDA_MEMCPY2D` (version 2): a copy of `height` rows of `width_bytes`
 /// bytes, each end with its own row pitch.
 #[repr(C)]

@@ -56,7 +56,7 @@ impl BlockState<'_> {
             );
             let waiting = self.waiting.get();
             debug_assert!(
-                waiting.barrier == [0; 6]
+                waiting.barrier == [0; 7]
                     && waiting.warp == 0
                     && waiting.active_mask == 0
                     && waiting.done == 0

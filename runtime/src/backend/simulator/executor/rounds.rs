@@ -318,7 +318,7 @@ fn release(state: &BlockState<'_>) -> Result<(), (usize, String)> {
         }
         round.clear();
         round.extend(0..count as u32);
-        waiting.barrier = [0; 6];
+        waiting.barrier = [0; 7];
         state.waiting.set(waiting);
         if let Some(races) = &state.races {
             races.interval.set(races.interval.get() + 1);
@@ -398,6 +398,7 @@ fn barrier_name(id: u32) -> &'static str {
         }
         simulation::GRID_BARRIER => "the grid sync Grid::sync()",
         simulation::PIPELINE_BARRIER => "a cp.async ring's wait CpAsyncRing::wait()",
+        simulation::MBARRIER_BARRIER => "the initialisation of mbarriers MBarriers::init()",
         _ => "the phase barrier Block::sync()",
     }
 }

@@ -50,8 +50,9 @@ pub(super) struct Waiting {
     /// At barrier 0 (`sync_threads`), 1 (the phase token's `sync`), 2
     /// (a block vote, `VOTE_BARRIER`), 3 (inside a block collective,
     /// `COLLECTIVE_BARRIER`), 4 (a grid sync, `GRID_BARRIER`) and 5 (a
-    /// `cp.async` ring's wait, `PIPELINE_BARRIER`).
-    pub(super) barrier: [usize; 6],
+    /// `cp.async` ring's wait, `PIPELINE_BARRIER`) and 6 (the
+    /// initialisation of `mbarrier`s, `MBARRIER_BARRIER`).
+    pub(super) barrier: [usize; 7],
     /// At `activemask()`.
     pub(super) active_mask: usize,
     pub(super) warp: usize,
