@@ -54,7 +54,11 @@
 //!   theirs to themselves and arrive only by their protocol, never trusting
 //!   a barrier safe code can arrive on. The simulator reports an arrival on
 //!   a phase that has all of its arrivals and waits only for bytes (a GPU's
-//!   count would wrap).
+//!   count would wrap). An H100 also ended a kernel in which one thread
+//!   arrived twice in a phase of 64 arrivals ("Unknown Error" at the
+//!   arrive), which the simulator counts into the next phase: that rule of
+//!   the GPU is not modelled yet (a launch failure on the GPU, not
+//!   undefined behaviour).
 //!
 //! Handles are per thread (their phase count is), neither `Send` nor
 //! `Sync`, and checked on the simulator to be used by the thread that made

@@ -37,9 +37,11 @@ fn two_barriers_of_one_invocation_each_complete_their_phase() {
     // No bytes expected: thread 0's `arrive_expect_tx(0)` is an arrival.
     launch!(mbarrier_two[1, 64, stream](0, 0, &mut out)).unwrap();
     assert_eq!(out.copy_to_host_sync(&stream).unwrap(), vec![2; 64]);
-    // An arrival past a completed phase's count is the next phase's.
-    launch!(mbarrier_extra_arrival[1, 64, stream](0, &mut out)).unwrap();
-    assert_eq!(out.copy_to_host_sync(&stream).unwrap(), vec![1; 64]);
+    // Not here: `mbarrier_extra_arrival` with no bytes (thread 0 arrives
+    // twice in phase 0, 65 arrivals for 64). The simulator counts the
+    // extra arrival into phase 1; on an H100 it ended the kernel at the
+    // arrive ("Unknown Error" under compute-sanitizer, 2026-11-27). Until
+    // the simulator models what the GPU does, neither is asserted.
 }
 
 /// The report of the launch on `stream`, which must fail: its message.

@@ -64,9 +64,10 @@ pub fn mbarrier_count(count: u32, mut out: DisjointSlice<u32>) {
 
 /// Every thread arrives on a barrier of `B` arrivals (thread 0 expecting
 /// `bytes`), then thread 0 arrives once more, and all wait. With `bytes`
-/// 0 the phase completed and the extra arrival is phase 1's: each thread
-/// writes 1. Otherwise the extra arrival comes while phase 0 has all its
-/// arrivals and waits for bytes: a report on the simulator.
+/// above 0 the extra arrival comes while phase 0 has all its arrivals and
+/// waits for bytes: a report on the simulator. (With 0, the simulator counts
+/// the extra arrival into phase 1, where an H100 ended the kernel at the
+/// arrive: not asserted until the simulator models the GPU's rule.)
 #[kernel(arch = "sm_90a")]
 pub fn mbarrier_extra_arrival(bytes: u32, mut out: DisjointSlice<u32>) {
     let [mut bar] = gpu_device::mbarriers!(1).init([block_size() as u32]);
