@@ -31,11 +31,11 @@ mod host;
 #[path = "host_mma.rs"]
 pub(crate) mod mma;
 #[cfg(not(target_arch = "nvptx64"))]
-#[path = "host_wgmma.rs"]
-pub(crate) mod wgmma;
-#[cfg(not(target_arch = "nvptx64"))]
 #[path = "host_tma.rs"]
 pub(crate) mod tma;
+#[cfg(not(target_arch = "nvptx64"))]
+#[path = "host_wgmma.rs"]
+pub(crate) mod wgmma;
 #[cfg(not(target_arch = "nvptx64"))]
 pub use host::simulation;
 #[cfg(not(target_arch = "nvptx64"))]
