@@ -313,6 +313,45 @@ fn a_device_wide_wait_from_another_thread_is_refused_during_a_capture() {
     capture.end().unwrap();
 }
 
+/// A constant's first set on a device waits for the whole device (the
+/// launches before it were not tracked): refused, naming the capture, while
+/// another thread's capture runs, and the capture goes on; once it ended,
+/// the set goes through. (On two H100s the suite's constant test met a
+/// graph test's capture: a bare `CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`,
+/// and the capture was lost.)
+#[test]
+fn a_constants_first_set_from_another_thread_is_refused_during_a_capture() {
+    use gpu_runtime::SetConstant;
+    use gpu_test_kernels::constants::TAPS;
+    let _turn = turn();
+    let s = Stream::new().unwrap();
+    let (_, b) = random_input(&s);
+    let mut c = DeviceBuffer::<f32>::zeroed_on(N, &s).unwrap();
+    s.synchronize().unwrap();
+    let capture = s.begin_capture().unwrap();
+    let id = capture.id();
+    let (capture_seen, operation) = std::thread::spawn(|| {
+        let other = Stream::new().unwrap();
+        let (capture, operation, _) = refused(TAPS.set([1.0; 5], &other));
+        (capture, operation)
+    })
+    .join()
+    .unwrap();
+    assert_eq!(capture_seen, id);
+    assert!(operation.starts_with("SetConstant::set"), "{operation}");
+    launch!(add_kernel[1, N, s](&b, &b, &mut c)).unwrap();
+    let graph = capture.end().unwrap();
+    graph.instantiate().unwrap().launch(&s).unwrap();
+    TAPS.set([1.0; 5], &s).unwrap();
+    let doubled: Vec<f32> = b
+        .copy_to_host_sync(&s)
+        .unwrap()
+        .iter()
+        .map(|x| 2.0 * x)
+        .collect();
+    assert_eq!(c.copy_to_host_sync(&s).unwrap(), doubled);
+}
+
 /// Two captures at once on one device, the older on a non-blocking stream
 /// and the younger on a blocking one: a device-wide wait names the older (or
 /// an older one still, another test's), while a use of the legacy default

@@ -18,6 +18,7 @@
 //! its queueing.
 
 use crate::backend::driver;
+use crate::capture::registry;
 use crate::error::{Error, Result};
 use crate::memory::tracking::{Access, AccessTracker, Tracked};
 use crate::module::{ConstantState, EmbeddedModule};
@@ -68,7 +69,12 @@ impl<T: DeviceCopy> SetConstant<T> for Constant<T> {
         let state = match states.iter().find(|s| s.symbol == symbol) {
             Some(state) => Arc::clone(state),
             None => {
-                // Launches before the first set were not tracked.
+                // Launches before the first set were not tracked: a
+                // device-wide wait, which no capture on the device allows.
+                registry::refuse_device_wide(
+                    device.ordinal,
+                    "SetConstant::set (a constant's first set on a device)",
+                )?;
                 driver()
                     .synchronize_device(device.ordinal)
                     .map_err(|e| device.error(e))?;

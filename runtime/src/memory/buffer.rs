@@ -101,8 +101,14 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         } else {
             match driver().alloc_async(bytes, stream.handle()) {
                 Ok(ptr) => ptr,
-                // (Not in a capture, where waiting for the device is not possible.)
-                Err(e) if e.is_out_of_memory() && !capturing => {
+                // (Not in a capture on this device, another thread's
+                // included, where waiting for the device is not possible.)
+                Err(e)
+                    if e.is_out_of_memory()
+                        && !capturing
+                        && registry::refuse_device_wide(state.ordinal, "an allocation's retry")
+                            .is_ok() =>
+                {
                     // Buffers freed on streams that have not reached the free
                     // yet still hold memory: wait for them once, and retry.
                     driver()
