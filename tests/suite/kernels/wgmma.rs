@@ -156,8 +156,8 @@ fn every_shape_and_swizzle_matches_a_cpu_reference() {
     if !runs_sm_90a(&stream) {
         return;
     }
-    let (to_bf16, from_bf16): (fn(f32) -> bf16, fn(&bf16) -> f32) =
-        (bf16::from_f32, |x| x.to_f32());
+    let to_bf16: fn(f32) -> bf16 = bf16::from_f32;
+    let from_bf16: fn(&bf16) -> f32 = |x| x.to_f32();
     run(
         &stream,
         launcher!(wgmma_bf16_128b_n64, bf16),
