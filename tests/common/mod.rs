@@ -43,16 +43,16 @@ pub fn hold(stream: &Stream, ms: u64) -> JoinHandle<()> {
     })
 }
 
-/// The device's free memory, after handing the pool's unused memory back,
-/// once it is within 8 MiB of `before` or after 10 s, whichever comes first:
-/// what a test of a deferred free asserts on (the free happens on another
-/// thread, a little later).
-pub fn free_memory_after_release(device: &gpu_runtime::Device, before: usize) -> usize {
+/// The bytes this process's memory pool of `device` holds in live
+/// allocations, polled until they are at most `before` plus 8 MiB (frees
+/// are queued to a release thread) or 10 s passed. The pool is the
+/// process's own: allocations of other processes on the GPU (a test run
+/// in a process of its own has its parent beside it) do not count.
+pub fn pool_used_after_release(device: &gpu_runtime::Device, before: u64) -> u64 {
     let start = std::time::Instant::now();
     loop {
-        device.release_pool_memory().unwrap();
-        let (now, _) = device.memory_info().unwrap();
-        if now + (8 << 20) >= before || start.elapsed() > Duration::from_secs(10) {
+        let now = device.memory_pool().stats().unwrap().used_bytes;
+        if now <= before + (8 << 20) || start.elapsed() > Duration::from_secs(10) {
             return now;
         }
         std::thread::sleep(Duration::from_millis(20));
