@@ -3,6 +3,21 @@
 use super::ShuffleMode;
 use core::arch::{asm, nvptx};
 
+/// The 32-bit shared-window address (`cvta.to.shared`) of a generic pointer
+/// into shared memory: what `ldmatrix`, `mbarrier` and `wgmma` descriptors take.
+// Used by the sm_80 and sm_90 modules only: absent from older PTX.
+#[cfg_attr(not(target_feature = "sm_80"), allow(dead_code))]
+#[inline(always)]
+pub(crate) fn shared_address<T>(ptr: *const T) -> u32 {
+    let address: u64;
+    // SAFETY: an address conversion in registers; touches no memory (the
+    // caller's pointer is into shared memory).
+    unsafe {
+        asm!("cvta.to.shared.u64 {a}, {p};", a = out(reg64) address, p = in(reg64) ptr as u64, options(pure, nomem, nostack))
+    };
+    address as u32
+}
+
 // Special registers, barriers and arithmetic instructions have no
 // memory-safety preconditions inside a kernel; each block below says which
 // it uses. Special-register values are never negative, so `as u32` is exact.

@@ -5,6 +5,7 @@
 //! every lane of the warp to execute it together, which the caller
 //! (`crate::mma`) checks first.
 
+use super::shared_address;
 use core::arch::asm;
 
 macro_rules! mma_16x8 {
@@ -67,18 +68,6 @@ pub(crate) fn to_tf32(x: f32) -> u32 {
 #[inline(always)]
 fn shared_address_at<T>(base: *const T, offset: usize) -> u32 {
     shared_address(base).wrapping_add(offset as u32)
-}
-
-/// The 32-bit shared-window address of a generic pointer into shared memory.
-#[inline(always)]
-fn shared_address<T>(ptr: *const T) -> u32 {
-    let address: u64;
-    // SAFETY: an address conversion in registers; touches no memory (the
-    // caller's pointer is into shared memory).
-    unsafe {
-        asm!("cvta.to.shared.u64 {a}, {p};", a = out(reg64) address, p = in(reg64) ptr as u64, options(pure, nomem, nostack))
-    };
-    address as u32
 }
 
 /// One `ldmatrix` form: `$shape` (`x4`, `x2`, with `.trans` or not) into

@@ -4,22 +4,8 @@
 //! Each barrier is an 8-byte word of shared memory, named by its 32-bit
 //! shared-window address (`cvta.to.shared`), as CUTLASS names it.
 
+use super::shared_address;
 use core::arch::asm;
-
-/// The shared-window address of `ptr`, a generic address in shared memory.
-#[inline(always)]
-fn shared_address(ptr: *mut u64) -> u32 {
-    let address: u32;
-    // SAFETY: an address conversion in registers; touches no memory.
-    unsafe {
-        asm!(
-            "{{ .reg .u64 t; cvta.to.shared.u64 t, {p}; cvt.u32.u64 {a}, t; }}",
-            a = out(reg32) address, p = in(reg64) ptr as u64,
-            options(pure, nomem, nostack),
-        )
-    };
-    address
-}
 
 /// `mbarrier.init`: phase 0, expecting `count` arrivals.
 ///

@@ -4,20 +4,9 @@
 //! Each function is one warpgroup-collective instruction (`.sync.aligned`):
 //! the caller (`crate::wgmma`) checks the warp is converged first.
 
+use super::shared_address;
 use super::SharedMatrix;
 use core::arch::asm;
-
-/// The 32-bit shared-window address of a generic pointer into shared memory.
-#[inline(always)]
-fn shared_address<T>(ptr: *const T) -> u32 {
-    let address: u64;
-    // SAFETY: an address conversion in registers; touches no memory (the
-    // caller's pointer is into shared memory).
-    unsafe {
-        asm!("cvta.to.shared.u64 {a}, {p};", a = out(reg64) address, p = in(reg64) ptr as u64, options(pure, nomem, nostack))
-    };
-    address as u32
-}
 
 /// The 64-bit shared-memory matrix descriptor of `m` (PTX ISA, "Matrix
 /// Descriptor Format"): start address, leading byte offset (unused by the
