@@ -8,8 +8,9 @@
 //!   `Halo<2>`, `Tiles<R, C>`), not a generic parameter (a compile error);
 //! - `..., written_in = Reading`: the array is written in the Reading phase
 //!   and read in the Writing phase (the second buffer of a double buffer).
-//! - `..., buffers = 2` (matrices): a `DoubleBuffer2d`, two such matrices in
-//!   one array, one written in each phase (with an `Alternating` token).
+//! - `..., buffers = 2`: a `DoubleBuffer` (`T; N`) or a `DoubleBuffer2d`
+//!   (matrices), two such arrays in one, one written in each phase (with an
+//!   `Alternating` token).
 //!
 //! - `..., unsafe(device_crate = "path")`: `gpu_device` under another path
 //!   (`unsafe`: see [`crate::path_option`]).
@@ -54,7 +55,7 @@ enum Shape {
 
 const USAGE: &str = "write `shared_array!(f32; 256)`, `shared_array!(f32; 16, 16)` or `shared_array!(f32; 32, 32, padding = 1)`";
 
-const OPTIONS: &str = "`padding = P` (matrix rows `COLS + P` slots apart), `map = M` (the ownership map, from `gpu_device::ownership`), `written_in = Reading` (written in the Reading phase, read in the Writing phase), `buffers = 2` (a double buffer of two matrices, one written in each phase) or `unsafe(device_crate = \"path\")` (the path to the `gpu_device` crate)";
+const OPTIONS: &str = "`padding = P` (matrix rows `COLS + P` slots apart), `map = M` (the ownership map, from `gpu_device::ownership`), `written_in = Reading` (written in the Reading phase, read in the Writing phase), `buffers = 2` (a double buffer: two arrays, one written in each phase) or `unsafe(device_crate = \"path\")` (the path to the `gpu_device` crate)";
 
 const KEYS: &[Key] = &[Key::naming_crate(
     "device_crate",
@@ -143,10 +144,10 @@ fn parse_input(input: ParseStream, errors: &mut Errors) -> syn::Result<SharedArr
         }
     }
     if let Some(key) = &double {
-        if cols.is_none() {
+        if cols.is_none() && map.is_some() {
             errors.push(syn::Error::new(
                 key.span(),
-                "`buffers = 2` applies to matrices: `shared_array!(f32; 16, 64, buffers = 2)`",
+                "a one-dimensional double buffer (`buffers = 2`) uses the default map (slots `t + k * B`): leave `map` out",
             ));
         }
         if written_in_reading {
@@ -235,6 +236,10 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
     };
     let symbol = next_symbol();
     let (len, handle) = match shape {
+        Shape::Linear(n) if double => (
+            quote!(2 * (#n)),
+            quote!(#device::shared::DoubleBuffer::<#element, { #n }>),
+        ),
         Shape::Linear(n) => (
             quote!(#n),
             quote!(#device::shared::Shared::<#element, { #n } #extra>),
@@ -354,7 +359,7 @@ mod tests {
     }
 
     #[test]
-    fn a_double_buffer_is_one_array_of_two_matrices() {
+    fn a_double_buffer_is_one_array_of_two_arrays() {
         let out = expand(quote!(f32; 16, 64, map = A, buffers = 2))
             .expect("expands")
             .to_string();
@@ -374,8 +379,16 @@ mod tests {
         };
         let three = errors(quote!(f32; 16, 64, buffers = 3));
         assert!(three[0].contains("`buffers` is 2"), "{three:?}");
-        let linear = errors(quote!(f32; 256, buffers = 2));
-        assert!(linear[0].contains("applies to matrices"), "{linear:?}");
+        let linear = expand(quote!(f32; 256, buffers = 2))
+            .expect("expands")
+            .to_string();
+        assert!(
+            linear.contains(":: gpu_device :: shared :: DoubleBuffer :: < f32 , { 256 } >"),
+            "{linear}"
+        );
+        assert!(linear.contains("2 * (256)"), "{linear}");
+        let mapped = errors(quote!(f32; 256, map = A, buffers = 2));
+        assert!(mapped[0].contains("leave `map` out"), "{mapped:?}");
         let phase = errors(quote!(f32; 16, 64, written_in = Reading, buffers = 2));
         assert!(phase[0].contains("leave `written_in` out"), "{phase:?}");
     }

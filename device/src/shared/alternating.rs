@@ -1,6 +1,11 @@
 //! A double buffer whose loop body is written once: the phase as a run-time
 //! bit ([`Alternating`]) and a pair of arrays that swap roles at each
-//! barrier ([`DoubleBuffer2d`]), CUDA's `buf ^= 1`.
+//! barrier ([`DoubleBuffer`], [`DoubleBuffer2d`]), CUDA's `buf ^= 1`.
+//!
+//! A step that reads other threads' slots and writes its own (a tree
+//! reduction's `a[t] += a[t + s]`, a Hillis-Steele scan's step) then costs
+//! one barrier, as in CUDA, where two typed phases (read, then write) cost
+//! two.
 //!
 //! With [`Block`]'s phase in the type, a loop with one barrier per step must
 //! be written twice (a Writing half and a Reading half), and the GPU's
@@ -28,11 +33,12 @@
 //! current barrier count's phase, after one more barrier when the count
 //! went odd.
 
-use super::array::Shared2d;
+use super::array::{for_each_own_slot, out_of_range, own_slot, Shared2d};
 use super::phase::{Block, Phase};
 use super::SharedElement;
 use crate::arch;
 use crate::ownership::{AxisMap, SharedMap, ThreadOrder, Tiles};
+use crate::race_check;
 use core::marker::PhantomData;
 
 /// A thread's phase token with the phase as a run-time bit: the same type
@@ -85,10 +91,178 @@ impl<P: Phase> Alternating<P> {
         self.block
     }
 
+    /// This thread's linear index in its block ([`Block::thread_rank`]).
+    #[inline(always)]
+    pub fn thread_rank(&self) -> usize {
+        self.block.thread_rank()
+    }
+
+    /// The number of threads in the block ([`Block::size`]).
+    #[inline(always)]
+    pub fn size(&self) -> usize {
+        self.block.size()
+    }
+
+    /// The index of this thread's `k`-th owned slot, `t + k * B`, or `None`
+    /// when it is not below `len` ([`Block::own_slot`]).
+    #[inline(always)]
+    pub fn own_slot(&self, k: usize, len: usize) -> Option<usize> {
+        self.block.own_slot(k, len)
+    }
+
     /// The underlying token (its rank and size; its phase type is stale).
     #[inline(always)]
     fn block(&self) -> &Block<P> {
         &self.block
+    }
+}
+
+/// Two arrays of `N` slots, in one array, that swap roles at each barrier
+/// of an [`Alternating`] token: in each phase one is read by every thread
+/// and the other written, each thread writing only its own slots `t + k *
+/// B` (the default map). The first is written in `Writing`, the second in
+/// `Reading`. From `shared_array!(T; N, buffers = 2)`.
+///
+/// A block reduction with one barrier a step, as CUDA writes it:
+///
+/// ```no_run
+/// # use gpu_device::prelude::*;
+/// # fn body(input: &[f32], block: Block) -> f32 {
+/// let tile = shared_array!(f32; 256, buffers = 2);
+/// let mut step = block.alternate();
+/// tile.fill(&mut step, |s| input.get(s).copied().unwrap_or(0.0));
+/// step.sync();
+/// let mut stride = 128;
+/// while stride > 0 {
+///     let t = step.thread_rank();
+///     if t < stride {
+///         let sum = tile.get(&step, t) + tile.get(&step, t + stride);
+///         tile.set_own(&mut step, 0, sum);
+///     }
+///     step.sync();
+///     stride /= 2;
+/// }
+/// tile.get(&step, 0) // every thread reads the sum
+/// # }
+/// ```
+pub struct DoubleBuffer<T, const N: usize> {
+    /// The first array; the second is `N` slots on.
+    ptr: *mut T,
+}
+
+impl<T, const N: usize> Clone for DoubleBuffer<T, N> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T, const N: usize> Copy for DoubleBuffer<T, N> {}
+
+impl<T: SharedElement, const N: usize> DoubleBuffer<T, N> {
+    /// Wraps the static array at `ptr`.
+    ///
+    /// # Safety
+    /// `ptr` is the generic address of `2 * N` slots of `T` in the block's
+    /// shared memory, aligned for `T`, reserved for this handle.
+    #[doc(hidden)]
+    #[inline(always)]
+    pub unsafe fn from_raw(ptr: *mut T) -> Self {
+        super::opaque_contents(ptr);
+        DoubleBuffer { ptr }
+    }
+
+    /// The number of slots of each array, `N`.
+    #[inline(always)]
+    pub const fn len(&self) -> usize {
+        N
+    }
+
+    /// Whether the arrays have no slots.
+    #[inline(always)]
+    pub const fn is_empty(&self) -> bool {
+        N == 0
+    }
+
+    /// The array read in the token's phase: the second in `Writing`, the
+    /// first in `Reading`.
+    #[inline(always)]
+    fn read_ptr<P: Phase>(&self, block: &Alternating<P>) -> *mut T {
+        self.ptr.wrapping_add(usize::from(!block.reading) * N)
+    }
+
+    /// The array written in the token's phase.
+    #[inline(always)]
+    fn write_ptr<P: Phase>(&self, block: &Alternating<P>) -> *mut T {
+        self.ptr.wrapping_add(usize::from(block.reading) * N)
+    }
+
+    /// Slot `index` of the array read in this phase, shared with the other
+    /// readers. Panics if `index >= N`.
+    #[inline(always)]
+    #[track_caller]
+    pub fn get_ref<'r, P: Phase>(&self, block: &'r Alternating<P>, index: usize) -> &'r T {
+        block.block().check_owner();
+        if index >= N {
+            out_of_range(index, N)
+        }
+        // SAFETY: `index < N`, in the array not written in this phase (see
+        // the module documentation); the token's shared borrow keeps this
+        // thread from reaching the next phase while the reference lives.
+        let element = unsafe { self.read_ptr(block).add(index) };
+        if !T::ATOMIC_CELL {
+            race_check::read(element);
+        }
+        // SAFETY: as above.
+        unsafe { &*element }
+    }
+
+    /// This thread's `k`-th owned slot, `t + k * B`, of the array written in
+    /// this phase, to write or read. Panics if it is past the end.
+    #[inline(always)]
+    #[track_caller]
+    pub fn own_mut<'w, P: Phase>(&self, block: &'w mut Alternating<P>, k: usize) -> &'w mut T {
+        let slot = own_slot(block.block(), k, N);
+        // SAFETY: `slot < N` in the array written in this phase, where only
+        // thread `t` touches slot `t + k * B`; the token's exclusive borrow
+        // stops this thread from holding two references into it.
+        let element = unsafe { self.write_ptr(block).add(slot) };
+        race_check::write(element);
+        // SAFETY: as above.
+        unsafe { &mut *element }
+    }
+
+    /// Writes this thread's `k`-th owned slot of the array written in this
+    /// phase. Panics if it is past the end.
+    #[inline(always)]
+    #[track_caller]
+    pub fn set_own<P: Phase>(&self, block: &mut Alternating<P>, k: usize, value: T) {
+        *self.own_mut(block, k) = value;
+    }
+
+    /// Writes every slot this thread owns in the array written in this
+    /// phase: slot `s` gets `f(s)` (all `N` slots, whatever the block's
+    /// size).
+    #[inline(always)]
+    #[track_caller]
+    pub fn fill<P: Phase>(&self, block: &mut Alternating<P>, f: impl FnMut(usize) -> T) {
+        let ptr = self.write_ptr(block);
+        for_each_own_slot(block.block(), N, f, |slot, value| {
+            // SAFETY: `slot < N` is one of this thread's own slots of the
+            // array written in this phase (see `own_mut`).
+            let element = unsafe { ptr.add(slot) };
+            race_check::write(element);
+            // SAFETY: as above.
+            unsafe { *element = value }
+        });
+    }
+}
+
+impl<T: SharedElement + Copy, const N: usize> DoubleBuffer<T, N> {
+    /// Reads slot `index` of the array read in this phase. Panics (a trap
+    /// on the GPU) if `index >= N`.
+    #[inline(always)]
+    #[track_caller]
+    pub fn get<P: Phase>(&self, block: &Alternating<P>, index: usize) -> T {
+        *self.get_ref(block, index)
     }
 }
 

@@ -38,7 +38,7 @@
 //!   written in the Reading phase and read in the Writing phase: the second
 //!   buffer of a double buffer, so that a loop that computes from one buffer
 //!   while filling the other needs one barrier a step.
-//!   [`DoubleBuffer2d`] pairs the two, with an [`Alternating`] token (the
+//!   [`DoubleBuffer`] and [`DoubleBuffer2d`] (`buffers = 2`) pair the two, with an [`Alternating`] token (the
 //!   phase as a run-time bit, from [`Block::alternate`]), so that such a
 //!   loop's body is written once, as CUDA's `buf ^= 1` loop is.
 //!
@@ -142,7 +142,7 @@ pub mod reduce;
 pub mod scan;
 pub(crate) mod scratch;
 
-pub use alternating::{Alternating, DoubleBuffer2d};
+pub use alternating::{Alternating, DoubleBuffer, DoubleBuffer2d};
 pub use array::{Shared, Shared2d};
 pub use dynamic::DynamicShared;
 pub use element::SharedElement;

@@ -95,10 +95,12 @@ pub fn launch_shape(mut out: DisjointSlice<[u32; 4]>) {
     );
 }
 
-/// Sums `input` per block through a static shared array, a tree of phase
-/// barriers and no `unsafe`; `sums[block]` receives the block's sum,
-/// written by the block's leader. Any one-dimensional block size up to 256
-/// works: `fill` writes all 256 slots whatever the block's size.
+/// Sums `input` per block through a static shared double buffer, a tree
+/// with one barrier a step (as CUDA's `if (t < s) a[t] += a[t + s];
+/// __syncthreads();`) and no `unsafe`; `sums[block]` receives the block's
+/// sum, written by the block's leader. Any one-dimensional block size up to
+/// 256 works: `fill` writes all 256 slots whatever the block's size, and
+/// each step's thread sums every slot below the stride it owns.
 #[kernel]
 pub fn block_sum_static(
     input: &[f32],
@@ -109,37 +111,32 @@ pub fn block_sum_static(
     // fails in any other, and costs nothing in the entry point of
     // one-dimensional launches).
     let _one_dimensional = thread_index();
-    let tile = shared_array!(f32; 256);
-    let mut w = block;
+    // Each step reads one array and writes the other: one barrier a step.
+    let tile = shared_array!(f32; 256, buffers = 2);
+    let mut step = block.alternate();
     let base = block_idx().x as usize * block_dim().x as usize;
     let threads = block_dim().x as usize;
-    tile.fill(&mut w, |s| {
+    tile.fill(&mut step, |s| {
         if s < threads {
             input.get(base + s).copied().unwrap_or(0.0)
         } else {
             0.0
         }
     });
-    let mut r = w.sync();
+    step.sync();
     let mut stride = 128;
     while stride > 0 {
-        let t = r.thread_rank();
-        // Reading: slots t and t + stride.
-        let sum = if t < stride {
-            tile.get(&r, t) + tile.get(&r, t + stride)
-        } else {
-            0.0
-        };
-        // Writing: slot t, this thread's own.
-        let mut w = r.sync();
-        if t < stride {
-            tile.set_own(&mut w, 0, sum);
+        let mut k = 0;
+        while let Some(s) = step.own_slot(k, stride) {
+            let sum = tile.get(&step, s) + tile.get(&step, s + stride);
+            tile.set_own(&mut step, k, sum);
+            k += 1;
         }
-        r = w.sync();
+        step.sync();
         stride /= 2;
     }
     if let Some(leader) = block_leader() {
-        sums.set(leader, tile.get(&r, 0));
+        sums.set(leader, tile.get(&step, 0));
     }
 }
 
