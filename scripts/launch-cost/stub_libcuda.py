@@ -16,6 +16,14 @@ library path and GPU_BACKEND=cuda goes through the whole CUDA backend:
 divided by the difference in launches, is the instructions per launch, as in
 benches/NOTES.md, "The tracked launch path against bare cust".) Nothing runs
 on a device: results of kernels are not computed.
+
+With `--evict` (`stub_libcuda.py DIR --evict`), cuLaunchKernel also reads 4 MiB
+of data and runs 64 KiB of straight-line code, as the real driver's 3 us of
+work do, so that every line of data and code the runtime's launch path
+touches between two launches comes from memory again; cachegrind's misses of
+the runtime's functions then count the lines a launch touches:
+
+    valgrind --tool=cachegrind --cache-sim=yes --branch-sim=yes ...
 """
 import pathlib
 import re
@@ -77,8 +85,19 @@ SPECIAL = {
 }
 
 
+EVICTING_LAUNCH = """static char evict_data[4 << 20];
+int cuLaunchKernel() {
+    for (size_t i = 0; i < sizeof evict_data; i += 64) ((volatile char *)evict_data)[i]++;
+    __asm__ volatile(".rept 65536\\n nop\\n .endr");
+    return 0;
+}"""
+
+
 def main() -> None:
-    out = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "/tmp/stub-cuda")
+    args = [a for a in sys.argv[1:] if a != "--evict"]
+    if "--evict" in sys.argv[1:]:
+        SPECIAL["cuLaunchKernel"] = EVICTING_LAUNCH
+    out = pathlib.Path(args[0] if args else "/tmp/stub-cuda")
     out.mkdir(parents=True, exist_ok=True)
     ffi = (ROOT / "runtime/src/backend/cuda/ffi/mod.rs").read_text()
     names = re.findall(r"fn (cu\w+)\(", ffi[ffi.index("driver_functions! {"):])

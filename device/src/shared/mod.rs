@@ -38,9 +38,12 @@
 //!   written in the Reading phase and read in the Writing phase: the second
 //!   buffer of a double buffer, so that a loop that computes from one buffer
 //!   while filling the other needs one barrier a step.
-//!   [`DoubleBuffer`] and [`DoubleBuffer2d`] (`buffers = 2`) pair the two, with an [`Alternating`] token (the
-//!   phase as a run-time bit, from [`Block::alternate`]), so that such a
-//!   loop's body is written once, as CUDA's `buf ^= 1` loop is.
+//!   [`DoubleBuffer`] and [`DoubleBuffer2d`] (`shared_array!(T; N,
+//!   buffers = 2)` and `shared_array!(T; ROWS, COLS, buffers = 2)`) pair
+//!   the two, with an [`Alternating`] token (the phase as a run-time bit,
+//!   from [`Block::alternate`]), so that such a loop's body is written
+//!   once, as CUDA's `buf ^= 1` loop is; a tree reduction's step `a[t] +=
+//!   a[t + s]` is then one barrier, as in CUDA.
 //!
 //! Out-of-range accesses panic as slice indexing does: a trap on the GPU,
 //! and on the simulator a report naming the kernel, the block and the thread.
@@ -62,7 +65,9 @@
 //!     let mut stride = 128;
 //!     let mut r = w.sync();
 //!     while stride > 0 {
-//!         // Reading: slots t and t + stride; then Writing: slot t, its own.
+//!         // Reading: slots t and t + stride; then Writing: slot t, its own
+//!         // (two barriers a step; a double buffer, `buffers = 2`, needs one:
+//!         // see `DoubleBuffer`).
 //!         let t = r.thread_rank();
 //!         let sum = if t < stride { tile.get(&r, t) + tile.get(&r, t + stride) } else { 0.0 };
 //!         let mut w = r.sync();

@@ -99,8 +99,10 @@ pub fn launch_shape(mut out: DisjointSlice<[u32; 4]>) {
 /// with one barrier a step (as CUDA's `if (t < s) a[t] += a[t + s];
 /// __syncthreads();`) and no `unsafe`; `sums[block]` receives the block's
 /// sum, written by the block's leader. Any one-dimensional block size up to
-/// 256 works: `fill` writes all 256 slots whatever the block's size, and
-/// each step's thread sums every slot below the stride it owns.
+/// 256 works: `fill` writes all 256 slots whatever the block's size (zeros
+/// past the block's inputs), and the tree starts at half the block size
+/// rounded up to a power of two, so each step's sums are over slots that
+/// the block's threads wrote.
 #[kernel]
 pub fn block_sum_static(
     input: &[f32],
@@ -124,13 +126,12 @@ pub fn block_sum_static(
         }
     });
     step.sync();
-    let mut stride = 128;
+    let t = step.thread_rank();
+    let mut stride = threads.next_power_of_two() / 2;
     while stride > 0 {
-        let mut k = 0;
-        while let Some(s) = step.own_slot(k, stride) {
-            let sum = tile.get(&step, s) + tile.get(&step, s + stride);
-            tile.set_own(&mut step, k, sum);
-            k += 1;
+        if t < stride {
+            let sum = tile.get(&step, t) + tile.get(&step, t + stride);
+            tile.set_own(&mut step, 0, sum);
         }
         step.sync();
         stride /= 2;
