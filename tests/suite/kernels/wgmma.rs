@@ -4,7 +4,8 @@
 //! reference, every element held by one thread; products chained into one
 //! accumulator before one wait; warpgroup roles (`setmaxnreg`); and the
 //! misuses refused at run time (a block of partial warpgroups, a divergent
-//! warp, a tile misaligned for its swizzle or past the shared memory).
+//! warp, a tile misaligned for its swizzle or past the shared memory);
+//! products carried across a ring's waits, and their misuses refused.
 //! And issue #22's `wgmma` GEMM (`cp.async` ring, two warpgroups of
 //! m64n256k16) against a CPU reference at ragged sizes and one whole tile.
 //! Runs on the simulator and on a GPU of compute capability 9.0 (the kernels
@@ -22,8 +23,8 @@ use gpu_test_kernels::patterns::gemm_wgmma::{
 };
 use gpu_test_kernels::wgmma::{
     wgmma_bf16_128b_n128, wgmma_bf16_128b_n256, wgmma_bf16_128b_n64, wgmma_bf16_32b_n64,
-    wgmma_bf16_64b_n128, wgmma_f16_128b_n128, wgmma_in_a_divergent_branch, wgmma_roles,
-    WGMMA_TRIPLES,
+    wgmma_bf16_64b_n128, wgmma_carried_across_waits, wgmma_f16_128b_n128,
+    wgmma_in_a_divergent_branch, wgmma_roles, WGMMA_TRIPLES,
 };
 
 /// Deterministic values in [-1, 1).
@@ -312,6 +313,59 @@ fn misuses_are_refused() {
             && message.contains("the warp's active lanes are 0x0000ffff: every thread of the warpgroup must call wgmma together"),
         "{message}"
     );
+}
+
+/// Dynamic shared memory of `wgmma_carried_across_waits`: 4 stages of 128
+/// rows of 128 bytes.
+const CARRIED_SHARED: usize = 4 * 128 * 128;
+
+/// Products carried past a ring's wait (`InFlight::carry`,
+/// `Carried::then`): the correct loop runs on every backend (each thread
+/// gets its 32 elements back).
+#[test]
+fn products_carried_across_waits_come_back() {
+    let stream = Stream::new().unwrap();
+    if !runs_sm_90a(&stream) {
+        return;
+    }
+    let mut out = DeviceBuffer::<f32>::zeroed_on(128, &stream).unwrap();
+    launch!(wgmma_carried_across_waits[1, 128, stream, CARRIED_SHARED](4u32, &mut out)).unwrap();
+    assert!(out
+        .copy_to_host_sync(&stream)
+        .unwrap()
+        .iter()
+        .all(|&n| n == 32.0));
+}
+
+/// The misuses of products carried across waits, each refused with a
+/// report naming the kernel and the misuse before any copy could overwrite
+/// a stage a product still reads: a carry on a ring made by
+/// `CpAsyncRing::new`, a carried product never retired before the second
+/// wait after its stage, a fill too far ahead on a ring read
+/// asynchronously, two stages carried at once. On the simulator, each on a
+/// device of its own.
+#[test]
+fn carried_product_misuses_are_refused() {
+    if !in_own_simulator_process() {
+        return;
+    }
+    std::env::set_var(BACKEND_ENV, "simulator");
+    for (case, expected) in [
+        (0u32, "wgmma::InFlight::carry: the ring was made by CpAsyncRing::new"),
+        (1, "CpAsyncRing: wait 2 while wgmma products reading stage 0 may still be in flight"),
+        (2, "CpAsyncRing::fill: fill 2 would overwrite a stage of the 4 that may still be read (0 waited for): wait first (at most 2 fills ahead)"),
+        (3, "wgmma::InFlight::carry: products of stage 0 are still carried; wait for them (Carried::then or Carried::wait) before carrying stage 1"),
+    ] {
+        let stream = next_device();
+        let mut out = DeviceBuffer::<f32>::zeroed_on(128, &stream).unwrap();
+        launch!(wgmma_carried_across_waits[1, 128, stream, CARRIED_SHARED](case, &mut out))
+            .unwrap();
+        let message = failure(&stream);
+        assert!(
+            message.starts_with("wgmma_carried_across_waits") && message.contains(expected),
+            "case {case}: {message}"
+        );
+    }
 }
 
 /// `C = A Bᵀ` by the `wgmma` GEMM for A `m × k` (rows `ld` apart), B
