@@ -22,10 +22,9 @@
 //! blocks and [`GEMM_TC_SHARED_BYTES`] bytes of dynamic shared memory.
 
 use super::gemm_tc::{
-    load_k_block, Operands, GEMM_TC_BK, GEMM_TC_BM, GEMM_TC_SHARED_BYTES, GEMM_TC_STAGES,
-    STAGE_ROWS,
+    load_k_block, Operands, GEMM_TC_BM, GEMM_TC_SHARED_BYTES, GEMM_TC_STAGES, STAGE_ROWS,
 };
-use gpu_device::cp_async::{CpAsyncRing, CpAsyncSource};
+use gpu_device::cp_async::CpAsyncRing;
 use gpu_device::half::bf16;
 use gpu_device::mma::{Bf16, WarpTileItems, WarpTiles};
 use gpu_device::prelude::*;
@@ -51,14 +50,8 @@ pub fn gemm_bf16_wgmma(
     smem: DynamicShared<bf16>,
 ) {
     let items = WarpTileItems::mine(&c);
-    let (row_a0, row_b0) = items.block_origin();
-    let o = Operands {
-        a: CpAsyncSource::new(a).matrix(c.rows(), k, lda),
-        b: CpAsyncSource::new(b).matrix(c.cols(), k, ldb),
-        row_a0,
-        row_b0,
-        k_blocks: k.div_ceil(GEMM_TC_BK),
-    };
+    let dims = [c.rows(), c.cols()];
+    let o = Operands::new([a, b], k, [lda, ldb], dims, items.block_origin());
     // Two stages ahead: the third is read by the products in flight.
     let mut ring = CpAsyncRing::<bf16, GEMM_TC_STAGES>::with_async_reads(smem, STAGE_ROWS);
     ring.fill(|stage| load_k_block(stage, 0, &o));
