@@ -14,9 +14,10 @@
 
 use crate::common;
 
-use common::faults::{in_own_simulator_process, next_device};
+use super::tensor_core_data::{buffer, check_gemm, padded_operand, random};
+use common::faults::{failure, in_own_simulator_process, next_device};
 use gpu_device::half::{bf16, f16};
-use gpu_runtime::{launch, DeviceBuffer, DeviceCopy, Error, Stream, BACKEND_ENV};
+use gpu_runtime::{launch, DeviceBuffer, DeviceCopy, Stream, BACKEND_ENV};
 use gpu_test_kernels::patterns::gemm_tc::gemm_tc_blocks;
 use gpu_test_kernels::patterns::gemm_wgmma::{
     gemm_bf16_wgmma, GEMM_WGMMA_SHARED_BYTES, GEMM_WGMMA_THREADS,
@@ -26,25 +27,6 @@ use gpu_test_kernels::wgmma::{
     wgmma_bf16_64b_n128, wgmma_carried_across_waits, wgmma_f16_128b_n128,
     wgmma_in_a_divergent_branch, wgmma_roles, WGMMA_TRIPLES,
 };
-
-/// Deterministic values in [-1, 1).
-fn random(n: usize, seed: u64) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 40) as f32 / (1u64 << 23) as f32 - 1.0
-        })
-        .collect()
-}
-
-fn buffer<T: DeviceCopy>(data: &[T], stream: &Stream) -> DeviceBuffer<T> {
-    let mut buffer = DeviceBuffer::zeroed_on(data.len(), stream).unwrap();
-    buffer.copy_from_host_sync(data, stream).unwrap();
-    buffer
-}
 
 /// Whether the device runs sm_90a kernels; says so when it does not.
 fn runs_sm_90a(stream: &Stream) -> bool {
@@ -253,13 +235,6 @@ fn warpgroups_take_their_roles() {
     }
 }
 
-fn failure(stream: &Stream) -> String {
-    match stream.synchronize().unwrap_err() {
-        Error::KernelFailed { kernel, driver, .. } => format!("{kernel}: {}", driver.description),
-        other => panic!("expected KernelFailed, got {other:?}"),
-    }
-}
-
 /// A block of 96 threads (no whole warpgroup), a divergent warp, tiles
 /// misaligned for their swizzle and a tile past the shared memory: each
 /// refused with a report naming the kernel and the misuse, never a hang or
@@ -372,40 +347,19 @@ fn carried_product_misuses_are_refused() {
 /// `n × k` (rows `ld` apart), their padding columns NaN (never read as
 /// data), against an f64 reference rounded once to bf16.
 fn gemm_matches_the_reference(m: usize, n: usize, k: usize, ld: usize, stream: &Stream) {
-    let padded = |rows: usize, seed: u64| -> Vec<bf16> {
-        let values = random(rows * k, seed);
-        (0..rows * ld)
-            .map(|i| match i % ld {
-                c if c < k => bf16::from_f32(values[i / ld * k + c]),
-                _ => bf16::from_f32(f32::NAN),
-            })
-            .collect()
-    };
-    let (a, b) = (padded(m, 41), padded(n, 42));
+    let (a, b) = (padded_operand(m, k, ld, 41), padded_operand(n, k, ld, 42));
     let (da, db) = (buffer(&a, stream), buffer(&b, stream));
     let mut dc = DeviceBuffer::<bf16>::zeroed_on(m * n, stream).unwrap();
     let view = dc.view_2d_mut(m, n).unwrap();
     let (blocks, bytes) = (gemm_tc_blocks(m, n), GEMM_WGMMA_SHARED_BYTES as u32);
     launch!(gemm_bf16_wgmma[blocks, GEMM_WGMMA_THREADS, stream, bytes](&da, &db, k, ld, ld, view))
         .unwrap();
-    let got = dc.copy_to_host_sync(stream).unwrap();
-    for i in 0..m {
-        for j in 0..n {
-            let (mut sum, mut scale) = (0f64, 0f64);
-            for kk in 0..k {
-                let p = a[i * ld + kk].to_f64() * b[j * ld + kk].to_f64();
-                sum += p;
-                scale += p.abs();
-            }
-            let g = got[i * n + j].to_f64();
-            // bf16's rounding of the result, and f32 accumulation on a GPU.
-            let tolerance = sum.abs() / 128.0 + 1e-5 * scale + 1e-30;
-            assert!(
-                (g - sum).abs() <= tolerance,
-                "{m} × {n} × {k} (ld {ld}): C[{i}][{j}] is {g}, the reference {sum}"
-            );
-        }
-    }
+    check_gemm(
+        &dc.copy_to_host_sync(stream).unwrap(),
+        &a,
+        &b,
+        [m, n, k, ld],
+    );
 }
 
 #[test]
