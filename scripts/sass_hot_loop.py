@@ -29,11 +29,13 @@ for line in sass.splitlines():
         body.append(line)
 if not body:
     sys.exit(f"no function matching {args.function!r} in {args.cubin}")
-ins = []
+ins, addrs, texts = [], [], []
 for line in body:
-    m = re.match(r"\s*/\*[0-9a-f]{4,}\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)", line)
+    m = re.match(r"\s*/\*([0-9a-f]{4,})\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)", line)
     if m:
-        ins.append(m.group(2))
+        addrs.append(int(m.group(1), 16))
+        ins.append(m.group(3))
+        texts.append(line)
 ops = lambda seq: collections.Counter(i.split(".")[0] for i in seq)
 
 usage = [l for l in res.splitlines() if args.function in l]
@@ -44,6 +46,19 @@ for i, l in enumerate(res.splitlines()):
 whole = ops(ins)
 print("whole function:", len(ins), "instructions;",
       ", ".join(f"{k} {whole[k]}" for k in ["HMMA", "LDSM", "LDGSTS", "LDGDEPBAR", "BAR", "VOTE", "STG", "STS", "STL", "LDL", "ISETP", "BRA"]))
+if any(op.startswith("HGMMA") for op in ins):
+    # A wgmma kernel: the loop around the last HGMMA, from its back edge's
+    # target to the back edge (the first backward branch after it).
+    last = max(i for i, op in enumerate(ins) if op.startswith("HGMMA"))
+    for i in range(last, len(ins)):
+        t = re.search(r"BRA\s+(?:!?U?P\w+,\s*)?0x([0-9a-f]+)", texts[i]) if ins[i] == "BRA" else None
+        if t and int(t.group(1), 16) < addrs[i]:
+            start = addrs.index(int(t.group(1), 16))
+            loop = ops(ins[start:i + 1])
+            print("hot loop (back edge's target to the back edge):", i + 1 - start, "instructions;",
+                  ", ".join(f"{k} {v}" for k, v in loop.most_common()))
+            break
+    sys.exit(0)
 # The hot loop: the last BAR.SYNC before the last HMMA, to that HMMA.
 last_hmma = max(i for i, op in enumerate(ins) if op.startswith("HMMA"))
 bar = max(i for i, op in enumerate(ins[:last_hmma]) if op.startswith("BAR.SYNC"))

@@ -71,3 +71,14 @@ pub fn next_device() -> Stream {
     let device = Device::get(NEXT.fetch_add(1, Ordering::Relaxed)).unwrap();
     Stream::on_device(device).unwrap()
 }
+
+/// The report of the launch on `stream`, which must have failed: `kernel:
+/// message`. Panics when the stream's work succeeded or failed otherwise.
+pub fn failure(stream: &Stream) -> String {
+    match stream.synchronize().unwrap_err() {
+        gpu_runtime::Error::KernelFailed { kernel, driver, .. } => {
+            format!("{kernel}: {}", driver.description)
+        }
+        other => panic!("expected KernelFailed, got {other:?}"),
+    }
+}

@@ -68,6 +68,9 @@
 //!   its `Ready` does (the `Ready` borrows the ring mutably, so the next
 //!   `wait` ends it), so by that barrier every thread's reads are done.
 //!   While a `Ready` lives, its own stage is never the one `fill` targets.
+//!   A ring made by [`CpAsyncRing::with_async_reads`] lets `wgmma`
+//!   products read a stage for one more wait, and fills one stage less
+//!   ahead (`async_reads.rs` says why that is enough).
 //! - *No two copies into one chunk.* A thread copies only its own chunks of
 //!   a stage: chunk `i = t + k B` (thread rank `t` of `B`), at its swizzled
 //!   place (the XOR is a permutation of a row's chunks). The copies of one
@@ -98,6 +101,7 @@ use crate::shared::{DynamicShared, SharedElement};
 use crate::thread_owner::Owner;
 use core::marker::PhantomData;
 
+mod async_reads;
 mod matrix;
 pub use matrix::{CpAsyncMatrix, OwnChunks};
 
@@ -171,6 +175,12 @@ pub struct CpAsyncRing<T, const STAGES: usize> {
     fills: u32,
     /// Stages this thread waited for.
     waits: u32,
+    /// Waits a stage may still be read asynchronously after its `Ready`
+    /// ended: 0, or 1 for a ring made by [`with_async_reads`](Self::with_async_reads).
+    lag: u32,
+    /// The stage (its wait's index, plus one; 0 for none) whose reads by
+    /// this thread's `wgmma`s in flight may not be over (`async_reads.rs`).
+    async_reads: core::cell::Cell<u32>,
     rank: usize,
     threads: usize,
     owner: Owner,
@@ -210,6 +220,8 @@ impl<T: SharedElement + Copy, const STAGES: usize> CpAsyncRing<T, STAGES> {
             stage_rows,
             fills: 0,
             waits: 0,
+            lag: 0,
+            async_reads: core::cell::Cell::new(0),
             rank: crate::thread_rank(),
             threads: crate::block_size(),
             owner: Owner::current(),
@@ -234,13 +246,14 @@ impl<T: SharedElement + Copy, const STAGES: usize> CpAsyncRing<T, STAGES> {
     /// stage), and commits them as one group. Every thread of the block
     /// fills the same stages in the same order (and may copy nothing).
     /// Panics when the stage may still be read: after `STAGES - 1` fills
-    /// ahead of the stages waited for.
+    /// ahead of the stages waited for (`STAGES - 2` for a ring made by
+    /// [`with_async_reads`](Self::with_async_reads)).
     #[inline(always)]
     #[track_caller]
     pub fn fill(&mut self, copies: impl for<'s> FnOnce(&mut StageFill<'s, T>)) {
         self.owner.check("a CpAsyncRing");
-        if self.fills - self.waits > STAGES as u32 - 2 {
-            fill_ahead(STAGES, self.fills, self.waits)
+        if self.fills - self.waits > STAGES as u32 - 2 - self.lag {
+            fill_ahead(STAGES, STAGES as u32 - 1 - self.lag, self.fills, self.waits)
         }
         let mut stage = StageFill {
             base: self.stage(self.fills),
@@ -274,15 +287,17 @@ impl<T: SharedElement + Copy, const STAGES: usize> CpAsyncRing<T, STAGES> {
         if self.fills == self.waits {
             nothing_filled()
         }
+        self.check_async_reads_over();
         // The groups younger than the stage's may stay in flight.
         arch::mma::cp_async_wait(self.fills - self.waits - 1);
         fence();
         arch::barrier(arch::PIPELINE_BARRIER);
-        let base = self.stage(self.waits);
+        let (base, index) = (self.stage(self.waits), self.waits);
         self.waits += 1;
         Ready {
             base,
             rows: self.stage_rows,
+            index,
             ring: self,
         }
     }
@@ -378,6 +393,8 @@ pub struct Ready<'r, T, const STAGES: usize> {
     ring: &'r mut CpAsyncRing<T, STAGES>,
     base: *const T,
     rows: usize,
+    /// Which wait of the ring made it (0 for the first).
+    index: u32,
 }
 
 impl<T: SharedElement + Copy, const STAGES: usize> Ready<'_, T, STAGES> {
@@ -392,6 +409,18 @@ impl<T: SharedElement + Copy, const STAGES: usize> Ready<'_, T, STAGES> {
     #[inline(always)]
     pub fn rows(&self) -> usize {
         self.rows
+    }
+
+    /// Which of the ring's waits made it (0 for the first).
+    #[inline(always)]
+    pub(crate) fn index(&self) -> u32 {
+        self.index
+    }
+
+    /// The ring, for its record of asynchronous reads.
+    #[inline(always)]
+    pub(crate) fn ring(&self) -> &CpAsyncRing<T, STAGES> {
+        self.ring
     }
 
     /// Element `col` (below `128 / size_of::<T>()`) of row `row`. Panics out
@@ -450,8 +479,8 @@ fn too_little_shared(stages: usize, rows: usize, needed: usize, len: usize, size
 #[cold]
 #[inline(never)]
 #[track_caller]
-fn fill_ahead(stages: usize, fills: u32, waits: u32) -> ! {
-    panic!("CpAsyncRing::fill: fill {fills} would overwrite a stage of the {stages} that may still be read ({waits} waited for): wait first (at most {} fills ahead)", stages - 1)
+fn fill_ahead(stages: usize, ahead: u32, fills: u32, waits: u32) -> ! {
+    panic!("CpAsyncRing::fill: fill {fills} would overwrite a stage of the {stages} that may still be read ({waits} waited for): wait first (at most {ahead} fills ahead)")
 }
 
 #[cold]

@@ -31,6 +31,11 @@
 //!   phase): the accumulator comes back only from [`InFlight::wait`]
 //!   (`wgmma.wait_group 0`), and the block cannot change phase, and write
 //!   the tiles, while the product is in flight.
+//! - [`InFlight::carry`] keeps a product of a ring's stage in flight past
+//!   the next wait as a [`Carried`] accumulator, which borrows nothing: the
+//!   ring (made by `CpAsyncRing::with_async_reads`) records the stage and
+//!   refills it only once every thread's products reading it are done
+//!   ([`Carried::then`]: the next product, then `wgmma.wait_group 1`).
 //!
 //! Warpgroup roles: [`Warpgroup::raise_register_limit`] and
 //! [`Warpgroup::lower_register_limit`] (`setmaxnreg`), for a producer
@@ -97,7 +102,10 @@ use crate::mma::SixteenBit;
 use crate::thread_owner::Owner;
 use core::marker::PhantomData;
 
+mod carried;
 mod tile;
+
+pub use carried::Carried;
 
 pub use tile::{
     sync_for_async, wait_stage, AsyncReading, AsyncStage, KMajorTile, Swizzle, Swizzle128B,

@@ -9,8 +9,8 @@
 
 use crate::common;
 
-use common::faults::{in_own_simulator_process, next_device};
-use gpu_runtime::{launch, DeviceBuffer, Error, Stream, BACKEND_ENV};
+use common::faults::{failure, in_own_simulator_process, next_device};
+use gpu_runtime::{launch, DeviceBuffer, Stream, BACKEND_ENV};
 use gpu_test_kernels::cp_async::{
     matrix_misuse, matrix_tile, ring_misuse, ring_rows, CHUNKS_TOO_MANY, CHUNKS_WRONG_BLOCK,
     CHUNK_PAST_OWN, CHUNK_TOO_LONG, FILL_TOO_FAR, MATRIX_COLS_PAST_LD, MATRIX_MISALIGNED,
@@ -46,14 +46,6 @@ fn rows_move_through_the_ring_with_zero_filled_tails() {
                 }
             }
         }
-    }
-}
-
-/// The report of the launch on `stream`, which must fail: its message.
-fn failure(stream: &Stream) -> String {
-    match stream.synchronize().unwrap_err() {
-        Error::KernelFailed { kernel, driver, .. } => format!("{kernel}: {}", driver.description),
-        other => panic!("expected KernelFailed, got {other:?}"),
     }
 }
 

@@ -7,6 +7,7 @@ mod codegen_controls;
 mod cp_async;
 mod parameters_and_features;
 mod patterns;
+mod tensor_core_data;
 mod tensor_cores;
 mod vectorize;
 mod wgmma;

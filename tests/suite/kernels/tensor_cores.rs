@@ -9,9 +9,10 @@
 
 use crate::common;
 
-use common::faults::{in_own_simulator_process, next_device};
+use super::tensor_core_data::{buffer, check_gemm, padded_operand, random};
+use common::faults::{failure, in_own_simulator_process, next_device};
 use gpu_device::half::{bf16, f16};
-use gpu_runtime::{launch, DeviceBuffer, DeviceCopy, Error, Stream, BACKEND_ENV};
+use gpu_runtime::{launch, DeviceBuffer, Stream, BACKEND_ENV};
 use gpu_test_kernels::architectures::{needs_any_arch, needs_sm_90a};
 use gpu_test_kernels::patterns::gemm_tc::{
     gemm_bf16_mma_sync, gemm_tc_blocks, GEMM_TC_SHARED_BYTES, GEMM_TC_THREADS,
@@ -21,19 +22,6 @@ use gpu_test_kernels::tensor_cores::{
     mma_tile_bf16, mma_tile_f16, mma_tile_tf32, mma_tiled_bf16, mma_with_overlapping_rows,
     STEPS_IN_A_DIVERGENT_BRANCH, STEPS_PAST_THE_ROW, STEPS_PAST_THE_STAGE,
 };
-
-/// Deterministic values in [-1, 1).
-fn random(n: usize, seed: u64) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 40) as f32 / (1u64 << 23) as f32 - 1.0
-        })
-        .collect()
-}
 
 /// The tf32 value `cvt.rna.tf32.f32` makes of `x`.
 fn tf32(x: f32) -> f32 {
@@ -87,12 +75,6 @@ fn check(got: &[f32], want: &[(f64, f64)], what: &str) {
             "{what}: element {i} is {g}, the reference {w} (tolerance {tolerance})"
         );
     }
-}
-
-fn buffer<T: DeviceCopy>(data: &[T], stream: &Stream) -> DeviceBuffer<T> {
-    let mut buffer = DeviceBuffer::zeroed_on(data.len(), stream).unwrap();
-    buffer.copy_from_host_sync(data, stream).unwrap();
-    buffer
 }
 
 #[test]
@@ -220,14 +202,6 @@ fn a_tiled_product_accumulates_over_k() {
         &reference(&exact(&a), &exact(&b), &zero, m, n, k),
         "tiled bf16",
     );
-}
-
-/// The report of the launch on `stream`, which must fail: its message.
-fn failure(stream: &Stream) -> String {
-    match stream.synchronize().unwrap_err() {
-        Error::KernelFailed { kernel, driver, .. } => format!("{kernel}: {}", driver.description),
-        other => panic!("expected KernelFailed, got {other:?}"),
-    }
 }
 
 /// A divergent warp, a partial warp (a block of 48 threads: its second
@@ -381,40 +355,19 @@ fn each_device_runs_the_newest_module_it_can() {
 /// `n × k` (rows `ld` apart), their padding columns NaN (never read as
 /// data), against an f64 reference rounded once to bf16.
 fn gemm_matches_the_reference(m: usize, n: usize, k: usize, ld: usize, stream: &Stream) {
-    let padded = |rows: usize, seed: u64| -> Vec<bf16> {
-        let values = random(rows * k, seed);
-        (0..rows * ld)
-            .map(|i| match i % ld {
-                c if c < k => bf16::from_f32(values[i / ld * k + c]),
-                _ => bf16::from_f32(f32::NAN),
-            })
-            .collect()
-    };
-    let (a, b) = (padded(m, 31), padded(n, 32));
+    let (a, b) = (padded_operand(m, k, ld, 31), padded_operand(n, k, ld, 32));
     let (da, db) = (buffer(&a, stream), buffer(&b, stream));
     let mut dc = DeviceBuffer::<bf16>::zeroed_on(m * n, stream).unwrap();
     let view = dc.view_2d_mut(m, n).unwrap();
     let (blocks, bytes) = (gemm_tc_blocks(m, n), GEMM_TC_SHARED_BYTES as u32);
     launch!(gemm_bf16_mma_sync[blocks, GEMM_TC_THREADS, stream, bytes](&da, &db, k, ld, ld, view))
         .unwrap();
-    let got = dc.copy_to_host_sync(stream).unwrap();
-    for i in 0..m {
-        for j in 0..n {
-            let (mut sum, mut scale) = (0f64, 0f64);
-            for kk in 0..k {
-                let p = a[i * ld + kk].to_f64() * b[j * ld + kk].to_f64();
-                sum += p;
-                scale += p.abs();
-            }
-            let g = got[i * n + j].to_f64();
-            // bf16's rounding of the result, and f32 accumulation on a GPU.
-            let tolerance = sum.abs() / 128.0 + 1e-5 * scale + 1e-30;
-            assert!(
-                (g - sum).abs() <= tolerance,
-                "{m} × {n} × {k} (ld {ld}): C[{i}][{j}] is {g}, the reference {sum}"
-            );
-        }
-    }
+    check_gemm(
+        &dc.copy_to_host_sync(stream).unwrap(),
+        &a,
+        &b,
+        [m, n, k, ld],
+    );
 }
 
 #[test]

@@ -4,7 +4,8 @@
 //! reference, every element held by one thread; products chained into one
 //! accumulator before one wait; warpgroup roles (`setmaxnreg`); and the
 //! misuses refused at run time (a block of partial warpgroups, a divergent
-//! warp, a tile misaligned for its swizzle or past the shared memory).
+//! warp, a tile misaligned for its swizzle or past the shared memory);
+//! products carried across a ring's waits, and their misuses refused.
 //! And issue #22's `wgmma` GEMM (`cp.async` ring, two warpgroups of
 //! m64n256k16) against a CPU reference at ragged sizes and one whole tile.
 //! Runs on the simulator and on a GPU of compute capability 9.0 (the kernels
@@ -13,37 +14,19 @@
 
 use crate::common;
 
-use common::faults::{in_own_simulator_process, next_device};
+use super::tensor_core_data::{buffer, check_gemm, padded_operand, random};
+use common::faults::{failure, in_own_simulator_process, next_device};
 use gpu_device::half::{bf16, f16};
-use gpu_runtime::{launch, DeviceBuffer, DeviceCopy, Error, Stream, BACKEND_ENV};
+use gpu_runtime::{launch, DeviceBuffer, DeviceCopy, Stream, BACKEND_ENV};
 use gpu_test_kernels::patterns::gemm_tc::gemm_tc_blocks;
 use gpu_test_kernels::patterns::gemm_wgmma::{
     gemm_bf16_wgmma, GEMM_WGMMA_SHARED_BYTES, GEMM_WGMMA_THREADS,
 };
 use gpu_test_kernels::wgmma::{
     wgmma_bf16_128b_n128, wgmma_bf16_128b_n256, wgmma_bf16_128b_n64, wgmma_bf16_32b_n64,
-    wgmma_bf16_64b_n128, wgmma_f16_128b_n128, wgmma_in_a_divergent_branch, wgmma_roles,
-    WGMMA_TRIPLES,
+    wgmma_bf16_64b_n128, wgmma_carried_across_waits, wgmma_f16_128b_n128,
+    wgmma_in_a_divergent_branch, wgmma_roles, WGMMA_TRIPLES,
 };
-
-/// Deterministic values in [-1, 1).
-fn random(n: usize, seed: u64) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 40) as f32 / (1u64 << 23) as f32 - 1.0
-        })
-        .collect()
-}
-
-fn buffer<T: DeviceCopy>(data: &[T], stream: &Stream) -> DeviceBuffer<T> {
-    let mut buffer = DeviceBuffer::zeroed_on(data.len(), stream).unwrap();
-    buffer.copy_from_host_sync(data, stream).unwrap();
-    buffer
-}
 
 /// Whether the device runs sm_90a kernels; says so when it does not.
 fn runs_sm_90a(stream: &Stream) -> bool {
@@ -252,13 +235,6 @@ fn warpgroups_take_their_roles() {
     }
 }
 
-fn failure(stream: &Stream) -> String {
-    match stream.synchronize().unwrap_err() {
-        Error::KernelFailed { kernel, driver, .. } => format!("{kernel}: {}", driver.description),
-        other => panic!("expected KernelFailed, got {other:?}"),
-    }
-}
-
 /// A block of 96 threads (no whole warpgroup), a divergent warp, tiles
 /// misaligned for their swizzle and a tile past the shared memory: each
 /// refused with a report naming the kernel and the misuse, never a hang or
@@ -314,44 +290,76 @@ fn misuses_are_refused() {
     );
 }
 
+/// Dynamic shared memory of `wgmma_carried_across_waits`: 4 stages of 128
+/// rows of 128 bytes.
+const CARRIED_SHARED: usize = 4 * 128 * 128;
+
+/// Products carried past a ring's wait (`InFlight::carry`,
+/// `Carried::then`): the correct loop runs on every backend (each thread
+/// gets its 32 elements back).
+#[test]
+fn products_carried_across_waits_come_back() {
+    let stream = Stream::new().unwrap();
+    if !runs_sm_90a(&stream) {
+        return;
+    }
+    let mut out = DeviceBuffer::<f32>::zeroed_on(128, &stream).unwrap();
+    launch!(wgmma_carried_across_waits[1, 128, stream, CARRIED_SHARED](4u32, &mut out)).unwrap();
+    assert!(out
+        .copy_to_host_sync(&stream)
+        .unwrap()
+        .iter()
+        .all(|&n| n == 32.0));
+}
+
+/// The misuses of products carried across waits, each refused with a
+/// report naming the kernel and the misuse before any copy could overwrite
+/// a stage a product still reads: a carry on a ring made by
+/// `CpAsyncRing::new`, a carried product never retired before the second
+/// wait after its stage, a fill too far ahead on a ring read
+/// asynchronously, two stages carried at once. On the simulator, each on a
+/// device of its own.
+#[test]
+fn carried_product_misuses_are_refused() {
+    if !in_own_simulator_process() {
+        return;
+    }
+    std::env::set_var(BACKEND_ENV, "simulator");
+    for (case, expected) in [
+        (0u32, "wgmma::InFlight::carry: the ring was made by CpAsyncRing::new"),
+        (1, "CpAsyncRing: wait 2 while wgmma products reading stage 0 may still be in flight"),
+        (2, "CpAsyncRing::fill: fill 2 would overwrite a stage of the 4 that may still be read (0 waited for): wait first (at most 2 fills ahead)"),
+        (3, "wgmma::InFlight::carry: products of stage 0 are still carried; wait for them (Carried::then or Carried::wait) before carrying stage 1"),
+    ] {
+        let stream = next_device();
+        let mut out = DeviceBuffer::<f32>::zeroed_on(128, &stream).unwrap();
+        launch!(wgmma_carried_across_waits[1, 128, stream, CARRIED_SHARED](case, &mut out))
+            .unwrap();
+        let message = failure(&stream);
+        assert!(
+            message.starts_with("wgmma_carried_across_waits") && message.contains(expected),
+            "case {case}: {message}"
+        );
+    }
+}
+
 /// `C = A Bᵀ` by the `wgmma` GEMM for A `m × k` (rows `ld` apart), B
 /// `n × k` (rows `ld` apart), their padding columns NaN (never read as
 /// data), against an f64 reference rounded once to bf16.
 fn gemm_matches_the_reference(m: usize, n: usize, k: usize, ld: usize, stream: &Stream) {
-    let padded = |rows: usize, seed: u64| -> Vec<bf16> {
-        let values = random(rows * k, seed);
-        (0..rows * ld)
-            .map(|i| match i % ld {
-                c if c < k => bf16::from_f32(values[i / ld * k + c]),
-                _ => bf16::from_f32(f32::NAN),
-            })
-            .collect()
-    };
-    let (a, b) = (padded(m, 41), padded(n, 42));
+    let (a, b) = (padded_operand(m, k, ld, 41), padded_operand(n, k, ld, 42));
     let (da, db) = (buffer(&a, stream), buffer(&b, stream));
     let mut dc = DeviceBuffer::<bf16>::zeroed_on(m * n, stream).unwrap();
     let view = dc.view_2d_mut(m, n).unwrap();
     let (blocks, bytes) = (gemm_tc_blocks(m, n), GEMM_WGMMA_SHARED_BYTES as u32);
     launch!(gemm_bf16_wgmma[blocks, GEMM_WGMMA_THREADS, stream, bytes](&da, &db, k, ld, ld, view))
         .unwrap();
-    let got = dc.copy_to_host_sync(stream).unwrap();
-    for i in 0..m {
-        for j in 0..n {
-            let (mut sum, mut scale) = (0f64, 0f64);
-            for kk in 0..k {
-                let p = a[i * ld + kk].to_f64() * b[j * ld + kk].to_f64();
-                sum += p;
-                scale += p.abs();
-            }
-            let g = got[i * n + j].to_f64();
-            // bf16's rounding of the result, and f32 accumulation on a GPU.
-            let tolerance = sum.abs() / 128.0 + 1e-5 * scale + 1e-30;
-            assert!(
-                (g - sum).abs() <= tolerance,
-                "{m} × {n} × {k} (ld {ld}): C[{i}][{j}] is {g}, the reference {sum}"
-            );
-        }
-    }
+    check_gemm(
+        &dc.copy_to_host_sync(stream).unwrap(),
+        &a,
+        &b,
+        [m, n, k, ld],
+    );
 }
 
 #[test]

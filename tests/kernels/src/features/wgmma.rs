@@ -4,13 +4,14 @@
 //! Each thread writes its `N / 2` accumulator elements as `(row, col,
 //! value)` triples (an array of [`WGMMA_TRIPLES`] floats, the rest `-1`).
 
+use gpu_device::cp_async::CpAsyncRing;
 use gpu_device::half::{bf16, f16};
 use gpu_device::mma::{Bf16, F16};
 use gpu_device::prelude::*;
 use gpu_device::shared::DynamicShared;
 use gpu_device::wgmma::{
-    self, Accumulator, KMajorTile, Operand16, Shape, Swizzle, Swizzle128B, Swizzle32B, Swizzle64B,
-    Warpgroup, M64N,
+    self, Accumulator, Carried, KMajorTile, Operand16, Shape, Swizzle, Swizzle128B, Swizzle32B,
+    Swizzle64B, Warpgroup, M64N,
 };
 
 /// Floats per thread in the kernels' output: 128 triples, N = 256's.
@@ -136,4 +137,52 @@ pub fn wgmma_roles(mut out: DisjointSlice<[u32; 2]>) {
         wg.raise_register_limit::<232>();
     }
     out.set(thread_index(), [wg.index() as u32, wg.rank() as u32]);
+}
+
+/// Products carried past a ring's wait (`InFlight::carry`), over three
+/// k-blocks of a 4-stage ring of 128 rows a stage (64 KiB of dynamic shared
+/// memory, 128 threads; the stages' copies copy nothing). `case` 4 is the
+/// correct loop (`Carried::then`, `carry`, `Carried::wait`: each thread
+/// writes its element count, 32); the others are misuses the ring refuses:
+/// 0, a carry on a ring made by `CpAsyncRing::new`; 1, a carried product
+/// never retired, then a second wait after its stage; 2, a fill three
+/// stages ahead on a ring read asynchronously; 3, a second stage carried
+/// while the first still is.
+#[kernel(arch = "sm_90a")]
+pub fn wgmma_carried_across_waits(
+    case: u32,
+    mut out: DisjointSlice<f32>,
+    smem: DynamicShared<bf16>,
+) {
+    type Tile<'r> = KMajorTile<'r, Bf16, Swizzle128B, 64>;
+    let wg = Warpgroup::of_this_thread();
+    let mut ring = if case == 0 {
+        CpAsyncRing::<bf16, 4>::new(smem, 128)
+    } else {
+        CpAsyncRing::<bf16, 4>::with_async_reads(smem, 128)
+    };
+    ring.fill(|_| {});
+    ring.fill(|_| {});
+    if case == 2 {
+        ring.fill(|_| {});
+    }
+    let mut carried = Carried::new(Accumulator::<64>::zero(&wg));
+    for kb in 0..3 {
+        let mut stage = wgmma::wait_stage(&mut ring);
+        stage.fill(|_| {});
+        let (a, b) = (Tile::from_stage(&stage, 0), Tile::from_stage(&stage, 64));
+        if case == 4 {
+            carried = carried.then(&wg, &stage, &a, &b).carry(&stage);
+        } else {
+            let flight = wg.mma_async(Accumulator::<64>::zero(&wg), &a, &b);
+            if kb == 0 || case == 3 {
+                let _lost = flight.carry(&stage);
+            } else {
+                let _ = flight.wait(&wg);
+            }
+        }
+    }
+    let d = carried.wait(&wg, &ring);
+    ring.finish();
+    out.set(thread_index(), d.elements().count() as f32);
 }

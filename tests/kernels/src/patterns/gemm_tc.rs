@@ -64,6 +64,28 @@ pub(super) struct Operands<'a> {
     pub(super) k_blocks: usize,
 }
 
+impl<'a> Operands<'a> {
+    /// A (`m × k`, rows `lda` apart) and B (`n × k`, rows `ldb` apart) of
+    /// an `m × n` result, checked once, for the block tile at `origin`.
+    #[inline(always)]
+    #[track_caller]
+    pub(super) fn new(
+        [a, b]: [&'a [bf16]; 2],
+        k: usize,
+        [lda, ldb]: [usize; 2],
+        [m, n]: [usize; 2],
+        (row_a0, row_b0): (usize, usize),
+    ) -> Self {
+        Operands {
+            a: CpAsyncSource::new(a).matrix(m, k, lda),
+            b: CpAsyncSource::new(b).matrix(n, k, ldb),
+            row_a0,
+            row_b0,
+            k_blocks: k.div_ceil(GEMM_TC_BK),
+        }
+    }
+}
+
 /// Queues this thread's chunk `q` of k-block `kb`: `q < 4` in A's rows,
 /// the rest in B's; cut to the elements left in K, zero past M or N.
 #[inline(always)]
@@ -106,15 +128,9 @@ pub fn gemm_bf16_mma_sync(
     smem: DynamicShared<bf16>,
 ) {
     let items = WarpTileItems::mine(&c);
-    let (row_a0, row_b0) = items.block_origin();
     let (warp_row, warp_col) = items.warp_origin();
-    let o = Operands {
-        a: CpAsyncSource::new(a).matrix(c.rows(), k, lda),
-        b: CpAsyncSource::new(b).matrix(c.cols(), k, ldb),
-        row_a0,
-        row_b0,
-        k_blocks: k.div_ceil(GEMM_TC_BK),
-    };
+    let dims = [c.rows(), c.cols()];
+    let o = Operands::new([a, b], k, [lda, ldb], dims, items.block_origin());
     let mut ring = CpAsyncRing::<bf16, GEMM_TC_STAGES>::new(smem, STAGE_ROWS);
     // The prologue: k-blocks 0 to 2 (a group each, empty past K).
     ring.fill(|stage| load_k_block(stage, 0, &o));

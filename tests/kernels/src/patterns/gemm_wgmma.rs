@@ -7,25 +7,28 @@
 //! 64 × 256 of the tile with one `wgmma.m64n256k16` per K = 16 (4 a
 //! k-block) straight from the landed stage (no `ldmatrix`): wait for stage
 //! `kb` ([`wgmma::wait_stage`], fenced for the async proxy), fill stage
-//! `kb + 3`, issue the k-block's products and wait for them.
+//! `kb + 2`, issue the k-block's products and wait for k-block `kb - 1`'s
+//! ([`Carried::then`]: `wgmma.wait_group 1`), so that the tensor cores run
+//! k-block `kb - 1` while stage `kb` is waited for and `kb + 2` queued. The
+//! ring is made by [`CpAsyncRing::with_async_reads`]: a stage is refilled
+//! only once every thread's products reading it are done.
 //!
 //! The CUDA C twin (`benches/cuda/gemm_tc`'s wgmma kernel) loads with TMA
-//! and keeps products in flight across k-blocks with producer and consumer
-//! warpgroups; this one waits for each k-block's products before the next
-//! (the `cp.async` copies of the next three stages stay in flight). A and
+//! from a producer warpgroup, its consumers waiting per stage on
+//! `mbarrier`s; here every thread issues its own `cp.async` copies and the
+//! block meets at one barrier a k-block. A and
 //! B as in [`gemm_tc`](super::gemm_tc); launch [`GEMM_WGMMA_THREADS`]
 //! threads a block, [`gemm_tc_blocks`](super::gemm_tc::gemm_tc_blocks)
 //! blocks and [`GEMM_TC_SHARED_BYTES`] bytes of dynamic shared memory.
 
 use super::gemm_tc::{
-    load_k_block, Operands, GEMM_TC_BK, GEMM_TC_BM, GEMM_TC_SHARED_BYTES, GEMM_TC_STAGES,
-    STAGE_ROWS,
+    load_k_block, Operands, GEMM_TC_BM, GEMM_TC_SHARED_BYTES, GEMM_TC_STAGES, STAGE_ROWS,
 };
-use gpu_device::cp_async::{CpAsyncRing, CpAsyncSource};
+use gpu_device::cp_async::CpAsyncRing;
 use gpu_device::half::bf16;
 use gpu_device::mma::{Bf16, WarpTileItems, WarpTiles};
 use gpu_device::prelude::*;
-use gpu_device::wgmma::{self, Accumulator, KMajorTile, Swizzle128B, Warpgroup};
+use gpu_device::wgmma::{self, Accumulator, Carried, KMajorTile, Swizzle128B, Warpgroup};
 
 /// The output map: 8 warps of 16 × 256 (a warpgroup's four warps its
 /// 64 rows), 16 tile rows a group, as [`gemm_tc`](super::gemm_tc)'s tiles.
@@ -47,28 +50,23 @@ pub fn gemm_bf16_wgmma(
     smem: DynamicShared<bf16>,
 ) {
     let items = WarpTileItems::mine(&c);
-    let (row_a0, row_b0) = items.block_origin();
-    let o = Operands {
-        a: CpAsyncSource::new(a).matrix(c.rows(), k, lda),
-        b: CpAsyncSource::new(b).matrix(c.cols(), k, ldb),
-        row_a0,
-        row_b0,
-        k_blocks: k.div_ceil(GEMM_TC_BK),
-    };
-    let mut ring = CpAsyncRing::<bf16, GEMM_TC_STAGES>::new(smem, STAGE_ROWS);
+    let dims = [c.rows(), c.cols()];
+    let o = Operands::new([a, b], k, [lda, ldb], dims, items.block_origin());
+    // Two stages ahead: the third is read by the products in flight.
+    let mut ring = CpAsyncRing::<bf16, GEMM_TC_STAGES>::with_async_reads(smem, STAGE_ROWS);
     ring.fill(|stage| load_k_block(stage, 0, &o));
     ring.fill(|stage| load_k_block(stage, 1, &o));
-    ring.fill(|stage| load_k_block(stage, 2, &o));
 
     let wg = Warpgroup::of_this_thread();
-    let mut acc = Accumulator::<256>::zero(&wg);
+    let mut acc = Carried::new(Accumulator::<256>::zero(&wg));
     for kb in 0..o.k_blocks {
         let mut stage = wgmma::wait_stage(&mut ring);
-        stage.fill(|next| load_k_block(next, kb + GEMM_TC_STAGES - 1, &o));
+        stage.fill(|next| load_k_block(next, kb + GEMM_TC_STAGES - 2, &o));
         let ta = KMajorTile::<Bf16, Swizzle128B, 64>::from_stage(&stage, 64 * wg.index());
         let tb = KMajorTile::<Bf16, Swizzle128B, 256>::from_stage(&stage, GEMM_TC_BM);
-        acc = wg.mma_async(acc, &ta, &tb).wait(&wg);
+        acc = acc.then(&wg, &stage, &ta, &tb).carry(&stage);
     }
+    let acc = acc.wait(&wg, &ring);
     ring.finish();
     // Written out: a tile index known at compile time keeps the
     // accumulator in registers.
