@@ -28,6 +28,7 @@ struct ReadmeDoctests;
 gpu_device::embed_kernels!();
 
 mod arithmetic;
+pub mod matmul;
 #[cfg(not(target_arch = "nvptx64"))]
 mod expr;
 pub mod random;

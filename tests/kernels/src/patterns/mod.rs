@@ -23,10 +23,10 @@ pub mod collectives;
 pub mod conv;
 // sm_80's: in the PTX of sm_80 and sm_90a only (the kernel declares it too).
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
-pub mod gemm_tc;
+pub use gpu_ops::matmul::gemm_tc;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 pub mod gemm_wgmma;
 pub mod layernorm;
 pub mod scan;
-pub mod sgemm;
+pub use gpu_ops::matmul::sgemm;
 pub mod softmax;
