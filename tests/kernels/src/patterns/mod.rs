@@ -7,7 +7,8 @@
 //!   (fused, 256 threads, 17 columns a thread), one block per row on a 1-D
 //!   grid;
 //! - [`sgemm`]: SGEMM with 4 x 4 and 8 x 8 register tiles, double-buffered
-//!   shared tiles with one barrier per k-tile;
+//!   shared tiles with one barrier per k-tile (gpu-ops', which
+//!   `gpu_ops::matmul` runs for f32; re-exported here);
 //! - [`conv`]: 5 x 5 convolution with a by-value filter, a 36 x 36 halo
 //!   tile, the 25 taps unrolled, 4 outputs a thread;
 //! - [`layernorm`]: layer norm, one block per row, two passes over
@@ -15,9 +16,10 @@
 //! - [`scan`]: exclusive scan of `u32` in three kernels (tile scans, the
 //!   tile sums' scan, add back); the single-pass scan is `gpu_ops::scan`.
 //!
-//! And issue #22's tensor-core GEMM (`benches/cuda/gemm_tc.cu`, timed by
+//! And issue #22's tensor-core GEMMs (`benches/cuda/gemm_tc.cu`, timed by
 //! `benches/gemm.rs`): [`gemm_tc`], `mma.sync` fed by a `cp.async` ring
-//! (sm_80 and later).
+//! (sm_80 and later; gpu-ops', which `gpu_ops::matmul` runs for bf16;
+//! re-exported here), and [`gemm_wgmma`] (sm_90a), which shares its loads.
 
 pub mod collectives;
 pub mod conv;
