@@ -92,6 +92,8 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "fill_u64",
                 "saxpy",
                 "smooth_and_count",
+                // The tensor-core example's (sm_80).
+                "mma_bf16_warp_tiles",
                 // #[vectorize] functions' kernels, and the Numba ports'.
                 "black_scholes_call_elementwise",
                 "black_scholes_put_elementwise",
