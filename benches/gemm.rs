@@ -120,8 +120,8 @@ fn main() -> Res<()> {
     }
     if on_gpu {
         // The newest architecture's text (the kernel is built for sm_80 and
-        // newer only, and the device runs the newest it can).
-        match CompiledModule::load_newest(&KERNEL_MODULE.ptx_variants())
+        // newer only, and the device runs the newest it can), in gpu-ops.
+        match CompiledModule::load_newest(&gpu_ops::KERNEL_MODULE.ptx_variants())
             .and_then(|m| Ok((m.registers(ENTRY)?, m.local_bytes(ENTRY)?)))
         {
             Ok((regs, local)) => {

@@ -91,3 +91,48 @@ fn a_device_too_old_for_a_kernel_refuses_it_naming_both() {
     // The refusal is no fault: the device goes on running what it can.
     assert_eq!(run(2, "any").unwrap(), vec![0; 64]);
 }
+
+/// `gpu_ops::matmul` of bf16 runs on tensor cores: on compute capability
+/// 8.0 and 9.0, and on 7.5 it is an error naming the device and what bf16
+/// needs (f32 multiplies there, on the FP32 SGEMM).
+#[test]
+fn bf16_matmul_needs_sm_80_and_f32_runs_everywhere() {
+    use gpu_device::half::bf16;
+    three_simulated_devices();
+    let product = |ordinal: usize| {
+        Device::get(ordinal).unwrap().scope(|| {
+            let one = [1.0f32; 6].map(bf16::from_f32);
+            let (a, b) = (
+                DeviceBuffer::from_host_sync(&one)?,
+                DeviceBuffer::from_host_sync(&one)?,
+            );
+            gpu_ops::matmul(&a, (2, 3), &b, (3, 2))?.to_host_sync()
+        })
+    };
+    for device in [0, 1] {
+        let c: Vec<f32> = product(device)
+            .unwrap()
+            .into_iter()
+            .map(bf16::to_f32)
+            .collect();
+        assert_eq!(c, [3.0; 4], "device {device}");
+    }
+    let message = product(2).unwrap_err().to_string();
+    assert!(
+        message.contains(
+            "bf16 needs tensor cores (sm_80 or later), and device 2 is compute capability 7.5"
+        ),
+        "{message}"
+    );
+    let c = Device::get(2)
+        .unwrap()
+        .scope(|| {
+            let (a, b) = (
+                DeviceBuffer::from_host_sync(&[1.0f32; 6])?,
+                DeviceBuffer::from_host_sync(&[2.0f32; 6])?,
+            );
+            gpu_ops::matmul(&a, (3, 2), &b, (2, 3))?.to_host_sync()
+        })
+        .unwrap();
+    assert_eq!(c, [4.0f32; 9]);
+}

@@ -5,7 +5,8 @@
 //! using `print`, `cuda.fp16`, `syncthreads_count` and a constant array;
 //! Numba's Black-Scholes ([`black_scholes`], `#[vectorize]`) and Laplace
 //! ([`laplace`]) tests, and π by Monte Carlo with the device random numbers
-//! ([`monte_carlo_pi`]). The tests use them too; kernels only the tests
+//! ([`monte_carlo_pi`]), and a hand-written tensor-core kernel
+//! ([`tensor_cores`], sm_80). The tests use them too; kernels only the tests
 //! and benchmarks use are in `gpu-test-kernels`, and the array operations in
 //! `gpu-ops`.
 //!
@@ -23,6 +24,9 @@ pub mod black_scholes;
 pub mod laplace;
 pub mod monte_carlo_pi;
 pub mod numba_toolbox;
+// sm_80's: in the PTX of sm_80 only (the kernel declares it too).
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
+pub mod tensor_cores;
 
 /// `c[i] = a[i] + b[i]`: the kernel of the Numba streams tutorial.
 #[kernel]

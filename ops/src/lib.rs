@@ -2,7 +2,9 @@
 //! stream (or a given one): [`sum`] (CuPy's `cp.sum`), prefix scans
 //! ([`exclusive_sum`], [`inclusive_sum`] (`cp.cumsum`), [`scan()`] with a
 //! minimum or maximum), element-wise arithmetic ([`Expr`], enough for
-//! `b * a + 8`), and Numba's device random number states ([`random`]).
+//! `b * a + 8`), matrix products ([`matmul()`], `torch.matmul`: bf16 on
+//! tensor cores, f32 on the FP32 SGEMM), and Numba's device random number
+//! states ([`random`]).
 //!
 //! ```no_run
 //! use gpu_ops::DeviceScalar;
@@ -30,6 +32,7 @@ gpu_device::embed_kernels!();
 mod arithmetic;
 #[cfg(not(target_arch = "nvptx64"))]
 mod expr;
+pub mod matmul;
 pub mod random;
 #[cfg(not(target_arch = "nvptx64"))]
 mod scalar;
@@ -43,6 +46,8 @@ pub use sum::{Lanes, SumElement};
 pub use arithmetic::elementwise;
 #[cfg(not(target_arch = "nvptx64"))]
 pub use expr::{array, Expr};
+#[cfg(not(target_arch = "nvptx64"))]
+pub use matmul::{matmul, matmul_on, MatmulElement};
 #[cfg(not(target_arch = "nvptx64"))]
 pub use scalar::DeviceScalar;
 #[cfg(not(target_arch = "nvptx64"))]

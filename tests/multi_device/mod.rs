@@ -71,6 +71,7 @@ macro_rules! multi_device_tests {
             events_of_two_devices_have_no_elapsed_time_between_them,
             a_pipeline_spreads_its_chunks_over_every_device,
             launches_use_another_devices_buffer_only_with_peer_access,
+            matmul_refuses_another_devices_buffer,
             all_reduce_sums_and_maxes_across_every_device,
             broadcast_reduce_scatter_and_all_gather_move_the_right_blocks,
             an_all_reduce_waits_for_its_inputs_and_is_waited_for,

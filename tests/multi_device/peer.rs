@@ -274,3 +274,42 @@ pub fn launches_use_another_devices_buffer_only_with_peer_access() {
     out0.copy_from_device(&on1, &s1).unwrap();
     assert_eq!(out0.copy_to_host_sync(&s0).unwrap(), vec![2.0; n]);
 }
+
+/// `gpu_ops::matmul` multiplies buffers of its stream's device only (peer
+/// access or not): one of another device is an error naming it, before
+/// any work is queued.
+pub fn matmul_refuses_another_devices_buffer() {
+    let devices = devices();
+    let (s0, s1) = (
+        Stream::on_device(devices[0]).unwrap(),
+        Stream::on_device(devices[1]).unwrap(),
+    );
+    let (a, b) = (filled(6, 1.0, &s0), filled(6, 1.0, &s1));
+    let err = gpu_ops::matmul_on(&a, (2, 3), &b, (3, 2), &s0).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::InvalidArgument {
+                operation: "gpu_ops::matmul",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    let message = err.to_string();
+    assert!(
+        message.contains("`b` is on device 1, but the stream is on device 0"),
+        "{message}"
+    );
+    let message = gpu_ops::matmul_on(&a, (2, 3), &b, (3, 2), &s1)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.contains("`a` is on device 0, but the stream is on device 1"),
+        "{message}"
+    );
+    // Both on device 1: the product, [[3, 3], [3, 3]].
+    let a1 = filled(6, 1.0, &s1);
+    let c = gpu_ops::matmul_on(&a1, (2, 3), &b, (3, 2), &s1).unwrap();
+    assert_eq!(c.copy_to_host_sync(&s1).unwrap(), vec![3.0; 4]);
+}

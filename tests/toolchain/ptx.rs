@@ -71,6 +71,13 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "sum_partials_u64",
                 "sum_partials_u8",
                 "init_xoroshiro128p_states",
+                // matmul: its packing, the SGEMMs and the mma.sync GEMM.
+                "pack_k_major_bf16",
+                "pack_k_major_f16",
+                "pack_k_major_f32",
+                "sgemm_4x4",
+                "sgemm_8x8",
+                "gemm_bf16_mma_sync",
             ],
         ),
         (
@@ -85,6 +92,8 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "fill_u64",
                 "saxpy",
                 "smooth_and_count",
+                // The tensor-core example's (sm_80).
+                "mma_bf16_warp_tiles",
                 // #[vectorize] functions' kernels, and the Numba ports'.
                 "black_scholes_call_elementwise",
                 "black_scholes_put_elementwise",
@@ -186,6 +195,7 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "wgmma_bf16_32b_n64",
                 "wgmma_f16_128b_n128",
                 "wgmma_in_a_divergent_branch",
+                "wgmma_warps_disagree",
                 "wgmma_roles",
                 "needs_any_arch",
                 "needs_sm_80",
@@ -280,12 +290,9 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "scan_tile_sums",
                 "add_tile_offsets",
                 "softmax_rows_strided",
-                "sgemm_4x4",
-                "sgemm_8x8",
                 "conv2d_5x5",
                 "layer_norm_rows_256x17",
                 "layer_norm_rows_128x8",
-                "gemm_bf16_mma_sync",
                 "gemm_bf16_wgmma",
                 // #[vectorize] functions' kernels, and the random draws.
                 "difference_elementwise",
@@ -944,7 +951,8 @@ fn sgemm_loops_are_written_once_and_read_inputs_with_non_coherent_vectors() {
 /// made the Rust kernel 0.81x its twin at 4096³ against 0.90x at 8192³).
 #[test]
 fn the_mma_sync_gemm_uses_no_local_memory() {
-    let variants = gpu_test_kernels::KERNEL_MODULE.ptx_variants();
+    // gpu-ops' modules: sm_70, sm_80, sm_90a (its build.rs).
+    let variants = gpu_ops::KERNEL_MODULE.ptx_variants();
     for (arch, ptx) in &variants[1..] {
         for entry in ["gemm_bf16_mma_sync", "gemm_bf16_mma_sync__1d"] {
             let start = ptx

@@ -4,9 +4,18 @@
 //! (16-bit operands fit an f64 product), summed in f64 and rounded to f32
 //! once per instruction. The fences, waits and `setmaxnreg` are nothing:
 //! the product is done when the instruction returns.
+//!
+//! On a GPU the four warps of a warpgroup issue one `wgmma` together: a
+//! warp that passes another shape, other tiles or another scale flag than
+//! its warpgroup's others gets an undefined result. Here each thread's
+//! `n`-th `wgmma` is compared with the first one its warpgroup issued as
+//! its `n`-th ([`agree`]); a difference fails the launch, naming the
+//! warpgroup, both warps and what each passed.
 
-use super::host::{block_dim, thread_idx};
+use super::host::{block_dim, current_serial, thread_idx};
 use super::SharedMatrix;
+use std::cell::RefCell;
+use std::collections::HashMap;
 
 /// The operands' type.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -49,11 +58,121 @@ unsafe fn element(kind: Operands, m: &SharedMatrix, row: usize, k: usize) -> f64
     half(kind, bits)
 }
 
-/// This thread's rank in its warpgroup (`threadIdx` linear, mod 128).
-fn warpgroup_rank() -> usize {
+/// This thread's linear index in its block.
+fn linear_rank() -> usize {
     let [x, y, z] = thread_idx().map(|v| v as usize);
     let [dx, dy, _] = block_dim().map(|v| v as usize);
-    (x + dx * (y + dy * z)) % 128
+    x + dx * (y + dy * z)
+}
+
+/// This thread's rank in its warpgroup (`threadIdx` linear, mod 128).
+fn warpgroup_rank() -> usize {
+    linear_rank() % 128
+}
+
+/// What the threads of a warpgroup must agree on for one `wgmma`: the
+/// shape and type, each operand's descriptor (its tile's address, the K
+/// offset, the row and the swizzle) and the scale flag.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Issue {
+    shape: (&'static str, usize),
+    a: (usize, u32, u32, u8),
+    b: (usize, u32, u32, u8),
+    scale_d: bool,
+}
+
+impl Issue {
+    fn new(kind: Operands, a: &SharedMatrix, b: &SharedMatrix, n: usize, scale_d: bool) -> Issue {
+        let kind = match kind {
+            Operands::Bf16 => "bf16",
+            Operands::F16 => "f16",
+        };
+        let descriptor =
+            |m: &SharedMatrix| (m.base as usize, m.k_byte_offset, m.row_bytes, m.layout_type);
+        Issue {
+            shape: (kind, n),
+            a: descriptor(a),
+            b: descriptor(b),
+            scale_d,
+        }
+    }
+}
+
+impl core::fmt::Display for Issue {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let tile = |f: &mut core::fmt::Formatter<'_>,
+                    (base, k, row, layout): (usize, u32, u32, u8)| {
+            write!(
+                f,
+                "tile at {base:#x} (K byte offset {k}, rows of {row} bytes, layout {layout})"
+            )
+        };
+        write!(f, "m64n{}k16.{} with A a ", self.shape.1, self.shape.0)?;
+        tile(f, self.a)?;
+        f.write_str(", B a ")?;
+        tile(f, self.b)?;
+        write!(f, ", scale-d {}", self.scale_d)
+    }
+}
+
+/// The first thread's `n`-th issue of a warpgroup, and how many of its
+/// threads have compared theirs with it.
+struct Agreed {
+    issue: Issue,
+    warp: usize,
+    compared: usize,
+}
+
+/// A warpgroup's issues so far: per thread how many, and those that not
+/// all its threads have compared yet.
+#[derive(Default)]
+struct Warpgroup {
+    issued: HashMap<usize, u64>,
+    open: HashMap<u64, Agreed>,
+}
+
+thread_local! {
+    /// The block this OS thread runs (its thread 0's serial: a block's
+    /// threads all run on one OS thread, one block at a time) and its
+    /// warpgroups' issues; another block's first `wgmma` starts afresh.
+    static ISSUES: RefCell<(u64, HashMap<usize, Warpgroup>)> = RefCell::new((0, HashMap::new()));
+}
+
+/// Compares this thread's `wgmma` with its warpgroup's: the first thread
+/// to issue its `n`-th sets it, each other thread's `n`-th must equal it.
+#[track_caller]
+fn agree(issue: Issue) {
+    let linear = linear_rank();
+    let block = current_serial() - linear as u64;
+    let (group, rank) = (linear / 128, linear % 128);
+    let threads = (crate::block_size() - 128 * group).min(128);
+    let disagreement = ISSUES.with(|issues| {
+        let mut issues = issues.borrow_mut();
+        if issues.0 != block {
+            *issues = (block, HashMap::new());
+        }
+        let wg = issues.1.entry(group).or_default();
+        let count = wg.issued.entry(rank).or_insert(0);
+        let n = *count;
+        *count += 1;
+        let agreed = wg.open.entry(n).or_insert(Agreed {
+            issue,
+            warp: rank / 32,
+            compared: 0,
+        });
+        agreed.compared += 1;
+        let disagreement = (agreed.issue != issue).then_some((n, agreed.warp, agreed.issue));
+        if agreed.compared == threads {
+            wg.open.remove(&n);
+        }
+        disagreement
+    });
+    if let Some((n, warp, agreed)) = disagreement {
+        panic!(
+            "wgmma: the warps of warpgroup {group} disagree on their wgmma #{n}: warp {warp} issued {agreed}, but warp {} issued {issue}; the four warps of a warpgroup must issue the same wgmma (shape, tiles, scale-d), or the GPU's result is undefined",
+            rank / 32
+        );
+    }
 }
 
 /// `D = A Bᵀ + D` (or `A Bᵀ` without `scale_d`) for this thread's
@@ -63,7 +182,9 @@ fn warpgroup_rank() -> usize {
 ///
 /// # Safety
 /// `a` has 64 rows, `b` as many as `d` has columns (`2 d.len()`).
+#[track_caller]
 unsafe fn mma(kind: Operands, a: &SharedMatrix, b: &SharedMatrix, d: &mut [f32], scale_d: bool) {
+    agree(Issue::new(kind, a, b, 2 * d.len(), scale_d));
     let rank = warpgroup_rank();
     let (warp, lane) = (rank / 32, rank % 32);
     for (i, out) in d.iter_mut().enumerate() {
@@ -85,6 +206,7 @@ macro_rules! wgmma {
         ///
         /// # Safety
         /// As on the GPU: `a` has 64 rows, `b` one per column of `d`.
+        #[track_caller]
         pub(crate) unsafe fn $name(a: &SharedMatrix, b: &SharedMatrix, d: &mut [f32; $regs], scale_d: bool) {
             // SAFETY: the caller's contract.
             unsafe { mma(Operands::$kind, a, b, d, scale_d) }

@@ -21,7 +21,8 @@ fn example(name: &str) -> PathBuf {
     path
 }
 
-fn run(name: &str, expect: &str) {
+/// Runs example `name`, which must succeed and print `expect`.
+pub(super) fn run(name: &str, expect: &str) {
     let out = Command::new(example(name)).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(

@@ -4,8 +4,9 @@
 //! reference, every element held by one thread; products chained into one
 //! accumulator before one wait; warpgroup roles (`setmaxnreg`); and the
 //! misuses refused at run time (a block of partial warpgroups, a divergent
-//! warp, a tile misaligned for its swizzle or past the shared memory);
-//! products carried across a ring's waits, and their misuses refused.
+//! warp, a tile misaligned for its swizzle or past the shared memory, warps
+//! of a warpgroup passing different tiles); products carried across a
+//! ring's waits, and their misuses refused.
 //! And issue #22's `wgmma` GEMM (`cp.async` ring, two warpgroups of
 //! m64n256k16) against a CPU reference at ragged sizes and one whole tile.
 //! Runs on the simulator and on a GPU of compute capability 9.0 (the kernels
@@ -25,7 +26,7 @@ use gpu_test_kernels::patterns::gemm_wgmma::{
 use gpu_test_kernels::wgmma::{
     wgmma_bf16_128b_n128, wgmma_bf16_128b_n256, wgmma_bf16_128b_n64, wgmma_bf16_32b_n64,
     wgmma_bf16_64b_n128, wgmma_carried_across_waits, wgmma_f16_128b_n128,
-    wgmma_in_a_divergent_branch, wgmma_roles, WGMMA_TRIPLES,
+    wgmma_in_a_divergent_branch, wgmma_roles, wgmma_warps_disagree, WGMMA_TRIPLES,
 };
 
 /// Whether the device runs sm_90a kernels; says so when it does not.
@@ -286,6 +287,21 @@ fn misuses_are_refused() {
     assert!(
         message.starts_with("wgmma_in_a_divergent_branch")
             && message.contains("the warp's active lanes are 0x0000ffff: every thread of the warpgroup must call wgmma together"),
+        "{message}"
+    );
+
+    // Warp 1 passes another B tile than warps 0, 2 and 3 (the simulator's
+    // check; on a GPU the product would be undefined, not a fault).
+    let stream = next_device();
+    let mut out = DeviceBuffer::<[f32; WGMMA_TRIPLES]>::zeroed_on(128, &stream).unwrap();
+    let shared = (8192 + 4096) * 2;
+    launch!(wgmma_warps_disagree[1, 128, stream, shared](&mut out)).unwrap();
+    let message = failure(&stream);
+    assert!(
+        message.starts_with("wgmma_warps_disagree")
+            && message.contains("wgmma: the warps of warpgroup 0 disagree on their wgmma #0: warp 0 issued m64n64k16.bf16")
+            && message.contains("but warp 1 issued m64n64k16.bf16")
+            && message.contains("the four warps of a warpgroup must issue the same wgmma"),
         "{message}"
     );
 }

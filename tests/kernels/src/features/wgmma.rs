@@ -125,6 +125,32 @@ pub fn wgmma_in_a_divergent_branch(
     out.set(i, t);
 }
 
+/// A 64 × 64 bf16 product (zeros) whose warp 1 passes another B tile (at
+/// slot 8192) than the warpgroup's other warps (slot 4096): refused, the
+/// warps of a warpgroup issue one `wgmma` together. 24 KiB of dynamic
+/// shared memory.
+#[kernel(arch = "sm_90a")]
+pub fn wgmma_warps_disagree(
+    mut out: DisjointSlice<[f32; WGMMA_TRIPLES]>,
+    smem: DynamicShared<bf16>,
+    block: Block,
+) {
+    let i = thread_index();
+    let mut w = block;
+    smem.fill(&mut w, |_| bf16::default());
+    let phase = wgmma::sync_for_async(w);
+    let wg = Warpgroup::of_this_thread();
+    let ta = KMajorTile::<Bf16, Swizzle128B, 64>::new(&smem, &phase, 0);
+    let b_slot = if thread_rank() / 32 == 1 { 8192 } else { 4096 };
+    let tb = KMajorTile::<Bf16, Swizzle128B, 64>::new(&smem, &phase, b_slot);
+    let d = wg
+        .mma_async(Accumulator::<64>::zero(&wg), &ta, &tb)
+        .wait(&wg);
+    let mut t = [0.0; WGMMA_TRIPLES];
+    t[0] = d.elements().count() as f32;
+    out.set(i, t);
+}
+
 /// Each thread's warpgroup index and rank, after a producer's
 /// `setmaxnreg.dec` (warpgroup 0) or a consumer's `setmaxnreg.inc` (the
 /// others).

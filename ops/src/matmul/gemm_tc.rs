@@ -43,8 +43,9 @@ pub const GEMM_TC_BK: usize = 64;
 pub const GEMM_TC_STAGES: usize = 4;
 /// Threads a block.
 pub const GEMM_TC_THREADS: u32 = 256;
-/// Rows of a stage: A's, then B's.
-pub(super) const STAGE_ROWS: usize = GEMM_TC_BM + GEMM_TC_BN;
+/// Rows of a stage: A's, then B's (public, as the next two items, for the
+/// test crate's `wgmma` GEMM, which shares these loads).
+pub const STAGE_ROWS: usize = GEMM_TC_BM + GEMM_TC_BN;
 /// Dynamic shared memory a launch needs: 4 stages of 384 rows of 128 bytes.
 pub const GEMM_TC_SHARED_BYTES: usize = GEMM_TC_STAGES * STAGE_ROWS * 128;
 
@@ -56,12 +57,17 @@ pub fn gemm_tc_blocks(m: usize, n: usize) -> u32 {
 /// What the copies of a k-block need: the sources, checked once as
 /// matrices, and the block's first rows of A and B.
 #[derive(Clone, Copy)]
-pub(super) struct Operands<'a> {
-    pub(super) a: CpAsyncMatrix<'a, bf16>,
-    pub(super) b: CpAsyncMatrix<'a, bf16>,
-    pub(super) row_a0: usize,
-    pub(super) row_b0: usize,
-    pub(super) k_blocks: usize,
+pub struct Operands<'a> {
+    /// A, `m × k`.
+    pub a: CpAsyncMatrix<'a, bf16>,
+    /// B, `n × k`.
+    pub b: CpAsyncMatrix<'a, bf16>,
+    /// The block's first row of A.
+    pub row_a0: usize,
+    /// The block's first row of B.
+    pub row_b0: usize,
+    /// The k-blocks of K (`k.div_ceil(GEMM_TC_BK)`).
+    pub k_blocks: usize,
 }
 
 impl<'a> Operands<'a> {
@@ -69,7 +75,7 @@ impl<'a> Operands<'a> {
     /// an `m × n` result, checked once, for the block tile at `origin`.
     #[inline(always)]
     #[track_caller]
-    pub(super) fn new(
+    pub fn new(
         [a, b]: [&'a [bf16]; 2],
         k: usize,
         [lda, ldb]: [usize; 2],
@@ -106,7 +112,7 @@ type StageChunks<'f, 's> = OwnChunks<'f, 's, bf16, { GEMM_TC_THREADS as usize },
 /// Written out (a macro, not `unroll!`'s closure) so that nothing of the
 /// pipeline is left to the inliner's judgement.
 #[inline(always)]
-pub(super) fn load_k_block(stage: &mut StageFill<'_, bf16>, kb: usize, o: &Operands<'_>) {
+pub fn load_k_block(stage: &mut StageFill<'_, bf16>, kb: usize, o: &Operands<'_>) {
     if kb < o.k_blocks {
         let mut chunks: StageChunks<'_, '_> = stage.chunks();
         macro_rules! chunks {

@@ -1,0 +1,271 @@
+//! [`matmul`]'s checks and launches.
+
+use super::sgemm::{sgemm_8x8, GemmShape};
+use super::{bf16_path, pack_k_major, Bf16Path};
+use gpu_device::half::bf16;
+use gpu_runtime::{launch, Device, DeviceBuffer, DeviceCopy, Error, Result, Stream};
+
+const OPERATION: &str = "gpu_ops::matmul";
+
+/// An element type [`matmul`] multiplies: `bf16` (tensor cores, f32
+/// accumulation, C in bf16 as `torch.matmul` returns it) and `f32` (the
+/// FP32 SGEMM). Sealed: the kernels decide which types there are.
+pub trait MatmulElement: DeviceCopy + private::Sealed {
+    /// Queues `C = A @ B` for checked extents (see [`matmul_on`]).
+    #[doc(hidden)]
+    fn product(
+        a: &DeviceBuffer<Self>,
+        b: &DeviceBuffer<Self>,
+        extents: Extents,
+        stream: &Stream,
+    ) -> Result<DeviceBuffer<Self>>;
+}
+
+mod private {
+    pub trait Sealed {}
+    impl Sealed for gpu_device::half::bf16 {}
+    impl Sealed for f32 {}
+}
+
+/// `m`, `k`, `n`, checked: none zero, and the buffers hold them.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub struct Extents {
+    m: usize,
+    k: usize,
+    n: usize,
+}
+
+/// `C = A @ B` on the current stream: see [`matmul_on`].
+///
+/// ```no_run
+/// use gpu_device::half::bf16;
+/// use gpu_runtime::DeviceBuffer;
+///
+/// // A: 2 × 3, B: 3 × 2, row-major (torch's contiguous tensors).
+/// let a: Vec<bf16> = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0].map(bf16::from_f32).to_vec();
+/// let b: Vec<bf16> = [1.0f32, 0.0, 0.0, 1.0, 1.0, 1.0].map(bf16::from_f32).to_vec();
+/// let (da, db) = (DeviceBuffer::from_host_sync(&a)?, DeviceBuffer::from_host_sync(&b)?);
+/// let c = gpu_ops::matmul(&da, (2, 3), &db, (3, 2))?;
+/// let c: Vec<f32> = c.to_host_sync()?.into_iter().map(bf16::to_f32).collect();
+/// assert_eq!(c, [4.0, 5.0, 10.0, 11.0]);
+/// # Ok::<(), gpu_runtime::Error>(())
+/// ```
+pub fn matmul<T: MatmulElement>(
+    a: &DeviceBuffer<T>,
+    a_shape: (usize, usize),
+    b: &DeviceBuffer<T>,
+    b_shape: (usize, usize),
+) -> Result<DeviceBuffer<T>> {
+    matmul_on(a, a_shape, b, b_shape, &gpu_runtime::current_stream()?)
+}
+
+/// `C = A @ B`, as `torch.matmul` of two 2-D tensors: A is `a_shape = (m,
+/// k)`, B is `b_shape = (k, n)`, both row-major and dense in their buffers
+/// (`a.len() == m * k`, `b.len() == k * n`); C, returned, is `m × n`
+/// row-major, of the inputs' type, queued on `stream` (the buffers must be
+/// on its device).
+///
+/// - `bf16`: tensor cores with f32 accumulation, each element of C rounded
+///   once to bf16 (as torch and cuBLAS do), on sm_80 and later (a device
+///   before sm_80 is an error naming it; convert to f32 there). B is packed
+///   K-major first (a copy of B, and of A when `k` is not a multiple of 8).
+/// - `f32`: the register-tiled FP32 SGEMM, on every device (FMA
+///   accumulation in f32; not TF32).
+///
+/// Errors, each naming the operand and the numbers: inner extents that
+/// differ, an empty matrix (a zero extent), a buffer whose length is not
+/// its shape's, a buffer on another device than `stream`'s, extents past
+/// what the kernels index.
+pub fn matmul_on<T: MatmulElement>(
+    a: &DeviceBuffer<T>,
+    a_shape: (usize, usize),
+    b: &DeviceBuffer<T>,
+    b_shape: (usize, usize),
+    stream: &Stream,
+) -> Result<DeviceBuffer<T>> {
+    let extents = check(
+        (a.len(), a.device(), a_shape),
+        (b.len(), b.device(), b_shape),
+        stream.device(),
+    )?;
+    T::product(a, b, extents, stream)
+}
+
+fn invalid(reason: String) -> Error {
+    Error::InvalidArgument {
+        operation: OPERATION,
+        reason,
+    }
+}
+
+/// The checks of every input, before any work is queued.
+fn check(
+    (a_len, a_device, (m, k)): (usize, usize, (usize, usize)),
+    (b_len, b_device, (k_b, n)): (usize, usize, (usize, usize)),
+    stream_device: usize,
+) -> Result<Extents> {
+    let shapes = format!("A is {m} × {k}, B is {k_b} × {n}");
+    if k != k_b {
+        return Err(invalid(format!(
+            "{shapes}: A's columns must equal B's rows"
+        )));
+    }
+    if m == 0 || k == 0 || n == 0 {
+        return Err(invalid(format!(
+            "{shapes}: an empty matrix (a zero extent)"
+        )));
+    }
+    for (name, len, rows, cols) in [("a", a_len, m, k), ("b", b_len, k, n)] {
+        match rows.checked_mul(cols) {
+            Some(elements) if elements == len => {}
+            Some(elements) => {
+                return Err(invalid(format!(
+                    "`{name}` holds {len} elements, but {shapes}: {rows} × {cols} = {elements}"
+                )))
+            }
+            None => {
+                return Err(invalid(format!(
+                    "{shapes}: {rows} × {cols} overflows usize"
+                )))
+            }
+        }
+    }
+    for (name, device) in [("a", a_device), ("b", b_device)] {
+        if device != stream_device {
+            return Err(invalid(format!(
+                "`{name}` is on device {device}, but the stream is on device {stream_device}: copy it there first"
+            )));
+        }
+    }
+    // C's elements (and the kernels' 32-bit grids) must be countable.
+    m.checked_mul(n)
+        .filter(|&c| c <= isize::MAX as usize)
+        .ok_or_else(|| invalid(format!("{shapes}: C's {m} × {n} elements overflow")))?;
+    Ok(Extents { m, k, n })
+}
+
+/// Threads a block of [`pack_k_major`].
+const PACK_THREADS: usize = 256;
+
+/// `src`'s `rows × cols` matrix (element `(r, c)` at `r * row_step + c *
+/// col_step`) as a new `rows × ld` row-major buffer.
+fn pack<T>(
+    src: &DeviceBuffer<T>,
+    (rows, cols, ld): (usize, usize, usize),
+    (row_step, col_step): (usize, usize),
+    stream: &Stream,
+) -> Result<DeviceBuffer<T>>
+where
+    T: DeviceCopy + pack_k_major::Instance,
+{
+    let len = rows
+        .checked_mul(ld)
+        .ok_or_else(|| invalid(format!("{rows} × {ld} packed elements overflow usize")))?;
+    let mut out = DeviceBuffer::zeroed_on(len, stream)?;
+    launch!(pack_k_major[len.div_ceil(PACK_THREADS), PACK_THREADS, stream](
+        src, rows, cols, ld, row_step, col_step, &mut out
+    ))?;
+    Ok(out)
+}
+
+impl MatmulElement for bf16 {
+    fn product(
+        a: &DeviceBuffer<bf16>,
+        b: &DeviceBuffer<bf16>,
+        Extents { m, k, n }: Extents,
+        stream: &Stream,
+    ) -> Result<DeviceBuffer<bf16>> {
+        let capability = Device::get(stream.device())?.limits().compute_capability;
+        match bf16_path(capability) {
+            Some(Bf16Path::MmaSync) => mma_sync(a, b, (m, k, n), stream),
+            None => Err(invalid(format!(
+                "bf16 needs tensor cores (sm_80 or later), and device {} is compute capability {}.{}: multiply in f32 there",
+                stream.device(),
+                capability.0,
+                capability.1
+            ))),
+        }
+    }
+}
+
+/// The `mma.sync` GEMM: A `m × ld` and Bᵀ `n × ld`, rows padded to 8
+/// elements so that every 16-byte chunk is aligned.
+fn mma_sync(
+    a: &DeviceBuffer<bf16>,
+    b: &DeviceBuffer<bf16>,
+    (m, k, n): (usize, usize, usize),
+    stream: &Stream,
+) -> Result<DeviceBuffer<bf16>> {
+    use super::gemm_tc::{
+        gemm_bf16_mma_sync, GEMM_TC_BM, GEMM_TC_BN, GEMM_TC_SHARED_BYTES, GEMM_TC_THREADS,
+    };
+    let tiles = m.div_ceil(GEMM_TC_BM).checked_mul(n.div_ceil(GEMM_TC_BN));
+    let blocks = tiles
+        .and_then(|t| u32::try_from(t).ok())
+        .filter(|&t| t <= i32::MAX as u32)
+        .ok_or_else(|| {
+            invalid(format!(
+                "C is {m} × {n}: more {GEMM_TC_BM} × {GEMM_TC_BN} tiles than a grid has blocks"
+            ))
+        })?;
+    let ld = k.next_multiple_of(8);
+    let packed_a;
+    let a = if ld == k {
+        a
+    } else {
+        packed_a = pack(a, (m, k, ld), (k, 1), stream)?;
+        &packed_a
+    };
+    // Bᵀ: row j of it is column j of B (`b[c * n + j]`).
+    let b_t = pack(b, (n, k, ld), (1, n), stream)?;
+    let mut c = DeviceBuffer::<bf16>::zeroed_on(m * n, stream)?;
+    let view = c.view_2d_mut(m, n)?;
+    let shared = GEMM_TC_SHARED_BYTES as u32;
+    launch!(gemm_bf16_mma_sync[blocks, GEMM_TC_THREADS, stream, shared](a, &b_t, k, ld, ld, view))?;
+    Ok(c)
+}
+
+impl MatmulElement for f32 {
+    fn product(
+        a: &DeviceBuffer<f32>,
+        b: &DeviceBuffer<f32>,
+        Extents { m, k, n }: Extents,
+        stream: &Stream,
+    ) -> Result<DeviceBuffer<f32>> {
+        let narrow = |what: &str, v: usize| {
+            u32::try_from(v).map_err(|_| {
+                invalid(format!(
+                    "{what} is {v}: the FP32 kernel indexes with 32 bits (at most {})",
+                    u32::MAX
+                ))
+            })
+        };
+        for (what, rows, cols) in [("A", m, k), ("B", k, n), ("C", m, n)] {
+            if rows.checked_mul(cols).is_none_or(|e| e > u32::MAX as usize) {
+                return Err(invalid(format!(
+                    "{what} is {rows} × {cols}: the FP32 kernel indexes with 32 bits (at most {} elements)",
+                    u32::MAX
+                )));
+            }
+        }
+        let shape = GemmShape {
+            m: narrow("m", m)?,
+            n: narrow("n", n)?,
+            k: narrow("k", k)?,
+            lda: narrow("k", k)?,
+            ldb: narrow("n", n)?,
+        };
+        // Row and column tiles of 128: the grid's y extent is at most 65535.
+        let grid = (n.div_ceil(128), m.div_ceil(128));
+        if grid.1 > 65535 {
+            return Err(invalid(format!(
+                "m is {m}: more than 65535 row tiles of 128 (split A's rows)"
+            )));
+        }
+        let mut c = DeviceBuffer::<f32>::zeroed_on(m * n, stream)?;
+        let view = c.view_2d_mut(m, n)?;
+        launch!(sgemm_8x8[grid, 256, stream](a, b, shape, view))?;
+        Ok(c)
+    }
+}

@@ -1,0 +1,191 @@
+//! `gpu_ops::matmul` (`torch.matmul` of 2-D tensors) against an f64 CPU
+//! reference: bf16 on the `mma.sync` GEMM (K packed and padded, B packed
+//! K-major), f32 on the FP32 SGEMM, at ragged sizes, one element, and tile
+//! multiples; and each bad input refused with an error naming it. On the
+//! simulator where there is no GPU, on the GPU otherwise. (A device too old
+//! for bf16 is in `tests/forced_simulated_architectures.rs`, another
+//! device's buffer in `tests/multi_device/peer.rs`.)
+
+use gpu_device::half::bf16;
+use gpu_runtime::{DeviceBuffer, Error, Stream};
+
+/// splitmix64 mapped to [-1, 1), for inputs.
+fn values(seed: u64, n: usize) -> Vec<f32> {
+    let mut state = seed;
+    (0..n)
+        .map(|_| {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^= z >> 31;
+            (z >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+        })
+        .collect()
+}
+
+/// `C = A @ B` in f64 with its scale (the sum of the products' magnitudes).
+fn reference(a: &[f64], b: &[f64], (m, k, n): (usize, usize, usize)) -> Vec<(f64, f64)> {
+    let mut c = vec![(0.0, 0.0); m * n];
+    for i in 0..m {
+        for j in 0..n {
+            let (mut sum, mut scale) = (0.0, 0.0);
+            for kk in 0..k {
+                let p = a[i * k + kk] * b[kk * n + j];
+                sum += p;
+                scale += p.abs();
+            }
+            c[i * n + j] = (sum, scale);
+        }
+    }
+    c
+}
+
+fn bf16_matches_the_reference((m, k, n): (usize, usize, usize), stream: &Stream) {
+    let a: Vec<bf16> = values(m as u64 * 7 + k as u64, m * k)
+        .into_iter()
+        .map(bf16::from_f32)
+        .collect();
+    let b: Vec<bf16> = values(n as u64 * 13 + k as u64, k * n)
+        .into_iter()
+        .map(bf16::from_f32)
+        .collect();
+    let da = DeviceBuffer::to_device_sync(&a, stream).unwrap();
+    let db = DeviceBuffer::to_device_sync(&b, stream).unwrap();
+    let c = gpu_ops::matmul_on(&da, (m, k), &db, (k, n), stream).unwrap();
+    assert_eq!(c.len(), m * n);
+    let got = c.copy_to_host_sync(stream).unwrap();
+    let wide = |v: &[bf16]| v.iter().map(|x| x.to_f64()).collect::<Vec<_>>();
+    let expected = reference(&wide(&a), &wide(&b), (m, k, n));
+    for (index, (&g, &(sum, scale))) in got.iter().zip(&expected).enumerate() {
+        let g = g.to_f64();
+        // One bf16 rounding of the result, and f32 accumulation.
+        let tolerance = sum.abs() / 128.0 + 1e-5 * scale + 1e-30;
+        assert!(
+            (g - sum).abs() <= tolerance,
+            "bf16 {m} × {k} @ {k} × {n}: C[{}][{}] is {g}, the reference {sum}",
+            index / n,
+            index % n
+        );
+    }
+}
+
+fn f32_matches_the_reference((m, k, n): (usize, usize, usize), stream: &Stream) {
+    let a = values(m as u64 * 3 + k as u64, m * k);
+    let b = values(n as u64 * 5 + k as u64, k * n);
+    let da = DeviceBuffer::to_device_sync(&a, stream).unwrap();
+    let db = DeviceBuffer::to_device_sync(&b, stream).unwrap();
+    let c = gpu_ops::matmul_on(&da, (m, k), &db, (k, n), stream).unwrap();
+    let got = c.copy_to_host_sync(stream).unwrap();
+    let wide = |v: &[f32]| v.iter().map(|&x| x as f64).collect::<Vec<_>>();
+    let expected = reference(&wide(&a), &wide(&b), (m, k, n));
+    for (index, (&g, &(sum, scale))) in got.iter().zip(&expected).enumerate() {
+        // f32 accumulation: k roundings of at most 2⁻²⁴ of the scale each.
+        let tolerance = (k as f64 + 2.0) * f64::powi(2.0, -24) * scale + 1e-30;
+        assert!(
+            (g as f64 - sum).abs() <= tolerance,
+            "f32 {m} × {k} @ {k} × {n}: C[{}][{}] is {g}, the reference {sum}",
+            index / n,
+            index % n
+        );
+    }
+}
+
+/// Ragged in every extent (K not a multiple of 8: A packed too), one
+/// element, one whole block tile, K past the ring's four stages.
+const SHAPES: &[(usize, usize, usize)] = &[
+    (130, 40, 67),
+    (130, 67, 40),
+    (1, 1, 1),
+    (3, 5, 2),
+    (128, 64, 256),
+    (17, 300, 9),
+];
+
+#[test]
+fn bf16_matmul_matches_a_cpu_reference() {
+    let stream = Stream::new().unwrap();
+    for &shape in SHAPES {
+        bf16_matches_the_reference(shape, &stream);
+    }
+}
+
+#[test]
+fn f32_matmul_matches_a_cpu_reference() {
+    let stream = Stream::new().unwrap();
+    for &shape in SHAPES.iter().chain(&[(129, 17, 130), (256, 8, 128)]) {
+        f32_matches_the_reference(shape, &stream);
+    }
+}
+
+#[test]
+fn matmul_on_the_current_stream_is_torch_matmul() {
+    // [[1, 2, 3], [4, 5, 6]] @ [[1, 0], [0, 1], [1, 1]]: exact in bf16.
+    let a: Vec<bf16> = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]
+        .map(bf16::from_f32)
+        .to_vec();
+    let b: Vec<bf16> = [1.0f32, 0.0, 0.0, 1.0, 1.0, 1.0]
+        .map(bf16::from_f32)
+        .to_vec();
+    let (da, db) = (
+        DeviceBuffer::from_host_sync(&a).unwrap(),
+        DeviceBuffer::from_host_sync(&b).unwrap(),
+    );
+    let c = gpu_ops::matmul(&da, (2, 3), &db, (3, 2)).unwrap();
+    let c: Vec<f32> = c
+        .to_host_sync()
+        .unwrap()
+        .into_iter()
+        .map(bf16::to_f32)
+        .collect();
+    assert_eq!(c, [4.0, 5.0, 10.0, 11.0]);
+}
+
+/// The error of `matmul` for these inputs, as text, after checking it is
+/// an `InvalidArgument` of `gpu_ops::matmul`.
+fn refusal(a_len: usize, a_shape: (usize, usize), b_len: usize, b_shape: (usize, usize)) -> String {
+    let stream = Stream::new().unwrap();
+    let a = DeviceBuffer::<bf16>::zeroed_on(a_len, &stream).unwrap();
+    let b = DeviceBuffer::<bf16>::zeroed_on(b_len, &stream).unwrap();
+    let error = gpu_ops::matmul_on(&a, a_shape, &b, b_shape, &stream).unwrap_err();
+    assert!(
+        matches!(
+            error,
+            Error::InvalidArgument {
+                operation: "gpu_ops::matmul",
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    // The f32 path checks alike.
+    let (a32, b32) = (
+        DeviceBuffer::<f32>::zeroed_on(a_len, &stream).unwrap(),
+        DeviceBuffer::<f32>::zeroed_on(b_len, &stream).unwrap(),
+    );
+    let error32 = gpu_ops::matmul_on(&a32, a_shape, &b32, b_shape, &stream).unwrap_err();
+    assert_eq!(error32.to_string(), error.to_string());
+    error.to_string()
+}
+
+#[test]
+fn matmul_refuses_bad_inputs_naming_them() {
+    let message = refusal(6, (2, 3), 8, (4, 2));
+    assert!(
+        message.contains("A is 2 × 3, B is 4 × 2: A's columns must equal B's rows"),
+        "{message}"
+    );
+    let message = refusal(5, (2, 3), 6, (3, 2));
+    assert!(
+        message.contains("`a` holds 5 elements, but A is 2 × 3, B is 3 × 2: 2 × 3 = 6"),
+        "{message}"
+    );
+    let message = refusal(6, (2, 3), 7, (3, 2));
+    assert!(message.contains("`b` holds 7 elements"), "{message}");
+    for (a_shape, b_shape) in [((0, 3), (3, 2)), ((2, 0), (0, 2)), ((2, 3), (3, 0))] {
+        let message = refusal(0, a_shape, 0, b_shape);
+        assert!(message.contains("an empty matrix"), "{message}");
+    }
+    let message = refusal(1, (usize::MAX, 2), 2, (2, 1));
+    assert!(message.contains("overflows usize"), "{message}");
+}
