@@ -104,7 +104,7 @@ fn case(ctx: &mut Ctx, n: usize) -> Res<()> {
             s.counter.zero(stream)?;
             s.status.zero(stream)?;
             scan_tiles::Launcher::new(LaunchConfig::new(tiles, THREADS).stream(stream))
-                .launch::<SumU32>(&din, &mut s.out, &mut s.counter, &mut s.status, false)
+                .launch::<SumU32>(&din, &mut s.out, &mut s.counter, &mut s.status)
         },
         check(kernel),
     )?;

@@ -2,7 +2,9 @@
 //! `DeviceScan::ExclusiveSum` and `InclusiveScan`): sums, minima and maxima
 //! of 32-bit integers and floats, exclusive or inclusive, in one pass.
 //!
-//! One kernel, [`scan_tiles`]: decoupled look-back (`gpu_device::lookback`).
+//! One kernel, [`scan_tiles`]: decoupled look-back (`gpu_device::lookback`),
+//! one instance per element type, operation and kind (exclusive or
+//! inclusive: a compile-time choice, see [`ScanSpec::INCLUSIVE`]).
 //! Each block of 128 threads claims the next tile of 3072 elements; each
 //! warp owns 768 consecutive elements of it, and each lane six runs of four
 //! (`ClaimedRuns<4, 6>`: a warp's loads and stores are 512 contiguous bytes,
@@ -40,11 +42,20 @@ pub trait ScanSpec: 'static {
     /// The operation's identity (`op(identity, x) == x`): what elements past
     /// the end of the input contribute.
     const IDENTITY: Self::Element;
+    /// Inclusive (element `i` combines elements `0 ..= i`) or exclusive
+    /// (`0 .. i`). A constant, not a kernel parameter: an exclusive scan
+    /// stores each run's first three prefixes only, so the fourth is dead
+    /// before the look-back; with a run-time flag the inclusive store kept
+    /// it live across it (64 registers a thread against the CUDA C twin's
+    /// 48, `benches/NOTES.md`).
+    const INCLUSIVE: bool;
 }
 
 macro_rules! scan_specs {
-    ($($(#[$doc:meta])* $name:ident = $t:ty, $op:ident, $identity:expr;)*) => {$(
+    ($($(#[$doc:meta])* $name:ident, $inclusive_name:ident = $t:ty, $op:ident, $identity:expr;)*) => {$(
         $(#[$doc])*
+        #[doc = ""]
+        #[doc = "Exclusive (element `i` combines elements `0 .. i`; element 0 is the identity)."]
         #[repr(C)]
         #[derive(Clone, Copy, Debug, DeviceCopy)]
         pub struct $name;
@@ -52,40 +63,55 @@ macro_rules! scan_specs {
             type Element = $t;
             type Op = $op;
             const IDENTITY: $t = $identity;
+            const INCLUSIVE: bool = false;
+        }
+        $(#[$doc])*
+        #[doc = ""]
+        #[doc = "Inclusive (element `i` combines elements `0 ..= i`)."]
+        #[repr(C)]
+        #[derive(Clone, Copy, Debug, DeviceCopy)]
+        pub struct $inclusive_name;
+        impl ScanSpec for $inclusive_name {
+            type Element = $t;
+            type Op = $op;
+            const IDENTITY: $t = $identity;
+            const INCLUSIVE: bool = true;
         }
     )*};
 }
 
 scan_specs! {
     /// Wrapping sums of `u32`.
-    SumU32 = u32, Sum, 0;
+    SumU32, SumU32Inclusive = u32, Sum, 0;
     /// Wrapping sums of `i32`.
-    SumI32 = i32, Sum, 0;
+    SumI32, SumI32Inclusive = i32, Sum, 0;
     /// Sums of `f32`.
-    SumF32 = f32, Sum, 0.0;
+    SumF32, SumF32Inclusive = f32, Sum, 0.0;
     /// Minima of `u32`.
-    MinU32 = u32, Min, u32::MAX;
+    MinU32, MinU32Inclusive = u32, Min, u32::MAX;
     /// Minima of `i32`.
-    MinI32 = i32, Min, i32::MAX;
+    MinI32, MinI32Inclusive = i32, Min, i32::MAX;
     /// Minima of `f32` (a NaN is skipped, as `f32::min` does).
-    MinF32 = f32, Min, f32::INFINITY;
+    MinF32, MinF32Inclusive = f32, Min, f32::INFINITY;
     /// Maxima of `u32`.
-    MaxU32 = u32, Max, 0;
+    MaxU32, MaxU32Inclusive = u32, Max, 0;
     /// Maxima of `i32`.
-    MaxI32 = i32, Max, i32::MIN;
+    MaxI32, MaxI32Inclusive = i32, Max, i32::MIN;
     /// Maxima of `f32` (a NaN is skipped, as `f32::max` does).
-    MaxF32 = f32, Max, f32::NEG_INFINITY;
+    MaxF32, MaxF32Inclusive = f32, Max, f32::NEG_INFINITY;
 }
 
 /// The one pass of a scan: block `b` claims tile `t` (in order, from
 /// `counter`, which is zero at the launch) and writes the exclusive (or,
-/// with `inclusive`, inclusive) scan of `input`'s tile `t` to `out`, with
+/// with [`ScanSpec::INCLUSIVE`], inclusive) scan of `input`'s tile `t` to `out`, with
 /// the prefix of all earlier tiles; `status` (one zeroed word per tile) is
 /// how tiles pass their totals on. Launch `ceil(len / TILE)` blocks of
 /// [`THREADS`]; a launch with stale status words or counter fails (see
 /// `gpu_device::lookback`).
 #[kernel(
     SumU32, SumI32, SumF32, MinU32, MinI32, MinF32, MaxU32, MaxI32, MaxF32,
+    SumU32Inclusive, SumI32Inclusive, SumF32Inclusive, MinU32Inclusive, MinI32Inclusive,
+    MinF32Inclusive, MaxU32Inclusive, MaxI32Inclusive, MaxF32Inclusive,
     block = (128),
     launch_bounds = (128, 8)
 )]
@@ -94,7 +120,6 @@ pub fn scan_tiles<S: ScanSpec>(
     mut out: DisjointSlice<<S as ScanSpec>::Element, ClaimedRuns<4, 6>>,
     counter: &[DeviceAtomic<u32>],
     status: &[DeviceAtomic<TileStatus>],
-    inclusive: bool,
     block: Block,
 ) {
     let op = S::Op::default();
@@ -137,7 +162,7 @@ pub fn scan_tiles<S: ScanSpec>(
         let base = op.combine(scan.value, before_row[k]);
         let mut values = [identity; RUN];
         unroll!(for i in 0..RUN {
-            values[i] = if inclusive {
+            values[i] = if S::INCLUSIVE {
                 op.combine(base, runs[k][i])
             } else if i == 0 {
                 base
@@ -161,27 +186,31 @@ mod host {
     /// The element types and operations [`scan_into`] computes: `u32`,
     /// `i32` and `f32` with `Sum`, `Min` and `Max`.
     pub trait Scannable<O>: Sized {
-        /// The kernel instance of this type and operation.
-        type Spec: ScanSpec<Element = Self> + scan_tiles::Instance;
+        /// The kernel instance of the exclusive scan of this type and
+        /// operation.
+        type Exclusive: ScanSpec<Element = Self> + scan_tiles::Instance;
+        /// The kernel instance of the inclusive scan.
+        type Inclusive: ScanSpec<Element = Self> + scan_tiles::Instance;
     }
 
     macro_rules! scannable {
-        ($($t:ty, $op:ty => $spec:ident;)*) => {$(
+        ($($t:ty, $op:ty => $exclusive:ident, $inclusive:ident;)*) => {$(
             impl Scannable<$op> for $t {
-                type Spec = super::$spec;
+                type Exclusive = super::$exclusive;
+                type Inclusive = super::$inclusive;
             }
         )*};
     }
     scannable! {
-        u32, Sum => SumU32;
-        i32, Sum => SumI32;
-        f32, Sum => SumF32;
-        u32, Min => MinU32;
-        i32, Min => MinI32;
-        f32, Min => MinF32;
-        u32, Max => MaxU32;
-        i32, Max => MaxI32;
-        f32, Max => MaxF32;
+        u32, Sum => SumU32, SumU32Inclusive;
+        i32, Sum => SumI32, SumI32Inclusive;
+        f32, Sum => SumF32, SumF32Inclusive;
+        u32, Min => MinU32, MinU32Inclusive;
+        i32, Min => MinI32, MinI32Inclusive;
+        f32, Min => MinF32, MinF32Inclusive;
+        u32, Max => MaxU32, MaxU32Inclusive;
+        i32, Max => MaxI32, MaxI32Inclusive;
+        f32, Max => MaxF32, MaxF32Inclusive;
     }
 
     /// Writes the scan of `input` with `op` into `out` (of the same length),
@@ -212,10 +241,14 @@ mod host {
         let tiles = input.len().div_ceil(TILE);
         let mut counter = DeviceBuffer::<u32>::zeroed_on(1, stream)?;
         let mut status = DeviceBuffer::<TileStatus>::zeroed_on(tiles, stream)?;
-        // `launch!(scan_tiles::<T::Spec>[...](...))`, which takes an
+        // `launch!(scan_tiles::<T::Exclusive>[...](...))`, which takes an
         // instance of one token only.
-        scan_tiles::Launcher::new(LaunchConfig::new(tiles, THREADS).stream(stream))
-            .launch::<T::Spec>(input, out, &mut counter, &mut status, inclusive)
+        let launcher = scan_tiles::Launcher::new(LaunchConfig::new(tiles, THREADS).stream(stream));
+        if inclusive {
+            launcher.launch::<T::Inclusive>(input, out, &mut counter, &mut status)
+        } else {
+            launcher.launch::<T::Exclusive>(input, out, &mut counter, &mut status)
+        }
     }
 
     /// The exclusive prefix sums of `input` (CUB's `ExclusiveSum`; element

@@ -196,7 +196,7 @@ fn look_back_misuses_fail_their_launch() {
     let mut counter = DeviceBuffer::to_device_sync(&[tiles as u32], &stream).unwrap();
     let mut status = DeviceBuffer::<TileStatus>::zeroed_on(tiles, &stream).unwrap();
     scan_tiles::Launcher::new(config())
-        .launch::<SumU32>(&input, &mut out, &mut counter, &mut status, false)
+        .launch::<SumU32>(&input, &mut out, &mut counter, &mut status)
         .unwrap();
     let (kernel, message) = failure(&stream);
     assert_eq!(kernel, "scan_tiles");
@@ -213,13 +213,13 @@ fn look_back_misuses_fail_their_launch() {
     let mut counter = DeviceBuffer::<u32>::zeroed_on(1, &stream).unwrap();
     let mut status = DeviceBuffer::<TileStatus>::zeroed_on(tiles, &stream).unwrap();
     scan_tiles::Launcher::new(config())
-        .launch::<SumU32>(&input, &mut out, &mut counter, &mut status, false)
+        .launch::<SumU32>(&input, &mut out, &mut counter, &mut status)
         .unwrap();
     let got = out.copy_to_host_sync(&stream).unwrap();
     assert!(got.iter().enumerate().all(|(i, &v)| v == i as u32));
     counter.zero(&stream).unwrap();
     scan_tiles::Launcher::new(config())
-        .launch::<SumU32>(&input, &mut out, &mut counter, &mut status, false)
+        .launch::<SumU32>(&input, &mut out, &mut counter, &mut status)
         .unwrap();
     let (_, message) = failure(&stream);
     assert!(message.contains("was not empty"), "{message}");

@@ -47,8 +47,14 @@ use core::marker::PhantomData;
 /// to which [`into_block`](Self::into_block) returns.
 pub struct Alternating<P: Phase> {
     block: Block<P>,
-    /// Whether the block is in [`Reading`](super::Reading) now.
-    reading: bool,
+    /// 1 when the block is in [`Reading`](super::Reading) now, else 0;
+    /// never anything else (only `alternate` and `sync` write it), which
+    /// the buffers' pointers rely on: `read_index` and `write_index` are 0
+    /// or 1. A `u32`, not a `bool`: the buffers' offsets
+    /// are this times a constant, with no masking or select to a wider
+    /// register in the loop (a `bool` cost two instructions a k-tile in the
+    /// SGEMM, `benches/NOTES.md`).
+    reading: u32,
 }
 
 impl<P: Phase> Block<P> {
@@ -57,7 +63,7 @@ impl<P: Phase> Block<P> {
     pub fn alternate(self) -> Alternating<P> {
         Alternating {
             block: self,
-            reading: P::READING,
+            reading: u32::from(P::READING),
         }
     }
 }
@@ -70,13 +76,13 @@ impl<P: Phase> Alternating<P> {
     pub fn sync(&mut self) {
         self.block.check_owner();
         arch::barrier(arch::PHASE_BARRIER);
-        self.reading = !self.reading;
+        self.reading ^= 1;
     }
 
     /// Whether the block is in the [`Reading`](super::Reading) phase now.
     #[inline(always)]
     pub fn is_reading(&self) -> bool {
-        self.reading
+        self.reading != 0
     }
 
     /// The typed token of phase `P`, after one more barrier when the block
@@ -85,7 +91,7 @@ impl<P: Phase> Alternating<P> {
     #[track_caller]
     #[must_use = "the token is the only way to use shared memory after this"]
     pub fn into_block(mut self) -> Block<P> {
-        if self.reading != P::READING {
+        if self.is_reading() != P::READING {
             self.sync();
         }
         self.block
@@ -108,6 +114,20 @@ impl<P: Phase> Alternating<P> {
     #[inline(always)]
     pub fn own_slot(&self, k: usize, len: usize) -> Option<usize> {
         self.block.own_slot(k, len)
+    }
+
+    /// Which of a double buffer's two arrays is read in this phase: 1 (the
+    /// second) in `Writing`, 0 in `Reading`.
+    #[inline(always)]
+    fn read_index(&self) -> usize {
+        (self.reading ^ 1) as usize
+    }
+
+    /// Which of a double buffer's two arrays is written in this phase: 0
+    /// (the first) in `Writing`, 1 in `Reading`.
+    #[inline(always)]
+    fn write_index(&self) -> usize {
+        self.reading as usize
     }
 
     /// The underlying token (its rank and size; its phase type is stale).
@@ -186,13 +206,13 @@ impl<T: SharedElement, const N: usize> DoubleBuffer<T, N> {
     /// first in `Reading`.
     #[inline(always)]
     fn read_ptr<P: Phase>(&self, block: &Alternating<P>) -> *mut T {
-        self.ptr.wrapping_add(usize::from(!block.reading) * N)
+        self.ptr.wrapping_add(block.read_index() * N)
     }
 
     /// The array written in the token's phase.
     #[inline(always)]
     fn write_ptr<P: Phase>(&self, block: &Alternating<P>) -> *mut T {
-        self.ptr.wrapping_add(usize::from(block.reading) * N)
+        self.ptr.wrapping_add(block.write_index() * N)
     }
 
     /// Slot `index` of the array read in this phase, shared with the other
@@ -316,15 +336,13 @@ impl<T: SharedElement, const ROWS: usize, const COLS: usize, const STRIDE: usize
     /// `as[buf]`, so that each access is that register plus a constant.
     #[inline(always)]
     fn read_ptr<P: Phase>(&self, block: &Alternating<P>) -> *mut T {
-        self.ptr
-            .wrapping_add(usize::from(!block.reading) * Self::HALF)
+        self.ptr.wrapping_add(block.read_index() * Self::HALF)
     }
 
     /// The matrix written in the token's phase.
     #[inline(always)]
     fn write_ptr<P: Phase>(&self, block: &Alternating<P>) -> *mut T {
-        self.ptr
-            .wrapping_add(usize::from(block.reading) * Self::HALF)
+        self.ptr.wrapping_add(block.write_index() * Self::HALF)
     }
 
     /// Slots `(row, V q .. V q + V)` of the array read in this phase, with

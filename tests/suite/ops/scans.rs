@@ -102,13 +102,16 @@ fn sums_of_i32_and_f32_match_the_cpu() {
     let stream = Stream::new().unwrap();
     for &n in SIZES {
         let values: Vec<i32> = numbers(n as u64 + 1, n).iter().map(|&x| x as i32).collect();
-        check(&values, Sum, 0, false, i32::wrapping_add, &stream);
         // Small integers: every partial sum is exact, whatever the order.
-        let values: Vec<f32> = numbers(n as u64 + 2, n)
+        let floats: Vec<f32> = numbers(n as u64 + 2, n)
             .iter()
             .map(|&x| (x % 17) as f32 - 8.0)
             .collect();
-        check(&values, Sum, 0.0, true, |a, b| a + b, &stream);
+        // Each kind is a kernel instance of its own (`ScanSpec::INCLUSIVE`).
+        for inclusive in [false, true] {
+            check(&values, Sum, 0, inclusive, i32::wrapping_add, &stream);
+            check(&floats, Sum, 0.0, inclusive, |a, b| a + b, &stream);
+        }
     }
 }
 
@@ -120,17 +123,20 @@ fn minima_and_maxima_match_the_cpu() {
             .iter()
             .map(|&x| x as u32 >> 3)
             .collect();
-        check(&u, Min, u32::MAX, false, u32::min, &stream);
-        check(&u, Max, 0, true, u32::max, &stream);
         let i: Vec<i32> = numbers(n as u64 + 4, n).iter().map(|&x| x as i32).collect();
-        check(&i, Min, i32::MAX, true, i32::min, &stream);
-        check(&i, Max, i32::MIN, false, i32::max, &stream);
         let f: Vec<f32> = numbers(n as u64 + 5, n)
             .iter()
             .map(|&x| (x % 100_000) as f32 / 7.0 - 5000.0)
             .collect();
-        check(&f, Min, f32::INFINITY, false, f32::min, &stream);
-        check(&f, Max, f32::NEG_INFINITY, true, f32::max, &stream);
+        // Every instance: each kind is a kernel instance of its own.
+        for inclusive in [false, true] {
+            check(&u, Min, u32::MAX, inclusive, u32::min, &stream);
+            check(&u, Max, 0, inclusive, u32::max, &stream);
+            check(&i, Min, i32::MAX, inclusive, i32::min, &stream);
+            check(&i, Max, i32::MIN, inclusive, i32::max, &stream);
+            check(&f, Min, f32::INFINITY, inclusive, f32::min, &stream);
+            check(&f, Max, f32::NEG_INFINITY, inclusive, f32::max, &stream);
+        }
     }
 }
 
