@@ -1041,7 +1041,7 @@ fn frames_and_spills(ptx: &str, arch: &str, entries: &[&str]) -> Vec<(String, u3
 /// the driver's JIT, which compiles the same PTX on the GPU.
 #[test]
 fn the_sgemm_kernels_do_not_spill_at_their_register_caps() {
-    let (arch, ptx) = gpu_test_kernels::KERNEL_MODULE
+    let (arch, ptx) = gpu_ops::KERNEL_MODULE
         .ptx_variants()
         .into_iter()
         .find(|(arch, _)| *arch == "sm_90a")
