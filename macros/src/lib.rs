@@ -295,8 +295,8 @@ pub fn mbarriers(input: TokenStream) -> TokenStream {
 /// A tile of the block's static shared memory that bulk tensor copies
 /// (TMA, sm_90) fill, with its own `mbarrier`: `tma_tile!(bf16, 64, 64,
 /// Swizzle128B)` is a `gpu_device::tma::TmaTileSlot<bf16, 64, 64,
-/// Swizzle128B>` (the swizzle defaults to none), which every thread of the
-/// block initialises together (`TmaTileSlot::init`). See `gpu_device::tma`.
+/// Swizzle128B>` (the swizzle defaults to none), whose scope every thread
+/// of the block enters together (`TmaTileSlot::with`). See `gpu_device::tma`.
 #[proc_macro]
 pub fn tma_tile(input: TokenStream) -> TokenStream {
     tma_tile::expand(input.into())

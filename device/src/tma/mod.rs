@@ -16,10 +16,12 @@
 //! // With `#[kernel(arch = "sm_90")]`: the block copies the 64 x 64 box at
 //! // (row 64, column 0) and each thread reads one element of it.
 //! pub fn first(map: TensorMap2d<f32, 64, 64>, mut out: DisjointSlice<f32>) {
-//!     let mut tile = gpu_device::tma_tile!(f32, 64, 64).init();
-//!     let landed = tile.load(&map, 64, 0).wait();
 //!     let i = thread_index();
-//!     out.set(i, landed.get(i / 64 % 64, i % 64));
+//!     let v = gpu_device::tma_tile!(f32, 64, 64).with(|tile| {
+//!         let landed = tile.load(&map, 64, 0).wait();
+//!         landed.get(i / 64 % 64, i % 64)
+//!     });
+//!     out.set(i, v);
 //! }
 //! ```
 //!
@@ -46,6 +48,10 @@
 //!   of the tile loads' own; only then does thread 0 issue the next copy.
 //!   A [`Landed`] borrows its tile, so no thread still reads it then, and
 //!   no thread can let the barrier run a phase ahead of its waits.
+//! - *No copy outlives its tile.* The handle lives only inside
+//!   [`TmaTileSlot::with`], which waits for a copy still in flight when its
+//!   closure returns (a handle cannot be leaked out of it), so no copy
+//!   writes the tile once the block moved on or exited.
 //! - *The map's memory.* The kernel receives the generic address of a
 //!   copy of the encoded `CUtensorMap` in global memory, written by the
 //!   host before the launch in stream order (see [`TensorMap2d`]).
@@ -251,24 +257,35 @@ impl<T, const ROWS: usize, const COLS: usize, S: TileSwizzle> TmaTileSlot<T, ROW
         }
     }
 
-    /// Initialises the tile's barrier and gives this thread's handle.
-    /// Every thread of the block calls it together (it ends with a block
-    /// barrier).
+    /// Initialises the tile's barrier and runs `f` with this thread's
+    /// handle; at its end, waits for a copy still in flight, then for every
+    /// thread of the block (a block barrier). Every thread of the block
+    /// calls it together. The scope is what makes the end sure: no copy is
+    /// still writing the tile when its block moves on (or exits, freeing
+    /// its shared memory), whatever `f` does with the handle.
     #[inline(always)]
     #[track_caller]
-    pub fn init(self) -> TmaTile<T, ROWS, COLS, S> {
+    pub fn with<R>(self, f: impl FnOnce(&mut TmaTile<T, ROWS, COLS, S>) -> R) -> R {
         let _ = Self::BYTES;
         let [barrier] = self.barrier.init([1]);
-        TmaTile {
+        let mut tile = TmaTile {
             tile: self.tile,
             barrier,
             in_flight: false,
             _swizzle: PhantomData,
+        };
+        let result = f(&mut tile);
+        if tile.in_flight {
+            let _ = tile.barrier.wait();
         }
+        // No thread is left waiting on this barrier when a later `with`
+        // of the same tile initialises it again.
+        arch::barrier(arch::TMA_TILE_BARRIER);
+        result
     }
 }
 
-/// This thread's handle of a TMA tile: from [`TmaTileSlot::init`].
+/// This thread's handle of a TMA tile, inside [`TmaTileSlot::with`].
 pub struct TmaTile<T, const ROWS: usize, const COLS: usize, S: TileSwizzle = NoSwizzle> {
     tile: *mut T,
     barrier: MBarrier,

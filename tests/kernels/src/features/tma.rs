@@ -48,8 +48,8 @@ fn copy_boxes<S: TileSwizzle>(
 /// [`copy_boxes`] of a map without swizzle.
 #[kernel(arch = "sm_90a")]
 pub fn tma_boxes(map: TensorMap2d<bf16, 64, 64>, boxes_per_row: u32, out: DisjointSlice<bf16>) {
-    let mut tile = gpu_device::tma_tile!(bf16, 64, 64, NoSwizzle).init();
-    copy_boxes(&mut tile, &map, boxes_per_row, out);
+    gpu_device::tma_tile!(bf16, 64, 64, NoSwizzle)
+        .with(|tile| copy_boxes(tile, &map, boxes_per_row, out));
 }
 
 /// [`copy_boxes`] of a map with the 128-byte swizzle (the tile's bytes
@@ -60,8 +60,8 @@ pub fn tma_boxes_swizzled(
     boxes_per_row: u32,
     out: DisjointSlice<bf16>,
 ) {
-    let mut tile = gpu_device::tma_tile!(bf16, 64, 64, Swizzle128B).init();
-    copy_boxes(&mut tile, &map, boxes_per_row, out);
+    gpu_device::tma_tile!(bf16, 64, 64, Swizzle128B)
+        .with(|tile| copy_boxes(tile, &map, boxes_per_row, out));
 }
 
 /// A map of `f32` boxes of 16 x 32 (a tile of 2 KiB, one thread a
@@ -70,8 +70,8 @@ pub fn tma_boxes_swizzled(
 /// well (none).
 #[kernel(arch = "sm_90")]
 pub fn tma_box_f32(map: TensorMap2d<f32, 16, 32>, row: i32, col: i32, mut out: DisjointSlice<f32>) {
-    let mut tile = gpu_device::tma_tile!(f32, 16, 32).init();
-    let landed = tile.load(&map, row, col).wait();
     let t = thread_rank();
-    out.set(thread_index(), landed.get(t / 32, t % 32));
+    let v = gpu_device::tma_tile!(f32, 16, 32)
+        .with(|tile| tile.load(&map, row, col).wait().get(t / 32, t % 32));
+    out.set(thread_index(), v);
 }
