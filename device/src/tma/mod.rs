@@ -223,7 +223,7 @@ impl<T, const ROWS: usize, const COLS: usize, S: TileSwizzle> TmaTileSlot<T, ROW
             ROWS >= 1 && ROWS <= 256 && COLS >= 1 && COLS <= 256,
             "a TMA box has 1 to 256 elements in each dimension"
         );
-        assert!(row % 16 == 0, "a TMA box's rows are a multiple of 16 bytes");
+        assert!(row.is_multiple_of(16), "a TMA box's rows are a multiple of 16 bytes");
         assert!(
             S::SPAN == 0 || row <= S::SPAN,
             "a swizzled TMA box's rows are at most the swizzle's span"
@@ -411,4 +411,51 @@ impl<T: Copy, const ROWS: usize, const COLS: usize, S: TileSwizzle> Landed<'_, T
 #[track_caller]
 fn outside(row: usize, col: usize, rows: usize, cols: usize) -> ! {
     panic!("Landed::get: element ({row}, {col}) is outside the {rows} x {cols} tile")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mma::Bf16;
+    use crate::wgmma::{KMajorTile, Swizzle, Swizzle128B, Swizzle32B, Swizzle64B};
+
+    /// A box copied with a swizzle lands where `wgmma` reads a K-major
+    /// tile of that swizzle (two descriptions of the hardware's pattern).
+    fn lands_where_wgmma_reads<S: TileSwizzle + Swizzle>() {
+        for row in 0..16 {
+            for k in 0..S::BYTES / 2 {
+                let tma = swizzle(<S as TileSwizzle>::MODE, row * S::BYTES + 2 * k);
+                let wgmma = 2 * KMajorTile::<Bf16, S, 16>::slot(row, k);
+                assert_eq!(tma, wgmma, "mode {}: ({row}, {k})", <S as TileSwizzle>::MODE);
+            }
+        }
+    }
+
+    #[test]
+    fn swizzled_boxes_land_as_wgmma_reads_them() {
+        lands_where_wgmma_reads::<Swizzle128B>();
+        lands_where_wgmma_reads::<Swizzle64B>();
+        lands_where_wgmma_reads::<Swizzle32B>();
+    }
+
+    /// Every byte stays within its 128 bytes (the tile's blocks hold it),
+    /// and no two land together; without a swizzle nothing moves.
+    #[test]
+    fn a_swizzle_permutes_each_128_bytes() {
+        for mode in 0..4 {
+            let mut seen = [false; 1024];
+            for offset in 0..1024 {
+                let to = swizzle(mode, offset);
+                assert_eq!(to / 128, offset / 128, "mode {mode}: {offset}");
+                assert!(!seen[to], "mode {mode}: {offset} lands on a taken byte");
+                seen[to] = true;
+                if mode == 0 {
+                    assert_eq!(to, offset);
+                }
+            }
+        }
+        // The 128-byte swizzle: chunk c of row r (of 128 bytes) at chunk c ^ r.
+        assert_eq!(swizzle(3, 128), 144);
+        assert_eq!(swizzle(3, 7 * 128 + 16), 7 * 128 + 16 * 6);
+    }
 }
