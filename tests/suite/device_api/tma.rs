@@ -4,9 +4,10 @@
 //! swizzle, landing as on the GPU (clipped, zeros past the edges, the pad
 //! between rows never read); the launcher's checks of the map against the
 //! parameter's type and device; the buffer's tracking across streams. A
-//! tile read before its copy completed, or a tile of another box than the
-//! map's, does not compile (`tests/ui/device_api/tma_*.rs`); a map of a
-//! dropped buffer neither (`tests/ui/runtime_api/tensor_map_of_dropped_buffer.rs`).
+//! map of a dropped buffer does not compile
+//! (`tests/ui/runtime_api/tensor_map_of_dropped_buffer.rs`); a tile is read
+//! only through `Loading::wait`'s `Landed`, and loads only from a map of
+//! its own type (no ui case yet).
 //! Runs on the simulator, and on a GPU of compute capability 9.0 (the
 //! kernels are `sm_90a`'s; elsewhere the test says so and returns).
 
