@@ -223,7 +223,10 @@ impl<T, const ROWS: usize, const COLS: usize, S: TileSwizzle> TmaTileSlot<T, ROW
             ROWS >= 1 && ROWS <= 256 && COLS >= 1 && COLS <= 256,
             "a TMA box has 1 to 256 elements in each dimension"
         );
-        assert!(row.is_multiple_of(16), "a TMA box's rows are a multiple of 16 bytes");
+        assert!(
+            row.is_multiple_of(16),
+            "a TMA box's rows are a multiple of 16 bytes"
+        );
         assert!(
             S::SPAN == 0 || row <= S::SPAN,
             "a swizzled TMA box's rows are at most the swizzle's span"
@@ -426,7 +429,12 @@ mod tests {
             for k in 0..S::BYTES / 2 {
                 let tma = swizzle(<S as TileSwizzle>::MODE, row * S::BYTES + 2 * k);
                 let wgmma = 2 * KMajorTile::<Bf16, S, 16>::slot(row, k);
-                assert_eq!(tma, wgmma, "mode {}: ({row}, {k})", <S as TileSwizzle>::MODE);
+                assert_eq!(
+                    tma,
+                    wgmma,
+                    "mode {}: ({row}, {k})",
+                    <S as TileSwizzle>::MODE
+                );
             }
         }
     }
