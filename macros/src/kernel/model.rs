@@ -389,8 +389,7 @@ fn check_device_built<'a>(
             | ParamKind::MappedMatrix(..)
             | ParamKind::Output2d(..)
             | ParamKind::Output3d(_)
-            | ParamKind::Atomic(_)
-            | ParamKind::TensorMap(..) => {}
+            | ParamKind::Atomic(_) => {}
         }
     }
 }

@@ -15,5 +15,4 @@ mod ownership;
 mod print;
 mod random;
 mod shared_memory;
-mod tma;
 mod votes;
