@@ -254,15 +254,18 @@ impl TensorMapLayout {
         }
     }
 
-    /// Elements from the first to one past the last the map can name.
-    pub fn span_elements(&self) -> u64 {
-        let last: u64 = self
+    /// Elements from the first to one past the last the map can name. In
+    /// 128 bits: an extent below 2^32 times a stride below 2^40 bytes, five
+    /// times, cannot overflow it, where 64 bits wrap (a map of 2^28 + 1
+    /// rows 2^36 bytes apart would span 0 bytes and pass any buffer).
+    pub fn span_elements(&self) -> u128 {
+        let last: u128 = self
             .dims()
             .iter()
             .zip(self.stride_bytes())
-            .map(|(&d, &s)| (d - 1) * s)
+            .map(|(&d, &s)| u128::from(d - 1) * u128::from(s))
             .sum();
-        last / u64::from(self.element_bytes) + 1
+        last / u128::from(self.element_bytes) + 1
     }
 
     /// Checks the layout against memory of `len` elements at `address`: an
@@ -275,7 +278,7 @@ impl TensorMapLayout {
             )));
         }
         let span = self.span_elements();
-        if span > len as u64 {
+        if span > len as u128 {
             return Err(invalid(format!(
                 "the map names elements up to {} of a buffer of {len}: extents {:?} with strides {:?} bytes do not fit",
                 span - 1,
@@ -377,6 +380,20 @@ mod tests {
             Error::InvalidArgument { reason, .. } => reason,
             other => panic!("expected InvalidArgument, got {other:?}"),
         }
+    }
+
+    /// Attack: extents and strides whose span wraps in 64 bits (2^28 rows
+    /// 2^36 bytes apart: 2^64 bytes), each within the driver's limits, so
+    /// that a buffer of 16 elements would pass and a box at row 1 read 64
+    /// GiB past it.
+    #[test]
+    fn a_span_past_64_bits_is_refused_not_wrapped() {
+        let rows = (1u64 << 28) + 1;
+        let l = TensorMapLayout::tiled::<f32>(&[16, rows], &[1 << 34], &[16, 1], Swizzle::None)
+            .unwrap();
+        assert_eq!(l.span_elements(), (1u128 << 62) + 16);
+        let e = reason(l.check_memory(0x1000, 16).unwrap_err());
+        assert!(e.contains("of a buffer of 16"), "{e}");
     }
 
     #[test]
