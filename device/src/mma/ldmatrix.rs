@@ -248,7 +248,7 @@ fn load_shared_checked<T: SixteenBit, F: SharedTile<T, L>, L>(
 #[track_caller]
 #[inline(always)]
 fn shared_tile<'r, E: crate::shared::SharedElement>(
-    shared: &crate::shared::DynamicShared<E>,
+    shared: &'r crate::shared::DynamicShared<E>,
     block: &'r crate::shared::Block<crate::shared::Reading>,
     offset: usize,
     stride: usize,

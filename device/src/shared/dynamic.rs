@@ -63,7 +63,7 @@ impl<T: SharedElement> DynamicShared<T> {
     /// This thread's `k`-th owned slot. Panics if it is past the end.
     #[inline(always)]
     #[track_caller]
-    pub fn own_mut<'w>(&self, block: &'w mut Block<Writing>, k: usize) -> &'w mut T {
+    pub fn own_mut<'w>(&'w self, block: &'w mut Block<Writing>, k: usize) -> &'w mut T {
         let slot = own_slot(block, k, self.len);
         // SAFETY: as in `Shared::own_mut`.
         unsafe { &mut *self.ptr.add(slot) }
@@ -72,7 +72,7 @@ impl<T: SharedElement> DynamicShared<T> {
     /// Reads this thread's `k`-th owned slot. Panics if it is past the end.
     #[inline(always)]
     #[track_caller]
-    pub fn own<'w>(&self, block: &'w Block<Writing>, k: usize) -> &'w T {
+    pub fn own<'w>(&'w self, block: &'w Block<Writing>, k: usize) -> &'w T {
         let slot = own_slot(block, k, self.len);
         // SAFETY: as in `Shared::own`.
         unsafe { &*self.ptr.add(slot) }
@@ -95,7 +95,7 @@ impl<T: SharedElement> DynamicShared<T> {
     /// The whole array, shared with the other readers.
     #[inline(always)]
     #[track_caller]
-    pub fn as_slice<'r>(&self, block: &'r Block<Reading>) -> &'r [T] {
+    pub fn as_slice<'r>(&'r self, block: &'r Block<Reading>) -> &'r [T] {
         block.check_owner();
         if !T::ATOMIC_CELL {
             race_check::read_range(self.ptr, self.len);
@@ -107,7 +107,7 @@ impl<T: SharedElement> DynamicShared<T> {
     /// Slot `index`, shared with the other readers. Panics if out of range.
     #[inline(always)]
     #[track_caller]
-    pub fn get_ref<'r>(&self, block: &'r Block<Reading>, index: usize) -> &'r T {
+    pub fn get_ref<'r>(&'r self, block: &'r Block<Reading>, index: usize) -> &'r T {
         block.check_owner();
         if index >= self.len {
             out_of_range(index, self.len)

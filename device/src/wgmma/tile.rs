@@ -126,7 +126,7 @@ impl<'r, T: SixteenBit, S: Swizzle, const ROWS: usize> KMajorTile<'r, T, S, ROWS
     #[inline(always)]
     #[track_caller]
     pub fn new(
-        shared: &DynamicShared<T::Element>,
+        shared: &'r DynamicShared<T::Element>,
         phase: &'r AsyncReading,
         offset: usize,
     ) -> KMajorTile<'r, T, S, ROWS> {
