@@ -49,7 +49,7 @@ use crate::cp_async::CpAsyncRing;
 use crate::shared::SharedElement;
 
 /// An accumulator whose products may still be running, reading a ring
-/// stage no longer borrowed (see the [module](self)): its registers are out
+/// stage no longer borrowed (see the [`wgmma`](crate::wgmma) module): its registers are out
 /// of reach until [`wait`](Self::wait). Per thread, `!Send`.
 #[must_use = "a carried wgmma product is read only after Carried::wait"]
 pub struct Carried<const N: usize>
