@@ -11,16 +11,9 @@ use gpu_runtime::{DeviceBuffer, Error, Stream};
 
 /// splitmix64 mapped to [-1, 1), for inputs.
 fn values(seed: u64, n: usize) -> Vec<f32> {
-    let mut state = seed;
-    (0..n)
-        .map(|_| {
-            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^= z >> 31;
-            (z >> 40) as f32 / (1u64 << 23) as f32 - 1.0
-        })
+    super::numbers(seed, n)
+        .into_iter()
+        .map(|z| (z >> 40) as f32 / (1u64 << 23) as f32 - 1.0)
         .collect()
 }
 

@@ -5,6 +5,7 @@
 //! where there is no GPU, on the GPU otherwise. (The look-back's misuses,
 //! which trap, are in `tests/forced_simulator/device_attacks.rs`.)
 
+use super::numbers;
 use gpu_device::collective::{Max, Min, Sum};
 use gpu_runtime::{DeviceBuffer, Error, Stream};
 
@@ -21,20 +22,6 @@ const SIZES: &[usize] = &[
     100_003,
     (1 << 17) + 9,
 ];
-
-/// splitmix64, for inputs.
-fn numbers(seed: u64, n: usize) -> Vec<u64> {
-    let mut state = seed;
-    (0..n)
-        .map(|_| {
-            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        })
-        .collect()
-}
 
 /// The scan of `values` with `op` from `identity`, exclusive or inclusive.
 fn host_scan<T: Copy>(
