@@ -29,6 +29,15 @@ pub struct HostEntry {
     pub(crate) param_sizes: &'static [usize],
 }
 
+/// The body the simulator runs for one launch: the entry point of the
+/// launch's shape, and the sizes of its parameters. What a backend is handed
+/// in place of the whole [`HostEntry`] (three words, not five).
+#[derive(Clone, Copy)]
+pub(crate) struct HostBody {
+    pub(crate) call: unsafe fn(*const *mut c_void),
+    pub(crate) param_sizes: &'static [usize],
+}
+
 impl HostEntry {
     /// A kernel instance's host entry points.
     ///

@@ -52,7 +52,7 @@ mod collective;
 pub(crate) mod cuda;
 pub(crate) mod simulator;
 
-use crate::abi::HostEntry;
+use crate::abi::HostBody;
 use std::ffi::{c_void, CStr};
 
 pub use choice::{backend, Backend, BACKEND_ENV};
@@ -397,7 +397,7 @@ pub(crate) struct KernelLaunch<'a> {
     /// The kernel's name, for the simulator's reports.
     pub(crate) name: &'static str,
     pub(crate) function: FunctionHandle,
-    pub(crate) host: HostEntry,
+    pub(crate) host: HostBody,
     pub(crate) grid: [u32; 3],
     pub(crate) block: [u32; 3],
     pub(crate) shared_bytes: u32,

@@ -27,7 +27,7 @@ pub use config::{DimValue, Dims, IntoDims, LaunchConfig, StreamRef};
 use config::Shape;
 use shared_limit::SharedLimit;
 
-use crate::abi::HostEntry;
+use crate::abi::{HostBody, HostEntry};
 use crate::backend::{
     driver, FunctionHandle, FunctionLimits, GraphNodeHandle, KernelLaunch, MAX_DEVICES,
 };
@@ -375,16 +375,17 @@ impl KernelFunction {
         // As on a GPU, the simulator runs the one-dimensional body for
         // one-dimensional launches only (its witness is unique only there),
         // and the z-extent-one body for launches whose z extents are 1.
-        let mut host = self.host;
-        match which {
-            ONE_DIMENSIONAL => host.call = host.call_1d,
-            Z_EXTENT_ONE => {
-                host.call = host
+        let host = HostBody {
+            call: match which {
+                ONE_DIMENSIONAL => self.host.call_1d,
+                Z_EXTENT_ONE => self
+                    .host
                     .call_2d
-                    .expect("a kernel with a z-extent-one entry has its host body")
-            }
-            _ => {}
-        }
+                    .expect("a kernel with a z-extent-one entry has its host body"),
+                _ => self.host.call,
+            },
+            param_sizes: self.host.param_sizes,
+        };
         let prepared = Prepared {
             function: info.handle,
             host,
@@ -507,7 +508,7 @@ impl KernelFunction {
 #[derive(Clone, Copy)]
 struct Prepared {
     function: FunctionHandle,
-    host: HostEntry,
+    host: HostBody,
     grid: [u32; 3],
     block: [u32; 3],
     shared: u32,

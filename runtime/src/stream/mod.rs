@@ -77,6 +77,9 @@ struct StreamInner {
     marker: Mutex<Option<EventHandle>>,
     /// The graph capture the stream takes part in, if any.
     capture: capture::Link<Stream>,
+    /// The device's state, once a use of the stream opened it: a launch
+    /// reads it here rather than in the device table.
+    state: OnceLock<&'static DeviceState>,
 }
 
 /// Why waiting for a capturing stream is refused.
@@ -206,6 +209,7 @@ impl Stream {
                 callback_panics: Arc::new(Mutex::new(Vec::new())),
                 marker: Mutex::new(None),
                 capture: capture::Link::new(),
+                state: OnceLock::new(),
             }),
         }
     }
@@ -275,7 +279,19 @@ impl Stream {
         if self.inner.kind == StreamKind::LegacyDefault {
             registry::refuse_legacy_use(self.inner.ordinal, operation)?;
         }
-        device::state(self.inner.ordinal)
+        match self.inner.state.get() {
+            Some(&state) if !in_callback() => Ok(state),
+            _ => self.open_device_state(),
+        }
+    }
+
+    /// The device's state on the stream's first use (or the refusal inside
+    /// a stream callback, which [`device::state`] makes).
+    #[cold]
+    #[inline(never)]
+    fn open_device_state(&self) -> Result<&'static DeviceState> {
+        let state = device::state(self.inner.ordinal)?;
+        Ok(self.inner.state.get_or_init(|| state))
     }
 
     /// Whether the stream takes part in a graph capture now (CuPy's

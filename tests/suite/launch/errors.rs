@@ -216,3 +216,30 @@ fn a_kernel_whose_local_memory_the_device_cannot_set_aside_is_refused_naming_it(
         (_, other) => panic!("expected a refusal naming the local memory, got {other:?}"),
     }
 }
+
+/// A launch inside a stream callback, where CUDA calls are forbidden, is
+/// refused also on a stream whose device state the launch path keeps (the
+/// stream launched before, so the state is cached in it): the cache is read
+/// only after the callback check.
+#[test]
+fn a_launch_inside_a_callback_is_refused_on_a_stream_that_launched_before() {
+    let stream = Stream::new().unwrap();
+    let a = DeviceBuffer::to_device(&[1.0f32; 64], &stream).unwrap();
+    let b = DeviceBuffer::to_device(&[2.0f32; 64], &stream).unwrap();
+    let mut c = DeviceBuffer::<f32>::device_array(64).unwrap();
+    launch!(add_kernel[1, 64, stream](&a, &b, &mut c)).unwrap();
+    stream.synchronize().unwrap();
+    let (send, receive) = std::sync::mpsc::channel();
+    let inside = stream.clone();
+    stream
+        .add_callback(move || {
+            let mut c = c;
+            let _ = send.send(launch!(add_kernel[1, 64, inside](&a, &b, &mut c)));
+        })
+        .unwrap();
+    stream.synchronize().unwrap();
+    let result = receive
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .unwrap();
+    assert_eq!(result, Err(Error::CalledFromCallback));
+}

@@ -7,7 +7,7 @@ use super::super::{
     status, Driver, EventFlags, EventHandle, KernelLaunch, StreamHandle, UNIQUE_ID_BYTES,
 };
 use super::{stream, SimulatorDriver};
-use crate::abi::HostEntry;
+use crate::abi::HostBody;
 use std::ffi::c_void;
 use std::sync::OnceLock;
 
@@ -75,10 +75,8 @@ fn a_kernel_runs_only_on_a_stream_of_its_modules_device() {
     let module = driver.module_load(0, c"").unwrap();
     let function = driver.module_function(module, c"k").unwrap();
     assert_eq!(function.device, 0);
-    let host = HostEntry {
+    let host = HostBody {
         call: nothing,
-        call_1d: nothing,
-        call_2d: None,
         param_sizes: &[],
     };
     for on in [StreamHandle::legacy(1), StreamHandle::per_thread(1)] {
