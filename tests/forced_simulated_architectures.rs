@@ -4,7 +4,9 @@
 //! (`GPU_SIM_DEVICES=3`, `GPU_SIM_COMPUTE_CAPABILITY=9.0,8.0,7.5`), forced
 //! for this binary so that it runs the same on every machine. A device too
 //! old for a kernel refuses its launch with an error naming the kernel, what
-//! it needs and the device.
+//! it needs and the device. And `gpu_ops::matmul`'s path on each: `wgmma`
+//! on 9.0, `mma.sync` on 8.0 (each checked against a CPU reference at
+//! ragged sizes, and by the kernel that ran), an error for bf16 on 7.5.
 
 use gpu_runtime::{
     launch, Device, DeviceBuffer, Error, Stream, BACKEND_ENV, SIMULATED_DEVICES_ENV,
@@ -135,4 +137,71 @@ fn bf16_matmul_needs_sm_80_and_f32_runs_everywhere() {
         })
         .unwrap();
     assert_eq!(c, [4.0f32; 9]);
+}
+
+/// `gpu_ops::matmul` of bf16 at ragged sizes on device `ordinal`, against
+/// an f64 reference (one bf16 rounding of C, f32 accumulation); the
+/// kernel that ran.
+fn ragged_bf16_products(ordinal: usize) -> &'static str {
+    use gpu_device::half::bf16;
+    let mut kernels = Vec::new();
+    for (m, k, n) in [(130, 67, 40), (17, 300, 9), (129, 65, 257)] {
+        // Small integers over 8: exact in bf16, products summed exactly.
+        let value = |i: usize, seed: usize| ((i * 7 + seed) % 17) as f32 / 8.0 - 1.0;
+        let a: Vec<bf16> = (0..m * k).map(|i| bf16::from_f32(value(i, 3))).collect();
+        let b: Vec<bf16> = (0..k * n).map(|i| bf16::from_f32(value(i, 5))).collect();
+        let (got, kernel) = Device::get(ordinal)
+            .unwrap()
+            .scope(|| {
+                let stream = Stream::new()?;
+                let da = DeviceBuffer::to_device_sync(&a, &stream)?;
+                let db = DeviceBuffer::to_device_sync(&b, &stream)?;
+                let c = gpu_ops::matmul_on(&da, (m, k), &db, (k, n), &stream)?;
+                let kernel = stream.last_kernel();
+                Ok::<_, Error>((c.copy_to_host_sync(&stream)?, kernel))
+            })
+            .unwrap();
+        for i in 0..m {
+            for j in 0..n {
+                let sum: f64 = (0..k)
+                    .map(|kk| a[i * k + kk].to_f64() * b[kk * n + j].to_f64())
+                    .sum();
+                let g = got[i * n + j].to_f64();
+                assert!(
+                    (g - sum).abs() <= sum.abs() / 128.0,
+                    "device {ordinal}, {m} × {k} @ {k} × {n}: C[{i}][{j}] is {g}, the reference {sum}"
+                );
+            }
+        }
+        kernels.push(kernel.expect("a kernel ran"));
+    }
+    assert!(kernels.iter().all(|&k| k == kernels[0]), "{kernels:?}");
+    kernels[0]
+}
+
+/// bf16 `matmul` runs `wgmma` on compute capability 9.0 and `mma.sync` on
+/// 8.0, as `matmul_path` says, both right at ragged sizes.
+#[test]
+fn bf16_matmul_runs_wgmma_on_9_0_and_mma_sync_on_8_0() {
+    use gpu_device::half::bf16;
+    use gpu_ops::MatmulPath;
+    three_simulated_devices();
+    assert_eq!(gpu_ops::matmul_path::<bf16>(0).unwrap(), MatmulPath::Wgmma);
+    assert_eq!(
+        gpu_ops::matmul_path::<bf16>(1).unwrap(),
+        MatmulPath::MmaSync
+    );
+    let message = gpu_ops::matmul_path::<bf16>(2).unwrap_err().to_string();
+    assert!(
+        message.contains("device 2 is compute capability 7.5"),
+        "{message}"
+    );
+    for device in 0..3 {
+        assert_eq!(
+            gpu_ops::matmul_path::<f32>(device).unwrap(),
+            MatmulPath::Sgemm
+        );
+    }
+    assert_eq!(ragged_bf16_products(0), "gemm_bf16_wgmma");
+    assert_eq!(ragged_bf16_products(1), "gemm_bf16_mma_sync");
 }

@@ -80,13 +80,15 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "sum_partials_u64",
                 "sum_partials_u8",
                 "init_xoroshiro128p_states",
-                // matmul: its packing, the SGEMMs and the mma.sync GEMM.
+                // matmul: its packing, the SGEMMs, the mma.sync GEMM and
+                // the wgmma GEMM (sm_90a's module).
                 "pack_k_major_bf16",
                 "pack_k_major_f16",
                 "pack_k_major_f32",
                 "sgemm_4x4",
                 "sgemm_8x8",
                 "gemm_bf16_mma_sync",
+                "gemm_bf16_wgmma",
             ],
         ),
         (
@@ -303,7 +305,6 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "conv2d_5x5",
                 "layer_norm_rows_256x17",
                 "layer_norm_rows_128x8",
-                "gemm_bf16_wgmma",
                 // #[vectorize] functions' kernels, and the random draws.
                 "difference_elementwise",
                 "hostile_names_elementwise",

@@ -1,13 +1,18 @@
 //! `gpu_ops::matmul` (`torch.matmul` of 2-D tensors) against an f64 CPU
-//! reference: bf16 on the `mma.sync` GEMM (K packed and padded, B packed
-//! K-major), f32 on the FP32 SGEMM, at ragged sizes, one element, and tile
-//! multiples; and each bad input refused with an error naming it. On the
-//! simulator where there is no GPU, on the GPU otherwise. (A device too old
-//! for bf16 is in `tests/forced_simulated_architectures.rs`, another
-//! device's buffer in `tests/multi_device/peer.rs`.)
+//! reference: bf16 on the device's tensor-core path (K packed and padded, B
+//! packed K-major), f32 on the FP32 SGEMM, at ragged sizes, one element,
+//! and tile multiples, each checking which kernel ran (the stream's last
+//! kernel, against `matmul_path`); the path chosen for each compute
+//! capability; and each bad input refused with an error naming it. On the
+//! simulator where there is no GPU (compute capability 9.0: the `wgmma`
+//! path), on the GPU otherwise (an H100 or H200 runs `wgmma`, an sm_80
+//! device `mma.sync`). (The `mma.sync` path on a simulated 8.0 device and a
+//! device too old for bf16 are in `tests/forced_simulated_architectures.rs`,
+//! another device's buffer in `tests/multi_device/peer.rs`.)
 
 use gpu_device::half::bf16;
-use gpu_runtime::{DeviceBuffer, Error, Stream};
+use gpu_ops::MatmulPath;
+use gpu_runtime::{Device, DeviceBuffer, Error, Stream};
 
 /// splitmix64 mapped to [-1, 1), for inputs.
 fn values(seed: u64, n: usize) -> Vec<f32> {
@@ -47,6 +52,12 @@ fn bf16_matches_the_reference((m, k, n): (usize, usize, usize), stream: &Stream)
     let db = DeviceBuffer::to_device_sync(&b, stream).unwrap();
     let c = gpu_ops::matmul_on(&da, (m, k), &db, (k, n), stream).unwrap();
     assert_eq!(c.len(), m * n);
+    let kernel = match gpu_ops::matmul_path::<bf16>(stream.device()).unwrap() {
+        MatmulPath::Wgmma => "gemm_bf16_wgmma",
+        MatmulPath::MmaSync => "gemm_bf16_mma_sync",
+        other => panic!("bf16 on the {other:?} path"),
+    };
+    assert_eq!(stream.last_kernel(), Some(kernel), "{m} × {k} @ {k} × {n}");
     let got = c.copy_to_host_sync(stream).unwrap();
     let wide = |v: &[bf16]| v.iter().map(|x| x.to_f64()).collect::<Vec<_>>();
     let expected = reference(&wide(&a), &wide(&b), (m, k, n));
@@ -69,6 +80,7 @@ fn f32_matches_the_reference((m, k, n): (usize, usize, usize), stream: &Stream) 
     let da = DeviceBuffer::to_device_sync(&a, stream).unwrap();
     let db = DeviceBuffer::to_device_sync(&b, stream).unwrap();
     let c = gpu_ops::matmul_on(&da, (m, k), &db, (k, n), stream).unwrap();
+    assert_eq!(stream.last_kernel(), Some("sgemm_8x8"));
     let got = c.copy_to_host_sync(stream).unwrap();
     let wide = |v: &[f32]| v.iter().map(|&x| x as f64).collect::<Vec<_>>();
     let expected = reference(&wide(&a), &wide(&b), (m, k, n));
@@ -85,7 +97,9 @@ fn f32_matches_the_reference((m, k, n): (usize, usize, usize), stream: &Stream) 
 }
 
 /// Ragged in every extent (K not a multiple of 8: A packed too), one
-/// element, one whole block tile, K past the ring's four stages.
+/// element, one whole block tile, K past the ring's four stages, two
+/// block tiles each way with every extent cut (M, N and K one past a tile
+/// or a k-block, K odd).
 const SHAPES: &[(usize, usize, usize)] = &[
     (130, 40, 67),
     (130, 67, 40),
@@ -93,7 +107,38 @@ const SHAPES: &[(usize, usize, usize)] = &[
     (3, 5, 2),
     (128, 64, 256),
     (17, 300, 9),
+    (129, 65, 257),
 ];
+
+/// The path of each element type on each kind of device: `wgmma` on 9.0
+/// only (sm_90a code runs nowhere else), `mma.sync` on every other device
+/// of sm_80 and later, none before; f32 on the SGEMM everywhere.
+#[test]
+fn each_device_gets_its_fastest_path() {
+    for cc in [(8, 0), (8, 6), (8, 9), (10, 0), (12, 0)] {
+        assert_eq!(
+            MatmulPath::tensor_cores(cc),
+            Some(MatmulPath::MmaSync),
+            "{cc:?}"
+        );
+    }
+    assert_eq!(MatmulPath::tensor_cores((9, 0)), Some(MatmulPath::Wgmma));
+    assert_eq!(MatmulPath::tensor_cores((7, 5)), None);
+    assert_eq!(MatmulPath::tensor_cores((7, 0)), None);
+    // This test's device (the simulator's is 9.0 unless told otherwise).
+    let device = Stream::new().unwrap().device();
+    let cc = Device::get(device).unwrap().limits().compute_capability;
+    let expected = if cc == (9, 0) {
+        MatmulPath::Wgmma
+    } else {
+        MatmulPath::MmaSync
+    };
+    assert_eq!(gpu_ops::matmul_path::<bf16>(device).unwrap(), expected);
+    assert_eq!(
+        gpu_ops::matmul_path::<f32>(device).unwrap(),
+        MatmulPath::Sgemm
+    );
+}
 
 #[test]
 fn bf16_matmul_matches_a_cpu_reference() {
