@@ -139,17 +139,20 @@ fn bf16_matmul_needs_sm_80_and_f32_runs_everywhere() {
     assert_eq!(c, [4.0f32; 9]);
 }
 
-/// `gpu_ops::matmul` of bf16 at ragged sizes on device `ordinal`, against
-/// an f64 reference (one bf16 rounding of C, f32 accumulation); the
-/// kernel that ran.
-fn ragged_bf16_products(ordinal: usize) -> &'static str {
-    use gpu_device::half::bf16;
+/// `gpu_ops::matmul` of `T` (bf16 or f16, made by `from`, read by `to`)
+/// at ragged sizes on device `ordinal`, against an f64 reference (one
+/// rounding of C, f32 accumulation); the kernel that ran.
+fn ragged_products<T: gpu_ops::MatmulElement>(
+    ordinal: usize,
+    from: fn(f32) -> T,
+    to: fn(T) -> f64,
+) -> &'static str {
     let mut kernels = Vec::new();
     for (m, k, n) in [(130, 67, 40), (17, 300, 9), (129, 65, 257)] {
         // Small integers over 8: exact in bf16, products summed exactly.
         let value = |i: usize, seed: usize| ((i * 7 + seed) % 17) as f32 / 8.0 - 1.0;
-        let a: Vec<bf16> = (0..m * k).map(|i| bf16::from_f32(value(i, 3))).collect();
-        let b: Vec<bf16> = (0..k * n).map(|i| bf16::from_f32(value(i, 5))).collect();
+        let a: Vec<T> = (0..m * k).map(|i| from(value(i, 3))).collect();
+        let b: Vec<T> = (0..k * n).map(|i| from(value(i, 5))).collect();
         let (got, kernel) = Device::get(ordinal)
             .unwrap()
             .scope(|| {
@@ -163,10 +166,8 @@ fn ragged_bf16_products(ordinal: usize) -> &'static str {
             .unwrap();
         for i in 0..m {
             for j in 0..n {
-                let sum: f64 = (0..k)
-                    .map(|kk| a[i * k + kk].to_f64() * b[kk * n + j].to_f64())
-                    .sum();
-                let g = got[i * n + j].to_f64();
+                let sum: f64 = (0..k).map(|kk| to(a[i * k + kk]) * to(b[kk * n + j])).sum();
+                let g = to(got[i * n + j]);
                 assert!(
                     (g - sum).abs() <= sum.abs() / 128.0,
                     "device {ordinal}, {m} × {k} @ {k} × {n}: C[{i}][{j}] is {g}, the reference {sum}"
@@ -179,11 +180,11 @@ fn ragged_bf16_products(ordinal: usize) -> &'static str {
     kernels[0]
 }
 
-/// bf16 `matmul` runs `wgmma` on compute capability 9.0 and `mma.sync` on
-/// 8.0, as `matmul_path` says, both right at ragged sizes.
+/// bf16 and f16 `matmul` run `wgmma` on compute capability 9.0 and
+/// `mma.sync` on 8.0, as `matmul_path` says, all right at ragged sizes.
 #[test]
-fn bf16_matmul_runs_wgmma_on_9_0_and_mma_sync_on_8_0() {
-    use gpu_device::half::bf16;
+fn half_matmul_runs_wgmma_on_9_0_and_mma_sync_on_8_0() {
+    use gpu_device::half::{bf16, f16};
     use gpu_ops::MatmulPath;
     three_simulated_devices();
     assert_eq!(gpu_ops::matmul_path::<bf16>(0).unwrap(), MatmulPath::Wgmma);
@@ -202,6 +203,9 @@ fn bf16_matmul_runs_wgmma_on_9_0_and_mma_sync_on_8_0() {
             MatmulPath::Sgemm
         );
     }
-    assert_eq!(ragged_bf16_products(0), "gemm_bf16_wgmma");
-    assert_eq!(ragged_bf16_products(1), "gemm_bf16_mma_sync");
+    let (bf16s, f16s) = ((bf16::from_f32, bf16::to_f64), (f16::from_f32, f16::to_f64));
+    assert_eq!(ragged_products(0, bf16s.0, bf16s.1), "gemm_bf16_wgmma");
+    assert_eq!(ragged_products(1, bf16s.0, bf16s.1), "gemm_bf16_mma_sync");
+    assert_eq!(ragged_products(0, f16s.0, f16s.1), "gemm_f16_wgmma");
+    assert_eq!(ragged_products(1, f16s.0, f16s.1), "gemm_f16_mma_sync");
 }

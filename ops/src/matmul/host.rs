@@ -2,14 +2,15 @@
 
 use super::sgemm::{sgemm_8x8, GemmShape};
 use super::{pack_k_major, MatmulPath};
-use gpu_device::half::bf16;
+use gpu_device::half::{bf16, f16};
 use gpu_runtime::{launch, Device, DeviceBuffer, DeviceCopy, Error, Result, Stream};
 
 const OPERATION: &str = "gpu_ops::matmul";
 
-/// An element type [`matmul`] multiplies: `bf16` (tensor cores, f32
-/// accumulation, C in bf16 as `torch.matmul` returns it) and `f32` (the
-/// FP32 SGEMM). Sealed: the kernels decide which types there are.
+/// An element type [`matmul`] multiplies: `bf16` and `f16` (tensor cores,
+/// f32 accumulation, C in the inputs' type as `torch.matmul` returns it)
+/// and `f32` (the FP32 SGEMM). Sealed: the kernels decide which types there
+/// are.
 pub trait MatmulElement: DeviceCopy + private::Sealed {
     /// The path for this type on a device of this compute capability,
     /// `None` where none runs (see [`matmul_path`]).
@@ -31,6 +32,7 @@ pub trait MatmulElement: DeviceCopy + private::Sealed {
 mod private {
     pub trait Sealed {}
     impl Sealed for gpu_device::half::bf16 {}
+    impl Sealed for gpu_device::half::f16 {}
     impl Sealed for f32 {}
 }
 
@@ -46,7 +48,7 @@ pub struct Extents {
 /// `C = A @ B` on the current stream: see [`matmul_on`].
 ///
 /// ```no_run
-/// use gpu_device::half::bf16;
+/// use gpu_device::half::{bf16, f16};
 /// use gpu_runtime::DeviceBuffer;
 ///
 /// // A: 2 × 3, B: 3 × 2, row-major (torch's contiguous tensors).
@@ -73,8 +75,8 @@ pub fn matmul<T: MatmulElement>(
 /// row-major, of the inputs' type, queued on `stream` (the buffers must be
 /// on its device).
 ///
-/// - `bf16`: tensor cores with f32 accumulation, each element of C rounded
-///   once to bf16 (as torch and cuBLAS do): Hopper's `wgmma` on compute
+/// - `bf16` and `f16`: tensor cores with f32 accumulation, each element of
+///   C rounded once to the inputs' type (as torch and cuBLAS do): Hopper's `wgmma` on compute
 ///   capability 9.0, `mma.sync` on the other devices of sm_80 and later (a
 ///   device before sm_80 is an error naming it; convert to f32 there; see
 ///   [`matmul_path`]). B is packed K-major first (a copy of B, and of A
@@ -106,7 +108,7 @@ pub fn matmul_on<T: MatmulElement>(
 /// sm_80 (no tensor cores), a device that does not exist.
 ///
 /// ```no_run
-/// use gpu_device::half::bf16;
+/// use gpu_device::half::{bf16, f16};
 /// use gpu_ops::matmul::{matmul_path, MatmulPath};
 ///
 /// // An H100 or H200 (compute capability 9.0) runs bf16 on `wgmma`.
@@ -203,39 +205,70 @@ where
     Ok(out)
 }
 
-impl MatmulElement for bf16 {
-    const NAME: &'static str = "bf16";
+/// The 16-bit types: `path`'s kernel of each (`gemm_<type>_wgmma`,
+/// `gemm_<type>_mma_sync`).
+macro_rules! tensor_core_element {
+    ($t:ident, $wgmma:ident, $mma_sync:ident) => {
+        impl MatmulElement for $t {
+            const NAME: &'static str = stringify!($t);
 
-    fn path(compute_capability: (u32, u32)) -> Option<MatmulPath> {
-        MatmulPath::tensor_cores(compute_capability)
-    }
+            fn path(compute_capability: (u32, u32)) -> Option<MatmulPath> {
+                MatmulPath::tensor_cores(compute_capability)
+            }
 
-    fn product(
-        a: &DeviceBuffer<bf16>,
-        b: &DeviceBuffer<bf16>,
-        Extents { m, k, n }: Extents,
-        stream: &Stream,
-    ) -> Result<DeviceBuffer<bf16>> {
-        let path = matmul_path::<bf16>(stream.device())?;
-        tensor_cores(a, b, (m, k, n), path, stream)
-    }
+            fn product(
+                a: &DeviceBuffer<$t>,
+                b: &DeviceBuffer<$t>,
+                Extents { m, k, n }: Extents,
+                stream: &Stream,
+            ) -> Result<DeviceBuffer<$t>> {
+                use super::gemm_tc::{$mma_sync, GEMM_TC_SHARED_BYTES, GEMM_TC_THREADS};
+                use super::gemm_wgmma::{$wgmma, GEMM_WGMMA_SHARED_BYTES, GEMM_WGMMA_THREADS};
+                let path = matmul_path::<$t>(stream.device())?;
+                tensor_cores(a, b, (m, k, n), stream, |a, b_t, ld, blocks, c| {
+                    let view = c.view_2d_mut(m, n)?;
+                    match path {
+                        MatmulPath::Wgmma => {
+                            let shared = GEMM_WGMMA_SHARED_BYTES as u32;
+                            launch!($wgmma[blocks, GEMM_WGMMA_THREADS, stream, shared](a, b_t, k, ld, ld, view))
+                        }
+                        // MmaSync: the other path `MatmulPath::tensor_cores` gives.
+                        _ => {
+                            let shared = GEMM_TC_SHARED_BYTES as u32;
+                            launch!($mma_sync[blocks, GEMM_TC_THREADS, stream, shared](a, b_t, k, ld, ld, view))
+                        }
+                    }
+                })
+            }
+        }
+    };
 }
 
-/// A tensor-core GEMM (`path` is [`MatmulPath::Wgmma`] or
-/// [`MatmulPath::MmaSync`]): A `m × ld` and Bᵀ `n × ld`, rows padded to 8
-/// elements so that every 16-byte chunk is aligned. Both kernels take the
-/// same operands, tiles of C and shared memory.
-fn tensor_cores(
-    a: &DeviceBuffer<bf16>,
-    b: &DeviceBuffer<bf16>,
+tensor_core_element!(bf16, gemm_bf16_wgmma, gemm_bf16_mma_sync);
+tensor_core_element!(f16, gemm_f16_wgmma, gemm_f16_mma_sync);
+
+/// A tensor-core GEMM: packs A `m × ld` and Bᵀ `n × ld`, rows padded to 8
+/// elements so that every 16-byte chunk is aligned, and has `gemm` queue
+/// the kernel (`a`, `b_t`, `ld`, blocks, C). Both kernels ([`MatmulPath::Wgmma`],
+/// [`MatmulPath::MmaSync`]) take the same operands, tiles of C and shared
+/// memory.
+fn tensor_cores<T>(
+    a: &DeviceBuffer<T>,
+    b: &DeviceBuffer<T>,
     (m, k, n): (usize, usize, usize),
-    path: MatmulPath,
     stream: &Stream,
-) -> Result<DeviceBuffer<bf16>> {
-    use super::gemm_tc::{
-        gemm_bf16_mma_sync, GEMM_TC_BM, GEMM_TC_BN, GEMM_TC_SHARED_BYTES, GEMM_TC_THREADS,
-    };
-    use super::gemm_wgmma::{gemm_bf16_wgmma, GEMM_WGMMA_SHARED_BYTES, GEMM_WGMMA_THREADS};
+    gemm: impl FnOnce(
+        &DeviceBuffer<T>,
+        &DeviceBuffer<T>,
+        usize,
+        u32,
+        &mut DeviceBuffer<T>,
+    ) -> Result<()>,
+) -> Result<DeviceBuffer<T>>
+where
+    T: DeviceCopy + pack_k_major::Instance,
+{
+    use super::gemm_tc::{GEMM_TC_BM, GEMM_TC_BN};
     let tiles = m.div_ceil(GEMM_TC_BM).checked_mul(n.div_ceil(GEMM_TC_BN));
     let blocks = tiles
         .and_then(|t| u32::try_from(t).ok())
@@ -255,19 +288,8 @@ fn tensor_cores(
     };
     // Bᵀ: row j of it is column j of B (`b[c * n + j]`).
     let b_t = pack(b, (n, k, ld), (1, n), stream)?;
-    let mut c = DeviceBuffer::<bf16>::zeroed_on(m * n, stream)?;
-    let view = c.view_2d_mut(m, n)?;
-    match path {
-        MatmulPath::Wgmma => {
-            let shared = GEMM_WGMMA_SHARED_BYTES as u32;
-            launch!(gemm_bf16_wgmma[blocks, GEMM_WGMMA_THREADS, stream, shared](a, &b_t, k, ld, ld, view))?
-        }
-        // MmaSync: the other path `MatmulPath::tensor_cores` gives.
-        _ => {
-            let shared = GEMM_TC_SHARED_BYTES as u32;
-            launch!(gemm_bf16_mma_sync[blocks, GEMM_TC_THREADS, stream, shared](a, &b_t, k, ld, ld, view))?
-        }
-    }
+    let mut c = DeviceBuffer::<T>::zeroed_on(m * n, stream)?;
+    gemm(a, &b_t, ld, blocks, &mut c)?;
     Ok(c)
 }
 

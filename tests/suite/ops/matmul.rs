@@ -1,5 +1,5 @@
 //! `gpu_ops::matmul` (`torch.matmul` of 2-D tensors) against an f64 CPU
-//! reference: bf16 on the device's tensor-core path (K packed and padded, B
+//! reference: bf16 and f16 on the device's tensor-core path (K packed and padded, B
 //! packed K-major), f32 on the FP32 SGEMM, at ragged sizes, one element,
 //! and tile multiples, each checking which kernel ran (the stream's last
 //! kernel, against `matmul_path`); the path chosen for each compute
@@ -10,7 +10,7 @@
 //! device too old for bf16 are in `tests/forced_simulated_architectures.rs`,
 //! another device's buffer in `tests/multi_device/peer.rs`.)
 
-use gpu_device::half::bf16;
+use gpu_device::half::{bf16, f16};
 use gpu_ops::MatmulPath;
 use gpu_runtime::{Device, DeviceBuffer, Error, Stream};
 
@@ -39,35 +39,70 @@ fn reference(a: &[f64], b: &[f64], (m, k, n): (usize, usize, usize)) -> Vec<(f64
     c
 }
 
-fn bf16_matches_the_reference((m, k, n): (usize, usize, usize), stream: &Stream) {
-    let a: Vec<bf16> = values(m as u64 * 7 + k as u64, m * k)
+/// A 16-bit element type `matmul` takes on tensor cores: its conversions,
+/// its kernels (wgmma, mma.sync) and the relative error of one rounding.
+struct Half<T> {
+    name: &'static str,
+    from_f32: fn(f32) -> T,
+    to_f64: fn(T) -> f64,
+    kernels: [&'static str; 2],
+    rounding: f64,
+}
+
+const BF16: Half<bf16> = Half {
+    name: "bf16",
+    from_f32: bf16::from_f32,
+    to_f64: bf16::to_f64,
+    kernels: ["gemm_bf16_wgmma", "gemm_bf16_mma_sync"],
+    rounding: 1.0 / 128.0,
+};
+
+const F16: Half<f16> = Half {
+    name: "f16",
+    from_f32: f16::from_f32,
+    to_f64: f16::to_f64,
+    kernels: ["gemm_f16_wgmma", "gemm_f16_mma_sync"],
+    rounding: 1.0 / 1024.0,
+};
+
+fn half_matches_the_reference<T: gpu_ops::MatmulElement>(
+    half: &Half<T>,
+    (m, k, n): (usize, usize, usize),
+    stream: &Stream,
+) {
+    let name = half.name;
+    let a: Vec<T> = values(m as u64 * 7 + k as u64, m * k)
         .into_iter()
-        .map(bf16::from_f32)
+        .map(half.from_f32)
         .collect();
-    let b: Vec<bf16> = values(n as u64 * 13 + k as u64, k * n)
+    let b: Vec<T> = values(n as u64 * 13 + k as u64, k * n)
         .into_iter()
-        .map(bf16::from_f32)
+        .map(half.from_f32)
         .collect();
     let da = DeviceBuffer::to_device_sync(&a, stream).unwrap();
     let db = DeviceBuffer::to_device_sync(&b, stream).unwrap();
     let c = gpu_ops::matmul_on(&da, (m, k), &db, (k, n), stream).unwrap();
     assert_eq!(c.len(), m * n);
-    let kernel = match gpu_ops::matmul_path::<bf16>(stream.device()).unwrap() {
-        MatmulPath::Wgmma => "gemm_bf16_wgmma",
-        MatmulPath::MmaSync => "gemm_bf16_mma_sync",
-        other => panic!("bf16 on the {other:?} path"),
+    let kernel = match gpu_ops::matmul_path::<T>(stream.device()).unwrap() {
+        MatmulPath::Wgmma => half.kernels[0],
+        MatmulPath::MmaSync => half.kernels[1],
+        other => panic!("{name} on the {other:?} path"),
     };
-    assert_eq!(stream.last_kernel(), Some(kernel), "{m} × {k} @ {k} × {n}");
+    assert_eq!(
+        stream.last_kernel(),
+        Some(kernel),
+        "{name} {m} × {k} @ {k} × {n}"
+    );
     let got = c.copy_to_host_sync(stream).unwrap();
-    let wide = |v: &[bf16]| v.iter().map(|x| x.to_f64()).collect::<Vec<_>>();
+    let wide = |v: &[T]| v.iter().map(|&x| (half.to_f64)(x)).collect::<Vec<_>>();
     let expected = reference(&wide(&a), &wide(&b), (m, k, n));
     for (index, (&g, &(sum, scale))) in got.iter().zip(&expected).enumerate() {
-        let g = g.to_f64();
-        // One bf16 rounding of the result, and f32 accumulation.
-        let tolerance = sum.abs() / 128.0 + 1e-5 * scale + 1e-30;
+        let g = (half.to_f64)(g);
+        // One rounding of the result, and f32 accumulation.
+        let tolerance = sum.abs() * half.rounding + 1e-5 * scale + 1e-30;
         assert!(
             (g - sum).abs() <= tolerance,
-            "bf16 {m} × {k} @ {k} × {n}: C[{}][{}] is {g}, the reference {sum}",
+            "{name} {m} × {k} @ {k} × {n}: C[{}][{}] is {g}, the reference {sum}",
             index / n,
             index % n
         );
@@ -134,6 +169,7 @@ fn each_device_gets_its_fastest_path() {
         MatmulPath::MmaSync
     };
     assert_eq!(gpu_ops::matmul_path::<bf16>(device).unwrap(), expected);
+    assert_eq!(gpu_ops::matmul_path::<f16>(device).unwrap(), expected);
     assert_eq!(
         gpu_ops::matmul_path::<f32>(device).unwrap(),
         MatmulPath::Sgemm
@@ -144,7 +180,15 @@ fn each_device_gets_its_fastest_path() {
 fn bf16_matmul_matches_a_cpu_reference() {
     let stream = Stream::new().unwrap();
     for &shape in SHAPES {
-        bf16_matches_the_reference(shape, &stream);
+        half_matches_the_reference(&BF16, shape, &stream);
+    }
+}
+
+#[test]
+fn f16_matmul_matches_a_cpu_reference() {
+    let stream = Stream::new().unwrap();
+    for &shape in SHAPES {
+        half_matches_the_reference(&F16, shape, &stream);
     }
 }
 
