@@ -3,8 +3,8 @@
 //!
 //! | inputs | path ([`MatmulPath`]) | device |
 //! |---|---|---|
-//! | `bf16` | [`gemm_wgmma`]: Hopper's `wgmma.m64n256k16` fed by a `cp.async` ring, f32 accumulation, C rounded once to bf16 | compute capability 9.0 (the sm_90a module: H100, H200) |
-//! | `bf16` | [`gemm_tc`]: `mma.sync.m16n8k16` tensor cores fed by a `cp.async` ring, f32 accumulation, C rounded once to bf16 | sm_80 and later but 9.0 (an older device is an error naming it) |
+//! | `bf16`, `f16` | [`gemm_wgmma`]: Hopper's `wgmma.m64n256k16` fed by a `cp.async` ring, f32 accumulation, C rounded once to the inputs' type | compute capability 9.0 (the sm_90a module: H100, H200) |
+//! | `bf16`, `f16` | [`gemm_tc`]: `mma.sync.m16n8k16` tensor cores fed by a `cp.async` ring, f32 accumulation, C rounded once to the inputs' type | sm_80 and later but 9.0 (an older device is an error naming it) |
 //! | `f32` | [`sgemm`]: the register-tiled FP32 SGEMM (`sgemm_8x8`) | every device |
 //!
 //! [`MatmulPath::tensor_cores`] makes the choice from the device's compute
@@ -18,8 +18,8 @@
 //! loads (a block tile of 128 × 256 × 64: ragged M and N are cut by the
 //! copies' zero fill and the stores' bounds): [`matmul`] packs B (and A,
 //! when `k` is not a multiple of 8) into that layout first, with
-//! [`pack_k_major`], one pass over B (`k × n` elements read and written;
-//! about 0.1 ms of an 8192³ product's 2 ms on an H100).
+//! [`pack_k_major`], a transposing copy of B (its cost: the gap between
+//! `benches/gemm.rs`' `gpu_ops::matmul` table and its kernel rows).
 
 // sm_80's: in the PTX of sm_80 and later only (the kernel declares it too).
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
@@ -67,10 +67,11 @@ pub fn pack_k_major<T: DeviceCopy>(
 /// element type on a device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MatmulPath {
-    /// [`gemm_wgmma`]'s Hopper GEMM (`wgmma`, sm_90a: compute capability
-    /// 9.0 exactly), for `bf16`.
+    /// [`gemm_wgmma`]'s Hopper GEMMs (`wgmma`, sm_90a: compute capability
+    /// 9.0 exactly), for `bf16` and `f16`.
     Wgmma,
-    /// [`gemm_tc`]'s `mma.sync` GEMM (sm_80 and later), for `bf16`.
+    /// [`gemm_tc`]'s `mma.sync` GEMMs (sm_80 and later), for `bf16` and
+    /// `f16`.
     MmaSync,
     /// [`sgemm`]'s register-tiled FP32 SGEMM (every device), for `f32`.
     Sgemm,
