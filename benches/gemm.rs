@@ -1,6 +1,10 @@
 //! Issue #22's bf16 GEMM table: `C = A Bᵀ` (A `M × K`, B `N × K`, bf16
 //! in, f32 accumulation, bf16 out) by the Rust `mma.sync` kernel
-//! (`gpu_test_kernels::patterns::gemm_tc`, no `unsafe` in its body), its
+//! (`gpu_ops::matmul::gemm_tc`, no `unsafe` in its body), the Rust `wgmma`
+//! kernel (`gpu_ops::matmul::gemm_wgmma`, on compute capability 9.0),
+//! `gpu_ops::matmul` itself (torch's operands: A `M × K` and B `K × N`,
+//! dense and row-major; its time includes packing B K-major, A's rows when
+//! K is not a multiple of 8, and allocating C), its
 //! CUDA C twin (`gemm_bf16_mma_sync` in `benches/cuda/gemm_tc.cu`, built as
 //! `gemm_tc`, which also times cuBLAS and the `wgmma` kernels) and
 //! `torch.matmul` in bf16 (`benches/python/gemm_torch.py`), at the same
@@ -24,8 +28,10 @@
 //! of 50 launches after 5 warm-ups, each between its own pair of events).
 //! The table gives each implementation's ms and TFLOP/s, and the speed
 //! ratios (their time over the Rust kernel's: the issue's goal is >= 0.97
-//! against the twin), with both register counts. Exits with 1 if a check
-//! failed, here or in a helper.
+//! against the twin), with both register counts; a last table puts
+//! `gpu_ops::matmul` (the path it took) beside the best Rust kernel and
+//! torch (the issue's "ops::matmul = the best of the above"). Exits with 1
+//! if a check failed, here or in a helper.
 
 #[path = "common/mod.rs"]
 mod common;
@@ -47,14 +53,12 @@ mod table;
 use common::{bench_args, Res};
 use compiled::CompiledModule;
 use gpu_device::half::bf16;
-use gpu_runtime::{backend, launch, Backend, Device, DeviceBuffer, Stream};
-use gpu_test_kernels::patterns::gemm_tc::{
+use gpu_ops::matmul::gemm_tc::{
     gemm_bf16_mma_sync, gemm_tc_blocks, GEMM_TC_SHARED_BYTES, GEMM_TC_THREADS,
 };
-use gpu_test_kernels::patterns::gemm_wgmma::{
-    gemm_bf16_wgmma, GEMM_WGMMA_SHARED_BYTES, GEMM_WGMMA_THREADS,
-};
-use gpu_test_kernels::KERNEL_MODULE;
+use gpu_ops::matmul::gemm_wgmma::{gemm_bf16_wgmma, GEMM_WGMMA_SHARED_BYTES, GEMM_WGMMA_THREADS};
+use gpu_ops::MatmulPath;
+use gpu_runtime::{backend, launch, Backend, Device, DeviceBuffer, Stream};
 use harness::{gamma, SplitMix64};
 use std::time::Duration;
 use table::{run_helpers, Baselines, Ctx, Helper};
@@ -72,6 +76,9 @@ const ENTRY: &str = "gemm_bf16_mma_sync";
 const RUST_MMA: &str = "Rust mma.sync (cp.async ring, ldmatrix) 128x256";
 const RUST_WGMMA: &str = "Rust wgmma m64n256k16 (cp.async ring) 128x256, 2 WGs";
 const WGMMA_ENTRY: &str = "gemm_bf16_wgmma";
+/// `gpu_ops::matmul`'s rows, by the path it took.
+const MATMUL_WGMMA: &str = "gpu_ops::matmul (wgmma path)";
+const MATMUL_MMA: &str = "gpu_ops::matmul (mma.sync path)";
 
 fn main() -> Res<()> {
     let (helpers, flags) = bench_args(&["--quick"])?;
@@ -108,7 +115,7 @@ fn main() -> Res<()> {
     let mut rust_registers = None;
     let mut wgmma_registers = None;
     if on_gpu && wgmma {
-        match CompiledModule::load_newest(&KERNEL_MODULE.ptx_variants())
+        match CompiledModule::load_newest(&gpu_ops::KERNEL_MODULE.ptx_variants())
             .and_then(|m| Ok((m.registers(WGMMA_ENTRY)?, m.local_bytes(WGMMA_ENTRY)?)))
         {
             Ok((regs, local)) => {
@@ -144,6 +151,7 @@ fn main() -> Res<()> {
     table::finish(&device, quick, &notes, failures, || {
         print_table(&rows, &twin, &torch, rust_registers);
         print_wgmma_table(&rows, &twin, &torch, wgmma_registers);
+        print_matmul_table(&rows, &torch);
     })
 }
 
@@ -266,6 +274,36 @@ fn case(ctx: &mut Ctx, m: usize, n: usize, k: usize, wgmma: bool) -> Res<()> {
             check,
         )?;
     }
+
+    // `gpu_ops::matmul` on torch's operands: A `m × k` and B `k × n`,
+    // dense, the same values (B is the kernels' Bᵀ).
+    let dense_a: Vec<bf16> = (0..m)
+        .flat_map(|r| a[r * ld..r * ld + k].iter().copied())
+        .collect();
+    let b_kn: Vec<bf16> = (0..k * n).map(|i| b[(i % n) * ld + i / n]).collect();
+    let (_, _, dc) = state;
+    let mut state = (upload(&dense_a)?, upload(&b_kn)?, dc);
+    let (kernel, entry, twin) = match gpu_ops::matmul_path::<bf16>(stream.device())? {
+        MatmulPath::Wgmma => (MATMUL_WGMMA, WGMMA_ENTRY, WGMMA),
+        _ => (MATMUL_MMA, ENTRY, TWIN),
+    };
+    ctx.run(
+        kernel,
+        entry,
+        format!("{m}x{n}x{k}"),
+        Baselines {
+            twin,
+            twin_symbol: entry,
+            ..baselines
+        },
+        &mut state,
+        poison_c,
+        |(da, db, dc)| {
+            *dc = gpu_ops::matmul_on(&*da, (m, k), &*db, (k, n), stream)?;
+            Ok(())
+        },
+        check,
+    )?;
     Ok(())
 }
 
@@ -363,6 +401,48 @@ fn print_wgmma_table(
             ratio(torch_ms, r.ms, Some(0.85)),
             ms(cublas_ms),
             rust_registers.map_or("?".into(), |v| v.to_string()),
+            r.max_error,
+            if r.ok { "ok" } else { "WRONG" },
+        );
+    }
+}
+
+/// `gpu_ops::matmul` beside the Rust kernels it chooses from and torch:
+/// the issue's goal is that it runs the best of them for the device (its
+/// time over the best kernel's, packing included).
+fn print_matmul_table(rows: &[table::Row], torch: &Helper) {
+    let ms = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.4}"));
+    let matmul: Vec<&table::Row> = rows
+        .iter()
+        .filter(|r| r.kernel == MATMUL_WGMMA || r.kernel == MATMUL_MMA)
+        .collect();
+    println!("\n### {FAMILY}: gpu_ops::matmul (A M × K, B K × N row-major; packing and C's allocation timed)\n");
+    println!("| size | path | gpu_ops::matmul ms | TFLOP/s | Rust mma.sync ms | Rust wgmma ms | best kernel / matmul | torch.matmul ms | torch/matmul | max error | check |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    for r in matmul {
+        let kernel_ms = |name: &str| {
+            rows.iter()
+                .find(|k| k.kernel == name && k.size == r.size)
+                .and_then(|k| k.ms)
+        };
+        let (mma, wgmma) = (kernel_ms(RUST_MMA), kernel_ms(RUST_WGMMA));
+        let best = [mma, wgmma].into_iter().flatten().reduce(f64::min);
+        let torch_ms = torch.ms.get(&(TORCH.to_string(), r.size.clone())).copied();
+        println!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.3e} | {} |",
+            r.size,
+            if r.kernel == MATMUL_WGMMA {
+                "wgmma"
+            } else {
+                "mma.sync"
+            },
+            ms(r.ms),
+            tflops(&r.size, r.ms),
+            ms(mma),
+            ms(wgmma),
+            ratio(best, r.ms, None),
+            ms(torch_ms),
+            ratio(torch_ms, r.ms, None),
             r.max_error,
             if r.ok { "ok" } else { "WRONG" },
         );

@@ -2,8 +2,11 @@
 //! against the CPU.
 //!
 //! 1. `gpu_ops::matmul`, `torch.matmul` for device buffers: A (`m × k`)
-//!    and B (`k × n`) row-major bf16, C bf16 accumulated in f32, on the
-//!    `mma.sync` GEMM (sm_80 and later; ragged sizes are fine).
+//!    and B (`k × n`) row-major bf16 (or f16), C of the same type
+//!    accumulated in f32, on the fastest tensor-core path of the device
+//!    (`gpu_ops::matmul_path` says which): Hopper's `wgmma` GEMM on
+//!    compute capability 9.0 (H100, H200), the `mma.sync` GEMM on the other
+//!    devices of sm_80 and later; ragged sizes are fine.
 //! 2. A hand-written kernel, `gpu_kernels::tensor_cores::mma_bf16_warp_tiles`:
 //!    one warp a 16 × 8 tile of `C = A Bᵀ`, `mma.sync.m16n8k16` on
 //!    fragments whose lane layout `gpu_device::mma` owns.
@@ -87,7 +90,10 @@ fn run() -> Result<(), Box<dyn Error>> {
         |kk, j| b[kk * n + j].to_f64(),
     );
     check("gpu_ops::matmul", &got, &expected)?;
-    println!("tensor_cores: gpu_ops::matmul {m} x {k} @ {k} x {n} (bf16) matches the CPU");
+    let path = gpu_ops::matmul_path::<bf16>(stream.device())?;
+    println!(
+        "tensor_cores: gpu_ops::matmul {m} x {k} @ {k} x {n} (bf16, {path:?} path) matches the CPU"
+    );
 
     // 2. The hand-written kernel: C (f32) = A Bᵀ, A 64 × 48, B 32 × 48,
     // one warp a 16 × 8 tile of C.

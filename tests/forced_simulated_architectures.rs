@@ -4,7 +4,9 @@
 //! (`GPU_SIM_DEVICES=3`, `GPU_SIM_COMPUTE_CAPABILITY=9.0,8.0,7.5`), forced
 //! for this binary so that it runs the same on every machine. A device too
 //! old for a kernel refuses its launch with an error naming the kernel, what
-//! it needs and the device.
+//! it needs and the device. And `gpu_ops::matmul`'s path on each: `wgmma`
+//! on 9.0, `mma.sync` on 8.0 (each checked against a CPU reference at
+//! ragged sizes, and by the kernel that ran), an error for bf16 on 7.5.
 
 use gpu_runtime::{
     launch, Device, DeviceBuffer, Error, Stream, BACKEND_ENV, SIMULATED_DEVICES_ENV,
@@ -135,4 +137,75 @@ fn bf16_matmul_needs_sm_80_and_f32_runs_everywhere() {
         })
         .unwrap();
     assert_eq!(c, [4.0f32; 9]);
+}
+
+/// `gpu_ops::matmul` of `T` (bf16 or f16, made by `from`, read by `to`)
+/// at ragged sizes on device `ordinal`, against an f64 reference (one
+/// rounding of C, f32 accumulation); the kernel that ran.
+fn ragged_products<T: gpu_ops::MatmulElement>(
+    ordinal: usize,
+    from: fn(f32) -> T,
+    to: fn(T) -> f64,
+) -> &'static str {
+    let mut kernels = Vec::new();
+    for (m, k, n) in [(130, 67, 40), (17, 300, 9), (129, 65, 257)] {
+        // Small integers over 8: exact in bf16, products summed exactly.
+        let value = |i: usize, seed: usize| ((i * 7 + seed) % 17) as f32 / 8.0 - 1.0;
+        let a: Vec<T> = (0..m * k).map(|i| from(value(i, 3))).collect();
+        let b: Vec<T> = (0..k * n).map(|i| from(value(i, 5))).collect();
+        let (got, kernel) = Device::get(ordinal)
+            .unwrap()
+            .scope(|| {
+                let stream = Stream::new()?;
+                let da = DeviceBuffer::to_device_sync(&a, &stream)?;
+                let db = DeviceBuffer::to_device_sync(&b, &stream)?;
+                let c = gpu_ops::matmul_on(&da, (m, k), &db, (k, n), &stream)?;
+                let kernel = stream.last_kernel();
+                Ok::<_, Error>((c.copy_to_host_sync(&stream)?, kernel))
+            })
+            .unwrap();
+        for i in 0..m {
+            for j in 0..n {
+                let sum: f64 = (0..k).map(|kk| to(a[i * k + kk]) * to(b[kk * n + j])).sum();
+                let g = to(got[i * n + j]);
+                assert!(
+                    (g - sum).abs() <= sum.abs() / 128.0,
+                    "device {ordinal}, {m} × {k} @ {k} × {n}: C[{i}][{j}] is {g}, the reference {sum}"
+                );
+            }
+        }
+        kernels.push(kernel.expect("a kernel ran"));
+    }
+    assert!(kernels.iter().all(|&k| k == kernels[0]), "{kernels:?}");
+    kernels[0]
+}
+
+/// bf16 and f16 `matmul` run `wgmma` on compute capability 9.0 and
+/// `mma.sync` on 8.0, as `matmul_path` says, all right at ragged sizes.
+#[test]
+fn half_matmul_runs_wgmma_on_9_0_and_mma_sync_on_8_0() {
+    use gpu_device::half::{bf16, f16};
+    use gpu_ops::MatmulPath;
+    three_simulated_devices();
+    assert_eq!(gpu_ops::matmul_path::<bf16>(0).unwrap(), MatmulPath::Wgmma);
+    assert_eq!(
+        gpu_ops::matmul_path::<bf16>(1).unwrap(),
+        MatmulPath::MmaSync
+    );
+    let message = gpu_ops::matmul_path::<bf16>(2).unwrap_err().to_string();
+    assert!(
+        message.contains("device 2 is compute capability 7.5"),
+        "{message}"
+    );
+    for device in 0..3 {
+        assert_eq!(
+            gpu_ops::matmul_path::<f32>(device).unwrap(),
+            MatmulPath::Sgemm
+        );
+    }
+    let (bf16s, f16s) = ((bf16::from_f32, bf16::to_f64), (f16::from_f32, f16::to_f64));
+    assert_eq!(ragged_products(0, bf16s.0, bf16s.1), "gemm_bf16_wgmma");
+    assert_eq!(ragged_products(1, bf16s.0, bf16s.1), "gemm_bf16_mma_sync");
+    assert_eq!(ragged_products(0, f16s.0, f16s.1), "gemm_f16_wgmma");
+    assert_eq!(ragged_products(1, f16s.0, f16s.1), "gemm_f16_mma_sync");
 }

@@ -47,7 +47,7 @@ pub use arithmetic::elementwise;
 #[cfg(not(target_arch = "nvptx64"))]
 pub use expr::{array, Expr};
 #[cfg(not(target_arch = "nvptx64"))]
-pub use matmul::{matmul, matmul_on, MatmulElement};
+pub use matmul::{matmul, matmul_on, matmul_path, MatmulElement, MatmulPath};
 #[cfg(not(target_arch = "nvptx64"))]
 pub use scalar::DeviceScalar;
 #[cfg(not(target_arch = "nvptx64"))]

@@ -80,13 +80,17 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "sum_partials_u64",
                 "sum_partials_u8",
                 "init_xoroshiro128p_states",
-                // matmul: its packing, the SGEMMs and the mma.sync GEMM.
+                // matmul: its packing, the SGEMMs, the mma.sync GEMM and
+                // the wgmma GEMM (sm_90a's module).
                 "pack_k_major_bf16",
                 "pack_k_major_f16",
                 "pack_k_major_f32",
                 "sgemm_4x4",
                 "sgemm_8x8",
                 "gemm_bf16_mma_sync",
+                "gemm_f16_mma_sync",
+                "gemm_bf16_wgmma",
+                "gemm_f16_wgmma",
             ],
         ),
         (
@@ -303,7 +307,6 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "conv2d_5x5",
                 "layer_norm_rows_256x17",
                 "layer_norm_rows_128x8",
-                "gemm_bf16_wgmma",
                 // #[vectorize] functions' kernels, and the random draws.
                 "difference_elementwise",
                 "hostile_names_elementwise",
@@ -953,8 +956,9 @@ fn sgemm_loops_are_written_once_and_read_inputs_with_non_coherent_vectors() {
     }
 }
 
-/// The `mma.sync` GEMM keeps its accumulators in registers through the
-/// epilogue: no local memory in the modules that run it (sm_80, sm_90a).
+/// The `mma.sync` GEMMs (bf16, f16) keep their accumulators in registers
+/// through the epilogue: no local memory in the modules that run them
+/// (sm_80, sm_90a).
 /// `set_accumulator`'s loop over a tile's two row pairs, left rolled by
 /// LLVM, put them in a 112-byte local array (379 `st.local`, 128
 /// `ld.local` a thread at the end of every block: a fixed cost a tile that
@@ -964,7 +968,12 @@ fn the_mma_sync_gemm_uses_no_local_memory() {
     // gpu-ops' modules: sm_70, sm_80, sm_90a (its build.rs).
     let variants = gpu_ops::KERNEL_MODULE.ptx_variants();
     for (arch, ptx) in &variants[1..] {
-        for entry in ["gemm_bf16_mma_sync", "gemm_bf16_mma_sync__1d"] {
+        for entry in [
+            "gemm_bf16_mma_sync",
+            "gemm_bf16_mma_sync__1d",
+            "gemm_f16_mma_sync",
+            "gemm_f16_mma_sync__1d",
+        ] {
             let start = ptx
                 .find(&format!(".visible .entry {entry}("))
                 .unwrap_or_else(|| panic!("{arch}: no entry point `{entry}`"));
@@ -1048,6 +1057,39 @@ fn the_sgemm_kernels_do_not_spill_at_their_register_caps() {
         .find(|(arch, _)| *arch == "sm_90a")
         .expect("an sm_90a module");
     let entries = ["sgemm_4x4", "sgemm_4x4__1d", "sgemm_8x8", "sgemm_8x8__1d"];
+    for (entry, frame, spills) in frames_and_spills(ptx, arch, &entries) {
+        assert_eq!(
+            (frame, spills),
+            (0, 0),
+            "{entry}: stack frame and spill bytes"
+        );
+    }
+}
+
+/// The `wgmma` GEMMs (bf16, f16) keep their 128-float accumulator in
+/// registers: no stack frame and no spill at sm_90a (`gemm_bf16_wgmma`'s
+/// first version had a 1032-byte frame, `benches/NOTES.md`), and four
+/// `wgmma.mma_async` of m64n256k16 a k-block, of the element type.
+#[test]
+fn the_wgmma_gemms_do_not_spill() {
+    let (arch, ptx) = gpu_ops::KERNEL_MODULE
+        .ptx_variants()
+        .into_iter()
+        .find(|(arch, _)| *arch == "sm_90a")
+        .expect("an sm_90a module");
+    for (entry, ty) in [
+        ("gemm_bf16_wgmma__1d", "bf16"),
+        ("gemm_f16_wgmma__1d", "f16"),
+    ] {
+        let start = ptx
+            .find(&format!(".visible .entry {entry}("))
+            .unwrap_or_else(|| panic!("no entry point `{entry}`"));
+        let body = &ptx[start..];
+        let body = &body[..body.find("\n}").expect("the entry's body closes")];
+        let products = format!("wgmma.mma_async.sync.aligned.m64n256k16.f32.{ty}.{ty}");
+        assert_eq!(body.matches(&products).count(), 4, "{entry}: {products}");
+    }
+    let entries = ["gemm_bf16_wgmma__1d", "gemm_f16_wgmma__1d"];
     for (entry, frame, spills) in frames_and_spills(ptx, arch, &entries) {
         assert_eq!(
             (frame, spills),

@@ -1,7 +1,8 @@
 //! Issue #22's `mma.sync` GEMM, the Rust port of
 //! `benches/cuda/gemm_tc/mma_sync_gemm.cuh` (`gemm_bf16_mma_sync`): `C =
 //! A Bᵀ`, bf16 in, f32 accumulation, bf16 out, with the same design and no
-//! `unsafe`:
+//! `unsafe`; and its f16 twin, `gemm_f16_mma_sync` (the same body, for
+//! [`GemmElement`] `f16`):
 //!
 //! - a block tile of 128 × 256 × 64, 256 threads as 2 × 4 warps of 64 × 64
 //!   (4 × 8 accumulators of 16 × 8 a lane), one block per tile on a 1-D
@@ -26,9 +27,44 @@
 //! [`GEMM_TC_SHARED_BYTES`] bytes of dynamic shared memory.
 
 use gpu_device::cp_async::{CpAsyncMatrix, CpAsyncRing, CpAsyncSource, OwnChunks, StageFill};
-use gpu_device::half::bf16;
-use gpu_device::mma::{mma_stage_steps, Accumulator, Bf16, WarpTileItems, WarpTiles};
+use gpu_device::half::{bf16, f16};
+use gpu_device::mma::{
+    mma_stage_steps, Accumulator, Bf16, SixteenBit, WarpTileItems, WarpTiles, F16,
+};
 use gpu_device::prelude::*;
+use gpu_device::shared::SharedElement;
+
+/// The 16-bit types the tensor-core GEMMs multiply, `bf16` and `f16`: each
+/// with its `mma` (and `wgmma`) operand type and its rounding of an f32
+/// result. Sealed.
+pub trait GemmElement: SharedElement + Copy + private::Sealed {
+    /// The operand type of these elements ([`Bf16`], [`F16`]).
+    type Operand: SixteenBit<Element = Self>;
+    /// `x` rounded to the nearest element.
+    fn round(x: f32) -> Self;
+}
+
+mod private {
+    pub trait Sealed {}
+    impl Sealed for super::bf16 {}
+    impl Sealed for super::f16 {}
+}
+
+impl GemmElement for bf16 {
+    type Operand = Bf16;
+    #[inline(always)]
+    fn round(x: f32) -> bf16 {
+        bf16::from_f32(x)
+    }
+}
+
+impl GemmElement for f16 {
+    type Operand = F16;
+    #[inline(always)]
+    fn round(x: f32) -> f16 {
+        f16::from_f32(x)
+    }
+}
 
 /// The output map: 2 × 4 warps of 4 × 8 accumulators (128 × 256 a block),
 /// 16 tile rows a group (the twin's `group_for` on a 132-SM H100 or H200).
@@ -57,11 +93,11 @@ pub fn gemm_tc_blocks(m: usize, n: usize) -> u32 {
 /// What the copies of a k-block need: the sources, checked once as
 /// matrices, and the block's first rows of A and B.
 #[derive(Clone, Copy)]
-pub struct Operands<'a> {
+pub struct Operands<'a, E> {
     /// A, `m × k`.
-    pub a: CpAsyncMatrix<'a, bf16>,
+    pub a: CpAsyncMatrix<'a, E>,
     /// B, `n × k`.
-    pub b: CpAsyncMatrix<'a, bf16>,
+    pub b: CpAsyncMatrix<'a, E>,
     /// The block's first row of A.
     pub row_a0: usize,
     /// The block's first row of B.
@@ -70,13 +106,13 @@ pub struct Operands<'a> {
     pub k_blocks: usize,
 }
 
-impl<'a> Operands<'a> {
+impl<'a, E: Copy> Operands<'a, E> {
     /// A (`m × k`, rows `lda` apart) and B (`n × k`, rows `ldb` apart) of
     /// an `m × n` result, checked once, for the block tile at `origin`.
     #[inline(always)]
     #[track_caller]
     pub fn new(
-        [a, b]: [&'a [bf16]; 2],
+        [a, b]: [&'a [E]; 2],
         k: usize,
         [lda, ldb]: [usize; 2],
         [m, n]: [usize; 2],
@@ -95,7 +131,12 @@ impl<'a> Operands<'a> {
 /// Queues this thread's chunk `q` of k-block `kb`: `q < 4` in A's rows,
 /// the rest in B's; cut to the elements left in K, zero past M or N.
 #[inline(always)]
-fn load_chunk(chunks: &mut StageChunks<'_, '_>, q: usize, kb: usize, o: &Operands<'_>) {
+fn load_chunk<E: SharedElement + Copy>(
+    chunks: &mut StageChunks<'_, '_, E>,
+    q: usize,
+    kb: usize,
+    o: &Operands<'_, E>,
+) {
     let (row, chunk) = chunks.position(q);
     let col_chunk = kb * (GEMM_TC_BK / 8) + chunk;
     if q < 4 {
@@ -106,15 +147,19 @@ fn load_chunk(chunks: &mut StageChunks<'_, '_>, q: usize, kb: usize, o: &Operand
 }
 
 /// A thread's 12 chunks of a stage: 4 of A's 128 rows, 8 of B's 256.
-type StageChunks<'f, 's> = OwnChunks<'f, 's, bf16, { GEMM_TC_THREADS as usize }, 12>;
+type StageChunks<'f, 's, E> = OwnChunks<'f, 's, E, { GEMM_TC_THREADS as usize }, 12>;
 
 /// Queues this thread's 12 chunks of k-block `kb` (none past the last).
 /// Written out (a macro, not `unroll!`'s closure) so that nothing of the
 /// pipeline is left to the inliner's judgement.
 #[inline(always)]
-pub fn load_k_block(stage: &mut StageFill<'_, bf16>, kb: usize, o: &Operands<'_>) {
+pub fn load_k_block<E: SharedElement + Copy>(
+    stage: &mut StageFill<'_, E>,
+    kb: usize,
+    o: &Operands<'_, E>,
+) {
     if kb < o.k_blocks {
-        let mut chunks: StageChunks<'_, '_> = stage.chunks();
+        let mut chunks: StageChunks<'_, '_, E> = stage.chunks();
         macro_rules! chunks {
             ($($q:literal)*) => { $( load_chunk(&mut chunks, $q, kb, o); )* };
         }
@@ -133,11 +178,38 @@ pub fn gemm_bf16_mma_sync(
     mut c: DisjointMatrix<bf16, GemmTiles>,
     smem: DynamicShared<bf16>,
 ) {
-    let items = WarpTileItems::mine(&c);
+    mma_sync_gemm(a, b, k, [lda, ldb], &mut c, smem);
+}
+
+/// `C = A Bᵀ` of f16 (see the [module](self)).
+#[kernel(arch = "sm_80", block = 256, launch_bounds = (256, 1))]
+pub fn gemm_f16_mma_sync(
+    a: &[f16],
+    b: &[f16],
+    k: usize,
+    lda: usize,
+    ldb: usize,
+    mut c: DisjointMatrix<f16, GemmTiles>,
+    smem: DynamicShared<f16>,
+) {
+    mma_sync_gemm(a, b, k, [lda, ldb], &mut c, smem);
+}
+
+/// The kernels' body, for either element type.
+#[inline(always)]
+fn mma_sync_gemm<E: GemmElement>(
+    a: &[E],
+    b: &[E],
+    k: usize,
+    [lda, ldb]: [usize; 2],
+    c: &mut DisjointMatrix<'_, E, GemmTiles>,
+    smem: DynamicShared<E>,
+) {
+    let items = WarpTileItems::mine(c);
     let (warp_row, warp_col) = items.warp_origin();
     let dims = [c.rows(), c.cols()];
     let o = Operands::new([a, b], k, [lda, ldb], dims, items.block_origin());
-    let mut ring = CpAsyncRing::<bf16, GEMM_TC_STAGES>::new(smem, STAGE_ROWS);
+    let mut ring = CpAsyncRing::<E, GEMM_TC_STAGES>::new(smem, STAGE_ROWS);
     // The prologue: k-blocks 0 to 2 (a group each, empty past K).
     ring.fill(|stage| load_k_block(stage, 0, &o));
     ring.fill(|stage| load_k_block(stage, 1, &o));
@@ -150,7 +222,7 @@ pub fn gemm_bf16_mma_sync(
         stage.fill(|next| load_k_block(next, kb + GEMM_TC_STAGES - 1, &o));
         // 4 steps of K = 16: per step 4 `ldmatrix.x4` of A, 4 of B (two
         // n-tiles each), 32 `mma.sync`; one convergence check for all.
-        mma_stage_steps::<Bf16, 4, GEMM_TC_STAGES, 4, 8>(
+        mma_stage_steps::<E::Operand, 4, GEMM_TC_STAGES, 4, 8>(
             &stage,
             warp_row,
             GEMM_TC_BM + warp_col,
@@ -163,7 +235,7 @@ pub fn gemm_bf16_mma_sync(
     macro_rules! store {
         ($($i:literal)*; $js:tt) => { $( store!(@row $i $js); )* };
         (@row $i:literal ($($j:literal)*)) => {
-            $( c.set_accumulator(&items, $i, $j, &acc[$i][$j], bf16::from_f32); )*
+            $( c.set_accumulator(&items, $i, $j, &acc[$i][$j], E::round); )*
         };
     }
     store!(0 1 2 3; (0 1 2 3 4 5 6 7));

@@ -1,16 +1,24 @@
 //! [`matmul`]'s checks and launches.
 
 use super::sgemm::{sgemm_8x8, GemmShape};
-use super::{bf16_path, pack_k_major, Bf16Path};
-use gpu_device::half::bf16;
+use super::{pack_k_major, MatmulPath};
+use gpu_device::half::{bf16, f16};
 use gpu_runtime::{launch, Device, DeviceBuffer, DeviceCopy, Error, Result, Stream};
 
 const OPERATION: &str = "gpu_ops::matmul";
 
-/// An element type [`matmul`] multiplies: `bf16` (tensor cores, f32
-/// accumulation, C in bf16 as `torch.matmul` returns it) and `f32` (the
-/// FP32 SGEMM). Sealed: the kernels decide which types there are.
+/// An element type [`matmul`] multiplies: `bf16` and `f16` (tensor cores,
+/// f32 accumulation, C in the inputs' type as `torch.matmul` returns it)
+/// and `f32` (the FP32 SGEMM). Sealed: the kernels decide which types there
+/// are.
 pub trait MatmulElement: DeviceCopy + private::Sealed {
+    /// The path for this type on a device of this compute capability,
+    /// `None` where none runs (see [`matmul_path`]).
+    #[doc(hidden)]
+    fn path(compute_capability: (u32, u32)) -> Option<MatmulPath>;
+    /// The type's name, for errors.
+    #[doc(hidden)]
+    const NAME: &'static str;
     /// Queues `C = A @ B` for checked extents (see [`matmul_on`]).
     #[doc(hidden)]
     fn product(
@@ -24,6 +32,7 @@ pub trait MatmulElement: DeviceCopy + private::Sealed {
 mod private {
     pub trait Sealed {}
     impl Sealed for gpu_device::half::bf16 {}
+    impl Sealed for gpu_device::half::f16 {}
     impl Sealed for f32 {}
 }
 
@@ -39,7 +48,7 @@ pub struct Extents {
 /// `C = A @ B` on the current stream: see [`matmul_on`].
 ///
 /// ```no_run
-/// use gpu_device::half::bf16;
+/// use gpu_device::half::{bf16, f16};
 /// use gpu_runtime::DeviceBuffer;
 ///
 /// // A: 2 × 3, B: 3 × 2, row-major (torch's contiguous tensors).
@@ -66,10 +75,12 @@ pub fn matmul<T: MatmulElement>(
 /// row-major, of the inputs' type, queued on `stream` (the buffers must be
 /// on its device).
 ///
-/// - `bf16`: tensor cores with f32 accumulation, each element of C rounded
-///   once to bf16 (as torch and cuBLAS do), on sm_80 and later (a device
-///   before sm_80 is an error naming it; convert to f32 there). B is packed
-///   K-major first (a copy of B, and of A when `k` is not a multiple of 8).
+/// - `bf16` and `f16`: tensor cores with f32 accumulation, each element of
+///   C rounded once to the inputs' type (as torch and cuBLAS do): Hopper's `wgmma` on compute
+///   capability 9.0, `mma.sync` on the other devices of sm_80 and later (a
+///   device before sm_80 is an error naming it; convert to f32 there; see
+///   [`matmul_path`]). B is packed K-major first (a copy of B, and of A
+///   when `k` is not a multiple of 8).
 /// - `f32`: the register-tiled FP32 SGEMM, on every device (FMA
 ///   accumulation in f32; not TF32).
 ///
@@ -90,6 +101,31 @@ pub fn matmul_on<T: MatmulElement>(
         stream.device(),
     )?;
     T::product(a, b, extents, stream)
+}
+
+/// The kernel [`matmul`] of `T` buffers runs on device `device` (see
+/// [`MatmulPath`]), or the error it gives there: `bf16` on a device before
+/// sm_80 (no tensor cores), a device that does not exist.
+///
+/// ```no_run
+/// use gpu_device::half::{bf16, f16};
+/// use gpu_ops::matmul::{matmul_path, MatmulPath};
+///
+/// // An H100 or H200 (compute capability 9.0) runs bf16 on `wgmma`.
+/// assert_eq!(matmul_path::<bf16>(0)?, MatmulPath::Wgmma);
+/// assert_eq!(matmul_path::<f32>(0)?, MatmulPath::Sgemm);
+/// # Ok::<(), gpu_runtime::Error>(())
+/// ```
+pub fn matmul_path<T: MatmulElement>(device: usize) -> Result<MatmulPath> {
+    let capability = Device::get(device)?.limits().compute_capability;
+    T::path(capability).ok_or_else(|| {
+        invalid(format!(
+            "{} needs tensor cores (sm_80 or later), and device {device} is compute capability {}.{}: multiply in f32 there",
+            T::NAME,
+            capability.0,
+            capability.1
+        ))
+    })
 }
 
 fn invalid(reason: String) -> Error {
@@ -169,37 +205,70 @@ where
     Ok(out)
 }
 
-impl MatmulElement for bf16 {
-    fn product(
-        a: &DeviceBuffer<bf16>,
-        b: &DeviceBuffer<bf16>,
-        Extents { m, k, n }: Extents,
-        stream: &Stream,
-    ) -> Result<DeviceBuffer<bf16>> {
-        let capability = Device::get(stream.device())?.limits().compute_capability;
-        match bf16_path(capability) {
-            Some(Bf16Path::MmaSync) => mma_sync(a, b, (m, k, n), stream),
-            None => Err(invalid(format!(
-                "bf16 needs tensor cores (sm_80 or later), and device {} is compute capability {}.{}: multiply in f32 there",
-                stream.device(),
-                capability.0,
-                capability.1
-            ))),
+/// The 16-bit types: `path`'s kernel of each (`gemm_<type>_wgmma`,
+/// `gemm_<type>_mma_sync`).
+macro_rules! tensor_core_element {
+    ($t:ident, $wgmma:ident, $mma_sync:ident) => {
+        impl MatmulElement for $t {
+            const NAME: &'static str = stringify!($t);
+
+            fn path(compute_capability: (u32, u32)) -> Option<MatmulPath> {
+                MatmulPath::tensor_cores(compute_capability)
+            }
+
+            fn product(
+                a: &DeviceBuffer<$t>,
+                b: &DeviceBuffer<$t>,
+                Extents { m, k, n }: Extents,
+                stream: &Stream,
+            ) -> Result<DeviceBuffer<$t>> {
+                use super::gemm_tc::{$mma_sync, GEMM_TC_SHARED_BYTES, GEMM_TC_THREADS};
+                use super::gemm_wgmma::{$wgmma, GEMM_WGMMA_SHARED_BYTES, GEMM_WGMMA_THREADS};
+                let path = matmul_path::<$t>(stream.device())?;
+                tensor_cores(a, b, (m, k, n), stream, |a, b_t, ld, blocks, c| {
+                    let view = c.view_2d_mut(m, n)?;
+                    match path {
+                        MatmulPath::Wgmma => {
+                            let shared = GEMM_WGMMA_SHARED_BYTES as u32;
+                            launch!($wgmma[blocks, GEMM_WGMMA_THREADS, stream, shared](a, b_t, k, ld, ld, view))
+                        }
+                        // MmaSync: the other path `MatmulPath::tensor_cores` gives.
+                        _ => {
+                            let shared = GEMM_TC_SHARED_BYTES as u32;
+                            launch!($mma_sync[blocks, GEMM_TC_THREADS, stream, shared](a, b_t, k, ld, ld, view))
+                        }
+                    }
+                })
+            }
         }
-    }
+    };
 }
 
-/// The `mma.sync` GEMM: A `m × ld` and Bᵀ `n × ld`, rows padded to 8
-/// elements so that every 16-byte chunk is aligned.
-fn mma_sync(
-    a: &DeviceBuffer<bf16>,
-    b: &DeviceBuffer<bf16>,
+tensor_core_element!(bf16, gemm_bf16_wgmma, gemm_bf16_mma_sync);
+tensor_core_element!(f16, gemm_f16_wgmma, gemm_f16_mma_sync);
+
+/// A tensor-core GEMM: packs A `m × ld` and Bᵀ `n × ld`, rows padded to 8
+/// elements so that every 16-byte chunk is aligned, and has `gemm` queue
+/// the kernel (`a`, `b_t`, `ld`, blocks, C). Both kernels ([`MatmulPath::Wgmma`],
+/// [`MatmulPath::MmaSync`]) take the same operands, tiles of C and shared
+/// memory.
+fn tensor_cores<T>(
+    a: &DeviceBuffer<T>,
+    b: &DeviceBuffer<T>,
     (m, k, n): (usize, usize, usize),
     stream: &Stream,
-) -> Result<DeviceBuffer<bf16>> {
-    use super::gemm_tc::{
-        gemm_bf16_mma_sync, GEMM_TC_BM, GEMM_TC_BN, GEMM_TC_SHARED_BYTES, GEMM_TC_THREADS,
-    };
+    gemm: impl FnOnce(
+        &DeviceBuffer<T>,
+        &DeviceBuffer<T>,
+        usize,
+        u32,
+        &mut DeviceBuffer<T>,
+    ) -> Result<()>,
+) -> Result<DeviceBuffer<T>>
+where
+    T: DeviceCopy + pack_k_major::Instance,
+{
+    use super::gemm_tc::{GEMM_TC_BM, GEMM_TC_BN};
     let tiles = m.div_ceil(GEMM_TC_BM).checked_mul(n.div_ceil(GEMM_TC_BN));
     let blocks = tiles
         .and_then(|t| u32::try_from(t).ok())
@@ -219,14 +288,18 @@ fn mma_sync(
     };
     // Bᵀ: row j of it is column j of B (`b[c * n + j]`).
     let b_t = pack(b, (n, k, ld), (1, n), stream)?;
-    let mut c = DeviceBuffer::<bf16>::zeroed_on(m * n, stream)?;
-    let view = c.view_2d_mut(m, n)?;
-    let shared = GEMM_TC_SHARED_BYTES as u32;
-    launch!(gemm_bf16_mma_sync[blocks, GEMM_TC_THREADS, stream, shared](a, &b_t, k, ld, ld, view))?;
+    let mut c = DeviceBuffer::<T>::zeroed_on(m * n, stream)?;
+    gemm(a, &b_t, ld, blocks, &mut c)?;
     Ok(c)
 }
 
 impl MatmulElement for f32 {
+    const NAME: &'static str = "f32";
+
+    fn path(_: (u32, u32)) -> Option<MatmulPath> {
+        Some(MatmulPath::Sgemm)
+    }
+
     fn product(
         a: &DeviceBuffer<f32>,
         b: &DeviceBuffer<f32>,

@@ -1,25 +1,32 @@
 //! Matrix products: [`matmul`] (`torch.matmul`, `C = A @ B`) on the fastest
 //! path the device has, and the kernels it launches.
 //!
-//! | inputs | path | device |
+//! | inputs | path ([`MatmulPath`]) | device |
 //! |---|---|---|
-//! | `bf16` | [`gemm_tc`]: `mma.sync.m16n8k16` tensor cores fed by a `cp.async` ring, f32 accumulation, C rounded once to bf16 | sm_80 and later (an older device is an error naming it) |
+//! | `bf16`, `f16` | [`gemm_wgmma`]: Hopper's `wgmma.m64n256k16` fed by a `cp.async` ring, f32 accumulation, C rounded once to the inputs' type | compute capability 9.0 (the sm_90a module: H100, H200) |
+//! | `bf16`, `f16` | [`gemm_tc`]: `mma.sync.m16n8k16` tensor cores fed by a `cp.async` ring, f32 accumulation, C rounded once to the inputs' type | sm_80 and later but 9.0 (an older device is an error naming it) |
 //! | `f32` | [`sgemm`]: the register-tiled FP32 SGEMM (`sgemm_8x8`) | every device |
 //!
-//! Hopper's `wgmma` would be the sm_90a path: this crate builds an sm_90a
-//! module already (`build.rs`), and [`bf16_path`]'s choice, made from the
-//! device's compute capability, is the one place to add it once that
-//! kernel beats the `mma.sync` one (issue #22).
+//! [`MatmulPath::tensor_cores`] makes the choice from the device's compute
+//! capability (the one place it is made), and [`matmul_path`] tells it
+//! for an element type on a device: sm_90a code runs on compute capability 9.0 only, which is
+//! also the device the runtime loads this crate's sm_90a module on.
 //!
 //! All matrices are row-major and dense, as torch's contiguous tensors:
-//! A is `m × k`, B is `k × n`, C is `m × n`. The `mma.sync` kernel reads B
-//! K-major (`n × k`) and rows padded to 8 elements: [`matmul`] packs B
-//! (and A, when `k` is not a multiple of 8) into that layout first, with
-//! [`pack_k_major`].
+//! A is `m × k`, B is `k × n`, C is `m × n`. Both tensor-core kernels read
+//! B K-major (`n × k`) and rows padded to 8 elements, and share their
+//! loads (a block tile of 128 × 256 × 64: ragged M and N are cut by the
+//! copies' zero fill and the stores' bounds): [`matmul`] packs B (and A,
+//! when `k` is not a multiple of 8) into that layout first, with
+//! [`pack_k_major`], a transposing copy of B (its cost: the gap between
+//! `benches/gemm.rs`' `gpu_ops::matmul` table and its kernel rows).
 
 // sm_80's: in the PTX of sm_80 and later only (the kernel declares it too).
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub mod gemm_tc;
+// sm_90a's: in the PTX of sm_90a only (the kernel declares it too).
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+pub mod gemm_wgmma;
 pub mod sgemm;
 
 #[cfg(not(target_arch = "nvptx64"))]
@@ -56,19 +63,32 @@ pub fn pack_k_major<T: DeviceCopy>(
     }
 }
 
-/// Which kernel a bf16 [`matmul`] runs on a device of compute capability
-/// `(major, minor)`, `None` where none can (before sm_80): the seam where a
-/// faster path (Hopper's `wgmma` on `(9, 0)`) is added.
-pub fn bf16_path(compute_capability: (u32, u32)) -> Option<Bf16Path> {
-    (compute_capability >= (8, 0)).then_some(Bf16Path::MmaSync)
+/// The kernels [`matmul`] runs; [`matmul_path`] says which one for an
+/// element type on a device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MatmulPath {
+    /// [`gemm_wgmma`]'s Hopper GEMMs (`wgmma`, sm_90a: compute capability
+    /// 9.0 exactly), for `bf16` and `f16`.
+    Wgmma,
+    /// [`gemm_tc`]'s `mma.sync` GEMMs (sm_80 and later), for `bf16` and
+    /// `f16`.
+    MmaSync,
+    /// [`sgemm`]'s register-tiled FP32 SGEMM (every device), for `f32`.
+    Sgemm,
 }
 
-/// The kernels a bf16 [`matmul`] can run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Bf16Path {
-    /// [`gemm_tc`]'s `mma.sync` GEMM (sm_80 and later).
-    MmaSync,
+impl MatmulPath {
+    /// The tensor-core path of a device of compute capability `(major,
+    /// minor)`: `wgmma` on 9.0 (sm_90a code runs there only), `mma.sync`
+    /// on the other devices of sm_80 and later, `None` before sm_80.
+    pub fn tensor_cores(compute_capability: (u32, u32)) -> Option<MatmulPath> {
+        match compute_capability {
+            (9, 0) => Some(MatmulPath::Wgmma),
+            cc if cc >= (8, 0) => Some(MatmulPath::MmaSync),
+            _ => None,
+        }
+    }
 }
 
 #[cfg(not(target_arch = "nvptx64"))]
-pub use host::{matmul, matmul_on, MatmulElement};
+pub use host::{matmul, matmul_on, matmul_path, MatmulElement};

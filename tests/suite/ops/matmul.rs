@@ -1,13 +1,18 @@
 //! `gpu_ops::matmul` (`torch.matmul` of 2-D tensors) against an f64 CPU
-//! reference: bf16 on the `mma.sync` GEMM (K packed and padded, B packed
-//! K-major), f32 on the FP32 SGEMM, at ragged sizes, one element, and tile
-//! multiples; and each bad input refused with an error naming it. On the
-//! simulator where there is no GPU, on the GPU otherwise. (A device too old
-//! for bf16 is in `tests/forced_simulated_architectures.rs`, another
-//! device's buffer in `tests/multi_device/peer.rs`.)
+//! reference: bf16 and f16 on the device's tensor-core path (K packed and padded, B
+//! packed K-major), f32 on the FP32 SGEMM, at ragged sizes, one element,
+//! and tile multiples, each checking which kernel ran (the stream's last
+//! kernel, against `matmul_path`); the path chosen for each compute
+//! capability; and each bad input refused with an error naming it. On the
+//! simulator where there is no GPU (compute capability 9.0: the `wgmma`
+//! path), on the GPU otherwise (an H100 or H200 runs `wgmma`, an sm_80
+//! device `mma.sync`). (The `mma.sync` path on a simulated 8.0 device and a
+//! device too old for bf16 are in `tests/forced_simulated_architectures.rs`,
+//! another device's buffer in `tests/multi_device/peer.rs`.)
 
-use gpu_device::half::bf16;
-use gpu_runtime::{DeviceBuffer, Error, Stream};
+use gpu_device::half::{bf16, f16};
+use gpu_ops::MatmulPath;
+use gpu_runtime::{Device, DeviceBuffer, Error, Stream};
 
 /// splitmix64 mapped to [-1, 1), for inputs.
 fn values(seed: u64, n: usize) -> Vec<f32> {
@@ -34,29 +39,70 @@ fn reference(a: &[f64], b: &[f64], (m, k, n): (usize, usize, usize)) -> Vec<(f64
     c
 }
 
-fn bf16_matches_the_reference((m, k, n): (usize, usize, usize), stream: &Stream) {
-    let a: Vec<bf16> = values(m as u64 * 7 + k as u64, m * k)
+/// A 16-bit element type `matmul` takes on tensor cores: its conversions,
+/// its kernels (wgmma, mma.sync) and the relative error of one rounding.
+struct Half<T> {
+    name: &'static str,
+    from_f32: fn(f32) -> T,
+    to_f64: fn(T) -> f64,
+    kernels: [&'static str; 2],
+    rounding: f64,
+}
+
+const BF16: Half<bf16> = Half {
+    name: "bf16",
+    from_f32: bf16::from_f32,
+    to_f64: bf16::to_f64,
+    kernels: ["gemm_bf16_wgmma", "gemm_bf16_mma_sync"],
+    rounding: 1.0 / 128.0,
+};
+
+const F16: Half<f16> = Half {
+    name: "f16",
+    from_f32: f16::from_f32,
+    to_f64: f16::to_f64,
+    kernels: ["gemm_f16_wgmma", "gemm_f16_mma_sync"],
+    rounding: 1.0 / 1024.0,
+};
+
+fn half_matches_the_reference<T: gpu_ops::MatmulElement>(
+    half: &Half<T>,
+    (m, k, n): (usize, usize, usize),
+    stream: &Stream,
+) {
+    let name = half.name;
+    let a: Vec<T> = values(m as u64 * 7 + k as u64, m * k)
         .into_iter()
-        .map(bf16::from_f32)
+        .map(half.from_f32)
         .collect();
-    let b: Vec<bf16> = values(n as u64 * 13 + k as u64, k * n)
+    let b: Vec<T> = values(n as u64 * 13 + k as u64, k * n)
         .into_iter()
-        .map(bf16::from_f32)
+        .map(half.from_f32)
         .collect();
     let da = DeviceBuffer::to_device_sync(&a, stream).unwrap();
     let db = DeviceBuffer::to_device_sync(&b, stream).unwrap();
     let c = gpu_ops::matmul_on(&da, (m, k), &db, (k, n), stream).unwrap();
     assert_eq!(c.len(), m * n);
+    let kernel = match gpu_ops::matmul_path::<T>(stream.device()).unwrap() {
+        MatmulPath::Wgmma => half.kernels[0],
+        MatmulPath::MmaSync => half.kernels[1],
+        other => panic!("{name} on the {other:?} path"),
+    };
+    assert_eq!(
+        stream.last_kernel(),
+        Some(kernel),
+        "{name} {m} × {k} @ {k} × {n}"
+    );
     let got = c.copy_to_host_sync(stream).unwrap();
-    let wide = |v: &[bf16]| v.iter().map(|x| x.to_f64()).collect::<Vec<_>>();
+    let wide = |v: &[T]| v.iter().map(|&x| (half.to_f64)(x)).collect::<Vec<_>>();
     let expected = reference(&wide(&a), &wide(&b), (m, k, n));
     for (index, (&g, &(sum, scale))) in got.iter().zip(&expected).enumerate() {
-        let g = g.to_f64();
-        // One bf16 rounding of the result, and f32 accumulation.
-        let tolerance = sum.abs() / 128.0 + 1e-5 * scale + 1e-30;
+        let g = (half.to_f64)(g);
+        // One rounding of the result, and f32 accumulation.
+        let tolerance = sum.abs() * half.rounding + 1e-5 * scale + 1e-30;
         assert!(
             (g - sum).abs() <= tolerance,
-            "bf16 {m} × {k} @ {k} × {n}: C[{}][{}] is {g}, the reference {sum}",
+            "{name} {m} × {k} @ {k} × {n}: C[{}][{}] is {g}, the reference {sum}",
             index / n,
             index % n
         );
@@ -69,6 +115,7 @@ fn f32_matches_the_reference((m, k, n): (usize, usize, usize), stream: &Stream) 
     let da = DeviceBuffer::to_device_sync(&a, stream).unwrap();
     let db = DeviceBuffer::to_device_sync(&b, stream).unwrap();
     let c = gpu_ops::matmul_on(&da, (m, k), &db, (k, n), stream).unwrap();
+    assert_eq!(stream.last_kernel(), Some("sgemm_8x8"));
     let got = c.copy_to_host_sync(stream).unwrap();
     let wide = |v: &[f32]| v.iter().map(|&x| x as f64).collect::<Vec<_>>();
     let expected = reference(&wide(&a), &wide(&b), (m, k, n));
@@ -85,7 +132,9 @@ fn f32_matches_the_reference((m, k, n): (usize, usize, usize), stream: &Stream) 
 }
 
 /// Ragged in every extent (K not a multiple of 8: A packed too), one
-/// element, one whole block tile, K past the ring's four stages.
+/// element, one whole block tile, K past the ring's four stages, two
+/// block tiles each way with every extent cut (M, N and K one past a tile
+/// or a k-block, K odd).
 const SHAPES: &[(usize, usize, usize)] = &[
     (130, 40, 67),
     (130, 67, 40),
@@ -93,13 +142,53 @@ const SHAPES: &[(usize, usize, usize)] = &[
     (3, 5, 2),
     (128, 64, 256),
     (17, 300, 9),
+    (129, 65, 257),
 ];
+
+/// The path of each element type on each kind of device: `wgmma` on 9.0
+/// only (sm_90a code runs nowhere else), `mma.sync` on every other device
+/// of sm_80 and later, none before; f32 on the SGEMM everywhere.
+#[test]
+fn each_device_gets_its_fastest_path() {
+    for cc in [(8, 0), (8, 6), (8, 9), (10, 0), (12, 0)] {
+        assert_eq!(
+            MatmulPath::tensor_cores(cc),
+            Some(MatmulPath::MmaSync),
+            "{cc:?}"
+        );
+    }
+    assert_eq!(MatmulPath::tensor_cores((9, 0)), Some(MatmulPath::Wgmma));
+    assert_eq!(MatmulPath::tensor_cores((7, 5)), None);
+    assert_eq!(MatmulPath::tensor_cores((7, 0)), None);
+    // This test's device (the simulator's is 9.0 unless told otherwise).
+    let device = Stream::new().unwrap().device();
+    let cc = Device::get(device).unwrap().limits().compute_capability;
+    let expected = if cc == (9, 0) {
+        MatmulPath::Wgmma
+    } else {
+        MatmulPath::MmaSync
+    };
+    assert_eq!(gpu_ops::matmul_path::<bf16>(device).unwrap(), expected);
+    assert_eq!(gpu_ops::matmul_path::<f16>(device).unwrap(), expected);
+    assert_eq!(
+        gpu_ops::matmul_path::<f32>(device).unwrap(),
+        MatmulPath::Sgemm
+    );
+}
 
 #[test]
 fn bf16_matmul_matches_a_cpu_reference() {
     let stream = Stream::new().unwrap();
     for &shape in SHAPES {
-        bf16_matches_the_reference(shape, &stream);
+        half_matches_the_reference(&BF16, shape, &stream);
+    }
+}
+
+#[test]
+fn f16_matmul_matches_a_cpu_reference() {
+    let stream = Stream::new().unwrap();
+    for &shape in SHAPES {
+        half_matches_the_reference(&F16, shape, &stream);
     }
 }
 

@@ -19,7 +19,8 @@
 //! And issue #22's tensor-core GEMMs (`benches/cuda/gemm_tc.cu`, timed by
 //! `benches/gemm.rs`): [`gemm_tc`], `mma.sync` fed by a `cp.async` ring
 //! (sm_80 and later; gpu-ops', which `gpu_ops::matmul` runs for bf16;
-//! re-exported here), and [`gemm_wgmma`] (sm_90a), which shares its loads.
+//! re-exported here), and [`gemm_wgmma`] (sm_90a; gpu-ops', re-exported here), which shares
+//! its loads.
 
 pub mod collectives;
 pub mod conv;
@@ -27,7 +28,7 @@ pub mod conv;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub use gpu_ops::matmul::gemm_tc;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
-pub mod gemm_wgmma;
+pub use gpu_ops::matmul::gemm_wgmma;
 pub mod layernorm;
 pub mod scan;
 pub use gpu_ops::matmul::sgemm;

@@ -1,5 +1,6 @@
 //! Issue #22's Hopper GEMM in Rust: `C = A Bᵀ`, bf16 in, f32 accumulation
-//! in `wgmma`, bf16 out, with no `unsafe`. The operands are fed as in
+//! in `wgmma`, bf16 out, with no `unsafe` (and `gemm_f16_wgmma`, the same
+//! body for f16). The operands are fed as in
 //! [`gemm_tc`](super::gemm_tc) (its loads, shared): a block tile of
 //! 128 × 256 × 64 and a [`CpAsyncRing`] of 4 stages, each A's 128 rows
 //! then B's 256 rows of 128 bytes, swizzled as the 128-byte swizzle of
@@ -22,13 +23,16 @@
 //! blocks and [`GEMM_TC_SHARED_BYTES`] bytes of dynamic shared memory.
 
 use super::gemm_tc::{
-    load_k_block, Operands, GEMM_TC_BM, GEMM_TC_SHARED_BYTES, GEMM_TC_STAGES, STAGE_ROWS,
+    load_k_block, GemmElement, Operands, GEMM_TC_BM, GEMM_TC_SHARED_BYTES, GEMM_TC_STAGES,
+    STAGE_ROWS,
 };
 use gpu_device::cp_async::CpAsyncRing;
-use gpu_device::half::bf16;
-use gpu_device::mma::{Bf16, WarpTileItems, WarpTiles};
+use gpu_device::half::{bf16, f16};
+use gpu_device::mma::{WarpTileItems, WarpTiles};
 use gpu_device::prelude::*;
-use gpu_device::wgmma::{self, Accumulator, Carried, KMajorTile, Swizzle128B, Warpgroup};
+use gpu_device::wgmma::{
+    self, Accumulator, Carried, KMajorTile, Operand16, Swizzle128B, Warpgroup,
+};
 
 /// The output map: 8 warps of 16 × 256 (a warpgroup's four warps its
 /// 64 rows), 16 tile rows a group, as [`gemm_tc`](super::gemm_tc)'s tiles.
@@ -49,11 +53,40 @@ pub fn gemm_bf16_wgmma(
     mut c: DisjointMatrix<bf16, GemmWgmmaTiles>,
     smem: DynamicShared<bf16>,
 ) {
-    let items = WarpTileItems::mine(&c);
+    wgmma_gemm(a, b, k, [lda, ldb], &mut c, smem);
+}
+
+/// `C = A Bᵀ` of f16 (see the [module](self)).
+#[kernel(arch = "sm_90a", block = 256, launch_bounds = (256, 1))]
+pub fn gemm_f16_wgmma(
+    a: &[f16],
+    b: &[f16],
+    k: usize,
+    lda: usize,
+    ldb: usize,
+    mut c: DisjointMatrix<f16, GemmWgmmaTiles>,
+    smem: DynamicShared<f16>,
+) {
+    wgmma_gemm(a, b, k, [lda, ldb], &mut c, smem);
+}
+
+/// The kernels' body, for either element type.
+#[inline(always)]
+fn wgmma_gemm<E: GemmElement>(
+    a: &[E],
+    b: &[E],
+    k: usize,
+    [lda, ldb]: [usize; 2],
+    c: &mut DisjointMatrix<'_, E, GemmWgmmaTiles>,
+    smem: DynamicShared<E>,
+) where
+    E::Operand: Operand16,
+{
+    let items = WarpTileItems::mine(c);
     let dims = [c.rows(), c.cols()];
     let o = Operands::new([a, b], k, [lda, ldb], dims, items.block_origin());
     // Two stages ahead: the third is read by the products in flight.
-    let mut ring = CpAsyncRing::<bf16, GEMM_TC_STAGES>::with_async_reads(smem, STAGE_ROWS);
+    let mut ring = CpAsyncRing::<E, GEMM_TC_STAGES>::with_async_reads(smem, STAGE_ROWS);
     ring.fill(|stage| load_k_block(stage, 0, &o));
     ring.fill(|stage| load_k_block(stage, 1, &o));
 
@@ -62,8 +95,8 @@ pub fn gemm_bf16_wgmma(
     for kb in 0..o.k_blocks {
         let mut stage = wgmma::wait_stage(&mut ring);
         stage.fill(|next| load_k_block(next, kb + GEMM_TC_STAGES - 2, &o));
-        let ta = KMajorTile::<Bf16, Swizzle128B, 64>::from_stage(&stage, 64 * wg.index());
-        let tb = KMajorTile::<Bf16, Swizzle128B, 256>::from_stage(&stage, GEMM_TC_BM);
+        let ta = KMajorTile::<E::Operand, Swizzle128B, 64>::from_stage(&stage, 64 * wg.index());
+        let tb = KMajorTile::<E::Operand, Swizzle128B, 256>::from_stage(&stage, GEMM_TC_BM);
         acc = acc.then(&wg, &stage, &ta, &tb).carry(&stage);
     }
     let acc = acc.wait(&wg, &ring);
@@ -71,7 +104,7 @@ pub fn gemm_bf16_wgmma(
     // Written out: a tile index known at compile time keeps the
     // accumulator in registers.
     macro_rules! store {
-        ($($j:literal)*) => { $( c.set_accumulator(&items, 0, $j, &acc.tile($j), bf16::from_f32); )* };
+        ($($j:literal)*) => { $( c.set_accumulator(&items, 0, $j, &acc.tile($j), E::round); )* };
     }
     store!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31);
 }
