@@ -13,9 +13,8 @@ use crate::common;
 use common::faults::{in_own_simulator_process, next_device};
 use gpu_runtime::{launch, DeviceBuffer, Error, Stream, BACKEND_ENV};
 use gpu_test_kernels::mbarrier::{
-    mbarrier_count, mbarrier_divergent_init, mbarrier_extra_arrival, mbarrier_phases,
-    mbarrier_two, ARRIVE_TWICE, COUNT_SHORT, INIT_OTHER_COUNTS, INIT_TOGETHER, INIT_TWO_ARRAYS,
-    PHASES,
+    mbarrier_count, mbarrier_divergent_init, mbarrier_extra_arrival, mbarrier_phases, mbarrier_two,
+    ARRIVE_TWICE, COUNT_SHORT, INIT_OTHER_COUNTS, INIT_TOGETHER, INIT_TWO_ARRAYS, PHASES,
 };
 
 // Phases past the first two: the parity wraps.
