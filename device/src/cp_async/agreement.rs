@@ -14,7 +14,9 @@
 //!
 //! 1. thread 0 writes its ring's parameters into the first 16 bytes of
 //!    stage 0 (no fill has run: every fill comes after step 3);
-//! 2. the ring's barrier;
+//! 2. the ring's barrier, which also tells whether thread 0 reached it
+//!    (on a GPU a thread that exited may count as arrived): if not, a
+//!    panic, since the record would be stale;
 //! 3. every thread compares them with its own: a difference is a panic
 //!    naming both (a trap on the GPU, a report on the simulator);
 //! 4. the ring's barrier again, so that no thread's first fill of stage 0
@@ -88,7 +90,9 @@ pub(super) fn agree(base: *mut u8, mine: RingShape) {
         // the barrier below, and no fill has run.
         unsafe { record.write_volatile(mine.words()) };
     }
-    arch::barrier(arch::PIPELINE_BARRIER);
+    if !arch::barrier_thread_0_reached(arch::PIPELINE_BARRIER) {
+        thread_0_absent()
+    }
     race_check::read(record);
     // SAFETY: as above; thread 0 wrote it before the barrier, and nothing
     // writes it until every thread has passed the barrier below.
@@ -105,6 +109,16 @@ pub(super) fn agree(base: *mut u8, mine: RingShape) {
 fn disagree(mine: RingShape, theirs: RingShape) -> ! {
     panic!(
         "CpAsyncRing: thread {} of the block made the ring as {mine}, but thread 0 as {theirs}: every thread of the block makes the one ring the same way (the same STAGES, stage_rows, element type and constructor), or a thread would fill a stage another reads",
+        crate::thread_rank()
+    )
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn thread_0_absent() -> ! {
+    panic!(
+        "CpAsyncRing: thread {} of the block made the ring, but thread 0 did not (it exited first): every thread of the block makes the ring together",
         crate::thread_rank()
     )
 }

@@ -38,7 +38,10 @@
 //!      digest of their number and counts) into the block's init record, a
 //!      static shared slot only `init` reaches;
 //!   2. every thread passes a block barrier of `init`'s own id
-//!      (`MBARRIER_BARRIER`, which no other code uses);
+//!      (`MBARRIER_BARRIER`, which no other code uses), which also tells
+//!      whether thread 0 reached it: on a GPU a thread that exited may
+//!      count as arrived, and the record would then be an earlier block's,
+//!      so its absence is a panic;
 //!   3. every thread compares its own call with the record: another
 //!      address (two `mbarriers!` initialised in divergent branches, one of
 //!      which thread 0 never took) or other counts is a panic naming the
@@ -173,7 +176,9 @@ impl<const N: usize> MBarriers<N> {
                 record.write(1, mine.counts);
             }
         }
-        arch::barrier(arch::MBARRIER_BARRIER);
+        if !arch::barrier_thread_0_reached(arch::MBARRIER_BARRIER) {
+            thread_0_absent()
+        }
         // SAFETY: as above: thread 0 wrote it before the barrier, and
         // writes it again only after the next one.
         let initialised = unsafe {
@@ -414,6 +419,16 @@ fn not_the_barriers_thread_0_initialised(mine: InitCall, initialised: InitCall) 
     };
     panic!(
         "MBarriers::init: thread {} of the block initialises {what} than thread 0 did; init is a collective: every thread of the block calls it together, on the same mbarriers! with the same counts, or a barrier would be used uninitialised",
+        crate::thread_rank()
+    )
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn thread_0_absent() -> ! {
+    panic!(
+        "MBarriers::init: thread {} of the block calls init, but thread 0, which initialises, did not (it exited first): init is a collective of every thread of the block",
         crate::thread_rank()
     )
 }
