@@ -371,6 +371,14 @@ pub(crate) fn barrier(id: u32) {
     current(name, |t| t.block.barrier(t, id))
 }
 
+/// [`barrier`], and whether thread 0 of the block reached it: always, here
+/// (the simulator reports a barrier that a thread exited before reaching).
+#[inline]
+pub(crate) fn barrier_thread_0_reached(id: u32) -> bool {
+    barrier(id);
+    true
+}
+
 /// A kernel's printed line, formatted as the host's C library formats a
 /// GPU's: kept with the launch's output inside a simulated kernel, written
 /// to standard output at once elsewhere.

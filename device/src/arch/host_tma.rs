@@ -120,6 +120,15 @@ fn count_arrival(s: &Simulated, index: usize) {
     s.pending.store(pending - 1, Relaxed);
 }
 
+/// The phase in progress: how many phases completed so far.
+///
+/// # Safety
+/// As [`arrive`].
+#[track_caller]
+pub(crate) unsafe fn phase_in_progress(barrier: *mut u64, index: usize) -> u32 {
+    checked(barrier, index).phase.load(Relaxed)
+}
+
 /// # Safety
 /// `barrier` is an initialised record of this module (`index` names it).
 #[track_caller]

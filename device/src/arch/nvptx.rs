@@ -124,6 +124,26 @@ pub(crate) fn barrier(id: u32) {
     unsafe { barrier_cta_sync_all(id) }
 }
 
+/// Waits at barrier `id` as [`barrier`] does, and tells whether thread 0
+/// of the block was among the threads that arrived (`barrier.red.or.pred`
+/// of "my rank is 0", the form without `.aligned`): a thread that exited
+/// before the barrier may count as arrived without voting, so this tells
+/// a barrier thread 0 reached from one it left by exiting. Every pass of
+/// `id` that uses this uses it in every thread (one kind of barrier per
+/// pass).
+#[inline(always)]
+pub(crate) fn barrier_thread_0_reached(id: u32) -> bool {
+    let leader = (thread_idx() == [0, 0, 0]) as u32;
+    let reached: u32;
+    // SAFETY: as in `vote_count`: a barrier with a reduction on registers;
+    // `id` is one of this module's barrier constants, below 16.
+    unsafe {
+        asm!("{{ .reg .pred p, q; setp.ne.u32 p, {v}, 0; barrier.red.or.pred q, {id}, p; selp.u32 {r}, 1, 0, q; }}",
+             id = in(reg32) id, r = out(reg32) reached, v = in(reg32) leader, options(nostack));
+    }
+    reached != 0
+}
+
 /// The barrier of the block votes (`vote::sync_threads_count` and its
 /// peers): a barrier of its own, so a vote never pairs with a
 /// `sync_threads()` or a phase change.

@@ -33,14 +33,12 @@ impl<T: SharedElement + Copy, const STAGES: usize> CpAsyncRing<T, STAGES> {
     /// next wait (`wgmma::InFlight::carry`): a stage is refilled two waits
     /// after it was handed out, not one, so `fill` runs at most `STAGES -
     /// 2` stages ahead of the waits. Every thread of the block makes the
-    /// ring the same way (as it gives the same `stage_rows`).
+    /// ring the same way, together: checked as in [`new`](Self::new).
     #[inline(always)]
     #[track_caller]
     pub fn with_async_reads(shared: DynamicShared<T>, stage_rows: usize) -> Self {
         let () = Self::ASYNC_STAGES;
-        let mut ring = Self::new(shared, stage_rows);
-        ring.lag = 1;
-        ring
+        Self::agreed(shared, stage_rows, 1)
     }
 
     /// Records that this thread's products in flight read the stage of

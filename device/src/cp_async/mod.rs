@@ -57,10 +57,18 @@
 //!   read only through a [`Ready`] stage, which only [`CpAsyncRing::wait`]
 //!   makes: it waits until this thread's group of that stage has landed
 //!   (the groups not older than it may stay in flight), then waits at the
-//!   ring's own block barrier. The `k`-th arrival of every thread at that
-//!   barrier is its `k`-th `wait` (no other code uses the barrier), so when
-//!   it opens every thread's copies into the stage have landed, and the
-//!   barrier orders them before the reads.
+//!   ring's own block barrier. The `k + 2`-th arrival of every thread at
+//!   that barrier is its `k`-th `wait` (no other code uses the barrier; the
+//!   first two are the ring's construction), so when it opens every
+//!   thread's copies into the stage have landed, and the barrier orders
+//!   them before the reads.
+//! - *One ring, made alike by every thread.* Each thread's ring counts its
+//!   own fills and waits over the same memory, so all must agree on the
+//!   stages, their rows, the element size and how far fills run ahead:
+//!   making the ring is a collective that compares each thread's with
+//!   thread 0's (written into stage 0 before any fill, between two of the
+//!   ring's barriers), and a difference is a panic naming both
+//!   (`agreement.rs`).
 //! - *No copy into a stage someone may still read.* `fill` targets the
 //!   stage `STAGES - 1` fills ahead of the oldest unread one, and refuses
 //!   (panics) unless this thread has passed the `wait` after its last read
@@ -101,6 +109,7 @@ use crate::shared::{DynamicShared, SharedElement};
 use crate::thread_owner::Owner;
 use core::marker::PhantomData;
 
+mod agreement;
 mod async_reads;
 mod matrix;
 pub use matrix::{CpAsyncMatrix, OwnChunks};
@@ -204,23 +213,45 @@ impl<T: SharedElement + Copy, const STAGES: usize> CpAsyncRing<T, STAGES> {
     const CHUNK: usize = CHUNK_BYTES / core::mem::size_of::<T>();
 
     /// The ring over the block's dynamic shared memory, each stage
-    /// `stage_rows` rows of 128 bytes. Panics when the launch gave less
-    /// than `STAGES * stage_rows * 128` bytes.
+    /// `stage_rows` rows of 128 bytes. Every thread of the block makes it
+    /// together (it passes the ring's barrier twice), the same way: a
+    /// thread whose `STAGES`, `stage_rows`, element type or constructor
+    /// differs from thread 0's panics (see the [module](self)). Panics
+    /// when the launch gave less than `STAGES * stage_rows * 128` bytes,
+    /// or `stage_rows` is 0.
     #[inline(always)]
     #[track_caller]
     pub fn new(shared: DynamicShared<T>, stage_rows: usize) -> Self {
+        Self::agreed(shared, stage_rows, 0)
+    }
+
+    /// The ring, `lag` waits a stage may be read past its `Ready`, once
+    /// every thread of the block has made it the same way
+    /// (`agreement.rs`).
+    #[inline(always)]
+    #[track_caller]
+    fn agreed(shared: DynamicShared<T>, stage_rows: usize, lag: u32) -> Self {
         let row = Self::ROW;
         let (base, len) = shared.into_parts();
         let needed = stage_rows.saturating_mul(STAGES).saturating_mul(row);
-        if needed > len || !(base as usize).is_multiple_of(CHUNK_BYTES) {
+        if stage_rows == 0 || needed > len || !(base as usize).is_multiple_of(CHUNK_BYTES) {
             too_little_shared(STAGES, stage_rows, needed, len, core::mem::size_of::<T>())
         }
+        agreement::agree(
+            base.cast(),
+            agreement::RingShape {
+                stages: STAGES as u32,
+                stage_rows: u32::try_from(stage_rows).unwrap_or(u32::MAX),
+                lag,
+                element_bytes: core::mem::size_of::<T>() as u32,
+            },
+        );
         CpAsyncRing {
             base,
             stage_rows,
             fills: 0,
             waits: 0,
-            lag: 0,
+            lag,
             async_reads: core::cell::Cell::new(0),
             rank: crate::thread_rank(),
             threads: crate::block_size(),
@@ -473,6 +504,9 @@ fn not_global() -> ! {
 #[inline(never)]
 #[track_caller]
 fn too_little_shared(stages: usize, rows: usize, needed: usize, len: usize, size: usize) -> ! {
+    if rows == 0 {
+        panic!("CpAsyncRing::new: a stage of 0 rows holds nothing; give each stage at least one row of 128 bytes")
+    }
     panic!("CpAsyncRing::new: {stages} stages of {rows} rows of 128 bytes need {} bytes of dynamic shared memory (16-byte aligned); the launch gave {}", needed.saturating_mul(size), len * size)
 }
 

@@ -4,12 +4,14 @@
 //!
 //! [`mbarriers!(N)`](crate::mbarriers) gives `N` barriers of the block's
 //! static shared memory as [`MBarriers`], which every thread of the block
-//! initialises together ([`MBarriers::init`]: thread 0 initialises, then a
-//! block barrier of its own publishes them), getting its own [`MBarrier`]
-//! handle of each. A handle counts the phases its thread has waited for:
+//! initialises together ([`MBarriers::init`], a collective: thread 0
+//! initialises, every thread checks that its call is thread 0's, between
+//! two block barriers of its own), getting its own [`MBarrier`] handle of
+//! each. A handle counts the phases its thread has waited for:
 //! [`MBarrier::wait`] waits for the next one and returns a [`Completed`]
 //! witness naming the barrier and the phase, which what the phase guards
-//! (a tile a bulk copy fills) asks for before it is read.
+//! (a tile a bulk copy fills) asks for before it is read. A thread arrives
+//! at most once on each phase, the phase it waits for next.
 //!
 //! ```no_run
 //! use gpu_device::prelude::*;
@@ -29,11 +31,35 @@
 //! - *Only initialised barriers are used.* The words are reached only
 //!   through the handle of their own `mbarriers!` invocation (a symbol
 //!   nothing else names), and [`MBarrier`]s come only from
-//!   [`MBarriers::init`]: thread 0 runs `mbarrier.init` and the fences that
-//!   publish it (`fence.mbarrier_init`, and to the async proxy), then every
-//!   thread passes a block barrier of its own id, which no other code uses.
-//!   So the `k`-th time a thread passes it, thread 0 has made its `k`-th
-//!   initialisation.
+//!   [`MBarriers::init`], a collective of the block:
+//!   1. thread 0 runs `mbarrier.init` on each barrier of its call, the
+//!      fences that publish it (`fence.mbarrier_init`, and to the async
+//!      proxy), and writes what its call is (the barriers' address and a
+//!      digest of their number and counts) into the block's init record, a
+//!      static shared slot only `init` reaches;
+//!   2. every thread passes a block barrier of `init`'s own id
+//!      (`MBARRIER_BARRIER`, which no other code uses), which also tells
+//!      whether thread 0 reached it: on a GPU a thread that exited may
+//!      count as arrived, and the record would then be an earlier block's,
+//!      so its absence is a panic;
+//!   3. every thread compares its own call with the record: another
+//!      address (two `mbarriers!` initialised in divergent branches, one of
+//!      which thread 0 never took) or other counts is a panic naming the
+//!      thread (a trap on the GPU, a report on the simulator);
+//!   4. every thread passes that barrier again, so that thread 0's next
+//!      `init` rewrites the record only after every thread has read it.
+//!
+//!   Each `init` passes the barrier exactly twice in every thread, so the
+//!   `k`-th call of any thread meets thread 0's `k`-th call at both
+//!   barriers, and compares with the record thread 0 wrote in that very
+//!   call: a thread that got past step 3 holds handles of the barriers
+//!   thread 0 initialised, with their counts, published before step 2. The
+//!   record is written in every call before it is read, so shared memory
+//!   left by an earlier block (or a stale "initialised" tag) is never
+//!   trusted. A thread that never calls `init` leaves the block at the
+//!   barrier: a hang on the GPU (no memory rule broken), a report on the
+//!   simulator. The comparison costs one 16-byte store, a load and one
+//!   more barrier per `init`, once per kernel in the usual use.
 //! - *Counts in range.* Arrival counts are checked to be `1 ..= 2^20 - 1`
 //!   and `expect_tx` byte counts below 2^20 (PTX's ranges); a panic
 //!   otherwise (a trap on the GPU, a report on the simulator).
@@ -48,17 +74,25 @@
 //!   (the bulk copies' tiles) also keep the barrier from running ahead of
 //!   any thread: each phase needs an arrival of every thread that waits.
 //!
-//! - *Arrivals.* Any thread may arrive on a handle's barrier any number of
-//!   times, so a phase can complete before what it guards has landed: the
-//!   types that guard memory with a barrier (the bulk copies' tiles) keep
-//!   theirs to themselves and arrive only by their protocol, never trusting
-//!   a barrier safe code can arrive on. The simulator reports an arrival on
-//!   a phase that has all of its arrivals and waits only for bytes (a GPU's
-//!   count would wrap). An H100 also ended a kernel in which one thread
-//!   arrived twice in a phase of 64 arrivals ("Unknown Error" at the
-//!   arrive), which the simulator counts into the next phase: that rule of
-//!   the GPU is not modelled yet (a launch failure on the GPU, not
-//!   undefined behaviour).
+//! - *Arrivals.* A thread arrives at most once a phase: a handle records
+//!   its arrival on the phase it waits for next, and a second
+//!   [`arrive`](MBarrier::arrive) (or `arrive_expect_tx`) before its
+//!   [`wait`](MBarrier::wait) is a panic, on every target. A GPU counts
+//!   arrivals without knowing the threads: an H100 ended a kernel in which
+//!   one thread arrived twice in a phase of 64 arrivals ("Unknown Error" at
+//!   the arrive, where a warp's arrival went past the phase's pending
+//!   count), and with other timing the arrival would have counted into
+//!   the next phase, completing it early. The handle's rule refuses the
+//!   extra arrival in every timing. The rest of the class, more threads
+//!   arriving on a phase than its count (a count too small), the simulator
+//!   reports: an arrival for a phase that completed without it (the handle
+//!   knows the phase it arrives for; the simulator's barrier, the phase in
+//!   progress), and an arrival on a phase that has all of its arrivals and
+//!   waits only for bytes (a GPU's count would wrap). Neither breaks a
+//!   memory rule by itself: a phase can still complete before what it
+//!   guards has landed only where code other than its owner may arrive, so
+//!   the types that guard memory with a barrier (the bulk copies' tiles)
+//!   keep theirs to themselves and arrive only by their protocol.
 //!
 //! Handles are per thread (their phase count is), neither `Send` nor
 //! `Sync`, and checked on the simulator to be used by the thread that made
@@ -109,9 +143,13 @@ impl<const N: usize> MBarriers<N> {
     }
 
     /// Initialises barrier `i` to wait for `arrivals[i]` arrivals a phase,
-    /// and gives this thread's handles. Every thread of the block calls it
-    /// together (it ends with a block barrier); thread 0 initialises. Panics
-    /// unless every count is in `1 ..= MAX_COUNT`.
+    /// and gives this thread's handles. A collective of the block: every
+    /// thread calls it together, on the same barriers with the same counts
+    /// (thread 0 initialises; two block barriers of its own surround the
+    /// comparison of each thread's call with thread 0's). Panics unless
+    /// every count is in `1 ..= MAX_COUNT`, and in a thread whose call
+    /// differs from thread 0's (other barriers: the calls of two
+    /// `mbarriers!` in divergent branches; or other counts).
     #[inline(always)]
     #[track_caller]
     pub fn init(self, arrivals: [u32; N]) -> [MBarrier; N] {
@@ -120,6 +158,8 @@ impl<const N: usize> MBarriers<N> {
                 bad_arrivals(count)
             }
         }
+        let mine = InitCall::new(self.base, &arrivals);
+        let record = init_record();
         if crate::thread_rank() == 0 {
             for (i, &count) in arrivals.iter().enumerate() {
                 // SAFETY: barrier `i`'s words (`i < N`, see `from_raw`);
@@ -127,6 +167,28 @@ impl<const N: usize> MBarriers<N> {
                 unsafe { arch::tma::init(self.word(i), count) };
             }
             arch::tma::fence_init();
+            // SAFETY: the record's two slots, which only `init` reaches:
+            // thread 0 writes them here, between the second barrier of the
+            // block's previous `init` and the first of this one, and every
+            // thread reads them between this one's two barriers.
+            unsafe {
+                record.write(0, mine.barriers);
+                record.write(1, mine.counts);
+            }
+        }
+        if !arch::barrier_thread_0_reached(arch::MBARRIER_BARRIER) {
+            thread_0_absent()
+        }
+        // SAFETY: as above: thread 0 wrote it before the barrier, and
+        // writes it again only after the next one.
+        let initialised = unsafe {
+            InitCall {
+                barriers: record.read(0),
+                counts: record.read(1),
+            }
+        };
+        if initialised != mine {
+            not_the_barriers_thread_0_initialised(mine, initialised)
         }
         arch::barrier(arch::MBARRIER_BARRIER);
         let owner = Owner::current();
@@ -135,6 +197,7 @@ impl<const N: usize> MBarriers<N> {
             index: i as u32,
             arrivals: arrivals[i],
             waited: 0,
+            arrived: core::cell::Cell::new(false),
             owner,
             _not_send: PhantomData,
         })
@@ -146,6 +209,42 @@ impl<const N: usize> MBarriers<N> {
     }
 }
 
+/// What one thread's [`MBarriers::init`] call is: which barriers (their
+/// address, the same in every thread of the block) and a digest of their
+/// number and counts. Thread 0 records its own; every thread compares.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct InitCall {
+    barriers: u64,
+    counts: u64,
+}
+
+impl InitCall {
+    #[inline(always)]
+    fn new(base: *mut u64, arrivals: &[u32]) -> Self {
+        // FNV-1a over the number of barriers and their counts: equal calls
+        // give equal digests; the GPU compares the digest, the report the
+        // call's parts.
+        let mut digest: u64 = 0xcbf2_9ce4_8422_2325;
+        for word in core::iter::once(arrivals.len() as u32).chain(arrivals.iter().copied()) {
+            for byte in word.to_le_bytes() {
+                digest = (digest ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+        InitCall {
+            barriers: base as u64,
+            counts: digest,
+        }
+    }
+}
+
+/// The block's record of thread 0's latest [`MBarriers::init`] call (its
+/// `barriers`, then its `counts`): static shared memory that only `init`
+/// reaches.
+#[inline(always)]
+fn init_record() -> crate::shared::SharedArray<u64> {
+    crate::shared_array!(u64; 2).raw()
+}
+
 /// This thread's handle of an initialised barrier: from
 /// [`MBarriers::init`]. It counts the phases this thread waited for.
 pub struct MBarrier {
@@ -153,6 +252,8 @@ pub struct MBarrier {
     index: u32,
     arrivals: u32,
     waited: u32,
+    /// Whether this thread arrived on the phase it waits for next.
+    arrived: core::cell::Cell<bool>,
     owner: Owner,
     _not_send: PhantomData<*mut ()>,
 }
@@ -186,11 +287,15 @@ impl MBarrier {
         self.index
     }
 
-    /// One arrival on the phase in progress.
+    /// One arrival on the phase in progress: this thread's one arrival on
+    /// phase [`phase()`](Self::phase). Panics when this thread arrived
+    /// since its last [`wait`](Self::wait) already (see the
+    /// [module](self): a thread arrives at most once a phase).
     #[inline(always)]
     #[track_caller]
     pub fn arrive(&self) {
         self.owner.check("an MBarrier");
+        self.one_arrival();
         // SAFETY: an initialised barrier (`MBarriers::init` made `self`).
         unsafe {
             #[cfg(target_arch = "nvptx64")]
@@ -202,7 +307,9 @@ impl MBarrier {
 
     /// One arrival on the phase in progress, which then also waits for
     /// `bytes` more bytes of asynchronous copies completing on it
-    /// (`arrive.expect_tx`). Panics when `bytes > MAX_COUNT`.
+    /// (`arrive.expect_tx`). Panics when `bytes > MAX_COUNT`, or as
+    /// [`arrive`](Self::arrive) when this thread arrived on the phase
+    /// already.
     #[inline(always)]
     #[track_caller]
     pub fn arrive_expect_tx(&self, bytes: u32) {
@@ -210,12 +317,34 @@ impl MBarrier {
         if bytes > MAX_COUNT {
             bad_tx(bytes)
         }
+        self.one_arrival();
         // SAFETY: an initialised barrier; `bytes` in range.
         unsafe {
             #[cfg(target_arch = "nvptx64")]
             arch::tma::arrive_expect_tx(self.word, bytes);
             #[cfg(not(target_arch = "nvptx64"))]
             arch::tma::arrive_expect_tx(self.word, self.index as usize, bytes);
+        }
+    }
+
+    /// Records this thread's arrival on phase [`phase()`](Self::phase):
+    /// a second one before the wait is a panic, on every target. On the
+    /// simulator, an arrival on a later phase (the phase this thread waits
+    /// for completed without its arrival: more threads arrive on a phase
+    /// than its count) is reported too.
+    #[inline(always)]
+    #[track_caller]
+    fn one_arrival(&self) {
+        if self.arrived.replace(true) {
+            arrived_twice(self.index, self.waited, self.arrivals)
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            // SAFETY: an initialised barrier (`MBarriers::init` made `self`).
+            let phase = unsafe { arch::tma::phase_in_progress(self.word, self.index as usize) };
+            if phase != self.waited {
+                arrived_past_the_count(self.index, self.waited, phase, self.arrivals)
+            }
         }
     }
 
@@ -234,6 +363,7 @@ impl MBarrier {
             arch::tma::wait_parity(self.word, self.index as usize, phase & 1);
         }
         self.waited = phase.wrapping_add(1);
+        self.arrived.set(false);
         Completed {
             word: self.word,
             phase,
@@ -276,6 +406,52 @@ impl Completed {
 #[track_caller]
 fn bad_arrivals(count: u32) -> ! {
     panic!("MBarriers::init: an arrival count of {count} is outside 1 ..= {MAX_COUNT}")
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn not_the_barriers_thread_0_initialised(mine: InitCall, initialised: InitCall) -> ! {
+    let what = if mine.barriers != initialised.barriers {
+        "other barriers (another mbarriers!, in a branch thread 0 did not take)"
+    } else {
+        "the same barriers with other arrival counts"
+    };
+    panic!(
+        "MBarriers::init: thread {} of the block initialises {what} than thread 0 did; init is a collective: every thread of the block calls it together, on the same mbarriers! with the same counts, or a barrier would be used uninitialised",
+        crate::thread_rank()
+    )
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn thread_0_absent() -> ! {
+    panic!(
+        "MBarriers::init: thread {} of the block calls init, but thread 0, which initialises, did not (it exited first): init is a collective of every thread of the block",
+        crate::thread_rank()
+    )
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn arrived_twice(index: u32, phase: u32, arrivals: u32) -> ! {
+    panic!(
+        "MBarrier::arrive: thread {} of the block arrives on mbarrier {index} twice in phase {phase} (of {arrivals} arrivals): a thread arrives at most once a phase, then waits for it (an H100 ends the kernel at an arrival past a phase's count)",
+        crate::thread_rank()
+    )
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn arrived_past_the_count(index: u32, waits_for: u32, in_progress: u32, arrivals: u32) -> ! {
+    panic!(
+        "MBarrier::arrive: thread {} of the block arrives on mbarrier {index} for phase {waits_for}, which completed without it (phase {in_progress} is in progress): more threads arrive on a phase than its {arrivals} arrivals (an H100 ends the kernel at an arrival past a phase's count)",
+        crate::thread_rank()
+    )
 }
 
 #[cold]

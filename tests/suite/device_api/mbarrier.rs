@@ -2,15 +2,19 @@
 //! is in and never run ahead of a thread that has not arrived; a phase that
 //! can never complete (a byte count no copy meets, an arrival missing) is a
 //! report naming the barrier on the simulator, not a hang; an arrival count
-//! out of range is refused. Runs on the simulator, and the first two tests
-//! on a GPU of compute capability 9.0 (the kernels are `sm_90a`'s).
+//! out of range is refused; a thread's second arrival on one phase is
+//! refused, and more arrivals than a phase counts reported; `init` called
+//! on other barriers or with other counts than thread 0's (divergent
+//! branches) is refused. Runs on the simulator, and the tests not forcing
+//! it on a GPU of compute capability 9.0 (the kernels are `sm_90a`'s).
 
 use crate::common;
 
 use common::faults::{in_own_simulator_process, next_device};
 use gpu_runtime::{launch, DeviceBuffer, Error, Stream, BACKEND_ENV};
 use gpu_test_kernels::mbarrier::{
-    mbarrier_count, mbarrier_extra_arrival, mbarrier_phases, mbarrier_two, PHASES,
+    mbarrier_count, mbarrier_divergent_init, mbarrier_extra_arrival, mbarrier_phases, mbarrier_two,
+    ARRIVE_TWICE, COUNT_SHORT, INIT_OTHER_COUNTS, INIT_TOGETHER, INIT_TWO_ARRAYS, PHASES,
 };
 
 // Phases past the first two: the parity wraps.
@@ -37,11 +41,6 @@ fn two_barriers_of_one_invocation_each_complete_their_phase() {
     // No bytes expected: thread 0's `arrive_expect_tx(0)` is an arrival.
     launch!(mbarrier_two[1, 64, stream](0, 0, &mut out)).unwrap();
     assert_eq!(out.copy_to_host_sync(&stream).unwrap(), vec![2; 64]);
-    // Not here: `mbarrier_extra_arrival` with no bytes (thread 0 arrives
-    // twice in phase 0, 65 arrivals for 64). The simulator counts the
-    // extra arrival into phase 1; on an H100 it ended the kernel at the
-    // arrive ("Unknown Error" under compute-sanitizer, 2026-11-27). Until
-    // the simulator models what the GPU does, neither is asserted.
 }
 
 /// The report of the launch on `stream`, which must fail: its message.
@@ -85,16 +84,6 @@ fn phases_that_never_complete_and_bad_counts_are_reported() {
             "{bytes} bytes, {extra} extra: {message}"
         );
     }
-    // An arrival on a phase that has all its arrivals and waits for bytes.
-    let stream = next_device();
-    let mut out = DeviceBuffer::<u32>::zeroed_on(64, &stream).unwrap();
-    launch!(mbarrier_extra_arrival[1, 64, stream](16, &mut out)).unwrap();
-    let message = failure(&stream);
-    assert!(
-        message.starts_with("mbarrier_extra_arrival")
-            && message.contains("mbarrier 0: an arrival on phase 0, which has all 64 of its arrivals and waits for 16 bytes of transactions only"),
-        "{message}"
-    );
     for count in [0, 1 << 20] {
         let stream = next_device();
         let mut out = DeviceBuffer::<u32>::zeroed_on(32, &stream).unwrap();
@@ -115,4 +104,94 @@ fn phases_that_never_complete_and_bad_counts_are_reported() {
         out.copy_to_host_sync(&stream).unwrap(),
         vec![(1 << 20) - 1; 32]
     );
+}
+
+/// More arrivals than a phase counts, as an H100 refuses ("Unknown Error"
+/// at the arrive, 2026-11-27): a thread's second arrival before its wait is
+/// refused at the arrival (with or without bytes expected); with a count
+/// below the threads that arrive, the arrival for a phase that completed
+/// without it, or on a phase that waits for bytes only, is reported, naming
+/// the barrier. On the simulator, each on a device of its own.
+#[test]
+fn arrivals_past_a_phases_count_are_reported() {
+    if !in_own_simulator_process() {
+        return;
+    }
+    std::env::set_var(BACKEND_ENV, "simulator");
+    let twice = "MBarrier::arrive: thread 0 of the block arrives on mbarrier 0 twice in phase 0 (of 64 arrivals): a thread arrives at most once a phase";
+    let cases = [
+        (0, ARRIVE_TWICE, twice),
+        (16, ARRIVE_TWICE, twice),
+        (0, COUNT_SHORT, "of the block arrives on mbarrier 0 for phase 0, which completed without it (phase 1 is in progress): more threads arrive on a phase than its 32 arrivals"),
+        (16, COUNT_SHORT, "mbarrier 0: an arrival on phase 0, which has all 32 of its arrivals and waits for 16 bytes of transactions only"),
+    ];
+    for (bytes, which, expected) in cases {
+        let stream = next_device();
+        let mut out = DeviceBuffer::<u32>::zeroed_on(64, &stream).unwrap();
+        launch!(mbarrier_extra_arrival[1, 64, stream](bytes, which, &mut out)).unwrap();
+        let message = failure(&stream);
+        assert!(
+            message.starts_with("mbarrier_extra_arrival") && message.contains(expected),
+            "{bytes} bytes, case {which}: {message}"
+        );
+    }
+}
+
+/// A thread's second arrival on one phase fails the launch on whatever
+/// device runs the suite: a trap on a GPU (the check is the handle's, on
+/// every target), a report on the simulator.
+#[test]
+fn a_second_arrival_in_one_phase_fails_the_launch() {
+    if !common::faults::in_own_process(&[]) {
+        return;
+    }
+    let stream = Stream::new().unwrap();
+    let mut out = DeviceBuffer::<u32>::zeroed_on(64, &stream).unwrap();
+    launch!(mbarrier_extra_arrival[1, 64, stream](0, ARRIVE_TWICE, &mut out)).unwrap();
+    let message = failure(&stream);
+    assert!(message.starts_with("mbarrier_extra_arrival"), "{message}");
+}
+
+/// `init` is a collective: threads that initialise another `mbarriers!`
+/// than thread 0 (the one that initialises) in a divergent branch, or the
+/// same with other counts, are refused, naming the thread; called together
+/// by every thread, the barrier works. On the simulator, each on a device
+/// of its own.
+#[test]
+fn divergent_inits_are_refused() {
+    if !in_own_simulator_process() {
+        return;
+    }
+    std::env::set_var(BACKEND_ENV, "simulator");
+    let cases = [
+        (INIT_TWO_ARRAYS, "MBarriers::init: thread 16 of the block initialises other barriers (another mbarriers!, in a branch thread 0 did not take) than thread 0 did; init is a collective"),
+        (INIT_OTHER_COUNTS, "MBarriers::init: thread 1 of the block initialises the same barriers with other arrival counts than thread 0 did"),
+    ];
+    for (which, expected) in cases {
+        let stream = next_device();
+        let mut out = DeviceBuffer::<u32>::zeroed_on(32, &stream).unwrap();
+        launch!(mbarrier_divergent_init[1, 32, stream](which, &mut out)).unwrap();
+        let message = failure(&stream);
+        assert!(
+            message.starts_with("mbarrier_divergent_init") && message.contains(expected),
+            "case {which}: {message}"
+        );
+    }
+}
+
+/// Divergent `init`s fail the launch on whatever device runs the suite (a
+/// trap on a GPU, where thread 16's barrier would otherwise be used
+/// uninitialised), and `init` called together runs (two blocks).
+#[test]
+fn divergent_inits_fail_the_launch_and_a_collective_init_runs() {
+    if !common::faults::in_own_process(&[]) {
+        return;
+    }
+    let stream = Stream::new().unwrap();
+    let mut out = DeviceBuffer::<u32>::zeroed_on(64, &stream).unwrap();
+    launch!(mbarrier_divergent_init[2, 32, stream](INIT_TOGETHER, &mut out)).unwrap();
+    assert_eq!(out.copy_to_host_sync(&stream).unwrap(), vec![1; 64]);
+    launch!(mbarrier_divergent_init[1, 32, stream](INIT_TWO_ARRAYS, &mut out)).unwrap();
+    let message = failure(&stream);
+    assert!(message.starts_with("mbarrier_divergent_init"), "{message}");
 }

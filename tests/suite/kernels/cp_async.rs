@@ -2,7 +2,8 @@
 //! ring land whole, with the copies' tails zero-filled, and the misuses the
 //! ring refuses at run time (a misaligned source, a fill too far ahead, a
 //! wait with nothing filled, a chunk longer than 16 bytes, too little
-//! shared memory) are reports naming the misuse. Reading a stage before its
+//! shared memory, threads of one block making the ring differently) are
+//! reports naming the misuse. Reading a stage before its
 //! wait, or copying into a stage another fill holds, does not compile: the
 //! `tests/ui/device_api/cp_async_*.rs` cases. Runs on the simulator and on a GPU of
 //! compute capability 8.0 or later.
@@ -15,6 +16,9 @@ use gpu_test_kernels::cp_async::{
     matrix_misuse, matrix_tile, ring_misuse, ring_rows, CHUNKS_TOO_MANY, CHUNKS_WRONG_BLOCK,
     CHUNK_PAST_OWN, CHUNK_TOO_LONG, FILL_TOO_FAR, MATRIX_COLS_PAST_LD, MATRIX_MISALIGNED,
     MATRIX_ODD_LD, MATRIX_PAST_THE_SOURCE, MISALIGNED_SOURCE, RING_STEPS, WAIT_WITHOUT_FILL,
+};
+use gpu_test_kernels::cp_async::{
+    ring_made_differently, RING_AGREES, RING_KIND_DIFFERS, RING_ROWS_DIFFER, RING_STAGES_DIFFER,
 };
 
 #[test]
@@ -175,4 +179,65 @@ fn matrix_misuses_are_refused() {
             assert!(message.contains(matrix), "misuse {which}: {message}");
         }
     }
+}
+
+/// Threads of one block that make the ring over the same memory with other
+/// stage rows, another constructor or another stage count (chosen by their
+/// index) would disagree on which stage is filled and which read: the
+/// ring's construction compares every thread's with thread 0's and refuses
+/// the difference, naming both. On the simulator here, each on a device of
+/// its own; on a GPU the same kernels trap (`ring_made_differently` with
+/// these `which`, a launch failure).
+#[test]
+fn rings_made_differently_by_threads_of_one_block_are_refused() {
+    if !in_own_simulator_process() {
+        return;
+    }
+    std::env::set_var(BACKEND_ENV, "simulator");
+    let cases = [
+        (RING_ROWS_DIFFER, "thread 1 of the block made the ring as 3 stages of 2 rows of 2-byte elements, made by CpAsyncRing::new, but thread 0 as 3 stages of 1 rows of 2-byte elements, made by CpAsyncRing::new"),
+        (RING_KIND_DIFFERS, "thread 16 of the block made the ring as 3 stages of 1 rows of 2-byte elements, made by CpAsyncRing::with_async_reads, but thread 0 as 3 stages of 1 rows of 2-byte elements, made by CpAsyncRing::new"),
+        (RING_STAGES_DIFFER, "thread 1 of the block made the ring as 2 stages of 1 rows of 2-byte elements, made by CpAsyncRing::new, but thread 0 as 3 stages of 1 rows"),
+    ];
+    for (which, expected) in cases {
+        let stream = next_device();
+        let mut out = DeviceBuffer::<u32>::zeroed_on(32, &stream).unwrap();
+        launch!(ring_made_differently[1, 32, stream, 3 * 256](which, &mut out)).unwrap();
+        let message = failure(&stream);
+        assert!(
+            message.starts_with("ring_made_differently") && message.contains(expected),
+            "case {which}: {message}"
+        );
+    }
+    // The same kernel with every thread's ring alike runs.
+    let stream = next_device();
+    let mut out = DeviceBuffer::<u32>::zeroed_on(32, &stream).unwrap();
+    launch!(ring_made_differently[1, 32, stream, 3 * 256](RING_AGREES, &mut out)).unwrap();
+    assert_eq!(out.copy_to_host_sync(&stream).unwrap(), vec![1; 32]);
+}
+
+/// The ring made alike by every thread runs on a GPU as on the simulator
+/// (the construction's two barriers and its record in stage 0 before the
+/// first fill).
+#[test]
+fn a_ring_made_alike_by_every_thread_runs() {
+    let stream = Stream::new().unwrap();
+    let mut out = DeviceBuffer::<u32>::zeroed_on(64, &stream).unwrap();
+    launch!(ring_made_differently[2, 32, stream, 3 * 256](RING_AGREES, &mut out)).unwrap();
+    assert_eq!(out.copy_to_host_sync(&stream).unwrap(), vec![1; 64]);
+}
+
+/// Threads making the ring differently fail the launch on whatever device
+/// runs the suite: a trap on a GPU (the check is the ring's, on every
+/// target), a report on the simulator.
+#[test]
+fn a_ring_made_differently_fails_the_launch() {
+    if !common::faults::in_own_process(&[]) {
+        return;
+    }
+    let stream = Stream::new().unwrap();
+    let mut out = DeviceBuffer::<u32>::zeroed_on(32, &stream).unwrap();
+    launch!(ring_made_differently[1, 32, stream, 3 * 256](RING_KIND_DIFFERS, &mut out)).unwrap();
+    let message = failure(&stream);
+    assert!(message.starts_with("ring_made_differently"), "{message}");
 }

@@ -179,3 +179,36 @@ pub fn matrix_misuse(x: &[u16], which: u32, mut out: DisjointSlice<u16>, smem: D
     }
     out.set(thread_index(), 0);
 }
+
+/// Which disagreement [`ring_made_differently`] makes.
+pub const RING_ROWS_DIFFER: u32 = 0;
+/// Threads 16 and up make the ring with async reads, the others plain.
+pub const RING_KIND_DIFFERS: u32 = 1;
+/// Odd threads make a ring of 2 stages, even ones of 3.
+pub const RING_STAGES_DIFFER: u32 = 2;
+/// Every thread makes the same ring (3 stages of 1 row, plain).
+pub const RING_AGREES: u32 = 3;
+
+/// Fills and waits for one stage of `ring`, then gives it up.
+fn one_stage<const STAGES: usize>(mut ring: CpAsyncRing<u16, STAGES>) {
+    ring.fill(|_| {});
+    let _ = ring.wait();
+    ring.finish();
+}
+
+/// Threads of one block make the ring over the same shared memory with
+/// parameters chosen by their index (`which`): their views of which stage
+/// is filled and read would disagree, which the ring's construction
+/// refuses (a panic naming both rings). Launch 32 threads and `3 * 256`
+/// bytes; each thread writes 1 once past its ring.
+#[kernel(arch = "sm_80")]
+pub fn ring_made_differently(which: u32, mut out: DisjointSlice<u32>, smem: DynamicShared<u16>) {
+    let t = thread_rank();
+    match which {
+        RING_ROWS_DIFFER => one_stage(CpAsyncRing::<u16, 3>::new(smem, 1 + t % 2)),
+        RING_KIND_DIFFERS if t >= 16 => one_stage(CpAsyncRing::<u16, 3>::with_async_reads(smem, 1)),
+        RING_STAGES_DIFFER if t % 2 == 1 => one_stage(CpAsyncRing::<u16, 2>::new(smem, 1)),
+        _ => one_stage(CpAsyncRing::<u16, 3>::new(smem, 1)),
+    }
+    out.set(thread_index(), 1);
+}

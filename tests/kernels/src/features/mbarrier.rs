@@ -62,20 +62,64 @@ pub fn mbarrier_count(count: u32, mut out: DisjointSlice<u32>) {
     out.set(thread_index(), bar.arrivals());
 }
 
-/// Every thread arrives on a barrier of `B` arrivals (thread 0 expecting
-/// `bytes`), then thread 0 arrives once more, and all wait. With `bytes`
-/// above 0 the extra arrival comes while phase 0 has all its arrivals and
-/// waits for bytes: a report on the simulator. (With 0, the simulator counts
-/// the extra arrival into phase 1, where an H100 ended the kernel at the
-/// arrive: not asserted until the simulator models the GPU's rule.)
+/// Which extra arrival [`mbarrier_extra_arrival`] makes.
+pub const ARRIVE_TWICE: u32 = 0;
+/// A barrier of `B / 2` arrivals that every thread arrives at.
+pub const COUNT_SHORT: u32 = 1;
+
+/// More arrivals than a phase counts (`which`), then every thread waits:
+/// with [`ARRIVE_TWICE`], a barrier of `B` arrivals on which thread 0
+/// arrives twice (first expecting `bytes`), the others once: refused at
+/// thread 0's second arrival, on every target (an H100 ended the kernel at
+/// such an arrival). With [`COUNT_SHORT`], a barrier of `B / 2` arrivals
+/// on which thread 0 arrives first (expecting `bytes`), then every other
+/// thread: with `bytes` 0 the phase completes at the `B / 2`-th arrival
+/// and the next arrives for a phase that completed without it, with `bytes`
+/// above 0 the next arrives on a phase that has all its arrivals and
+/// waits for bytes only; both a report on the simulator.
 #[kernel(arch = "sm_90a")]
-pub fn mbarrier_extra_arrival(bytes: u32, mut out: DisjointSlice<u32>) {
-    let [mut bar] = gpu_device::mbarriers!(1).init([block_size() as u32]);
+pub fn mbarrier_extra_arrival(bytes: u32, which: u32, mut out: DisjointSlice<u32>) {
+    let b = block_size() as u32;
+    let count = if which == COUNT_SHORT { b / 2 } else { b };
+    let [mut bar] = gpu_device::mbarriers!(1).init([count]);
     if thread_rank() == 0 {
         bar.arrive_expect_tx(bytes);
-        bar.arrive();
-    } else {
+        if which == ARRIVE_TWICE {
+            bar.arrive();
+        }
+    }
+    // Thread 0's arrivals come first, whatever order the block runs in.
+    sync_threads();
+    if thread_rank() != 0 {
         bar.arrive();
     }
+    out.set(thread_index(), bar.wait().phase() + 1);
+}
+
+/// Which `MBarriers::init` calls [`mbarrier_divergent_init`] makes.
+pub const INIT_TWO_ARRAYS: u32 = 0;
+/// One `mbarriers!`, odd threads initialising it with another count.
+pub const INIT_OTHER_COUNTS: u32 = 1;
+/// One `mbarriers!`, every thread with the same count.
+pub const INIT_TOGETHER: u32 = 2;
+
+/// `MBarriers::init` called in divergent branches (`which`): threads 0 to
+/// 15 initialise one `mbarriers!` and the others a second one (which
+/// thread 0, the initialising thread, never reaches: its barrier would be
+/// used uninitialised), or odd threads give other counts. Refused in the
+/// threads whose call differs from thread 0's. With [`INIT_TOGETHER`]
+/// every thread arrives and waits: each writes 1.
+#[kernel(arch = "sm_90a")]
+pub fn mbarrier_divergent_init(which: u32, mut out: DisjointSlice<u32>) {
+    let b = block_size() as u32;
+    let t = thread_rank();
+    let first = gpu_device::mbarriers!(1);
+    let second = gpu_device::mbarriers!(1);
+    let [mut bar] = match which {
+        INIT_TWO_ARRAYS if t >= 16 => second.init([b]),
+        INIT_OTHER_COUNTS if t % 2 == 1 => first.init([b + 1]),
+        _ => first.init([b]),
+    };
+    bar.arrive();
     out.set(thread_index(), bar.wait().phase() + 1);
 }
