@@ -197,6 +197,9 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "mbarrier_extra_arrival",
                 "mbarrier_phases",
                 "mbarrier_two",
+                "tma_boxes",
+                "tma_boxes_swizzled",
+                "tma_box_f32",
                 "wgmma_bf16_128b_n64",
                 "wgmma_bf16_128b_n128",
                 "wgmma_bf16_128b_n256",
@@ -1126,6 +1129,11 @@ fn each_architecture_gets_its_own_module() {
             "mbarrier.arrive.expect_tx.shared::cta.b64",
             "mbarrier.try_wait.parity.shared::cta.b64",
             "fence.mbarrier_init.release.cluster",
+            // The bulk tensor copy (`gpu_device::tma`), its map a kernel
+            // parameter's generic address.
+            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+            "fence.proxy.async.shared::cta",
+            ".shared .align 1024",
         ] {
             assert_eq!(
                 ptx.contains(instruction),

@@ -44,7 +44,6 @@ pub(crate) fn fence_init() {
 /// shared memory ordered with later async-proxy ones (a bulk copy into or
 /// out of memory it wrote or read).
 #[inline(always)]
-#[allow(dead_code)]
 pub(crate) fn fence_proxy_async() {
     // SAFETY: a fence; no operands.
     unsafe { asm!("fence.proxy.async.shared::cta;", options(nostack)) };
@@ -109,4 +108,28 @@ pub(crate) unsafe fn wait_parity(barrier: *mut u64, parity: u32) {
             return;
         }
     }
+}
+
+/// `cp.async.bulk.tensor.2d`: the box of `map` at (`x`, `y`) (innermost
+/// first) into `tile`, completing its bytes on `barrier`. A CTA's own
+/// shared address is a valid `shared::cluster` address (a block outside a
+/// cluster is a cluster of one).
+///
+/// # Safety
+/// `tile` is shared memory of the box's bytes, aligned for the map's
+/// swizzle (128 bytes at least), that no thread accesses until `barrier`'s
+/// phase completes; `barrier` is an initialised barrier of this block,
+/// armed for the box's bytes; `map` the generic address of a live encoded
+/// map in global memory, 64-byte aligned.
+#[inline(always)]
+pub(crate) unsafe fn copy_2d(tile: *mut u8, map: *const u64, barrier: *mut u64, x: i32, y: i32) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        asm!(
+            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [{t}], [{m}, {{{x}, {y}}}], [{b}];",
+            t = in(reg32) shared_address(tile), m = in(reg64) map, x = in(reg32) x, y = in(reg32) y,
+            b = in(reg32) shared_address(barrier),
+            options(nostack),
+        )
+    };
 }
