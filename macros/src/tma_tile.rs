@@ -1,6 +1,6 @@
 //! `tma_tile!(T, ROWS, COLS[, S])`: a tile of the block's static shared
 //! memory that bulk tensor copies fill, 1024-byte aligned, with its own
-//! `mbarrier`, each under a symbol of its own, as `mbarriers!` places its
+//! `mbarrier`s, each under a symbol of its own, as `mbarriers!` places its
 //! barriers: both are reached only through the handle it gives
 //! (`gpu_device::tma::TmaTileSlot<T, ROWS, COLS, S>`).
 
@@ -32,8 +32,10 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
                 { <#slot>::BLOCKS },
             > = ::gpu_device::__private::SharedStorage::uninit();
             #[unsafe(export_name = #barrier_symbol)]
-            static BARRIER: ::gpu_device::__private::SharedStorage<u64, 1> =
-                ::gpu_device::__private::SharedStorage::uninit();
+            static BARRIER: ::gpu_device::__private::SharedStorage<
+                u64,
+                { ::gpu_device::tma::__TILE_BARRIERS },
+            > = ::gpu_device::__private::SharedStorage::uninit();
             (TILE.as_ptr(), BARRIER.as_ptr())
         };
         #[cfg(not(target_arch = "nvptx64"))]
@@ -46,12 +48,13 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
                 ),
                 ::gpu_device::__private::static_shared::<u64>(
                     #barrier_symbol,
-                    ::gpu_device::mbarrier::__SIMULATED_WORDS,
+                    ::gpu_device::tma::__TILE_BARRIERS
+                        * ::gpu_device::mbarrier::__SIMULATED_WORDS,
                 ),
             )
         };
         #[allow(unused_unsafe)]
-        // SAFETY: this invocation's own tile blocks and barrier words in
+        // SAFETY: this invocation's own tile blocks and barriers' words in
         // the block's shared memory, which nothing else names.
         unsafe { <#slot>::from_raw(__gpu_tile, __gpu_barrier) }
     }})

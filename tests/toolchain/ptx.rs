@@ -200,6 +200,7 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "tma_boxes",
                 "tma_boxes_swizzled",
                 "tma_box_f32",
+                "tma_two_tiles_crossed",
                 "wgmma_bf16_128b_n64",
                 "wgmma_bf16_128b_n128",
                 "wgmma_bf16_128b_n256",

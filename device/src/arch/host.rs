@@ -146,10 +146,6 @@ pub mod simulation {
     /// as on the GPU: one of its own.
     pub const MBARRIER_BARRIER: u32 = 6;
 
-    /// The barrier id of a TMA tile's loads (`TmaTile::load`), as on the
-    /// GPU: one of its own.
-    pub const TMA_TILE_BARRIER: u32 = 7;
-
     /// How many atomic operations and fences, one of which changed no
     /// memory, an OS thread makes between two calls of
     /// [`Block::after_atomics`]: often enough that a spinning thread lets the
@@ -353,8 +349,6 @@ pub(crate) const COLLECTIVE_BARRIER: u32 = simulation::COLLECTIVE_BARRIER;
 pub(crate) const PIPELINE_BARRIER: u32 = simulation::PIPELINE_BARRIER;
 /// The barrier of `mbarrier`s' initialisation (see the PTX side).
 pub(crate) const MBARRIER_BARRIER: u32 = simulation::MBARRIER_BARRIER;
-/// The barrier of a TMA tile's loads (see the PTX side).
-pub(crate) const TMA_TILE_BARRIER: u32 = simulation::TMA_TILE_BARRIER;
 
 /// Waits for every thread of the grid: barrier [`simulation::GRID_BARRIER`],
 /// which the executor releases across the blocks of a cooperative launch.
@@ -372,7 +366,6 @@ pub(crate) fn barrier(id: u32) {
         COLLECTIVE_BARRIER => "a block collective",
         PIPELINE_BARRIER => "cp_async::CpAsyncRing::wait",
         MBARRIER_BARRIER => "mbarrier::MBarriers::init",
-        TMA_TILE_BARRIER => "tma::TmaTile::load",
         _ => "sync_threads",
     };
     current(name, |t| t.block.barrier(t, id))

@@ -80,6 +80,15 @@ pub(crate) fn fence_init() {
     std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
 }
 
+/// The simulator copies through a map as it is in memory: an ordinary
+/// fence.
+///
+/// # Safety
+/// As the GPU's: `_map` is the address of 128 bytes of a map.
+pub(crate) unsafe fn fence_tensormap_acquire(_map: *const u64) {
+    std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+}
+
 pub(crate) fn fence_proxy_async() {
     std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
 }

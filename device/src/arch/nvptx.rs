@@ -577,12 +577,6 @@ pub(crate) const PIPELINE_BARRIER: u32 = 5;
 #[allow(dead_code)]
 pub(crate) const MBARRIER_BARRIER: u32 = 6;
 
-/// The barrier of a TMA tile's loads (`tma::TmaTile::load`): its own, so
-/// that a thread passes it only once every thread has stopped reading the
-/// tile, before thread 0 issues the next copy into it.
-#[allow(dead_code)]
-pub(crate) const TMA_TILE_BARRIER: u32 = 7;
-
 #[cold]
 #[inline(never)]
 fn not_a_cooperative_launch() -> ! {

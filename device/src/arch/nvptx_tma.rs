@@ -49,6 +49,28 @@ pub(crate) fn fence_proxy_async() {
     unsafe { asm!("fence.proxy.async.shared::cta;", options(nostack)) };
 }
 
+/// `fence.proxy.tensormap::generic.acquire.sys` over the 128 bytes of the
+/// tensor map at `map`: this thread's later bulk copies through it read
+/// what the generic proxy (the host's copy) wrote there, not a descriptor
+/// the copy engine cached for that address earlier (ptxas emits
+/// `UTMACCTL.IV`, an invalidation of that entry). The CUDA programming
+/// guide asks for it before a map in global memory that a host copy wrote
+/// is used.
+///
+/// # Safety
+/// `map` is the generic address of 128 bytes of global memory.
+#[inline(always)]
+pub(crate) unsafe fn fence_tensormap_acquire(map: *const u64) {
+    // SAFETY: the caller's contract; a fence, it writes nothing.
+    unsafe {
+        asm!(
+            "fence.proxy.tensormap::generic.acquire.sys [{m}], 128;",
+            m = in(reg64) map,
+            options(nostack),
+        )
+    };
+}
+
 /// One arrival on the barrier's current phase.
 ///
 /// # Safety

@@ -33,28 +33,42 @@
 //!   type, the same `T, ROWS, COLS, S` as the map's, gives its bytes and its
 //!   alignment (1024 bytes, any swizzle's pattern), and the launcher checks
 //!   that the host map's box and swizzle are the type's.
-//! - *The byte count.* Thread 0 arms the tile's barrier with
+//! - *The byte count.* Thread 0 arms the tile's `full` barrier with
 //!   `arrive_expect_tx` of the box's bytes, from the type (a box's bytes
 //!   land whole, zero-filled past the edge): no count is written by the
-//!   user. The barrier is the tile's own (no other code arrives on it) and
-//!   expects one arrival a phase.
+//!   user. The barriers are the tile's own (no other code arrives on them)
+//!   and `full` expects one arrival a phase.
 //! - *Reads after the copy.* [`Landed`], the only way to read the tile,
-//!   comes from [`Loading::wait`], which waits for the phase the copy
-//!   completes ([`Completed`](crate::mbarrier::Completed) names it).
+//!   comes from [`Loading::wait`], which waits for the phase of `full` the
+//!   copy completes ([`Completed`](crate::mbarrier::Completed) names it).
 //! - *No copy over a tile being read.* [`TmaTile::load`] is called by
-//!   every thread of the block together: each first waits for the tile's
-//!   previous copy if it had not, and fences its reads against the async
-//!   proxy (`fence.proxy.async.shared::cta`), then all pass a block barrier
-//!   of the tile loads' own; only then does thread 0 issue the next copy.
-//!   A [`Landed`] borrows its tile, so no thread still reads it then, and
-//!   no thread can let the barrier run a phase ahead of its waits.
+//!   every thread of the block: each first waits for the tile's previous
+//!   copy if it had not, fences its reads against the async proxy
+//!   (`fence.proxy.async.shared::cta`) and arrives on the tile's `empty`
+//!   barrier, which expects every thread of the block; thread 0 issues the
+//!   next copy only once that phase completed. A [`Landed`] borrows its
+//!   tile, so a thread that arrived reads it no more. The barrier is the
+//!   tile's own, not a block barrier (`bar.sync`) whose id other code
+//!   shares: loads of two tiles, in divergent code or in any order, never
+//!   count for each other (a load some thread never makes leaves its copy
+//!   unissued: the block waits, the simulator reports the stall, nothing
+//!   is overwritten under a reader). No thread lets a barrier run a phase
+//!   ahead of its waits: a thread arrives on `empty` for copy `k + 1` only
+//!   after waiting for copy `k`, which thread 0 issued only after waiting
+//!   for `empty`'s phase `k`.
 //! - *No copy outlives its tile.* The handle lives only inside
 //!   [`TmaTileSlot::with`], which waits for a copy still in flight when its
 //!   closure returns (a handle cannot be leaked out of it), so no copy
-//!   writes the tile once the block moved on or exited.
+//!   writes the tile once a thread moved on; each thread then arrives on
+//!   the tile's `done` barrier and thread 0 waits for all of them before
+//!   it leaves, so it initialises the barriers again (a later `with` of
+//!   the same `tma_tile!`) only when no thread uses them.
 //! - *The map's memory.* The kernel receives the generic address of a
 //!   copy of the encoded `CUtensorMap` in global memory, written by the
-//!   host before the launch in stream order (see [`TensorMap2d`]).
+//!   host before the launch (see [`TensorMap2d`]); each thread acquires it
+//!   for the tensor-map proxy at the kernel's start
+//!   (`fence.proxy.tensormap::generic.acquire`), as the CUDA programming
+//!   guide asks of a map a host copy wrote.
 //!
 //! Every thread passes the same map and coordinates: those of thread 0 are
 //! the ones copied.
@@ -150,9 +164,15 @@ pub trait TensorMapShape {
 /// host writes it when the map is made, and the write completes before
 /// `TensorMap::new` returns, before any launch that takes the map (which
 /// also tracks it as a buffer the kernel reads, and keeps it alive for the
-/// kernel); so no `fence.proxy.tensormap::generic.acquire` is needed: the
-/// ISA asks for it when the map is *modified by the generic proxy* during
-/// the grid that then copies through it.
+/// kernel). The copy engine caches descriptors by address, though, and the
+/// runtime's memory pool gives a dropped map's address to the next one: so
+/// each thread acquires the map for the tensor-map proxy at the kernel's
+/// start (`fence.proxy.tensormap::generic.acquire.sys`, which the CUDA
+/// programming guide asks for after a host copy into a map in global
+/// memory). Without it, a kernel copied with the descriptor of an earlier
+/// map at the same address (an H200 ended `tma_box_f32`, a box of 2048
+/// bytes, with `CUDA_ERROR_ILLEGAL_INSTRUCTION` after kernels copied 8192
+/// bytes through maps the pool had placed there).
 pub struct TensorMap2d<T, const ROWS: usize, const COLS: usize, S: TileSwizzle = NoSwizzle> {
     map: *const u64,
     _element: PhantomData<(fn() -> T, S)>,
@@ -186,10 +206,15 @@ impl<T, const ROWS: usize, const COLS: usize, S: TileSwizzle> TensorMap2d<T, ROW
     /// `map` is the address of an encoded tensor map of `T` in global
     /// memory (on the simulator, its simulated encoding), 64-byte aligned,
     /// of a live buffer, whose box is `ROWS x COLS` with swizzle `S`, not
-    /// written during the launch: what the launcher passes.
+    /// written during the launch: what the launcher passes. Each thread
+    /// calls it at the kernel's start (it acquires the map for the copy
+    /// engine, see the type's documentation).
     #[doc(hidden)]
     #[inline(always)]
     pub unsafe fn from_kernel_param(map: *const T) -> Self {
+        // SAFETY: the caller's contract: 128 bytes of a map in global
+        // memory.
+        unsafe { arch::tma::fence_tensormap_acquire(map.cast()) };
         TensorMap2d {
             map: map.cast(),
             _element: PhantomData,
@@ -203,11 +228,17 @@ impl<T, const ROWS: usize, const COLS: usize, S: TileSwizzle> TensorMap2d<T, ROW
 #[repr(C, align(1024))]
 pub struct TileBlock([u8; 1024]);
 
+/// The barriers of a TMA tile (for `tma_tile!`): `full` (a copy landed),
+/// `empty` (every thread stopped reading the tile) and `done` (every
+/// thread left the tile's scope).
+#[doc(hidden)]
+pub const __TILE_BARRIERS: usize = 3;
+
 /// A tile of `ROWS x COLS` elements `T` in the block's shared memory, with
-/// its barrier, not initialised yet: from [`tma_tile!`](crate::tma_tile).
+/// its barriers, not initialised yet: from [`tma_tile!`](crate::tma_tile).
 pub struct TmaTileSlot<T, const ROWS: usize, const COLS: usize, S: TileSwizzle = NoSwizzle> {
     tile: *mut T,
-    barrier: MBarriers<1>,
+    barriers: MBarriers<__TILE_BARRIERS>,
     _swizzle: PhantomData<S>,
 }
 
@@ -242,48 +273,55 @@ impl<T, const ROWS: usize, const COLS: usize, S: TileSwizzle> TmaTileSlot<T, ROW
     #[doc(hidden)]
     pub const BLOCKS: usize = Self::BYTES.div_ceil(1024);
 
-    /// The tile at `tile` with its barrier at `barrier`.
+    /// The tile at `tile` with its barriers at `barriers`.
     ///
     /// # Safety
     /// `tile` is the start of [`BLOCKS`](Self::BLOCKS) 1024-byte aligned
-    /// blocks of the block's shared memory, and `barrier` of one barrier's
-    /// words, which nothing but this slot and its handles reaches: what
-    /// `tma_tile!` passes.
+    /// blocks of the block's shared memory, and `barriers` of
+    /// `__TILE_BARRIERS` barriers' words, which nothing but this slot and
+    /// its handles reaches: what `tma_tile!` passes.
     #[doc(hidden)]
     #[inline(always)]
-    pub unsafe fn from_raw(tile: *mut TileBlock, barrier: *mut u64) -> Self {
+    pub unsafe fn from_raw(tile: *mut TileBlock, barriers: *mut u64) -> Self {
         TmaTileSlot {
             tile: tile.cast(),
             // SAFETY: the caller's contract.
-            barrier: unsafe { MBarriers::from_raw(barrier) },
+            barriers: unsafe { MBarriers::from_raw(barriers) },
             _swizzle: PhantomData,
         }
     }
 
-    /// Initialises the tile's barrier and runs `f` with this thread's
-    /// handle; at its end, waits for a copy still in flight, then for every
-    /// thread of the block (a block barrier). Every thread of the block
-    /// calls it together. The scope is what makes the end sure: no copy is
-    /// still writing the tile when its block moves on (or exits, freeing
-    /// its shared memory), whatever `f` does with the handle.
+    /// Initialises the tile's barriers and runs `f` with this thread's
+    /// handle; at its end, waits for a copy still in flight, and thread 0
+    /// waits until every thread of the block has (the tile's `done`
+    /// barrier). Every thread of the block calls it together. The scope is
+    /// what makes the end sure: no copy is still writing the tile when its
+    /// thread moves on (or the block exits, freeing its shared memory),
+    /// whatever `f` does with the handle, and no thread still uses the
+    /// barriers when thread 0 initialises them again (a later `with` of the
+    /// same `tma_tile!`).
     #[inline(always)]
     #[track_caller]
     pub fn with<R>(self, f: impl FnOnce(&mut TmaTile<T, ROWS, COLS, S>) -> R) -> R {
         let _ = Self::BYTES;
-        let [barrier] = self.barrier.init([1]);
+        // At most 1024 threads a block: in an arrival count's range.
+        let threads = crate::block_size() as u32;
+        let [full, empty, mut done] = self.barriers.init([1, threads, threads]);
         let mut tile = TmaTile {
             tile: self.tile,
-            barrier,
+            full,
+            empty,
             in_flight: false,
             _swizzle: PhantomData,
         };
         let result = f(&mut tile);
         if tile.in_flight {
-            let _ = tile.barrier.wait();
+            let _ = tile.full.wait();
         }
-        // No thread is left waiting on this barrier when a later `with`
-        // of the same tile initialises it again.
-        arch::barrier(arch::TMA_TILE_BARRIER);
+        done.arrive();
+        if crate::thread_rank() == 0 {
+            let _ = done.wait();
+        }
         result
     }
 }
@@ -291,7 +329,12 @@ impl<T, const ROWS: usize, const COLS: usize, S: TileSwizzle> TmaTileSlot<T, ROW
 /// This thread's handle of a TMA tile, inside [`TmaTileSlot::with`].
 pub struct TmaTile<T, const ROWS: usize, const COLS: usize, S: TileSwizzle = NoSwizzle> {
     tile: *mut T,
-    barrier: MBarrier,
+    /// One arrival (thread 0's, with the box's bytes) and the copy's
+    /// bytes a phase: the copy landed.
+    full: MBarrier,
+    /// Every thread's arrival a phase: none reads the tile any more (each
+    /// arrives in `load`, thread 0 waits before it issues the copy).
+    empty: MBarrier,
     /// A copy issued that this thread has not waited for.
     in_flight: bool,
     _swizzle: PhantomData<S>,
@@ -313,23 +356,29 @@ impl<T: Copy, const ROWS: usize, const COLS: usize, S: TileSwizzle> TmaTile<T, R
         col: i32,
     ) -> Loading<'_, T, ROWS, COLS, S> {
         if self.in_flight {
-            let _ = self.barrier.wait();
+            let _ = self.full.wait();
         }
-        // This thread's reads of the tile before the async proxy's writes.
+        // This thread's reads of the tile before the async proxy's writes,
+        // then its arrival: it reads the tile no more (a `Landed` borrows
+        // this handle, so none is left).
         arch::tma::fence_proxy_async();
-        arch::barrier(arch::TMA_TILE_BARRIER);
+        self.empty.arrive();
         if crate::thread_rank() == 0 {
+            // Every thread of the block arrived on this tile's own barrier:
+            // no arrival of another tile's code (or of this tile's scope
+            // end) counts here.
+            let _ = self.empty.wait();
             let bytes = TmaTileSlot::<T, ROWS, COLS, S>::BYTES as u32;
-            self.barrier.arrive_expect_tx(bytes);
+            self.full.arrive_expect_tx(bytes);
             // SAFETY: the tile is this slot's `BYTES` bytes, 1024-byte
-            // aligned, which no thread reads until the barrier's phase
-            // completes (all passed the barrier above with no `Landed`
-            // left); the barrier is the tile's own, armed with the box's
-            // bytes; `map` is a live map of this box and swizzle (its
-            // `from_kernel_param` contract).
+            // aligned, which no thread reads until the `full` barrier's
+            // phase completes (every thread arrived on `empty` above after
+            // its last read); `full` is the tile's own, armed with the
+            // box's bytes; `map` is a live map of this box and swizzle
+            // (its `from_kernel_param` contract).
             unsafe {
                 #[cfg(target_arch = "nvptx64")]
-                arch::tma::copy_2d(self.tile.cast(), map.map, self.barrier.word(), col, row);
+                arch::tma::copy_2d(self.tile.cast(), map.map, self.full.word(), col, row);
                 #[cfg(not(target_arch = "nvptx64"))]
                 arch::tma::copy_2d(
                     self.tile.cast(),
@@ -337,8 +386,8 @@ impl<T: Copy, const ROWS: usize, const COLS: usize, S: TileSwizzle> TmaTile<T, R
                     map.map,
                     [COLS as u32, ROWS as u32],
                     S::MODE,
-                    self.barrier.word(),
-                    self.barrier.index() as usize,
+                    self.full.word(),
+                    self.full.index() as usize,
                     col,
                     row,
                 );
@@ -362,7 +411,7 @@ impl<'a, T: Copy, const ROWS: usize, const COLS: usize, S: TileSwizzle>
     #[inline(always)]
     #[track_caller]
     pub fn wait(self) -> Landed<'a, T, ROWS, COLS, S> {
-        let completed = self.tile.barrier.wait();
+        let completed = self.tile.full.wait();
         self.tile.in_flight = false;
         Landed {
             tile: self.tile.tile,

@@ -1,6 +1,6 @@
 //! The bulk tensor copy (`gpu_device::tma`, sm_90): boxes of a 2-D tensor
 //! map copied into shared tiles, without and with the 128-byte swizzle,
-//! read back element by element.
+//! read back element by element; two tiles loaded in crossed orders.
 
 use gpu_device::bf16;
 use gpu_device::prelude::*;
@@ -74,4 +74,48 @@ pub fn tma_box_f32(map: TensorMap2d<f32, 16, 32>, row: i32, col: i32, mut out: D
     let v = gpu_device::tma_tile!(f32, 16, 32)
         .with(|tile| tile.load(&map, row, col).wait().get(t / 32, t % 32));
     out.set(thread_index(), v);
+}
+
+/// Rows of the map [`tma_two_tiles_crossed`] reads: four 16 x 32 boxes.
+pub const CROSSED_ROWS: usize = 64;
+
+/// Two tiles, each loaded twice; in the second round the block's odd
+/// threads ask for tile B's next box first and read tile A's first box
+/// after that (their `Landed` of A still held), the even threads ask for
+/// A's then B's. Per thread `t` (element `(t / 32, t % 32)` of each box),
+/// `out[3 t ..]`: A's first box (rows 0..16) as read then, A's second box
+/// (rows 32..48), B's second box (rows 48..64). Each copy waits for every
+/// thread's load of its own tile, so A's second copy waits for the odd
+/// threads' read: the review's attack on the shared block barrier of
+/// loads (there, B's load by the odd threads let A's copy land under
+/// their read).
+#[kernel(arch = "sm_90")]
+pub fn tma_two_tiles_crossed(
+    map: TensorMap2d<f32, 16, 32>,
+    mut first_out: DisjointSlice<f32>,
+    mut second_out: DisjointSlice<f32>,
+    mut third_out: DisjointSlice<f32>,
+) {
+    let t = thread_rank();
+    let (r, c) = (t / 32, t % 32);
+    let [first, second, third] = gpu_device::tma_tile!(f32, 16, 32).with(|a| {
+        gpu_device::tma_tile!(f32, 16, 32).with(|b| {
+            let la = a.load(&map, 0, 0).wait();
+            let _ = b.load(&map, 16, 0).wait();
+            if t % 2 == 1 {
+                let lb = b.load(&map, 48, 0);
+                let first = la.get(r, c);
+                let second = a.load(&map, 32, 0).wait().get(r, c);
+                [first, second, lb.wait().get(r, c)]
+            } else {
+                let first = la.get(r, c);
+                let la = a.load(&map, 32, 0);
+                let lb = b.load(&map, 48, 0);
+                [first, la.wait().get(r, c), lb.wait().get(r, c)]
+            }
+        })
+    });
+    first_out.set(thread_index(), first);
+    second_out.set(thread_index(), second);
+    third_out.set(thread_index(), third);
 }
