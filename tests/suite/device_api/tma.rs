@@ -3,8 +3,11 @@
 //! 64 x 64 shared tiles at the ragged edges, without and with the 128-byte
 //! swizzle, landing as on the GPU (clipped, zeros past the edges, the pad
 //! between rows never read); the launcher's checks of the map against the
-//! parameter's type and device; the buffer's tracking across streams. A
-//! map of a dropped buffer does not compile
+//! parameter's type and device; the buffer's tracking across streams;
+//! maps made where dropped maps of other boxes were (each copied with its
+//! own box, not a descriptor the copy engine cached); two tiles loaded in
+//! crossed orders, each copy waiting for its own tile's readers. A map of
+//! a dropped buffer does not compile
 //! (`tests/ui/runtime_api/tensor_map_of_dropped_buffer.rs`); a tile is read
 //! only through `Loading::wait`'s `Landed`, and loads only from a map of
 //! its own type (no ui case yet).
