@@ -455,10 +455,16 @@ fn is_nightly(version: &str, bootstrap: Option<&str>) -> bool {
 
 /// The PTX version `llc` must emit for `arch` when its own default is lower
 /// than what `gpu-device`'s inline PTX needs: 6.3 (`activemask` is 6.2,
-/// `nanosleep` 6.3, both sm_70 instructions). LLVM defaults to 6.0 for sm_70
-/// and 6.1 for sm_72; from sm_75 its default is 6.3 or later.
+/// `nanosleep` 6.3, both sm_70 instructions); on sm_90 8.3, for the TMA
+/// copies' `fence.proxy.tensormap::generic.acquire` (a CUDA 12.3 driver or
+/// later JITs it). LLVM defaults to 6.0 for sm_70 and 6.1 for sm_72, from
+/// sm_75 to 6.3 or later, to 7.8 for sm_90 and 8.0 for sm_90a.
 fn minimum_ptx_version(arch: &str) -> Option<&'static str> {
-    matches!(arch, "sm_70" | "sm_72").then_some("ptx63")
+    match arch {
+        "sm_70" | "sm_72" => Some("ptx63"),
+        "sm_90" | "sm_90a" => Some("ptx83"),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

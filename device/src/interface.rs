@@ -62,6 +62,8 @@ pub enum Kind {
     DynamicShared,
     /// `Grid` (grid sync of a cooperative kernel), built on the device.
     Grid,
+    /// `TensorMap2d<T, ROWS, COLS, S>`: a tensor map's address.
+    TensorMap,
 }
 
 impl Kind {
@@ -80,6 +82,7 @@ impl Kind {
             Kind::Block => "block",
             Kind::DynamicShared => "dynamic_shared",
             Kind::Grid => "grid",
+            Kind::TensorMap => "tensor_map",
         }
     }
 }

@@ -96,12 +96,15 @@ pub mod cp_async;
 // `mbarrier`'s transaction counts are sm_90's.
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))]
 pub mod mbarrier;
+// The bulk tensor copies are sm_90's.
 pub mod neighbourhood;
 pub mod ownership;
 pub mod print;
 pub mod race_check;
 pub mod random;
 pub mod thread_owner;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))]
+pub mod tma;
 pub mod vector;
 pub mod vectorize;
 
@@ -109,7 +112,7 @@ pub use atomic::{AtomicElement, DeviceAtomic};
 pub use copy::{DeviceCopy, MAX_DEVICE_ALIGN, MAX_PARAMETER_ALIGN};
 pub use disjoint::{DisjointSlice, DisjointSlice3d};
 pub use gpu_macros::{
-    constant, embed_kernels, gpu_assert, kernel, mbarriers, print, println, shared_array,
+    constant, embed_kernels, gpu_assert, kernel, mbarriers, print, println, shared_array, tma_tile,
     vectorize, DeviceCopy,
 };
 pub use grid::Grid;

@@ -23,6 +23,7 @@ mod mbarrier;
 mod path_option;
 mod print;
 mod shared;
+mod tma_tile;
 mod vectorize;
 
 /// Turns an ordinary function into a GPU kernel.
@@ -47,6 +48,7 @@ mod vectorize;
 /// | `DynamicShared<T>` (dynamic shared memory) | nothing: built on the device |
 /// | `Grid` (grid sync, `#[kernel(cooperative)]` only) | nothing: built on the device |
 /// | `&[DeviceAtomic<T>]` (atomic updates) | `&mut DeviceBuffer<T>`, `DeviceViewMut<T>` |
+/// | `TensorMap2d<T, ROWS, COLS, S>` (a tensor map for bulk tensor copies, sm_90) | `&TensorMap<'_, T>` of that box and swizzle |
 /// | a `#[repr(C)]` struct with `#[derive(Clone, Copy, DeviceCopy)]` | the struct |
 ///
 /// A generic kernel lists the types to instantiate: `#[kernel(f32, f64)]`
@@ -286,6 +288,18 @@ pub fn shared_array(input: TokenStream) -> TokenStream {
 #[proc_macro]
 pub fn mbarriers(input: TokenStream) -> TokenStream {
     mbarrier::expand(input.into())
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}
+
+/// A tile of the block's static shared memory that bulk tensor copies
+/// (TMA, sm_90) fill, with its own `mbarrier`: `tma_tile!(bf16, 64, 64,
+/// Swizzle128B)` is a `gpu_device::tma::TmaTileSlot<bf16, 64, 64,
+/// Swizzle128B>` (the swizzle defaults to none), whose scope every thread
+/// of the block enters together (`TmaTileSlot::with`). See `gpu_device::tma`.
+#[proc_macro]
+pub fn tma_tile(input: TokenStream) -> TokenStream {
+    tma_tile::expand(input.into())
         .unwrap_or_else(syn::Error::into_compile_error)
         .into()
 }

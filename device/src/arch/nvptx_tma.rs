@@ -44,10 +44,31 @@ pub(crate) fn fence_init() {
 /// shared memory ordered with later async-proxy ones (a bulk copy into or
 /// out of memory it wrote or read).
 #[inline(always)]
-#[allow(dead_code)]
 pub(crate) fn fence_proxy_async() {
     // SAFETY: a fence; no operands.
     unsafe { asm!("fence.proxy.async.shared::cta;", options(nostack)) };
+}
+
+/// `fence.proxy.tensormap::generic.acquire.sys` over the 128 bytes of the
+/// tensor map at `map`: this thread's later bulk copies through it read
+/// what the generic proxy (the host's copy) wrote there, not a descriptor
+/// the copy engine cached for that address earlier (ptxas emits
+/// `UTMACCTL.IV`, an invalidation of that entry). The CUDA programming
+/// guide asks for it before a map in global memory that a host copy wrote
+/// is used.
+///
+/// # Safety
+/// `map` is the generic address of 128 bytes of global memory.
+#[inline(always)]
+pub(crate) unsafe fn fence_tensormap_acquire(map: *const u64) {
+    // SAFETY: the caller's contract; a fence, it writes nothing.
+    unsafe {
+        asm!(
+            "fence.proxy.tensormap::generic.acquire.sys [{m}], 128;",
+            m = in(reg64) map,
+            options(nostack),
+        )
+    };
 }
 
 /// One arrival on the barrier's current phase.
@@ -109,4 +130,28 @@ pub(crate) unsafe fn wait_parity(barrier: *mut u64, parity: u32) {
             return;
         }
     }
+}
+
+/// `cp.async.bulk.tensor.2d`: the box of `map` at (`x`, `y`) (innermost
+/// first) into `tile`, completing its bytes on `barrier`. A CTA's own
+/// shared address is a valid `shared::cluster` address (a block outside a
+/// cluster is a cluster of one).
+///
+/// # Safety
+/// `tile` is shared memory of the box's bytes, aligned for the map's
+/// swizzle (128 bytes at least), that no thread accesses until `barrier`'s
+/// phase completes; `barrier` is an initialised barrier of this block,
+/// armed for the box's bytes; `map` the generic address of a live encoded
+/// map in global memory, 64-byte aligned.
+#[inline(always)]
+pub(crate) unsafe fn copy_2d(tile: *mut u8, map: *const u64, barrier: *mut u64, x: i32, y: i32) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        asm!(
+            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [{t}], [{m}, {{{x}, {y}}}], [{b}];",
+            t = in(reg32) shared_address(tile), m = in(reg64) map, x = in(reg32) x, y = in(reg32) y,
+            b = in(reg32) shared_address(barrier),
+            options(nostack),
+        )
+    };
 }

@@ -477,6 +477,17 @@ fn rebuild_param(
                 });
             }
         }
+        ParamKind::TensorMap(_, ty) => {
+            let ty = super::interface::instance_tokens(kernel, instance, ty.to_token_stream());
+            let map = &slots[0];
+            quote! {
+                // SAFETY: the launcher passed the address of a live map's
+                // encoding in global memory, 64-byte aligned, of this element
+                // type, box and swizzle (it checked them against the type),
+                // not written during the launch.
+                let #name = unsafe { <#ty>::from_kernel_param(#map) };
+            }
+        }
         ParamKind::Block => quote! {
             // SAFETY: the entry point makes each thread's one token,
             // before the body runs (the model checked there is one

@@ -235,6 +235,7 @@ fn launcher_impl(kernel: &Kernel) -> TokenStream {
             | ParamKind::Output2d(..)
             | ParamKind::Output3d(_)
             | ParamKind::Atomic(_)
+            | ParamKind::TensorMap(..)
             | ParamKind::Block
             | ParamKind::Grid
             | ParamKind::DynamicShared(_) => {}
@@ -256,6 +257,10 @@ fn launcher_impl(kernel: &Kernel) -> TokenStream {
         pushes.push(match &p.kind {
             // A value: nothing to check.
             ParamKind::Scalar(_) | ParamKind::Value(_) => quote!(#args.as_mut().#method(#borrow);),
+            // Checked against the parameter's type: its box and swizzle.
+            ParamKind::TensorMap(_, ty) => {
+                quote!(#args.as_mut().#method::<#ty, _>(#pname_str, #pname)?;)
+            }
             // Its element count, for the length bounds.
             _ if bound => {
                 let len = len_local(pname);
@@ -408,6 +413,7 @@ pub fn launcher_param(p: &Param, runtime: &syn::Path) -> Option<TokenStream> {
             quote!(mut #name: #runtime::DeviceView2dMut<'_, #elem>)
         }
         ParamKind::Output3d(elem) => quote!(mut #name: #runtime::DeviceView3dMut<'_, #elem>),
+        ParamKind::TensorMap(elem, _) => quote!(#name: &#runtime::TensorMap<'_, #elem>),
         ParamKind::Block | ParamKind::Grid | ParamKind::DynamicShared(_) => return None,
     })
 }

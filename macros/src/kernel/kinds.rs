@@ -257,8 +257,20 @@ pub const DYNAMIC_SHARED: KindSpec = KindSpec {
     writes: false,
 };
 
+pub const TENSOR_MAP: KindSpec = KindSpec {
+    variant: "TensorMap",
+    written: "`TensorMap2d<T, ROWS, COLS, S>` (a tensor map for bulk tensor copies, sm_90)",
+    launcher_takes: Some("`&TensorMap<'_, T>` of that box and swizzle"),
+    summary: "`TensorMap2d<T, ROWS, COLS, S>` (a tensor map of a buffer, read by TMA copies)",
+    // The address of the map's encoded `CUtensorMap` in global memory.
+    slots: &[slot("map", "Pointer", SlotType::ConstPointer)],
+    builder: Some("tensor_map"),
+    length_bound: LengthRole::None,
+    writes: false,
+};
+
 /// Every kind, in the order of the tables.
-pub const ALL: [&KindSpec; 12] = [
+pub const ALL: [&KindSpec; 13] = [
     &SCALAR,
     &INPUT,
     &OUTPUT,
@@ -270,6 +282,7 @@ pub const ALL: [&KindSpec; 12] = [
     &DYNAMIC_SHARED,
     &GRID,
     &ATOMIC,
+    &TENSOR_MAP,
     &VALUE,
 ];
 
@@ -296,6 +309,7 @@ impl ParamKind {
             ParamKind::Block => &BLOCK,
             ParamKind::DynamicShared(_) => &DYNAMIC_SHARED,
             ParamKind::Grid => &GRID,
+            ParamKind::TensorMap(..) => &TENSOR_MAP,
         }
     }
 }
@@ -329,7 +343,7 @@ mod tests {
     /// A parameter of each kind: every kind has one, and is one's.
     #[test]
     fn every_kind_is_reached_by_a_parameter() {
-        let samples: [syn::FnArg; 14] = [
+        let samples: [syn::FnArg; 15] = [
             syn::parse_quote!(n: u32),
             syn::parse_quote!(p: Pixel),
             syn::parse_quote!(a: &[f32]),
@@ -344,6 +358,7 @@ mod tests {
             syn::parse_quote!(b: Block),
             syn::parse_quote!(d: DynamicShared<f32>),
             syn::parse_quote!(g: Grid),
+            syn::parse_quote!(t: TensorMap2d<bf16, 64, 64, Swizzle128B>),
         ];
         let reached: Vec<&'static str> = samples
             .iter()

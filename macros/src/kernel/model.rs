@@ -389,7 +389,8 @@ fn check_device_built<'a>(
             | ParamKind::MappedMatrix(..)
             | ParamKind::Output2d(..)
             | ParamKind::Output3d(_)
-            | ParamKind::Atomic(_) => {}
+            | ParamKind::Atomic(_)
+            | ParamKind::TensorMap(..) => {}
         }
     }
 }

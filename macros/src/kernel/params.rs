@@ -40,6 +40,10 @@ pub enum ParamKind {
     Grid,
     /// `&[DeviceAtomic<T>]`: updated atomically by any thread.
     Atomic(Type),
+    /// `TensorMap2d<T, ROWS, COLS, S>`: a tensor map of a buffer of `T`
+    /// (the element, then the parameter's type as written); passed as the
+    /// address of its encoded map in global memory.
+    TensorMap(Type, Type),
     /// Any other type by value: must be `DeviceCopy`.
     Value(Type),
 }
@@ -57,6 +61,7 @@ impl ParamKind {
             | ParamKind::Output2d(t, _, _)
             | ParamKind::Output3d(t)
             | ParamKind::Atomic(t)
+            | ParamKind::TensorMap(t, _)
             | ParamKind::DynamicShared(t) => Some(t),
             ParamKind::Block | ParamKind::Grid => None,
         }
@@ -176,6 +181,9 @@ fn classify(ty: &Type) -> syn::Result<ParamKind> {
             if let Some(inner) = single_generic(ty, "DisjointSlice3d") {
                 check_element(&inner)?;
                 return Ok(ParamKind::Output3d(inner));
+            }
+            if let Some(inner) = first_type_argument(ty, "TensorMap2d") {
+                return Ok(ParamKind::TensorMap(inner, ty.clone()));
             }
             if let Some(inner) = single_generic(ty, "DynamicShared") {
                 return Ok(ParamKind::DynamicShared(inner));
@@ -301,6 +309,22 @@ fn generic_pair(ty: &Type, name: &str) -> Option<(Type, Option<Type>)> {
 }
 
 /// `Name<T>` (or `Name<'a, T>`) as the last path segment: returns `T`.
+/// The first type argument of `ty` when its last segment is `name`.
+fn first_type_argument(ty: &Type, name: &str) -> Option<Type> {
+    let Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last()?;
+    if last.ident != name {
+        return None;
+    }
+    let PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    args.args.iter().find_map(|a| match a {
+        GenericArgument::Type(t) => Some(t.clone()),
+        _ => None,
+    })
+}
+
 fn single_generic(ty: &Type, name: &str) -> Option<Type> {
     let Type::Path(p) = ty else { return None };
     let last = p.path.segments.last()?;

@@ -30,8 +30,10 @@ use crate::error::{Error, Result};
 use crate::memory::tracking::{self, Access, GraphUse};
 use crate::memory::{u32_extents, DeviceView2dMut, DeviceView3dMut};
 use crate::memory::{AfterAccess, DeviceInput, DeviceOutput, GraphMemory};
+use crate::memory::{DeviceBuffer, TensorElement, TensorMap};
 use crate::stream::Stream;
 use crate::LaunchConfig;
+use gpu_device::tma::TensorMapShape;
 use gpu_device::DeviceCopy;
 use std::ffi::c_void;
 use std::marker::PhantomPinned;
@@ -253,6 +255,58 @@ impl<'a, const SLOTS: usize> LaunchArgs<'a, SLOTS> {
         Ok(len)
     }
 
+    /// An argument where the kernel takes a tensor map of shape `M`
+    /// (`gpu_device::tma::TensorMap2d<T, ROWS, COLS, S>`): an error naming
+    /// the parameter unless the map is of the launch's device and has `M`'s
+    /// rank, box and swizzle; its buffer tracked as a read, as is the
+    /// map's encoded copy, whose address is passed.
+    #[inline]
+    pub fn tensor_map<M, T>(
+        self: Pin<&mut Self>,
+        parameter: &'static str,
+        arg: &'a TensorMap<'_, T>,
+    ) -> Result<()>
+    where
+        M: TensorMapShape<Element = T>,
+        T: TensorElement,
+    {
+        // SAFETY: nothing is moved out of the builder.
+        let this = unsafe { self.get_unchecked_mut() };
+        if arg.device() != this.device {
+            return Err(this.refuse(
+                parameter,
+                format!(
+                    "is a tensor map of a buffer on device {}, and the launch is on device {}: the copy engine reads a map's memory on the device that launches",
+                    arg.device(),
+                    this.device
+                ),
+            ));
+        }
+        let layout = arg.layout();
+        let rank = layout.rank();
+        if rank != M::RANK
+            || layout.box_dims() != &M::BOX[..rank]
+            || layout.swizzle().driver_value() != M::SWIZZLE
+        {
+            return Err(this.refuse(
+                parameter,
+                format!(
+                    "is a tensor map of {rank} dimensions with a box of {:?} elements (innermost first) and {:?}, where the kernel's parameter type `{}` takes {} dimensions with a box of {:?} and swizzle mode {}: the tiles the kernel copies into are of its type",
+                    layout.box_dims(),
+                    layout.swizzle(),
+                    core::any::type_name::<M>(),
+                    M::RANK,
+                    &M::BOX[..M::RANK],
+                    M::SWIZZLE
+                ),
+            ));
+        }
+        this.track_read(parameter, arg.buffer())?;
+        let map = this.track_read(parameter, arg.encoded())?;
+        this.word(map.ptr);
+        Ok(())
+    }
+
     /// A scalar or struct argument, passed by the launcher's address (its
     /// type is the parameter's, `DeviceCopy`: the kernel's interface
     /// description requires it where the kernel is written).
@@ -388,6 +442,40 @@ impl<'a, const SLOTS: usize> LaunchArgs<'a, SLOTS> {
         }
         self.word(slice.ptr);
         Ok(slice.len)
+    }
+
+    /// A whole buffer the kernel reads, checked and tracked as an input's,
+    /// filling no slot.
+    fn track_read<U: DeviceCopy>(
+        &mut self,
+        parameter: &'static str,
+        buffer: &DeviceBuffer<U>,
+    ) -> Result<SliceArg> {
+        let arg = buffer;
+        let slice = SliceArg::checked::<U>(
+            DeviceInput::<U>::raw_view(&arg),
+            self.device,
+            self.function,
+            parameter,
+        )?;
+        if self.tracks {
+            DeviceInput::<U>::before_device_access(&arg, self.stream)?;
+        }
+        if self.records {
+            let memory = DeviceInput::<U>::graph_memory(&arg);
+            self.rare_mut()
+                .memory
+                .push((parameter, memory, Access::Read));
+        }
+        Ok(slice)
+    }
+
+    #[cold]
+    fn refuse(&self, parameter: &'static str, reason: String) -> Error {
+        Error::InvalidLaunch {
+            kernel: self.function.name(),
+            reason: format!("argument `{parameter}` {reason}"),
+        }
     }
 
     /// Fills the next slot with `value`, held by the builder.

@@ -293,13 +293,18 @@ impl TensorMapLayout {
 /// A tiled [`TensorMapLayout`] of a device buffer, checked against it:
 /// the buffer's element type, alignment and length. It borrows the buffer,
 /// so the buffer outlives every use of the map.
+///
+/// A kernel takes it as a `gpu_device::tma::TensorMap2d<T, ROWS, COLS, S>`
+/// parameter: the launcher checks the map's box and swizzle against the
+/// type, and tracks the kernel's reads of the buffer as any input's.
 pub struct TensorMap<'a, T: TensorElement> {
     buffer: &'a DeviceBuffer<T>,
     layout: TensorMapLayout,
-    /// What the driver encoded (`cuTensorMapEncodeTiled`), for the kernels
-    /// that copy through the map.
-    #[allow(dead_code)]
-    encoded: EncodedTensorMap,
+    /// The encoded map (`cuTensorMapEncodeTiled`) in the buffer's device's
+    /// global memory, 64-byte aligned, written once when the map is made:
+    /// kernels receive its address (see `gpu_device::tma::TensorMap2d` for
+    /// why not the map by value).
+    encoded: DeviceBuffer<u64>,
 }
 
 impl<'a, T: TensorElement> TensorMap<'a, T> {
@@ -322,9 +327,21 @@ impl<'a, T: TensorElement> TensorMap<'a, T> {
         }
         layout.check_memory(buffer.as_raw(), buffer.len())?;
         let request = layout.request(buffer.as_raw());
-        let encoded = driver()
+        let EncodedTensorMap(words) = driver()
             .encode_tensor_map(buffer.device(), &request)
             .map_err(Error::from)?;
+        // Written before this returns, so every later launch reads it whole.
+        let stream = crate::stream::current_on(buffer.device());
+        let encoded = DeviceBuffer::to_device_sync(&words, &stream)?;
+        if !encoded.as_raw().is_multiple_of(64) {
+            return Err(Error::InvalidArgument {
+                operation: "TensorMap::new",
+                reason: format!(
+                    "the device copy of the encoded map is at {:#x}, not 64-byte aligned as the copy engine needs",
+                    encoded.as_raw()
+                ),
+            });
+        }
         Ok(TensorMap {
             buffer,
             layout,
@@ -368,6 +385,11 @@ impl<'a, T: TensorElement> TensorMap<'a, T> {
     /// device cannot use the map.
     pub fn device(&self) -> usize {
         self.buffer.device()
+    }
+
+    /// The encoded map's device copy, which kernels read (by its address).
+    pub(crate) fn encoded(&self) -> &DeviceBuffer<u64> {
+        &self.encoded
     }
 }
 

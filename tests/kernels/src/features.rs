@@ -26,6 +26,10 @@ mod scan;
 mod shapes;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub mod tensor_cores;
+// sm_90's (the 128-byte swizzle's kernels sm_90a's, with `wgmma`'s swizzle
+// types): in the PTX of sm_90a only (the kernels declare it too).
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+pub mod tma;
 pub mod votes;
 // sm_90a's: in the PTX of sm_90a only (the kernels declare it too).
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]

@@ -15,4 +15,5 @@ mod ownership;
 mod print;
 mod random;
 mod shared_memory;
+mod tma;
 mod votes;
