@@ -312,6 +312,7 @@ impl<T, const ROWS: usize, const COLS: usize, S: TileSwizzle> TmaTileSlot<T, ROW
             full,
             empty,
             in_flight: false,
+            empty_pending: false,
             _swizzle: PhantomData,
         };
         let result = f(&mut tile);
@@ -337,6 +338,10 @@ pub struct TmaTile<T, const ROWS: usize, const COLS: usize, S: TileSwizzle = NoS
     empty: MBarrier,
     /// A copy issued that this thread has not waited for.
     in_flight: bool,
+    /// This thread arrived on `empty` and has not waited for that phase
+    /// (threads other than thread 0 wait for it at their next load, where
+    /// it has completed: the copy they waited for was issued after it).
+    empty_pending: bool,
     _swizzle: PhantomData<S>,
 }
 
@@ -347,6 +352,11 @@ impl<T: Copy, const ROWS: usize, const COLS: usize, S: TileSwizzle> TmaTile<T, R
     /// Every thread of the block calls it together, with the same map and
     /// coordinates (thread 0's are the ones copied); see the module's
     /// soundness notes. The copy is in flight until [`Loading::wait`].
+    ///
+    /// `col` lies a multiple of 16 bytes into the row (a multiple of 4
+    /// columns for `f32`, of 8 for `bf16`): the copy engine faults on any
+    /// other start, so another ends the launch with an assertion naming it
+    /// (`Error::KernelAssertion`), on the GPU as on the simulator.
     #[inline(always)]
     #[track_caller]
     pub fn load(
@@ -355,6 +365,20 @@ impl<T: Copy, const ROWS: usize, const COLS: usize, S: TileSwizzle> TmaTile<T, R
         row: i32,
         col: i32,
     ) -> Loading<'_, T, ROWS, COLS, S> {
+        // The copy engine takes a box whose first column lies a multiple of
+        // 16 bytes into the row: any other faults the kernel on the GPU (an
+        // illegal instruction, measured on an H100, negative columns too),
+        // so it is refused here, on every target, before the copy.
+        let element = core::mem::size_of::<T>();
+        let offset = i64::from(col) * element as i64;
+        crate::gpu_assert!(
+            offset % 16 == 0,
+            "TmaTile::load: the box's first column {} lies {} bytes into the row; the bulk tensor copy needs a multiple of 16 bytes (a column that is a multiple of {} for elements of {} bytes), and the GPU faults on any other",
+            col,
+            offset,
+            (16 / gcd(16, element)) as u32,
+            element as u32
+        );
         if self.in_flight {
             let _ = self.full.wait();
         }
@@ -362,7 +386,13 @@ impl<T: Copy, const ROWS: usize, const COLS: usize, S: TileSwizzle> TmaTile<T, R
         // then its arrival: it reads the tile no more (a `Landed` borrows
         // this handle, so none is left).
         arch::tma::fence_proxy_async();
+        if self.empty_pending {
+            // Complete: this thread waited for the copy issued after it
+            // (above, or through `Loading::wait`). One arrival a phase.
+            let _ = self.empty.wait();
+        }
         self.empty.arrive();
+        self.empty_pending = crate::thread_rank() != 0;
         if crate::thread_rank() == 0 {
             // Every thread of the block arrived on this tile's own barrier:
             // no arrival of another tile's code (or of this tile's scope
@@ -456,6 +486,14 @@ impl<T: Copy, const ROWS: usize, const COLS: usize, S: TileSwizzle> Landed<'_, T
         // borrow lives.
         unsafe { self.tile.cast::<u8>().add(offset).cast::<T>().read() }
     }
+}
+
+/// The greatest common divisor, for the message above.
+fn gcd(mut a: usize, mut b: usize) -> usize {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
 }
 
 #[cold]

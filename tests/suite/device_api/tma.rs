@@ -126,7 +126,8 @@ fn boxes_land_clipped_and_zero_filled_at_ragged_edges() {
 }
 
 /// A 16 x 32 f32 box at negative and past-the-end coordinates: clipped on
-/// every side.
+/// every side. (Columns are multiples of 4: a box starts a multiple of 16
+/// bytes into the row, see the test after this one.)
 #[test]
 fn boxes_are_clipped_on_every_side() {
     let stream = Stream::new().unwrap();
@@ -138,10 +139,10 @@ fn boxes_are_clipped_on_every_side() {
     let buffer = DeviceBuffer::to_device_sync(&data, &stream).unwrap();
     let map = TensorMap::matrix(&buffer, (rows, cols, cols), (16, 32), Swizzle::None).unwrap();
     for (row, col) in [
-        (-5i32, -7i32),
+        (-5i32, -8i32),
         (10, 20),
         (0, 0),
-        (19, 39),
+        (19, 36),
         (-16, 0),
         (100, 100),
     ] {
@@ -154,6 +155,40 @@ fn boxes_are_clipped_on_every_side() {
             (row, col),
         );
     }
+}
+
+/// A box whose first column is not a multiple of 16 bytes into the row:
+/// the copy engine faults on it (on an H100, columns 1, 2, 3, -7 and 39 of
+/// a 40-column f32 map ended the kernel with `CUDA_ERROR_ILLEGAL_INSTRUCTION`,
+/// in CUDA C as here), so `load` refuses it before the copy with an assertion
+/// naming the column and the rule, on both backends. A failed launch ends
+/// the device: in a process of its own.
+#[test]
+fn a_box_starting_off_a_16_byte_column_is_refused_naming_the_rule() {
+    if !common::faults::in_own_process(&[]) {
+        return;
+    }
+    let stream = Stream::new().unwrap();
+    if !runs_sm_90a(&stream) {
+        return;
+    }
+    let (rows, cols) = (20usize, 40usize);
+    let data: Vec<f32> = (0..rows * cols).map(|i| i as f32).collect();
+    let buffer = DeviceBuffer::to_device_sync(&data, &stream).unwrap();
+    let map = TensorMap::matrix(&buffer, (rows, cols, cols), (16, 32), Swizzle::None).unwrap();
+    let mut out = DeviceBuffer::<f32>::zeroed_on(512, &stream).unwrap();
+    launch!(tma_box_f32[1, 512, stream](&map, 2, -7, &mut out)).unwrap();
+    let report = stream.synchronize().unwrap_err();
+    assert!(
+        matches!(&report, Error::KernelAssertion { kernel, .. } if *kernel == "tma_box_f32"),
+        "{report:?}"
+    );
+    let text = report.to_string();
+    assert!(
+        text.contains("first column -7 lies -28 bytes into the row")
+            && text.contains("a multiple of 4 for elements of 4 bytes"),
+        "{text}"
+    );
 }
 
 /// Checks `tma_box_f32`'s output for the box at (`row`, `col`) of the
@@ -203,12 +238,12 @@ fn a_map_made_where_a_dropped_map_was_copies_its_own_box() {
         );
         let map = TensorMap::matrix(&buffer, (rows, cols, cols), (16, 32), Swizzle::None).unwrap();
         let mut out = DeviceBuffer::<f32>::zeroed_on(512, &stream).unwrap();
-        launch!(tma_box_f32[1, 512, stream](&map, 2, 3, &mut out)).unwrap();
+        launch!(tma_box_f32[1, 512, stream](&map, 2, 4, &mut out)).unwrap();
         check_f32_box(
             &out.copy_to_host_sync(&stream).unwrap(),
             &data,
             (rows, cols),
-            (2, 3),
+            (2, 4),
         );
         drop(map);
         check(
