@@ -82,23 +82,47 @@ impl core::fmt::Display for RingShape {
 #[inline(always)]
 #[track_caller]
 pub(super) fn agree(base: *mut u8, mine: RingShape) {
-    let record = base.cast::<[u32; 4]>();
+    // Four words, each read and written on its own: an aggregate volatile
+    // access would go through local memory.
+    let record = base.cast::<u32>();
     if crate::thread_rank() == 0 {
-        race_check::write(record);
+        race_check::write_range(record, 4);
+        let [a, b, c, d] = mine.words();
         // SAFETY: the first 16 bytes of the ring's memory (aligned, in
         // bounds: `new` checked both); no other thread touches them before
         // the barrier below, and no fill has run.
-        unsafe { record.write_volatile(mine.words()) };
+        unsafe {
+            record.write(a);
+            record.add(1).write(b);
+            record.add(2).write(c);
+            record.add(3).write(d);
+        }
     }
     if !arch::barrier_thread_0_reached(arch::PIPELINE_BARRIER) {
         thread_0_absent()
     }
-    race_check::read(record);
+    race_check::read_range(record, 4);
     // SAFETY: as above; thread 0 wrote it before the barrier, and nothing
     // writes it until every thread has passed the barrier below.
-    let theirs = RingShape::from_words(unsafe { record.read_volatile() });
+    let theirs = RingShape::from_words(unsafe {
+        [
+            record.read(),
+            record.add(1).read(),
+            record.add(2).read(),
+            record.add(3).read(),
+        ]
+    });
     if theirs != mine {
-        disagree(mine, theirs)
+        // Scalars: an aggregate argument would be passed through local
+        // memory.
+        let pack = |r: RingShape| {
+            (
+                u64::from(r.stages) << 32 | u64::from(r.stage_rows),
+                u64::from(r.lag) << 32 | u64::from(r.element_bytes),
+            )
+        };
+        let ((m0, m1), (t0, t1)) = (pack(mine), pack(theirs));
+        disagree(m0, m1, t0, t1)
     }
     arch::barrier(arch::PIPELINE_BARRIER);
 }
@@ -106,7 +130,14 @@ pub(super) fn agree(base: *mut u8, mine: RingShape) {
 #[cold]
 #[inline(never)]
 #[track_caller]
-fn disagree(mine: RingShape, theirs: RingShape) -> ! {
+fn disagree(m0: u64, m1: u64, t0: u64, t1: u64) -> ! {
+    let unpack = |a: u64, b: u64| RingShape {
+        stages: (a >> 32) as u32,
+        stage_rows: a as u32,
+        lag: (b >> 32) as u32,
+        element_bytes: b as u32,
+    };
+    let (mine, theirs) = (unpack(m0, m1), unpack(t0, t1));
     panic!(
         "CpAsyncRing: thread {} of the block made the ring as {mine}, but thread 0 as {theirs}: every thread of the block makes the one ring the same way (the same STAGES, stage_rows, element type and constructor), or a thread would fill a stage another reads",
         crate::thread_rank()

@@ -188,7 +188,8 @@ impl<const N: usize> MBarriers<N> {
             }
         };
         if initialised != mine {
-            not_the_barriers_thread_0_initialised(mine, initialised)
+            // A scalar: an aggregate argument would go through local memory.
+            not_the_barriers_thread_0_initialised(mine.barriers == initialised.barriers)
         }
         arch::barrier(arch::MBARRIER_BARRIER);
         let owner = Owner::current();
@@ -411,8 +412,8 @@ fn bad_arrivals(count: u32) -> ! {
 #[cold]
 #[inline(never)]
 #[track_caller]
-fn not_the_barriers_thread_0_initialised(mine: InitCall, initialised: InitCall) -> ! {
-    let what = if mine.barriers != initialised.barriers {
+fn not_the_barriers_thread_0_initialised(same_barriers: bool) -> ! {
+    let what = if !same_barriers {
         "other barriers (another mbarriers!, in a branch thread 0 did not take)"
     } else {
         "the same barriers with other arrival counts"
