@@ -355,8 +355,8 @@ impl<T: Copy, const ROWS: usize, const COLS: usize, S: TileSwizzle> TmaTile<T, R
     ///
     /// `col` lies a multiple of 16 bytes into the row (a multiple of 4
     /// columns for `f32`, of 8 for `bf16`): the copy engine faults on any
-    /// other start, so another ends the launch with an assertion naming it
-    /// (`Error::KernelAssertion`), on the GPU as on the simulator.
+    /// other start, so another is a panic naming it (on the simulator, the
+    /// launch's report; on the GPU a trap, as the copy engine's own fault).
     #[inline(always)]
     #[track_caller]
     pub fn load(
@@ -371,14 +371,9 @@ impl<T: Copy, const ROWS: usize, const COLS: usize, S: TileSwizzle> TmaTile<T, R
         // so it is refused here, on every target, before the copy.
         let element = core::mem::size_of::<T>();
         let offset = i64::from(col) * element as i64;
-        crate::gpu_assert!(
-            offset % 16 == 0,
-            "TmaTile::load: the box's first column {} lies {} bytes into the row; the bulk tensor copy needs a multiple of 16 bytes (a column that is a multiple of {} for elements of {} bytes), and the GPU faults on any other",
-            col,
-            offset,
-            (16 / gcd(16, element)) as u32,
-            element as u32
-        );
+        if offset % 16 != 0 {
+            misaligned_column(col, element);
+        }
         if self.in_flight {
             let _ = self.full.wait();
         }
@@ -486,6 +481,17 @@ impl<T: Copy, const ROWS: usize, const COLS: usize, S: TileSwizzle> Landed<'_, T
         // borrow lives.
         unsafe { self.tile.cast::<u8>().add(offset).cast::<T>().read() }
     }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn misaligned_column(col: i32, element: usize) -> ! {
+    panic!(
+        "TmaTile::load: the box's first column {col} lies {} bytes into the row; the bulk tensor copy needs a multiple of 16 bytes (a column that is a multiple of {} for elements of {element} bytes), and the GPU faults on any other",
+        i64::from(col) * element as i64,
+        16 / gcd(16, element)
+    )
 }
 
 /// The greatest common divisor, for the message above.
