@@ -45,14 +45,14 @@ fn copy_boxes<S: TileSwizzle>(
     out.set(thread_index(), v);
 }
 
-/// [`copy_boxes`] of a map without swizzle.
+/// `copy_boxes` of a map without swizzle.
 #[kernel(arch = "sm_90a")]
 pub fn tma_boxes(map: TensorMap2d<bf16, 64, 64>, boxes_per_row: u32, out: DisjointSlice<bf16>) {
     gpu_device::tma_tile!(bf16, 64, 64, NoSwizzle)
         .with(|tile| copy_boxes(tile, &map, boxes_per_row, out));
 }
 
-/// [`copy_boxes`] of a map with the 128-byte swizzle (the tile's bytes
+/// `copy_boxes` of a map with the 128-byte swizzle (the tile's bytes
 /// swizzled, `get` undoing it).
 #[kernel(arch = "sm_90a")]
 pub fn tma_boxes_swizzled(
