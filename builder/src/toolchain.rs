@@ -471,6 +471,13 @@ fn minimum_ptx_version(arch: &str) -> Option<&'static str> {
 mod tests {
     use super::*;
 
+    /// Held by each test that writes a stand-in `rustc` and runs it: while
+    /// one test's script is open for writing, another test's fork (to run
+    /// its own script) inherits that descriptor until its exec, and running
+    /// the first script then fails with "Text file busy" (ETXTBSY, seen in
+    /// CI). The tests also change `RUSTC_BOOTSTRAP`, which the others read.
+    static SCRIPTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
     /// A stand-in `rustc` that reports `sysroot` as its sysroot.
     fn fake_rustc(dir: &Path, sysroot: &Path) -> PathBuf {
         let script = dir.join("rustc");
@@ -488,6 +495,7 @@ mod tests {
 
     #[test]
     fn missing_components_print_the_command_that_installs_them() {
+        let _scripts = SCRIPTS.lock().unwrap_or_else(|e| e.into_inner());
         let dir = env::temp_dir().join(format!("gpu-builder-toolchain-{}", std::process::id()));
         let sysroot = dir.join("toolchains/nightly-2026-05-20-x86_64-unknown-linux-gnu");
         fs::create_dir_all(&sysroot).unwrap();
@@ -523,6 +531,7 @@ mod tests {
 
     #[test]
     fn a_stable_toolchain_is_reported_as_such() {
+        let _scripts = SCRIPTS.lock().unwrap_or_else(|e| e.into_inner());
         let dir = env::temp_dir().join(format!("gpu-builder-stable-{}", std::process::id()));
         // A stable toolchain as rustup installs it: without rust-src or
         // llvm-tools. The error is that it is not nightly, not how to add
