@@ -17,9 +17,10 @@
 //! // (row 64, column 0) and each thread reads one element of it.
 //! pub fn first(map: TensorMap2d<f32, 64, 64>, mut out: DisjointSlice<f32>) {
 //!     let i = thread_index();
+//!     let n = i.get();
 //!     let v = gpu_device::tma_tile!(f32, 64, 64).with(|tile| {
 //!         let landed = tile.load(&map, 64, 0).wait();
-//!         landed.get(i / 64 % 64, i % 64)
+//!         landed.get(n / 64 % 64, n % 64)
 //!     });
 //!     out.set(i, v);
 //! }
