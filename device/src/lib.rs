@@ -90,6 +90,10 @@ pub mod mma;
 // Warpgroup MMA is sm_90a's: not in PTX of other architectures.
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 pub mod wgmma;
+// The collective check of a call against thread 0's, for `cp_async` and
+// `mbarrier`.
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
+mod block_agreement;
 // `cp.async` is sm_80's too.
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub mod cp_async;

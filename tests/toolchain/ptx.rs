@@ -995,12 +995,91 @@ fn the_mma_sync_gemm_uses_no_local_memory() {
     }
 }
 
+/// The checks that every thread made the `CpAsyncRing` the same way leave
+/// the `mma.sync` GEMM's registers where they were before the check (245,
+/// ptxas 13.5 for sm_90a): the branch to the check's report is on the
+/// block vote of the barrier (`barrier.red.or`), uniform. On each thread's
+/// own comparison it was divergent, and ptxas then guarded the k-loop's
+/// barrier with a divergence check and moved its uniform address
+/// arithmetic to vector registers: 252 registers, 30 more instructions a
+/// k-step, 0.92 to 0.97 of the CUDA C twin on an H100 where it was 0.96 to
+/// 1.03 (`benches/NOTES.md`, issue 22).
+#[test]
+fn the_ring_agreement_keeps_the_mma_sync_gemm_convergent() {
+    let (arch, ptx) = gpu_ops::KERNEL_MODULE
+        .ptx_variants()
+        .into_iter()
+        .find(|(arch, _)| *arch == "sm_90a")
+        .expect("an sm_90a module");
+    let entries = ["gemm_bf16_mma_sync", "gemm_f16_mma_sync"];
+    for (entry, count) in registers(ptx, arch, &entries) {
+        assert!(count <= 245, "{entry}: {count} registers");
+    }
+}
+
 /// `ptxas -O3 -v` (CUDA 13's, from `.tools`) of the given entry points of
 /// `ptx` for `arch`: per entry, its stack frame and spill-store bytes. The
 /// `, debug` of the `.target` line is removed (the modules carry line
 /// tables; ptxas refuses `-O3` with it).
 fn frames_and_spills(ptx: &str, arch: &str, entries: &[&str]) -> Vec<(String, u32, u32)> {
-    let dir = std::env::temp_dir().join(format!("ptx-spills-{arch}-{}", std::process::id()));
+    let log = ptxas_log(ptx, arch, entries);
+    // "Function properties for NAME" then "N bytes stack frame, N bytes
+    // spill stores, N bytes spill loads".
+    let mut lines = log.lines();
+    let mut found = Vec::new();
+    while let Some(line) = lines.next() {
+        if let Some(name) = line.split("Function properties for ").nth(1) {
+            let figures: Vec<u32> = lines
+                .next()
+                .unwrap_or("")
+                .split(',')
+                .map(|f| f.split_whitespace().next().unwrap_or("").parse().unwrap())
+                .collect();
+            found.push((name.trim().to_string(), figures[0], figures[1]));
+        }
+    }
+    for entry in entries {
+        assert!(
+            found.iter().any(|(name, ..)| name == entry),
+            "ptxas reported nothing of `{entry}`:\n{log}"
+        );
+    }
+    found.retain(|(name, ..)| entries.contains(&name.as_str()));
+    found
+}
+
+/// Per entry point, the registers `ptxas -O3 -v` gives it ("Compiling
+/// entry function 'NAME'", then "Used N registers").
+fn registers(ptx: &str, arch: &str, entries: &[&str]) -> Vec<(String, u32)> {
+    let log = ptxas_log(ptx, arch, entries);
+    let mut found = Vec::new();
+    let mut entry = None;
+    for line in log.lines() {
+        if let Some(name) = line.split("Compiling entry function '").nth(1) {
+            entry = name.split('\'').next().map(str::to_string);
+        } else if let (Some(name), Some(used)) = (&entry, line.split("Used ").nth(1)) {
+            let count = used.split_whitespace().next().unwrap().parse().unwrap();
+            found.push((name.clone(), count));
+            entry = None;
+        }
+    }
+    for entry in entries {
+        assert!(
+            found.iter().any(|(name, _)| name == entry),
+            "ptxas reported no registers of `{entry}`:\n{log}"
+        );
+    }
+    found
+}
+
+/// The stderr of `ptxas -O3 -v` (CUDA 13's) of `entries` of `ptx` for
+/// `arch`, which must succeed.
+fn ptxas_log(ptx: &str, arch: &str, entries: &[&str]) -> String {
+    // A directory of each call's own: the tests run in parallel in one
+    // process, and each removes its directory when done.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("ptx-spills-{arch}-{}-{call}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let input = dir.join("kernels.ptx");
     let ptx: String = ptx
@@ -1025,29 +1104,7 @@ fn frames_and_spills(ptx: &str, arch: &str, entries: &[&str]) -> Vec<(String, u3
     std::fs::remove_dir_all(&dir).ok();
     let log = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "ptxas -arch={arch} -O3:\n{log}");
-    // "Function properties for NAME" then "N bytes stack frame, N bytes
-    // spill stores, N bytes spill loads".
-    let mut lines = log.lines();
-    let mut found = Vec::new();
-    while let Some(line) = lines.next() {
-        if let Some(name) = line.split("Function properties for ").nth(1) {
-            let figures: Vec<u32> = lines
-                .next()
-                .unwrap_or("")
-                .split(',')
-                .map(|f| f.split_whitespace().next().unwrap_or("").parse().unwrap())
-                .collect();
-            found.push((name.trim().to_string(), figures[0], figures[1]));
-        }
-    }
-    for entry in entries {
-        assert!(
-            found.iter().any(|(name, ..)| name == entry),
-            "ptxas reported nothing of `{entry}`:\n{log}"
-        );
-    }
-    found.retain(|(name, ..)| entries.contains(&name.as_str()));
-    found
+    log
 }
 
 /// The SGEMM kernels fit their register caps (128 for 8 x 8 at two blocks

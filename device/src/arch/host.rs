@@ -30,11 +30,11 @@ pub mod simulation {
         /// for [`GRID_BARRIER`], until every thread of every block of the
         /// launch has.
         fn barrier(&self, thread: &SimulatedThread, id: u32);
-        /// Waits, as at barrier [`VOTE_BARRIER`], until every thread of the
-        /// block has voted, then returns how many voted `predicate` true
-        /// (`sync_threads_count`; `_and` and `_or` compare it with the
-        /// block's size and with 0).
-        fn vote(&self, thread: &SimulatedThread, predicate: bool) -> u32;
+        /// Waits, as at barrier `id` ([`VOTE_BARRIER`] for the block votes),
+        /// until every thread of the block has voted, then returns how many
+        /// voted `predicate` true (`sync_threads_count`; `_and` and `_or`
+        /// compare it with the block's size and with 0).
+        fn vote(&self, thread: &SimulatedThread, id: u32, predicate: bool) -> u32;
         /// The lanes of this thread's warp that call it together, the
         /// caller's included (`activemask`): the simulator runs each lane
         /// until it waits or exits, then releases the lanes waiting here
@@ -361,14 +361,18 @@ pub(crate) fn grid_sync() {
 
 #[inline]
 pub(crate) fn barrier(id: u32) {
-    let name = match id {
+    current(barrier_name(id), |t| t.block.barrier(t, id))
+}
+
+/// What waits at barrier `id`, for the report of a call outside a kernel.
+fn barrier_name(id: u32) -> &'static str {
+    match id {
         PHASE_BARRIER => "shared::Block::sync",
         COLLECTIVE_BARRIER => "a block collective",
         PIPELINE_BARRIER => "cp_async::CpAsyncRing::wait",
         MBARRIER_BARRIER => "mbarrier::MBarriers::init",
         _ => "sync_threads",
-    };
-    current(name, |t| t.block.barrier(t, id))
+    }
 }
 
 /// [`barrier`], and whether thread 0 of the block reached it: always, here
@@ -396,17 +400,27 @@ pub(crate) fn print(format: &[u8], args: &[u64]) {
 }
 
 pub(crate) fn vote_count(predicate: bool) -> u32 {
-    current("vote::sync_threads_count", |t| t.block.vote(t, predicate))
+    current("vote::sync_threads_count", |t| {
+        t.block.vote(t, simulation::VOTE_BARRIER, predicate)
+    })
 }
 
 pub(crate) fn vote_all(predicate: bool) -> bool {
     current("vote::sync_threads_and", |t| {
-        t.block.vote(t, predicate) as usize == t.block_dim.iter().map(|&d| d as usize).product()
+        t.block.vote(t, simulation::VOTE_BARRIER, predicate) as usize
+            == t.block_dim.iter().map(|&d| d as usize).product()
     })
 }
 
 pub(crate) fn vote_any(predicate: bool) -> bool {
-    current("vote::sync_threads_or", |t| t.block.vote(t, predicate) > 0)
+    current("vote::sync_threads_or", |t| {
+        t.block.vote(t, simulation::VOTE_BARRIER, predicate) > 0
+    })
+}
+
+/// [`barrier`] at `id`, and whether any thread voted `predicate` true.
+pub(crate) fn barrier_any(id: u32, predicate: bool) -> bool {
+    current(barrier_name(id), |t| t.block.vote(t, id, predicate) > 0)
 }
 
 pub(crate) fn active_mask() -> u32 {

@@ -124,24 +124,32 @@ pub(crate) fn barrier(id: u32) {
     unsafe { barrier_cta_sync_all(id) }
 }
 
-/// Waits at barrier `id` as [`barrier`] does, and tells whether thread 0
-/// of the block was among the threads that arrived (`barrier.red.or.pred`
-/// of "my rank is 0", the form without `.aligned`): a thread that exited
-/// before the barrier may count as arrived without voting, so this tells
-/// a barrier thread 0 reached from one it left by exiting. Every pass of
-/// `id` that uses this uses it in every thread (one kind of barrier per
-/// pass).
+/// Waits at barrier `id` as [`barrier`] does, and tells whether any thread
+/// of the block that arrived voted `predicate` true (`barrier.red.or.pred`,
+/// the form without `.aligned`, like [`barrier`]): the answer is the same
+/// in every thread, and the compiler knows it. A thread that exited before
+/// the barrier may count as arrived without voting. Every pass of `id`
+/// that uses this uses it in every thread (one kind of barrier per pass).
 #[inline(always)]
-pub(crate) fn barrier_thread_0_reached(id: u32) -> bool {
-    let leader = (thread_idx() == [0, 0, 0]) as u32;
-    let reached: u32;
+pub(crate) fn barrier_any(id: u32, predicate: bool) -> bool {
+    let any: u32;
     // SAFETY: as in `vote_count`: a barrier with a reduction on registers;
     // `id` is one of this module's barrier constants, below 16.
     unsafe {
         asm!("{{ .reg .pred p, q; setp.ne.u32 p, {v}, 0; barrier.red.or.pred q, {id}, p; selp.u32 {r}, 1, 0, q; }}",
-             id = in(reg32) id, r = out(reg32) reached, v = in(reg32) leader, options(nostack));
+             id = in(reg32) id, r = out(reg32) any, v = in(reg32) predicate as u32, options(nostack));
     }
-    reached != 0
+    any != 0
+}
+
+/// Waits at barrier `id` as [`barrier`] does, and tells whether thread 0
+/// of the block was among the threads that arrived ([`barrier_any`] of "my
+/// rank is 0"): a thread that exited before the barrier may count as
+/// arrived without voting, so this tells a barrier thread 0 reached from
+/// one it left by exiting.
+#[inline(always)]
+pub(crate) fn barrier_thread_0_reached(id: u32) -> bool {
+    barrier_any(id, thread_idx() == [0, 0, 0])
 }
 
 /// The barrier of the block votes (`vote::sync_threads_count` and its

@@ -10,17 +10,15 @@
 //! values chosen by thread index) would fill a stage that others read.
 //!
 //! So making the ring is a collective of the block, on the ring's own
-//! barrier (`PIPELINE_BARRIER`, which nothing but the ring uses):
-//!
-//! 1. thread 0 writes its ring's parameters into the first 16 bytes of
-//!    stage 0 (no fill has run: every fill comes after step 3);
-//! 2. the ring's barrier, which also tells whether thread 0 reached it
-//!    (on a GPU a thread that exited may count as arrived): if not, a
-//!    panic, since the record would be stale;
-//! 3. every thread compares them with its own: a difference is a panic
-//!    naming both (a trap on the GPU, a report on the simulator);
-//! 4. the ring's barrier again, so that no thread's first fill of stage 0
-//!    overwrites the record before every thread has read it.
+//! barrier (`PIPELINE_BARRIER`, which nothing but the ring uses), as
+//! [`block_agreement`](crate::block_agreement) describes: thread 0 writes its
+//! ring's parameters into the first 16 bytes of stage 0 (no fill has run:
+//! every fill comes after the collective), every thread compares them with
+//! its own between two passes of the barrier, and a difference is a panic
+//! naming both (a trap on the GPU, a report on the simulator). Thread 0
+//! not reaching the barrier (it exited) is a panic too, since the record
+//! would be stale; the second pass keeps every read before the first fill
+//! of stage 0.
 //!
 //! The record is written by thread 0 of this block in this construction
 //! before anyone reads it, so shared memory left by an earlier block is
@@ -34,6 +32,7 @@
 //! thread 0 and one 16-byte load by each thread.
 
 use crate::arch;
+use crate::block_agreement;
 use crate::race_check;
 
 /// What every thread's ring must agree on: stages, rows of a stage, waits
@@ -77,7 +76,7 @@ impl core::fmt::Display for RingShape {
     }
 }
 
-/// Steps 1 to 4 of the [module](self), over the ring's memory at `base`
+/// The collective of the [module](self), over the ring's memory at `base`
 /// (16-byte aligned, at least 16 bytes that no fill has touched yet).
 #[inline(always)]
 #[track_caller]
@@ -85,52 +84,58 @@ pub(super) fn agree(base: *mut u8, mine: RingShape) {
     // Four words, each read and written on its own: an aggregate volatile
     // access would go through local memory.
     let record = base.cast::<u32>();
-    if crate::thread_rank() == 0 {
+    let publish = || {
         race_check::write_range(record, 4);
         let [a, b, c, d] = mine.words();
         // SAFETY: the first 16 bytes of the ring's memory (aligned, in
-        // bounds: `new` checked both); no other thread touches them before
-        // the barrier below, and no fill has run.
+        // bounds: `new` checked both), written by thread 0 alone; no other
+        // thread touches them before the barrier after this, and no fill
+        // has run.
         unsafe {
             record.write(a);
             record.add(1).write(b);
             record.add(2).write(c);
             record.add(3).write(d);
         }
-    }
-    if !arch::barrier_thread_0_reached(arch::PIPELINE_BARRIER) {
-        thread_0_absent()
-    }
-    race_check::read_range(record, 4);
-    // SAFETY: as above; thread 0 wrote it before the barrier, and nothing
-    // writes it until every thread has passed the barrier below.
-    let theirs = RingShape::from_words(unsafe {
-        [
-            record.read(),
-            record.add(1).read(),
-            record.add(2).read(),
-            record.add(3).read(),
-        ]
-    });
-    if theirs != mine {
-        // Scalars: an aggregate argument would be passed through local
-        // memory.
-        let pack = |r: RingShape| {
-            (
-                u64::from(r.stages) << 32 | u64::from(r.stage_rows),
-                u64::from(r.lag) << 32 | u64::from(r.element_bytes),
-            )
-        };
-        let ((m0, m1), (t0, t1)) = (pack(mine), pack(theirs));
-        disagree(m0, m1, t0, t1)
-    }
-    arch::barrier(arch::PIPELINE_BARRIER);
+    };
+    let read = || {
+        race_check::read_range(record, 4);
+        // SAFETY: as above; thread 0 wrote it before the barrier, and
+        // nothing writes it until every thread has passed the next one.
+        RingShape::from_words(unsafe {
+            [
+                record.read(),
+                record.add(1).read(),
+                record.add(2).read(),
+                record.add(3).read(),
+            ]
+        })
+    };
+    // Scalars: an aggregate argument would be passed through local memory.
+    let pack = |r: RingShape| {
+        (
+            u64::from(r.stages) << 32 | u64::from(r.stage_rows),
+            u64::from(r.lag) << 32 | u64::from(r.element_bytes),
+        )
+    };
+    block_agreement::agree(
+        arch::PIPELINE_BARRIER,
+        mine,
+        publish,
+        read,
+        || thread_0_absent(),
+        |theirs| {
+            let ((m0, m1), (t0, t1)) = (pack(mine), pack(theirs));
+            disagree(m0, m1, t0, t1)
+        },
+    );
 }
 
 #[cold]
 #[inline(never)]
 #[track_caller]
 fn disagree(m0: u64, m1: u64, t0: u64, t1: u64) -> ! {
+    block_agreement::wait_for_a_differing_thread(arch::PIPELINE_BARRIER, (m0, m1) == (t0, t1));
     let unpack = |a: u64, b: u64| RingShape {
         stages: (a >> 32) as u32,
         stage_rows: a as u32,

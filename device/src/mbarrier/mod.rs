@@ -46,8 +46,12 @@
 //!      address (two `mbarriers!` initialised in divergent branches, one of
 //!      which thread 0 never took) or other counts is a panic naming the
 //!      thread (a trap on the GPU, a report on the simulator);
-//!   4. every thread passes that barrier again, so that thread 0's next
-//!      `init` rewrites the record only after every thread has read it.
+//!   4. every thread passes that barrier again, a vote of whether any
+//!      call differed, so that thread 0's next `init` rewrites the record
+//!      only after every thread has read it
+//!
+//!   ([`block_agreement`](crate::block_agreement), shared with the
+//!   `CpAsyncRing`'s construction).
 //!
 //!   Each `init` passes the barrier exactly twice in every thread, so the
 //!   `k`-th call of any thread meets thread 0's `k`-th call at both
@@ -99,6 +103,7 @@
 //! them.
 
 use crate::arch;
+use crate::block_agreement;
 use crate::thread_owner::Owner;
 use core::marker::PhantomData;
 
@@ -160,10 +165,11 @@ impl<const N: usize> MBarriers<N> {
         }
         let mine = InitCall::new(self.base, &arrivals);
         let record = init_record();
-        if crate::thread_rank() == 0 {
+        let publish = || {
             for (i, &count) in arrivals.iter().enumerate() {
-                // SAFETY: barrier `i`'s words (`i < N`, see `from_raw`);
-                // the other threads use it only after the barrier below.
+                // SAFETY: barrier `i`'s words (`i < N`, see `from_raw`),
+                // initialised by thread 0 alone; the other threads use it
+                // only after the collective.
                 unsafe { arch::tma::init(self.word(i), count) };
             }
             arch::tma::fence_init();
@@ -175,23 +181,29 @@ impl<const N: usize> MBarriers<N> {
                 record.write(0, mine.barriers);
                 record.write(1, mine.counts);
             }
-        }
-        if !arch::barrier_thread_0_reached(arch::MBARRIER_BARRIER) {
-            thread_0_absent()
-        }
+        };
         // SAFETY: as above: thread 0 wrote it before the barrier, and
         // writes it again only after the next one.
-        let initialised = unsafe {
+        let read = || unsafe {
             InitCall {
                 barriers: record.read(0),
                 counts: record.read(1),
             }
         };
-        if initialised != mine {
-            // A scalar: an aggregate argument would go through local memory.
-            not_the_barriers_thread_0_initialised(mine.barriers == initialised.barriers)
-        }
-        arch::barrier(arch::MBARRIER_BARRIER);
+        block_agreement::agree(
+            arch::MBARRIER_BARRIER,
+            mine,
+            publish,
+            read,
+            || thread_0_absent(),
+            // Scalars: an aggregate argument would go through local memory.
+            |theirs| {
+                not_the_barriers_thread_0_initialised(
+                    mine.barriers == theirs.barriers,
+                    mine == theirs,
+                )
+            },
+        );
         let owner = Owner::current();
         core::array::from_fn(|i| MBarrier {
             word: self.word(i),
@@ -412,7 +424,8 @@ fn bad_arrivals(count: u32) -> ! {
 #[cold]
 #[inline(never)]
 #[track_caller]
-fn not_the_barriers_thread_0_initialised(same_barriers: bool) -> ! {
+fn not_the_barriers_thread_0_initialised(same_barriers: bool, same_call: bool) -> ! {
+    block_agreement::wait_for_a_differing_thread(arch::MBARRIER_BARRIER, same_call);
     let what = if !same_barriers {
         "other barriers (another mbarriers!, in a branch thread 0 did not take)"
     } else {

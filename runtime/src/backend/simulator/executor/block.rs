@@ -317,7 +317,7 @@ unsafe impl Block for BlockState<'_> {
         }
     }
 
-    fn vote(&self, thread: &SimulatedThread<'_>, predicate: bool) -> u32 {
+    fn vote(&self, thread: &SimulatedThread<'_>, id: u32, predicate: bool) -> u32 {
         let t = thread.linear as usize;
         let round = self.vote_rounds[t].get();
         self.vote_rounds[t].set(round + 1);
@@ -325,7 +325,7 @@ unsafe impl Block for BlockState<'_> {
         self.votes[t][parity].set(predicate);
         // Released once every thread has voted: each then reads the votes of
         // this round, which nobody overwrites before all have voted again.
-        self.suspend(thread, ThreadState::AtBarrier(simulation::VOTE_BARRIER));
+        self.suspend(thread, ThreadState::AtBarrier(id));
         self.votes.iter().filter(|v| v[parity].get()).count() as u32
     }
 
