@@ -1006,15 +1006,20 @@ fn the_mma_sync_gemm_uses_no_local_memory() {
 /// 1.03 (`benches/NOTES.md`, issue 22).
 #[test]
 fn the_ring_agreement_keeps_the_mma_sync_gemm_convergent() {
-    let (arch, ptx) = gpu_ops::KERNEL_MODULE
-        .ptx_variants()
-        .into_iter()
-        .find(|(arch, _)| *arch == "sm_90a")
-        .expect("an sm_90a module");
+    let (arch, ptx) = gpu_ops_sm_90a();
     let entries = ["gemm_bf16_mma_sync", "gemm_f16_mma_sync"];
     for (entry, count) in registers(ptx, arch, &entries) {
         assert!(count <= 245, "{entry}: {count} registers");
     }
+}
+
+/// gpu-ops' sm_90a module: its architecture's name and its PTX.
+fn gpu_ops_sm_90a() -> (&'static str, &'static str) {
+    gpu_ops::KERNEL_MODULE
+        .ptx_variants()
+        .into_iter()
+        .find(|(arch, _)| *arch == "sm_90a")
+        .expect("an sm_90a module")
 }
 
 /// `ptxas -O3 -v` (CUDA 13's, from `.tools`) of the given entry points of
@@ -1114,11 +1119,7 @@ fn ptxas_log(ptx: &str, arch: &str, entries: &[&str]) -> String {
 /// the driver's JIT, which compiles the same PTX on the GPU.
 #[test]
 fn the_sgemm_kernels_do_not_spill_at_their_register_caps() {
-    let (arch, ptx) = gpu_ops::KERNEL_MODULE
-        .ptx_variants()
-        .into_iter()
-        .find(|(arch, _)| *arch == "sm_90a")
-        .expect("an sm_90a module");
+    let (arch, ptx) = gpu_ops_sm_90a();
     let entries = ["sgemm_4x4", "sgemm_4x4__1d", "sgemm_8x8", "sgemm_8x8__1d"];
     for (entry, frame, spills) in frames_and_spills(ptx, arch, &entries) {
         assert_eq!(
@@ -1135,11 +1136,7 @@ fn the_sgemm_kernels_do_not_spill_at_their_register_caps() {
 /// `wgmma.mma_async` of m64n256k16 a k-block, of the element type.
 #[test]
 fn the_wgmma_gemms_do_not_spill() {
-    let (arch, ptx) = gpu_ops::KERNEL_MODULE
-        .ptx_variants()
-        .into_iter()
-        .find(|(arch, _)| *arch == "sm_90a")
-        .expect("an sm_90a module");
+    let (arch, ptx) = gpu_ops_sm_90a();
     for (entry, ty) in [
         ("gemm_bf16_wgmma__1d", "bf16"),
         ("gemm_f16_wgmma__1d", "f16"),
