@@ -75,10 +75,17 @@ pub fn next_device() -> Stream {
 /// The report of the launch on `stream`, which must have failed: `kernel:
 /// message`. Panics when the stream's work succeeded or failed otherwise.
 pub fn failure(stream: &Stream) -> String {
-    match stream.synchronize().unwrap_err() {
-        gpu_runtime::Error::KernelFailed { kernel, driver, .. } => {
-            format!("{kernel}: {}", driver.description)
+    outcome(stream).expect_err("the launch was to fail")
+}
+
+/// Whether the work on `stream` succeeded, or the report of the launch
+/// that failed (`kernel: message`). Panics when it failed otherwise.
+pub fn outcome(stream: &Stream) -> Result<(), String> {
+    match stream.synchronize() {
+        Ok(()) => Ok(()),
+        Err(gpu_runtime::Error::KernelFailed { kernel, driver, .. }) => {
+            Err(format!("{kernel}: {}", driver.description))
         }
-        other => panic!("expected KernelFailed, got {other:?}"),
+        Err(other) => panic!("expected KernelFailed, got {other:?}"),
     }
 }

@@ -995,21 +995,30 @@ fn the_mma_sync_gemm_uses_no_local_memory() {
     }
 }
 
-/// The checks that every thread made the `CpAsyncRing` the same way leave
-/// the `mma.sync` GEMM's registers where they were before the check (245,
-/// ptxas 13.5 for sm_90a): the branch to the check's report is on the
-/// block vote of the barrier (`barrier.red.or`), uniform. On each thread's
-/// own comparison it was divergent, and ptxas then guarded the k-loop's
-/// barrier with a divergence check and moved its uniform address
-/// arithmetic to vector registers: 252 registers, 30 more instructions a
-/// k-step, 0.92 to 0.97 of the CUDA C twin on an H100 where it was 0.96 to
-/// 1.03 (`benches/NOTES.md`, issue 22).
+/// The GEMMs' checks branch on values ptxas knows to be the same in every
+/// thread of a warp, so their k-loops stay convergent: a branch to a panic
+/// on a value it cannot prove so (each thread's own comparison, an address
+/// made from the warpgroup's index) makes it guard the loop's barrier with a
+/// divergence check and move the loop's uniform address arithmetic to
+/// vector registers (`benches/NOTES.md`, issue 22). The `mma.sync` GEMM:
+/// 245 registers (252 with the ring agreement's report on each thread's
+/// comparison; 0.92 to 0.97 of the CUDA C twin on an H100 then, 0.96 to
+/// 1.03 before); the wgmma GEMM: 226 (234 with `KMajorTile::from_stage`
+/// checking the tile's address, 277 SASS instructions a k-step against
+/// 268). ptxas 13.5, sm_90a.
 #[test]
-fn the_ring_agreement_keeps_the_mma_sync_gemm_convergent() {
+fn the_gemms_k_loops_stay_convergent() {
     let (arch, ptx) = gpu_ops_sm_90a();
-    let entries = ["gemm_bf16_mma_sync", "gemm_f16_mma_sync"];
-    for (entry, count) in registers(ptx, arch, &entries) {
-        assert!(count <= 245, "{entry}: {count} registers");
+    for (entries, most) in [
+        (["gemm_bf16_mma_sync", "gemm_f16_mma_sync"], 245),
+        (["gemm_bf16_wgmma", "gemm_f16_wgmma"], 226),
+    ] {
+        for (entry, count) in registers(ptx, arch, &entries) {
+            assert!(
+                count <= most,
+                "{entry}: {count} registers, more than {most}"
+            );
+        }
     }
 }
 

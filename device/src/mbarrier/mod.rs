@@ -50,7 +50,7 @@
 //!      call differed, so that thread 0's next `init` rewrites the record
 //!      only after every thread has read it
 //!
-//!   ([`block_agreement`](crate::block_agreement), shared with the
+//!   (`device/src/block_agreement.rs`, shared with the
 //!   `CpAsyncRing`'s construction).
 //!
 //!   Each `init` passes the barrier exactly twice in every thread, so the

@@ -275,14 +275,23 @@ impl<'r, T: SixteenBit, const ROWS: usize> KMajorTile<'r, T, Swizzle128B, ROWS> 
             stage_rows_past_the_end(first_row, ROWS, rows)
         }
         let base = ready.base().wrapping_byte_add(first_row * 128);
-        // As in `new`: the simulator checks the place from the ring's start
-        // (stages of a multiple of 8 rows), the GPU the address.
-        let aligned = if cfg!(target_arch = "nvptx64") {
-            (base as usize).is_multiple_of(Swizzle128B::ALIGN)
+        // The ring swizzles a row's chunks by the row's index within its
+        // stage, the GPU by the address's bits 7 to 9: they agree when the
+        // stage starts at a multiple of 1024 bytes and the tile at a row
+        // that is a multiple of 8 (an aligned address alone is not enough:
+        // a stage of 12 rows at 512 bytes read from its row 4). As in
+        // `new`: the simulator checks the stage's place from the ring's
+        // start (stages of a multiple of 8 rows), the GPU its address.
+        // Checked on the stage, not the tile's address: the stage's address
+        // is the same in every thread, the row is often the warpgroup's, so
+        // a branch on the tile's address is divergent to ptxas, which then
+        // guards the k-loop's barrier against divergence (`benches/NOTES.md`).
+        let stage_aligned = if cfg!(target_arch = "nvptx64") {
+            (ready.base() as usize).is_multiple_of(Swizzle128B::ALIGN)
         } else {
-            rows.is_multiple_of(8) && first_row.is_multiple_of(8)
+            rows.is_multiple_of(8)
         };
-        if !aligned {
+        if !(stage_aligned && first_row.is_multiple_of(8)) {
             stage_rows_misaligned(first_row, rows)
         }
         KMajorTile {

@@ -16,7 +16,7 @@
 use crate::common;
 
 use super::tensor_core_data::{buffer, check_gemm, padded_operand, random};
-use common::faults::{failure, in_own_simulator_process, next_device};
+use common::faults::{failure, in_own_process, in_own_simulator_process, next_device, outcome};
 use gpu_device::half::{bf16, f16};
 use gpu_runtime::{launch, DeviceBuffer, DeviceCopy, Stream, BACKEND_ENV};
 use gpu_test_kernels::patterns::gemm_tc::gemm_tc_blocks;
@@ -26,7 +26,8 @@ use gpu_test_kernels::patterns::gemm_wgmma::{
 use gpu_test_kernels::wgmma::{
     wgmma_bf16_128b_n128, wgmma_bf16_128b_n256, wgmma_bf16_128b_n64, wgmma_bf16_32b_n64,
     wgmma_bf16_64b_n128, wgmma_carried_across_waits, wgmma_f16_128b_n128,
-    wgmma_in_a_divergent_branch, wgmma_roles, wgmma_warps_disagree, WGMMA_TRIPLES,
+    wgmma_in_a_divergent_branch, wgmma_roles, wgmma_tile_of_a_stage, wgmma_warps_disagree,
+    WGMMA_TRIPLES,
 };
 
 /// Whether the device runs sm_90a kernels; says so when it does not.
@@ -355,6 +356,60 @@ fn carried_product_misuses_are_refused() {
         assert!(
             message.starts_with("wgmma_carried_across_waits") && message.contains(expected),
             "case {case}: {message}"
+        );
+    }
+}
+
+/// `wgmma_tile_of_a_stage` with stages of `stage_rows` rows and the tile
+/// from `first_row`: each thread's 1, or the launch's failure report.
+fn tile_of_a_stage(stage_rows: usize, first_row: usize, stream: &Stream) -> Result<(), String> {
+    let mut out = DeviceBuffer::<f32>::zeroed_on(128, stream).unwrap();
+    let shared = 2 * stage_rows * 128;
+    launch!(wgmma_tile_of_a_stage[1, 128, stream, shared](stage_rows, first_row, &mut out))
+        .unwrap();
+    outcome(stream)?;
+    assert!(out
+        .copy_to_host_sync(stream)
+        .unwrap()
+        .iter()
+        .all(|&v| v == 1.0));
+    Ok(())
+}
+
+/// A tile of a ring's stage at a row that is a multiple of 8, in a stage of
+/// a multiple of 8 rows, is made on every backend.
+#[test]
+fn a_tile_of_an_aligned_stage_is_made() {
+    let stream = Stream::new().unwrap();
+    if !runs_sm_90a(&stream) {
+        return;
+    }
+    assert_eq!(tile_of_a_stage(80, 8, &stream), Ok(()));
+}
+
+/// The 128-byte swizzle needs the ring's swizzle phase (a row's index in
+/// its stage, modulo 8) to be the GPU's (the address's bits 7 to 9): the
+/// second stage of a ring of 76-row stages starts 512 bytes past a multiple
+/// of 1024, so its row 4 lies at an aligned address with the phases 4
+/// apart. A check of the tile's address alone let it through on the GPU (a
+/// wrong product, silently); the stage's place and the row are checked, on
+/// every backend. Each case in a process of its own (a failed launch ends
+/// the device).
+#[test]
+fn a_tile_whose_swizzle_phase_is_not_the_gpus_is_refused() {
+    if !in_own_process(&[]) {
+        return;
+    }
+    let stream = Stream::new().unwrap();
+    if !runs_sm_90a(&stream) {
+        return;
+    }
+    let report = tile_of_a_stage(76, 4, &stream).unwrap_err();
+    assert!(report.starts_with("wgmma_tile_of_a_stage: "), "{report}");
+    if gpu_runtime::backend() == gpu_runtime::Backend::Simulator {
+        assert!(
+            report.contains("KMajorTile::from_stage: row 4 of a stage of 76 rows does not start at a multiple of 1024 bytes"),
+            "{report}"
         );
     }
 }

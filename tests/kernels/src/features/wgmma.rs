@@ -212,3 +212,28 @@ pub fn wgmma_carried_across_waits(
     ring.finish();
     out.set(thread_index(), d.elements().count() as f32);
 }
+
+/// A 64-row `KMajorTile` (128-byte swizzle) of the second stage of a
+/// 2-stage ring of `stage_rows` rows, from row `first_row`; each thread
+/// writes 1 once the tile is made. A stage of 76 rows starts 512 bytes
+/// past a multiple of 1024, so its row 4 has an aligned address but the
+/// ring's swizzle phase (row 4 of 8) is not the GPU's (row 0): refused,
+/// as every `first_row` that is not a multiple of 8 is.
+#[kernel(arch = "sm_90a")]
+pub fn wgmma_tile_of_a_stage(
+    stage_rows: usize,
+    first_row: usize,
+    mut out: DisjointSlice<f32>,
+    smem: DynamicShared<bf16>,
+) {
+    type Tile<'r> = KMajorTile<'r, Bf16, Swizzle128B, 64>;
+    let mut ring = CpAsyncRing::<bf16, 2>::new(smem, stage_rows);
+    ring.fill(|_| {});
+    wgmma::wait_stage(&mut ring).fill(|_| {});
+    {
+        let second = wgmma::wait_stage(&mut ring);
+        let _tile = Tile::from_stage(&second, first_row);
+    }
+    ring.finish();
+    out.set(thread_index(), 1.0);
+}
