@@ -331,8 +331,14 @@ impl<'a, T: TensorElement> TensorMap<'a, T> {
             .encode_tensor_map(buffer.device(), &request)
             .map_err(Error::from)?;
         // Written before this returns, so every later launch reads it whole.
-        let stream = crate::stream::current_on(buffer.device());
-        let encoded = DeviceBuffer::to_device_sync(&words, &stream)?;
+        // On the device's legacy default stream, not the current one: with
+        // `GPU_PER_THREAD_DEFAULT_STREAM=1` that is the thread's per-thread
+        // stream, and once a kernel has faulted a thread that made a
+        // stream-ordered allocation there never ends (driver 580: README,
+        // "The per-thread default stream"), so a program whose map's kernel
+        // faulted could not join the thread that made the map.
+        let encoded =
+            DeviceBuffer::to_device_sync(&words, crate::Stream::legacy_on(buffer.device()))?;
         if !encoded.as_raw().is_multiple_of(64) {
             return Err(Error::InvalidArgument {
                 operation: "TensorMap::new",

@@ -23,7 +23,6 @@ mod current;
 mod event;
 mod options;
 
-pub(crate) use current::current_on;
 pub use current::{current_stream, StreamScope, PER_THREAD_DEFAULT_STREAM_ENV};
 pub use event::{get_elapsed_time, Event, EventOptions};
 pub use options::{StreamKind, StreamOptions};
