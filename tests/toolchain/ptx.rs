@@ -216,6 +216,7 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "wgmma_in_a_divergent_branch",
                 "wgmma_warps_disagree",
                 "wgmma_roles",
+                "wgmma_tile_of_a_stage",
                 "wgmma_carried_across_waits",
                 "needs_any_arch",
                 "needs_sm_80",
