@@ -34,9 +34,12 @@ use crate::arch;
 /// thread 0 and writes its record of `mine`; `read` reads that record back.
 /// Every thread calls `thread_0_absent` when thread 0 did not reach the
 /// barrier, and `differs` with thread 0's record when some thread's call
-/// differs from it: both are to panic. Each is called on a branch of its
-/// own whose condition is the same in every thread (a result merged from
-/// the two branches and tested after them would not be uniform to ptxas).
+/// differs from it: both are to panic, and `differs` is to call
+/// [`wait_for_a_differing_thread`] first (in its cold function: a branch on
+/// each thread's own comparison here would be divergent). Each is called on
+/// a branch of its own whose condition is the same in every thread (a
+/// result merged from the two branches and tested after them would not be
+/// uniform to ptxas).
 #[inline(always)]
 pub(crate) fn agree<T: Copy + PartialEq>(
     id: u32,

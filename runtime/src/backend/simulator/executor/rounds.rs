@@ -117,7 +117,8 @@ impl BlockState<'_> {
             if stack != 0 {
                 self.signals.running(stack);
                 let to = slot.context.get();
-                self.prefetch_after(position);
+                // SAFETY: as above.
+                self.prefetch_after(unsafe { &*round }, position);
                 // SAFETY: thread `t` is suspended (its status is Ready and
                 // it has a fiber: it stopped, and was released), its
                 // context saved by its own switch.
@@ -153,10 +154,7 @@ impl BlockState<'_> {
     /// before it run (two: the lines arrive in time; one ahead gained half
     /// as much, four nothing; `benches/NOTES.md`).
     #[inline(always)]
-    fn prefetch_after(&self, position: usize) {
-        // SAFETY: as in `run_next`: the round is not changed while a thread
-        // runs, and no borrow of it is held.
-        let round = unsafe { &*self.round.as_ptr() };
+    fn prefetch_after(&self, round: &[u32], position: usize) {
         if let Some(&next) = round.get(position + 2) {
             let slot = &self.slots[next as usize];
             let stack = slot.stack.get();
