@@ -36,9 +36,10 @@ fn run() -> Result<(), Box<dyn Error>> {
         assert_eq!(s, current_stream()?); // assert s == cp.cuda.get_current_stream()
         (a_cp, b_cp, s.record()?)
     };
-    // fall back to the previous stream in use (here the default stream)
+    // fall back to the previous stream in use (here the default stream: the
+    // legacy one, or the per-thread one with GPU_PER_THREAD_DEFAULT_STREAM=1)
     // when going out of the scope of s
-    assert_eq!(current_stream()?, Stream::null());
+    assert_eq!(current_stream()?, Stream::thread_default());
 
     // >>> s = cp.cuda.Stream()
     let s = Stream::new()?;

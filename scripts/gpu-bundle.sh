@@ -130,20 +130,24 @@ else
     echo "=== ncu not found: the NVTX and profiler checks are not run"
 fi
 cap="$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1 | tr -d '.')"
+# A twin already built from its source on this machine (an earlier run in
+# the other default-stream mode) is kept.
+built() { [ -x "$1" ] && [ -z "$(find benches/cuda -newer "$1" -print -quit)" ]; }
 for helper in add_kernel pipeline event_record kernels memory graphs peer_copy copy_bound multi_gpu_pipeline; do
+    built "benches/${helper}_cuda" && continue
     nvcc -O3 -arch="sm_${cap}" -o "benches/${helper}_cuda" "benches/cuda/${helper}.cu" -lcuda \
         || echo "nvcc failed for ${helper}.cu: its CUDA C column stays empty"
 done
 # The kernel patterns' twins (issue #20): C++17, CUB and cuBLAS; without
 # cuBLAS if it does not link (no cublasSgemm row then).
-nvcc -O3 -std=c++17 -arch="sm_${cap}" -o benches/patterns_cuda benches/cuda/patterns.cu -lcublas \
+built benches/patterns_cuda || nvcc -O3 -std=c++17 -arch="sm_${cap}" -o benches/patterns_cuda benches/cuda/patterns.cu -lcublas \
     || nvcc -O3 -std=c++17 -arch="sm_${cap}" -DTWINS_NO_CUBLAS -o benches/patterns_cuda benches/cuda/patterns.cu \
     || echo "nvcc failed for patterns.cu: its CUDA C column stays empty"
 # The tensor-core GEMMs' twins (issue #22; benches/gemm.rs runs them as the
 # helper gemm_tc): sm_90a on Hopper (the wgmma kernels), else the device's own.
 gemm_arch="-arch=sm_${cap}"
 [ "$cap" = 90 ] && gemm_arch="-gencode=arch=compute_90a,code=sm_90a"
-nvcc -O3 -std=c++17 $gemm_arch -o benches/gemm_tc benches/cuda/gemm_tc.cu -lcublas -lcuda \
+built benches/gemm_tc || nvcc -O3 -std=c++17 $gemm_arch -o benches/gemm_tc benches/cuda/gemm_tc.cu -lcublas -lcuda \
     || nvcc -O3 -std=c++17 $gemm_arch -DTWINS_NO_CUBLAS -o benches/gemm_tc benches/cuda/gemm_tc.cu -lcuda \
     || echo "nvcc failed for gemm_tc.cu: its CUDA C column stays empty"
 for b in benches/*; do

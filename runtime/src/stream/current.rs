@@ -45,7 +45,7 @@ thread_local! {
     static CURRENT: RefCell<Vec<ScopeStack<Option<Stream>>>> = const { RefCell::new(Vec::new()) };
 }
 
-fn default_stream() -> Stream {
+pub(super) fn default_stream() -> Stream {
     if per_thread_is_default() {
         Stream::per_thread()
     } else {

@@ -139,6 +139,27 @@ impl Stream {
         Stream::legacy_on(device::current_ordinal()).clone()
     }
 
+    /// The stream the calling thread's current stream is while none has been
+    /// made current: [`Stream::per_thread`] when
+    /// [`PER_THREAD_DEFAULT_STREAM_ENV`](crate::PER_THREAD_DEFAULT_STREAM_ENV)
+    /// is `1`, else [`Stream::null`] (CuPy's default stream in either mode).
+    ///
+    /// ```no_run
+    /// use gpu_runtime::{current_stream, Stream};
+    /// # fn main() -> gpu_runtime::Result<()> {
+    /// let s = Stream::new()?;
+    /// {
+    ///     let _with_s = s.enter()?;
+    ///     assert_eq!(current_stream()?, s);
+    /// }
+    /// assert_eq!(current_stream()?, Stream::thread_default());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn thread_default() -> Stream {
+        current::default_stream()
+    }
+
     /// The calling thread's per-thread default stream on the current device
     /// (CuPy's `Stream.ptds`). The handle belongs to the calling thread: used
     /// from another thread, every operation fails with

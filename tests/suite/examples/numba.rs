@@ -23,7 +23,15 @@ fn example(name: &str) -> PathBuf {
 
 /// Runs example `name`, which must succeed and print `expect`.
 pub(super) fn run(name: &str, expect: &str) {
-    let out = Command::new(example(name)).output().unwrap();
+    run_with(name, expect, &[]);
+}
+
+/// As [`run`], with the environment variables `env` set for the example.
+pub(super) fn run_with(name: &str, expect: &str, env: &[(&str, &str)]) {
+    let out = Command::new(example(name))
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),

@@ -167,6 +167,7 @@ fn per_thread_default_stream_from_the_environment() {
 fn child_reports_its_default_stream() {
     let current = current_stream().unwrap();
     assert_eq!(current, initial_default());
+    assert_eq!(Stream::thread_default(), initial_default());
     let mut out = DeviceBuffer::<u32>::device_array(256).unwrap();
     launch!(fill[1, 256](3u32, &mut out)).unwrap();
     assert!(out.to_host_sync().unwrap().iter().all(|&v| v == 3));
