@@ -1,7 +1,7 @@
 //! [`matmul`]'s checks and launches.
 
 use super::sgemm::{sgemm_8x8, GemmShape};
-use super::{pack_k_major, MatmulPath};
+use super::{pack_k_major, transpose_k_major, MatmulPath, TRANSPOSE_ROWS, TRANSPOSE_TILE};
 use gpu_device::half::{bf16, f16};
 use gpu_runtime::{launch, Device, DeviceBuffer, DeviceCopy, Error, Result, Stream};
 
@@ -205,6 +205,33 @@ where
     Ok(out)
 }
 
+/// `src` (`k × n`, row-major) transposed into a new `n × ld` buffer, its
+/// columns `k..ld` zero ([`transpose_k_major`]).
+fn transpose<T>(
+    src: &DeviceBuffer<T>,
+    (k, n, ld): (usize, usize, usize),
+    stream: &Stream,
+) -> Result<DeviceBuffer<T>>
+where
+    T: DeviceCopy + Default + pack_k_major::Instance + transpose_k_major::Instance,
+{
+    let len = n
+        .checked_mul(ld)
+        .ok_or_else(|| invalid(format!("{n} × {ld} packed elements overflow usize")))?;
+    let grid = (ld.div_ceil(TRANSPOSE_TILE), n.div_ceil(TRANSPOSE_TILE));
+    let grid = match (u32::try_from(grid.0), u32::try_from(grid.1)) {
+        (Ok(x), Ok(y)) if y <= 65_535 => (x, y),
+        // More rows than a grid's y extent holds: the elementwise pack.
+        _ => return pack(src, (n, k, ld), (1, n), stream),
+    };
+    let mut out = DeviceBuffer::zeroed_on(len, stream)?;
+    let view = out.view_2d_mut(n, ld)?;
+    launch!(transpose_k_major[grid, (TRANSPOSE_TILE as u32, TRANSPOSE_ROWS as u32), stream](
+        src, k, view
+    ))?;
+    Ok(out)
+}
+
 /// The 16-bit types: `path`'s kernel of each (`gemm_<type>_wgmma`,
 /// `gemm_<type>_mma_sync`).
 macro_rules! tensor_core_element {
@@ -266,7 +293,7 @@ fn tensor_cores<T>(
     ) -> Result<()>,
 ) -> Result<DeviceBuffer<T>>
 where
-    T: DeviceCopy + pack_k_major::Instance,
+    T: DeviceCopy + Default + pack_k_major::Instance + transpose_k_major::Instance,
 {
     use super::gemm_tc::{GEMM_TC_BM, GEMM_TC_BN};
     let tiles = m.div_ceil(GEMM_TC_BM).checked_mul(n.div_ceil(GEMM_TC_BN));
@@ -287,7 +314,7 @@ where
         &packed_a
     };
     // Bᵀ: row j of it is column j of B (`b[c * n + j]`).
-    let b_t = pack(b, (n, k, ld), (1, n), stream)?;
+    let b_t = transpose(b, (k, n, ld), stream)?;
     let mut c = DeviceBuffer::<T>::zeroed_on(m * n, stream)?;
     gemm(a, &b_t, ld, blocks, &mut c)?;
     Ok(c)

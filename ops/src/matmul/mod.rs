@@ -16,10 +16,11 @@
 //! A is `m × k`, B is `k × n`, C is `m × n`. Both tensor-core kernels read
 //! B K-major (`n × k`) and rows padded to 8 elements, and share their
 //! loads (a block tile of 128 × 256 × 64: ragged M and N are cut by the
-//! copies' zero fill and the stores' bounds): [`matmul`] packs B (and A,
-//! when `k` is not a multiple of 8) into that layout first, with
-//! [`pack_k_major`], a transposing copy of B (its cost: the gap between
-//! `benches/gemm.rs`' `gpu_ops::matmul` table and its kernel rows).
+//! copies' zero fill and the stores' bounds): [`matmul`] makes B K-major
+//! first with [`transpose_k_major`], a tiled transpose (and pads A's rows
+//! with [`pack_k_major`] when `k` is not a multiple of 8); their cost is
+//! the gap between `benches/gemm.rs`' `gpu_ops::matmul` table and its
+//! kernel rows.
 
 // sm_80's: in the PTX of sm_80 and later only (the kernel declares it too).
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
@@ -62,6 +63,63 @@ pub fn pack_k_major<T: DeviceCopy>(
         }
     }
 }
+
+/// The side of the square tiles [`transpose_k_major`] moves.
+pub const TRANSPOSE_TILE: usize = 32;
+
+/// The rows of threads of a [`transpose_k_major`] block: each thread moves
+/// `TRANSPOSE_TILE / TRANSPOSE_ROWS` rows of a tile.
+pub const TRANSPOSE_ROWS: usize = 8;
+
+/// `out` (`n × ld`, row-major) = the transpose of `src` (`k × n`,
+/// row-major), its columns `k..ld` zero: a matrix B made K-major (Bᵀ, each
+/// row a column of B) for the tensor-core GEMMs. Through a shared tile, so
+/// that a warp reads a row run of `src` and writes a row run of `out`; the
+/// transposing form of [`pack_k_major`] reads `src` a column at a time, a
+/// 32-byte sector for each element.
+///
+/// Launch with blocks of `(TRANSPOSE_TILE, TRANSPOSE_ROWS)` threads (the
+/// only shape it runs in) and a grid of `(ld.div_ceil(TRANSPOSE_TILE),
+/// n.div_ceil(TRANSPOSE_TILE))`, which covers `out`; `src` shorter than `k
+/// × n` fails the launch at the read past it.
+#[kernel(bf16, f16, f32, block = (TRANSPOSE_TILE, TRANSPOSE_ROWS))]
+pub fn transpose_k_major<T: DeviceCopy + Default>(
+    src: &[T],
+    k: usize,
+    mut out: DisjointSlice2d<T, 4>,
+    block: Block,
+) {
+    const S: usize = TRANSPOSE_TILE;
+    let block = block.require_shape(S as u32, TRANSPOSE_ROWS as u32, 1);
+    let tile = shared_array!(T; TRANSPOSE_TILE, TRANSPOSE_TILE, padding = 1);
+    let n = out.rows();
+    let [bx, by, _] = block_idx().as_usize();
+    let [tx, ty, _] = thread_idx().as_usize();
+    // This block's tile of `out`: rows `j0..j0 + 32` (columns of B), columns
+    // `c0..c0 + 32` (rows of B).
+    let (j0, c0) = (by * S, bx * S);
+    let mut wp = block;
+    // tile[r][c] = B[c0 + r][j0 + c]: each warp reads a row run of B.
+    tile.fill(&mut wp, |r, c| {
+        let (row, col) = (c0 + r, j0 + c);
+        if row < k && col < n {
+            src[row * n + col]
+        } else {
+            T::default()
+        }
+    });
+    let rd = wp.sync();
+    // out[j0 + 4 ty + i][c0 + tx] = B[c0 + tx][j0 + 4 ty + i] = tile[tx][4 ty + i].
+    let at = thread_index_2d();
+    let mut i = 0;
+    while i < S / TRANSPOSE_ROWS {
+        out.set_at(at, i, tile.get(&rd, tx, (S / TRANSPOSE_ROWS) * ty + i));
+        i += 1;
+    }
+}
+
+// `transpose_k_major`'s output rows a thread: its parameter's `R`.
+const _: () = assert!(TRANSPOSE_TILE / TRANSPOSE_ROWS == 4);
 
 /// The kernels [`matmul`] runs; [`matmul_path`] says which one for an
 /// element type on a device.

@@ -145,6 +145,60 @@ const SHAPES: &[(usize, usize, usize)] = &[
     (129, 65, 257),
 ];
 
+/// B made K-major by the tiled transpose `matmul` runs: every element of
+/// `n × ld` written, B's column `j` as row `j`, the columns `k..ld` zero
+/// (they were poisoned before), at tile multiples and ragged sizes.
+#[test]
+fn b_is_transposed_k_major_with_zero_padding() {
+    use gpu_ops::matmul::{transpose_k_major, TRANSPOSE_ROWS, TRANSPOSE_TILE};
+    use gpu_runtime::launch;
+    let stream = Stream::new().unwrap();
+    for (k, n, ld) in [
+        (1, 1, 8),
+        (32, 32, 32),
+        (67, 40, 72),
+        (33, 65, 40),
+        (9, 300, 16),
+        (64, 1, 64),
+    ] {
+        let b: Vec<f32> = (0..k * n).map(|i| i as f32).collect();
+        let src = DeviceBuffer::from_host_sync(&b).unwrap();
+        let mut out = DeviceBuffer::from_host_sync(&vec![-1.0f32; n * ld]).unwrap();
+        let grid = (
+            ld.div_ceil(TRANSPOSE_TILE) as u32,
+            n.div_ceil(TRANSPOSE_TILE) as u32,
+        );
+        let block = (TRANSPOSE_TILE as u32, TRANSPOSE_ROWS as u32);
+        let view = out.view_2d_mut(n, ld).unwrap();
+        launch!(transpose_k_major[grid, block, &stream](&src, k, view)).unwrap();
+        let got = out.to_host_sync().unwrap();
+        for j in 0..n {
+            for c in 0..ld {
+                let want = if c < k { b[c * n + j] } else { 0.0 };
+                assert_eq!(
+                    got[j * ld + c],
+                    want,
+                    "k {k}, n {n}, ld {ld}: out[{j}][{c}]"
+                );
+            }
+        }
+    }
+    // The 16-bit instance `matmul` runs for bf16.
+    let (k, n, ld) = (19, 45, 24);
+    let b: Vec<bf16> = (0..k * n).map(|i| bf16::from_f32(i as f32)).collect();
+    let src = DeviceBuffer::from_host_sync(&b).unwrap();
+    let mut out = DeviceBuffer::from_host_sync(&vec![bf16::from_f32(-1.0); n * ld]).unwrap();
+    let view = out.view_2d_mut(n, ld).unwrap();
+    launch!(transpose_k_major[(1, 2), (TRANSPOSE_TILE as u32, TRANSPOSE_ROWS as u32), &stream](&src, k, view)).unwrap();
+    let got = out.to_host_sync().unwrap();
+    for j in 0..n {
+        for c in 0..ld {
+            let want = if c < k { b[c * n + j].to_f32() } else { 0.0 };
+            assert_eq!(got[j * ld + c].to_f32(), want, "bf16: out[{j}][{c}]");
+        }
+    }
+}
+
 /// The path of each element type on each kind of device: `wgmma` on 9.0
 /// only (sm_90a code runs nowhere else), `mma.sync` on every other device
 /// of sm_80 and later, none before; f32 on the SGEMM everywhere.
