@@ -218,10 +218,10 @@ pub fn claim_tile<'a>(
         unsafe { slot.raw().write(CLAIM, tile) };
     }
     arch::barrier(COLLECTIVE_BARRIER);
-    // SAFETY: in bounds (`CLAIM < SLOTS`), written as a `u32` by rank 0
-    // before the barrier (see above).
     // A `u32` (the counter's), widened where it indexes: one register
     // where a `usize` takes two, across the look-back.
+    // SAFETY: in bounds (`CLAIM < SLOTS`), written as a `u32` by rank 0
+    // before the barrier (see above).
     let tile = unsafe { slot.raw().read(CLAIM) };
     if tile as usize >= status.len() {
         claim_past_the_status(tile as usize, status.len());
