@@ -161,6 +161,12 @@ fn value<T: StatusValue>(word: u64) -> T {
     T::from_words(word as u32, 0)
 }
 
+/// `value`, computed here and held in one register (see [`TileClaim::hold`]).
+#[inline(always)]
+fn hold<T: StatusValue>(value: T) -> T {
+    self::value(arch::computed_here(bits(value)) as u64)
+}
+
 #[cold]
 #[inline(never)]
 #[track_caller]
@@ -212,11 +218,13 @@ pub fn claim_tile<'a>(
         unsafe { slot.raw().write(CLAIM, tile) };
     }
     arch::barrier(COLLECTIVE_BARRIER);
+    // A `u32` (the counter's), widened where it indexes: one register
+    // where a `usize` takes two, across the look-back.
     // SAFETY: in bounds (`CLAIM < SLOTS`), written as a `u32` by rank 0
     // before the barrier (see above).
-    let tile = unsafe { slot.raw().read(CLAIM) } as usize;
-    if tile >= status.len() {
-        claim_past_the_status(tile, status.len());
+    let tile = unsafe { slot.raw().read(CLAIM) };
+    if tile as usize >= status.len() {
+        claim_past_the_status(tile as usize, status.len());
     }
     TileClaim {
         block,
@@ -229,7 +237,7 @@ pub fn claim_tile<'a>(
 /// its inputs. Holds the block's phase token; [`scan`](Self::scan) goes on.
 pub struct TileClaim<'a> {
     block: Block<Writing>,
-    tile: usize,
+    tile: u32,
     status: &'a [DeviceAtomic<TileStatus>],
 }
 
@@ -259,7 +267,7 @@ impl TileClaim<'_> {
     /// The claimed tile's index.
     #[inline(always)]
     pub fn tile(&self) -> usize {
-        self.tile
+        self.tile as usize
     }
 
     /// Where this thread's `k`-th run of `RUN` elements starts in the tile,
@@ -268,7 +276,22 @@ impl TileClaim<'_> {
     /// RUNS` or past `usize`.
     #[inline(always)]
     pub fn run_start<const RUN: usize, const RUNS: usize>(&self, k: usize) -> Option<usize> {
-        run_start::<RUN, RUNS>(self.tile, self.block.thread_rank(), self.block.size(), k)
+        run_start::<RUN, RUNS>(
+            self.tile as usize,
+            self.block.thread_rank(),
+            self.block.size(),
+            k,
+        )
+    }
+
+    /// `value`, computed now, before the look-back: held in one register
+    /// across it. Without this the compiler may compute a value the block
+    /// needs only after the look-back (each run's prefix before its row, in
+    /// `gpu_ops::scan`) there, from its operands, and keep those live
+    /// across it instead, several registers for one.
+    #[inline(always)]
+    pub fn hold<T: StatusValue>(&self, value: T) -> T {
+        hold(value)
     }
 
     /// The exclusive scan, across the tiles in their order, of one `value`
@@ -346,6 +369,11 @@ impl TileClaim<'_> {
         let (rank, size) = (block.thread_rank(), block.size());
         let (r, prefix) = combine_warp_totals(block, lanes, warp_total, writer, op);
         let aggregate = prefix.total;
+        // What comes before the thread's warp, one register held across
+        // the look-back (else the compiler picks it from the warps' totals
+        // after it, and keeps them all live).
+        let held = hold(prefix.before.unwrap_or(aggregate));
+        let before_warp = prefix.before.map(|_| held);
         let broadcast = scratch::<T>();
         if rank < 32 {
             // The whole first warp (blocks are whole warps).
@@ -368,7 +396,7 @@ impl TileClaim<'_> {
             // barrier (above).
             Some(unsafe { broadcast.raw().read(BROADCAST) })
         };
-        let before = match (tile_prefix, prefix.before) {
+        let before = match (tile_prefix, before_warp) {
             (Some(t), Some(b)) => Some(op.combine(t, b)),
             (t, b) => t.or(b),
         };
@@ -392,17 +420,17 @@ impl TileClaim<'_> {
 #[track_caller]
 fn look_back<T: StatusValue>(
     status: &[DeviceAtomic<TileStatus>],
-    tile: usize,
+    tile: u32,
     aggregate: T,
     op: &impl Operator<T>,
     lane: u32,
 ) -> Option<T> {
     use crate::warp::FULL_MASK;
-    let word = &status[tile];
+    let word = &status[tile as usize];
     if lane == 0 {
         let flag = if tile == 0 { PREFIX } else { AGGREGATE };
         if !word.fill_empty(TileStatus::word(flag, bits(aggregate))) {
-            claimed_twice(tile);
+            claimed_twice(tile as usize);
         }
     }
     if tile == 0 {
@@ -414,10 +442,11 @@ fn look_back<T: StatusValue>(
         arch::nanosleep(FIRST_READ_DELAY_NS);
     }
     let mut exclusive: Option<T> = None;
+    // The window's end, a `u32` as `tile` (one register, not two).
     let mut end = tile;
     loop {
-        let read = || match end.checked_sub(1 + lane as usize) {
-            Some(p) => status[p].load_word(),
+        let read = || match end.checked_sub(1 + lane) {
+            Some(p) => status[p as usize].load_word(),
             // Before tile 0: never combined (tile 0 holds a prefix, in a
             // lower lane), read as a prefix so that nothing waits on it.
             None => TileStatus::word(PREFIX, 0),
@@ -442,13 +471,16 @@ fn look_back<T: StatusValue>(
         };
         // Lanes `0 ..= stop`, the later tile in the lower lane, combined
         // earliest first into lane 0 (distances 1, 2, 4, ...: lane `i`
-        // then holds lanes `i .. i + 2 d`).
+        // then holds lanes `i .. i + 2 d`). `lane + d <= stop` is `d <=
+        // room`: one value a window, where the sums `lane + d` were five
+        // registers held across the whole look-back.
+        let room = stop.saturating_sub(lane);
         let mut v: T = value(s);
         let mut d = 1;
         while d < 32 {
             let other =
                 crate::warp::shuffle_in_mask(crate::arch::ShuffleMode::Down, FULL_MASK, v, d);
-            if lane + d <= stop {
+            if d <= room {
                 v = op.combine(other, v);
             }
             d *= 2;
@@ -485,7 +517,7 @@ const MAX_POLL_DELAY_NS: u32 = 640;
 /// [`ClaimedRuns`](crate::ownership::ClaimedRuns).
 #[derive(Clone, Copy, Debug)]
 pub struct TileOwner {
-    tile: usize,
+    tile: u32,
     rank: usize,
     size: usize,
     _thread: NotSend,
@@ -495,13 +527,13 @@ impl TileOwner {
     /// The tile's index.
     #[inline(always)]
     pub fn tile(&self) -> usize {
-        self.tile
+        self.tile as usize
     }
 
     /// Where this thread's `k`-th run of `RUN` elements starts in the tile
     /// (see [`TileClaim::run_start`]).
     #[inline(always)]
     pub fn run_start<const RUN: usize, const RUNS: usize>(&self, k: usize) -> Option<usize> {
-        run_start::<RUN, RUNS>(self.tile, self.rank, self.size, k)
+        run_start::<RUN, RUNS>(self.tile as usize, self.rank, self.size, k)
     }
 }

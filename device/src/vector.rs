@@ -241,21 +241,28 @@ pub(crate) unsafe fn write_run<T: VectorElement, const N: usize>(
     limit: usize,
     values: [T; N],
 ) {
-    if start >= limit {
-        return;
-    }
+    // The run's elements below `limit`: none when it starts at or past it.
+    // No early return for that case: the element path below writes
+    // nothing then, and the values keep two paths that use them (as CUDA's
+    // `if whole { vector } else { guarded elements }`), so that the
+    // compiler does not sink their computation into one guarded block,
+    // which keeps their operands live instead (`gpu_ops::scan`'s prefixes
+    // across the look-back: 11 registers, `benches/NOTES.md`).
+    let inside = limit.saturating_sub(start);
     let first = ptr.wrapping_add(start);
-    crate::race_check::write_range(first, N.min(limit - start));
+    if inside > 0 {
+        crate::race_check::write_range(first, N.min(inside));
+    }
     let aligned =
         core::mem::size_of::<[T; N]>().is_multiple_of(16) && (first as usize).is_multiple_of(16);
-    if limit - start >= N && aligned {
+    if inside >= N && aligned {
         // SAFETY: `start + N <= limit`, so the run is inside the caller's
         // memory and the caller's alone; aligned (tested), whole vectors.
         unsafe { store_vectors(first, values) };
     } else {
         // Constant indices (unrolled): the values stay in registers.
         crate::unroll::full::<N>(|i| {
-            if i < limit - start {
+            if i < inside {
                 // SAFETY: `start + i < limit`: inside, and the caller's alone.
                 unsafe { first.add(i).write(values[i]) };
             }

@@ -15,8 +15,11 @@
 //! a thread.
 //!
 //! The result is exact for integers (wrapping sums) and for minima and
-//! maxima; float sums are added in the order above (a tree per warp row),
-//! the same on every run and on the simulator.
+//! maxima; float sums are added in the order above (a tree per warp row;
+//! an element is `prefix + (row + run)` in an inclusive scan, `(prefix +
+//! row) + run` in an exclusive one, where `prefix` is the earlier tiles'
+//! and warps', `row` the earlier lanes' of its row, `run` its run's), the
+//! same on every run and on the simulator.
 
 use gpu_device::collective::{Max, Min, Operator, Sum};
 use gpu_device::lookback::{claim_tile, StatusValue, TileStatus};
@@ -113,7 +116,7 @@ scan_specs! {
     SumU32Inclusive, SumI32Inclusive, SumF32Inclusive, MinU32Inclusive, MinI32Inclusive,
     MinF32Inclusive, MaxU32Inclusive, MaxI32Inclusive, MaxF32Inclusive,
     block = (128),
-    launch_bounds = (128, 8)
+    launch_bounds = (128, 10)
 )]
 pub fn scan_tiles<S: ScanSpec>(
     input: &[<S as ScanSpec>::Element],
@@ -149,11 +152,25 @@ pub fn scan_tiles<S: ScanSpec>(
     });
     // Row `k` of the warp is its lanes' `k`-th runs, in lane order: each
     // row scanned across the warp, the rows in order.
+    //
+    // What the stores need after the look-back is computed before it and
+    // held (`TileClaim::hold`, one register a value): an exclusive scan
+    // holds each run's prefix before its row (`before_row`) and its first
+    // three prefixes, an inclusive one its four prefixes already combined
+    // with `before_row`: 24 values either way, which with the look-back's
+    // own fit 48 registers (10 blocks an SM, `benches/NOTES.md`).
     let mut before_row = [identity; RUNS];
     let mut row_start = identity;
     unroll!(for k in 0..RUNS {
         let row = gpu_device::warp::scan(totals[k], op);
-        before_row[k] = op.combine(row_start, row.exclusive.unwrap_or(identity));
+        let before = op.combine(row_start, row.exclusive.unwrap_or(identity));
+        if S::INCLUSIVE {
+            unroll!(for i in 0..RUN {
+                runs[k][i] = claim.hold(op.combine(before, runs[k][i]));
+            });
+        } else {
+            before_row[k] = claim.hold(before);
+        }
         row_start = op.combine(row_start, row.total);
     });
     // `row_start` is now the warp's total.
@@ -163,7 +180,7 @@ pub fn scan_tiles<S: ScanSpec>(
         let mut values = [identity; RUN];
         unroll!(for i in 0..RUN {
             values[i] = if S::INCLUSIVE {
-                op.combine(base, runs[k][i])
+                op.combine(scan.value, runs[k][i])
             } else if i == 0 {
                 base
             } else {

@@ -313,6 +313,12 @@ pub(crate) unsafe fn assume(condition: bool) {
     debug_assert!(condition, "an assumed fact is false");
 }
 
+/// `x` (a register copy on the GPU, see the PTX side).
+#[inline(always)]
+pub(crate) fn computed_here(x: u32) -> u32 {
+    x
+}
+
 #[inline]
 pub(crate) fn thread_idx() -> [u32; 3] {
     current("thread_idx", |t| t.thread_idx)

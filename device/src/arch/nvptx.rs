@@ -52,6 +52,21 @@ pub(crate) unsafe fn assume(condition: bool) {
     unsafe { core::hint::assert_unchecked(condition) }
 }
 
+/// `x`, computed where this is called: a register copy the compiler can
+/// neither move nor fold (a `volatile` `mov`, which ptxas then drops), so
+/// that the value is held in one register from here on instead of being
+/// recomputed later from its operands, which would keep them all live.
+#[inline(always)]
+pub(crate) fn computed_here(x: u32) -> u32 {
+    let y: u32;
+    // SAFETY: a register move; touches no memory. Not `pure`: LLVM keeps
+    // it where it is (a side effect it cannot see through).
+    unsafe {
+        asm!("mov.b32 {y}, {x};", y = out(reg32) y, x = in(reg32) x, options(nomem, nostack, preserves_flags))
+    };
+    y
+}
+
 #[inline(always)]
 pub(crate) fn block_idx() -> [u32; 3] {
     // SAFETY: reads of the `%ctaid` special registers, valid in any kernel.
