@@ -349,6 +349,9 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
         "transpose_32x32",
         "transpose_32x8",
         "transposed_row_sums",
+        "transpose_k_major_bf16",
+        "transpose_k_major_f16",
+        "transpose_k_major_f32",
         "witness_shared_by_blocks",
     ];
     for ((crate_name, module), (listed, kernels)) in MODULES.iter().zip(kernels) {
