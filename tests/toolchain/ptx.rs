@@ -958,12 +958,18 @@ fn sgemm_loops_are_written_once_and_read_inputs_with_non_coherent_vectors() {
     // once per phase, and ptxas gave it three times the twin's register
     // bank conflicts). The inputs' 16-byte loads are `ld.global.nc.v4`
     // (`LDG.E.128.CONSTANT`, the twin's `__ldg`), not generic `ld.v4`: two
-    // before the loop, two in it.
+    // before the loop, two in it. The element loads are those of the
+    // partial-run path only, four for each of the four guarded loads: a
+    // misaligned whole run of its own (16 more) put four predicated
+    // `LDG.E.CONSTANT` beside each `LDG.E.128` in the k-tile loop's hot
+    // path, 8 of its 616 instructions a k-tile in the 8 x 8 kernel (595
+    // without, the twin 598: `benches/NOTES.md`, issue 20).
     for (name, fma) in [("sgemm_4x4", 256), ("sgemm_8x8", 512)] {
         let body = entry_body(name);
         assert_eq!(body.matches("fma.rn.f32").count(), fma, "{name}");
         assert_eq!(body.matches("ld.shared.v4").count(), 32, "{name}");
         assert_eq!(body.matches("ld.global.nc.v4").count(), 4, "{name}");
+        assert_eq!(body.matches("ld.global.nc.b32").count(), 16, "{name}");
         assert!(!body.contains("\tld.v4"), "{name}: a generic vector load");
         assert_eq!(body.matches("barrier.sync").count(), 2, "{name}");
     }

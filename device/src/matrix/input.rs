@@ -225,12 +225,15 @@ impl<'a, T, I: MatrixIndex> Slice2dOf<'a, T, I> {
     /// guarded `float4` load, for a matrix whose rows are padded past its
     /// logical width `limit` (a leading dimension), the padding never read.
     ///
-    /// When the run is whole (`col + N <= min(limit, cols)`) it is read as
-    /// 16-byte vectors where its address is 16-byte aligned (`N` elements a
-    /// multiple of 16 bytes): the test is on the slice's address, the row
-    /// length and `col`, of which the first two are the same for every
-    /// call of a loop (the compiler hoists them), so a loop's test is one
-    /// bit test of `col`. Otherwise element by element, in `I`.
+    /// When the run is whole (`row < rows`, `col + N <= min(limit, cols)`)
+    /// and its address 16-byte aligned (`N` elements a multiple of 16
+    /// bytes) it is read as 16-byte vectors: the alignment test is on the
+    /// slice's address, the row length and `col`, of which the first two
+    /// are the same for every call of a loop (the compiler hoists them), so
+    /// a loop's test is one bit test of `col`. Anything else (a partial
+    /// run, a row outside the matrix, a misaligned run) is read element by
+    /// element, in `I`, on a path of its own that a loop over aligned runs
+    /// does not issue.
     ///
     /// ```
     /// use gpu_device::Slice2dU32;
@@ -246,43 +249,48 @@ impl<'a, T, I: MatrixIndex> Slice2dOf<'a, T, I> {
     where
         T: crate::vector::VectorElement,
     {
-        if row >= self.rows() {
-            return [fill; N];
-        }
         let end = limit.min(self.cols());
-        // SAFETY (of the offsets below): `row < rows` and every column read
-        // is below `end <= cols`, so each offset is that of an element of
-        // the matrix (`offset_unchecked`), below `shape.len() <=
-        // data.len()`.
-        if col < end && end - col >= I::from_usize_truncating(N) {
-            let size = core::mem::size_of::<T>();
-            let aligned = (size * N).is_multiple_of(16)
-                && ((self.data.as_ptr() as usize)
-                    | (self.cols().to_usize() * size)
-                    | (col.to_usize() * size))
-                    .is_multiple_of(16);
-            // SAFETY: `(row, col)` and `(row, col + N - 1)` are elements
-            // (`col + N <= end <= cols`): the run is inside the matrix.
-            let start = unsafe { self.shape.offset_unchecked(row, col) };
-            if aligned {
-                // SAFETY: the run's `N` elements are inside the slice (above)
-                // and its first element's address is a multiple of 16 (the
-                // slice's address, the row length in bytes and `col` in
-                // bytes are); `N` elements are whole 16-byte vectors.
-                return unsafe { crate::vector::load_vectors(self.data.as_ptr().add(start)) };
-            }
-            // SAFETY: the run is inside the slice (above), read-only.
-            return unsafe { crate::vector::load_elements(self.data.as_ptr().add(start)) };
+        let size = core::mem::size_of::<T>();
+        // One test for the common case, as the twin's `load4_guarded`: the
+        // whole run inside the matrix and 16-byte aligned. The slice's
+        // address and the row length are the same for every call of a loop
+        // (the compiler hoists their part), so a loop's test is the row,
+        // the column's bounds and one bit test of `col`. Every other case,
+        // a misaligned whole run included, takes the element path below,
+        // a branch of its own: where the misaligned whole run had a load
+        // path of its own, ptxas predicated its element loads beside the
+        // vector load, four issued (and unused) instructions a call.
+        let whole = row < self.rows() && col < end && end - col >= I::from_usize_truncating(N);
+        let aligned = (size * N).is_multiple_of(16)
+            && ((self.data.as_ptr() as usize)
+                | (self.cols().to_usize() * size)
+                | (col.to_usize() * size))
+                .is_multiple_of(16);
+        if whole && aligned {
+            // SAFETY: `row < rows` and `(row, col)`, `(row, col + N - 1)`
+            // are elements (`col + N <= end <= cols`): the run is inside
+            // the matrix, whose `rows * cols` elements the slice holds
+            // (`offset_unchecked`), and its first element's address is a
+            // multiple of 16 (the slice's address, the row length in bytes
+            // and `col` in bytes are); `N` elements are whole 16-byte
+            // vectors.
+            return unsafe {
+                let start = self.shape.offset_unchecked(row, col);
+                crate::vector::load_vectors(self.data.as_ptr().add(start))
+            };
         }
-        // Part of the run, element by element.
+        // Part of the run, or a misaligned one, element by element.
         let mut run = [fill; N];
-        crate::unroll::full::<N>(|i| {
-            let c = col.wrapping_add(I::from_usize_truncating(i));
-            if c >= col && c < end {
-                // SAFETY: `row < rows` and `c < end <= cols` (no wrap).
-                run[i] = unsafe { *self.data.get_unchecked(self.shape.offset_unchecked(row, c)) };
-            }
-        });
+        if row < self.rows() {
+            crate::unroll::full::<N>(|i| {
+                let c = col.wrapping_add(I::from_usize_truncating(i));
+                if c >= col && c < end {
+                    // SAFETY: `row < rows` and `c < end <= cols` (no wrap).
+                    run[i] =
+                        unsafe { *self.data.get_unchecked(self.shape.offset_unchecked(row, c)) };
+                }
+            });
+        }
         run
     }
 

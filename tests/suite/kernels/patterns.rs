@@ -92,7 +92,21 @@ fn round_up4(n: usize) -> usize {
 /// `C = A B` with padded leading dimensions; the padding holds NaN, so a
 /// kernel that reads it as data fails the check.
 fn sgemm_case(m: usize, n: usize, k: usize, eight: bool, s: &Stream) {
-    let (lda, ldb, ldc) = (round_up4(k), round_up4(n), round_up4(n));
+    let lds = (round_up4(k), round_up4(n), round_up4(n));
+    sgemm_case_with_lds(m, n, k, lds, eight, s);
+}
+
+/// [`sgemm_case`] with leading dimensions of the caller's: ones that are
+/// not multiples of 4 make every row but the first misaligned, so the
+/// kernels read them on the element path.
+fn sgemm_case_with_lds(
+    m: usize,
+    n: usize,
+    k: usize,
+    (lda, ldb, ldc): (usize, usize, usize),
+    eight: bool,
+    s: &Stream,
+) {
     let mut mix = Mix((m * 31 + n * 7 + k) as u64);
     let mut a = vec![f32::NAN; m * lda];
     let mut b = vec![f32::NAN; k * ldb];
@@ -168,6 +182,9 @@ fn sgemm_with_4x4_register_tiles_matches_the_reference() {
     ] {
         sgemm_case(m, n, k, false, &s);
     }
+    // Rows 16-byte aligned in no matrix but the first row: whole runs read
+    // element by element.
+    sgemm_case_with_lds(70, 67, 35, (37, 69, 70), false, &s);
 }
 
 #[test]
@@ -176,6 +193,7 @@ fn sgemm_with_8x8_register_tiles_matches_the_reference() {
     for (m, n, k) in [(129, 131, 67), (128, 128, 8), (1, 1, 1), (130, 9, 17)] {
         sgemm_case(m, n, k, true, &s);
     }
+    sgemm_case_with_lds(130, 131, 19, (21, 133, 131), true, &s);
 }
 
 #[test]
