@@ -3,41 +3,15 @@
 //! processes; each must succeed and print its check line. (`cargo test`
 //! builds the examples beside the tests; the GPU bundle copies both.)
 
-use std::path::PathBuf;
-use std::process::Command;
-
-/// The example binary `name`, built beside this test binary.
-fn example(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().and_then(|deps| deps.parent()).unwrap();
-    let path = dir.join("examples").join(name);
-    assert!(
-        path.is_file(),
-        "{} is not built: `cargo test --workspace` (or `cargo build --examples`) builds it",
-        path.display()
-    );
-    path
-}
+use super::run_with;
 
 fn run_on_simulated_devices(name: &str, devices: usize, expect: &[&str]) {
-    let out = Command::new(example(name))
-        .env("GPU_BACKEND", "simulator")
-        .env("GPU_SIM_DEVICES", devices.to_string())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{name} on {devices} simulated devices failed: {}\n{stdout}{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    for line in expect {
-        assert!(
-            stdout.contains(line),
-            "{name} printed no `{line}`:\n{stdout}"
-        );
-    }
+    let devices = devices.to_string();
+    let env = [
+        ("GPU_BACKEND", "simulator"),
+        ("GPU_SIM_DEVICES", devices.as_str()),
+    ];
+    run_with(name, &env, expect);
 }
 
 #[test]

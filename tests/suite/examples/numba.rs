@@ -5,45 +5,7 @@
 //! against the CPU and prints a line saying so. (`cargo test` builds the
 //! examples beside the tests; the GPU bundle copies both.)
 
-use std::path::PathBuf;
-use std::process::Command;
-
-/// The example binary `name`, built beside this test binary.
-fn example(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().and_then(|deps| deps.parent()).unwrap();
-    let path = dir.join("examples").join(name);
-    assert!(
-        path.is_file(),
-        "{} is not built: `cargo test --workspace` (or `cargo build --examples`) builds it",
-        path.display()
-    );
-    path
-}
-
-/// Runs example `name`, which must succeed and print `expect`.
-pub(super) fn run(name: &str, expect: &str) {
-    run_with(name, expect, &[]);
-}
-
-/// As [`run`], with the environment variables `env` set for the example.
-pub(super) fn run_with(name: &str, expect: &str, env: &[(&str, &str)]) {
-    let out = Command::new(example(name))
-        .envs(env.iter().copied())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{name} failed: {}\n{stdout}{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        stdout.contains(expect),
-        "{name} printed no `{expect}`:\n{stdout}"
-    );
-}
+use super::run;
 
 #[test]
 fn test_blackscholes_with_vectorize_matches_the_cpu() {

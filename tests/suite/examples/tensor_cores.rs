@@ -4,5 +4,5 @@
 
 #[test]
 fn the_tensor_core_example_matches_the_cpu() {
-    super::numba::run("tensor_cores", "tensor_cores: matches the CPU");
+    super::run("tensor_cores", "tensor_cores: matches the CPU");
 }
