@@ -24,14 +24,24 @@ fn ptx_with(name: &str) -> &'static str {
         .unwrap_or_else(|| panic!("no entry point `{name}` in the PTX of any kernel crate"))
 }
 
-fn entry_params(name: &str) -> Vec<String> {
-    let ptx = ptx_with(name);
+/// `ptx` from entry point `name`'s declaration on.
+fn entry_text<'p>(ptx: &'p str, name: &str) -> &'p str {
     let start = ptx
         .find(&format!(".visible .entry {name}("))
-        .expect("found by ptx_with");
-    let body = &ptx[start..];
-    let end = body.find(')').expect("parameter list closes");
-    body[..end]
+        .unwrap_or_else(|| panic!("no entry point `{name}` in the PTX"));
+    &ptx[start..]
+}
+
+/// The body of entry point `name` in `ptx`.
+fn body_in<'p>(ptx: &'p str, name: &str) -> &'p str {
+    let text = entry_text(ptx, name);
+    &text[..text.find("\n}").expect("the entry's body closes")]
+}
+
+fn entry_params(name: &str) -> Vec<String> {
+    let text = entry_text(ptx_with(name), name);
+    let end = text.find(')').expect("parameter list closes");
+    text[..end]
         .lines()
         .skip(1)
         .map(|l| l.trim().trim_end_matches(',').to_string())
@@ -460,12 +470,7 @@ fn slices_pass_as_pointer_and_length_and_values_by_value() {
 
 /// The body of entry point `name` in the PTX.
 fn entry_body(name: &str) -> &'static str {
-    let ptx = ptx_with(name);
-    let start = ptx
-        .find(&format!(".visible .entry {name}("))
-        .unwrap_or_else(|| panic!("no entry point `{name}` in the PTX"));
-    let body = &ptx[start..];
-    &body[..body.find("\n}").expect("the entry's body closes")]
+    body_in(ptx_with(name), name)
 }
 
 #[test]
@@ -993,11 +998,7 @@ fn the_mma_sync_gemm_uses_no_local_memory() {
             "gemm_f16_mma_sync",
             "gemm_f16_mma_sync__1d",
         ] {
-            let start = ptx
-                .find(&format!(".visible .entry {entry}("))
-                .unwrap_or_else(|| panic!("{arch}: no entry point `{entry}`"));
-            let body = &ptx[start..];
-            let body = &body[..body.find("\n}").expect("the entry's body closes")];
+            let body = body_in(ptx, entry);
             assert_eq!(
                 body.matches("mma.sync.aligned").count(),
                 128,
@@ -1163,11 +1164,7 @@ fn the_wgmma_gemms_do_not_spill() {
         ("gemm_bf16_wgmma__1d", "bf16"),
         ("gemm_f16_wgmma__1d", "f16"),
     ] {
-        let start = ptx
-            .find(&format!(".visible .entry {entry}("))
-            .unwrap_or_else(|| panic!("no entry point `{entry}`"));
-        let body = &ptx[start..];
-        let body = &body[..body.find("\n}").expect("the entry's body closes")];
+        let body = body_in(ptx, entry);
         let products = format!("wgmma.mma_async.sync.aligned.m64n256k16.f32.{ty}.{ty}");
         assert_eq!(body.matches(&products).count(), 4, "{entry}: {products}");
     }
@@ -1201,10 +1198,7 @@ fn the_scans_run_ten_blocks_an_sm_without_spilling() {
         .collect();
     let entries: Vec<&str> = entries.iter().map(String::as_str).collect();
     for entry in &entries {
-        let start = ptx
-            .find(&format!(".visible .entry {entry}("))
-            .unwrap_or_else(|| panic!("no entry point `{entry}`"));
-        let head = &ptx[start..];
+        let head = entry_text(ptx, entry);
         let head = &head[..head.find('{').expect("the entry's body opens")];
         assert!(
             head.contains(".maxntid 128, 1, 1") || head.contains(".reqntid 128, 1, 1"),
