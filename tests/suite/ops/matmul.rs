@@ -145,15 +145,49 @@ const SHAPES: &[(usize, usize, usize)] = &[
     (129, 65, 257),
 ];
 
-/// B made K-major by the tiled transpose `matmul` runs: every element of
-/// `n × ld` written, B's column `j` as row `j`, the columns `k..ld` zero
-/// (they were poisoned before), at tile multiples and ragged sizes.
-#[test]
-fn b_is_transposed_k_major_with_zero_padding() {
+/// `transpose_k_major` of the `k × n` matrix whose element `i` (row-major)
+/// is `from_f32(i)`, into an `n × ld` buffer poisoned with -1 first: every
+/// element written, B's column `j` as row `j`, the columns `k..ld` zero.
+fn transpose_matches<T>(
+    (k, n, ld): (usize, usize, usize),
+    from_f32: impl Fn(f32) -> T,
+    to_f32: impl Fn(T) -> f32,
+    stream: &Stream,
+) where
+    T: gpu_runtime::DeviceCopy + Default + gpu_ops::matmul::transpose_k_major::Instance,
+{
     use gpu_ops::matmul::{transpose_k_major, TRANSPOSE_ROWS, TRANSPOSE_TILE};
     use gpu_runtime::launch;
+    let b: Vec<T> = (0..k * n).map(|i| from_f32(i as f32)).collect();
+    let src = DeviceBuffer::from_host_sync(&b).unwrap();
+    let poison: Vec<T> = (0..n * ld).map(|_| from_f32(-1.0)).collect();
+    let mut out = DeviceBuffer::from_host_sync(&poison).unwrap();
+    let grid = (
+        ld.div_ceil(TRANSPOSE_TILE) as u32,
+        n.div_ceil(TRANSPOSE_TILE) as u32,
+    );
+    let block = (TRANSPOSE_TILE as u32, TRANSPOSE_ROWS as u32);
+    let view = out.view_2d_mut(n, ld).unwrap();
+    launch!(transpose_k_major[grid, block, stream](&src, k, view)).unwrap();
+    let got = out.to_host_sync().unwrap();
+    for j in 0..n {
+        for c in 0..ld {
+            let want = if c < k { to_f32(b[c * n + j]) } else { 0.0 };
+            assert_eq!(
+                to_f32(got[j * ld + c]),
+                want,
+                "k {k}, n {n}, ld {ld}: out[{j}][{c}]"
+            );
+        }
+    }
+}
+
+/// B made K-major by the tiled transpose `matmul` runs, at tile multiples
+/// and ragged sizes; the 16-bit instances `matmul` runs for bf16 and f16.
+#[test]
+fn b_is_transposed_k_major_with_zero_padding() {
     let stream = Stream::new().unwrap();
-    for (k, n, ld) in [
+    for shape in [
         (1, 1, 8),
         (32, 32, 32),
         (67, 40, 72),
@@ -161,42 +195,10 @@ fn b_is_transposed_k_major_with_zero_padding() {
         (9, 300, 16),
         (64, 1, 64),
     ] {
-        let b: Vec<f32> = (0..k * n).map(|i| i as f32).collect();
-        let src = DeviceBuffer::from_host_sync(&b).unwrap();
-        let mut out = DeviceBuffer::from_host_sync(&vec![-1.0f32; n * ld]).unwrap();
-        let grid = (
-            ld.div_ceil(TRANSPOSE_TILE) as u32,
-            n.div_ceil(TRANSPOSE_TILE) as u32,
-        );
-        let block = (TRANSPOSE_TILE as u32, TRANSPOSE_ROWS as u32);
-        let view = out.view_2d_mut(n, ld).unwrap();
-        launch!(transpose_k_major[grid, block, &stream](&src, k, view)).unwrap();
-        let got = out.to_host_sync().unwrap();
-        for j in 0..n {
-            for c in 0..ld {
-                let want = if c < k { b[c * n + j] } else { 0.0 };
-                assert_eq!(
-                    got[j * ld + c],
-                    want,
-                    "k {k}, n {n}, ld {ld}: out[{j}][{c}]"
-                );
-            }
-        }
+        transpose_matches(shape, |x| x, |x| x, &stream);
     }
-    // The 16-bit instance `matmul` runs for bf16.
-    let (k, n, ld) = (19, 45, 24);
-    let b: Vec<bf16> = (0..k * n).map(|i| bf16::from_f32(i as f32)).collect();
-    let src = DeviceBuffer::from_host_sync(&b).unwrap();
-    let mut out = DeviceBuffer::from_host_sync(&vec![bf16::from_f32(-1.0); n * ld]).unwrap();
-    let view = out.view_2d_mut(n, ld).unwrap();
-    launch!(transpose_k_major[(1, 2), (TRANSPOSE_TILE as u32, TRANSPOSE_ROWS as u32), &stream](&src, k, view)).unwrap();
-    let got = out.to_host_sync().unwrap();
-    for j in 0..n {
-        for c in 0..ld {
-            let want = if c < k { b[c * n + j].to_f32() } else { 0.0 };
-            assert_eq!(got[j * ld + c].to_f32(), want, "bf16: out[{j}][{c}]");
-        }
-    }
+    transpose_matches((19, 45, 24), bf16::from_f32, bf16::to_f32, &stream);
+    transpose_matches((19, 45, 24), f16::from_f32, f16::to_f32, &stream);
 }
 
 /// The path of each element type on each kind of device: `wgmma` on 9.0
