@@ -57,8 +57,11 @@ use gpu_ops::matmul::gemm_tc::{
     gemm_bf16_mma_sync, gemm_tc_blocks, GEMM_TC_SHARED_BYTES, GEMM_TC_THREADS,
 };
 use gpu_ops::matmul::gemm_wgmma::{gemm_bf16_wgmma, GEMM_WGMMA_SHARED_BYTES, GEMM_WGMMA_THREADS};
+use gpu_ops::matmul::gemm_wgmma_tma::{
+    gemm_bf16_wgmma_tma, GEMM_WGMMA_TMA_SHARED_BYTES, GEMM_WGMMA_TMA_THREADS,
+};
 use gpu_ops::MatmulPath;
-use gpu_runtime::{backend, launch, Backend, Device, DeviceBuffer, Stream};
+use gpu_runtime::{backend, launch, Backend, Device, DeviceBuffer, Stream, Swizzle, TensorMap};
 use harness::{gamma, SplitMix64};
 use std::time::Duration;
 use table::{run_helpers, Baselines, Ctx, Helper};
@@ -76,6 +79,8 @@ const ENTRY: &str = "gemm_bf16_mma_sync";
 const RUST_MMA: &str = "Rust mma.sync (cp.async ring, ldmatrix) 128x256";
 const RUST_WGMMA: &str = "Rust wgmma m64n256k16 (cp.async ring) 128x256, 2 WGs";
 const WGMMA_ENTRY: &str = "gemm_bf16_wgmma";
+const RUST_WGMMA_TMA: &str = "Rust wgmma m64n256k16 (TMA ring, producer WG) 128x256, 2 WGs";
+const WGMMA_TMA_ENTRY: &str = "gemm_bf16_wgmma_tma";
 /// `gpu_ops::matmul`'s rows, by the path it took.
 const MATMUL_WGMMA: &str = "gpu_ops::matmul (wgmma path)";
 const MATMUL_MMA: &str = "gpu_ops::matmul (mma.sync path)";
@@ -270,6 +275,29 @@ fn case(ctx: &mut Ctx, m: usize, n: usize, k: usize, wgmma: bool) -> Res<()> {
             |(da, db, dc)| {
                 let view = dc.view_2d_mut(m, n)?;
                 launch!(gemm_bf16_wgmma[blocks, GEMM_WGMMA_THREADS, stream, bytes](&*da, &*db, k, ld, ld, view))
+            },
+            check,
+        )?;
+        // The twin's design: the tensor maps read copies of A and B (they
+        // borrow their buffers for the launches' life).
+        let (ta, tb) = (upload(&a)?, upload(&b)?);
+        let map_a = TensorMap::matrix(&ta, (m, k, ld), (128, 64), Swizzle::Bytes128)?;
+        let map_b = TensorMap::matrix(&tb, (n, k, ld), (256, 64), Swizzle::Bytes128)?;
+        let bytes = GEMM_WGMMA_TMA_SHARED_BYTES as u32;
+        ctx.run(
+            RUST_WGMMA_TMA,
+            WGMMA_TMA_ENTRY,
+            format!("{m}x{n}x{k}"),
+            Baselines {
+                twin: WGMMA,
+                twin_symbol: WGMMA_ENTRY,
+                ..baselines
+            },
+            &mut state,
+            poison_c,
+            |(_, _, dc)| {
+                let view = dc.view_2d_mut(m, n)?;
+                launch!(gemm_bf16_wgmma_tma[blocks, GEMM_WGMMA_TMA_THREADS, stream, bytes](&map_a, &map_b, k, view))
             },
             check,
         )?;

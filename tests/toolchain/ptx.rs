@@ -104,6 +104,8 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "gemm_f16_mma_sync",
                 "gemm_bf16_wgmma",
                 "gemm_f16_wgmma",
+                "gemm_bf16_wgmma_tma",
+                "gemm_f16_wgmma_tma",
             ],
         ),
         (
@@ -1176,6 +1178,29 @@ fn the_wgmma_gemms_do_not_spill() {
             "{entry}: stack frame and spill bytes"
         );
     }
+}
+
+/// The TMA-fed `wgmma` GEMMs (bf16, f16): four m64n256k16 products a
+/// k-block, their issue not serialised by a call (the ring's closure
+/// inlined: shared by the two entry points it stayed a call, and ptxas
+/// serialised the products across it with a 1280-byte frame), no spill.
+#[test]
+fn the_tma_fed_wgmma_gemms_inline_their_ring() {
+    let (arch, ptx) = gpu_ops_sm_90a();
+    let entries = ["gemm_bf16_wgmma_tma__1d", "gemm_f16_wgmma_tma__1d"];
+    for (entry, ty) in entries.iter().zip(["bf16", "f16"]) {
+        let body = body_in(ptx, entry);
+        let products = format!("wgmma.mma_async.sync.aligned.m64n256k16.f32.{ty}.{ty}");
+        assert_eq!(body.matches(&products).count(), 4, "{entry}: {products}");
+        assert!(body.contains("setmaxnreg.dec.sync.aligned.u32 24"), "{entry}");
+        assert!(body.contains("setmaxnreg.inc.sync.aligned.u32 240"), "{entry}");
+        assert!(body.contains("cp.async.bulk.tensor.2d"), "{entry}");
+    }
+    for (entry, _frame, spills) in frames_and_spills(ptx, arch, &entries) {
+        assert_eq!(spills, 0, "{entry}: spill bytes");
+    }
+    let log = ptxas_log(ptx, arch, &entries);
+    assert!(!log.contains("serialized"), "{log}");
 }
 
 /// gpu-ops' scans, all eighteen instances (exclusive and inclusive), run

@@ -220,6 +220,14 @@ impl<const N: usize> MBarriers<N> {
     fn word(&self, i: usize) -> *mut u64 {
         self.base.wrapping_add(i * WORDS)
     }
+
+    /// The first barrier's word (the others follow, `WORDS` words each),
+    /// for the types that keep their barriers' addresses (a TMA ring).
+    #[inline(always)]
+    #[allow(dead_code)]
+    pub(crate) fn first_word(&self) -> *mut u64 {
+        self.base
+    }
 }
 
 /// What one thread's [`MBarriers::init`] call is: which barriers (their
@@ -272,6 +280,28 @@ pub struct MBarrier {
 }
 
 impl MBarrier {
+    /// A handle of barrier `index` at `word`, which this thread has waited
+    /// on for no phase yet.
+    ///
+    /// # Safety
+    /// `word` is a barrier of an `mbarriers!` that `MBarriers::init`
+    /// initialised with `arrivals` arrivals a phase, whose phase 0 this
+    /// thread has not waited for, and no other handle of this thread
+    /// arrives on it.
+    #[inline(always)]
+    #[allow(dead_code)]
+    pub(crate) unsafe fn from_raw(word: *mut u64, index: u32, arrivals: u32) -> MBarrier {
+        MBarrier {
+            word,
+            index,
+            arrivals,
+            waited: 0,
+            arrived: core::cell::Cell::new(false),
+            owner: Owner::current(),
+            _not_send: PhantomData,
+        }
+    }
+
     /// The arrivals that complete a phase (with the bytes expected).
     #[inline(always)]
     pub fn arrivals(&self) -> u32 {

@@ -17,24 +17,30 @@ use core::marker::PhantomData;
 /// threadblock swizzle: block `b` (its [`block_rank`](crate::leader::block_rank))
 /// goes down `GROUP_M` tile rows, then right.
 ///
+/// `IDLE_WARPS` more warps after those own no element: the warps of a
+/// producer warpgroup that only feeds the others (a TMA ring's).
+///
 /// Disjoint: the grouped order names each tile of the matrix once (blocks
 /// past the last tile get none); within a tile, the warp's rank names its
-/// sub-tile once, and the accumulator layout gives each element of a 16 × 8
-/// tile to one lane. Needs blocks of `WARPS_M · WARPS_N · 32` threads.
+/// sub-tile once (an idle warp gets no place: [`WarpTileItems::mine`]
+/// panics there), and the accumulator layout gives each element of a
+/// 16 × 8 tile to one lane. Needs blocks of `(WARPS_M · WARPS_N +
+/// IDLE_WARPS) · 32` threads.
 pub enum WarpTiles<
     const WARPS_M: usize,
     const WARPS_N: usize,
     const TILES_M: usize,
     const TILES_N: usize,
     const GROUP_M: usize = 8,
+    const IDLE_WARPS: usize = 0,
 > {}
 
-impl<const WM: usize, const WN: usize, const TM: usize, const TN: usize, const G: usize> Sealed
-    for WarpTiles<WM, WN, TM, TN, G>
+impl<const WM: usize, const WN: usize, const TM: usize, const TN: usize, const G: usize, const I: usize> Sealed
+    for WarpTiles<WM, WN, TM, TN, G, I>
 {
 }
-impl<const WM: usize, const WN: usize, const TM: usize, const TN: usize, const G: usize> Map
-    for WarpTiles<WM, WN, TM, TN, G>
+impl<const WM: usize, const WN: usize, const TM: usize, const TN: usize, const G: usize, const I: usize> Map
+    for WarpTiles<WM, WN, TM, TN, G, I>
 {
     const BLOCK_THREADS: u32 = {
         assert!(
@@ -46,11 +52,15 @@ impl<const WM: usize, const WN: usize, const TM: usize, const TN: usize, const G
             "WarpTiles: a block's tile spans 16 to 65536 rows and 8 to 65536 columns"
         );
         assert!(G >= 1, "WarpTiles: GROUP_M is at least 1");
-        (WM * WN * 32) as u32
+        assert!(
+            WM * WN + I <= 32,
+            "WarpTiles: 1 to 32 warps a block, idle ones included"
+        );
+        ((WM * WN + I) * 32) as u32
     };
 }
-impl<const WM: usize, const WN: usize, const TM: usize, const TN: usize, const G: usize> MatrixMap
-    for WarpTiles<WM, WN, TM, TN, G>
+impl<const WM: usize, const WN: usize, const TM: usize, const TN: usize, const G: usize, const I: usize> MatrixMap
+    for WarpTiles<WM, WN, TM, TN, G, I>
 {
 }
 
@@ -69,8 +79,8 @@ pub struct WarpTileItems<M> {
     _thread: NotSend,
 }
 
-impl<const WM: usize, const WN: usize, const TM: usize, const TN: usize, const G: usize>
-    WarpTileItems<WarpTiles<WM, WN, TM, TN, G>>
+impl<const WM: usize, const WN: usize, const TM: usize, const TN: usize, const G: usize, const I: usize>
+    WarpTileItems<WarpTiles<WM, WN, TM, TN, G, I>>
 {
     /// Rows of a block's tile.
     pub const BLOCK_ROWS: usize = WM * TM * 16;
@@ -78,29 +88,45 @@ impl<const WM: usize, const WN: usize, const TM: usize, const TN: usize, const G
     pub const BLOCK_COLS: usize = WN * TN * 8;
 
     /// This thread's place for the matrix `out`. Panics (a trap on the GPU)
-    /// unless the block has `WM · WN · 32` threads (the launcher refuses
-    /// such launches first).
+    /// unless the block has `(WM · WN + I) · 32` threads (the launcher
+    /// refuses such launches first), and in an idle warp (one of the last
+    /// `I`), which owns nothing.
     #[inline(always)]
     #[track_caller]
-    pub fn mine<T>(out: &DisjointMatrix<'_, T, WarpTiles<WM, WN, TM, TN, G>>) -> Self {
-        let threads = <WarpTiles<WM, WN, TM, TN, G> as Map>::BLOCK_THREADS as usize;
+    pub fn mine<T>(out: &DisjointMatrix<'_, T, WarpTiles<WM, WN, TM, TN, G, I>>) -> Self {
+        let threads = <WarpTiles<WM, WN, TM, TN, G, I> as Map>::BLOCK_THREADS as usize;
         let size = crate::block_size();
         if size != threads {
             crate::ownership::tiles::wrong_block_size(threads as u32, size)
         }
-        let tiles_m = out.rows().div_ceil(Self::BLOCK_ROWS);
-        let tiles_n = out.cols().div_ceil(Self::BLOCK_COLS);
-        let (tile_m, tile_n) = grouped_tile(crate::leader::block_rank(), tiles_m, tiles_n, G);
         let warp = crate::thread_rank() / 32;
+        if warp >= WM * WN {
+            idle_warp(warp, WM * WN)
+        }
+        let (block_row, block_col) = Self::block_origin_of(out);
         WarpTileItems {
-            block_row: tile_m.saturating_mul(Self::BLOCK_ROWS),
-            block_col: tile_n.saturating_mul(Self::BLOCK_COLS),
+            block_row,
+            block_col,
             warp_row: warp / WN * TM * 16,
             warp_col: warp % WN * TN * 8,
             owner: Owner::current(),
             _map: PhantomData,
             _thread: PhantomData,
         }
+    }
+
+    /// The first row and column of this block's tile of `out` (past the
+    /// matrix for a block beyond the last tile), for any thread of the
+    /// block: an idle warp's too, which feeds the others.
+    #[inline(always)]
+    pub fn block_origin_of<T>(out: &DisjointMatrix<'_, T, WarpTiles<WM, WN, TM, TN, G, I>>) -> (usize, usize) {
+        let tiles_m = out.rows().div_ceil(Self::BLOCK_ROWS);
+        let tiles_n = out.cols().div_ceil(Self::BLOCK_COLS);
+        let (tile_m, tile_n) = grouped_tile(crate::leader::block_rank(), tiles_m, tiles_n, G);
+        (
+            tile_m.saturating_mul(Self::BLOCK_ROWS),
+            tile_n.saturating_mul(Self::BLOCK_COLS),
+        )
     }
 
     /// The first row and column of the block's tile (past the matrix for a
@@ -136,8 +162,8 @@ fn grouped_tile(t: usize, tiles_m: usize, tiles_n: usize, group_m: usize) -> (us
     (first_m + in_group % rows, in_group / rows)
 }
 
-impl<T, const WM: usize, const WN: usize, const TM: usize, const TN: usize, const G: usize>
-    DisjointMatrix<'_, T, WarpTiles<WM, WN, TM, TN, G>>
+impl<T, const WM: usize, const WN: usize, const TM: usize, const TN: usize, const G: usize, const I: usize>
+    DisjointMatrix<'_, T, WarpTiles<WM, WN, TM, TN, G, I>>
 {
     /// Writes this lane's elements of `acc`, the warp's accumulator of
     /// 16 × 8 tile `(i, j)` of its sub-tile (`i < TILES_M`, `j < TILES_N`),
@@ -150,7 +176,7 @@ impl<T, const WM: usize, const WN: usize, const TM: usize, const TN: usize, cons
     #[track_caller]
     pub fn set_accumulator(
         &mut self,
-        items: &WarpTileItems<WarpTiles<WM, WN, TM, TN, G>>,
+        items: &WarpTileItems<WarpTiles<WM, WN, TM, TN, G, I>>,
         i: usize,
         j: usize,
         acc: &Accumulator,
@@ -222,6 +248,13 @@ impl<T, const WM: usize, const WN: usize, const TM: usize, const TN: usize, cons
             unsafe { element.write(second) };
         }
     }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn idle_warp(warp: usize, owning: usize) -> ! {
+    panic!("WarpTileItems::mine: warp {warp} is one of the map's idle warps (warps {owning} and up own no element of the output)")
 }
 
 #[cold]

@@ -76,6 +76,9 @@
 
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod simulated_map;
+// The ring feeds `wgmma`: sm_90a's.
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+pub mod ring;
 
 use crate::arch;
 use crate::mbarrier::{Completed, MBarrier, MBarriers};

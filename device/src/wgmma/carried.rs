@@ -96,6 +96,50 @@ where
         flight
     }
 
+    /// Issues `D = A Bᵀ + D` from the K-major tiles of swizzle `S` at `a`
+    /// (64 rows) and `b` (`N` rows), as [`Warpgroup::mma_async`], and keeps
+    /// the product in flight: for a ring that retires its stages' reads
+    /// itself (the TMA ring's consumer).
+    ///
+    /// # Safety
+    /// `a` and `b` are such tiles of the block's shared memory, aligned to
+    /// the swizzle's pattern on the GPU, that nothing writes until a
+    /// `wgmma.wait_group` of this warpgroup retires the product.
+    #[inline(always)]
+    #[track_caller]
+    #[allow(dead_code)]
+    pub(crate) unsafe fn issue_from_raw<T: Operand16, S: Swizzle>(
+        self,
+        warpgroup: &Warpgroup,
+        a: *const T::Element,
+        b: *const T::Element,
+    ) -> Carried<N> {
+        // SAFETY: the caller's contract.
+        let (a, b) = unsafe {
+            (
+                KMajorTile::<T, S, 64>::from_raw(a),
+                KMajorTile::<T, S, N>::from_raw(b),
+            )
+        };
+        Carried {
+            acc: warpgroup.mma_async(self.acc, &a, &b).acc,
+        }
+    }
+
+    /// Waits for every group of the warpgroup (`wgmma.wait_group 0`) and
+    /// gives the accumulator back, for a ring that retires its stages'
+    /// reads itself. Every thread of the warpgroup calls it together.
+    #[inline(always)]
+    #[track_caller]
+    #[allow(dead_code)]
+    pub(crate) fn wait_all(self, warpgroup: &Warpgroup) -> Accumulator<N> {
+        InFlight {
+            acc: self.acc,
+            _tiles: core::marker::PhantomData,
+        }
+        .wait(warpgroup)
+    }
+
     /// Waits for every group of the warpgroup (`wgmma.wait_group 0`),
     /// clears `ring`'s record and gives the accumulator back. Every thread
     /// of the warpgroup calls it together.

@@ -155,6 +155,23 @@ impl<'r, T: SixteenBit, S: Swizzle, const ROWS: usize> KMajorTile<'r, T, S, ROWS
         }
     }
 
+    /// The tile at `base`, for the rings that place tiles themselves.
+    ///
+    /// # Safety
+    /// `base` starts `ROWS` rows of `S::BYTES` bytes of the block's shared
+    /// memory, at a multiple of `S::ALIGN` bytes on the GPU, readable for
+    /// `'r` by the async proxy.
+    #[inline(always)]
+    #[allow(dead_code)]
+    pub(crate) unsafe fn from_raw(base: *const T::Element) -> KMajorTile<'r, T, S, ROWS> {
+        let () = Self::ROWS_CHECKED;
+        KMajorTile {
+            base,
+            _borrow: PhantomData,
+            _swizzle: PhantomData,
+        }
+    }
+
     /// The slot, from the tile's start, of element `(row, k)`. Panics
     /// unless `row < ROWS` and `k < K`.
     #[inline(always)]

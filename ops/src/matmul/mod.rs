@@ -28,6 +28,9 @@ pub mod gemm_tc;
 // sm_90a's: in the PTX of sm_90a only (the kernel declares it too).
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 pub mod gemm_wgmma;
+// sm_90a's, as `gemm_wgmma`.
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+pub mod gemm_wgmma_tma;
 pub mod sgemm;
 
 #[cfg(not(target_arch = "nvptx64"))]

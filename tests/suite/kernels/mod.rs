@@ -11,3 +11,4 @@ mod tensor_core_data;
 mod tensor_cores;
 mod vectorize;
 mod wgmma;
+mod wgmma_tma;

@@ -1,0 +1,144 @@
+//! Issue #22's Hopper GEMM on the twin's design, the Rust port of
+//! `benches/cuda/gemm_tc/wgmma_gemm.cuh` (one CTA a tile, no cluster):
+//! `C = A Bᵀ`, bf16 in, f32 accumulation in `wgmma`, bf16 out, with no
+//! `unsafe` (and `gemm_f16_wgmma_tma`, the same body for f16).
+//!
+//! - A block tile of 128 × 256 × 64 in the grouped order (16 tile rows a
+//!   group), 384 threads: two consumer warpgroups, each 64 × 256 of the
+//!   tile in one `wgmma.m64n256k16` accumulator (128 f32 a thread), then a
+//!   producer warpgroup.
+//! - A [`TmaRing`] of 4 stages, each A's 128 rows and B's 256 rows of 64
+//!   elements (one k-block), copied by the bulk tensor copy engine with the
+//!   128-byte swizzle that `wgmma` reads; the producer's first thread
+//!   issues them, each once the consumers handed its stage back; the
+//!   consumers multiply from each stage as it lands (4 `wgmma`s), wait for
+//!   the k-block before (`wgmma.wait_group 1`) and hand its stage back. No
+//!   block barrier in the k-loop.
+//! - The producer lowers its register limit to 24 (`setmaxnreg`) and the
+//!   consumers raise theirs to 240: 2 × 128 × 240 + 128 × 24 = 64 512 of
+//!   the SM's 65 536.
+//!
+//! A and B come as tensor maps of `m × k` and `n × k` row-major matrices
+//! (boxes of 128 × 64 and 256 × 64 elements, 128-byte swizzle): the copy
+//! engine zero-fills what lies past M, N and K, so ragged shapes need no
+//! special case until the stores, which [`DisjointMatrix`] bounds. Launch
+//! [`GEMM_WGMMA_TMA_THREADS`] threads a block,
+//! [`gemm_tc_blocks`](super::gemm_tc::gemm_tc_blocks) blocks and
+//! [`GEMM_WGMMA_TMA_SHARED_BYTES`] bytes of dynamic shared memory.
+
+use super::gemm_tc::{GemmElement, GEMM_TC_BK, GEMM_TC_BM, GEMM_TC_BN, GEMM_TC_STAGES};
+use gpu_device::half::{bf16, f16};
+use gpu_device::mma::{WarpTileItems, WarpTiles};
+use gpu_device::prelude::*;
+use gpu_device::tma::ring::{RingRole, TmaRing};
+use gpu_device::tma::TensorMap2d;
+use gpu_device::wgmma::{Accumulator, Carried, Swizzle128B};
+
+/// The output map: the consumers' 8 warps of 16 × 256 (a warpgroup's four
+/// warps its 64 rows), then the producer's 4 idle warps; 16 tile rows a
+/// group.
+pub type GemmWgmmaTmaTiles = WarpTiles<8, 1, 1, 32, 16, 4>;
+/// The ring: 4 stages of A's 128 rows and B's 256.
+pub type GemmWgmmaTmaRing<O> = TmaRing<O, Swizzle128B, GEMM_TC_STAGES, GEMM_TC_BM, GEMM_TC_BN>;
+/// Threads a block: two consumer warpgroups and the producer.
+pub const GEMM_WGMMA_TMA_THREADS: u32 = 384;
+/// Dynamic shared memory a launch needs: the ring's.
+pub const GEMM_WGMMA_TMA_SHARED_BYTES: usize =
+    GemmWgmmaTmaRing::<gpu_device::mma::Bf16>::SHARED_BYTES;
+/// A's tensor map: boxes of 128 rows of one k-block.
+pub type GemmMapA<E> = TensorMap2d<E, GEMM_TC_BM, GEMM_TC_BK, Swizzle128B>;
+/// B's tensor map: boxes of 256 rows of one k-block.
+pub type GemmMapB<E> = TensorMap2d<E, GEMM_TC_BN, GEMM_TC_BK, Swizzle128B>;
+
+/// The kernels' body, for element type `$e`. A macro, not a function both
+/// entry points of a kernel (the general one and `__1d`) call: the ring's
+/// closure is then one function a caller, which LLVM inlines; shared by
+/// two callers it stayed a call, which ptxas serialises the `wgmma`s
+/// across (with 1280 bytes of stack).
+macro_rules! wgmma_tma_gemm {
+    ($e:ty, $a:ident, $b:ident, $k:ident, $c:ident, $smem:ident) => {{
+        type E = $e;
+        let (a, b, k, c, smem) = (&$a, &$b, $k, &mut $c, $smem);
+        let (row, col) = WarpTileItems::block_origin_of(c);
+        // A block past the last tile (a grid larger than the tiles) has none.
+        let k_blocks = if row < c.rows() && col < c.cols() {
+            k.div_ceil(GEMM_TC_BK)
+        } else {
+            0
+        };
+        // The copy engine's coordinates are i32.
+        let (Ok(row), Ok(col), Ok(_)) = (i32::try_from(row), i32::try_from(col), i32::try_from(k))
+        else {
+            past_i32(row, col, k)
+        };
+        let ring = GemmWgmmaTmaRing::<<E as GemmElement>::Operand>::new(smem, gpu_device::mbarriers!(9));
+        ring.with(|role| match role {
+            RingRole::Producer(mut producer) => {
+                producer.warpgroup().lower_register_limit::<24>();
+                if let Some(mut issuer) = producer.issuer() {
+                    for kb in 0..k_blocks {
+                        let kc = (kb * GEMM_TC_BK) as i32;
+                        issuer.load(a, row, kc, b, col, kc);
+                    }
+                }
+            }
+            RingRole::Consumer(mut consumer) => {
+                consumer.warpgroup().raise_register_limit::<240>();
+                let items = WarpTileItems::mine(c);
+                let a_row = 64 * consumer.index();
+                let mut acc = Carried::new(Accumulator::<256>::zero(consumer.warpgroup()));
+                for _ in 0..k_blocks {
+                    acc = consumer.mma(acc, a_row, 0);
+                }
+                let acc = consumer.finish(acc);
+                store(c, &items, &acc);
+            }
+        });
+    }};
+}
+
+/// `C = A Bᵀ` (see the [module](self)).
+#[kernel(arch = "sm_90a", block = 384, launch_bounds = (384, 1))]
+pub fn gemm_bf16_wgmma_tma(
+    a: TensorMap2d<bf16, 128, 64, Swizzle128B>,
+    b: TensorMap2d<bf16, 256, 64, Swizzle128B>,
+    k: usize,
+    mut c: DisjointMatrix<bf16, GemmWgmmaTmaTiles>,
+    smem: DynamicShared<bf16>,
+) {
+    wgmma_tma_gemm!(bf16, a, b, k, c, smem);
+}
+
+/// `C = A Bᵀ` of f16 (see the [module](self)).
+#[kernel(arch = "sm_90a", block = 384, launch_bounds = (384, 1))]
+pub fn gemm_f16_wgmma_tma(
+    a: TensorMap2d<f16, 128, 64, Swizzle128B>,
+    b: TensorMap2d<f16, 256, 64, Swizzle128B>,
+    k: usize,
+    mut c: DisjointMatrix<f16, GemmWgmmaTmaTiles>,
+    smem: DynamicShared<f16>,
+) {
+    wgmma_tma_gemm!(f16, a, b, k, c, smem);
+}
+
+/// Writes a consumer's accumulator into its rows of the block's tile.
+#[inline(always)]
+fn store<E: GemmElement>(
+    c: &mut DisjointMatrix<'_, E, GemmWgmmaTmaTiles>,
+    items: &WarpTileItems<GemmWgmmaTmaTiles>,
+    acc: &Accumulator<256>,
+) {
+    // Written out: a tile index known at compile time keeps the
+    // accumulator in registers.
+    macro_rules! store {
+        ($($j:literal)*) => { $( c.set_accumulator(items, 0, $j, &acc.tile($j), E::round); )* };
+    }
+    store!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31);
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn past_i32(row: usize, col: usize, k: usize) -> ! {
+    panic!("gemm_wgmma_tma: the tile at ({row}, {col}) with K = {k} is past the copy engine's i32 coordinates")
+}
