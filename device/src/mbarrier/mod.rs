@@ -64,6 +64,33 @@
 //!   barrier: a hang on the GPU (no memory rule broken), a report on the
 //!   simulator. The comparison costs one 16-byte store, a load and one
 //!   more barrier per `init`, once per kernel in the usual use.
+//! - *Initialised once while live.* One `mbarriers!` evaluated again in a
+//!   block (a loop, a closure called twice, a nested scope) names the
+//!   same barriers: a second `init` would put them back at phase 0 under
+//!   the handles of the first, whose next wait by parity could return at
+//!   once with a [`Completed`] for a phase that never completed. So each
+//!   invocation has two words after its barriers, a tag: the identity of
+//!   the block they are live in (on the GPU `%gridid`, the launch's own
+//!   number, and the block's linear rank negated; on the simulator the
+//!   serial of the block's thread 0, unique per block and launch in the
+//!   process, and the rank). Only thread 0 reads and writes it, in `init`
+//!   (its read through PTX: the words may hold an earlier block's bits):
+//!   this block's identity, and thread 0 records in the init record that
+//!   they are live instead of initialising them; every thread's comparison
+//!   at step 3 then differs, and every thread panics (a uniform branch).
+//!   Anything else (zeros, an earlier block's or launch's tag, other data
+//!   left in shared memory) and thread 0 writes the tag, then
+//!   initialises. A tag naming this block was written by this block's
+//!   thread 0, so live barriers are always refused; a stale value that
+//!   happened to match could only refuse an `init` wrongly, a panic and
+//!   never a wrong answer. A plain `init` never clears its tag: one
+//!   `mbarriers!` is initialised once a block. A scope over the barriers
+//!   (`TmaTileSlot::with`) initialises them with the crate's
+//!   `init_scoped`, whose `ScopeEnd` thread 0 releases (clears the tag)
+//!   once every thread arrived, after its last use of the handles, on a
+//!   barrier phase thread 0 waited for: a later scope (a loop) initialises
+//!   them again, a nested one is refused. It costs thread 0 two loads and
+//!   two stores per `init`; arrivals and waits are as they were.
 //! - *Counts in range.* Arrival counts are checked to be `1 ..= 2^20 - 1`
 //!   and `expect_tx` byte counts below 2^20 (PTX's ranges); a panic
 //!   otherwise (a trap on the GPU, a report on the simulator).
