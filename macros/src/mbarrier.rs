@@ -19,10 +19,13 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
     Ok(quote! {{
         #[cfg(target_arch = "nvptx64")]
         let __gpu_mbarriers: *mut u64 = {
-            // 8-byte words, 8-byte aligned, as `mbarrier` needs.
+            // 8-byte words, 8-byte aligned, as `mbarrier` needs: the
+            // barriers', then their tag of the block they are live in.
             #[unsafe(export_name = #symbol)]
-            static STORAGE: ::gpu_device::__private::SharedStorage<u64, { #count }> =
-                ::gpu_device::__private::SharedStorage::uninit();
+            static STORAGE: ::gpu_device::__private::SharedStorage<
+                u64,
+                { ::gpu_device::mbarrier::__words(#count) },
+            > = ::gpu_device::__private::SharedStorage::uninit();
             STORAGE.as_ptr()
         };
         // The simulator keeps more state per barrier than the GPU's word.
@@ -31,7 +34,7 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
         let __gpu_mbarriers: *mut u64 = unsafe {
             ::gpu_device::__private::static_shared::<u64>(
                 #symbol,
-                ::gpu_device::mbarrier::__SIMULATED_WORDS * (#count),
+                ::gpu_device::mbarrier::__words(#count),
             )
         };
         #[allow(unused_unsafe)]

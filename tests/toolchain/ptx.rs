@@ -216,11 +216,14 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "mbarrier_count",
                 "mbarrier_divergent_init",
                 "mbarrier_extra_arrival",
+                "mbarrier_init_again",
                 "mbarrier_phases",
                 "mbarrier_two",
                 "tma_boxes",
                 "tma_boxes_swizzled",
                 "tma_box_f32",
+                "tma_tile_in_a_loop",
+                "tma_tile_nested",
                 "tma_two_tiles_crossed",
                 "wgmma_bf16_128b_n64",
                 "wgmma_bf16_128b_n128",
@@ -1192,8 +1195,14 @@ fn the_tma_fed_wgmma_gemms_inline_their_ring() {
         let body = body_in(ptx, entry);
         let products = format!("wgmma.mma_async.sync.aligned.m64n256k16.f32.{ty}.{ty}");
         assert_eq!(body.matches(&products).count(), 4, "{entry}: {products}");
-        assert!(body.contains("setmaxnreg.dec.sync.aligned.u32 24"), "{entry}");
-        assert!(body.contains("setmaxnreg.inc.sync.aligned.u32 240"), "{entry}");
+        assert!(
+            body.contains("setmaxnreg.dec.sync.aligned.u32 24"),
+            "{entry}"
+        );
+        assert!(
+            body.contains("setmaxnreg.inc.sync.aligned.u32 240"),
+            "{entry}"
+        );
         assert!(body.contains("cp.async.bulk.tensor.2d"), "{entry}");
     }
     for (entry, _frame, spills) in frames_and_spills(ptx, arch, &entries) {

@@ -319,6 +319,29 @@ pub(crate) fn computed_here(x: u32) -> u32 {
     x
 }
 
+/// Two words that name this block apart from every other simulated block
+/// of the process: the serial of its thread 0 (unique per block and
+/// launch, and never 0) and its linear rank, negated (as on the GPU).
+#[inline]
+pub(crate) fn block_identity() -> [u64; 2] {
+    let first = current("block_identity", |t| t.serial - u64::from(t.linear));
+    [first, !(crate::leader::block_rank() as u64)]
+}
+
+/// Reads the word at `ptr` as whatever bits it holds (an earlier block's
+/// value, or the simulator's zeros), as the GPU's PTX load.
+///
+/// # Safety
+/// `ptr` is an 8-byte aligned word of the block's shared memory that no
+/// other thread writes meanwhile.
+#[inline]
+pub(crate) unsafe fn load_any_bits_u64(ptr: *const u64) -> u64 {
+    // SAFETY: the caller's contract; an atomic read, as the simulator's
+    // barrier records are read (its shared memory is allocated zeroed).
+    unsafe { std::sync::atomic::AtomicU64::from_ptr(ptr.cast_mut()) }
+        .load(std::sync::atomic::Ordering::Relaxed)
+}
+
 #[inline]
 pub(crate) fn thread_idx() -> [u32; 3] {
     current("thread_idx", |t| t.thread_idx)

@@ -112,6 +112,42 @@ pub(crate) fn lane_id() -> u32 {
     lane
 }
 
+/// Two words that name this block apart from every other block that ran
+/// on the device in this context: `%gridid` (the launch's own number,
+/// 64 bits since PTX 3.0) and the block's linear rank, negated (so never
+/// 0: zeroed words name no block).
+// Used by `mbarrier` only: sm_90 and later.
+#[cfg_attr(not(target_feature = "sm_90"), allow(dead_code))]
+#[inline(always)]
+pub(crate) fn block_identity() -> [u64; 2] {
+    let grid: u64;
+    // SAFETY: reads the `%gridid` special register into a register;
+    // touches no memory.
+    unsafe { asm!("mov.u64 {g}, %gridid;", g = out(reg64) grid, options(pure, nomem, nostack)) };
+    [grid, !(crate::leader::block_rank() as u64)]
+}
+
+/// Reads the word at `ptr` as whatever bits it holds, through PTX: for a
+/// word of shared memory that this block may not have written yet (an
+/// earlier block's, or never written), which a Rust read would see as
+/// uninitialised.
+///
+/// # Safety
+/// `ptr` is an 8-byte aligned word of the block's shared memory that no
+/// other thread writes meanwhile.
+// Used by `mbarrier` only: sm_90 and later.
+#[cfg_attr(not(target_feature = "sm_90"), allow(dead_code))]
+#[inline(always)]
+pub(crate) unsafe fn load_any_bits_u64(ptr: *const u64) -> u64 {
+    let value: u64;
+    // SAFETY: the caller's contract: an aligned word of shared memory (a
+    // generic load reaches it).
+    unsafe {
+        asm!("ld.u64 {v}, [{p}];", v = out(reg64) value, p = in(reg64) ptr, options(nostack, readonly, preserves_flags))
+    };
+    value
+}
+
 #[allow(improper_ctypes)]
 extern "C" {
     /// PTX `barrier.sync id`: the barrier without `.aligned`, defined when

@@ -64,6 +64,33 @@
 //!   barrier: a hang on the GPU (no memory rule broken), a report on the
 //!   simulator. The comparison costs one 16-byte store, a load and one
 //!   more barrier per `init`, once per kernel in the usual use.
+//! - *Initialised once while live.* One `mbarriers!` evaluated again in a
+//!   block (a loop, a closure called twice, a nested scope) names the
+//!   same barriers: a second `init` would put them back at phase 0 under
+//!   the handles of the first, whose next wait by parity could return at
+//!   once with a [`Completed`] for a phase that never completed. So each
+//!   invocation has two words after its barriers, a tag: the identity of
+//!   the block they are live in (on the GPU `%gridid`, the launch's own
+//!   number, and the block's linear rank negated; on the simulator the
+//!   serial of the block's thread 0, unique per block and launch in the
+//!   process, and the rank). Only thread 0 reads and writes it, in `init`
+//!   (its read through PTX: the words may hold an earlier block's bits):
+//!   this block's identity, and thread 0 records in the init record that
+//!   they are live instead of initialising them; every thread's comparison
+//!   at step 3 then differs, and every thread panics (a uniform branch).
+//!   Anything else (zeros, an earlier block's or launch's tag, other data
+//!   left in shared memory) and thread 0 writes the tag, then
+//!   initialises. A tag naming this block was written by this block's
+//!   thread 0, so live barriers are always refused; a stale value that
+//!   happened to match could only refuse an `init` wrongly, a panic and
+//!   never a wrong answer. A plain `init` never clears its tag: one
+//!   `mbarriers!` is initialised once a block. A scope over the barriers
+//!   (`TmaTileSlot::with`) initialises them with the crate's
+//!   `init_scoped`, whose `ScopeEnd` thread 0 releases (clears the tag)
+//!   once every thread arrived, after its last use of the handles, on a
+//!   barrier phase thread 0 waited for: a later scope (a loop) initialises
+//!   them again, a nested one is refused. It costs thread 0 two loads and
+//!   two stores per `init`; arrivals and waits are as they were.
 //! - *Counts in range.* Arrival counts are checked to be `1 ..= 2^20 - 1`
 //!   and `expect_tx` byte counts below 2^20 (PTX's ranges); a panic
 //!   otherwise (a trap on the GPU, a report on the simulator).
@@ -107,11 +134,18 @@ use crate::block_agreement;
 use crate::thread_owner::Owner;
 use core::marker::PhantomData;
 
-/// Words of shared memory one barrier takes on the simulator (one on the
-/// GPU); for `mbarriers!`.
+/// Words of shared memory (`u64`) that `n` barriers of one `mbarriers!`
+/// take: each barrier's (one on the GPU, more on the simulator), then the
+/// invocation's [tag](self#why-it-is-sound) of the block in which they are
+/// live. For `mbarriers!` and `tma_tile!`.
 #[doc(hidden)]
-#[cfg(not(target_arch = "nvptx64"))]
-pub const __SIMULATED_WORDS: usize = arch::tma::WORDS;
+pub const fn __words(n: usize) -> usize {
+    n * WORDS + TAG_WORDS
+}
+
+/// Words of the tag after the barriers: the block's identity
+/// (`arch::block_identity`) while the barriers are live in it.
+const TAG_WORDS: usize = 2;
 
 /// The largest arrival count and `expect_tx` byte count PTX allows.
 pub const MAX_COUNT: u32 = (1 << 20) - 1;
@@ -134,10 +168,10 @@ impl<const N: usize> MBarriers<N> {
     /// The barriers at `base`.
     ///
     /// # Safety
-    /// `base` is the start of `N` barriers' words (one each on the GPU,
-    /// `__SIMULATED_WORDS` on the simulator) of the block's shared memory,
-    /// 8-byte aligned, which nothing but `MBarriers` and its handles
-    /// reaches: what `mbarriers!` passes.
+    /// `base` is the start of [`__words(N)`](__words) words of the block's
+    /// shared memory (the `N` barriers', then their tag), 8-byte aligned,
+    /// which nothing but `MBarriers` and its handles reaches: what
+    /// `mbarriers!` passes.
     #[doc(hidden)]
     #[inline(always)]
     pub unsafe fn from_raw(base: *mut u64) -> Self {
@@ -152,12 +186,46 @@ impl<const N: usize> MBarriers<N> {
     /// thread calls it together, on the same barriers with the same counts
     /// (thread 0 initialises; two block barriers of its own surround the
     /// comparison of each thread's call with thread 0's). Panics unless
-    /// every count is in `1 ..= MAX_COUNT`, and in a thread whose call
+    /// every count is in `1 ..= MAX_COUNT`, in a thread whose call
     /// differs from thread 0's (other barriers: the calls of two
-    /// `mbarriers!` in divergent branches; or other counts).
+    /// `mbarriers!` in divergent branches; or other counts), and in every
+    /// thread when these barriers were initialised already in this block:
+    /// one `mbarriers!` is initialised at most once a block (evaluated
+    /// again, in a loop or a closure called twice, it is the same
+    /// barriers, whose earlier handles may still be in use; see the
+    /// [module](self)).
     #[inline(always)]
     #[track_caller]
     pub fn init(self, arrivals: [u32; N]) -> [MBarrier; N] {
+        self.init_marked(arrivals)
+    }
+
+    /// [`init`](Self::init) for a scope that ends when no thread of the
+    /// block uses the handles any more: with the [`ScopeEnd`] whose
+    /// [`release`](ScopeEnd::release), at that end, lets the same
+    /// `mbarriers!` be initialised again in this block (the next `with` of
+    /// a `tma_tile!` in a loop). Within the scope a second `init` of them
+    /// (a nested scope of the same invocation) panics as `init`'s does.
+    #[inline(always)]
+    #[track_caller]
+    pub(crate) fn init_scoped(self, arrivals: [u32; N]) -> ([MBarrier; N], ScopeEnd) {
+        let tag = self.tag();
+        (
+            self.init_marked(arrivals),
+            ScopeEnd {
+                tag,
+                _not_send: PhantomData,
+            },
+        )
+    }
+
+    /// `init`: thread 0 reads the tag; where it is this block's identity
+    /// the barriers are live, and thread 0 records that instead of
+    /// initialising them (every thread then panics); otherwise it writes
+    /// the tag, then initialises.
+    #[inline(always)]
+    #[track_caller]
+    fn init_marked(self, arrivals: [u32; N]) -> [MBarrier; N] {
         for &count in &arrivals {
             if count == 0 || count > MAX_COUNT {
                 bad_arrivals(count)
@@ -165,7 +233,26 @@ impl<const N: usize> MBarriers<N> {
         }
         let mine = InitCall::new(self.base, &arrivals);
         let record = init_record();
+        let tag = self.tag();
         let publish = || {
+            let block = arch::block_identity();
+            // SAFETY: the tag's two words (`from_raw`), which only thread 0
+            // reads and writes (here and in `ScopeEnd::release`).
+            let live = unsafe {
+                arch::load_any_bits_u64(tag) == block[0]
+                    && arch::load_any_bits_u64(tag.wrapping_add(1)) == block[1]
+            };
+            if live {
+                // SAFETY: the record's slot, as below.
+                unsafe { record.write(2, 1) };
+                return;
+            }
+            // SAFETY: as above; the barriers are live in this block from
+            // here on.
+            unsafe {
+                tag.write(block[0]);
+                tag.wrapping_add(1).write(block[1]);
+            }
             for (i, &count) in arrivals.iter().enumerate() {
                 // SAFETY: barrier `i`'s words (`i < N`, see `from_raw`),
                 // initialised by thread 0 alone; the other threads use it
@@ -180,6 +267,7 @@ impl<const N: usize> MBarriers<N> {
             unsafe {
                 record.write(0, mine.barriers);
                 record.write(1, mine.counts);
+                record.write(2, 0);
             }
         };
         // SAFETY: as above: thread 0 wrote it before the barrier, and
@@ -188,6 +276,7 @@ impl<const N: usize> MBarriers<N> {
             InitCall {
                 barriers: record.read(0),
                 counts: record.read(1),
+                live: record.read(2),
             }
         };
         block_agreement::agree(
@@ -198,6 +287,9 @@ impl<const N: usize> MBarriers<N> {
             || thread_0_absent(),
             // Scalars: an aggregate argument would go through local memory.
             |theirs| {
+                if theirs.live != 0 {
+                    initialised_already()
+                }
                 not_the_barriers_thread_0_initialised(
                     mine.barriers == theirs.barriers,
                     mine == theirs,
@@ -228,6 +320,47 @@ impl<const N: usize> MBarriers<N> {
     pub(crate) fn first_word(&self) -> *mut u64 {
         self.base
     }
+
+    /// The first of the tag's words, after the barriers'.
+    #[inline(always)]
+    fn tag(&self) -> *mut u64 {
+        self.base.wrapping_add(N * WORDS)
+    }
+}
+
+/// The end of a scope of barriers from [`MBarriers::init_scoped`]:
+/// releasing it lets their `mbarriers!` be initialised again in this block.
+pub(crate) struct ScopeEnd {
+    tag: *mut u64,
+    _not_send: PhantomData<*mut ()>,
+}
+
+impl ScopeEnd {
+    /// Marks the barriers free in this block (thread 0 clears their tag;
+    /// other threads do nothing): the next `init` of the same
+    /// `mbarriers!` initialises them again instead of panicking.
+    ///
+    /// # Safety
+    /// Called by thread 0 (at least) once no thread of the block uses the
+    /// scope's handles, or a `Completed` or anything else they made, any
+    /// more and none will: every thread arrived on a barrier of the scope
+    /// after its last use of them, and thread 0 waited for that phase
+    /// (`TmaTileSlot::with`'s `done`). Initialising them again earlier
+    /// would let an old handle's count of phases disagree with the
+    /// barrier (a wait returning at once for a phase that never
+    /// completed).
+    #[inline(always)]
+    pub(crate) unsafe fn release(self) {
+        if crate::thread_rank() == 0 {
+            // SAFETY: the tag's two words (`MBarriers::from_raw`), which
+            // only thread 0 reads and writes; zeros name no block (an
+            // identity's second word is a negated rank).
+            unsafe {
+                self.tag.write(0);
+                self.tag.wrapping_add(1).write(0);
+            }
+        }
+    }
 }
 
 /// What one thread's [`MBarriers::init`] call is: which barriers (their
@@ -237,6 +370,10 @@ impl<const N: usize> MBarriers<N> {
 struct InitCall {
     barriers: u64,
     counts: u64,
+    /// In thread 0's record: 1 when it found the barriers live in this
+    /// block and did not initialise them (0 in every thread's own call, so
+    /// that every thread's comparison differs and reports it).
+    live: u64,
 }
 
 impl InitCall {
@@ -254,16 +391,17 @@ impl InitCall {
         InitCall {
             barriers: base as u64,
             counts: digest,
+            live: 0,
         }
     }
 }
 
 /// The block's record of thread 0's latest [`MBarriers::init`] call (its
-/// `barriers`, then its `counts`): static shared memory that only `init`
-/// reaches.
+/// `barriers`, its `counts`, then whether it found them `live`): static
+/// shared memory that only `init` reaches.
 #[inline(always)]
 fn init_record() -> crate::shared::SharedArray<u64> {
-    crate::shared_array!(u64; 2).raw()
+    crate::shared_array!(u64; 3).raw()
 }
 
 /// This thread's handle of an initialised barrier: from
@@ -464,6 +602,15 @@ fn not_the_barriers_thread_0_initialised(same_barriers: bool, same_call: bool) -
     panic!(
         "MBarriers::init: thread {} of the block initialises {what} than thread 0 did; init is a collective: every thread of the block calls it together, on the same mbarriers! with the same counts, or a barrier would be used uninitialised",
         crate::thread_rank()
+    )
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn initialised_already() -> ! {
+    panic!(
+        "MBarriers::init: these mbarriers are initialised already in this block and their handles may be in use; one mbarriers! is initialised once a block (evaluated again, in a loop, a closure called twice or a nested scope, it names the same barriers: another mbarriers!, or one scope after the other, gives barriers of their own)"
     )
 }
 

@@ -35,12 +35,24 @@ pub enum WarpTiles<
     const IDLE_WARPS: usize = 0,
 > {}
 
-impl<const WM: usize, const WN: usize, const TM: usize, const TN: usize, const G: usize, const I: usize> Sealed
-    for WarpTiles<WM, WN, TM, TN, G, I>
+impl<
+        const WM: usize,
+        const WN: usize,
+        const TM: usize,
+        const TN: usize,
+        const G: usize,
+        const I: usize,
+    > Sealed for WarpTiles<WM, WN, TM, TN, G, I>
 {
 }
-impl<const WM: usize, const WN: usize, const TM: usize, const TN: usize, const G: usize, const I: usize> Map
-    for WarpTiles<WM, WN, TM, TN, G, I>
+impl<
+        const WM: usize,
+        const WN: usize,
+        const TM: usize,
+        const TN: usize,
+        const G: usize,
+        const I: usize,
+    > Map for WarpTiles<WM, WN, TM, TN, G, I>
 {
     const BLOCK_THREADS: u32 = {
         assert!(
@@ -59,8 +71,14 @@ impl<const WM: usize, const WN: usize, const TM: usize, const TN: usize, const G
         ((WM * WN + I) * 32) as u32
     };
 }
-impl<const WM: usize, const WN: usize, const TM: usize, const TN: usize, const G: usize, const I: usize> MatrixMap
-    for WarpTiles<WM, WN, TM, TN, G, I>
+impl<
+        const WM: usize,
+        const WN: usize,
+        const TM: usize,
+        const TN: usize,
+        const G: usize,
+        const I: usize,
+    > MatrixMap for WarpTiles<WM, WN, TM, TN, G, I>
 {
 }
 
@@ -79,8 +97,14 @@ pub struct WarpTileItems<M> {
     _thread: NotSend,
 }
 
-impl<const WM: usize, const WN: usize, const TM: usize, const TN: usize, const G: usize, const I: usize>
-    WarpTileItems<WarpTiles<WM, WN, TM, TN, G, I>>
+impl<
+        const WM: usize,
+        const WN: usize,
+        const TM: usize,
+        const TN: usize,
+        const G: usize,
+        const I: usize,
+    > WarpTileItems<WarpTiles<WM, WN, TM, TN, G, I>>
 {
     /// Rows of a block's tile.
     pub const BLOCK_ROWS: usize = WM * TM * 16;
@@ -119,7 +143,9 @@ impl<const WM: usize, const WN: usize, const TM: usize, const TN: usize, const G
     /// matrix for a block beyond the last tile), for any thread of the
     /// block: an idle warp's too, which feeds the others.
     #[inline(always)]
-    pub fn block_origin_of<T>(out: &DisjointMatrix<'_, T, WarpTiles<WM, WN, TM, TN, G, I>>) -> (usize, usize) {
+    pub fn block_origin_of<T>(
+        out: &DisjointMatrix<'_, T, WarpTiles<WM, WN, TM, TN, G, I>>,
+    ) -> (usize, usize) {
         let tiles_m = out.rows().div_ceil(Self::BLOCK_ROWS);
         let tiles_n = out.cols().div_ceil(Self::BLOCK_COLS);
         let (tile_m, tile_n) = grouped_tile(crate::leader::block_rank(), tiles_m, tiles_n, G);
@@ -162,8 +188,15 @@ fn grouped_tile(t: usize, tiles_m: usize, tiles_n: usize, group_m: usize) -> (us
     (first_m + in_group % rows, in_group / rows)
 }
 
-impl<T, const WM: usize, const WN: usize, const TM: usize, const TN: usize, const G: usize, const I: usize>
-    DisjointMatrix<'_, T, WarpTiles<WM, WN, TM, TN, G, I>>
+impl<
+        T,
+        const WM: usize,
+        const WN: usize,
+        const TM: usize,
+        const TN: usize,
+        const G: usize,
+        const I: usize,
+    > DisjointMatrix<'_, T, WarpTiles<WM, WN, TM, TN, G, I>>
 {
     /// Writes this lane's elements of `acc`, the warp's accumulator of
     /// 16 × 8 tile `(i, j)` of its sub-tile (`i < TILES_M`, `j < TILES_N`),

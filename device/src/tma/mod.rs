@@ -64,6 +64,16 @@
 //!   the tile's `done` barrier and thread 0 waits for all of them before
 //!   it leaves, so it initialises the barriers again (a later `with` of
 //!   the same `tma_tile!`) only when no thread uses them.
+//! - *No second scope over live barriers.* The same `tma_tile!` evaluated
+//!   again inside the scope (a closure that makes it, called in `with`'s
+//!   closure) names the same tile and barriers: initialising them again
+//!   would reset `full`'s phases under an outer handle, whose next wait by
+//!   parity could then return before its copy landed. The barriers'
+//!   `mbarriers!` tag refuses it: `with` initialises them with
+//!   `MBarriers::init_scoped`, which panics in every thread while they are
+//!   live in the block, and thread 0 releases them only after `done`'s
+//!   wait, when no thread uses them (see the [`mbarrier`](crate::mbarrier)
+//!   module).
 //! - *The map's memory.* The kernel receives the generic address of a
 //!   copy of the encoded `CUtensorMap` in global memory, written by the
 //!   host before the launch (see [`TensorMap2d`]); each thread acquires it
@@ -282,8 +292,9 @@ impl<T, const ROWS: usize, const COLS: usize, S: TileSwizzle> TmaTileSlot<T, ROW
     /// # Safety
     /// `tile` is the start of [`BLOCKS`](Self::BLOCKS) 1024-byte aligned
     /// blocks of the block's shared memory, and `barriers` of
-    /// `__TILE_BARRIERS` barriers' words, which nothing but this slot and
-    /// its handles reaches: what `tma_tile!` passes.
+    /// `mbarrier::__words(__TILE_BARRIERS)` words (the barriers' and their
+    /// tag), which nothing but this slot and its handles reaches: what
+    /// `tma_tile!` passes.
     #[doc(hidden)]
     #[inline(always)]
     pub unsafe fn from_raw(tile: *mut TileBlock, barriers: *mut u64) -> Self {
@@ -303,14 +314,16 @@ impl<T, const ROWS: usize, const COLS: usize, S: TileSwizzle> TmaTileSlot<T, ROW
     /// thread moves on (or the block exits, freeing its shared memory),
     /// whatever `f` does with the handle, and no thread still uses the
     /// barriers when thread 0 initialises them again (a later `with` of the
-    /// same `tma_tile!`).
+    /// same `tma_tile!`). A `with` of the same `tma_tile!` inside `f` (the
+    /// invocation evaluated again: a closure called twice) panics in every
+    /// thread: its barriers are this scope's, in use.
     #[inline(always)]
     #[track_caller]
     pub fn with<R>(self, f: impl FnOnce(&mut TmaTile<T, ROWS, COLS, S>) -> R) -> R {
         let _ = Self::BYTES;
         // At most 1024 threads a block: in an arrival count's range.
         let threads = crate::block_size() as u32;
-        let [full, empty, mut done] = self.barriers.init([1, threads, threads]);
+        let ([full, empty, mut done], end) = self.barriers.init_scoped([1, threads, threads]);
         let mut tile = TmaTile {
             tile: self.tile,
             full,
@@ -326,6 +339,12 @@ impl<T, const ROWS: usize, const COLS: usize, S: TileSwizzle> TmaTileSlot<T, ROW
         done.arrive();
         if crate::thread_rank() == 0 {
             let _ = done.wait();
+            // SAFETY: thread 0, once every thread of the block arrived on
+            // `done` after its last use of the tile's handles (`tile` is
+            // not used after `f` and the wait above; `Landed`s borrowed it
+            // within `f`), and no copy is in flight (each thread waited for
+            // its own before arriving).
+            unsafe { end.release() };
         }
         result
     }

@@ -77,7 +77,10 @@
 //!   each consumer waits for its products (`wgmma.wait_group 0`), and every
 //!   thread arrives on the ring's `done` barrier, which thread 0 waits for:
 //!   the block leaves the ring (and may exit, freeing its shared memory)
-//!   with nothing in flight.
+//!   with nothing in flight. Only then does thread 0 mark the barriers
+//!   free: initialising them while they are live (a ring made again from
+//!   the same `mbarriers!` inside its own scope, or aliased) is refused by
+//!   [`MBarriers::init`]'s check of the block's tag.
 //! - *The memory.* The ring takes the block's dynamic shared memory whole
 //!   ([`DynamicShared`] by value: nothing else reaches it), checks at
 //!   [`TmaRing::new`] that it holds [`SHARED_BYTES`](TmaRing::SHARED_BYTES),
@@ -92,7 +95,7 @@
 
 use super::{misaligned_column, TensorMap2d, TileSwizzle};
 use crate::arch;
-use crate::mbarrier::{MBarrier, MBarriers, MAX_COUNT};
+use crate::mbarrier::{MBarrier, MBarriers, ScopeEnd, MAX_COUNT};
 use crate::mma::SixteenBit;
 use crate::shared::DynamicShared;
 use crate::wgmma::{Accumulator, Carried, Operand16, Shape, Swizzle, Warpgroup, M64N};
@@ -111,9 +114,9 @@ where
     base: *mut u8,
     /// The ring's barriers: `full` (stages), `empty` (stages), `done`.
     barriers: *mut u64,
-    /// Their initialisation (`MBarriers::<2 STAGES + 1>::init`, its length
-    /// out of the type) with the arrivals of `empty` and `done`.
-    init: fn(*mut u64, u32, u32),
+    /// Their initialisation (`MBarriers::<2 STAGES + 1>::init_scoped`, its
+    /// length out of the type) with the arrivals of `empty` and `done`.
+    init: fn(*mut u64, u32, u32) -> ScopeEnd,
     _types: PhantomData<(O, S)>,
 }
 
@@ -178,15 +181,17 @@ where
         };
         // Arrivals a phase: `full`, one (the issuer's); `empty`, one a
         // consumer warp; `done`, every thread.
-        let init: fn(*mut u64, u32, u32) = |first, consumer_warps, threads| {
+        let init: fn(*mut u64, u32, u32) -> ScopeEnd = |first, consumer_warps, threads| {
             // SAFETY: `first` is the `N` barriers `new` was given (`with`,
-            // the only caller, passes them), in the block's shared memory.
+            // the only caller, passes them), in the block's shared memory,
+            // with their tag after them.
             let barriers = unsafe { MBarriers::<N>::from_raw(first) };
-            let _ = barriers.init(core::array::from_fn(|i| match i / STAGES {
+            let (_, scope) = barriers.init_scoped(core::array::from_fn(|i| match i / STAGES {
                 0 => 1,
                 1 => consumer_warps,
                 _ => threads,
             }));
+            scope
         };
         TmaRing {
             base: ptr.cast::<u8>().wrapping_add(skip),
@@ -213,7 +218,7 @@ where
             not_two_warpgroups(threads)
         }
         let consumers = threads / 128 - 1;
-        (self.init)(self.barriers, 4 * consumers as u32, threads as u32);
+        let scope = (self.init)(self.barriers, 4 * consumers as u32, threads as u32);
         let wg = Warpgroup::of_this_thread();
         let core = RingCore {
             base: self.base,
@@ -251,6 +256,11 @@ where
         if crate::thread_rank() == 0 {
             let _ = done.wait();
         }
+        // SAFETY: thread 0 waited until every thread arrived on `done`
+        // after its last use of the ring's barriers (the roles' handles
+        // ended with `f`): a later `with` of the same barriers may
+        // initialise them again.
+        unsafe { scope.release() };
         result
     }
 }
@@ -329,9 +339,8 @@ where
     /// Stage `s`'s first byte.
     #[inline(always)]
     fn stage(&self, s: usize) -> *mut u8 {
-        self.base.wrapping_add(
-            s * TmaRing::<O, S, STAGES, A_ROWS, B_ROWS>::STAGE_BYTES,
-        )
+        self.base
+            .wrapping_add(s * TmaRing::<O, S, STAGES, A_ROWS, B_ROWS>::STAGE_BYTES)
     }
 
     /// The issuer: waits until each of its copies landed (the last use of

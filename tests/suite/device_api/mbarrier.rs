@@ -5,16 +5,20 @@
 //! out of range is refused; a thread's second arrival on one phase is
 //! refused, and more arrivals than a phase counts reported; `init` called
 //! on other barriers or with other counts than thread 0's (divergent
-//! branches) is refused. Runs on the simulator, and the tests not forcing
-//! it on a GPU of compute capability 9.0 (the kernels are `sm_90a`'s).
+//! branches) is refused; `init` of barriers live in the block (one
+//! `mbarriers!` evaluated twice) is refused, and the tags blocks before
+//! left in shared memory are never taken for live barriers. Runs on the
+//! simulator, and the tests not forcing it on a GPU of compute capability
+//! 9.0 (the kernels are `sm_90a`'s).
 
 use crate::common;
 
 use common::faults::{in_own_simulator_process, next_device};
 use gpu_runtime::{launch, DeviceBuffer, Error, Stream, BACKEND_ENV};
 use gpu_test_kernels::mbarrier::{
-    mbarrier_count, mbarrier_divergent_init, mbarrier_extra_arrival, mbarrier_phases, mbarrier_two,
-    ARRIVE_TWICE, COUNT_SHORT, INIT_OTHER_COUNTS, INIT_TOGETHER, INIT_TWO_ARRAYS, PHASES,
+    mbarrier_count, mbarrier_divergent_init, mbarrier_extra_arrival, mbarrier_init_again,
+    mbarrier_phases, mbarrier_two, AGAIN_IN_A_LOOP, AGAIN_UNDER_A_HANDLE, ARRIVE_TWICE,
+    COUNT_SHORT, INIT_ONCE, INIT_OTHER_COUNTS, INIT_TOGETHER, INIT_TWO_ARRAYS, PHASES,
 };
 
 // Phases past the first two: the parity wraps.
@@ -194,4 +198,72 @@ fn divergent_inits_fail_the_launch_and_a_collective_init_runs() {
     launch!(mbarrier_divergent_init[1, 32, stream](INIT_TWO_ARRAYS, &mut out)).unwrap();
     let message = failure(&stream);
     assert!(message.starts_with("mbarrier_divergent_init"), "{message}");
+}
+
+/// What `init` says of barriers initialised already in the block.
+const LIVE: &str = "MBarriers::init: these mbarriers are initialised already in this block and their handles may be in use";
+
+/// One `mbarriers!` initialised twice in a block, in a loop's second round
+/// or through a closure called twice while the first handle lives (whose
+/// wait would then return at once, a witness of a phase that never
+/// completed): refused in every thread, naming the problem; initialised
+/// once, in two blocks, it runs. On the simulator, each on a device of its
+/// own.
+#[test]
+fn a_second_init_of_live_barriers_is_refused() {
+    if !in_own_simulator_process() {
+        return;
+    }
+    std::env::set_var(BACKEND_ENV, "simulator");
+    for which in [AGAIN_IN_A_LOOP, AGAIN_UNDER_A_HANDLE] {
+        let stream = next_device();
+        let mut out = DeviceBuffer::<u32>::zeroed_on(128, &stream).unwrap();
+        launch!(mbarrier_init_again[2, 64, stream](which, &mut out)).unwrap();
+        let message = failure(&stream);
+        assert!(
+            message.starts_with("mbarrier_init_again") && message.contains(LIVE),
+            "case {which}: {message}"
+        );
+    }
+    let stream = next_device();
+    let mut out = DeviceBuffer::<u32>::zeroed_on(128, &stream).unwrap();
+    launch!(mbarrier_init_again[2, 64, stream](INIT_ONCE, &mut out)).unwrap();
+    assert_eq!(out.copy_to_host_sync(&stream).unwrap(), vec![1; 128]);
+}
+
+/// A second `init` of live barriers fails the launch on whatever device
+/// runs the suite (a trap on a GPU).
+#[test]
+fn a_second_init_of_live_barriers_fails_the_launch() {
+    if !common::faults::in_own_process(&[]) {
+        return;
+    }
+    let stream = Stream::new().unwrap();
+    let mut out = DeviceBuffer::<u32>::zeroed_on(64, &stream).unwrap();
+    launch!(mbarrier_init_again[1, 64, stream](AGAIN_UNDER_A_HANDLE, &mut out)).unwrap();
+    let message = failure(&stream);
+    assert!(message.starts_with("mbarrier_init_again"), "{message}");
+}
+
+/// Barriers initialised once a block, in many blocks (more than a GPU's
+/// SMs or the simulator's workers hold at once) and several launches: each
+/// block finds shared memory an earlier block (of this launch or one
+/// before) left its tag in, and initialises, never taking that tag for its
+/// own.
+#[test]
+fn tags_left_by_earlier_blocks_and_launches_are_not_live() {
+    let stream = Stream::new().unwrap();
+    let (blocks, threads) = (300u32, 32u32);
+    let n = (blocks * threads) as usize;
+    for round in 0..3 {
+        let mut counters = DeviceBuffer::<u32>::zeroed_on(blocks as usize, &stream).unwrap();
+        let mut phases = DeviceBuffer::<u32>::zeroed_on(n, &stream).unwrap();
+        let mut once = DeviceBuffer::<u32>::zeroed_on(n, &stream).unwrap();
+        launch!(mbarrier_phases[blocks, threads, stream](&mut counters, &mut phases)).unwrap();
+        launch!(mbarrier_init_again[blocks, threads, stream](INIT_ONCE, &mut once)).unwrap();
+        for (what, out) in [("mbarrier_phases", &phases), ("init once", &once)] {
+            let got = out.copy_to_host_sync(&stream).unwrap();
+            assert_eq!(got, vec![1; n], "{what}, round {round}");
+        }
+    }
 }

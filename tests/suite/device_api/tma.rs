@@ -6,7 +6,9 @@
 //! parameter's type and device; the buffer's tracking across streams;
 //! maps made where dropped maps of other boxes were (each copied with its
 //! own box, not a descriptor the copy engine cached); two tiles loaded in
-//! crossed orders, each copy waiting for its own tile's readers. A map of
+//! crossed orders, each copy waiting for its own tile's readers; one
+//! tile's scopes one after the other (in a loop, many blocks, several
+//! launches), and a scope nested in its own refused. A map of
 //! a dropped buffer does not compile
 //! (`tests/ui/runtime_api/tensor_map_of_dropped_buffer.rs`); a tile is read
 //! only through `Loading::wait`'s `Landed`, and loads only from a map of
@@ -20,8 +22,8 @@ use common::faults::{in_own_simulator_process, next_device};
 use gpu_device::bf16;
 use gpu_runtime::{launch, DeviceBuffer, Error, Stream, Swizzle, TensorMap, BACKEND_ENV};
 use gpu_test_kernels::tma::{
-    tma_box_f32, tma_boxes, tma_boxes_swizzled, tma_two_tiles_crossed, BOX, CROSSED_ROWS, NOT_ZERO,
-    TMA_THREADS,
+    tma_box_f32, tma_boxes, tma_boxes_swizzled, tma_tile_in_a_loop, tma_tile_nested,
+    tma_two_tiles_crossed, BOX, CROSSED_ROWS, NOT_ZERO, TMA_THREADS,
 };
 
 const ROWS: usize = 130;
@@ -291,6 +293,71 @@ fn loads_of_two_tiles_in_crossed_orders_wait_for_their_own_tiles_readers() {
                 data[(row + t / 32) * 32 + t % 32]
             );
         }
+    }
+}
+
+/// One `tma_tile!`'s `with` in a loop, one scope after the other: each
+/// round initialises the tile's barriers afresh after the previous scope
+/// ended (its copy lands on phase 0 again) and reads the box it copied; in
+/// many blocks and several launches, so that blocks find the tags earlier
+/// blocks left (never taken for live barriers).
+#[test]
+fn a_tiles_scopes_one_after_the_other_each_read_their_box() {
+    let stream = Stream::new().unwrap();
+    if !runs_sm_90a(&stream) {
+        return;
+    }
+    let data: Vec<f32> = (0..CROSSED_ROWS * 32).map(|i| i as f32 + 1.0).collect();
+    let buffer = DeviceBuffer::to_device_sync(&data, &stream).unwrap();
+    let map = TensorMap::matrix(&buffer, (CROSSED_ROWS, 32, 32), (16, 32), Swizzle::None).unwrap();
+    let (blocks, rounds) = (40u32, 6u32);
+    let want: Vec<f32> = (0..512)
+        .map(|t| {
+            (0..rounds as usize)
+                .map(|k| (k + 1) as f32 * data[(16 * (k % 4) + t / 32) * 32 + t % 32])
+                .sum()
+        })
+        .collect();
+    for round in 0..3 {
+        let mut out = DeviceBuffer::<f32>::zeroed_on(512 * blocks as usize, &stream).unwrap();
+        launch!(tma_tile_in_a_loop[blocks, 512, stream](&map, rounds, &mut out)).unwrap();
+        let got = out.copy_to_host_sync(&stream).unwrap();
+        if let Some(i) = (0..got.len()).find(|&i| got[i] != want[i % 512]) {
+            panic!(
+                "launch {round}: thread {i} wrote {}, expected {}",
+                got[i],
+                want[i % 512]
+            );
+        }
+    }
+}
+
+/// A `with` of one `tma_tile!` nested in its own scope (a closure that
+/// makes the tile, called inside its `with`) would initialise the outer
+/// tile's barriers again under its handle: refused in every thread,
+/// naming the problem on the simulator (a trap on a GPU). A failed launch
+/// ends the device: in a process of its own.
+#[test]
+fn a_tiles_scope_nested_in_its_own_is_refused() {
+    if !common::faults::in_own_process(&[]) {
+        return;
+    }
+    let stream = Stream::new().unwrap();
+    if !runs_sm_90a(&stream) {
+        return;
+    }
+    let data: Vec<f32> = (0..CROSSED_ROWS * 32).map(|i| i as f32 + 1.0).collect();
+    let buffer = DeviceBuffer::to_device_sync(&data, &stream).unwrap();
+    let map = TensorMap::matrix(&buffer, (CROSSED_ROWS, 32, 32), (16, 32), Swizzle::None).unwrap();
+    let mut out = DeviceBuffer::<f32>::zeroed_on(512, &stream).unwrap();
+    launch!(tma_tile_nested[1, 512, stream](&map, &mut out)).unwrap();
+    let report = common::faults::failure(&stream);
+    assert!(report.starts_with("tma_tile_nested: "), "{report}");
+    if gpu_runtime::backend() == gpu_runtime::Backend::Simulator {
+        assert!(
+            report.contains("MBarriers::init: these mbarriers are initialised already in this block and their handles may be in use"),
+            "{report}"
+        );
     }
 }
 

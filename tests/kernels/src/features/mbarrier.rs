@@ -123,3 +123,44 @@ pub fn mbarrier_divergent_init(which: u32, mut out: DisjointSlice<u32>) {
     bar.arrive();
     out.set(thread_index(), bar.wait().phase() + 1);
 }
+
+/// Which second `init` [`mbarrier_init_again`] makes.
+pub const AGAIN_IN_A_LOOP: u32 = 0;
+/// The same `mbarriers!` made by a closure called twice, the first
+/// handle waited for once and then waited on again after the second
+/// `init`.
+pub const AGAIN_UNDER_A_HANDLE: u32 = 1;
+/// One `init` only (the loop runs once).
+pub const INIT_ONCE: u32 = 2;
+
+/// The same `mbarriers!(1)` initialised twice in one block (`which`): in
+/// a loop's second round, or through a closure called twice while the
+/// first call's handle lives. Re-initialised, the barrier is at phase 0
+/// again while the first handle waits for phase 1 by parity: its wait
+/// would return at once with a `Completed` for a phase no thread arrived
+/// on. Refused in every thread: the barriers are live in the block. With
+/// [`INIT_ONCE`] every thread arrives and waits: each writes 1.
+#[kernel(arch = "sm_90a")]
+pub fn mbarrier_init_again(which: u32, mut out: DisjointSlice<u32>) {
+    let b = block_size() as u32;
+    let seen = if which == AGAIN_UNDER_A_HANDLE {
+        let make = || gpu_device::mbarriers!(1);
+        let [mut first] = make().init([b]);
+        first.arrive();
+        let _ = first.wait();
+        let [_second] = make().init([b]);
+        // No thread arrived on phase 1: without the refusal this returns
+        // at once, a witness of a phase that never completed.
+        first.wait().phase() + 1
+    } else {
+        let rounds = if which == INIT_ONCE { 1 } else { 2 };
+        let mut seen = 0;
+        for _ in 0..rounds {
+            let [mut bar] = gpu_device::mbarriers!(1).init([b]);
+            bar.arrive();
+            seen += bar.wait().phase() + 1;
+        }
+        seen
+    };
+    out.set(thread_index(), seen);
+}

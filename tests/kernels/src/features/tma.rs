@@ -119,3 +119,45 @@ pub fn tma_two_tiles_crossed(
     second_out.set(thread_index(), second);
     third_out.set(thread_index(), third);
 }
+
+/// The same `tma_tile!` (made by a closure) in a `with` nested in its own
+/// `with`: the inner scope would initialise the outer tile's barriers
+/// again under its handle (`full` back at phase 0 while the outer handle
+/// waits for phase 1 by parity, so its next copy could be read before it
+/// landed). Refused in every thread. Thread `t` writes the sum of element
+/// `(t / 32, t % 32)` of the boxes at rows 0, 16 and 32.
+#[kernel(arch = "sm_90")]
+pub fn tma_tile_nested(map: TensorMap2d<f32, 16, 32>, mut out: DisjointSlice<f32>) {
+    let t = thread_rank();
+    let (r, c) = (t / 32, t % 32);
+    let make = || gpu_device::tma_tile!(f32, 16, 32);
+    let v = make().with(|outer| {
+        let first = outer.load(&map, 0, 0).wait().get(r, c);
+        let inner = make().with(|inner| inner.load(&map, 16, 0).wait().get(r, c));
+        first + inner + outer.load(&map, 32, 0).wait().get(r, c)
+    });
+    out.set(thread_index(), v);
+}
+
+/// One `tma_tile!` whose `with` runs `rounds` times in a loop, one scope
+/// after the other (the barriers initialised again each round, after the
+/// previous scope's end): round `k` copies the box at row `16 (k % 4)`.
+/// Thread `t` writes the sum over the rounds of `(k + 1)` times element
+/// `(t / 32, t % 32)` of that box, or -1 if some round's copy did not
+/// complete phase 0 of a barrier initialised for that round.
+#[kernel(arch = "sm_90")]
+pub fn tma_tile_in_a_loop(map: TensorMap2d<f32, 16, 32>, rounds: u32, mut out: DisjointSlice<f32>) {
+    let t = thread_rank();
+    let (r, c) = (t / 32, t % 32);
+    let mut sum = 0.0;
+    let mut fresh = true;
+    for k in 0..rounds {
+        let row = 16 * (k % 4) as i32;
+        sum += gpu_device::tma_tile!(f32, 16, 32).with(|tile| {
+            let landed = tile.load(&map, row, 0).wait();
+            fresh &= landed.completed().phase() == 0;
+            landed.get(r, c)
+        }) * (k + 1) as f32;
+    }
+    out.set(thread_index(), if fresh { sum } else { -1.0 });
+}
