@@ -82,7 +82,7 @@ const WGMMA_ENTRY: &str = "gemm_bf16_wgmma";
 const RUST_WGMMA_TMA: &str = "Rust wgmma m64n256k16 (TMA ring, producer WG) 128x256, 2 WGs";
 const WGMMA_TMA_ENTRY: &str = "gemm_bf16_wgmma_tma";
 /// `gpu_ops::matmul`'s rows, by the path it took.
-const MATMUL_WGMMA: &str = "gpu_ops::matmul (wgmma path)";
+const MATMUL_WGMMA: &str = "gpu_ops::matmul (wgmma path: the TMA ring)";
 const MATMUL_MMA: &str = "gpu_ops::matmul (mma.sync path)";
 
 fn main() -> Res<()> {
@@ -118,16 +118,21 @@ fn main() -> Res<()> {
 
     let mut notes = Vec::new();
     let mut rust_registers = None;
-    let mut wgmma_registers = None;
+    let (mut wgmma_registers, mut wgmma_tma_registers) = (None, None);
     if on_gpu && wgmma {
-        match CompiledModule::load_newest(&gpu_ops::KERNEL_MODULE.ptx_variants())
-            .and_then(|m| Ok((m.registers(WGMMA_ENTRY)?, m.local_bytes(WGMMA_ENTRY)?)))
-        {
-            Ok((regs, local)) => {
-                println!("RESULT rust_regs {WGMMA_ENTRY} {regs} registers, {local} bytes local");
-                wgmma_registers = Some(regs);
+        for (entry, registers) in [
+            (WGMMA_ENTRY, &mut wgmma_registers),
+            (WGMMA_TMA_ENTRY, &mut wgmma_tma_registers),
+        ] {
+            match CompiledModule::load_newest(&gpu_ops::KERNEL_MODULE.ptx_variants())
+                .and_then(|m| Ok((m.registers(entry)?, m.local_bytes(entry)?)))
+            {
+                Ok((regs, local)) => {
+                    println!("RESULT rust_regs {entry} {regs} registers, {local} bytes local");
+                    *registers = Some(regs);
+                }
+                Err(e) => notes.push(format!("register counts ({entry}): {e}")),
             }
-            Err(e) => notes.push(format!("register counts ({WGMMA_ENTRY}): {e}")),
         }
     }
     if on_gpu {
@@ -155,7 +160,8 @@ fn main() -> Res<()> {
     );
     table::finish(&device, quick, &notes, failures, || {
         print_table(&rows, &twin, &torch, rust_registers);
-        print_wgmma_table(&rows, &twin, &torch, wgmma_registers);
+        print_wgmma_table(&rows, RUST_WGMMA, &twin, &torch, wgmma_registers);
+        print_wgmma_table(&rows, RUST_WGMMA_TMA, &twin, &torch, wgmma_tma_registers);
         print_matmul_table(&rows, &torch);
     })
 }
@@ -312,7 +318,7 @@ fn case(ctx: &mut Ctx, m: usize, n: usize, k: usize, wgmma: bool) -> Res<()> {
     let (_, _, dc) = state;
     let mut state = (upload(&dense_a)?, upload(&b_kn)?, dc);
     let (kernel, entry, twin) = match gpu_ops::matmul_path::<bf16>(stream.device())? {
-        MatmulPath::Wgmma => (MATMUL_WGMMA, WGMMA_ENTRY, WGMMA),
+        MatmulPath::Wgmma => (MATMUL_WGMMA, WGMMA_TMA_ENTRY, WGMMA),
         _ => (MATMUL_MMA, ENTRY, TWIN),
     };
     ctx.run(
@@ -395,20 +401,21 @@ fn print_table(rows: &[table::Row], twin: &Helper, torch: &Helper, rust_register
     }
 }
 
-/// The `wgmma` rows: the Rust kernel beside the twin's `wgmma` kernel
-/// (TMA, producer and consumer warpgroups) and `torch.matmul`.
+/// The `wgmma` rows of Rust kernel `kernel` beside the twin's `wgmma`
+/// kernel (TMA, producer and consumer warpgroups) and `torch.matmul`.
 fn print_wgmma_table(
     rows: &[table::Row],
+    kernel: &str,
     twin: &Helper,
     torch: &Helper,
     rust_registers: Option<u32>,
 ) {
     let ms = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.4}"));
-    let rows: Vec<&table::Row> = rows.iter().filter(|r| r.kernel == RUST_WGMMA).collect();
+    let rows: Vec<&table::Row> = rows.iter().filter(|r| r.kernel == kernel).collect();
     if rows.is_empty() {
         return;
     }
-    println!("\n### {FAMILY}: {RUST_WGMMA}\n");
+    println!("\n### {FAMILY}: {kernel}\n");
     println!("| size | Rust wgmma ms | TFLOP/s | CUDA C wgmma ms | TFLOP/s | twin/Rust (goal >= 0.97) | torch.matmul ms | TFLOP/s | torch/Rust (goal >= 0.85 at 8192) | cuBLAS (twin's) ms | registers Rust | max error | check |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for r in rows {
@@ -445,8 +452,8 @@ fn print_matmul_table(rows: &[table::Row], torch: &Helper) {
         .filter(|r| r.kernel == MATMUL_WGMMA || r.kernel == MATMUL_MMA)
         .collect();
     println!("\n### {FAMILY}: gpu_ops::matmul (A M × K, B K × N row-major; packing and C's allocation timed)\n");
-    println!("| size | path | gpu_ops::matmul ms | TFLOP/s | Rust mma.sync ms | Rust wgmma ms | best kernel / matmul | torch.matmul ms | torch/matmul | max error | check |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("| size | path | gpu_ops::matmul ms | TFLOP/s | Rust mma.sync ms | Rust wgmma ms | Rust wgmma (TMA) ms | best kernel / matmul | torch.matmul ms | torch/matmul | max error | check |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     for r in matmul {
         let kernel_ms = |name: &str| {
             rows.iter()
@@ -454,10 +461,14 @@ fn print_matmul_table(rows: &[table::Row], torch: &Helper) {
                 .and_then(|k| k.ms)
         };
         let (mma, wgmma) = (kernel_ms(RUST_MMA), kernel_ms(RUST_WGMMA));
-        let best = [mma, wgmma].into_iter().flatten().reduce(f64::min);
+        let wgmma_tma = kernel_ms(RUST_WGMMA_TMA);
+        let best = [mma, wgmma, wgmma_tma]
+            .into_iter()
+            .flatten()
+            .reduce(f64::min);
         let torch_ms = torch.ms.get(&(TORCH.to_string(), r.size.clone())).copied();
         println!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.3e} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.3e} | {} |",
             r.size,
             if r.kernel == MATMUL_WGMMA {
                 "wgmma"
@@ -468,6 +479,7 @@ fn print_matmul_table(rows: &[table::Row], torch: &Helper) {
             tflops(&r.size, r.ms),
             ms(mma),
             ms(wgmma),
+            ms(wgmma_tma),
             ratio(best, r.ms, None),
             ms(torch_ms),
             ratio(torch_ms, r.ms, None),

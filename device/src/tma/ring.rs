@@ -11,7 +11,7 @@
 //! use gpu_device::prelude::*;
 //! use gpu_device::half::bf16;
 //! use gpu_device::mma::Bf16;
-//! use gpu_device::tma::{TensorMap2d, ring::{TmaRing, RingRole}};
+//! use gpu_device::tma::{TensorMap2d, ring::TmaRing};
 //! use gpu_device::wgmma::{Accumulator, Carried, Swizzle128B};
 //!
 //! // With `#[kernel(arch = "sm_90a")]`, 384 threads (two consumer
@@ -25,15 +25,15 @@
 //!     smem: DynamicShared<bf16>,
 //! ) {
 //!     let ring = Ring::new(smem, gpu_device::mbarriers!(9));
-//!     ring.with(|role| match role {
-//!         RingRole::Producer(mut producer) => {
+//!     ring.with(
+//!         |mut producer| {
 //!             if let Some(mut issuer) = producer.issuer() {
 //!                 for kb in 0..k_blocks as i32 {
 //!                     issuer.load(&a, 0, 64 * kb, &b, 0, 64 * kb);
 //!                 }
 //!             }
-//!         }
-//!         RingRole::Consumer(mut consumer) => {
+//!         },
+//!         |mut consumer| {
 //!             let row = 64 * consumer.index();
 //!             let mut acc = Carried::new(Accumulator::<64>::zero(consumer.warpgroup()));
 //!             for _ in 0..k_blocks {
@@ -41,8 +41,8 @@
 //!             }
 //!             let d = consumer.finish(acc);
 //!             # let _ = d;
-//!         }
-//!     });
+//!         },
+//!     );
 //! }
 //! ```
 //!
@@ -72,7 +72,7 @@
 //!   phase `u`, so every consumer's release of use `u`; `empty[s]`'s phase
 //!   `u` needs the issuer's load of use `u`.
 //! - *No copy outlives the ring.* Role handles live only inside
-//!   [`TmaRing::with`] (their lifetime is the closure's own). When its
+//!   [`TmaRing::with`] (their lifetime is their closure's own). When its
 //!   closure returns, the issuer waits until each of its copies landed,
 //!   each consumer waits for its products (`wgmma.wait_group 0`), and every
 //!   thread arrives on the ring's `done` barrier, which thread 0 waits for:
@@ -202,16 +202,21 @@ where
     }
 
     /// Initialises the ring's barriers (a collective: every thread of the
-    /// block calls it together) and runs `f` with this thread's role: the
-    /// producer for the block's last warpgroup, a consumer for the others.
-    /// When `f` returns, nothing the ring started is in flight (see the
+    /// block calls it together) and runs this thread's role: `producer`
+    /// in the block's last warpgroup, `consumer` in the others. When the
+    /// role returns, nothing the ring started is in flight (see the
     /// [module](self)). Panics unless the block is at least two whole
     /// warpgroups.
+    ///
+    /// Two closures, not one taking an enum of the roles: a role handle
+    /// inside an enum kept the ring's counters in local memory (a load and
+    /// a store on each k-block's path, `benches/NOTES.md`).
     #[inline(always)]
     #[track_caller]
     pub fn with<R>(
         self,
-        f: impl for<'r> FnOnce(RingRole<'r, O, S, STAGES, A_ROWS, B_ROWS>) -> R,
+        producer: impl for<'r> FnOnce(Producer<'r, O, S, STAGES, A_ROWS, B_ROWS>) -> R,
+        consumer: impl for<'r> FnOnce(Consumer<'r, O, S, STAGES, A_ROWS, B_ROWS>) -> R,
     ) -> R {
         let threads = crate::block_size();
         if threads < 256 || !threads.is_multiple_of(128) {
@@ -228,15 +233,15 @@ where
             unreleased: Cell::new(None),
             _types: PhantomData,
         };
-        let producer = wg.index() == consumers;
-        let role = if producer {
-            RingRole::Producer(Producer {
+        let is_producer = wg.index() == consumers;
+        let result = if is_producer {
+            producer(Producer {
                 core: &core,
                 wg,
                 _brand: PhantomData,
             })
         } else {
-            RingRole::Consumer(Consumer {
+            consumer(Consumer {
                 core: &core,
                 index: wg.index(),
                 consumers,
@@ -244,11 +249,10 @@ where
                 _brand: PhantomData,
             })
         };
-        let result = f(role);
         // Nothing in flight past the scope: the issuer's copies landed, a
         // consumer's products are done.
         core.drain_copies();
-        if !producer {
+        if !is_producer {
             arch::wgmma::wait_group::<0>();
         }
         let mut done = core.handle(2 * STAGES, threads as u32);
@@ -258,23 +262,11 @@ where
         }
         // SAFETY: thread 0 waited until every thread arrived on `done`
         // after its last use of the ring's barriers (the roles' handles
-        // ended with `f`): a later `with` of the same barriers may
-        // initialise them again.
+        // ended with their closures): a later `with` of the same barriers
+        // may initialise them again.
         unsafe { scope.release() };
         result
     }
-}
-
-/// This thread's role in a [`TmaRing::with`]: `'r` is the scope's.
-pub enum RingRole<'r, O, S, const STAGES: usize, const A_ROWS: usize, const B_ROWS: usize>
-where
-    O: SixteenBit + Operand16,
-    S: Swizzle + TileSwizzle,
-{
-    /// The block's last warpgroup: fills the stages.
-    Producer(Producer<'r, O, S, STAGES, A_ROWS, B_ROWS>),
-    /// The other warpgroups: read the stages with `wgmma`.
-    Consumer(Consumer<'r, O, S, STAGES, A_ROWS, B_ROWS>),
 }
 
 /// The scope's brand: invariant, so a handle cannot leave its closure.

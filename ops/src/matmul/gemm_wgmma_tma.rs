@@ -30,7 +30,7 @@ use super::gemm_tc::{GemmElement, GEMM_TC_BK, GEMM_TC_BM, GEMM_TC_BN, GEMM_TC_ST
 use gpu_device::half::{bf16, f16};
 use gpu_device::mma::{WarpTileItems, WarpTiles};
 use gpu_device::prelude::*;
-use gpu_device::tma::ring::{RingRole, TmaRing};
+use gpu_device::tma::ring::TmaRing;
 use gpu_device::tma::TensorMap2d;
 use gpu_device::wgmma::{Accumulator, Carried, Swizzle128B};
 
@@ -72,8 +72,8 @@ macro_rules! wgmma_tma_gemm {
             past_i32(row, col, k)
         };
         let ring = GemmWgmmaTmaRing::<<E as GemmElement>::Operand>::new(smem, gpu_device::mbarriers!(9));
-        ring.with(|role| match role {
-            RingRole::Producer(mut producer) => {
+        ring.with(
+            |mut producer| {
                 producer.warpgroup().lower_register_limit::<24>();
                 if let Some(mut issuer) = producer.issuer() {
                     for kb in 0..k_blocks {
@@ -81,8 +81,8 @@ macro_rules! wgmma_tma_gemm {
                         issuer.load(a, row, kc, b, col, kc);
                     }
                 }
-            }
-            RingRole::Consumer(mut consumer) => {
+            },
+            |mut consumer| {
                 consumer.warpgroup().raise_register_limit::<240>();
                 let items = WarpTileItems::mine(c);
                 let a_row = 64 * consumer.index();
@@ -92,8 +92,8 @@ macro_rules! wgmma_tma_gemm {
                 }
                 let acc = consumer.finish(acc);
                 store(c, &items, &acc);
-            }
-        });
+            },
+        );
     }};
 }
 

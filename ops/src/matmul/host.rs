@@ -232,7 +232,7 @@ where
     Ok(out)
 }
 
-/// The 16-bit types: `path`'s kernel of each (`gemm_<type>_wgmma`,
+/// The 16-bit types: `path`'s kernel of each (`gemm_<type>_wgmma_tma`,
 /// `gemm_<type>_mma_sync`).
 macro_rules! tensor_core_element {
     ($t:ident, $wgmma:ident, $mma_sync:ident) => {
@@ -249,15 +249,21 @@ macro_rules! tensor_core_element {
                 Extents { m, k, n }: Extents,
                 stream: &Stream,
             ) -> Result<DeviceBuffer<$t>> {
-                use super::gemm_tc::{$mma_sync, GEMM_TC_SHARED_BYTES, GEMM_TC_THREADS};
-                use super::gemm_wgmma::{$wgmma, GEMM_WGMMA_SHARED_BYTES, GEMM_WGMMA_THREADS};
+                use super::gemm_tc::{$mma_sync, GEMM_TC_BM, GEMM_TC_BN, GEMM_TC_BK, GEMM_TC_SHARED_BYTES, GEMM_TC_THREADS};
+                use super::gemm_wgmma_tma::{$wgmma, GEMM_WGMMA_TMA_SHARED_BYTES, GEMM_WGMMA_TMA_THREADS};
+                use gpu_runtime::{Swizzle, TensorMap};
                 let path = matmul_path::<$t>(stream.device())?;
                 tensor_cores(a, b, (m, k, n), stream, |a, b_t, ld, blocks, c| {
                     let view = c.view_2d_mut(m, n)?;
                     match path {
                         MatmulPath::Wgmma => {
-                            let shared = GEMM_WGMMA_SHARED_BYTES as u32;
-                            launch!($wgmma[blocks, GEMM_WGMMA_THREADS, stream, shared](a, b_t, k, ld, ld, view))
+                            // The maps borrow A and Bᵀ; the launch keeps
+                            // what the kernel reads alive past them.
+                            let boxes = |rows: usize| (rows as u32, GEMM_TC_BK as u32);
+                            let map_a = TensorMap::matrix(a, (m, k, ld), boxes(GEMM_TC_BM), Swizzle::Bytes128)?;
+                            let map_b = TensorMap::matrix(b_t, (n, k, ld), boxes(GEMM_TC_BN), Swizzle::Bytes128)?;
+                            let shared = GEMM_WGMMA_TMA_SHARED_BYTES as u32;
+                            launch!($wgmma[blocks, GEMM_WGMMA_TMA_THREADS, stream, shared](&map_a, &map_b, k, view))
                         }
                         // MmaSync: the other path `MatmulPath::tensor_cores` gives.
                         _ => {
@@ -271,8 +277,8 @@ macro_rules! tensor_core_element {
     };
 }
 
-tensor_core_element!(bf16, gemm_bf16_wgmma, gemm_bf16_mma_sync);
-tensor_core_element!(f16, gemm_f16_wgmma, gemm_f16_mma_sync);
+tensor_core_element!(bf16, gemm_bf16_wgmma_tma, gemm_bf16_mma_sync);
+tensor_core_element!(f16, gemm_f16_wgmma_tma, gemm_f16_mma_sync);
 
 /// A tensor-core GEMM: packs A `m × ld` and Bᵀ `n × ld`, rows padded to 8
 /// elements so that every 16-byte chunk is aligned, and has `gemm` queue
