@@ -58,7 +58,7 @@ use gpu_ops::matmul::gemm_tc::{
 };
 use gpu_ops::matmul::gemm_wgmma::{gemm_bf16_wgmma, GEMM_WGMMA_SHARED_BYTES, GEMM_WGMMA_THREADS};
 use gpu_ops::matmul::gemm_wgmma_tma::{
-    gemm_bf16_wgmma_tma, GEMM_WGMMA_TMA_SHARED_BYTES, GEMM_WGMMA_TMA_THREADS,
+    gemm_bf16_wgmma_tma, gemm_wgmma_tma_blocks, GEMM_WGMMA_TMA_SHARED_BYTES, GEMM_WGMMA_TMA_THREADS,
 };
 use gpu_ops::MatmulPath;
 use gpu_runtime::{backend, launch, Backend, Device, DeviceBuffer, Stream, Swizzle, TensorMap};
@@ -79,7 +79,8 @@ const ENTRY: &str = "gemm_bf16_mma_sync";
 const RUST_MMA: &str = "Rust mma.sync (cp.async ring, ldmatrix) 128x256";
 const RUST_WGMMA: &str = "Rust wgmma m64n256k16 (cp.async ring) 128x256, 2 WGs";
 const WGMMA_ENTRY: &str = "gemm_bf16_wgmma";
-const RUST_WGMMA_TMA: &str = "Rust wgmma m64n256k16 (TMA ring, producer WG) 128x256, 2 WGs";
+const RUST_WGMMA_TMA: &str =
+    "Rust wgmma m64n256k16 (TMA ring, producer WG, persistent) 128x256, 2 WGs";
 const WGMMA_TMA_ENTRY: &str = "gemm_bf16_wgmma_tma";
 /// `gpu_ops::matmul`'s rows, by the path it took.
 const MATMUL_WGMMA: &str = "gpu_ops::matmul (wgmma path: the TMA ring)";
@@ -290,6 +291,8 @@ fn case(ctx: &mut Ctx, m: usize, n: usize, k: usize, wgmma: bool) -> Res<()> {
         let map_a = TensorMap::matrix(&ta, (m, k, ld), (128, 64), Swizzle::Bytes128)?;
         let map_b = TensorMap::matrix(&tb, (n, k, ld), (256, 64), Swizzle::Bytes128)?;
         let bytes = GEMM_WGMMA_TMA_SHARED_BYTES as u32;
+        let sms = Device::get(stream.device())?.limits().multiprocessor_count;
+        let tma_blocks = gemm_wgmma_tma_blocks(m, n, sms);
         ctx.run(
             RUST_WGMMA_TMA,
             WGMMA_TMA_ENTRY,
@@ -303,7 +306,7 @@ fn case(ctx: &mut Ctx, m: usize, n: usize, k: usize, wgmma: bool) -> Res<()> {
             poison_c,
             |(_, _, dc)| {
                 let view = dc.view_2d_mut(m, n)?;
-                launch!(gemm_bf16_wgmma_tma[blocks, GEMM_WGMMA_TMA_THREADS, stream, bytes](&map_a, &map_b, k, view))
+                launch!(gemm_bf16_wgmma_tma[tma_blocks, GEMM_WGMMA_TMA_THREADS, stream, bytes](&map_a, &map_b, k, view))
             },
             check,
         )?;

@@ -21,7 +21,8 @@ use core::marker::PhantomData;
 /// producer warpgroup that only feeds the others (a TMA ring's).
 ///
 /// Disjoint: the grouped order names each tile of the matrix once (blocks
-/// past the last tile get none); within a tile, the warp's rank names its
+/// past the last tile get none; a persistent kernel's block of rank `b` in
+/// a grid of `G` takes tiles `b`, `b + G`, ... of it, [`WarpTileItems::strided`]); within a tile, the warp's rank names its
 /// sub-tile once (an idle warp gets no place: [`WarpTileItems::mine`]
 /// panics there), and the accumulator layout gives each element of a
 /// 16 × 8 tile to one lane. Needs blocks of `(WARPS_M · WARPS_N +
@@ -137,6 +138,43 @@ impl<
             _map: PhantomData,
             _thread: PhantomData,
         }
+    }
+
+    /// This thread's place in tile `i` of its block's tiles in grid-stride
+    /// order, for a persistent kernel: the block of rank `b` in a grid of
+    /// `G` blocks owns tiles `b`, `b + G`, `b + 2G`, ... of the grouped
+    /// order, each of them only (the ranks partition the tiles), and `i`
+    /// names the `i`-th; `None` past its last. Panics as [`mine`](Self::mine).
+    #[inline(always)]
+    #[track_caller]
+    pub fn strided<T>(
+        out: &DisjointMatrix<'_, T, WarpTiles<WM, WN, TM, TN, G, I>>,
+        i: usize,
+    ) -> Option<Self> {
+        let mut items = Self::mine(out);
+        let (row, col) = Self::strided_origin((out.rows(), out.cols()), i)?;
+        (items.block_row, items.block_col) = (row, col);
+        Some(items)
+    }
+
+    /// The first row and column of tile `i` of this block's tiles of a
+    /// `rows × cols` output in grid-stride order ([`strided`](Self::strided)),
+    /// for any thread of the block (an idle warp's too, which feeds the
+    /// others); `None` past its last.
+    #[inline(always)]
+    pub fn strided_origin((rows, cols): (usize, usize), i: usize) -> Option<(usize, usize)> {
+        let tiles_m = rows.div_ceil(Self::BLOCK_ROWS);
+        let tiles_n = cols.div_ceil(Self::BLOCK_COLS);
+        let [gx, gy, gz] = crate::arch::grid_dim();
+        let blocks = gx as usize * gy as usize * gz as usize;
+        let t = i
+            .checked_mul(blocks)?
+            .checked_add(crate::leader::block_rank())?;
+        if t >= tiles_m.checked_mul(tiles_n)? {
+            return None;
+        }
+        let (tile_m, tile_n) = grouped_tile(t, tiles_m, tiles_n, G);
+        Some((tile_m * Self::BLOCK_ROWS, tile_n * Self::BLOCK_COLS))
     }
 
     /// The first row and column of this block's tile of `out` (past the

@@ -7,6 +7,10 @@
 //!   group), 384 threads: two consumer warpgroups, each 64 × 256 of the
 //!   tile in one `wgmma.m64n256k16` accumulator (128 f32 a thread), then a
 //!   producer warpgroup.
+//! - Persistent: block `b` of a grid of `G` computes tiles `b`, `b + G`, ...
+//!   ([`WarpTileItems::strided`]), one ring through all of them, so the
+//!   producer copies the next tile's k-blocks while the consumers store
+//!   the last; launch [`gemm_wgmma_tma_blocks`] blocks (one an SM).
 //! - A [`TmaRing`] of 4 stages, each A's 128 rows and B's 256 rows of 64
 //!   elements (one k-block), copied by the bulk tensor copy engine with the
 //!   128-byte swizzle that `wgmma` reads; the producer's first thread
@@ -22,8 +26,8 @@
 //! (boxes of 128 × 64 and 256 × 64 elements, 128-byte swizzle): the copy
 //! engine zero-fills what lies past M, N and K, so ragged shapes need no
 //! special case until the stores, which [`DisjointMatrix`] bounds. Launch
-//! [`GEMM_WGMMA_TMA_THREADS`] threads a block,
-//! [`gemm_tc_blocks`](super::gemm_tc::gemm_tc_blocks) blocks and
+//! [`GEMM_WGMMA_TMA_THREADS`] threads a block, [`gemm_wgmma_tma_blocks`]
+//! blocks (any number computes every tile) and
 //! [`GEMM_WGMMA_TMA_SHARED_BYTES`] bytes of dynamic shared memory.
 
 use super::gemm_tc::{GemmElement, GEMM_TC_BK, GEMM_TC_BM, GEMM_TC_BN, GEMM_TC_STAGES};
@@ -45,6 +49,13 @@ pub const GEMM_WGMMA_TMA_THREADS: u32 = 384;
 /// Dynamic shared memory a launch needs: the ring's.
 pub const GEMM_WGMMA_TMA_SHARED_BYTES: usize =
     GemmWgmmaTmaRing::<gpu_device::mma::Bf16>::SHARED_BYTES;
+/// The blocks of a launch for an `m × n` result on a device of `sms`
+/// multiprocessors: one a multiprocessor (the ring's shared memory fits one
+/// block), or one a tile where there are fewer tiles.
+pub fn gemm_wgmma_tma_blocks(m: usize, n: usize, sms: u32) -> u32 {
+    super::gemm_tc::gemm_tc_blocks(m, n).min(sms.max(1))
+}
+
 /// A's tensor map: boxes of 128 rows of one k-block.
 pub type GemmMapA<E> = TensorMap2d<E, GEMM_TC_BM, GEMM_TC_BK, Swizzle128B>;
 /// B's tensor map: boxes of 256 rows of one k-block.
@@ -59,39 +70,43 @@ macro_rules! wgmma_tma_gemm {
     ($e:ty, $a:ident, $b:ident, $k:ident, $c:ident, $smem:ident) => {{
         type E = $e;
         let (a, b, k, c, smem) = (&$a, &$b, $k, &mut $c, $smem);
-        let (row, col) = WarpTileItems::block_origin_of(c);
-        // A block past the last tile (a grid larger than the tiles) has none.
-        let k_blocks = if row < c.rows() && col < c.cols() {
-            k.div_ceil(GEMM_TC_BK)
-        } else {
-            0
-        };
-        // The copy engine's coordinates are i32.
-        let (Ok(row), Ok(col), Ok(_)) = (i32::try_from(row), i32::try_from(col), i32::try_from(k))
-        else {
-            past_i32(row, col, k)
-        };
+        // The copy engine's coordinates are i32 (a tile's origin is below
+        // the matrix's extents, at most u32::MAX).
+        let Ok(_) = i32::try_from(k) else { past_i32(k) };
+        let k_blocks = k.div_ceil(GEMM_TC_BK);
+        let shape = (c.rows(), c.cols());
         let ring = GemmWgmmaTmaRing::<<E as GemmElement>::Operand>::new(smem, gpu_device::mbarriers!(9));
         ring.with(
             |mut producer| {
                 producer.warpgroup().lower_register_limit::<24>();
                 if let Some(mut issuer) = producer.issuer() {
-                    for kb in 0..k_blocks {
-                        let kc = (kb * GEMM_TC_BK) as i32;
-                        issuer.load(a, row, kc, b, col, kc);
+                    let mut i = 0;
+                    while let Some((row, col)) = WarpTileItems::<GemmWgmmaTmaTiles>::strided_origin(shape, i) {
+                        let (Ok(row), Ok(col)) = (i32::try_from(row), i32::try_from(col)) else {
+                            past_i32(k)
+                        };
+                        for kb in 0..k_blocks {
+                            let kc = (kb * GEMM_TC_BK) as i32;
+                            issuer.load(a, row, kc, b, col, kc);
+                        }
+                        i += 1;
                     }
                 }
             },
             |mut consumer| {
                 consumer.warpgroup().raise_register_limit::<240>();
-                let items = WarpTileItems::mine(c);
                 let a_row = 64 * consumer.index();
-                let mut acc = Carried::new(Accumulator::<256>::zero(consumer.warpgroup()));
-                for _ in 0..k_blocks {
-                    acc = consumer.mma(acc, a_row, 0);
+                let mut i = 0;
+                while let Some(items) = WarpTileItems::strided(c, i) {
+                    let mut acc = Carried::new(Accumulator::<256>::zero(consumer.warpgroup()));
+                    for _ in 0..k_blocks {
+                        acc = consumer.mma(acc, a_row, 0);
+                    }
+                    // The producer loads the next tile's stages meanwhile.
+                    let acc = consumer.finish(acc);
+                    store(c, &items, &acc);
+                    i += 1;
                 }
-                let acc = consumer.finish(acc);
-                store(c, &items, &acc);
             },
         );
     }};
@@ -139,6 +154,6 @@ fn store<E: GemmElement>(
 #[cold]
 #[inline(never)]
 #[track_caller]
-fn past_i32(row: usize, col: usize, k: usize) -> ! {
-    panic!("gemm_wgmma_tma: the tile at ({row}, {col}) with K = {k} is past the copy engine's i32 coordinates")
+fn past_i32(k: usize) -> ! {
+    panic!("gemm_wgmma_tma: K = {k}, or a tile's origin, is past the copy engine's i32 coordinates")
 }

@@ -263,6 +263,9 @@ macro_rules! tensor_core_element {
                             let map_a = TensorMap::matrix(a, (m, k, ld), boxes(GEMM_TC_BM), Swizzle::Bytes128)?;
                             let map_b = TensorMap::matrix(b_t, (n, k, ld), boxes(GEMM_TC_BN), Swizzle::Bytes128)?;
                             let shared = GEMM_WGMMA_TMA_SHARED_BYTES as u32;
+                            // Persistent: one block a multiprocessor at most.
+                            let sms = gpu_runtime::Device::get(stream.device())?.limits().multiprocessor_count;
+                            let blocks = blocks.min(sms.max(1));
                             launch!($wgmma[blocks, GEMM_WGMMA_TMA_THREADS, stream, shared](&map_a, &map_b, k, view))
                         }
                         // MmaSync: the other path `MatmulPath::tensor_cores` gives.
@@ -283,8 +286,9 @@ tensor_core_element!(f16, gemm_f16_wgmma_tma, gemm_f16_mma_sync);
 /// A tensor-core GEMM: packs A `m × ld` and Bᵀ `n × ld`, rows padded to 8
 /// elements so that every 16-byte chunk is aligned, and has `gemm` queue
 /// the kernel (`a`, `b_t`, `ld`, blocks, C). Both kernels ([`MatmulPath::Wgmma`],
-/// [`MatmulPath::MmaSync`]) take the same operands, tiles of C and shared
-/// memory.
+/// [`MatmulPath::MmaSync`]) take the same operands and tiles of C (the
+/// `wgmma` one through tensor maps of them, on at most one block a
+/// multiprocessor).
 fn tensor_cores<T>(
     a: &DeviceBuffer<T>,
     b: &DeviceBuffer<T>,

@@ -3,7 +3,7 @@
 //!
 //! | inputs | path ([`MatmulPath`]) | device |
 //! |---|---|---|
-//! | `bf16`, `f16` | [`gemm_wgmma`]: Hopper's `wgmma.m64n256k16` fed by a `cp.async` ring, f32 accumulation, C rounded once to the inputs' type | compute capability 9.0 (the sm_90a module: H100, H200) |
+//! | `bf16`, `f16` | [`gemm_wgmma_tma`]: Hopper's `wgmma.m64n256k16` fed by a TMA ring from a producer warpgroup, persistent, f32 accumulation, C rounded once to the inputs' type | compute capability 9.0 (the sm_90a module: H100, H200) |
 //! | `bf16`, `f16` | [`gemm_tc`]: `mma.sync.m16n8k16` tensor cores fed by a `cp.async` ring, f32 accumulation, C rounded once to the inputs' type | sm_80 and later but 9.0 (an older device is an error naming it) |
 //! | `f32` | [`sgemm`]: the register-tiled FP32 SGEMM (`sgemm_8x8`) | every device |
 //!

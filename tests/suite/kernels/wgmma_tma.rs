@@ -2,7 +2,8 @@
 //! a producer warpgroup copying each k-block's tiles with the bulk tensor
 //! copy engine into a `gpu_device::tma::ring::TmaRing`, two consumer
 //! warpgroups of m64n256k16 reading them) against a CPU reference at ragged
-//! sizes, with K longer than the ring and one whole tile; and a launch with
+//! sizes, with K longer than the ring and one whole tile, one block a tile
+//! and persistent (fewer blocks than tiles, and more); and a launch with
 //! too little shared memory for the ring refused. Runs on the simulator and
 //! on a GPU of compute capability 9.0 (elsewhere the launch is refused and
 //! the test says so and returns).
@@ -34,10 +35,8 @@ fn runs_sm_90a(stream: &Stream) -> bool {
 type Product = (Vec<bf16>, Vec<bf16>, Vec<bf16>);
 
 fn tma_gemm(
-    m: usize,
-    n: usize,
-    k: usize,
-    ld: usize,
+    (m, n, k, ld): (usize, usize, usize, usize),
+    blocks: u32,
     bytes: usize,
     stream: &Stream,
 ) -> Result<Product, gpu_runtime::Error> {
@@ -47,14 +46,18 @@ fn tma_gemm(
     let map_b = TensorMap::matrix(&db, (n, k, ld), (256, 64), Swizzle::Bytes128)?;
     let mut dc = DeviceBuffer::<bf16>::zeroed_on(m * n, stream)?;
     let view = dc.view_2d_mut(m, n)?;
-    let blocks = gemm_tc_blocks(m, n);
     launch!(gemm_bf16_wgmma_tma[blocks, GEMM_WGMMA_TMA_THREADS, stream, bytes as u32](&map_a, &map_b, k, view))?;
     Ok((dc.copy_to_host_sync(stream)?, a, b))
 }
 
-fn matches_the_reference(m: usize, n: usize, k: usize, ld: usize, stream: &Stream) {
-    let (c, a, b) = tma_gemm(m, n, k, ld, GEMM_WGMMA_TMA_SHARED_BYTES, stream).unwrap();
-    check_gemm(&c, &a, &b, [m, n, k, ld]);
+/// With one block a tile, and with `blocks` blocks (persistent: each
+/// block takes the tiles of its rank, grid-stride).
+fn matches_the_reference(m: usize, n: usize, k: usize, ld: usize, blocks: u32, stream: &Stream) {
+    for blocks in [gemm_tc_blocks(m, n), blocks] {
+        let shape = (m, n, k, ld);
+        let (c, a, b) = tma_gemm(shape, blocks, GEMM_WGMMA_TMA_SHARED_BYTES, stream).unwrap();
+        check_gemm(&c, &a, &b, [m, n, k, ld]);
+    }
 }
 
 #[test]
@@ -63,13 +66,16 @@ fn the_tma_fed_wgmma_gemm_matches_a_cpu_reference() {
     if !runs_sm_90a(&stream) {
         return;
     }
-    // Ragged in every dimension, with padded rows; one k-block, two blocks.
-    matches_the_reference(130, 67, 40, 48, &stream);
+    // Ragged in every dimension, with padded rows; one k-block, two tiles
+    // (and one block for both).
+    matches_the_reference(130, 67, 40, 48, 1, &stream);
     // K longer than the ring (9 k-blocks through 4 stages: each stage
-    // refilled twice), the last k-block cut; a tile row and column cut.
-    matches_the_reference(140, 260, 520, 528, &stream);
-    // One whole block tile.
-    matches_the_reference(128, 256, 64, 64, &stream);
+    // refilled twice), the last k-block cut; a tile row and column cut;
+    // four tiles on three blocks (block 0 takes tiles 0 and 3, its ring
+    // running on from one tile into the next).
+    matches_the_reference(140, 260, 520, 528, 3, &stream);
+    // One whole block tile; more blocks than tiles (the others have none).
+    matches_the_reference(128, 256, 64, 64, 4, &stream);
 }
 
 /// A launch that gives the ring less shared memory than its stages need

@@ -135,7 +135,7 @@ fn driver_constants_have_the_values_cuda_h_declares() {
         graph_node_type::MEM_FREE => N::CU_GRAPH_NODE_TYPE_MEM_FREE,
         GRAPH_DEBUG_DOT_FLAGS_VERBOSE => sys::CUgraphDebugDot_flags::CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE,
         TENSOR_MAP_INTERLEAVE_NONE => sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
-        TENSOR_MAP_L2_PROMOTION_128B => sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+        TENSOR_MAP_L2_PROMOTION_256B => sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
         TENSOR_MAP_OOB_FILL_NONE => sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
     }
 }

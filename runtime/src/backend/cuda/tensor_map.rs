@@ -26,7 +26,7 @@ pub(super) fn encode(map: &TensorMapRequest) -> Result<EncodedTensorMap, DriverE
             element_strides.as_ptr(),
             TENSOR_MAP_INTERLEAVE_NONE,
             map.swizzle,
-            TENSOR_MAP_L2_PROMOTION_128B,
+            TENSOR_MAP_L2_PROMOTION_256B,
             TENSOR_MAP_OOB_FILL_NONE,
         )
     };

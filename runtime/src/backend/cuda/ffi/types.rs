@@ -122,10 +122,10 @@ pub(crate) const MEMORYTYPE_UNIFIED: c_uint = 4;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct TensorMapBytes(pub(crate) [u64; 16]);
 
-/// `CU_TENSOR_MAP_INTERLEAVE_NONE`, `CU_TENSOR_MAP_L2_PROMOTION_L2_128B`,
+/// `CU_TENSOR_MAP_INTERLEAVE_NONE`, `CU_TENSOR_MAP_L2_PROMOTION_L2_256B` (as CUTLASS),
 /// `CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE` (out-of-bounds elements are zeros).
 pub(crate) const TENSOR_MAP_INTERLEAVE_NONE: c_uint = 0;
-pub(crate) const TENSOR_MAP_L2_PROMOTION_128B: c_uint = 2;
+pub(crate) const TENSOR_MAP_L2_PROMOTION_256B: c_uint = 3;
 pub(crate) const TENSOR_MAP_OOB_FILL_NONE: c_uint = 0;
 
 /// `CUDA_MEMCPY2D` (version 2): a copy of `height` rows of `width_bytes`
