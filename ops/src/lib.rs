@@ -20,6 +20,12 @@
 //! The kernels are `#[kernel]` functions of this crate, built to PTX by its
 //! `build.rs` and embedded by [`embed_kernels!`](gpu_device::embed_kernels).
 #![cfg_attr(target_arch = "nvptx64", no_std, feature(abi_ptx))]
+// `#[inline(always)]` on a TMA ring's role closures (`matmul::gemm_wgmma_tma`,
+// built where that module is).
+#![cfg_attr(
+    any(not(target_arch = "nvptx64"), target_feature = "sm_90a"),
+    feature(stmt_expr_attributes)
+)]
 #![deny(missing_docs)]
 
 // The crate's README (its page on crates.io), whose examples run as doctests.

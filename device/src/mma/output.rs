@@ -260,12 +260,59 @@ impl<
         let row0 = items.block_row + items.warp_row + 16 * i;
         let col0 = items.block_col + items.warp_col + 8 * j;
         let [(r0, c0, v0), (_, _, v1), (r2, c2, v2), (_, _, v3)] = acc.elements();
+        if self.holds_aligned_tile(row0, col0) {
+            // SAFETY: the 16 × 8 tile at `(row0, col0)` is inside the
+            // matrix and its pairs aligned (`holds_aligned_tile`); a lane's
+            // elements are at rows `r0`, `r2 < 16`, columns `c0 + 1 < 8`.
+            // The pairs are this lane's as in `write_row_pair`.
+            unsafe {
+                self.write_inside_pair(row0 + r0, col0 + c0, convert(v0), convert(v1));
+                self.write_inside_pair(row0 + r2, col0 + c2, convert(v2), convert(v3));
+            }
+            return;
+        }
         // Registers 0, 1 and 2, 3: a row's two adjacent columns each.
         // Two calls, not a loop over the pairs: LLVM kept such a loop
         // rolled, its array of pairs in local memory (379 `st.local` and
         // 128 `ld.local` in the mma.sync GEMM's epilogue).
         self.write_row_pair(row0 + r0, col0 + c0, convert(v0), convert(v1));
         self.write_row_pair(row0 + r2, col0 + c2, convert(v2), convert(v3));
+    }
+
+    /// Whether the 16 × 8 tile at `(row0, col0)` lies wholly inside the
+    /// matrix with every pair of columns `(2c, 2c + 1)` of it aligned for
+    /// one store: the tiles of a GEMM's full block tiles, checked once a
+    /// tile rather than at each pair (the check is 32-bit: `len` fits a
+    /// `u32`).
+    #[inline(always)]
+    fn holds_aligned_tile(&self, row0: usize, col0: usize) -> bool {
+        let pair = core::mem::size_of::<[T; 2]>();
+        (pair == 4 || pair == 8)
+            && row0 < self.rows()
+            && self.rows() - row0 >= 16
+            && col0 < self.cols()
+            && self.cols() - col0 >= 8
+            && col0.is_multiple_of(2)
+            && self.cols().is_multiple_of(2)
+            && (self.ptr as usize).is_multiple_of(pair)
+    }
+
+    /// Writes `first` at `(row, col)` and `second` at `(row, col + 1)` with
+    /// one store, the offset in 32 bits.
+    ///
+    /// # Safety
+    /// Both are inside the matrix, this lane's, and the pair is aligned to
+    /// its size (4 or 8 bytes): [`holds_aligned_tile`](Self::holds_aligned_tile)
+    /// of the tile holding them, `col` even.
+    #[inline(always)]
+    unsafe fn write_inside_pair(&mut self, row: usize, col: usize, first: T, second: T) {
+        // `row * cols + col + 1 < len <= u32::MAX`: no wrap in `u32`.
+        let at = row as u32 * self.cols() as u32 + col as u32;
+        // SAFETY: inside the matrix (the caller), so inside the allocation.
+        let element = unsafe { self.ptr.add(at as usize) };
+        race_check::write_range(element, 2);
+        // SAFETY: the caller's: inside, this lane's, aligned to the pair.
+        unsafe { store_pair(element, first, second) }
     }
 
     /// Writes `first` at `(row, col)` and `second` at `(row, col + 1)`,
@@ -285,27 +332,12 @@ impl<
             && (element as usize).is_multiple_of(pair)
         {
             race_check::write_range(element, 2);
-            let values = core::mem::ManuallyDrop::new([first, second]);
             // SAFETY: `(row, col)` and `(row, col + 1)` are inside the
             // matrix (`col + 1 < cols`), adjacent, and this lane's under
             // `WarpTiles` (its block's tile, its warp's sub-tile, its
             // accumulator elements: the caller's pair), every thread's
-            // map; the pair is aligned to its size, 4 or 8 bytes, written
-            // as one integer of those bytes (any bytes are an integer,
-            // and the two values' bytes are values of `T`;
-            // `ManuallyDrop`: the values move into the matrix).
-            unsafe {
-                let bytes = (&*values as *const [T; 2]).cast::<u8>();
-                if pair == 4 {
-                    element
-                        .cast::<u32>()
-                        .write(bytes.cast::<u32>().read_unaligned())
-                } else {
-                    element
-                        .cast::<u64>()
-                        .write(bytes.cast::<u64>().read_unaligned())
-                }
-            }
+            // map; the pair is aligned to its size, 4 or 8 bytes.
+            unsafe { store_pair(element, first, second) };
             return;
         }
         race_check::write(element);
@@ -317,6 +349,32 @@ impl<
             race_check::write(element);
             // SAFETY: as above.
             unsafe { element.write(second) };
+        }
+    }
+}
+
+/// Writes `first` and `second` at `element` and the next slot as one
+/// integer of their bytes (any bytes are an integer, and the two values'
+/// bytes are values of `T`; `ManuallyDrop`: the values move into memory).
+///
+/// # Safety
+/// `element` and the slot after it are valid for writes, and `element` is
+/// aligned to `[T; 2]`'s size, which is 4 or 8 bytes.
+#[inline(always)]
+unsafe fn store_pair<T>(element: *mut T, first: T, second: T) {
+    let values = core::mem::ManuallyDrop::new([first, second]);
+    let bytes = (&*values as *const [T; 2]).cast::<u8>();
+    // SAFETY: the caller's: two valid slots, aligned to the pair's size;
+    // `bytes` are the pair's 4 or 8 bytes, read unaligned.
+    unsafe {
+        if core::mem::size_of::<[T; 2]>() == 4 {
+            element
+                .cast::<u32>()
+                .write(bytes.cast::<u32>().read_unaligned())
+        } else {
+            element
+                .cast::<u64>()
+                .write(bytes.cast::<u64>().read_unaligned())
         }
     }
 }

@@ -434,10 +434,13 @@ where
                 "a TMA ring's boxes have rows of one swizzle span"
             )
         };
-        for col in [a_col, b_col] {
-            if col % 8 != 0 {
-                misaligned_column(col, 2);
-            }
+        // Two checks, not a loop over an array: ptxas kept that array in
+        // local memory, a store and two loads on the producer's path.
+        if a_col % 8 != 0 {
+            misaligned_column(a_col, 2);
+        }
+        if b_col % 8 != 0 {
+            misaligned_column(b_col, 2);
         }
         let core = self.producer.core;
         let i = core.issued.get();

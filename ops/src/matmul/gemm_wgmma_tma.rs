@@ -18,9 +18,10 @@
 //!   consumers multiply from each stage as it lands (4 `wgmma`s), wait for
 //!   the k-block before (`wgmma.wait_group 1`) and hand its stage back. No
 //!   block barrier in the k-loop.
-//! - The producer lowers its register limit to 24 (`setmaxnreg`) and the
-//!   consumers raise theirs to 240: 2 × 128 × 240 + 128 × 24 = 64 512 of
-//!   the SM's 65 536.
+//! - The producer lowers its register limit to 40 (`setmaxnreg`) and the
+//!   consumers raise theirs to 232: 2 × 128 × 232 + 128 × 40 = 64 512 of
+//!   the SM's 65 536. (The twin's 24 spilled the producer's 64-bit tile
+//!   walk, 80 bytes; at 232 the consumers still spill nothing.)
 //!
 //! A and B come as tensor maps of `m × k` and `n × k` row-major matrices
 //! (boxes of 128 × 64 and 256 × 64 elements, 128-byte swizzle): the copy
@@ -76,9 +77,13 @@ macro_rules! wgmma_tma_gemm {
         let k_blocks = k.div_ceil(GEMM_TC_BK);
         let shape = (c.rows(), c.cols());
         let ring = GemmWgmmaTmaRing::<<E as GemmElement>::Operand>::new(smem, gpu_device::mbarriers!(9));
+        // Both roles inlined into the kernel, always: left a call (as LLVM
+        // may, once the consumer's stores grow), ptxas serialises the
+        // `wgmma`s across it (C7510).
         ring.with(
+            #[inline(always)]
             |mut producer| {
-                producer.warpgroup().lower_register_limit::<24>();
+                producer.warpgroup().lower_register_limit::<40>();
                 if let Some(mut issuer) = producer.issuer() {
                     let mut i = 0;
                     while let Some((row, col)) = WarpTileItems::<GemmWgmmaTmaTiles>::strided_origin(shape, i) {
@@ -93,8 +98,9 @@ macro_rules! wgmma_tma_gemm {
                     }
                 }
             },
+            #[inline(always)]
             |mut consumer| {
-                consumer.warpgroup().raise_register_limit::<240>();
+                consumer.warpgroup().raise_register_limit::<232>();
                 let a_row = 64 * consumer.index();
                 let mut i = 0;
                 while let Some(items) = WarpTileItems::strided(c, i) {

@@ -370,6 +370,29 @@ fn gemm_matches_the_reference(m: usize, n: usize, k: usize, ld: usize, stream: &
     );
 }
 
+/// As [`gemm_matches_the_reference`], C starting one element into its
+/// buffer: no pair of a row is 4-byte aligned, so every tile, whole ones
+/// too, takes the element-by-element stores (a whole tile's one-store
+/// pairs need the matrix aligned); the element before C stays untouched.
+fn gemm_into_an_unaligned_c_matches_the_reference(m: usize, n: usize, k: usize, stream: &Stream) {
+    let (a, b) = (padded_operand(m, k, k, 33), padded_operand(n, k, k, 34));
+    let (da, db) = (buffer(&a, stream), buffer(&b, stream));
+    let sentinel = bf16::from_f32(-7.0);
+    let mut dc = buffer(&vec![sentinel; m * n + 1], stream);
+    let view = dc
+        .view_mut()
+        .into_slice(1..m * n + 1)
+        .unwrap()
+        .into_2d(m, n)
+        .unwrap();
+    let (blocks, bytes) = (gemm_tc_blocks(m, n), GEMM_TC_SHARED_BYTES as u32);
+    launch!(gemm_bf16_mma_sync[blocks, GEMM_TC_THREADS, stream, bytes](&da, &db, k, k, k, view))
+        .unwrap();
+    let got = dc.copy_to_host_sync(stream).unwrap();
+    assert_eq!(got[0], sentinel, "the element before C");
+    check_gemm(&got[1..], &a, &b, [m, n, k, k]);
+}
+
 #[test]
 fn the_mma_sync_gemm_matches_a_cpu_reference() {
     let stream = Stream::new().unwrap();
@@ -379,4 +402,6 @@ fn the_mma_sync_gemm_matches_a_cpu_reference() {
     gemm_matches_the_reference(17, 9, 300, 304, &stream);
     // One whole block tile.
     gemm_matches_the_reference(128, 256, 64, 64, &stream);
+    // Whole tiles into a C whose pairs are not aligned.
+    gemm_into_an_unaligned_c_matches_the_reference(128, 256, 64, &stream);
 }
