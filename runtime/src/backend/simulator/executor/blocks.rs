@@ -1,7 +1,7 @@
 //! The blocks of a launch that one OS thread runs: one [`BlockState`], its
 //! threads' coordinates and its fibers, kept from block to block.
 //!
-//! A block's state is set back to a new block's at its start ([`BlockState::begin`]):
+//! A block's state is set back to a new block's at its start (`BlockState::begin`):
 //! its per-thread vectors are not made again for each block, and the
 //! fibers that ran the last block's threads wait (idle, see `rounds`) to
 //! run the next block's, so a thread's start is a switch into a fiber

@@ -71,7 +71,7 @@ unsafe fn kernel(params: *const *mut c_void) {
         let mask = FULL_MASK >> (32 - lanes);
         let ballot = gpu_device::warp::ballot_sync(mask, t % 3 == b % 3);
         let expected = (0..32)
-            .filter(|lane| lane < &lanes && (warp * 32 + lane) % 3 == b % 3)
+            .filter(|&lane| lane < lanes && (warp * 32 + lane) % 3 == b % 3)
             .fold(0u32, |mask, lane| mask | 1 << lane);
         if ballot != expected {
             plan.wrong.fetch_add(1, Relaxed);
