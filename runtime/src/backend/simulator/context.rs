@@ -137,32 +137,35 @@ pub(crate) unsafe fn switch_in_block(save: *mut SavedContext, to: SavedContext) 
     unsafe { arch::switch_in_block(save, to) }
 }
 
-/// The bytes above a saved context that resuming it reads: the registers
-/// its switch saved and the frames of the code it returns to (the barrier's
-/// and the kernel's), about 5.5 cache lines measured (`benches/NOTES.md`).
-const RESUME_BYTES: usize = 384;
+/// The stack lines above a saved context that resuming it reads: the
+/// registers its switch saved and the frames of the code it returns to (the
+/// barrier's and the kernel's), about 5.5 cache lines measured
+/// (`benches/NOTES.md`): 384 bytes from the saved stack pointer, which seven
+/// lines from the one that holds it cover wherever it lies in its line.
+const RESUME_LINES: usize = 7;
 
 /// Asks the processor to load the stack lines resuming the context saved
-/// at `saved` (on a stack whose top is `stack_top`) will read. A block's
-/// threads run in turn, and their stack lines together pass the first-level
-/// cache, so each resume would wait for them; loaded while the thread
-/// before it runs, they are there when it resumes.
+/// at `saved` will read. A block's threads run in turn, and their stack
+/// lines together pass the first-level cache, so each resume would wait for
+/// them; loaded while the thread before it runs, they are there when it
+/// resumes. Seven prefetches, unrolled: a loop bounded by the stack's top
+/// cost 40 instructions a switch, for lines that never lie above the top
+/// (a context's saved registers and return addresses alone take more than
+/// the 64 bytes a line may reach past it, and a prefetch never faults).
 #[inline(always)]
-pub(crate) fn prefetch_resume(saved: SavedContext, stack_top: usize) {
+pub(crate) fn prefetch_resume(saved: SavedContext) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        let end = stack_top.min(saved.saturating_add(RESUME_BYTES));
-        let mut line = saved & !63;
-        while line < end {
+        let first = saved & !63;
+        for line in 0..RESUME_LINES {
             // SAFETY: a prefetch is a hint: it reads nothing the program
             // sees and never faults, whatever the address.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(line as *const i8) };
-            line += 64;
+            unsafe { _mm_prefetch::<_MM_HINT_T0>((first + line * 64) as *const i8) };
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = (saved, stack_top);
+    let _ = saved;
 }
 
 /// The address where a stopped thread continues, on the scheduler's saved

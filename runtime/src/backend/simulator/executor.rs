@@ -29,6 +29,7 @@
 //! [`Block::after_atomics`]: gpu_device::__private::simulation::Block::after_atomics
 
 mod block;
+mod blocks;
 mod call;
 mod failures;
 mod in_order;
@@ -47,7 +48,7 @@ use super::settings::settings;
 use super::signals;
 use super::stream;
 use super::watchdog;
-use block::run_block;
+use blocks::run_blocks;
 pub(crate) use call::KernelCall;
 use call::Run;
 use pool::pool;
@@ -254,9 +255,8 @@ impl Launch {
     fn cooperative_block(&self, block: u64) {
         let worker = watchdog::current_worker();
         with_shared_memory(|shared| {
-            worker.start_block();
-            let outcome = run_block(&self.run, block, &worker, shared);
-            worker.end_block();
+            let mut blocks = std::iter::once(block);
+            let outcome = run_blocks(&self.run, &worker, shared, || blocks.next());
             if let Err(message) = outcome {
                 self.fail(message);
             }
@@ -280,28 +280,27 @@ impl Launch {
         // that many small blocks do not meet at the counter for each one.
         let chunk = (total / (parallelism() as u64 * 8)).clamp(1, 64);
         let worker = watchdog::current_worker();
-        with_shared_memory(|shared| loop {
+        // The blocks claimed and not run yet, and whether they are the last.
+        let (mut claimed, mut last) = (0..0, false);
+        let next = || loop {
+            if let Some(block) = claimed.next() {
+                return (!self.run.failed.load(Ordering::Relaxed)).then_some(block);
+            }
+            if last {
+                return None;
+            }
             let first = self.next_block.fetch_add(chunk, Ordering::Relaxed);
-            for block in first..(first + chunk).min(total) {
-                if self.run.failed.load(Ordering::Relaxed) {
-                    return;
-                }
-                worker.start_block();
-                let outcome = run_block(&self.run, block, &worker, shared);
-                worker.end_block();
-                if let Err(message) = outcome {
-                    self.run.failed.store(true, Ordering::Relaxed);
-                    self.failure
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .get_or_insert(message);
-                    return;
-                }
-            }
-            if first + chunk >= total {
-                return;
-            }
-        });
+            claimed = first..(first + chunk).min(total);
+            last = first + chunk >= total;
+        };
+        let outcome = with_shared_memory(|shared| run_blocks(&self.run, &worker, shared, next));
+        if let Err(message) = outcome {
+            self.run.failed.store(true, Ordering::Relaxed);
+            self.failure
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get_or_insert(message);
+        }
     }
 
     /// Writes what the blocks printed to standard output, block after block

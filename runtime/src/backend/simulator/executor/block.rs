@@ -1,11 +1,12 @@
 //! One simulated block: its threads' contexts on this OS thread, and the
 //! services they ask of their block ([`Block`]). How the threads take turns
-//! is `rounds`.
+//! is `rounds`; the state is kept from one block to the next that the OS
+//! thread runs (`blocks`).
 
 use super::call::Run;
 use super::shared_memory::SharedMemory;
-use super::stacks::give_stacks;
 use super::thread_state::{ThreadSlot, ThreadState, Waiting};
+use crate::backend::simulator::context::SavedContext;
 use crate::backend::simulator::race_check::{Place, Shadow, Stamp};
 use crate::backend::simulator::signals::BlockSignals;
 use crate::backend::simulator::worker::Worker;
@@ -26,156 +27,46 @@ pub(super) enum Failure {
     NoStack(String),
 }
 
-/// Runs block `linear` of `launch` on this OS thread.
-pub(super) fn run_block(
-    launch: &Run,
-    linear: u64,
-    worker: &Worker,
-    shared: &RefCell<SharedMemory>,
-) -> Result<(), String> {
-    let [gx, gy, _] = launch.grid.map(u64::from);
-    let block_idx = [
-        (linear % gx) as u32,
-        ((linear / gx) % gy) as u32,
-        (linear / (gx * gy)) as u32,
-    ];
-    let [bx, by, bz] = launch.block;
-    let count = (bx * by * bz) as usize;
-    let first_serial = launch.serial_base + linear * count as u64;
-    let dynamic = (
-        shared.borrow_mut().dynamic(launch.shared_bytes),
-        launch.shared_bytes,
-    );
-    let params: Vec<*mut c_void> = launch
-        .params
-        .iter()
-        .map(|p| p.as_ptr() as *mut c_void)
-        .collect();
-    let state = BlockState {
-        run: launch,
-        linear,
-        first_serial,
-        count,
-        threads: Cell::new(std::ptr::null()),
-        params: Cell::new(params.as_ptr() as usize),
-        slots: (0..count).map(|_| ThreadSlot::new()).collect(),
-        exchanges: (0..count).map(|_| Cell::new(0)).collect(),
-        warp_values: (0..count.div_ceil(32))
-            .map(|_| Default::default())
-            .collect(),
-        votes: (0..count).map(|_| Default::default()).collect(),
-        vote_rounds: (0..count).map(|_| Cell::new(0)).collect(),
-        active_masks: (0..count.div_ceil(32)).map(|_| Cell::new(0)).collect(),
-        printed: RefCell::new(Vec::new()),
-        round: RefCell::new(Vec::with_capacity(count)),
-        next: RefCell::new(Vec::new()),
-        position: Cell::new(usize::MAX),
-        waiting: Cell::new(Waiting::default()),
-        progress: Cell::new(false),
-        next_unstarted: Cell::new(0),
-        current: Cell::new(0),
-        in_order: InOrder::default(),
-        failure: Cell::new(None),
-        stacks: RefCell::new(Vec::new()),
-        last_static: Cell::new(None),
-        fiber_main: Cell::new(&NO_FIBER as *const dyn Fn()),
-        shared,
-        dynamic,
-        worker,
-        signals: BlockSignals::new(worker, launch.kernel, launch.stack_bytes),
-        races: launch.races.as_ref().map(|_| BlockRaces {
-            interval: Cell::new(0),
-            grid: Cell::new(0),
-            clocks: RefCell::new(
-                (0..count)
-                    .map(|t| {
-                        let mut clocks = [0; 32];
-                        clocks[t % 32] = 1;
-                        clocks
-                    })
-                    .collect(),
-            ),
-            shared: RefCell::new(HashMap::new()),
-        }),
-    };
-    // In linear order (x fastest), counted rather than divided out.
-    let mut threads: Vec<SimulatedThread<'_>> = Vec::with_capacity(count);
-    for z in 0..bz {
-        for y in 0..by {
-            for x in 0..bx {
-                let t = threads.len() as u32;
-                threads.push(SimulatedThread {
-                    thread_idx: [x, y, z],
-                    block_idx,
-                    block_dim: launch.block,
-                    grid_dim: launch.grid,
-                    linear: t,
-                    serial: first_serial + t as u64,
-                    block: &state,
-                });
-            }
-        }
-    }
-    state.threads.set(threads.as_ptr().cast());
-    let result = state.signals.watch(|| state.schedule());
-    simulation::leave();
-    let printed = state.printed.take();
-    if !printed.is_empty() {
-        launch
-            .printed
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push((linear, printed));
-    }
-    // The threads that did not finish are abandoned with their stacks (as
-    // a trap abandons a GPU's): nothing runs on them any more.
-    give_stacks(state.stacks.take());
-    result.map_err(|(t, what)| {
-        let [x, y, z] = threads[t].thread_idx;
-        format!(
-            "kernel `{}`, block ({}, {}, {}), thread ({x}, {y}, {z}): {what}",
-            launch.kernel, block_idx[0], block_idx[1], block_idx[2]
-        )
-    })
-}
-
 /// A static shared array asked for: its symbol's address and length, and
 /// the bytes asked.
-type StaticKey = (usize, usize, usize);
+pub(super) type StaticKey = (usize, usize, usize);
 
 /// The fiber function before `schedule` sets the block's.
-static NO_FIBER: fn() = || unreachable!("the scheduler sets the fiber function first");
+pub(super) static NO_FIBER: fn() = || unreachable!("the scheduler sets the fiber function first");
 
 /// A block's shared state: what its simulated threads ask for, and how
 /// they take turns (`rounds`).
 pub(super) struct BlockState<'a> {
     pub(super) run: &'a Run,
     /// The block's linear index in the grid.
-    linear: u64,
+    pub(super) linear: Cell<u64>,
     /// The serial of its thread 0.
-    first_serial: u64,
+    pub(super) first_serial: Cell<u64>,
     /// The number of threads.
     pub(super) count: usize,
-    /// The block's threads (`count` of them), set once they are made.
-    threads: Cell<*const SimulatedThread<'static>>,
-    /// The kernel's parameter pointers.
-    pub(super) params: Cell<usize>,
+    /// The block's threads (`count` of them), set for each block.
+    pub(super) threads: Cell<*const SimulatedThread<'static>>,
+    /// The kernel's parameter pointers (the launch's).
+    pub(super) params: *const *mut c_void,
     /// Per thread: its status, saved context and stack.
     pub(super) slots: Vec<ThreadSlot>,
+    /// Whether a thread of this block exchanged or voted: the next block
+    /// sets the four vectors below back.
+    pub(super) warp_state_used: Cell<bool>,
     /// Per thread: how many warp exchanges it has made (to pick a buffer).
-    exchanges: Vec<Cell<u64>>,
+    pub(super) exchanges: Vec<Cell<u64>>,
     /// Per warp: two buffers of lane values, used alternately.
-    warp_values: Vec<[[Cell<u32>; 32]; 2]>,
+    pub(super) warp_values: Vec<[[Cell<u32>; 32]; 2]>,
     /// Per thread: its predicates of the block votes, two buffers used
     /// alternately (by the parity of its vote count), so a thread that
     /// runs on to the next vote does not overwrite a vote others still read.
-    votes: Vec<[Cell<bool>; 2]>,
+    pub(super) votes: Vec<[Cell<bool>; 2]>,
     /// Per thread: how many votes it has made.
-    vote_rounds: Vec<Cell<u64>>,
+    pub(super) vote_rounds: Vec<Cell<u64>>,
     /// Per warp: the lanes that `activemask()` last released together.
     pub(super) active_masks: Vec<Cell<u32>>,
     /// The lines the block's threads printed, in the order they printed.
-    printed: RefCell<Vec<u8>>,
+    pub(super) printed: RefCell<Vec<u8>>,
     /// The threads of this round, in order, and the place reached in it.
     pub(super) round: RefCell<Vec<u32>>,
     pub(super) position: Cell<usize>,
@@ -193,24 +84,38 @@ pub(super) struct BlockState<'a> {
     pub(super) in_order: InOrder,
     /// The thread that failed the block, and why.
     pub(super) failure: Cell<Option<(usize, Failure)>>,
-    /// The fibers' stacks, given back when the block ends.
+    /// The fibers' stacks (of every block this state ran), given back when
+    /// the OS thread's run of the launch's blocks ends.
     pub(super) stacks: RefCell<Vec<DefaultStack>>,
+    /// The fibers whose thread finished, waiting for a thread to start
+    /// (`rounds`).
+    pub(super) idle: RefCell<Vec<IdleFiber>>,
     /// The static shared array asked for last: its symbol (address and
     /// length), the bytes asked, and its memory (each thread of a block asks
     /// for the same arrays).
-    last_static: Cell<Option<(StaticKey, *mut u8)>>,
+    pub(super) last_static: Cell<Option<(StaticKey, *mut u8)>>,
     /// What a fiber runs (`schedule` sets it).
     pub(super) fiber_main: Cell<*const dyn Fn()>,
     /// This OS thread's shared memory.
-    shared: &'a RefCell<SharedMemory>,
+    pub(super) shared: &'a RefCell<SharedMemory>,
     /// The dynamic shared memory and the launch's size of it.
-    dynamic: (*mut u8, usize),
+    pub(super) dynamic: (*mut u8, usize),
     /// The watchdog's record of this OS thread, for progress.
     pub(super) worker: &'a Worker,
     /// What the signal handlers look at.
     pub(super) signals: BlockSignals,
     /// Present when the launch is checked for races.
     pub(super) races: Option<BlockRaces>,
+}
+
+/// A fiber whose thread finished, waiting in `rounds`' `fiber` for the next
+/// thread to start.
+#[derive(Clone, Copy)]
+pub(super) struct IdleFiber {
+    /// The top of its stack.
+    pub(super) stack: usize,
+    /// Where its context is saved (in its own frame).
+    pub(super) context: *const SavedContext,
 }
 
 impl<'a> BlockState<'a> {
@@ -255,7 +160,7 @@ impl<'a> BlockState<'a> {
         let t = thread.linear as usize;
         let clocks = races.clocks.borrow();
         let stamp = Stamp {
-            block: self.linear,
+            block: self.linear.get(),
             thread: thread.linear as u16,
             interval: races.interval.get(),
             grid: races.grid.get(),
@@ -319,6 +224,7 @@ unsafe impl Block for BlockState<'_> {
 
     fn vote(&self, thread: &SimulatedThread<'_>, id: u32, predicate: bool) -> u32 {
         let t = thread.linear as usize;
+        self.warp_state_used.set(true);
         let round = self.vote_rounds[t].get();
         self.vote_rounds[t].set(round + 1);
         let parity = (round % 2) as usize;
@@ -363,6 +269,7 @@ unsafe impl Block for BlockState<'_> {
     ) -> u32 {
         let t = thread.linear as usize;
         let (warp, lane) = (t / 32, (t % 32) as u32);
+        self.warp_state_used.set(true);
         let round = self.exchanges[t].get();
         self.exchanges[t].set(round + 1);
         let values = &self.warp_values[warp][(round % 2) as usize];
@@ -396,7 +303,7 @@ unsafe impl Block for BlockState<'_> {
         let array = self.signals.runtime_code(|| {
             self.shared
                 .borrow_mut()
-                .static_array(symbol, bytes, self.first_serial)
+                .static_array(symbol, bytes, self.first_serial.get())
         });
         let array = array.unwrap_or_else(|message| panic!("{message}"));
         self.last_static.set(Some((key, array)));
@@ -460,9 +367,9 @@ pub(super) struct BlockRaces {
     pub(super) grid: Cell<u32>,
     /// Per thread, what it knows of each lane of its warp's clock (its own
     /// entry is its clock; see `race_check::shadow`).
-    clocks: RefCell<Vec<[u32; 32]>>,
+    pub(super) clocks: RefCell<Vec<[u32; 32]>>,
     /// Shared memory, by word address.
-    shared: RefCell<HashMap<usize, Shadow>>,
+    pub(super) shared: RefCell<HashMap<usize, Shadow>>,
 }
 
 impl BlockRaces {

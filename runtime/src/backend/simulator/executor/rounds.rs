@@ -10,15 +10,19 @@
 //! the next round. Threads start on fibers (a context with a stack): when a
 //! thread finishes without stopping, its fiber runs the next thread not yet
 //! started, so a kernel without barriers runs its block on one stack, a
-//! thread after the other, with no switch between them.
+//! thread after the other, with no switch between them. A fiber whose thread
+//! finished otherwise waits, idle, for the next thread to start, of this
+//! block or the next one the OS thread runs: the threads of the next block
+//! start in the fibers of the last one's.
 
-use super::block::{BlockState, Failure};
+use super::block::{BlockState, Failure, IdleFiber};
 use super::failures::{panic_message, stack_overflow, stalled};
 use super::stacks::take_stack;
 use super::thread_state::{ThreadState, Waiting};
 use crate::backend::simulator::context::{self, SavedContext, StackBounds};
 use crate::backend::simulator::signals::Interrupt;
 use gpu_device::__private::simulation;
+use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 impl BlockState<'_> {
@@ -130,7 +134,28 @@ impl BlockState<'_> {
                     }
                 };
             }
-            // Not started: a new fiber.
+            // Not started: an idle fiber (whose thread finished), or a new
+            // one.
+            let idle = self.idle.borrow_mut().pop();
+            if let Some(fiber) = idle {
+                if std::ptr::eq(fiber.context, save.cast_const()) {
+                    // The running fiber, idle since its thread finished:
+                    // it goes on to this thread itself.
+                    return;
+                }
+                self.signals.running(fiber.stack);
+                // SAFETY: an idle fiber saved its context (by its switch
+                // in `fiber`, which completed: another context runs) in
+                // its own frame, and is resumed once: it left the list.
+                return unsafe {
+                    let to = fiber.context.read();
+                    if FROM_SCHEDULER {
+                        context::switch(save, to)
+                    } else {
+                        context::switch_in_block(save, to)
+                    }
+                };
+            }
             let stack = match take_stack(self.run.stack_bytes) {
                 Ok(stack) => stack,
                 Err(message) => {
@@ -142,9 +167,11 @@ impl BlockState<'_> {
             self.stacks.borrow_mut().push(stack);
             self.signals.stacks_like(bounds);
             self.signals.running(bounds.base);
-            // SAFETY: the stack is the block's (kept in `stacks` until the
-            // block ends) and used by this fiber only; `fiber_main` lives in
-            // `schedule`'s frame, for the block, and never returns.
+            // SAFETY: the stack is the state's (kept in `stacks` until the
+            // OS thread's last block of the launch ends) and used by this
+            // fiber only; `fiber_main` lives in `schedule`'s frame, for the
+            // block (the fiber calls it once, at its start), and never
+            // returns.
             return unsafe { context::start(bounds.base, self.fiber_main.get(), save) };
         }
     }
@@ -157,9 +184,8 @@ impl BlockState<'_> {
     fn prefetch_after(&self, round: &[u32], position: usize) {
         if let Some(&next) = round.get(position + 2) {
             let slot = &self.slots[next as usize];
-            let stack = slot.stack.get();
-            if stack != 0 && slot.status.get() == ThreadState::Ready {
-                context::prefetch_resume(slot.context.get(), stack);
+            if slot.stack.get() != 0 && slot.status.get() == ThreadState::Ready {
+                context::prefetch_resume(slot.context.get());
             }
         }
     }
@@ -177,10 +203,14 @@ impl BlockState<'_> {
 
     /// A fiber: runs threads not started yet, one after the other, until
     /// one stops (then the fiber is that thread's) or the next thread of the
-    /// round is not the next unstarted one; then hands over for good.
+    /// round is not the next unstarted one; then waits, idle, until a
+    /// thread not started (of this block or of a later one that the OS
+    /// thread runs, see `blocks`) is given to it.
     fn fiber(&self) -> ! {
         let stack = self.signals.running_stack().map_or(0, |s| s.base);
-        let (call, params) = (self.run.call, self.params.get());
+        let (call, params) = (self.run.call, self.params);
+        // Where the fiber's context is saved while it is idle.
+        let idle = Cell::new(0);
         loop {
             let t = self.next_unstarted.get();
             debug_assert_eq!(
@@ -205,7 +235,7 @@ impl BlockState<'_> {
                     // SAFETY: the parameter copies outlive the block, and
                     // the call runs as simulated thread `t` (made current
                     // above, and again by `suspend` at each resume).
-                    unsafe { call(params as *const *mut std::ffi::c_void) }
+                    unsafe { call(params) }
                 }))
             });
             if let Err(payload) = outcome {
@@ -219,10 +249,17 @@ impl BlockState<'_> {
             let next_is_unstarted = self.round.borrow().get(position).copied()
                 == Some(self.next_unstarted.get() as u32);
             if !next_is_unstarted {
-                let mut finished: SavedContext = 0;
-                // SAFETY: nothing resumes `finished`: this fiber is done.
-                unsafe { self.run_next::<false>(&mut finished) };
-                unreachable!("a finished fiber is never resumed");
+                self.idle.borrow_mut().push(IdleFiber {
+                    stack,
+                    context: idle.as_ptr(),
+                });
+                // SAFETY: `idle` is this fiber's own slot, in this frame,
+                // which stays while the fiber is idle (nothing ends it: an
+                // idle fiber is resumed, by `run_next`, or abandoned with
+                // the state); `run_next` resumes it only for a thread not
+                // started, at that thread's position.
+                unsafe { self.run_next::<false>(idle.as_ptr()) };
+                continue;
             }
             self.position.set(position);
         }

@@ -27,6 +27,13 @@ impl ThreadSlot {
             stack: Cell::new(0),
         }
     }
+
+    /// Makes it a thread not started yet again (for the next block).
+    pub(super) fn reset(&self) {
+        self.status.set(ThreadState::Ready);
+        self.context.set(0);
+        self.stack.set(0);
+    }
 }
 
 /// Where a simulated thread is.
