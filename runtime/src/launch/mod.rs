@@ -526,7 +526,7 @@ impl KernelFunction {
                 device.ordinal
             ));
         }
-        if (0..3).any(|axis| grid[axis] % declared[axis] != 0) {
+        if (0..3).any(|axis| !grid[axis].is_multiple_of(declared[axis])) {
             return refuse(format!(
                 "the grid ({}, {}, {}) is not a whole number of its clusters of {} blocks (its `cluster` option): each grid extent must be a multiple of the cluster's",
                 grid[0],
