@@ -2,15 +2,17 @@
 //! directives: a declared block shape (`#[kernel(block = (x, y, z))]`)
 //! becomes `.reqntid x, y, z`, launch bounds (`#[kernel(launch_bounds =
 //! (max, min))]`) `.maxntid max` and `.minnctapersm min`, as CUDA's
-//! `__launch_bounds__` does. ptxas then budgets registers for that many
+//! `__launch_bounds__` does, and a cluster shape (`#[kernel(cluster = (x,
+//! y, z))]`) `.reqnctapercluster x, y, z`, as CUDA's `__cluster_dims__`
+//! does. ptxas then budgets registers for that many
 //! threads (and that many resident blocks), and LLVM knows the range of
 //! `%tid`.
 //!
 //! The facts come from each instance's interface description, the global
 //! `@"__gpu_abi$<entry>"` whose text the device compiled (`block x y z`,
-//! `launch_bounds max min`; see `gpu_device::__private::interface`). The
+//! `launch_bounds max min`, `cluster x y z`; see `gpu_device::__private::interface`). The
 //! pass adds the LLVM function attributes `"nvvm.reqntid"`,
-//! `"nvvm.maxntid"` and `"nvvm.minctasm"` to the instance's entry points
+//! `"nvvm.maxntid"`, `"nvvm.minctasm"` and `"nvvm.cluster_dim"` to the instance's entry points
 //! (`<entry>`, `<entry>__1d`, `<entry>__2d`) in the linked module's textual
 //! IR. (`.reqntid` and `.maxntid` exclude each other in PTX; a declared
 //! block is the stronger fact, and the launch bounds' maximum is checked to
@@ -20,7 +22,9 @@
 //! (declared blocks) or of more threads (launch bounds) before it reaches
 //! the driver, and the driver refuses such launches of these entry points
 //! too; the directives only tell the compilers what every launch already
-//! satisfies.
+//! satisfies. (`.reqnctapercluster` is also the driver's: it launches the
+//! entry point in clusters of that shape only, refusing another cluster
+//! dimension.)
 
 /// The interface descriptions' symbol prefix.
 const PREFIX: &str = "__gpu_abi$";
@@ -31,6 +35,7 @@ struct Facts {
     entry: String,
     block: Option<[u32; 3]>,
     bounds: Option<[u32; 2]>,
+    cluster: Option<[u32; 3]>,
 }
 
 impl Facts {
@@ -44,6 +49,9 @@ impl Facts {
         }
         if let Some([_, min]) = self.bounds.filter(|[_, min]| *min > 0) {
             attrs.push_str(&format!(" \"nvvm.minctasm\"=\"{min}\""));
+        }
+        if let Some([x, y, z]) = self.cluster {
+            attrs.push_str(&format!(" \"nvvm.cluster_dim\"=\"{x},{y},{z}\""));
         }
         attrs
     }
@@ -96,6 +104,8 @@ fn facts(line: &str) -> Option<Facts> {
             facts.block = n.try_into().ok();
         } else if let Some(n) = numbers("launch_bounds ") {
             facts.bounds = n.try_into().ok();
+        } else if let Some(n) = numbers("cluster ") {
+            facts.cluster = n.try_into().ok();
         }
     }
     Some(facts)
@@ -118,7 +128,7 @@ pub fn annotate(ir: &str) -> Option<String> {
     let all: Vec<Facts> = ir
         .lines()
         .filter_map(facts)
-        .filter(|f| f.block.is_some() || f.bounds.is_some())
+        .filter(|f| f.block.is_some() || f.bounds.is_some() || f.cluster.is_some())
         .collect();
     if all.is_empty() {
         return None;
@@ -163,6 +173,8 @@ mod tests {
         "define ptx_kernel void @bounded__2d(ptr %0) #3 {\n",
         "define ptx_kernel void @plain(ptr %0) #3 {\n",
         "define internal void @tiles_helper(ptr %0) #3 {\n",
+        "define ptx_kernel void @pairs(ptr %0) #3 {\n",
+        "@\"__gpu_abi$pairs\" = local_unnamed_addr constant [40 x i8] c\"entry pairs\\0Ablock 64 1 1\\0Acluster 2 2 1\\0A\", align 1\n",
     );
 
     #[test]
@@ -183,6 +195,16 @@ mod tests {
         );
         assert_eq!(lines[6], "define ptx_kernel void @plain(ptr %0) #3 {");
         assert_eq!(lines[7], "define internal void @tiles_helper(ptr %0) #3 {");
+    }
+
+    #[test]
+    fn a_cluster_shape_becomes_the_cluster_dim_attribute() {
+        let out = annotate(IR).expect("changed");
+        let pairs = out.lines().find(|l| l.contains("@pairs(")).expect("pairs");
+        assert_eq!(
+            pairs,
+            "define ptx_kernel void @pairs(ptr %0) #3 \"nvvm.reqntid\"=\"64,1,1\" \"nvvm.cluster_dim\"=\"2,2,1\" {"
+        );
     }
 
     #[test]

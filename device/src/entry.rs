@@ -200,6 +200,26 @@ pub const fn declared_block_shape(x: usize, y: usize, z: usize) -> [u32; 3] {
 }
 
 #[doc(hidden)]
+/// The cluster shape of `#[kernel(cluster = (x, y, z))]`, checked when the
+/// kernel is compiled: each extent at least 1, and at most 8 blocks in all
+/// (the portable cluster size every sm_90 device runs; larger clusters need
+/// a non-portable launch attribute this crate does not set).
+///
+/// Safe: it computes a value. The runtime launches the kernel in clusters
+/// of this shape only.
+pub const fn declared_cluster_shape(x: usize, y: usize, z: usize) -> [u32; 3] {
+    assert!(
+        x >= 1 && y >= 1 && z >= 1,
+        "#[kernel(cluster = ...)]: every cluster extent must be at least 1"
+    );
+    assert!(
+        x <= 8 && y <= 8 && z <= 8 && x * y * z <= 8,
+        "#[kernel(cluster = ...)]: a cluster has at most 8 blocks (the portable cluster size)"
+    );
+    [x as u32, y as u32, z as u32]
+}
+
+#[doc(hidden)]
 /// `#[kernel(launch_bounds = (max_threads, min_blocks))]` as `[max_threads,
 /// min_blocks]`, checked when the kernel is compiled: `max_threads` from 1
 /// to 1024, and not below the declared block's thread count, if any.

@@ -62,6 +62,9 @@ pub enum Kind {
     DynamicShared,
     /// `Grid` (grid sync of a cooperative kernel), built on the device.
     Grid,
+    /// `Cluster` (the cluster witness of a cluster kernel), built on the
+    /// device.
+    Cluster,
     /// `TensorMap2d<T, ROWS, COLS, S>`: a tensor map's address.
     TensorMap,
 }
@@ -82,6 +85,7 @@ impl Kind {
             Kind::Block => "block",
             Kind::DynamicShared => "dynamic_shared",
             Kind::Grid => "grid",
+            Kind::Cluster => "cluster",
             Kind::TensorMap => "tensor_map",
         }
     }
@@ -233,6 +237,10 @@ pub struct Description {
     /// `#[kernel(cooperative)]`: launched cooperatively (every block
     /// resident at once), as its grid sync needs.
     pub cooperative: bool,
+    /// `#[kernel(cluster = (x, y, z))]`: the thread-block cluster shape of
+    /// every launch (the runtime launches it with that cluster dimension
+    /// and refuses grids it does not divide).
+    pub cluster: Option<[u32; 3]>,
     /// `#[kernel(arch = "sm_80")]`: the GPU architecture the kernel needs
     /// (the runtime refuses to launch it on an older device).
     pub arch: Option<&'static str>,
@@ -347,6 +355,15 @@ pub const fn encode(description: &Description, out: &mut [u8]) -> usize {
     }
     if description.cooperative {
         w.str("cooperative\n");
+    }
+    if let Some([x, y, z]) = description.cluster {
+        w.str("cluster ");
+        w.number(x as u64);
+        w.str(" ");
+        w.number(y as u64);
+        w.str(" ");
+        w.number(z as u64);
+        w.str("\n");
     }
     if let Some(arch) = description.arch {
         w.str("arch ");
@@ -538,6 +555,7 @@ mod tests {
         lengths: &[("a", "out")],
         launch_bounds: Some([256, 2]),
         cooperative: false,
+        cluster: None,
         arch: Some("sm_80"),
         params: &[
             Param {

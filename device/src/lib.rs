@@ -97,6 +97,9 @@ mod block_agreement;
 // `cp.async` is sm_80's too.
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub mod cp_async;
+// Thread-block clusters are sm_90's.
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))]
+pub mod cluster;
 // `mbarrier`'s transaction counts are sm_90's.
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))]
 pub mod mbarrier;
@@ -113,6 +116,8 @@ pub mod vector;
 pub mod vectorize;
 
 pub use atomic::{AtomicElement, DeviceAtomic};
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))]
+pub use cluster::Cluster;
 pub use copy::{DeviceCopy, MAX_DEVICE_ALIGN, MAX_PARAMETER_ALIGN};
 pub use disjoint::{DisjointSlice, DisjointSlice3d};
 pub use gpu_macros::{
@@ -198,8 +203,8 @@ pub mod __private {
     pub use crate::copy::{require_device_align, require_parameter_align};
     pub use crate::disjoint::slice_from_kernel_param;
     pub use crate::entry::{
-        assume_block_shape, assume_len_at_least, declared_block_shape, declared_launch_bounds,
-        EntryShape, GENERAL, ONE_DIMENSIONAL, Z_EXTENT_ONE,
+        assume_block_shape, assume_len_at_least, declared_block_shape, declared_cluster_shape,
+        declared_launch_bounds, EntryShape, GENERAL, ONE_DIMENSIONAL, Z_EXTENT_ONE,
     };
     pub use crate::launch_scope::LaunchScope;
     pub use crate::ownership::require_shared_map;

@@ -47,6 +47,7 @@ mod vectorize;
 /// | `Block` (shared-memory phase token) | nothing: built on the device |
 /// | `DynamicShared<T>` (dynamic shared memory) | nothing: built on the device |
 /// | `Grid` (grid sync, `#[kernel(cooperative)]` only) | nothing: built on the device |
+/// | `Cluster` (the block's cluster: ranks, cluster sync, distributed shared memory; `#[kernel(cluster = ...)]` only) | nothing: built on the device |
 /// | `&[DeviceAtomic<T>]` (atomic updates) | `&mut DeviceBuffer<T>`, `DeviceViewMut<T>` |
 /// | `TensorMap2d<T, ROWS, COLS, S>` (a tensor map for bulk tensor copies, sm_90) | `&TensorMap<'_, T>` of that box and swizzle |
 /// | a `#[repr(C)]` struct with `#[derive(Clone, Copy, DeviceCopy)]` | the struct |

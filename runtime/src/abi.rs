@@ -74,7 +74,7 @@ pub(crate) const fn slot_roles(kind: Kind) -> &'static [Role] {
         }
         Kind::Grid3d => &[Role::Pointer, Role::Depth, Role::Rows, Role::Cols],
         Kind::TensorMap => &[Role::Pointer],
-        Kind::Block | Kind::DynamicShared | Kind::Grid => &[],
+        Kind::Block | Kind::DynamicShared | Kind::Grid | Kind::Cluster => &[],
     }
 }
 
@@ -121,6 +121,7 @@ mod tests {
             lengths: &[],
             launch_bounds: None,
             cooperative: false,
+            cluster: None,
             arch: None,
             params: Box::leak(Box::new([Param {
                 name: "out",

@@ -154,6 +154,14 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "grid_sync_skipped_by_a_block",
                 "grid_total",
                 "claim_twice",
+                // features/cluster.rs (sm_90a's module).
+                "cluster_counts",
+                "cluster_rank_out_of_range",
+                "cluster_ring_2",
+                "cluster_ring_4",
+                "cluster_ring_8",
+                "cluster_square",
+                "not_a_cluster_kernel",
                 "attribute_by_cfg_attr",
                 "block_by_cfg",
                 "block_collectives_f32",
@@ -806,6 +814,65 @@ fn assemble(ptxas: &PathBuf, arch: &str) {
         assert!(dir.join("kernels.cubin").metadata().unwrap().len() > 0);
         std::fs::remove_dir_all(&dir).ok();
     }
+}
+
+/// A cluster kernel (`#[kernel(cluster = ...)]`) declares its cluster
+/// shape to the driver (`.reqnctapercluster`, on each entry point of the
+/// instance), syncs with `barrier.cluster` and maps peers' shared addresses
+/// with `mapa`; ptxas accepts the module for sm_90a.
+#[test]
+fn cluster_kernels_declare_their_shape_and_use_the_cluster_barrier() {
+    let module = &gpu_test_kernels::KERNEL_MODULE;
+    let (_, ptx) = module
+        .ptx_variants()
+        .into_iter()
+        .find(|(arch, _)| *arch == "sm_90a")
+        .expect("an sm_90a module");
+    for (entry, shape) in [
+        ("cluster_ring_2", "2, 1, 1"),
+        ("cluster_ring_2__1d", "2, 1, 1"),
+        ("cluster_ring_4__1d", "4, 1, 1"),
+        ("cluster_ring_8__1d", "8, 1, 1"),
+        ("cluster_square__2d", "2, 2, 1"),
+        ("cluster_counts__1d", "2, 1, 1"),
+    ] {
+        let text = entry_text(ptx, entry);
+        let head = &text[..text.find('{').expect("a body")];
+        assert!(
+            head.contains(&format!(".reqnctapercluster {shape}")),
+            "{entry}:\n{head}"
+        );
+    }
+    let ring = body_in(ptx, "cluster_ring_2__1d");
+    for instruction in [
+        "barrier.cluster.arrive.aligned",
+        "barrier.cluster.wait.aligned",
+        "mapa.u64",
+        "%cluster_ctarank",
+    ] {
+        assert!(ring.contains(instruction), "no {instruction}:\n{ring}");
+    }
+    assert!(body_in(ptx, "cluster_counts__1d").contains("barrier.cluster.wait.aligned"));
+    // A kernel that declares no cluster has no cluster directive.
+    let plain = entry_text(ptx, "not_a_cluster_kernel");
+    assert!(!plain[..plain.find('{').unwrap()].contains("reqnctapercluster"));
+    let dir = std::env::temp_dir().join(format!("cluster-ptx-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let input = dir.join("kernels.ptx");
+    std::fs::write(&input, ptx).unwrap();
+    let out = Command::new(ptxas("ptxas", "nvidia/cu13/bin/ptxas"))
+        .arg("-arch=sm_90a")
+        .arg(&input)
+        .arg("-o")
+        .arg(dir.join("kernels.cubin"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "ptxas -arch=sm_90a rejected the sm_90a module:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]

@@ -83,6 +83,25 @@ pub mod simulation {
         /// code calls it only while [`set_recording`] is on, for the
         /// accesses it makes through the crate's types.
         fn record(&self, thread: &SimulatedThread, access: Access);
+        /// The launch's thread-block cluster shape: `[1, 1, 1]` outside a
+        /// cluster launch.
+        fn cluster_dim(&self) -> [u32; 3] {
+            [1, 1, 1]
+        }
+        /// The address in the shared memory of block `rank` of this
+        /// block's cluster of what `address` is in this block's shared
+        /// memory (a static array's byte, or the dynamic memory's). Fails
+        /// the thread (a panic naming the problem) for an address outside
+        /// the block's shared memory or a rank outside the cluster.
+        fn map_shared_rank(
+            &self,
+            thread: &SimulatedThread,
+            address: *const u8,
+            rank: u32,
+        ) -> *const u8 {
+            let _ = (thread, address, rank);
+            panic!("distributed shared memory (a Cluster's) outside a cluster launch")
+        }
     }
 
     /// A memory access that device code made through the crate's types
@@ -145,6 +164,12 @@ pub mod simulation {
     /// The barrier id of `mbarrier`s' initialisation (`MBarriers::init`),
     /// as on the GPU: one of its own.
     pub const MBARRIER_BARRIER: u32 = 6;
+
+    /// The barrier id of a cluster sync (`Cluster::sync`): the executor
+    /// releases it once every thread of the block is there *and* every
+    /// block of the cluster has reached it (the blocks of a cluster run at
+    /// once).
+    pub const CLUSTER_BARRIER: u32 = 7;
 
     /// How many atomic operations and fences, one of which changed no
     /// memory, an OS thread makes between two calls of

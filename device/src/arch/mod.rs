@@ -25,6 +25,14 @@ pub(crate) mod wgmma;
 #[path = "nvptx_tma.rs"]
 pub(crate) mod tma;
 
+// Thread-block clusters are sm_90's.
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90"))]
+#[path = "nvptx_cluster.rs"]
+pub(crate) mod cluster;
+
+#[cfg(not(target_arch = "nvptx64"))]
+#[path = "host_cluster.rs"]
+pub(crate) mod cluster;
 #[cfg(not(target_arch = "nvptx64"))]
 mod host;
 #[cfg(not(target_arch = "nvptx64"))]

@@ -9,6 +9,7 @@
 //! #[kernel(block = (32, 8), len(input >= out))]
 //! #[kernel(block = 256, launch_bounds = (256, 2))]
 //! #[kernel(cooperative)]
+//! #[kernel(arch = "sm_90", block = 128, cluster = (2, 1, 1))]
 //! #[kernel(unsafe(device_crate = "dev"), unsafe(runtime_crate = "rt"), module = "crate::ptx::MODULE")]
 //! #[kernel(f32, f64, unsafe(runtime_crate = "rt"))]
 //! ```
@@ -70,6 +71,9 @@ pub struct KernelAttribute {
     /// `cooperative`: launched cooperatively, every block resident at once
     /// (what a `Grid` parameter's grid sync needs).
     pub cooperative: Option<Ident>,
+    /// `cluster = (x, y, z)`: the thread-block cluster shape every launch
+    /// has (missing extents 1), with the key (for errors).
+    pub cluster: Option<(Ident, [syn::Expr; 3])>,
     /// `arch = "sm_80"`: the architecture the kernel needs (checked).
     pub arch: Option<String>,
     pub paths: KernelPaths,
@@ -86,7 +90,7 @@ const KEYS: &[Key] = &[
     Key::naming_crate("runtime_crate", "my_gpu::runtime", "gpu_runtime"),
     Key::plain("module", "crate::kernels::MODULE"),
 ];
-const EXPECTED: &str = "`block = (x, y, z)` (the only block shape the kernel runs in), `arch = \"sm_80\"` (the GPU architecture the kernel needs), `cooperative` (a cooperative launch: every block resident at once, for grid sync through a `Grid` parameter), `launch_bounds = (max_threads, min_blocks)` (CUDA's `__launch_bounds__`), `len(input >= out)` (the input slice holds at least `out`'s elements: the launcher checks), `unsafe(device_crate = \"path\")`, `unsafe(runtime_crate = \"path\")` or `module = \"path\"` (paths to the `gpu_device` crate, the `gpu_runtime` crate and the crate's `KERNEL_MODULE` static), besides the types or values of a generic kernel";
+const EXPECTED: &str = "`block = (x, y, z)` (the only block shape the kernel runs in), `arch = \"sm_80\"` (the GPU architecture the kernel needs), `cooperative` (a cooperative launch: every block resident at once, for grid sync through a `Grid` parameter), `cluster = (x, y, z)` (thread-block clusters of that shape, sm_90 and later, for a `Cluster` parameter), `launch_bounds = (max_threads, min_blocks)` (CUDA's `__launch_bounds__`), `len(input >= out)` (the input slice holds at least `out`'s elements: the launcher checks), `unsafe(device_crate = \"path\")`, `unsafe(runtime_crate = \"path\")` or `module = \"path\"` (paths to the `gpu_device` crate, the `gpu_runtime` crate and the crate's `KERNEL_MODULE` static), besides the types or values of a generic kernel";
 const CRATE_ADVICE: &str = "`crate = \"...\"` is ambiguous here: #[kernel] emits paths into two crates; write `unsafe(device_crate = \"path\")` (for `gpu_device`) and `unsafe(runtime_crate = \"path\")` (for `gpu_runtime`)";
 
 /// The architectures `arch = "..."` accepts: those rustc's NVPTX target
@@ -111,6 +115,8 @@ pub fn parse(args: TokenStream, const_instances: bool, errors: &mut Errors) -> K
     let mut bounds_seen = false;
     let mut cooperative: Option<Ident> = None;
     let mut arch: Option<String> = None;
+    let mut cluster: Option<(Ident, [syn::Expr; 3])> = None;
+    let mut cluster_seen = false;
     let parser = |input: ParseStream| -> syn::Result<()> {
         while !input.is_empty() {
             if starts_flag(input, "cooperative") {
@@ -142,6 +148,19 @@ pub fn parse(args: TokenStream, const_instances: bool, errors: &mut Errors) -> K
                         ),
                     ));
                 }
+            } else if starts_key(input, "cluster") {
+                let key: Ident = input.parse()?;
+                input.parse::<Token![=]>()?;
+                let value: syn::Expr = input.parse()?;
+                if cluster_seen {
+                    errors.push(syn::Error::new(
+                        key.span(),
+                        "`cluster` is given twice: keep one",
+                    ));
+                } else if let Some(extents) = errors.ok(extents(value, "cluster")) {
+                    cluster = Some((key, extents));
+                }
+                cluster_seen = true;
             } else if starts_key(input, "launch_bounds") {
                 let key: Ident = input.parse()?;
                 input.parse::<Token![=]>()?;
@@ -164,7 +183,7 @@ pub fn parse(args: TokenStream, const_instances: bool, errors: &mut Errors) -> K
                         key.span(),
                         "`block` is given twice: keep one",
                     ));
-                } else if let Some(extents) = errors.ok(block_extents(value)) {
+                } else if let Some(extents) = errors.ok(extents(value, "block")) {
                     block = Some(extents);
                 }
                 block_seen = true;
@@ -206,6 +225,7 @@ pub fn parse(args: TokenStream, const_instances: bool, errors: &mut Errors) -> K
         lengths,
         launch_bounds,
         cooperative,
+        cluster,
         arch,
         paths: KernelPaths {
             device: options
@@ -262,14 +282,15 @@ fn starts_len(input: ParseStream) -> bool {
     fork.parse::<Ident>().is_ok_and(|key| key == "len") && fork.peek(syn::token::Paren)
 }
 
-/// `(x, y, z)`, `(x, y)`, `(x)` or `x`: three extents, the missing ones 1.
-fn block_extents(value: syn::Expr) -> syn::Result<[syn::Expr; 3]> {
+/// `(x, y, z)`, `(x, y)`, `(x)` or `x`: three extents, the missing ones 1
+/// (of the option `what`: `block` or `cluster`).
+fn extents(value: syn::Expr, what: &str) -> syn::Result<[syn::Expr; 3]> {
     let extents: Vec<syn::Expr> = match value {
         syn::Expr::Tuple(t) if (1..=3).contains(&t.elems.len()) => t.elems.into_iter().collect(),
         syn::Expr::Tuple(t) => {
             return Err(syn::Error::new_spanned(
                 t,
-                "`block` takes one to three extents: `block = (x, y, z)`",
+                format!("`{what}` takes one to three extents: `{what} = (x, y, z)`"),
             ))
         }
         syn::Expr::Paren(p) => vec![*p.expr],

@@ -500,6 +500,14 @@ fn rebuild_param(
             // the interface description).
             let #name = unsafe { #device::Grid::for_kernel_entry() };
         },
+        ParamKind::Cluster => quote! {
+            // SAFETY: only a kernel declaring `cluster = ...` takes a
+            // `Cluster` (the model checked), and the runtime launches it
+            // only in clusters of that shape (it reads the interface
+            // description; the PTX's `.reqnctapercluster` makes the driver
+            // refuse any other).
+            let #name = unsafe { #device::Cluster::for_kernel_entry() };
+        },
         ParamKind::DynamicShared(_) => quote! {
             // SAFETY: the only `DynamicShared` of this kernel (the model
             // checked), so every thread views the memory as `#elem`.

@@ -238,6 +238,7 @@ fn launcher_impl(kernel: &Kernel) -> TokenStream {
             | ParamKind::TensorMap(..)
             | ParamKind::Block
             | ParamKind::Grid
+            | ParamKind::Cluster
             | ParamKind::DynamicShared(_) => {}
         }
         let Some(method) = p.kind.spec().builder else {
@@ -414,7 +415,9 @@ pub fn launcher_param(p: &Param, runtime: &syn::Path) -> Option<TokenStream> {
         }
         ParamKind::Output3d(elem) => quote!(mut #name: #runtime::DeviceView3dMut<'_, #elem>),
         ParamKind::TensorMap(elem, _) => quote!(#name: &#runtime::TensorMap<'_, #elem>),
-        ParamKind::Block | ParamKind::Grid | ParamKind::DynamicShared(_) => return None,
+        ParamKind::Block | ParamKind::Grid | ParamKind::Cluster | ParamKind::DynamicShared(_) => {
+            return None
+        }
     })
 }
 

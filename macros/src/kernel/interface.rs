@@ -144,6 +144,15 @@ fn description_value(kernel: &Kernel, instance: &Instance, index: usize) -> Toke
         None => quote!(::core::option::Option::None),
     };
     let cooperative = kernel.cooperative;
+    let cluster = match &kernel.cluster {
+        Some(extents) => {
+            let [x, y, z] = extents
+                .clone()
+                .map(|e| instance_tokens(kernel, instance, e.to_token_stream()));
+            quote!(::core::option::Option::Some(#device::__private::declared_cluster_shape(#x, #y, #z)))
+        }
+        None => quote!(::core::option::Option::None),
+    };
     let arch = match &kernel.arch {
         Some(arch) => quote!(::core::option::Option::Some(#arch)),
         None => quote!(::core::option::Option::None),
@@ -209,6 +218,7 @@ fn description_value(kernel: &Kernel, instance: &Instance, index: usize) -> Toke
             lengths: &[#(#lengths),*],
             launch_bounds: #launch_bounds,
             cooperative: #cooperative,
+            cluster: #cluster,
             arch: #arch,
             params: &[#(#params),*],
         }

@@ -246,6 +246,17 @@ pub const GRID: KindSpec = KindSpec {
     writes: false,
 };
 
+pub const CLUSTER: KindSpec = KindSpec {
+    variant: "Cluster",
+    written: "`Cluster` (the block's cluster: ranks, cluster sync, distributed shared memory; `#[kernel(cluster = ...)]` only)",
+    launcher_takes: None,
+    summary: "`Cluster` (the cluster witness of a `#[kernel(cluster = ...)]` kernel, built on the device)",
+    slots: &[],
+    builder: None,
+    length_bound: LengthRole::None,
+    writes: false,
+};
+
 pub const DYNAMIC_SHARED: KindSpec = KindSpec {
     variant: "DynamicShared",
     written: "`DynamicShared<T>` (dynamic shared memory)",
@@ -270,7 +281,7 @@ pub const TENSOR_MAP: KindSpec = KindSpec {
 };
 
 /// Every kind, in the order of the tables.
-pub const ALL: [&KindSpec; 13] = [
+pub const ALL: [&KindSpec; 14] = [
     &SCALAR,
     &INPUT,
     &OUTPUT,
@@ -281,6 +292,7 @@ pub const ALL: [&KindSpec; 13] = [
     &BLOCK,
     &DYNAMIC_SHARED,
     &GRID,
+    &CLUSTER,
     &ATOMIC,
     &TENSOR_MAP,
     &VALUE,
@@ -309,6 +321,7 @@ impl ParamKind {
             ParamKind::Block => &BLOCK,
             ParamKind::DynamicShared(_) => &DYNAMIC_SHARED,
             ParamKind::Grid => &GRID,
+            ParamKind::Cluster => &CLUSTER,
             ParamKind::TensorMap(..) => &TENSOR_MAP,
         }
     }
@@ -343,7 +356,7 @@ mod tests {
     /// A parameter of each kind: every kind has one, and is one's.
     #[test]
     fn every_kind_is_reached_by_a_parameter() {
-        let samples: [syn::FnArg; 15] = [
+        let samples: [syn::FnArg; 16] = [
             syn::parse_quote!(n: u32),
             syn::parse_quote!(p: Pixel),
             syn::parse_quote!(a: &[f32]),
@@ -358,6 +371,7 @@ mod tests {
             syn::parse_quote!(b: Block),
             syn::parse_quote!(d: DynamicShared<f32>),
             syn::parse_quote!(g: Grid),
+            syn::parse_quote!(c: Cluster),
             syn::parse_quote!(t: TensorMap2d<bf16, 64, 64, Swizzle128B>),
         ];
         let reached: Vec<&'static str> = samples

@@ -40,6 +40,10 @@ pub struct Kernel {
     /// `cooperative`: launched cooperatively (every block resident at
     /// once); only such a kernel takes a `Grid`.
     pub cooperative: bool,
+    /// `cluster = (x, y, z)`: the thread-block cluster shape of every
+    /// launch (missing extents 1); `usize` expressions, which may name a
+    /// const parameter. Only such a kernel takes a `Cluster`.
+    pub cluster: Option<[syn::Expr; 3]>,
     /// `arch = "sm_80"`: the architecture the kernel needs; its device code
     /// is compiled only into PTX of that architecture or a later one.
     pub arch: Option<String>,
@@ -118,6 +122,13 @@ impl Kernel {
         check_device_built(
             params.iter().flatten(),
             attribute.cooperative.is_some(),
+            attribute.cluster.is_some(),
+            &mut errors,
+        );
+        check_cluster(
+            attribute.cluster.as_ref().map(|(key, _)| key),
+            attribute.arch.as_deref(),
+            attribute.cooperative.as_ref(),
             &mut errors,
         );
         check_lengths(&attribute.lengths, &params, &mut errors);
@@ -149,6 +160,7 @@ impl Kernel {
             lengths: attribute.lengths,
             launch_bounds: attribute.launch_bounds,
             cooperative: attribute.cooperative.is_some(),
+            cluster: attribute.cluster.map(|(_, extents)| extents),
             arch: attribute.arch,
             function,
         })
@@ -356,8 +368,10 @@ fn value_suffix(arg: &TokenStream) -> syn::Result<String> {
 fn check_device_built<'a>(
     params: impl Iterator<Item = &'a Param>,
     cooperative: bool,
+    cluster: bool,
     errors: &mut Errors,
 ) {
+    let mut seen_cluster = false;
     let mut seen_block = false;
     let mut seen_dynamic = false;
     let mut seen_grid = false;
@@ -372,6 +386,15 @@ fn check_device_built<'a>(
                 "a #[kernel] takes at most one `Grid`: each thread has one grid token",
             )),
             ParamKind::Grid => seen_grid = true,
+            ParamKind::Cluster if !cluster => errors.push(syn::Error::new_spanned(
+                &p.ty,
+                "a `Cluster` needs a cluster launch: declare the kernel's cluster shape, `#[kernel(arch = \"sm_90\", cluster = (2, 1, 1))]`, to take one",
+            )),
+            ParamKind::Cluster if seen_cluster => errors.push(syn::Error::new_spanned(
+                &p.ty,
+                "a #[kernel] takes at most one `Cluster`: each thread has one cluster witness",
+            )),
+            ParamKind::Cluster => seen_cluster = true,
             ParamKind::Block if seen_block => errors.push(syn::Error::new_spanned(
                 &p.ty,
                 "a #[kernel] takes at most one `Block`: each thread has one phase token",
@@ -410,5 +433,45 @@ fn type_suffix(ty: &Type) -> syn::Result<String> {
                 type_name(ty)
             ),
         )),
+    }
+}
+
+/// A `cluster` kernel needs `arch = "sm_90"` or later (clusters are
+/// Hopper's), and is not also `cooperative` (not supported: a cooperative
+/// cluster launch would need both attributes at once).
+fn check_cluster(
+    cluster: Option<&Ident>,
+    arch: Option<&str>,
+    cooperative: Option<&Ident>,
+    errors: &mut Errors,
+) {
+    let Some(key) = cluster else {
+        return;
+    };
+    let hopper = attribute::ARCHS
+        .iter()
+        .position(|a| *a == "sm_90")
+        .expect("sm_90 is listed");
+    let reaches = arch.is_some_and(|arch| {
+        attribute::ARCHS
+            .iter()
+            .position(|a| *a == arch)
+            .is_some_and(|at| at >= hopper)
+    });
+    if !reaches {
+        let declared = match arch {
+            Some(arch) => format!("it declares `arch = \"{arch}\"`"),
+            None => "it declares no `arch`".to_string(),
+        };
+        errors.push(syn::Error::new(
+            key.span(),
+            format!("thread-block clusters need sm_90 or later, and {declared}: add `arch = \"sm_90\"` (or a later architecture) to the kernel's attribute"),
+        ));
+    }
+    if let Some(cooperative) = cooperative {
+        errors.push(syn::Error::new(
+            cooperative.span(),
+            "a kernel cannot be both `cooperative` and `cluster` here: grid sync in cluster launches is not supported; keep one",
+        ));
     }
 }

@@ -38,6 +38,9 @@ pub enum ParamKind {
     /// `Grid`: the grid-sync token of a cooperative kernel, built on the
     /// device.
     Grid,
+    /// `Cluster`: the cluster witness of a cluster kernel, built on the
+    /// device.
+    Cluster,
     /// `&[DeviceAtomic<T>]`: updated atomically by any thread.
     Atomic(Type),
     /// `TensorMap2d<T, ROWS, COLS, S>`: a tensor map of a buffer of `T`
@@ -63,7 +66,7 @@ impl ParamKind {
             | ParamKind::Atomic(t)
             | ParamKind::TensorMap(t, _)
             | ParamKind::DynamicShared(t) => Some(t),
-            ParamKind::Block | ParamKind::Grid => None,
+            ParamKind::Block | ParamKind::Grid | ParamKind::Cluster => None,
         }
     }
 
@@ -137,7 +140,7 @@ impl Param {
 /// `DynamicShared<T>`, `Grid`), well formed or not: the launcher takes no
 /// argument for it.
 pub fn is_device_built(ty: &Type) -> bool {
-    matches!(ty, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Block" || s.ident == "DynamicShared" || s.ident == "Grid"))
+    matches!(ty, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Block" || s.ident == "DynamicShared" || s.ident == "Grid" || s.ident == "Cluster"))
 }
 
 fn classify(ty: &Type) -> syn::Result<ParamKind> {
@@ -193,6 +196,9 @@ fn classify(ty: &Type) -> syn::Result<ParamKind> {
             }
             if p.path.segments.last().is_some_and(|s| s.ident == "Grid" && s.arguments.is_empty()) {
                 return Ok(ParamKind::Grid);
+            }
+            if p.path.segments.last().is_some_and(|s| s.ident == "Cluster" && s.arguments.is_empty()) {
+                return Ok(ParamKind::Cluster);
             }
             if let Some(ident) = p.path.get_ident() {
                 if SCALARS.contains(&ident.to_string().as_str()) {

@@ -688,3 +688,56 @@ fn an_item_that_is_not_a_function_is_kept() {
     assert!(out.contains("applies to a function"), "{out}");
     assert!(out.ends_with("struct S ;"), "{out}");
 }
+
+/// `cluster = ...`: the declaration is in the description (checked shape),
+/// the `Cluster` witness is built on the device; the refusals: a `Cluster`
+/// without `cluster`, `cluster` without `arch` of sm_90 or later, with
+/// `cooperative`, twice, with four extents, and two `Cluster`s.
+#[test]
+fn cluster_kernels_declare_their_shape_and_sm_90() {
+    let out = expanded(
+        quote!(arch = "sm_90", block = 64, cluster = (2, 2)),
+        quote!(
+            pub fn k(mut o: DisjointSlice<u32>, c: Cluster) {}
+        ),
+    );
+    assert!(out.contains("declared_cluster_shape (2 , 2 , 1)"), "{out}");
+    assert!(out.contains("Cluster :: for_kernel_entry ()"), "{out}");
+    // No launcher argument for the witness.
+    let item = quote!(
+        pub fn k(mut o: DisjointSlice<u32>, c: Cluster) {}
+    );
+    assert!(error(quote!(), item.clone()).contains("a `Cluster` needs a cluster launch"));
+    let no_arch = error(quote!(cluster = 2), item.clone());
+    assert!(
+        no_arch.contains("thread-block clusters need sm_90 or later, and it declares no `arch`"),
+        "{no_arch}"
+    );
+    let old = error(quote!(arch = "sm_80", cluster = 2), item.clone());
+    assert!(old.contains("it declares `arch = \"sm_80\"`"), "{old}");
+    // sm_90a and later are accepted.
+    expanded(quote!(arch = "sm_90a", cluster = 2), item.clone());
+    expanded(quote!(arch = "sm_100", cluster = 4), item.clone());
+    let both = error(
+        quote!(arch = "sm_90", cluster = 2, cooperative),
+        item.clone(),
+    );
+    assert!(both.contains("both `cooperative` and `cluster`"), "{both}");
+    let twice = error(
+        quote!(arch = "sm_90", cluster = 2, cluster = 4),
+        item.clone(),
+    );
+    assert!(twice.contains("`cluster` is given twice"), "{twice}");
+    let four = errors(quote!(arch = "sm_90", cluster = (1, 2, 3, 4)), item);
+    assert!(
+        four[0].contains("`cluster` takes one to three extents"),
+        "{four:?}"
+    );
+    let two = error(
+        quote!(arch = "sm_90", cluster = 2),
+        quote!(
+            pub fn k(mut o: DisjointSlice<u32>, c: Cluster, d: Cluster) {}
+        ),
+    );
+    assert!(two.contains("at most one `Cluster`"), "{two}");
+}

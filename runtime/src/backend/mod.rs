@@ -405,6 +405,11 @@ pub(crate) struct KernelLaunch<'a> {
     /// resident at once, for grid sync. The runtime has checked that the
     /// grid fits ([`Driver::resident_blocks_per_multiprocessor`]).
     pub(crate) cooperative: bool,
+    /// A cluster launch's thread-block cluster shape (`cuLaunchKernelEx`
+    /// with `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`): the blocks of each
+    /// cluster resident at once. The runtime has checked that it divides
+    /// the grid and is the kernel's declared shape.
+    pub(crate) cluster: Option<[u32; 3]>,
     /// One pointer per PTX parameter, each to a live value of that parameter's type.
     pub(crate) params: &'a mut [*mut c_void],
 }

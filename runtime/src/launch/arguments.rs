@@ -366,6 +366,9 @@ impl<'a, const SLOTS: usize> LaunchArgs<'a, SLOTS> {
         if prepared.cooperative {
             return Err(this.function.cooperative_in_a_graph());
         }
+        if prepared.cluster.is_some() {
+            return Err(this.function.cluster_in_a_graph());
+        }
         let values = prepared
             .host
             .param_sizes

@@ -63,6 +63,7 @@ pub struct LaunchConfig<'s> {
     block: Dims,
     shared_bytes: i128,
     stream: Option<&'s Stream>,
+    cluster: Option<Dims>,
 }
 
 impl<'s> LaunchConfig<'s> {
@@ -74,7 +75,23 @@ impl<'s> LaunchConfig<'s> {
             block: block.into_dims(),
             shared_bytes: 0,
             stream: None,
+            cluster: None,
         }
+    }
+
+    /// Launches in thread-block clusters of `shape` blocks (CUDA's
+    /// `cudaLaunchKernelEx` with a cluster dimension). A cluster kernel
+    /// (`#[kernel(cluster = ...)]`) is launched in clusters of its declared
+    /// shape with or without this; given, it must be that shape, and a
+    /// kernel that declares none refuses it.
+    pub fn cluster(mut self, shape: impl IntoDims) -> Self {
+        self.cluster = Some(shape.into_dims());
+        self
+    }
+
+    /// The cluster shape [`cluster`](Self::cluster) asked for, as given.
+    pub(super) fn cluster_asked(&self) -> Option<[i128; 3]> {
+        self.cluster.as_ref().map(|d| d.0)
     }
 
     /// Runs on `stream` instead of the current stream.

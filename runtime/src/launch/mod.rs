@@ -372,6 +372,7 @@ impl KernelFunction {
         if self.interface.cooperative {
             self.check_resident(device, info.handle, grid, block, shared)?;
         }
+        let cluster = self.check_cluster(config.cluster_asked(), grid, device)?;
         // As on a GPU, the simulator runs the one-dimensional body for
         // one-dimensional launches only (its witness is unique only there),
         // and the z-extent-one body for launches whose z extents are 1.
@@ -393,6 +394,7 @@ impl KernelFunction {
             block,
             shared,
             cooperative: self.interface.cooperative,
+            cluster,
         };
         Ok((prepared, device))
     }
@@ -418,6 +420,9 @@ impl KernelFunction {
         if prepared.cooperative && stream.active_capture().is_some() {
             return Err(self.cooperative_in_a_graph());
         }
+        if prepared.cluster.is_some() && stream.active_capture().is_some() {
+            return Err(self.cluster_in_a_graph());
+        }
         let id = *self.id.get_or_init(|| KernelId::register(self.name));
         // Ordered after the sets of the module's constants (held until queued).
         let _constants = self
@@ -436,6 +441,7 @@ impl KernelFunction {
                     block: prepared.block,
                     shared_bytes: prepared.shared,
                     cooperative: prepared.cooperative,
+                    cluster: prepared.cluster,
                     params,
                 },
                 stream.handle(),
@@ -461,6 +467,77 @@ impl KernelFunction {
 }
 
 impl KernelFunction {
+    /// The refusal of a cluster launch in a graph (captured, or a graph
+    /// node's arguments): graphs here make plain kernel nodes, which the
+    /// simulator would run without clusters.
+    pub(crate) fn cluster_in_a_graph(&self) -> Error {
+        Error::InvalidLaunch {
+            kernel: self.name,
+            reason: "a cluster kernel (`#[kernel(cluster = ...)]`) is launched on a stream, not captured into a graph or made a graph node: graphs here make plain kernel nodes".into(),
+        }
+    }
+
+    /// The launch's cluster shape: the kernel's declared one (`None` for a
+    /// kernel that declares none). Refuses a cluster shape asked of a
+    /// kernel that declares none or another one, a grid that is not a
+    /// whole number of clusters, a cluster of more than 8 blocks (the
+    /// portable size) and a device older than sm_90.
+    fn check_cluster(
+        &self,
+        asked: Option<[i128; 3]>,
+        grid: [u32; 3],
+        device: &DeviceState,
+    ) -> Result<Option<[u32; 3]>> {
+        let refuse = |reason: String| {
+            Err(Error::InvalidLaunch {
+                kernel: self.name,
+                reason,
+            })
+        };
+        let shape = |s: [i128; 3]| format!("({}, {}, {})", s[0], s[1], s[2]);
+        let Some(declared) = self.interface.cluster else {
+            return match asked {
+                Some(asked) => refuse(format!(
+                    "the launch asks for thread-block clusters of {} blocks, and this kernel declares no cluster shape: a kernel that uses clusters declares its shape, `#[kernel(arch = \"sm_90\", cluster = (x, y, z))]`",
+                    shape(asked)
+                )),
+                None => Ok(None),
+            };
+        };
+        let wide = declared.map(i128::from);
+        if let Some(asked) = asked.filter(|&a| a != wide) {
+            return refuse(format!(
+                "the launch asks for thread-block clusters of {} blocks, and this kernel declares clusters of {} (its `cluster` option): a cluster kernel runs only in its declared shape",
+                shape(asked),
+                shape(wide)
+            ));
+        }
+        let blocks: u32 = declared.iter().product();
+        if blocks > 8 {
+            return refuse(format!(
+                "its clusters of {} = {blocks} blocks are larger than the portable cluster size of 8 blocks",
+                shape(wide)
+            ));
+        }
+        if device.limits.compute_capability < (9, 0) {
+            let (major, minor) = device.limits.compute_capability;
+            return refuse(format!(
+                "thread-block clusters need a device of compute capability 9.0 or later, and device {} has {major}.{minor}",
+                device.ordinal
+            ));
+        }
+        if (0..3).any(|axis| !grid[axis].is_multiple_of(declared[axis])) {
+            return refuse(format!(
+                "the grid ({}, {}, {}) is not a whole number of its clusters of {} blocks (its `cluster` option): each grid extent must be a multiple of the cluster's",
+                grid[0],
+                grid[1],
+                grid[2],
+                shape(wide)
+            ));
+        }
+        Ok(Some(declared))
+    }
+
     /// The refusal of a cooperative launch in a graph (captured, or a
     /// graph node's arguments): graphs here make plain kernel nodes.
     pub(crate) fn cooperative_in_a_graph(&self) -> Error {
@@ -513,6 +590,7 @@ struct Prepared {
     block: [u32; 3],
     shared: u32,
     cooperative: bool,
+    cluster: Option<[u32; 3]>,
 }
 
 /// A kernel's checked arguments and launch shape, built by the typed
@@ -564,6 +642,7 @@ impl KernelArgs {
             block: self.prepared.block,
             shared_bytes: self.prepared.shared,
             cooperative: self.prepared.cooperative,
+            cluster: self.prepared.cluster,
             params: &mut params,
         })
     }

@@ -10,6 +10,9 @@ use gpu_device::AtomicElement;
 
 pub mod alignment;
 pub mod architectures;
+// sm_90's: in the PTX of sm_90a only (the kernels declare it too).
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))]
+pub mod cluster;
 pub mod collectives;
 // sm_80's: in the PTX of sm_80 and sm_90a only (the kernels declare it too).
 pub mod constants;

@@ -4,6 +4,7 @@
 //! and the matrix views. (The misuses that trap are in
 //! `tests/forced_simulator/`; those that do not compile in `tests/ui/`.)
 
+mod cluster;
 mod collectives;
 mod constant_memory;
 mod grid_sync;

@@ -11,7 +11,7 @@ unsafe fn nothing(_: *const *mut std::ffi::c_void) {}
 
 static MODULE: EmbeddedModule = unsafe { EmbeddedModule::new("ui", "") };
 const DESCRIPTION: Description =
-    Description { entry: "k", instance: Instance::None, block: None, lengths: &[], launch_bounds: None, cooperative: false, arch: None, params: &[] };
+    Description { entry: "k", instance: Instance::None, block: None, lengths: &[], launch_bounds: None, cooperative: false, cluster: None, arch: None, params: &[] };
 static FORGED: KernelFunction = KernelFunction::new(
     &MODULE,
     "k",

@@ -73,6 +73,7 @@ fn driver_constants_have_the_values_cuda_h_declares() {
     use sys::CUresult as R;
     same_values! {
         SUCCESS => R::CUDA_SUCCESS,
+        LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION => sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
         ERROR_NOT_INITIALIZED => R::CUDA_ERROR_NOT_INITIALIZED,
         ERROR_NOT_READY => R::CUDA_ERROR_NOT_READY,
         device_attribute::MAX_THREADS_PER_BLOCK => A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
@@ -250,6 +251,40 @@ fn driver_structs_have_the_layouts_cuda_h_declares() {
         height => Height,
     });
     same_layout!(MemLocation, sys::CUmemLocation { kind => type_, id => id });
+    same_layout!(LaunchAttribute, sys::CUlaunchAttribute {
+        id => id,
+        pad => pad,
+        value => value,
+    });
+    assert_eq!(
+        size_of::<LaunchAttributeValue>(),
+        size_of::<sys::CUlaunchAttributeValue>()
+    );
+    assert_eq!(
+        align_of::<LaunchAttributeValue>(),
+        align_of::<sys::CUlaunchAttributeValue>()
+    );
+    same_layout!(LaunchExConfig, sys::CUlaunchConfig {
+        grid => gridDimX,
+        block => blockDimX,
+        shared_bytes => sharedMemBytes,
+        stream => hStream,
+        attrs => attrs,
+        attr_count => numAttrs,
+    });
+    assert_eq!(
+        offset_of!(LaunchExConfig, grid) + 8,
+        offset_of!(sys::CUlaunchConfig, gridDimZ)
+    );
+    assert_eq!(
+        offset_of!(LaunchExConfig, block) + 8,
+        offset_of!(sys::CUlaunchConfig, blockDimZ)
+    );
+    // The cluster dimension is the value's first three words.
+    assert_eq!(
+        size_of::<sys::CUlaunchAttributeValue_union__bindgen_ty_1>(),
+        3 * size_of::<std::ffi::c_uint>()
+    );
     assert_eq!(size_of::<TensorMapBytes>(), size_of::<sys::CUtensorMap>());
     assert_eq!(align_of::<TensorMapBytes>(), align_of::<sys::CUtensorMap>());
     same_layout!(MemAccessDesc, sys::CUmemAccessDesc {

@@ -88,6 +88,7 @@ fn a_kernel_runs_only_on_a_stream_of_its_modules_device() {
             block: [1, 1, 1],
             shared_bytes: 0,
             cooperative: false,
+            cluster: None,
             params: &mut [],
         };
         // SAFETY: no parameters, and a body that touches nothing.

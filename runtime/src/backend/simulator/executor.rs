@@ -31,6 +31,7 @@
 mod block;
 mod blocks;
 mod call;
+mod cluster;
 mod failures;
 mod in_order;
 mod pool;
@@ -51,6 +52,7 @@ use super::watchdog;
 use blocks::run_blocks;
 pub(crate) use call::KernelCall;
 use call::Run;
+use cluster::ClusterRecord;
 use pool::pool;
 use shared_memory::with_shared_memory;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -123,6 +125,7 @@ pub(crate) unsafe fn prepare(launch: &KernelLaunch<'_>) -> Arc<KernelCall> {
         block: launch.block,
         shared_bytes: launch.shared_bytes as usize,
         cooperative: launch.cooperative,
+        cluster: launch.cluster,
     })
 }
 
@@ -195,20 +198,23 @@ impl Launch {
                 .take()
                 .map_or(Ok(()), Err);
         }
-        let helpers = (parallelism() as u64)
-            .min(self.run.blocks())
-            .saturating_sub(1) as usize;
+        // A cluster launch's workers take whole clusters.
+        let units = match self.run.cluster {
+            Some(shape) => self.run.blocks() / shape.iter().map(|&s| s as u64).product::<u64>(),
+            None => self.run.blocks(),
+        };
+        let helpers = (parallelism() as u64).min(units).saturating_sub(1) as usize;
         let done = Arc::new((Mutex::new(0usize), Condvar::new()));
         for _ in 0..helpers {
             let (launch, done) = (Arc::clone(self), Arc::clone(&done));
             pool().submit(Box::new(move || {
-                launch.work();
+                launch.work_any();
                 let (count, changed) = &*done;
                 *count.lock().unwrap_or_else(|e| e.into_inner()) += 1;
                 changed.notify_all();
             }));
         }
-        self.work();
+        self.work_any();
         let (count, changed) = &*done;
         let mut finished = count.lock().unwrap_or_else(|e| e.into_inner());
         while *finished < helpers {
@@ -256,11 +262,69 @@ impl Launch {
         let worker = watchdog::current_worker();
         with_shared_memory(|shared| {
             let mut blocks = std::iter::once(block);
-            let outcome = run_blocks(&self.run, &worker, shared, || blocks.next());
+            let outcome = run_blocks(&self.run, &worker, shared, || blocks.next(), None);
             if let Err(message) = outcome {
                 self.fail(message);
             }
             self.run.grid_block_finished();
+        });
+    }
+
+    /// Takes blocks ([`work`](Self::work)), or in a cluster launch whole
+    /// clusters ([`work_clusters`](Self::work_clusters)), until none is left.
+    fn work_any(&self) {
+        match self.run.cluster {
+            Some(shape) => self.work_clusters(shape),
+            None => self.work(),
+        }
+    }
+
+    /// Takes clusters one at a time until none is left or a block failed,
+    /// running the blocks of each at once, each on an OS thread of its own
+    /// (this one and scoped helpers), so that a cluster sync can wait for
+    /// them all and a block can read a peer's shared memory.
+    fn work_clusters(&self, shape: [u32; 3]) {
+        let size: u32 = shape.iter().product();
+        let total = self.run.blocks() / size as u64;
+        loop {
+            let cluster = self.next_block.fetch_add(1, Ordering::Relaxed);
+            if cluster >= total || self.run.failed.load(Ordering::Relaxed) {
+                return;
+            }
+            let blocks = cluster::blocks_of(self.run.grid, shape, cluster);
+            let record = ClusterRecord::new(size);
+            std::thread::scope(|scope| {
+                for rank in 1..size {
+                    let (record, block) = (&record, blocks[rank as usize]);
+                    let spawned = std::thread::Builder::new()
+                        .name("gpu-sim-cluster".into())
+                        .spawn_scoped(scope, move || self.cluster_block(block, record, rank));
+                    if let Err(e) = spawned {
+                        self.fail(format!(
+                            "the simulator could not start a thread for block rank {rank} of a cluster of {size} blocks: {e}"
+                        ));
+                        // The blocks that started wait at their cluster sync
+                        // for this one: count it as finished, which fails them.
+                        record.block_finished();
+                    }
+                }
+                self.cluster_block(blocks[0], &record, 0);
+            });
+        }
+    }
+
+    /// Runs block `block`, rank `rank` of the cluster `record`, on this OS
+    /// thread.
+    fn cluster_block(&self, block: u64, record: &ClusterRecord, rank: u32) {
+        let worker = watchdog::current_worker();
+        with_shared_memory(|shared| {
+            let mut blocks = std::iter::once(block);
+            let cluster = Some((record, rank));
+            let outcome = run_blocks(&self.run, &worker, shared, || blocks.next(), cluster);
+            if let Err(message) = outcome {
+                self.fail(message);
+            }
+            record.block_finished();
         });
     }
 
@@ -293,7 +357,7 @@ impl Launch {
             claimed = first..(first + chunk).min(total);
             last = first + chunk >= total;
         };
-        let outcome = with_shared_memory(|shared| run_blocks(&self.run, &worker, shared, next));
+        let outcome = with_shared_memory(|shared| run_blocks(&self.run, &worker, shared, next, None));
         if let Err(message) = outcome {
             self.run.failed.store(true, Ordering::Relaxed);
             self.failure

@@ -299,6 +299,13 @@ driver_functions! {
             stream: CUstream,
         ) -> Status;
         fn cuMemAdvise_v2(ptr: CUdeviceptr, bytes: usize, advice: c_int, location: MemLocation) -> Status;
+        // CUDA 11.8: launches with attributes (a thread-block cluster's shape).
+        fn cuLaunchKernelEx(
+            config: *const LaunchExConfig,
+            function: CUfunction,
+            params: *mut *mut c_void,
+            extra: *mut *mut c_void,
+        ) -> Status;
         // CUDA 12.0: tensor maps for the bulk tensor copies (TMA, sm_90).
         fn cuTensorMapEncodeTiled(
             map: *mut TensorMapBytes,

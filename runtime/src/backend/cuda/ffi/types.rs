@@ -202,3 +202,33 @@ pub(crate) struct KernelNodeParams {
     pub(crate) kernel_params: *mut *mut c_void,
     pub(crate) extra: *mut *mut c_void,
 }
+
+/// `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`: a launch's thread-block cluster
+/// shape (`cuLaunchKernelEx`).
+pub(crate) const LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: c_uint = 4;
+
+/// `CUlaunchAttribute`: an attribute's id, padding, and its value (the
+/// 64-byte union `CUlaunchAttributeValue`; a cluster dimension is its first
+/// three `unsigned int`s).
+#[repr(C)]
+pub(crate) struct LaunchAttribute {
+    pub(crate) id: c_uint,
+    pub(crate) pad: [u8; 4],
+    pub(crate) value: LaunchAttributeValue,
+}
+
+/// `CUlaunchAttributeValue`: 64 bytes, 8-byte aligned (its members hold
+/// pointers).
+#[repr(C, align(8))]
+pub(crate) struct LaunchAttributeValue(pub(crate) [c_uint; 16]);
+
+/// `CUlaunchConfig`: what `cuLaunchKernelEx` launches.
+#[repr(C)]
+pub(crate) struct LaunchExConfig {
+    pub(crate) grid: [c_uint; 3],
+    pub(crate) block: [c_uint; 3],
+    pub(crate) shared_bytes: c_uint,
+    pub(crate) stream: CUstream,
+    pub(crate) attrs: *mut LaunchAttribute,
+    pub(crate) attr_count: c_uint,
+}

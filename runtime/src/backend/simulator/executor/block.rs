@@ -4,6 +4,7 @@
 //! thread runs (`blocks`).
 
 use super::call::Run;
+use super::cluster::ClusterRecord;
 use super::shared_memory::SharedMemory;
 use super::thread_state::{ThreadSlot, ThreadState, Waiting};
 use crate::backend::simulator::context::SavedContext;
@@ -38,6 +39,8 @@ pub(super) static NO_FIBER: fn() = || unreachable!("the scheduler sets the fiber
 /// they take turns (`rounds`).
 pub(super) struct BlockState<'a> {
     pub(super) run: &'a Run,
+    /// In a cluster launch: the cluster's record and this block's rank.
+    pub(super) cluster: Option<(&'a ClusterRecord, u32)>,
     /// The block's linear index in the grid.
     pub(super) linear: Cell<u64>,
     /// The serial of its thread 0.
@@ -204,6 +207,19 @@ impl<'a> BlockState<'a> {
     }
 }
 
+impl BlockState<'_> {
+    /// Every thread of the block has reached a cluster sync: waits for the
+    /// other blocks of the cluster (see [`ClusterRecord::arrive`]).
+    pub(super) fn cluster_arrive(&self) -> Result<(), String> {
+        match self.cluster {
+            Some((record, _)) => record.arrive(self.worker, &self.run.failed),
+            None => {
+                Err("cluster sync (Cluster::sync) in a launch that is not a cluster launch".into())
+            }
+        }
+    }
+}
+
 // SAFETY: one `BlockState` per block. Its static arrays and dynamic memory
 // are this OS thread's shared memory, which runs one block at a time: kept
 // for the thread's life, aligned to 16 and at least as large as asked
@@ -306,12 +322,34 @@ unsafe impl Block for BlockState<'_> {
                 .static_array(symbol, bytes, self.first_serial.get())
         });
         let array = array.unwrap_or_else(|message| panic!("{message}"));
+        if let Some((record, rank)) = self.cluster {
+            record.publish(rank, symbol, array, bytes);
+        }
         self.last_static.set(Some((key, array)));
         array
     }
 
     fn dynamic_shared(&self) -> (*mut u8, usize) {
         self.dynamic
+    }
+
+    fn cluster_dim(&self) -> [u32; 3] {
+        self.run.cluster.unwrap_or([1, 1, 1])
+    }
+
+    fn map_shared_rank(
+        &self,
+        _thread: &SimulatedThread<'_>,
+        address: *const u8,
+        rank: u32,
+    ) -> *const u8 {
+        let mapped = self.signals.runtime_code(|| match self.cluster {
+            Some((record, own)) => record.map(own, address as usize, rank),
+            None => Err(
+                "distributed shared memory (mapa) in a launch that is not a cluster launch".into(),
+            ),
+        });
+        mapped.unwrap_or_else(|message| panic!("{message}")) as *const u8
     }
 
     fn after_atomics(&self, thread: &SimulatedThread<'_>, changed: bool) {

@@ -12,6 +12,7 @@
 
 use super::block::{BlockRaces, BlockState, InOrder, NO_FIBER};
 use super::call::Run;
+use super::cluster::ClusterRecord;
 use super::shared_memory::SharedMemory;
 use super::stacks::give_stacks;
 use super::thread_state::{ThreadSlot, Waiting};
@@ -24,12 +25,14 @@ use std::ffi::c_void;
 
 /// Runs the blocks of `launch` that `next` gives (by linear index, until
 /// `None`) on this OS thread, one after the other; stops at the first that
-/// fails, with its report.
+/// fails, with its report. In a cluster launch, `next` gives one block,
+/// rank `rank` of the cluster `record` describes.
 pub(super) fn run_blocks(
     launch: &Run,
     worker: &Worker,
     shared: &RefCell<SharedMemory>,
     mut next: impl FnMut() -> Option<u64>,
+    cluster: Option<(&ClusterRecord, u32)>,
 ) -> Result<(), String> {
     let [bx, by, bz] = launch.block;
     let count = (bx * by * bz) as usize;
@@ -38,7 +41,7 @@ pub(super) fn run_blocks(
         .iter()
         .map(|p| p.as_ptr() as *mut c_void)
         .collect();
-    let state = BlockState::new(launch, count, params.as_ptr(), worker, shared);
+    let state = BlockState::new(launch, count, params.as_ptr(), worker, shared, cluster);
     // In linear order (x fastest), counted rather than divided out; each
     // block sets its index and serials (`run_block`).
     let mut threads: Vec<SimulatedThread<'_>> = Vec::with_capacity(count);
@@ -123,9 +126,18 @@ impl<'a> BlockState<'a> {
         params: *const *mut c_void,
         worker: &'a Worker,
         shared: &'a RefCell<SharedMemory>,
+        cluster: Option<(&'a ClusterRecord, u32)>,
     ) -> BlockState<'a> {
+        let dynamic = (
+            shared.borrow_mut().dynamic(launch.shared_bytes),
+            launch.shared_bytes,
+        );
+        if let Some((record, rank)) = cluster {
+            record.publish_dynamic(rank, dynamic.0, dynamic.1);
+        }
         BlockState {
             run: launch,
+            cluster,
             linear: Cell::new(0),
             first_serial: Cell::new(0),
             count,
@@ -155,10 +167,7 @@ impl<'a> BlockState<'a> {
             last_static: Cell::new(None),
             fiber_main: Cell::new(&NO_FIBER as *const dyn Fn()),
             shared,
-            dynamic: (
-                shared.borrow_mut().dynamic(launch.shared_bytes),
-                launch.shared_bytes,
-            ),
+            dynamic,
             worker,
             signals: BlockSignals::new(worker, launch.kernel, launch.stack_bytes),
             races: launch.races.as_ref().map(|_| BlockRaces {

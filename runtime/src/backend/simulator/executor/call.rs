@@ -22,6 +22,9 @@ pub(crate) struct KernelCall {
     /// A cooperative launch: every block runs at once, and grid syncs wait
     /// for them all.
     pub(super) cooperative: bool,
+    /// A cluster launch's cluster shape: the blocks of each cluster run at
+    /// once, and cluster syncs wait for them all.
+    pub(super) cluster: Option<[u32; 3]>,
 }
 
 impl KernelCall {

@@ -29,6 +29,7 @@ impl BlockState<'_> {
             && self.position.get() == t
             && (t == 0 || self.in_order.id.get() == id)
             && id != simulation::GRID_BARRIER
+            && id != simulation::CLUSTER_BARRIER
     }
 
     /// Stops `thread` at barrier `id` in order ([`Self::continues_in_order`]
@@ -56,7 +57,7 @@ impl BlockState<'_> {
             );
             let waiting = self.waiting.get();
             debug_assert!(
-                waiting.barrier == [0; 7]
+                waiting.barrier == [0; 8]
                     && waiting.warp == 0
                     && waiting.active_mask == 0
                     && waiting.done == 0

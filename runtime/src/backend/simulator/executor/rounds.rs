@@ -367,12 +367,17 @@ fn release(state: &BlockState<'_>) -> Result<(), (usize, String)> {
                 races.grid.set(races.grid.get() + 1);
             }
         }
+        if id == simulation::CLUSTER_BARRIER {
+            // Every thread of this block is there: wait for the other
+            // blocks of its cluster.
+            state.cluster_arrive().map_err(|message| (first, message))?;
+        }
         for s in slots {
             s.status.set(ThreadState::Ready);
         }
         round.clear();
         round.extend(0..count as u32);
-        waiting.barrier = [0; 7];
+        waiting.barrier = [0; 8];
         state.waiting.set(waiting);
         if let Some(races) = &state.races {
             races.interval.set(races.interval.get() + 1);
@@ -451,6 +456,7 @@ fn barrier_name(id: u32) -> &'static str {
             "the barrier inside a block collective (a tile claim or look-back)"
         }
         simulation::GRID_BARRIER => "the grid sync Grid::sync()",
+        simulation::CLUSTER_BARRIER => "the cluster sync Cluster::sync() (or Cluster::exchange)",
         simulation::PIPELINE_BARRIER => "a cp.async ring's wait CpAsyncRing::wait()",
         simulation::MBARRIER_BARRIER => "the initialisation of mbarriers MBarriers::init()",
         _ => "the phase barrier Block::sync()",

@@ -58,8 +58,9 @@ pub(super) struct Waiting {
     /// (a block vote, `VOTE_BARRIER`), 3 (inside a block collective,
     /// `COLLECTIVE_BARRIER`), 4 (a grid sync, `GRID_BARRIER`) and 5 (a
     /// `cp.async` ring's wait, `PIPELINE_BARRIER`) and 6 (the
-    /// initialisation of `mbarrier`s, `MBARRIER_BARRIER`).
-    pub(super) barrier: [usize; 7],
+    /// initialisation of `mbarrier`s, `MBARRIER_BARRIER`) and 7 (a cluster
+    /// sync, `CLUSTER_BARRIER`).
+    pub(super) barrier: [usize; 8],
     /// At `activemask()`.
     pub(super) active_mask: usize,
     pub(super) warp: usize,

@@ -94,6 +94,7 @@ fn launch(grid: u32, threads: u32, plan: &Plan) -> Result<(), String> {
         block: [threads, 1, 1],
         shared_bytes: 0,
         cooperative: false,
+        cluster: None,
     });
     run(&call)
 }

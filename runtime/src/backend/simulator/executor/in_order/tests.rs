@@ -97,6 +97,7 @@ fn launch(grid: u32, block: [u32; 3], plan: &Plan) -> Result<(), String> {
         block,
         shared_bytes: 0,
         cooperative: false,
+        cluster: None,
     });
     run(&call)
 }
