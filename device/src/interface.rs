@@ -64,6 +64,8 @@ pub enum Kind {
     Grid,
     /// `TensorMap2d<T, ROWS, COLS, S>`: a tensor map's address.
     TensorMap,
+    /// `TensorMapOut<T, B, S>`: an output tensor map's address.
+    TensorMapOut,
 }
 
 impl Kind {
@@ -83,6 +85,7 @@ impl Kind {
             Kind::DynamicShared => "dynamic_shared",
             Kind::Grid => "grid",
             Kind::TensorMap => "tensor_map",
+            Kind::TensorMapOut => "tensor_map_out",
         }
     }
 }
