@@ -52,6 +52,17 @@ impl<'a, T: TensorElement> TensorMapOut<'a, T> {
                 )));
             }
         }
+        // The copy engine stores a row's last 16 bytes whole (an H100 wrote
+        // the elements past a 21-element f32 row up to element 23, into the
+        // pad): rows of whole 16-byte chunks only, so that nothing past the
+        // tensor is written.
+        let row = dims[0] * strides[0];
+        if !row.is_multiple_of(16) {
+            return Err(invalid(format!(
+                "the innermost extent is {} elements, {row} bytes: an output map's rows are a multiple of 16 bytes, since the bulk tensor store writes a row's last 16-byte chunk whole, past the extent",
+                dims[0]
+            )));
+        }
         for d in 1..dims.len() {
             let inside = u128::from(dims[d - 1]) * u128::from(strides[d - 1]);
             if u128::from(strides[d]) < inside {
@@ -148,6 +159,25 @@ mod tests {
             TensorMapLayout::tiled::<f32>(&[8, 4, 4], &[8, 32], &[8, 2, 1], Swizzle::None).unwrap();
         let map = TensorMapOut::new(&mut buffer, fine).unwrap();
         assert_eq!(map.box_counts(), [1, 2, 4]);
+    }
+
+    /// The GPU's store writes a row's last 16-byte chunk whole (measured
+    /// on an H100: elements 21..24 of a 21-element f32 row written): a row
+    /// off 16 bytes is refused, naming the rule.
+    #[test]
+    fn an_output_map_whose_rows_end_off_16_bytes_is_refused() {
+        let stream = Stream::new().unwrap();
+        let mut buffer = DeviceBuffer::<f32>::zeroed_on(1024, &stream).unwrap();
+        let ragged =
+            TensorMapLayout::tiled::<f32>(&[21, 10], &[32], &[16, 8], Swizzle::None).unwrap();
+        let e = reason(TensorMapOut::new(&mut buffer, ragged).err().unwrap());
+        assert!(
+            e.contains("the innermost extent is 21 elements, 84 bytes: an output map's rows are a multiple of 16 bytes"),
+            "{e}"
+        );
+        let whole =
+            TensorMapLayout::tiled::<f32>(&[24, 10], &[32], &[16, 8], Swizzle::None).unwrap();
+        assert!(TensorMapOut::new(&mut buffer, whole).is_ok());
     }
 
     #[test]
