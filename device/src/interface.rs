@@ -67,6 +67,8 @@ pub enum Kind {
     Cluster,
     /// `TensorMap2d<T, ROWS, COLS, S>`: a tensor map's address.
     TensorMap,
+    /// `TensorMapOut<T, B, S>`: an output tensor map's address.
+    TensorMapOut,
 }
 
 impl Kind {
@@ -87,6 +89,7 @@ impl Kind {
             Kind::Grid => "grid",
             Kind::Cluster => "cluster",
             Kind::TensorMap => "tensor_map",
+            Kind::TensorMapOut => "tensor_map_out",
         }
     }
 }

@@ -49,7 +49,8 @@ mod vectorize;
 /// | `Grid` (grid sync, `#[kernel(cooperative)]` only) | nothing: built on the device |
 /// | `Cluster` (the block's cluster: ranks, cluster sync, distributed shared memory; `#[kernel(cluster = ...)]` only) | nothing: built on the device |
 /// | `&[DeviceAtomic<T>]` (atomic updates) | `&mut DeviceBuffer<T>`, `DeviceViewMut<T>` |
-/// | `TensorMap2d<T, ROWS, COLS, S>` (a tensor map for bulk tensor copies, sm_90) | `&TensorMap<'_, T>` of that box and swizzle |
+/// | `TensorMap2d<T, ROWS, COLS, S>` or `TensorMapNd<T, B, S>` (a tensor map for bulk tensor copies, sm_90) | `&TensorMap<'_, T>` of that box and swizzle |
+/// | `TensorMapOut<T, B, S>` (a tensor map written by bulk tensor stores, a box a block, sm_90) | `&mut TensorMapOut<'_, T>` of that box and swizzle |
 /// | a `#[repr(C)]` struct with `#[derive(Clone, Copy, DeviceCopy)]` | the struct |
 ///
 /// A generic kernel lists the types to instantiate: `#[kernel(f32, f64)]`

@@ -73,7 +73,7 @@ pub(crate) const fn slot_roles(kind: Kind) -> &'static [Role] {
             &[Role::Pointer, Role::Len, Role::Rows, Role::Cols]
         }
         Kind::Grid3d => &[Role::Pointer, Role::Depth, Role::Rows, Role::Cols],
-        Kind::TensorMap => &[Role::Pointer],
+        Kind::TensorMap | Kind::TensorMapOut => &[Role::Pointer],
         Kind::Block | Kind::DynamicShared | Kind::Grid | Kind::Cluster => &[],
     }
 }

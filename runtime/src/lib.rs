@@ -104,7 +104,7 @@ pub use launch::{
 pub use memory::{
     DeviceBuffer, DeviceInput, DeviceOutput, DeviceView, DeviceView2dMut, DeviceView3dMut,
     DeviceViewMut, Lender, ManagedBuffer, PitchedBuffer, Region2d, Region2dMut, Swizzle,
-    TensorElement, TensorMap, TensorMapLayout,
+    TensorElement, TensorMap, TensorMapLayout, TensorMapOut,
 };
 pub use memory_pool::{MemoryPool, PoolStats};
 pub use module::EmbeddedModule;

@@ -14,6 +14,13 @@
 
 use std::sync::atomic::{AtomicI64, AtomicU32, Ordering::Relaxed};
 
+// The simulated bulk tensor copies, which complete on these barriers.
+#[path = "host_tma_copy.rs"]
+mod copy;
+pub(crate) use copy::{
+    bulk_commit_group, bulk_wait_group, bulk_wait_group_read, copy_2d, copy_nd, store_nd,
+};
+
 /// Words (`u64`) of shared memory per simulated barrier.
 pub(crate) const WORDS: usize = 4;
 
@@ -208,69 +215,4 @@ pub(crate) unsafe fn wait_parity(barrier: *mut u64, index: usize, parity: u32) {
             s.waiters.store(s.waiters.load(Relaxed) - 1, Relaxed);
         }
     }
-}
-
-/// The simulated `cp.async.bulk.tensor.2d`: the box of `map` at (`x`, `y`)
-/// (innermost first) lands in `tile` at once, as on the GPU: clipped at
-/// the tensor's edges with zeros past them, swizzled, and its bytes (the
-/// whole box's) complete on the barrier. A map that is not the simulator's
-/// encoding of a 2-D map of this box and swizzle is a report.
-///
-/// # Safety
-/// `tile` is `tile_bytes` writable bytes, rounded up to whole 1024-byte
-/// blocks, of shared memory no thread reads meanwhile; `map` the address of
-/// 16 readable words; the map, if the simulator's, names memory of a live
-/// buffer (checked when it was made); `barrier` as [`arrive`].
-#[allow(clippy::too_many_arguments)]
-#[track_caller]
-pub(crate) unsafe fn copy_2d(
-    tile: *mut u8,
-    tile_bytes: usize,
-    map: *const u64,
-    boxes: [u32; 2],
-    swizzle: u32,
-    barrier: *mut u64,
-    index: usize,
-    x: i32,
-    y: i32,
-) {
-    // SAFETY: the caller's contract.
-    let words = unsafe { map.cast::<[u64; 16]>().read() };
-    let Some(m) = crate::tma::simulated_map::SimulatedMap::decode(&words) else {
-        panic!("a TMA copy into the tile of mbarrier {index} read a tensor map the simulator did not encode");
-    };
-    let element = m.element_bytes as usize;
-    if m.rank != 2
-        || m.boxes[..2] != boxes
-        || m.swizzle != swizzle
-        || boxes[0] as usize * boxes[1] as usize * element != tile_bytes
-    {
-        panic!(
-            "a TMA copy into the tile of mbarrier {index}: the tile is a {} x {} box of {tile_bytes} bytes with swizzle mode {swizzle}, the map a rank-{} map with a box of {:?} elements of {element} bytes and swizzle mode {}",
-            boxes[1], boxes[0], m.rank, &m.boxes[..m.rank as usize], m.swizzle
-        );
-    }
-    let row_bytes = boxes[0] as usize * element;
-    for r in 0..boxes[1] as usize {
-        let gy = i64::from(y) + r as i64;
-        for c in 0..boxes[0] as usize {
-            let gx = i64::from(x) + c as i64;
-            let inside = (0..m.dims[0] as i64).contains(&gx) && (0..m.dims[1] as i64).contains(&gy);
-            let to = crate::tma::swizzle(swizzle, r * row_bytes + c * element);
-            // SAFETY: `to + element` is inside the tile's blocks (the
-            // swizzle stays within 128 bytes); the source is an element the
-            // map names, inside its buffer.
-            unsafe {
-                let dst = tile.add(to);
-                if inside {
-                    let from = m.address + gy as u64 * m.strides[1] + gx as u64 * m.strides[0];
-                    core::ptr::copy_nonoverlapping(from as *const u8, dst, element);
-                } else {
-                    core::ptr::write_bytes(dst, 0, element);
-                }
-            }
-        }
-    }
-    // SAFETY: the caller's contract.
-    unsafe { complete_tx(barrier, index, tile_bytes as u32) };
 }

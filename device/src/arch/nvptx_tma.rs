@@ -155,3 +155,127 @@ pub(crate) unsafe fn copy_2d(tile: *mut u8, map: *const u64, barrier: *mut u64, 
         )
     };
 }
+
+/// `cp.async.bulk.tensor.{rank}d`, tile mode: the box of `map` at `coords`
+/// (innermost first, those past `rank` unused) into `tile`, completing its
+/// bytes on `barrier`. `rank` is a constant where it is inlined (a box
+/// type's), so the `match` folds to one instruction.
+///
+/// # Safety
+/// As [`copy_2d`]; `map`'s rank is `rank`, in `1..=5`.
+#[inline(always)]
+pub(crate) unsafe fn copy_nd(
+    tile: *mut u8,
+    map: *const u64,
+    barrier: *mut u64,
+    rank: usize,
+    coords: [i32; 5],
+) {
+    let (t, b) = (shared_address(tile), shared_address(barrier));
+    let [c0, c1, c2, c3, c4] = coords;
+    // SAFETY: the caller's contract.
+    unsafe {
+        match rank {
+            1 => asm!(
+                "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [{t}], [{m}, {{{c0}}}], [{b}];",
+                t = in(reg32) t, m = in(reg64) map, c0 = in(reg32) c0, b = in(reg32) b,
+                options(nostack),
+            ),
+            2 => copy_2d(tile, map, barrier, c0, c1),
+            3 => asm!(
+                "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [{t}], [{m}, {{{c0}, {c1}, {c2}}}], [{b}];",
+                t = in(reg32) t, m = in(reg64) map, c0 = in(reg32) c0, c1 = in(reg32) c1,
+                c2 = in(reg32) c2, b = in(reg32) b,
+                options(nostack),
+            ),
+            4 => asm!(
+                "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [{t}], [{m}, {{{c0}, {c1}, {c2}, {c3}}}], [{b}];",
+                t = in(reg32) t, m = in(reg64) map, c0 = in(reg32) c0, c1 = in(reg32) c1,
+                c2 = in(reg32) c2, c3 = in(reg32) c3, b = in(reg32) b,
+                options(nostack),
+            ),
+            _ => asm!(
+                "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [{t}], [{m}, {{{c0}, {c1}, {c2}, {c3}, {c4}}}], [{b}];",
+                t = in(reg32) t, m = in(reg64) map, c0 = in(reg32) c0, c1 = in(reg32) c1,
+                c2 = in(reg32) c2, c3 = in(reg32) c3, c4 = in(reg32) c4, b = in(reg32) b,
+                options(nostack),
+            ),
+        }
+    }
+}
+
+/// `cp.async.bulk.tensor.{rank}d.global.shared::cta`, tile mode, in a bulk
+/// group: the box of `map` at `coords` (innermost first) written from
+/// `tile`, clipped at the tensor's edges. Completes with
+/// [`bulk_commit_group`] and [`bulk_wait_group_read`] (the tile read) or
+/// [`bulk_wait_group`] (the writes done).
+///
+/// # Safety
+/// `tile` is shared memory of the box's bytes, aligned for the map's
+/// swizzle, that this block's threads wrote before a
+/// `fence.proxy.async.shared::cta` and a barrier with this thread, and do
+/// not write until this thread's `wait_group.read` after the commit;
+/// `map` the generic address of a live encoded map of `rank` dimensions in
+/// global memory, of memory no other block or launch writes in the box.
+#[inline(always)]
+pub(crate) unsafe fn store_nd(tile: *const u8, map: *const u64, rank: usize, coords: [i32; 5]) {
+    let t = shared_address(tile.cast_mut());
+    let [c0, c1, c2, c3, c4] = coords;
+    // SAFETY: the caller's contract.
+    unsafe {
+        match rank {
+            1 => asm!(
+                "cp.async.bulk.tensor.1d.global.shared::cta.tile.bulk_group [{m}, {{{c0}}}], [{t}];",
+                t = in(reg32) t, m = in(reg64) map, c0 = in(reg32) c0,
+                options(nostack),
+            ),
+            2 => asm!(
+                "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [{m}, {{{c0}, {c1}}}], [{t}];",
+                t = in(reg32) t, m = in(reg64) map, c0 = in(reg32) c0, c1 = in(reg32) c1,
+                options(nostack),
+            ),
+            3 => asm!(
+                "cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group [{m}, {{{c0}, {c1}, {c2}}}], [{t}];",
+                t = in(reg32) t, m = in(reg64) map, c0 = in(reg32) c0, c1 = in(reg32) c1,
+                c2 = in(reg32) c2,
+                options(nostack),
+            ),
+            4 => asm!(
+                "cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group [{m}, {{{c0}, {c1}, {c2}, {c3}}}], [{t}];",
+                t = in(reg32) t, m = in(reg64) map, c0 = in(reg32) c0, c1 = in(reg32) c1,
+                c2 = in(reg32) c2, c3 = in(reg32) c3,
+                options(nostack),
+            ),
+            _ => asm!(
+                "cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group [{m}, {{{c0}, {c1}, {c2}, {c3}, {c4}}}], [{t}];",
+                t = in(reg32) t, m = in(reg64) map, c0 = in(reg32) c0, c1 = in(reg32) c1,
+                c2 = in(reg32) c2, c3 = in(reg32) c3, c4 = in(reg32) c4,
+                options(nostack),
+            ),
+        }
+    }
+}
+
+/// `cp.async.bulk.commit_group`: this thread's bulk stores issued since
+/// the last commit, one group.
+#[inline(always)]
+pub(crate) fn bulk_commit_group() {
+    // SAFETY: no operands; it groups this thread's own bulk operations.
+    unsafe { asm!("cp.async.bulk.commit_group;", options(nostack)) };
+}
+
+/// `cp.async.bulk.wait_group.read 0`: every bulk group this thread
+/// committed has read its source (the shared tile may be written again).
+#[inline(always)]
+pub(crate) fn bulk_wait_group_read() {
+    // SAFETY: a wait; a memory clobber orders the tile's later writes after it.
+    unsafe { asm!("cp.async.bulk.wait_group.read 0;", options(nostack)) };
+}
+
+/// `cp.async.bulk.wait_group 0`: every bulk group this thread committed is
+/// complete, its writes done.
+#[inline(always)]
+pub(crate) fn bulk_wait_group() {
+    // SAFETY: a wait; no operands.
+    unsafe { asm!("cp.async.bulk.wait_group 0;", options(nostack)) };
+}

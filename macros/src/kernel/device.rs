@@ -477,14 +477,17 @@ fn rebuild_param(
                 });
             }
         }
-        ParamKind::TensorMap(_, ty) => {
+        ParamKind::TensorMap(_, ty) | ParamKind::TensorMapOut(_, ty) => {
             let ty = super::interface::instance_tokens(kernel, instance, ty.to_token_stream());
             let map = &slots[0];
             quote! {
                 // SAFETY: the launcher passed the address of a live map's
                 // encoding in global memory, 64-byte aligned, of this element
                 // type, box and swizzle (it checked them against the type),
-                // not written during the launch.
+                // not written during the launch; for an output map, of a
+                // buffer it borrowed mutably and tracked as written, whose
+                // coordinates name distinct elements, with its box counts
+                // after the encoding (`TensorMapOut::new` wrote them).
                 let #name = unsafe { <#ty>::from_kernel_param(#map) };
             }
         }

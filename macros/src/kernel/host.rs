@@ -236,6 +236,7 @@ fn launcher_impl(kernel: &Kernel) -> TokenStream {
             | ParamKind::Output3d(_)
             | ParamKind::Atomic(_)
             | ParamKind::TensorMap(..)
+            | ParamKind::TensorMapOut(..)
             | ParamKind::Block
             | ParamKind::Grid
             | ParamKind::Cluster
@@ -259,7 +260,7 @@ fn launcher_impl(kernel: &Kernel) -> TokenStream {
             // A value: nothing to check.
             ParamKind::Scalar(_) | ParamKind::Value(_) => quote!(#args.as_mut().#method(#borrow);),
             // Checked against the parameter's type: its box and swizzle.
-            ParamKind::TensorMap(_, ty) => {
+            ParamKind::TensorMap(_, ty) | ParamKind::TensorMapOut(_, ty) => {
                 quote!(#args.as_mut().#method::<#ty, _>(#pname_str, #pname)?;)
             }
             // Its element count, for the length bounds.
@@ -415,6 +416,9 @@ pub fn launcher_param(p: &Param, runtime: &syn::Path) -> Option<TokenStream> {
         }
         ParamKind::Output3d(elem) => quote!(mut #name: #runtime::DeviceView3dMut<'_, #elem>),
         ParamKind::TensorMap(elem, _) => quote!(#name: &#runtime::TensorMap<'_, #elem>),
+        ParamKind::TensorMapOut(elem, _) => {
+            quote!(#name: &mut #runtime::TensorMapOut<'_, #elem>)
+        }
         ParamKind::Block | ParamKind::Grid | ParamKind::Cluster | ParamKind::DynamicShared(_) => {
             return None
         }

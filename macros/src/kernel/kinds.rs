@@ -270,9 +270,9 @@ pub const DYNAMIC_SHARED: KindSpec = KindSpec {
 
 pub const TENSOR_MAP: KindSpec = KindSpec {
     variant: "TensorMap",
-    written: "`TensorMap2d<T, ROWS, COLS, S>` (a tensor map for bulk tensor copies, sm_90)",
+    written: "`TensorMap2d<T, ROWS, COLS, S>` or `TensorMapNd<T, B, S>` (a tensor map for bulk tensor copies, sm_90)",
     launcher_takes: Some("`&TensorMap<'_, T>` of that box and swizzle"),
-    summary: "`TensorMap2d<T, ROWS, COLS, S>` (a tensor map of a buffer, read by TMA copies)",
+    summary: "`TensorMap2d<T, ROWS, COLS, S>` or `TensorMapNd<T, B, S>` (a tensor map of a buffer, read by TMA copies)",
     // The address of the map's encoded `CUtensorMap` in global memory.
     slots: &[slot("map", "Pointer", SlotType::ConstPointer)],
     builder: Some("tensor_map"),
@@ -280,8 +280,21 @@ pub const TENSOR_MAP: KindSpec = KindSpec {
     writes: false,
 };
 
+pub const TENSOR_MAP_OUT: KindSpec = KindSpec {
+    variant: "TensorMapOut",
+    written:
+        "`TensorMapOut<T, B, S>` (a tensor map written by bulk tensor stores, a box a block, sm_90)",
+    launcher_takes: Some("`&mut TensorMapOut<'_, T>` of that box and swizzle"),
+    summary: "`TensorMapOut<T, B, S>` (a tensor map of a buffer, written by TMA stores)",
+    // The address of the map's encoded `CUtensorMap`, its box counts after it.
+    slots: &[slot("map", "Pointer", SlotType::ConstPointer)],
+    builder: Some("tensor_map_out"),
+    length_bound: LengthRole::None,
+    writes: true,
+};
+
 /// Every kind, in the order of the tables.
-pub const ALL: [&KindSpec; 14] = [
+pub const ALL: [&KindSpec; 15] = [
     &SCALAR,
     &INPUT,
     &OUTPUT,
@@ -295,6 +308,7 @@ pub const ALL: [&KindSpec; 14] = [
     &CLUSTER,
     &ATOMIC,
     &TENSOR_MAP,
+    &TENSOR_MAP_OUT,
     &VALUE,
 ];
 
@@ -323,6 +337,7 @@ impl ParamKind {
             ParamKind::Grid => &GRID,
             ParamKind::Cluster => &CLUSTER,
             ParamKind::TensorMap(..) => &TENSOR_MAP,
+            ParamKind::TensorMapOut(..) => &TENSOR_MAP_OUT,
         }
     }
 }
@@ -356,7 +371,7 @@ mod tests {
     /// A parameter of each kind: every kind has one, and is one's.
     #[test]
     fn every_kind_is_reached_by_a_parameter() {
-        let samples: [syn::FnArg; 16] = [
+        let samples: [syn::FnArg; 18] = [
             syn::parse_quote!(n: u32),
             syn::parse_quote!(p: Pixel),
             syn::parse_quote!(a: &[f32]),
@@ -373,6 +388,8 @@ mod tests {
             syn::parse_quote!(g: Grid),
             syn::parse_quote!(c: Cluster),
             syn::parse_quote!(t: TensorMap2d<bf16, 64, 64, Swizzle128B>),
+            syn::parse_quote!(t: TensorMapNd<f32, Box3d<2, 8, 16>>),
+            syn::parse_quote!(t: TensorMapOut<f32, Box2d<16, 32>>),
         ];
         let reached: Vec<&'static str> = samples
             .iter()

@@ -413,7 +413,8 @@ fn check_device_built<'a>(
             | ParamKind::Output2d(..)
             | ParamKind::Output3d(_)
             | ParamKind::Atomic(_)
-            | ParamKind::TensorMap(..) => {}
+            | ParamKind::TensorMap(..)
+            | ParamKind::TensorMapOut(..) => {}
         }
     }
 }

@@ -47,6 +47,10 @@ pub enum ParamKind {
     /// (the element, then the parameter's type as written); passed as the
     /// address of its encoded map in global memory.
     TensorMap(Type, Type),
+    /// `TensorMapOut<T, B, S>`: a tensor map of a buffer of `T` written by
+    /// stores, one box a block (the element, then the type as written);
+    /// passed as the address of its encoded map and box counts.
+    TensorMapOut(Type, Type),
     /// Any other type by value: must be `DeviceCopy`.
     Value(Type),
 }
@@ -65,6 +69,7 @@ impl ParamKind {
             | ParamKind::Output3d(t)
             | ParamKind::Atomic(t)
             | ParamKind::TensorMap(t, _)
+            | ParamKind::TensorMapOut(t, _)
             | ParamKind::DynamicShared(t) => Some(t),
             ParamKind::Block | ParamKind::Grid | ParamKind::Cluster => None,
         }
@@ -185,8 +190,13 @@ fn classify(ty: &Type) -> syn::Result<ParamKind> {
                 check_element(&inner)?;
                 return Ok(ParamKind::Output3d(inner));
             }
-            if let Some(inner) = first_type_argument(ty, "TensorMap2d") {
+            if let Some(inner) = first_type_argument(ty, "TensorMap2d")
+                .or_else(|| first_type_argument(ty, "TensorMapNd"))
+            {
                 return Ok(ParamKind::TensorMap(inner, ty.clone()));
+            }
+            if let Some(inner) = first_type_argument(ty, "TensorMapOut") {
+                return Ok(ParamKind::TensorMapOut(inner, ty.clone()));
             }
             if let Some(inner) = single_generic(ty, "DynamicShared") {
                 return Ok(ParamKind::DynamicShared(inner));

@@ -30,7 +30,7 @@ use crate::error::{Error, Result};
 use crate::memory::tracking::{self, Access, GraphUse};
 use crate::memory::{u32_extents, DeviceView2dMut, DeviceView3dMut};
 use crate::memory::{AfterAccess, DeviceInput, DeviceOutput, GraphMemory};
-use crate::memory::{DeviceBuffer, TensorElement, TensorMap};
+use crate::memory::{DeviceBuffer, TensorElement, TensorMap, TensorMapLayout, TensorMapOut};
 use crate::stream::Stream;
 use crate::LaunchConfig;
 use gpu_device::tma::TensorMapShape;
@@ -272,37 +272,35 @@ impl<'a, const SLOTS: usize> LaunchArgs<'a, SLOTS> {
     {
         // SAFETY: nothing is moved out of the builder.
         let this = unsafe { self.get_unchecked_mut() };
-        if arg.device() != this.device {
-            return Err(this.refuse(
-                parameter,
-                format!(
-                    "is a tensor map of a buffer on device {}, and the launch is on device {}: the copy engine reads a map's memory on the device that launches",
-                    arg.device(),
-                    this.device
-                ),
-            ));
-        }
-        let layout = arg.layout();
-        let rank = layout.rank();
-        if rank != M::RANK
-            || layout.box_dims() != &M::BOX[..rank]
-            || layout.swizzle().driver_value() != M::SWIZZLE
-        {
-            return Err(this.refuse(
-                parameter,
-                format!(
-                    "is a tensor map of {rank} dimensions with a box of {:?} elements (innermost first) and {:?}, where the kernel's parameter type `{}` takes {} dimensions with a box of {:?} and swizzle mode {}: the tiles the kernel copies into are of its type",
-                    layout.box_dims(),
-                    layout.swizzle(),
-                    core::any::type_name::<M>(),
-                    M::RANK,
-                    &M::BOX[..M::RANK],
-                    M::SWIZZLE
-                ),
-            ));
-        }
+        this.check_map_shape::<M>(parameter, arg.device(), arg.layout())?;
         this.track_read(parameter, arg.buffer())?;
         let map = this.track_read(parameter, arg.encoded())?;
+        this.word(map.ptr);
+        Ok(())
+    }
+
+    /// An argument where the kernel writes through a tensor map of shape
+    /// `M` (`gpu_device::tma::TensorMapOut<T, B, S>`): checked as
+    /// [`tensor_map`](Self::tensor_map)'s, its buffer tracked as written
+    /// (the map borrows it mutably), the encoded copy as read; the
+    /// encoded copy's address is passed.
+    #[inline]
+    pub fn tensor_map_out<M, T>(
+        self: Pin<&mut Self>,
+        parameter: &'static str,
+        arg: &'a mut TensorMapOut<'_, T>,
+    ) -> Result<()>
+    where
+        M: TensorMapShape<Element = T>,
+        T: TensorElement,
+    {
+        // SAFETY: nothing is moved out of the builder.
+        let this = unsafe { self.get_unchecked_mut() };
+        this.check_map_shape::<M>(parameter, arg.device(), arg.layout())?;
+        let map = this.track_read(parameter, arg.encoded())?;
+        // The buffer, written by the kernel's stores: tracked (and recorded
+        // in a capture) as an output is.
+        this.track_write::<T>(parameter, arg.buffer_mut())?;
         this.word(map.ptr);
         Ok(())
     }
@@ -428,6 +426,18 @@ impl<'a, const SLOTS: usize> LaunchArgs<'a, SLOTS> {
         parameter: &'static str,
         arg: &'a mut impl DeviceOutput<T>,
     ) -> Result<usize> {
+        let slice = self.track_write(parameter, arg)?;
+        self.word(slice.ptr);
+        Ok(slice.len)
+    }
+
+    /// Memory the kernel writes, checked and tracked as an output's,
+    /// filling no slot.
+    fn track_write<T: DeviceCopy>(
+        &mut self,
+        parameter: &'static str,
+        arg: &'a mut impl DeviceOutput<T>,
+    ) -> Result<SliceArg> {
         gpu_device::__private::require_device_align::<T>();
         let slice = SliceArg::checked::<T>(arg.raw_view(), self.device, self.function, parameter)?;
         let arg: &'a _ = arg;
@@ -443,8 +453,45 @@ impl<'a, const SLOTS: usize> LaunchArgs<'a, SLOTS> {
                 .memory
                 .push((parameter, memory, Access::Write));
         }
-        self.word(slice.ptr);
-        Ok(slice.len)
+        Ok(slice)
+    }
+
+    /// A tensor map's device, rank, box and swizzle against the kernel's
+    /// parameter type `M`: an error naming the parameter otherwise.
+    fn check_map_shape<M: TensorMapShape>(
+        &self,
+        parameter: &'static str,
+        device: usize,
+        layout: &TensorMapLayout,
+    ) -> Result<()> {
+        if device != self.device {
+            return Err(self.refuse(
+                parameter,
+                format!(
+                    "is a tensor map of a buffer on device {device}, and the launch is on device {}: the copy engine reads a map's memory on the device that launches",
+                    self.device
+                ),
+            ));
+        }
+        let rank = layout.rank();
+        if rank != M::RANK
+            || layout.box_dims() != &M::BOX[..rank]
+            || layout.swizzle().driver_value() != M::SWIZZLE
+        {
+            return Err(self.refuse(
+                parameter,
+                format!(
+                    "is a tensor map of {rank} dimensions with a box of {:?} elements (innermost first) and {:?}, where the kernel's parameter type `{}` takes {} dimensions with a box of {:?} and swizzle mode {}: the tiles the kernel copies into are of its type",
+                    layout.box_dims(),
+                    layout.swizzle(),
+                    core::any::type_name::<M>(),
+                    M::RANK,
+                    &M::BOX[..M::RANK],
+                    M::SWIZZLE
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// A whole buffer the kernel reads, checked and tracked as an input's,

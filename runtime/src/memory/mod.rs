@@ -31,6 +31,7 @@ mod pitched;
 mod region;
 mod shaped_view;
 mod tensor_map;
+mod tensor_map_out;
 pub(crate) mod tracking;
 mod view;
 
@@ -44,6 +45,7 @@ pub use region::{Region2d, Region2dMut};
 pub(crate) use shaped_view::u32_extents;
 pub use shaped_view::{DeviceView2dMut, DeviceView3dMut};
 pub use tensor_map::{Swizzle, TensorElement, TensorMap, TensorMapLayout, MAX_BOX, MAX_RANK};
+pub use tensor_map_out::{TensorMapOut, MAX_OUT_EXTENT};
 pub(crate) use view::sealed;
 pub use view::{
     AfterAccess, DeviceInput, DeviceOutput, DeviceView, DeviceViewMut, GraphMemory, RawView,

@@ -240,8 +240,26 @@ impl TensorMapLayout {
         self.box_dims().iter().product::<u32>() * self.element_bytes
     }
 
+    /// An error naming both unless the layout was made for elements `T`.
+    pub(crate) fn check_element<T: TensorElement>(&self, operation: &'static str) -> Result<()> {
+        if self.data_type != T::DATA_TYPE
+            || self.element_bytes as usize != core::mem::size_of::<T>()
+        {
+            return Err(Error::InvalidArgument {
+                operation,
+                reason: format!(
+                    "the layout is of elements of type {} ({} bytes), the buffer's are `{}`",
+                    self.data_type,
+                    self.element_bytes,
+                    core::any::type_name::<T>()
+                ),
+            });
+        }
+        Ok(())
+    }
+
     /// The driver's request for this layout of memory at `address`.
-    fn request(&self, address: u64) -> TensorMapRequest {
+    pub(crate) fn request(&self, address: u64) -> TensorMapRequest {
         TensorMapRequest {
             address,
             data_type: self.data_type,
@@ -312,42 +330,9 @@ impl<'a, T: TensorElement> TensorMap<'a, T> {
     /// another element type, or names elements outside the buffer, or the
     /// buffer is not 16-byte aligned.
     pub fn new(buffer: &'a DeviceBuffer<T>, layout: TensorMapLayout) -> Result<Self> {
-        if layout.data_type != T::DATA_TYPE
-            || layout.element_bytes as usize != core::mem::size_of::<T>()
-        {
-            return Err(Error::InvalidArgument {
-                operation: "TensorMap::new",
-                reason: format!(
-                    "the layout is of elements of type {} ({} bytes), the buffer's are `{}`",
-                    layout.data_type,
-                    layout.element_bytes,
-                    core::any::type_name::<T>()
-                ),
-            });
-        }
+        layout.check_element::<T>("TensorMap::new")?;
         layout.check_memory(buffer.as_raw(), buffer.len())?;
-        let request = layout.request(buffer.as_raw());
-        let EncodedTensorMap(words) = driver()
-            .encode_tensor_map(buffer.device(), &request)
-            .map_err(Error::from)?;
-        // Written before this returns, so every later launch reads it whole.
-        // On the device's legacy default stream, not the current one: with
-        // `GPU_PER_THREAD_DEFAULT_STREAM=1` that is the thread's per-thread
-        // stream, and once a kernel has faulted a thread that made a
-        // stream-ordered allocation there never ends (driver 580: README,
-        // "The per-thread default stream"), so a program whose map's kernel
-        // faulted could not join the thread that made the map.
-        let encoded =
-            DeviceBuffer::to_device_sync(&words, crate::Stream::legacy_on(buffer.device()))?;
-        if !encoded.as_raw().is_multiple_of(64) {
-            return Err(Error::InvalidArgument {
-                operation: "TensorMap::new",
-                reason: format!(
-                    "the device copy of the encoded map is at {:#x}, not 64-byte aligned as the copy engine needs",
-                    encoded.as_raw()
-                ),
-            });
-        }
+        let encoded = encode_on_device(buffer, &layout, &[])?;
         Ok(TensorMap {
             buffer,
             layout,
@@ -397,6 +382,39 @@ impl<'a, T: TensorElement> TensorMap<'a, T> {
     pub(crate) fn encoded(&self) -> &DeviceBuffer<u64> {
         &self.encoded
     }
+}
+
+/// `layout` of `buffer` encoded by the driver, followed by `extra` words,
+/// in a device copy written before this returns (every later launch reads
+/// it whole), 64-byte aligned as the copy engine needs.
+pub(crate) fn encode_on_device<T: TensorElement>(
+    buffer: &DeviceBuffer<T>,
+    layout: &TensorMapLayout,
+    extra: &[u64],
+) -> Result<DeviceBuffer<u64>> {
+    let request = layout.request(buffer.as_raw());
+    let EncodedTensorMap(words) = driver()
+        .encode_tensor_map(buffer.device(), &request)
+        .map_err(Error::from)?;
+    let mut words = words.to_vec();
+    words.extend_from_slice(extra);
+    // On the device's legacy default stream, not the current one: with
+    // `GPU_PER_THREAD_DEFAULT_STREAM=1` that is the thread's per-thread
+    // stream, and once a kernel has faulted a thread that made a
+    // stream-ordered allocation there never ends (driver 580: README, "The
+    // per-thread default stream"), so a program whose map's kernel faulted
+    // could not join the thread that made the map.
+    let encoded = DeviceBuffer::to_device_sync(&words, crate::Stream::legacy_on(buffer.device()))?;
+    if !encoded.as_raw().is_multiple_of(64) {
+        return Err(Error::InvalidArgument {
+            operation: "TensorMap::new",
+            reason: format!(
+                "the device copy of the encoded map is at {:#x}, not 64-byte aligned as the copy engine needs",
+                encoded.as_raw()
+            ),
+        });
+    }
+    Ok(encoded)
 }
 
 #[cfg(test)]
@@ -480,6 +498,66 @@ mod tests {
             (
                 TensorMapLayout::tiled::<u8>(&[64, 8], &[64], &[64, 4], Swizzle::Bytes32),
                 "64 bytes, more than the 32-byte span",
+            ),
+        ];
+        for (result, expected) in cases {
+            let message = reason(result.unwrap_err());
+            assert!(
+                message.contains(expected),
+                "{message} (expected {expected:?})"
+            );
+        }
+    }
+
+    /// Maps of 1, 3 and 5 dimensions: their spans and box bytes, and each
+    /// rule's refusal naming the dimension that breaks it.
+    #[test]
+    fn layouts_of_1_3_and_5_dimensions_are_checked_in_each_dimension() {
+        let one = TensorMapLayout::tiled::<f32>(&[100], &[], &[64], Swizzle::None).unwrap();
+        assert_eq!(
+            (one.rank(), one.box_bytes(), one.span_elements()),
+            (1, 256, 100)
+        );
+        let three =
+            TensorMapLayout::tiled::<f32>(&[21, 10, 3], &[24, 248], &[16, 8, 2], Swizzle::None)
+                .unwrap();
+        assert_eq!(three.stride_bytes(), [4, 96, 992]);
+        assert_eq!(three.box_bytes(), 16 * 8 * 2 * 4);
+        assert_eq!(three.span_elements(), 2 * 248 + 9 * 24 + 21);
+        let five = TensorMapLayout::tiled::<f32>(
+            &[12, 5, 3, 3, 3],
+            &[16, 80, 240, 720],
+            &[8, 4, 2, 2, 2],
+            Swizzle::None,
+        )
+        .unwrap();
+        assert_eq!(five.box_dims(), [8, 4, 2, 2, 2]);
+        let cases: [(Result<TensorMapLayout>, &str); 4] = [
+            (
+                TensorMapLayout::tiled::<f32>(
+                    &[12, 5, 3, 3, 300],
+                    &[16, 80, 240, 720],
+                    &[8, 4, 2, 2, 257],
+                    Swizzle::None,
+                ),
+                "box extent 257 of dimension 4",
+            ),
+            (
+                TensorMapLayout::tiled::<f32>(
+                    &[12, 5, 3, 3],
+                    &[16, 80, 242],
+                    &[8, 4, 2, 2],
+                    Swizzle::None,
+                ),
+                "the stride of dimension 3 is 242 elements of 4 bytes",
+            ),
+            (
+                TensorMapLayout::tiled::<f32>(&[21, 10, 3], &[24], &[16, 8, 2], Swizzle::None),
+                "3 dimensions take 2 strides",
+            ),
+            (
+                TensorMapLayout::tiled::<f32>(&[21], &[], &[3], Swizzle::None),
+                "rows are 12 bytes (3 elements of 4)",
             ),
         ];
         for (result, expected) in cases {

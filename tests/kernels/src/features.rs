@@ -33,6 +33,12 @@ pub mod tensor_cores;
 // types): in the PTX of sm_90a only (the kernels declare it too).
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 pub mod tma;
+// As `tma` (its swizzled kernel is sm_90a's).
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+pub mod tma_nd;
+// As `tma`.
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+pub mod tma_store;
 pub mod votes;
 // sm_90a's: in the PTX of sm_90a only (the kernels declare it too).
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]

@@ -17,4 +17,6 @@ mod print;
 mod random;
 mod shared_memory;
 mod tma;
+mod tma_nd;
+mod tma_store;
 mod votes;

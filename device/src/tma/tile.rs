@@ -1,0 +1,359 @@
+//! Shared tiles that bulk tensor copies fill: [`TmaTileSlotNd<T, B,
+//! S>`](TmaTileSlotNd) from [`tma_tile!`](crate::tma_tile), its handle
+//! [`TmaTileNd`] inside [`TmaTileSlotNd::with`], a copy in flight
+//! ([`Loading`]) and a landed box ([`Landed`]). [`TmaTileSlot`] and
+//! [`TmaTile`] name the 2-D ones by rows and columns. The soundness notes
+//! are the [module's](super).
+
+use super::map::{Box2d, BoxShape, TensorMap2d, TensorMapNd};
+use super::{misaligned_column, swizzle, NoSwizzle, TileSwizzle};
+use crate::arch;
+use crate::mbarrier::{Completed, MBarrier, MBarriers};
+use core::marker::PhantomData;
+
+/// One 1024-byte aligned block of a tile's shared memory (any swizzle's
+/// pattern repeats within 1024 bytes); for `tma_tile!`.
+#[doc(hidden)]
+#[repr(C, align(1024))]
+pub struct TileBlock([u8; 1024]);
+
+/// The barriers of a TMA tile (for `tma_tile!`): `full` (a copy landed),
+/// `empty` (every thread stopped reading the tile) and `done` (every
+/// thread left the tile's scope).
+#[doc(hidden)]
+pub const __TILE_BARRIERS: usize = 3;
+
+/// The bytes of a box of shape `B` of elements of `size` bytes under
+/// swizzle span `span` (0: none); fails to compile unless the copy engine
+/// takes the box: 1 to 256 elements in each dimension, rows (the innermost
+/// extent) a multiple of 16 bytes and, with a swizzle, at most its span,
+/// and fewer bytes than an mbarrier's transaction limit.
+#[allow(clippy::manual_range_contains)]
+pub(crate) const fn box_bytes<B: BoxShape>(size: usize, span: usize) -> usize {
+    let mut elements = 1;
+    let mut i = 0;
+    while i < 5 {
+        let d = B::DIMS[i] as usize;
+        assert!(
+            d >= 1 && d <= 256,
+            "a TMA box has 1 to 256 elements in each dimension"
+        );
+        elements *= d;
+        i += 1;
+    }
+    let row = B::DIMS[0] as usize * size;
+    assert!(
+        row.is_multiple_of(16),
+        "a TMA box's rows (its innermost extent) are a multiple of 16 bytes"
+    );
+    assert!(
+        span == 0 || row <= span,
+        "a swizzled TMA box's rows are at most the swizzle's span"
+    );
+    assert!(
+        elements * size <= crate::mbarrier::MAX_COUNT as usize,
+        "a TMA box's bytes are below 2^20, an mbarrier's transaction limit"
+    );
+    elements * size
+}
+
+/// The byte offset of element `index` (innermost first) of a box of shape
+/// `B` in its tile, the swizzle undone; `None` outside the box.
+#[inline(always)]
+pub(crate) fn tile_offset<B: BoxShape>(index: [usize; 5], size: usize, mode: u32) -> Option<usize> {
+    let mut linear = 0;
+    let mut i = 5;
+    while i > 0 {
+        i -= 1;
+        let d = B::DIMS[i] as usize;
+        if index[i] >= d {
+            return None;
+        }
+        linear = linear * d + index[i];
+    }
+    Some(swizzle(mode, linear * size))
+}
+
+/// A tile of a box of shape `B` of elements `T` in the block's shared
+/// memory, with its barriers, not initialised yet: from
+/// [`tma_tile!`](crate::tma_tile).
+pub struct TmaTileSlotNd<T, B: BoxShape, S: TileSwizzle = NoSwizzle> {
+    pub(super) tile: *mut T,
+    pub(super) barriers: MBarriers<__TILE_BARRIERS>,
+    pub(super) _shape: PhantomData<(B, S)>,
+}
+
+/// A 2-D tile of `ROWS x COLS` elements (see [`TmaTileSlotNd`]).
+pub type TmaTileSlot<T, const ROWS: usize, const COLS: usize, S = NoSwizzle> =
+    TmaTileSlotNd<T, Box2d<ROWS, COLS>, S>;
+
+impl<T, B: BoxShape, S: TileSwizzle> TmaTileSlotNd<T, B, S> {
+    /// The tile's bytes: a box's, what its barrier expects of a copy.
+    /// Fails to compile unless the box is one the copy engine takes: 1 to
+    /// 256 elements in each dimension, rows a multiple of 16 bytes and, with
+    /// a swizzle, at most its span.
+    pub const BYTES: usize = box_bytes::<B>(core::mem::size_of::<T>(), S::SPAN);
+
+    /// The 1024-byte blocks the tile takes (for `tma_tile!`).
+    #[doc(hidden)]
+    pub const BLOCKS: usize = Self::BYTES.div_ceil(1024);
+
+    /// The tile at `tile` with its barriers at `barriers`.
+    ///
+    /// # Safety
+    /// `tile` is the start of [`BLOCKS`](Self::BLOCKS) 1024-byte aligned
+    /// blocks of the block's shared memory, and `barriers` of
+    /// `mbarrier::__words(__TILE_BARRIERS)` words (the barriers' and their
+    /// tag), which nothing but this slot and its handles reaches: what
+    /// `tma_tile!` passes.
+    #[doc(hidden)]
+    #[inline(always)]
+    pub unsafe fn from_raw(tile: *mut TileBlock, barriers: *mut u64) -> Self {
+        TmaTileSlotNd {
+            tile: tile.cast(),
+            // SAFETY: the caller's contract.
+            barriers: unsafe { MBarriers::from_raw(barriers) },
+            _shape: PhantomData,
+        }
+    }
+
+    /// Initialises the tile's barriers and runs `f` with this thread's
+    /// handle; at its end, waits for a copy still in flight, and thread 0
+    /// waits until every thread of the block has (the tile's `done`
+    /// barrier). Every thread of the block calls it together. The scope is
+    /// what makes the end sure: no copy is still writing the tile when its
+    /// thread moves on (or the block exits, freeing its shared memory),
+    /// whatever `f` does with the handle, and no thread still uses the
+    /// barriers when thread 0 initialises them again (a later `with` of the
+    /// same `tma_tile!`). A `with` of the same `tma_tile!` inside `f` (the
+    /// invocation evaluated again: a closure called twice) panics in every
+    /// thread: its barriers are this scope's, in use.
+    #[inline(always)]
+    #[track_caller]
+    pub fn with<R>(self, f: impl FnOnce(&mut TmaTileNd<T, B, S>) -> R) -> R {
+        let _ = Self::BYTES;
+        // At most 1024 threads a block: in an arrival count's range.
+        let threads = crate::block_size() as u32;
+        let ([full, empty, mut done], end) = self.barriers.init_scoped([1, threads, threads]);
+        let mut tile = TmaTileNd {
+            tile: self.tile,
+            full,
+            empty,
+            in_flight: false,
+            empty_pending: false,
+            _shape: PhantomData,
+        };
+        let result = f(&mut tile);
+        if tile.in_flight {
+            let _ = tile.full.wait();
+        }
+        done.arrive();
+        if crate::thread_rank() == 0 {
+            let _ = done.wait();
+            // SAFETY: thread 0, once every thread of the block arrived on
+            // `done` after its last use of the tile's handles (`tile` is
+            // not used after `f` and the wait above; `Landed`s borrowed it
+            // within `f`), and no copy is in flight (each thread waited for
+            // its own before arriving).
+            unsafe { end.release() };
+        }
+        result
+    }
+}
+
+/// This thread's handle of a TMA tile, inside [`TmaTileSlotNd::with`].
+pub struct TmaTileNd<T, B: BoxShape, S: TileSwizzle = NoSwizzle> {
+    tile: *mut T,
+    /// One arrival (thread 0's, with the box's bytes) and the copy's
+    /// bytes a phase: the copy landed.
+    full: MBarrier,
+    /// Every thread's arrival a phase: none reads the tile any more (each
+    /// arrives in `load`, thread 0 waits before it issues the copy).
+    empty: MBarrier,
+    /// A copy issued that this thread has not waited for.
+    in_flight: bool,
+    /// This thread arrived on `empty` and has not waited for that phase
+    /// (threads other than thread 0 wait for it at their next load, where
+    /// it has completed: the copy they waited for was issued after it).
+    empty_pending: bool,
+    _shape: PhantomData<(B, S)>,
+}
+
+/// The handle of a 2-D tile of `ROWS x COLS` elements (see [`TmaTileNd`]).
+pub type TmaTile<T, const ROWS: usize, const COLS: usize, S = NoSwizzle> =
+    TmaTileNd<T, Box2d<ROWS, COLS>, S>;
+
+impl<T: Copy, B: BoxShape, S: TileSwizzle> TmaTileNd<T, B, S> {
+    /// Copies the box of `map` whose first element is at `at` (outermost
+    /// first) into the tile (`cp.async.bulk.tensor.Nd`, N the box's rank,
+    /// by thread 0): elements past the tensor's edges (negative coordinates
+    /// too) land as zeros. Every thread of the block calls it together,
+    /// with the same map and coordinates (thread 0's are the ones copied);
+    /// see the module's soundness notes. The copy is in flight until
+    /// [`Loading::wait`].
+    ///
+    /// The innermost coordinate lies a multiple of 16 bytes into the row (a
+    /// multiple of 4 elements for `f32`, of 8 for `bf16`): the copy engine
+    /// faults on any other start, so another is a panic naming it (on the
+    /// simulator, the launch's report; on the GPU a trap, as the copy
+    /// engine's own fault).
+    #[inline(always)]
+    #[track_caller]
+    pub fn load_box(&mut self, map: &TensorMapNd<T, B, S>, at: B::Coords) -> Loading<'_, T, B, S> {
+        let coords = B::coords_inner_first(at);
+        // The copy engine takes a box whose first element lies a multiple
+        // of 16 bytes into the row: any other faults the kernel on the GPU
+        // (an illegal instruction, measured on an H100, negative columns
+        // too), so it is refused here, on every target, before the copy.
+        let element = core::mem::size_of::<T>();
+        let offset = i64::from(coords[0]) * element as i64;
+        if offset % 16 != 0 {
+            misaligned_column(coords[0], element);
+        }
+        if self.in_flight {
+            let _ = self.full.wait();
+        }
+        // This thread's reads of the tile before the async proxy's writes,
+        // then its arrival: it reads the tile no more (a `Landed` borrows
+        // this handle, so none is left).
+        arch::tma::fence_proxy_async();
+        if self.empty_pending {
+            // Complete: this thread waited for the copy issued after it
+            // (above, or through `Loading::wait`). One arrival a phase.
+            let _ = self.empty.wait();
+        }
+        self.empty.arrive();
+        self.empty_pending = crate::thread_rank() != 0;
+        if crate::thread_rank() == 0 {
+            // Every thread of the block arrived on this tile's own barrier:
+            // no arrival of another tile's code (or of this tile's scope
+            // end) counts here.
+            let _ = self.empty.wait();
+            let bytes = TmaTileSlotNd::<T, B, S>::BYTES as u32;
+            self.full.arrive_expect_tx(bytes);
+            // SAFETY: the tile is this slot's `BYTES` bytes, 1024-byte
+            // aligned, which no thread reads until the `full` barrier's
+            // phase completes (every thread arrived on `empty` above after
+            // its last read); `full` is the tile's own, armed with the
+            // box's bytes; `map` is a live map of this rank, box and
+            // swizzle (its `from_kernel_param` contract).
+            unsafe {
+                #[cfg(target_arch = "nvptx64")]
+                arch::tma::copy_nd(self.tile.cast(), map.map, self.full.word(), B::RANK, coords);
+                #[cfg(not(target_arch = "nvptx64"))]
+                arch::tma::copy_nd(
+                    self.tile.cast(),
+                    TmaTileSlotNd::<T, B, S>::BYTES,
+                    map.map,
+                    (B::RANK, B::DIMS, S::MODE),
+                    self.full.word(),
+                    self.full.index() as usize,
+                    coords,
+                );
+            }
+        }
+        self.in_flight = true;
+        Loading { tile: self }
+    }
+}
+
+impl<T: Copy, const ROWS: usize, const COLS: usize, S: TileSwizzle> TmaTile<T, ROWS, COLS, S> {
+    /// Copies the box of `map` whose first element is at (`row`, `col`)
+    /// into the tile: [`load_box`](TmaTileNd::load_box) of `[row, col]`.
+    /// `col` lies a multiple of 16 bytes into the row.
+    #[inline(always)]
+    #[track_caller]
+    pub fn load(
+        &mut self,
+        map: &TensorMap2d<T, ROWS, COLS, S>,
+        row: i32,
+        col: i32,
+    ) -> Loading<'_, T, Box2d<ROWS, COLS>, S> {
+        self.load_box(map, [row, col])
+    }
+}
+
+/// A copy into a tile in flight: from [`TmaTileNd::load_box`].
+#[must_use = "the tile is read through what `wait` returns"]
+pub struct Loading<'a, T, B: BoxShape, S: TileSwizzle> {
+    tile: &'a mut TmaTileNd<T, B, S>,
+}
+
+impl<'a, T: Copy, B: BoxShape, S: TileSwizzle> Loading<'a, T, B, S> {
+    /// Waits for the copy to land: the tile, readable.
+    #[inline(always)]
+    #[track_caller]
+    pub fn wait(self) -> Landed<'a, T, B, S> {
+        let completed = self.tile.full.wait();
+        self.tile.in_flight = false;
+        Landed {
+            tile: self.tile.tile,
+            completed,
+            _borrow: PhantomData,
+            _shape: PhantomData,
+        }
+    }
+}
+
+/// A tile a copy has filled, readable until the tile's next load: from
+/// [`Loading::wait`].
+pub struct Landed<'a, T, B: BoxShape, S: TileSwizzle> {
+    tile: *const T,
+    completed: Completed,
+    _borrow: PhantomData<&'a T>,
+    _shape: PhantomData<(B, S)>,
+}
+
+impl<T: Copy, B: BoxShape, S: TileSwizzle> Landed<'_, T, B, S> {
+    /// The witness of the barrier phase the copy completed.
+    #[inline(always)]
+    pub fn completed(&self) -> &Completed {
+        &self.completed
+    }
+
+    /// Element `index` of the box (outermost first; the swizzle undone).
+    /// Panics outside the box.
+    #[inline(always)]
+    #[track_caller]
+    pub fn at(&self, index: B::Index) -> T {
+        let inner_first = B::index_inner_first(index);
+        let size = core::mem::size_of::<T>();
+        let Some(offset) = tile_offset::<B>(inner_first, size, S::MODE) else {
+            outside(inner_first, B::RANK, B::DIMS)
+        };
+        // SAFETY: `offset` is inside the tile's 1024-byte blocks (the
+        // swizzle moves a 16-byte chunk within its 128 bytes, and the
+        // blocks are whole 128 bytes), at an element's alignment (rows
+        // are whole chunks), where the copy put element `index`; the copy
+        // landed (`completed`) and no copy writes the tile while this
+        // borrow lives.
+        unsafe { self.tile.cast::<u8>().add(offset).cast::<T>().read() }
+    }
+}
+
+impl<T: Copy, const ROWS: usize, const COLS: usize, S: TileSwizzle>
+    Landed<'_, T, Box2d<ROWS, COLS>, S>
+{
+    /// Element (`row`, `col`) of the box (the swizzle undone). Panics
+    /// outside `ROWS x COLS`.
+    #[inline(always)]
+    #[track_caller]
+    pub fn get(&self, row: usize, col: usize) -> T {
+        self.at([row, col])
+    }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn outside(index: [usize; 5], rank: usize, dims: [u32; 5]) -> ! {
+    let mut index = index;
+    let mut dims = dims;
+    index[..rank].reverse();
+    dims[..rank].reverse();
+    panic!(
+        "Landed::at: element {:?} is outside the box of {:?} (outermost first)",
+        &index[..rank],
+        &dims[..rank]
+    )
+}
