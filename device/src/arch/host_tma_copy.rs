@@ -53,9 +53,9 @@ fn for_each_element(m: &SimulatedMap, coords: [i32; 5], mut f: impl FnMut(usize,
         let mut rest = linear;
         let mut address = m.address;
         let mut inside = true;
-        for d in 0..rank {
+        for (d, &coord) in coords.iter().enumerate().take(rank) {
             let extent = m.boxes[d] as usize;
-            let g = i64::from(coords[d]) + (rest % extent) as i64;
+            let g = i64::from(coord) + (rest % extent) as i64;
             rest /= extent;
             if (0..m.dims[d] as i64).contains(&g) {
                 address += g as u64 * m.strides[d];

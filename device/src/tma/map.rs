@@ -127,6 +127,9 @@ pub trait TensorMapShape {
     /// `CUtensorMapSwizzle`.
     const SWIZZLE: u32;
 }
+/// A map parameter's types, as a `PhantomData`: `T` only through `fn() -> T`
+/// (a map is `Send` and `Sync` whatever `T` is; it never holds one).
+pub(crate) type MapTypes<T, B, S> = (fn() -> T, B, S);
 
 /// A tensor map as a kernel parameter: elements `T` copied in boxes of
 /// shape `B` (its rank the map's), swizzled by `S`. The launcher takes a
@@ -154,7 +157,7 @@ pub trait TensorMapShape {
 /// bytes through maps the pool had placed there).
 pub struct TensorMapNd<T, B: BoxShape, S: TileSwizzle = NoSwizzle> {
     pub(crate) map: *const u64,
-    _element: PhantomData<(fn() -> T, B, S)>,
+    _element: PhantomData<MapTypes<T, B, S>>,
 }
 
 /// A 2-D tensor map as a kernel parameter: a row-major matrix of `T`

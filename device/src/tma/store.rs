@@ -54,7 +54,7 @@
 //!   the tile. The scope ends as a load tile's does (`done`, then thread 0
 //!   releases the barriers).
 
-use super::map::{BoxShape, TensorMapShape};
+use super::map::{BoxShape, MapTypes, TensorMapShape};
 use super::tile::TmaTileSlotNd;
 use super::{NoSwizzle, TileSwizzle};
 use crate::arch;
@@ -75,7 +75,7 @@ pub const __BOX_COUNT_WORDS: usize = 5;
 /// boxes along each dimension, from which each block's box is computed.
 pub struct TensorMapOut<T, B: BoxShape, S: TileSwizzle = NoSwizzle> {
     map: *const u64,
-    _element: PhantomData<(fn() -> T, B, S)>,
+    _element: PhantomData<MapTypes<T, B, S>>,
 }
 
 impl<T, B: BoxShape, S: TileSwizzle> TensorMapShape for TensorMapOut<T, B, S> {

@@ -357,7 +357,8 @@ impl Launch {
             claimed = first..(first + chunk).min(total);
             last = first + chunk >= total;
         };
-        let outcome = with_shared_memory(|shared| run_blocks(&self.run, &worker, shared, next, None));
+        let outcome =
+            with_shared_memory(|shared| run_blocks(&self.run, &worker, shared, next, None));
         if let Err(message) = outcome {
             self.run.failed.store(true, Ordering::Relaxed);
             self.failure
