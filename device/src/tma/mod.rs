@@ -48,7 +48,7 @@
 //!   and `full` expects one arrival a phase.
 //! - *Reads after the copy.* [`Landed`], the only way to read the tile,
 //!   comes from [`Loading::wait`], which waits for the phase of `full` the
-//!   copy completes ([`Completed`] names it).
+//!   copy completes ([`Completed`](crate::mbarrier::Completed) names it).
 //! - *No copy over a tile being read.* [`TmaTile::load`] is called by
 //!   every thread of the block: each first waits for the tile's previous
 //!   copy if it had not, fences its reads against the async proxy
