@@ -367,6 +367,7 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
     // launches; those that call `thread_index_2d` one for launches whose z
     // extents are 1.
     let two_dimensional = [
+        "cluster_square",
         "conv2d_5x5",
         "coordinates_2d",
         "count_owners_rows4",
