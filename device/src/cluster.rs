@@ -15,11 +15,46 @@
 //! [`Cluster::exchange`]: each thread writes its own slots of a
 //! [`shared_array!`](crate::shared_array) in its own block, a cluster
 //! barrier, then any thread reads any block's slots, and a cluster barrier
-//! again before the exchange returns. So a read never races with the
-//! owner's write (the writes are all before the first barrier, and nothing
-//! writes the array until the second), and no block leaves the exchange,
-//! or exits, while a peer may still read its memory (CUDA's rule that a
-//! block's shared memory is undefined once it exits).
+//! again before the exchange returns.
+//!
+//! # Why it is sound
+//!
+//! Every cluster operation is a *pair* of hardware cluster barriers:
+//! [`Cluster::sync`], [`Cluster::exchange`], and the end of the kernel
+//! (the entry point runs one after the body returns, for every thread,
+//! before it exits). So the `k`-th barrier pair of every thread of the
+//! cluster is the same pair, whatever each thread called: a barrier
+//! completes only when every thread not exited has arrived, and every
+//! thread that has not exited is in some pair, each window between a
+//! pair's two barriers.
+//!
+//! 1. *No writes in a window.* Between a pair's two barriers every thread
+//!    of the cluster is inside a pair operation: an exchange's `read`
+//!    (which borrows the phase token, so it writes no shared array), a
+//!    sync or the end of the kernel. An exchange's fills are all before its
+//!    first barrier; so a peer's slots read in the window are complete and
+//!    still.
+//! 2. *Every pair says what it is.* Before its first barrier each thread
+//!    stores its block's *tag*: the pair's number and what the pair is (a
+//!    sync, the end of the kernel, or the exchange of which array, with its
+//!    byte length). In the window an exchange reads every block's tag and
+//!    panics (a trap on the GPU, a report on the simulator) unless every
+//!    block exchanges the same array in the same pair: one block's sync
+//!    meeting another's exchange, two different arrays, or a block at the
+//!    end of the kernel, is an error, never a read of a slot its owner is
+//!    writing or never wrote.
+//! 3. *No block leaves while a peer may read it.* A thread at the end of the
+//!    kernel keeps taking part in pairs until every block's tag says it is
+//!    at the end too; and once a thread has seen a block's end (in any
+//!    pair), it never reads that block again (its exchanges then panic).
+//!    So a block's shared memory is read only while one of its threads is
+//!    waiting in the same window: CUDA's rule that shared memory is gone
+//!    once its block exits holds.
+//!
+//! A thread whose block-mates make different pairs (one exchanges, one
+//! syncs) gets an error or, in the block-mates' slots it did not write, the
+//! leftover bits any shared slot holds before its first write
+//! ([`SharedElement`]): never a race.
 //!
 //! ```text
 //! #[kernel(arch = "sm_90", block = 64, cluster = 2)]
@@ -39,7 +74,9 @@ use crate::arch;
 use crate::ownership::{BlockStride, NotSend};
 use crate::shared::{Block, Phase, Shared, SharedElement};
 use crate::thread_owner::Owner;
+use core::cell::Cell;
 use core::marker::PhantomData;
+use core::sync::atomic::{AtomicU64, Ordering};
 
 /// The cluster witness of a `#[kernel(cluster = ...)]` kernel's thread:
 /// each thread of such a launch gets one (its `Cluster` parameter), and
@@ -47,6 +84,9 @@ use core::marker::PhantomData;
 #[derive(Clone, Copy)]
 pub struct Cluster {
     owner: Owner,
+    /// This thread's pair count and what it has seen, in the entry
+    /// point's frame (which outlives the body the witness is given to).
+    state: *const ClusterState,
     _thread: NotSend,
 }
 
@@ -56,20 +96,189 @@ impl core::fmt::Debug for Cluster {
     }
 }
 
+/// One thread's record of its cluster operations (see the [module
+/// documentation](self)): made by the entry point of a kernel that takes
+/// a [`Cluster`], which runs [`finish`](Self::finish) after the body.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct ClusterState {
+    /// The barrier pairs this thread has made.
+    pairs: Cell<u32>,
+    /// The ranks of the blocks this thread has seen at the end of the
+    /// kernel: never read again.
+    left: Cell<u32>,
+}
+
+/// What a pair is, in its tag's first word: a sync, the end of the
+/// kernel, or (any other value) an exchange of the array whose first byte
+/// is at that address in rank 0's shared memory.
+const SYNC: u64 = 0;
+const LEAVING: u64 = 1;
+
+/// A block's tag: what its threads' current pair is, and the pair's number
+/// with the exchanged array's byte length.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Tag {
+    what: u64,
+    count_and_bytes: u64,
+}
+
+impl Tag {
+    fn new(what: u64, pair: u32, bytes: u32) -> Tag {
+        Tag {
+            what,
+            count_and_bytes: (u64::from(pair) << 32) | u64::from(bytes),
+        }
+    }
+
+    fn pair(self) -> u32 {
+        (self.count_and_bytes >> 32) as u32
+    }
+}
+
+/// This block's tag words in its shared memory.
+#[inline(always)]
+fn tag_words() -> *mut u64 {
+    let tag = crate::shared_array!(u64; 2);
+    tag.raw().as_mut_ptr()
+}
+
+impl ClusterState {
+    /// No pairs made, no block seen leaving.
+    #[inline(always)]
+    pub const fn new() -> ClusterState {
+        ClusterState {
+            pairs: Cell::new(0),
+            left: Cell::new(0),
+        }
+    }
+
+    /// The end of the kernel for this thread: pairs tagged as leaving until
+    /// every block it has not seen leave is leaving too (see the [module
+    /// documentation](self)).
+    ///
+    /// # Safety
+    /// Called once per thread, by the entry point of a cluster launch of a
+    /// kernel declaring its cluster shape, after the body returned.
+    #[inline(never)]
+    pub unsafe fn finish(&self) {
+        loop {
+            let pair = self.begin(Tag::new(LEAVING, self.next_pair(), 0));
+            let mut all_leaving = true;
+            for rank in 0..arch::cluster::size() {
+                if self.has_left(rank) {
+                    continue;
+                }
+                let tag = self.peer_tag(rank, pair);
+                if tag.what == LEAVING {
+                    self.left.set(self.left.get() | 1 << rank);
+                } else {
+                    all_leaving = false;
+                }
+            }
+            arch::cluster::sync();
+            if all_leaving {
+                return;
+            }
+        }
+    }
+
+    /// The number of this thread's next pair.
+    #[inline(always)]
+    fn next_pair(&self) -> u32 {
+        self.pairs.get().wrapping_add(1)
+    }
+
+    /// Starts a pair: stores `tag` as this block's, then the pair's first
+    /// barrier. Returns the pair's number.
+    #[inline(always)]
+    fn begin(&self, tag: Tag) -> u32 {
+        let pair = self.next_pair();
+        self.pairs.set(pair);
+        let words = tag_words();
+        // SAFETY: the tag's two words, this block's, 16-byte aligned;
+        // written only here, atomically (block-mates in different pairs
+        // may store at once), and read by any block only between the
+        // barriers of a pair, after every store of that pair's tags.
+        unsafe {
+            AtomicU64::from_ptr(words).store(tag.what, Ordering::Relaxed);
+            AtomicU64::from_ptr(words.add(1)).store(tag.count_and_bytes, Ordering::Relaxed);
+        }
+        arch::cluster::sync();
+        pair
+    }
+
+    /// Whether this thread has seen block `rank` at the end of the kernel.
+    #[inline(always)]
+    fn has_left(&self, rank: u32) -> bool {
+        self.left.get() & (1 << rank) != 0
+    }
+
+    /// Block `rank`'s tag, read inside pair `pair`; panics if it names
+    /// another pair (a block out of step).
+    ///
+    /// Called only between a pair's barriers, for a block this thread has
+    /// not seen leave (so one of its threads waits in this pair).
+    #[inline(always)]
+    #[track_caller]
+    fn peer_tag(&self, rank: u32, pair: u32) -> Tag {
+        // SAFETY: `rank` is below the cluster's size (the callers' loops)
+        // and the words are in this block's shared memory.
+        let theirs =
+            unsafe { arch::cluster::map_shared_rank(tag_words().cast::<u8>(), rank) }.cast::<u64>();
+        // SAFETY: block `rank`'s tag words: it has not left (one of its
+        // threads is in this pair: every thread not exited is), and they
+        // were stored before this pair's first barrier, which this thread
+        // passed, and are stored again only after the second, which it has
+        // not reached.
+        let tag = unsafe {
+            Tag {
+                what: core::ptr::read_volatile(theirs),
+                count_and_bytes: core::ptr::read_volatile(theirs.add(1)),
+            }
+        };
+        if tag.pair() != pair {
+            out_of_step(rank, tag.pair(), pair);
+        }
+        tag
+    }
+}
+
+impl Default for ClusterState {
+    fn default() -> ClusterState {
+        ClusterState::new()
+    }
+}
+
 impl Cluster {
     /// The witness of this thread: called once per thread by the entry
     /// point of a `#[kernel(cluster = ...)]` kernel.
     ///
     /// # Safety
     /// The calling thread runs in a cluster launch of the kernel's declared
-    /// cluster shape (every block of its cluster resident at once).
+    /// cluster shape (every block of its cluster resident at once);
+    /// `state` is this thread's, in the entry point's frame, which calls
+    /// its `finish` after the body returns (the body the witness goes to).
     #[doc(hidden)]
     #[inline(always)]
-    pub unsafe fn for_kernel_entry() -> Cluster {
+    pub unsafe fn for_kernel_entry(state: &ClusterState) -> Cluster {
         Cluster {
             owner: Owner::current(),
+            state,
             _thread: PhantomData,
         }
+    }
+
+    /// This thread's record, after checking the witness is this thread's.
+    #[inline(always)]
+    #[track_caller]
+    fn state(&self) -> &ClusterState {
+        self.owner.check("a Cluster witness");
+        // SAFETY: the witness is this thread's (checked on the simulator;
+        // on the GPU no value crosses threads or launches: the witness is
+        // neither `Send` nor `Sync` nor a `SharedElement`), and its entry
+        // point's frame, which holds the state, outlives the body.
+        unsafe { &*self.state }
     }
 
     /// The block's rank in its cluster, `0..size()` (x fastest: CUDA's
@@ -117,16 +326,26 @@ impl Cluster {
     }
 
     /// Waits until every thread of every block of the cluster has called
-    /// it (CUDA's `cluster.sync()`: `barrier.cluster.arrive` and
-    /// `barrier.cluster.wait`); what each thread wrote before is visible to
-    /// every thread of the cluster after. Every thread of the cluster must
-    /// call it, the same number of times (one that returns from the kernel
-    /// first leaves the others waiting: a hang on a GPU, a report on the
-    /// simulator).
+    /// it or another cluster operation, or finished the kernel (CUDA's
+    /// `cluster.sync()`); what each thread wrote before is visible to
+    /// every thread of the cluster after. Two hardware cluster barriers
+    /// (`barrier.cluster.arrive` and `wait`, twice): see the [module
+    /// documentation](self).
+    ///
+    /// Every thread of the cluster should call it the same number of
+    /// times: one that does not leaves the others waiting for it (a hang on
+    /// a GPU, a report on the simulator), or meets their other cluster
+    /// operations (an exchange meeting it panics).
     #[inline(always)]
     #[track_caller]
     pub fn sync(&self) {
-        self.owner.check("a Cluster witness");
+        let state = self.state();
+        let pair = state.begin(Tag::new(SYNC, state.next_pair(), 0));
+        for rank in 0..arch::cluster::size() {
+            if !state.has_left(rank) && state.peer_tag(rank, pair).what == LEAVING {
+                state.left.set(state.left.get() | 1 << rank);
+            }
+        }
         arch::cluster::sync();
     }
 
@@ -143,6 +362,11 @@ impl Cluster {
     /// shared array of the block): no read of a peer's slot races with its
     /// write, and no block moves on, rewrites the array or exits while a
     /// peer may still read it.
+    ///
+    /// Panics (a trap on the GPU, a report on the simulator) when a block
+    /// of the cluster is not in this exchange: it syncs instead, exchanges
+    /// another array, or has finished the kernel (see the [module
+    /// documentation](self)).
     #[inline(always)]
     #[track_caller]
     pub fn exchange<T, const N: usize, W, R>(
@@ -156,18 +380,54 @@ impl Cluster {
         T: SharedElement + Copy,
         W: Phase,
     {
-        self.owner.check("a Cluster witness");
+        let state = self.state();
         array.fill(block, write);
-        arch::cluster::sync();
+        let base = array.raw().as_mut_ptr();
+        let identity = arch::cluster::shared_identity(base.cast::<u8>());
+        // The array's bytes fit a u32: shared memory is at most 228 KiB.
+        let bytes = core::mem::size_of::<[T; N]>() as u32;
+        let mine = Tag::new(identity.max(LEAVING + 1), state.next_pair(), bytes);
+        let pair = state.begin(mine);
+        let size = arch::cluster::size();
+        for rank in 0..size {
+            if state.has_left(rank) {
+                not_in_exchange(rank, "has finished the kernel");
+            }
+            let theirs = state.peer_tag(rank, pair);
+            if theirs != mine {
+                not_in_exchange(
+                    rank,
+                    match theirs.what {
+                        SYNC => "is in a Cluster::sync",
+                        LEAVING => "has finished the kernel",
+                        _ => "exchanges another shared array",
+                    },
+                );
+            }
+        }
         let peers = Peers {
-            base: array.raw().as_mut_ptr(),
-            size: arch::cluster::size(),
+            base,
+            size,
             _borrow: PhantomData,
         };
         let value = read(&peers);
         arch::cluster::sync();
         value
     }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn not_in_exchange(rank: u32, doing: &str) -> ! {
+    panic!("block rank {rank} of the cluster is not in this Cluster::exchange: it {doing}; every block of the cluster exchanges the same shared array together")
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn out_of_step(rank: u32, theirs: u32, mine: u32) -> ! {
+    panic!("block rank {rank} of the cluster is at its cluster operation {theirs}, this thread at {mine}: the cluster's threads are out of step")
 }
 
 /// Every block's instance of a shared array during a
@@ -206,11 +466,14 @@ impl<T: SharedElement + Copy, const N: usize> Peers<'_, T, N> {
         let mapped =
             unsafe { arch::cluster::map_shared_rank(self.base.add(index).cast::<u8>(), rank) };
         // SAFETY: block `rank`'s instance of the same slot, aligned as
-        // this block's (the same offset in the same static array), written
-        // by its owner before the exchange's first cluster barrier, which
-        // this thread has passed; nothing writes it, and its block does
-        // not exit, before the second barrier, which this thread reaches
-        // only after `read` returns (`Peers` does not outlive it).
+        // this block's (the same offset in the same static array). Block
+        // `rank`'s tag named this exchange of this array in this pair
+        // (checked before `read` got the `Peers`): its threads filled it
+        // before the pair's first cluster barrier, which this thread has
+        // passed; nothing writes it, and its block does not exit, before
+        // the second barrier (every thread of the cluster is in this pair),
+        // which this thread reaches only after `read` returns (`Peers` does
+        // not outlive it). See the module documentation.
         unsafe { core::ptr::read(mapped.cast::<T>()) }
     }
 }

@@ -200,6 +200,8 @@ pub mod __private {
     /// The stand-in (see `prelude`).
     pub static KERNEL_MODULE: NoKernelModule = NoKernelModule;
 
+    #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))]
+    pub use crate::cluster::ClusterState;
     pub use crate::copy::{require_device_align, require_parameter_align};
     pub use crate::disjoint::slice_from_kernel_param;
     pub use crate::entry::{

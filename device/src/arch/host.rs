@@ -102,6 +102,15 @@ pub mod simulation {
             let _ = (thread, address, rank);
             panic!("distributed shared memory (a Cluster's) outside a cluster launch")
         }
+        /// A number naming the shared array (static, or the dynamic
+        /// memory) that `address` lies in, the same in every block of the
+        /// cluster for the same array and byte, and different for others:
+        /// what a `Cluster::exchange` tags its pair with. Fails as
+        /// [`map_shared_rank`](Self::map_shared_rank).
+        fn shared_identity(&self, thread: &SimulatedThread, address: *const u8) -> u64 {
+            let _ = (thread, address);
+            panic!("distributed shared memory (a Cluster's) outside a cluster launch")
+        }
     }
 
     /// A memory access that device code made through the crate's types

@@ -72,20 +72,21 @@ pub(crate) fn clusters() -> [u32; 3] {
 
 /// Waits until every thread of every block of the cluster has arrived:
 /// `barrier.cluster.arrive` (release semantics by default) then
-/// `barrier.cluster.wait` (acquire), both `.aligned`: every thread of the
-/// block executes them together. The writes to shared memory (any block's)
+/// `barrier.cluster.wait` (acquire), not `.aligned`: safe code may reach
+/// them from divergent branches of a warp. The writes to shared memory (any block's)
 /// and global memory made before are visible to every thread of the
 /// cluster after.
 #[inline(always)]
 pub(crate) fn sync() {
-    // SAFETY: a barrier; the caller (`Cluster::sync`) is reached by every
-    // thread of the cluster (its documented contract, as `sync_threads`'s);
-    // the asm is a memory clobber (no `nomem`), so the compiler keeps
+    // SAFETY: a barrier, defined in divergent code (the forms without
+    // `.aligned`); a thread of the cluster that never arrives leaves the
+    // others waiting (a hang, never a race: `Cluster`'s pairs); the asm is
+    // a memory clobber (no `nomem`), so the compiler keeps
     // memory accesses on their side of it.
     unsafe {
         asm!(
-            "barrier.cluster.arrive.aligned;",
-            "barrier.cluster.wait.aligned;",
+            "barrier.cluster.arrive;",
+            "barrier.cluster.wait;",
             options(nostack)
         )
     };
@@ -107,4 +108,13 @@ pub(crate) unsafe fn map_shared_rank(address: *const u8, rank: u32) -> *const u8
              r = in(reg32) rank, options(nostack, nomem, pure))
     };
     mapped as *const u8
+}
+
+/// A number naming the shared array `address` (a generic address in this
+/// block's shared memory) lies in, and the byte: the generic address
+/// itself, the same in every block (each block sees its own shared memory
+/// in the same window of the generic address space).
+#[inline(always)]
+pub(crate) fn shared_identity(address: *const u8) -> u64 {
+    address as u64
 }

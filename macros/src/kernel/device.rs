@@ -368,17 +368,41 @@ pub fn entry_parts(
     let shape = quote! {
         unsafe { #device::__private::EntryShape::<{ #entry_constant }>::new() }
     };
+    let call = match (&instance.arg, copies_per_instance(kernel)) {
+        (Some(arg), false) => {
+            quote!(#scope_type::#body_name::<#arg, { #entry_constant }>(#shape, #(#call_args),*))
+        }
+        _ => quote!(#scope_type::#body_name::<{ #entry_constant }>(#shape, #(#call_args),*)),
+    };
+    // A kernel that takes a `Cluster` ends each thread with the cluster's
+    // last barrier pairs (`ClusterState::finish`), so that no block exits
+    // while a peer may read its shared memory.
+    let takes_cluster = kernel
+        .params
+        .iter()
+        .any(|p| matches!(p.kind, ParamKind::Cluster));
+    let call = if takes_cluster {
+        let state = cluster_state();
+        quote! {
+            #call;
+            // SAFETY: once, after the body, by every thread of the launch
+            // (a cluster launch of the declared shape, as above).
+            unsafe { #state.finish() }
+        }
+    } else {
+        call
+    };
     EntryParts {
         params,
         rebuild,
-        call: match (&instance.arg, copies_per_instance(kernel)) {
-            (Some(arg), false) => {
-                quote!(#scope_type::#body_name::<#arg, { #entry_constant }>(#shape, #(#call_args),*))
-            }
-            _ => quote!(#scope_type::#body_name::<{ #entry_constant }>(#shape, #(#call_args),*)),
-        },
+        call,
         inputs,
     }
+}
+
+/// The entry point's local holding its thread's `ClusterState`.
+fn cluster_state() -> Ident {
+    Ident::new("__gpu_cluster_state", Span::mixed_site())
 }
 
 /// The statement turning parameter `p`'s entry point parameters `slots`
@@ -503,14 +527,20 @@ fn rebuild_param(
             // the interface description).
             let #name = unsafe { #device::Grid::for_kernel_entry() };
         },
-        ParamKind::Cluster => quote! {
-            // SAFETY: only a kernel declaring `cluster = ...` takes a
-            // `Cluster` (the model checked), and the runtime launches it
-            // only in clusters of that shape (it reads the interface
-            // description; the PTX's `.reqnctapercluster` makes the driver
-            // refuse any other).
-            let #name = unsafe { #device::Cluster::for_kernel_entry() };
-        },
+        ParamKind::Cluster => {
+            let state = cluster_state();
+            quote! {
+                let #state = #device::__private::ClusterState::new();
+                // SAFETY: only a kernel declaring `cluster = ...` takes a
+                // `Cluster` (the model checked), and the runtime launches it
+                // only in clusters of that shape (it reads the interface
+                // description; the PTX's `.reqnctapercluster` makes the
+                // driver refuse any other). The state is this thread's, in
+                // this frame, which runs its `finish` after the body
+                // (`entry_parts`).
+                let #name = unsafe { #device::Cluster::for_kernel_entry(&#state) };
+            }
+        }
         ParamKind::DynamicShared(_) => quote! {
             // SAFETY: the only `DynamicShared` of this kernel (the model
             // checked), so every thread views the memory as `#elem`.

@@ -690,7 +690,8 @@ fn an_item_that_is_not_a_function_is_kept() {
 }
 
 /// `cluster = ...`: the declaration is in the description (checked shape),
-/// the `Cluster` witness is built on the device; the refusals: a `Cluster`
+/// the `Cluster` witness is built on the device, and each thread ends with
+/// the cluster's last pairs after the body; the refusals: a `Cluster`
 /// without `cluster`, `cluster` without `arch` of sm_90 or later, with
 /// `cooperative`, twice, with four extents, and two `Cluster`s.
 #[test]
@@ -702,7 +703,16 @@ fn cluster_kernels_declare_their_shape_and_sm_90() {
         ),
     );
     assert!(out.contains("declared_cluster_shape (2 , 2 , 1)"), "{out}");
-    assert!(out.contains("Cluster :: for_kernel_entry ()"), "{out}");
+    assert!(
+        out.contains("Cluster :: for_kernel_entry (& __gpu_cluster_state)"),
+        "{out}"
+    );
+    // Each thread ends with the cluster's last pairs, after the body.
+    let finish = out
+        .find("__gpu_cluster_state . finish ()")
+        .expect("the cluster's end");
+    let body = out.find(":: body :: <").expect("the body's call");
+    assert!(body < finish, "{out}");
     // No launcher argument for the witness.
     let item = quote!(
         pub fn k(mut o: DisjointSlice<u32>, c: Cluster) {}

@@ -7,14 +7,16 @@
 //! naming the kernel: a grid that is not a whole number of clusters, a
 //! cluster shape other than the declared one, a cluster launch of a kernel
 //! that declares none, a cluster kernel in a graph, a rank outside the
-//! cluster. On the simulator, and on a GPU of compute capability 9.0.
+//! cluster; and the attacks on the exchange's soundness, blocks out of step
+//! (a sync meeting an exchange, two arrays, a block that returned early),
+//! each a failed launch naming the block. On the simulator, and on a GPU of compute capability 9.0.
 
 use crate::common;
 
 use gpu_runtime::{backend, launch, Backend, DeviceBuffer, Error, LaunchConfig, Stream};
 use gpu_test_kernels::cluster::{
-    cluster_counts, cluster_rank_out_of_range, cluster_ring, cluster_square, not_a_cluster_kernel,
-    Seen, CLUSTER_BLOCK, CLUSTER_ROUNDS,
+    cluster_counts, cluster_out_of_step, cluster_rank_out_of_range, cluster_ring, cluster_square,
+    not_a_cluster_kernel, Seen, CLUSTER_BLOCK, CLUSTER_ROUNDS,
 };
 
 /// What thread `t` of block `(bx, by)` of a grid of `(gx, gy)` blocks in
@@ -227,4 +229,88 @@ fn a_rank_outside_the_cluster_fails_the_launch() {
         }
         other => panic!("expected KernelFailed, got {other:?}"),
     }
+}
+
+/// `cluster_out_of_step` in `mode` on one cluster of 2: its output, or the
+/// failure's description (the simulator's report; a GPU's trap says less).
+fn out_of_step(mode: u32) -> Result<Vec<u32>, String> {
+    let stream = Stream::new().unwrap();
+    let mut out = DeviceBuffer::<u32>::zeroed_on(2 * CLUSTER_BLOCK, &stream).unwrap();
+    launch!(cluster_out_of_step[2, CLUSTER_BLOCK, stream](mode, &mut out)).unwrap();
+    match stream.synchronize() {
+        Ok(()) => Ok(out.copy_to_host_sync(&stream).unwrap()),
+        Err(Error::KernelFailed { kernel, driver, .. }) => {
+            assert_eq!(kernel, "cluster_out_of_step");
+            Err(driver.description)
+        }
+        Err(other) => panic!("expected KernelFailed, got {other:?}"),
+    }
+}
+
+/// The attack `mode` fails the launch; on the simulator the report says
+/// which block was not in the exchange, and why.
+fn out_of_step_fails(mode: u32, why: &str) {
+    let description = out_of_step(mode).expect_err("the launch must fail");
+    if backend() == Backend::Simulator {
+        let expected =
+            format!("block rank 0 of the cluster is not in this Cluster::exchange: it {why}");
+        assert!(description.contains(&expected), "{description}");
+    }
+}
+
+/// In step, the mode's kernel exchanges as `cluster_ring` does.
+#[test]
+fn blocks_in_step_exchange_through_the_pairs() {
+    let got = out_of_step(9).unwrap();
+    for (i, v) in got.iter().enumerate() {
+        let (rank, t) = (i / CLUSTER_BLOCK, i % CLUSTER_BLOCK);
+        assert_eq!(*v, 1000 * ((rank as u32 + 1) % 2) + t as u32, "thread {i}");
+    }
+}
+
+/// The attack: one block syncs then exchanges, the other exchanges then
+/// syncs, so the hardware barriers pair one's sync with the other's
+/// exchange; without the pairs' tags the exchange would read slots its
+/// owner is still writing.
+#[test]
+fn a_sync_meeting_an_exchange_fails_the_launch() {
+    if common::faults::in_own_process(&[]) {
+        out_of_step_fails(0, "is in a Cluster::sync");
+    }
+}
+
+/// The attack: the blocks exchange different arrays (each would read a
+/// peer array its owner never wrote).
+#[test]
+fn blocks_exchanging_different_arrays_fail_the_launch() {
+    if common::faults::in_own_process(&[]) {
+        out_of_step_fails(1, "exchanges another shared array");
+    }
+}
+
+/// The attack: a block returns before the exchange (its shared memory is
+/// gone once it exits: a peer's read of it would be undefined).
+#[test]
+fn an_exchange_with_a_block_that_returned_fails_the_launch() {
+    if common::faults::in_own_process(&[]) {
+        out_of_step_fails(2, "has finished the kernel");
+    }
+}
+
+/// The attack: a block returns while the other syncs (which is fine), then
+/// the other exchanges: the returned block must not be read.
+#[test]
+fn an_exchange_after_a_block_returned_and_a_sync_fails_the_launch() {
+    if common::faults::in_own_process(&[]) {
+        out_of_step_fails(3, "has finished the kernel");
+    }
+}
+
+/// A block that returns while another syncs is no error: the end of the
+/// kernel takes part in the sync.
+#[test]
+fn a_block_may_return_while_another_syncs() {
+    let got = out_of_step(4).unwrap();
+    assert_eq!(got[..CLUSTER_BLOCK], vec![0; CLUSTER_BLOCK][..]);
+    assert_eq!(got[CLUSTER_BLOCK..], vec![7; CLUSTER_BLOCK][..]);
 }

@@ -2,7 +2,7 @@
 //! parameter, sm_90): each block's coordinates in its cluster, the cluster
 //! barrier ordering writes across the cluster's blocks, and distributed
 //! shared memory through `Cluster::exchange`; and the misuses the API
-//! refuses at run time (a rank outside the cluster).
+//! refuses at run time (a rank outside the cluster, blocks out of step).
 
 use gpu_device::prelude::*;
 use gpu_device::{Cluster, DeviceAtomic};
@@ -99,6 +99,51 @@ pub fn cluster_rank_out_of_range(
         |slot| slot as u32,
         |peers| peers.get(rank, 0),
     );
+    out.set(thread_index(), got);
+}
+
+/// The cluster's blocks out of step, by `mode` (what ranks 0 and 1 do):
+/// 0, rank 0 syncs then exchanges while rank 1 exchanges then syncs; 1,
+/// they exchange different arrays; 2, rank 0 returns at once while rank 1
+/// exchanges; 3, rank 0 returns at once while rank 1 syncs, then
+/// exchanges. Each must fail the launch naming rank 0 (never a read of a
+/// slot being written, never written, or of a block that has exited).
+/// 4, rank 0 returns at once while rank 1 syncs: nothing wrong (rank 1's
+/// threads write 7). Otherwise both exchange `a` (each thread writes what
+/// it read: the next block's slot).
+#[kernel(arch = "sm_90", block = CLUSTER_BLOCK, cluster = 2)]
+pub fn cluster_out_of_step(mode: u32, mut out: DisjointSlice<u32>, block: Block, cluster: Cluster) {
+    let a = shared_array!(u32; CLUSTER_BLOCK);
+    let b = shared_array!(u32; CLUSTER_BLOCK);
+    let rank = cluster.block_rank();
+    let t = block.thread_rank();
+    let mut w = block;
+    let next = (rank + 1) % cluster.size();
+    let fill = |slot: usize| 1000 * rank + slot as u32;
+    let got = match (mode, rank) {
+        (0, 0) => {
+            cluster.sync();
+            cluster.exchange(&mut w, &a, fill, |peers| peers.get(next, t))
+        }
+        (0, _) => {
+            let got = cluster.exchange(&mut w, &a, fill, |peers| peers.get(next, t));
+            cluster.sync();
+            got
+        }
+        (1, 0) => cluster.exchange(&mut w, &a, fill, |peers| peers.get(next, t)),
+        (1, _) => cluster.exchange(&mut w, &b, fill, |peers| peers.get(next, t)),
+        (2..=4, 0) => return,
+        (2, _) => cluster.exchange(&mut w, &a, fill, |peers| peers.get(next, t)),
+        (3, _) => {
+            cluster.sync();
+            cluster.exchange(&mut w, &a, fill, |peers| peers.get(next, t))
+        }
+        (4, _) => {
+            cluster.sync();
+            7
+        }
+        _ => cluster.exchange(&mut w, &a, fill, |peers| peers.get(next, t)),
+    };
     out.set(thread_index(), got);
 }
 

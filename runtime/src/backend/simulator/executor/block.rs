@@ -352,6 +352,17 @@ unsafe impl Block for BlockState<'_> {
         mapped.unwrap_or_else(|message| panic!("{message}")) as *const u8
     }
 
+    fn shared_identity(&self, _thread: &SimulatedThread<'_>, address: *const u8) -> u64 {
+        let identity = self.signals.runtime_code(|| match self.cluster {
+            Some((record, own)) => record.identity(own, address as usize),
+            None => Err(
+                "distributed shared memory (a Cluster's exchange) in a launch that is not a cluster launch"
+                    .into(),
+            ),
+        });
+        identity.unwrap_or_else(|message| panic!("{message}"))
+    }
+
     fn after_atomics(&self, thread: &SimulatedThread<'_>, changed: bool) {
         if self.run.failed.load(std::sync::atomic::Ordering::Relaxed) {
             // A spin-wait on another block (a look-back) that failed.

@@ -119,6 +119,28 @@ impl ClusterRecord {
         Ok(theirs.address + offset)
     }
 
+    /// A number naming the shared array (and byte) that `address` is in
+    /// block `from`'s memory, the same for every block of the cluster: the
+    /// hash of the array's symbol, shifted past the offset (below 2^20: no
+    /// block has a MiB of shared memory), plus the offset.
+    pub(super) fn identity(&self, from: u32, address: usize) -> Result<u64, String> {
+        let own = self.places[from as usize]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .copied()
+            .find(|p| (p.address..p.address + p.bytes).contains(&address))
+            .ok_or_else(|| {
+                format!("the address {address:#x} is not in this block's shared memory: only a shared array is exchanged across a cluster")
+            })?;
+        let offset = (address - own.address) as u64;
+        // FNV-1a: the symbols are names, compared by their text (as `map`).
+        let hash = own.symbol.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+        });
+        Ok(hash << 20 | offset)
+    }
+
     /// Every thread of a block has reached a cluster sync: waits until
     /// every block of the cluster has. Fails when a block finished instead
     /// (on a GPU the others would wait forever), or when a block of the

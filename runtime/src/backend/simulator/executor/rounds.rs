@@ -17,7 +17,7 @@
 
 use super::block::{BlockState, Failure, IdleFiber};
 use super::failures::{panic_message, stack_overflow, stalled};
-use super::stacks::take_stack;
+use super::stacks::{stagger, take_stack};
 use super::thread_state::{ThreadState, Waiting};
 use crate::backend::simulator::context::{self, SavedContext, StackBounds};
 use crate::backend::simulator::signals::Interrupt;
@@ -164,15 +164,16 @@ impl BlockState<'_> {
                 }
             };
             let bounds = StackBounds::of(&stack);
+            let top = bounds.base - stagger(self.stacks.borrow().len());
             self.stacks.borrow_mut().push(stack);
             self.signals.stacks_like(bounds);
             self.signals.running(bounds.base);
             // SAFETY: the stack is the state's (kept in `stacks` until the
             // OS thread's last block of the launch ends) and used by this
-            // fiber only; `fiber_main` lives in `schedule`'s frame, for the
+            // fiber only, from `top`, at most 4032 bytes below its top; `fiber_main` lives in `schedule`'s frame, for the
             // block (the fiber calls it once, at its start), and never
             // returns.
-            return unsafe { context::start(bounds.base, self.fiber_main.get(), save) };
+            return unsafe { context::start(top, self.fiber_main.get(), save) };
         }
     }
 
