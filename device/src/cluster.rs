@@ -22,18 +22,22 @@
 //! Every cluster operation is a *pair* of hardware cluster barriers:
 //! [`Cluster::sync`], [`Cluster::exchange`], and the end of the kernel
 //! (the entry point runs one after the body returns, for every thread,
-//! before it exits). So the `k`-th barrier pair of every thread of the
-//! cluster is the same pair, whatever each thread called: a barrier
-//! completes only when every thread not exited has arrived, and every
-//! thread that has not exited is in some pair, each window between a
-//! pair's two barriers.
+//! before it exits). Pairs do not nest: a `sync` or an `exchange` inside an
+//! exchange's `read` panics (its barriers would fall between the outer
+//! pair's two). So the `k`-th barrier pair of every thread of the cluster
+//! is the same pair, whatever each thread called: a barrier completes only
+//! when every thread not exited has arrived, and every thread that has not
+//! exited is in some pair, each window between a pair's two barriers.
 //!
 //! 1. *No writes in a window.* Between a pair's two barriers every thread
-//!    of the cluster is inside a pair operation: an exchange's `read`
-//!    (which borrows the phase token, so it writes no shared array), a
-//!    sync or the end of the kernel. An exchange's fills are all before its
+//!    of the cluster is inside a pair operation: an exchange's `read`, a
+//!    sync or the end of the kernel. In `read` the phase token is borrowed,
+//!    and nothing else safe writes a [`Shared`] array of the default map
+//!    (TMA tiles, `cp.async` rings and mbarriers are other memory), so no
+//!    exchanged array is written. An exchange's fills are all before its
 //!    first barrier; so a peer's slots read in the window are complete and
-//!    still.
+//!    still; and the tags, stored before a pair's first barrier and read
+//!    between its two, never meet their next store.
 //! 2. *Every pair says what it is.* Before its first barrier each thread
 //!    stores its block's *tag*: the pair's number and what the pair is (a
 //!    sync, the end of the kernel, or the exchange of which array, with its
@@ -107,6 +111,9 @@ pub struct ClusterState {
     /// The ranks of the blocks this thread has seen at the end of the
     /// kernel: never read again.
     left: Cell<u32>,
+    /// Whether this thread is in an exchange's `read` (where a pair
+    /// would nest).
+    in_read: Cell<bool>,
 }
 
 /// What a pair is, in its tag's first word: a sync, the end of the
@@ -150,6 +157,7 @@ impl ClusterState {
         ClusterState {
             pairs: Cell::new(0),
             left: Cell::new(0),
+            in_read: Cell::new(false),
         }
     }
 
@@ -192,7 +200,11 @@ impl ClusterState {
     /// Starts a pair: stores `tag` as this block's, then the pair's first
     /// barrier. Returns the pair's number.
     #[inline(always)]
+    #[track_caller]
     fn begin(&self, tag: Tag) -> u32 {
+        if self.in_read.get() {
+            nested_pair();
+        }
         let pair = self.next_pair();
         self.pairs.set(pair);
         let words = tag_words();
@@ -226,15 +238,16 @@ impl ClusterState {
         // and the words are in this block's shared memory.
         let theirs =
             unsafe { arch::cluster::map_shared_rank(tag_words().cast::<u8>(), rank) }.cast::<u64>();
-        // SAFETY: block `rank`'s tag words: it has not left (one of its
-        // threads is in this pair: every thread not exited is), and they
-        // were stored before this pair's first barrier, which this thread
-        // passed, and are stored again only after the second, which it has
-        // not reached.
+        // SAFETY: block `rank`'s tag words, 8-byte aligned: it has not
+        // left (one of its threads is in this pair: every thread not exited
+        // is, pairs do not nest), and they were stored before this pair's
+        // first barrier, which this thread passed, and are stored again only
+        // after the second, which it has not reached (read atomically all
+        // the same).
         let tag = unsafe {
             Tag {
-                what: core::ptr::read_volatile(theirs),
-                count_and_bytes: core::ptr::read_volatile(theirs.add(1)),
+                what: AtomicU64::from_ptr(theirs).load(Ordering::Relaxed),
+                count_and_bytes: AtomicU64::from_ptr(theirs.add(1)).load(Ordering::Relaxed),
             }
         };
         if tag.pair() != pair {
@@ -333,9 +346,9 @@ impl Cluster {
     /// documentation](self).
     ///
     /// Every thread of the cluster should call it the same number of
-    /// times: one that does not leaves the others waiting for it (a hang on
-    /// a GPU, a report on the simulator), or meets their other cluster
-    /// operations (an exchange meeting it panics).
+    /// times: one that does not meets the others' other cluster operations
+    /// (an exchange meeting it panics) or their end of the kernel (which
+    /// takes part, as a sync). Inside an exchange's `read` it panics.
     #[inline(always)]
     #[track_caller]
     pub fn sync(&self) {
@@ -366,7 +379,8 @@ impl Cluster {
     /// Panics (a trap on the GPU, a report on the simulator) when a block
     /// of the cluster is not in this exchange: it syncs instead, exchanges
     /// another array, or has finished the kernel (see the [module
-    /// documentation](self)).
+    /// documentation](self)); and when `read` syncs or exchanges (cluster
+    /// operations do not nest).
     #[inline(always)]
     #[track_caller]
     pub fn exchange<T, const N: usize, W, R>(
@@ -410,7 +424,9 @@ impl Cluster {
             size,
             _borrow: PhantomData,
         };
+        state.in_read.set(true);
         let value = read(&peers);
+        state.in_read.set(false);
         arch::cluster::sync();
         value
     }
@@ -421,6 +437,13 @@ impl Cluster {
 #[track_caller]
 fn not_in_exchange(rank: u32, doing: &str) -> ! {
     panic!("block rank {rank} of the cluster is not in this Cluster::exchange: it {doing}; every block of the cluster exchanges the same shared array together")
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn nested_pair() -> ! {
+    panic!("a Cluster::sync or Cluster::exchange inside an exchange's `read`: cluster operations do not nest")
 }
 
 #[cold]

@@ -306,6 +306,22 @@ fn an_exchange_after_a_block_returned_and_a_sync_fails_the_launch() {
     }
 }
 
+/// The attack: a sync inside an exchange's `read` (the witness is `Copy`,
+/// the closure may capture it): its barriers would fall between the
+/// exchange's, where the other block has moved on.
+#[test]
+fn a_sync_inside_an_exchange_fails_the_launch() {
+    if common::faults::in_own_process(&[]) {
+        let description = out_of_step(5).expect_err("the launch must fail");
+        if backend() == Backend::Simulator {
+            assert!(
+                description.contains("inside an exchange's `read`: cluster operations do not nest"),
+                "{description}"
+            );
+        }
+    }
+}
+
 /// A block that returns while another syncs is no error: the end of the
 /// kernel takes part in the sync.
 #[test]

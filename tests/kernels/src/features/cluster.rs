@@ -109,7 +109,8 @@ pub fn cluster_rank_out_of_range(
 /// exchanges. Each must fail the launch naming rank 0 (never a read of a
 /// slot being written, never written, or of a block that has exited).
 /// 4, rank 0 returns at once while rank 1 syncs: nothing wrong (rank 1's
-/// threads write 7). Otherwise both exchange `a` (each thread writes what
+/// threads write 7). 5, rank 0 syncs inside the exchange's `read`: must
+/// fail. Otherwise both exchange `a` (each thread writes what
 /// it read: the next block's slot).
 #[kernel(arch = "sm_90", block = CLUSTER_BLOCK, cluster = 2)]
 pub fn cluster_out_of_step(mode: u32, mut out: DisjointSlice<u32>, block: Block, cluster: Cluster) {
@@ -142,6 +143,14 @@ pub fn cluster_out_of_step(mode: u32, mut out: DisjointSlice<u32>, block: Block,
             cluster.sync();
             7
         }
+        // 5: a sync nested in an exchange's `read` (in block 0), whose
+        // barriers would fall between the exchange's two.
+        (5, _) => cluster.exchange(&mut w, &a, fill, |peers| {
+            if rank == 0 {
+                cluster.sync();
+            }
+            peers.get(next, t)
+        }),
         _ => cluster.exchange(&mut w, &a, fill, |peers| peers.get(next, t)),
     };
     out.set(thread_index(), got);

@@ -161,7 +161,7 @@ impl ClusterRecord {
             }
             if state.finished > 0 && state.arrived + state.finished == self.size {
                 return Err(format!(
-                    "the cluster sync Cluster::sync() is not reached by every block of the cluster ({} of its {} blocks finished first); on a GPU the cluster would hang",
+                    "a cluster barrier is not reached by every block of the cluster ({} of its {} blocks finished first): their threads left the kernel without the barrier pairs every cluster kernel's end takes part in",
                     state.finished, self.size
                 ));
             }
