@@ -236,8 +236,9 @@ impl ClusterState {
     fn peer_tag(&self, rank: u32, pair: u32) -> Tag {
         // SAFETY: `rank` is below the cluster's size (the callers' loops)
         // and the words are in this block's shared memory.
-        let theirs =
-            unsafe { arch::cluster::map_shared_rank(tag_words().cast::<u8>(), rank) }.cast::<u64>();
+        let theirs = unsafe { arch::cluster::map_shared_rank(tag_words().cast::<u8>(), rank) }
+            .cast::<u64>()
+            .cast_mut();
         // SAFETY: block `rank`'s tag words, 8-byte aligned: it has not
         // left (one of its threads is in this pair: every thread not exited
         // is, pairs do not nest), and they were stored before this pair's
