@@ -111,10 +111,18 @@ pub(crate) unsafe fn map_shared_rank(address: *const u8, rank: u32) -> *const u8
 }
 
 /// A number naming the shared array `address` (a generic address in this
-/// block's shared memory) lies in, and the byte: the generic address
-/// itself, the same in every block (each block sees its own shared memory
-/// in the same window of the generic address space).
+/// block's shared memory) lies in, and the byte: its address in the
+/// `.shared` state space (`cvta.to.shared`), the same in every block. (The
+/// generic address is not: on sm_90 a shared variable's generic address
+/// differs from block to block of a cluster, as measured on an H200.)
 #[inline(always)]
 pub(crate) fn shared_identity(address: *const u8) -> u64 {
-    address as u64
+    let offset: u64;
+    // SAFETY: an address conversion, no memory; the caller's address is
+    // this block's shared memory (a `Shared` array's).
+    unsafe {
+        asm!("cvta.to.shared.u64 {d}, {a};", d = out(reg64) offset, a = in(reg64) address as u64,
+             options(nostack, nomem, pure))
+    };
+    offset
 }
