@@ -398,9 +398,11 @@ impl Cluster {
         let state = self.state();
         array.fill(block, write);
         let base = array.raw().as_mut_ptr();
-        let identity = arch::cluster::shared_identity(base.cast::<u8>());
+        let identity = arch::cluster::shared_identity(base.cast::<u8>(), tag_words().cast::<u8>());
         // The array's bytes fit a u32: shared memory is at most 228 KiB.
         let bytes = core::mem::size_of::<[T; N]>() as u32;
+        // 0 and 1 name a sync and the end (no array has those identities:
+        // on the GPU they are multiples of 16 from the tag, never 0).
         let mine = Tag::new(identity.max(LEAVING + 1), state.next_pair(), bytes);
         let pair = state.begin(mine);
         let size = arch::cluster::size();
@@ -437,6 +439,13 @@ impl Cluster {
 #[inline(never)]
 #[track_caller]
 fn not_in_exchange(rank: u32, doing: &str) -> ! {
+    // A GPU's trap carries no message: print it first.
+    #[cfg(target_arch = "nvptx64")]
+    crate::println!(
+        "block rank {} of the cluster is not in this Cluster::exchange: it {}",
+        rank,
+        doing
+    );
     panic!("block rank {rank} of the cluster is not in this Cluster::exchange: it {doing}; every block of the cluster exchanges the same shared array together")
 }
 
@@ -444,6 +453,8 @@ fn not_in_exchange(rank: u32, doing: &str) -> ! {
 #[inline(never)]
 #[track_caller]
 fn nested_pair() -> ! {
+    #[cfg(target_arch = "nvptx64")]
+    crate::println!("a Cluster::sync or Cluster::exchange inside an exchange's `read`: cluster operations do not nest");
     panic!("a Cluster::sync or Cluster::exchange inside an exchange's `read`: cluster operations do not nest")
 }
 
@@ -451,6 +462,13 @@ fn nested_pair() -> ! {
 #[inline(never)]
 #[track_caller]
 fn out_of_step(rank: u32, theirs: u32, mine: u32) -> ! {
+    #[cfg(target_arch = "nvptx64")]
+    crate::println!(
+        "block rank {} of the cluster is at its cluster operation {}, this thread at {}: the cluster's threads are out of step",
+        rank,
+        theirs,
+        mine
+    );
     panic!("block rank {rank} of the cluster is at its cluster operation {theirs}, this thread at {mine}: the cluster's threads are out of step")
 }
 

@@ -94,9 +94,11 @@ pub(crate) unsafe fn map_shared_rank(address: *const u8, rank: u32) -> *const u8
 }
 
 /// A number naming the shared array `address` lies in (and the byte), the
-/// same in every block of the cluster (the executor's answer).
+/// same in every block of the cluster (the executor's answer; the GPU's
+/// `anchor` is not needed: the simulator names arrays by their symbols).
 #[inline]
-pub(crate) fn shared_identity(address: *const u8) -> u64 {
+pub(crate) fn shared_identity(address: *const u8, anchor: *const u8) -> u64 {
+    let _ = anchor;
     simulation::with(|t| match t {
         Some(t) => t.block.shared_identity(t, address),
         None => panic!("gpu_device::Cluster's shared memory was used outside a kernel"),

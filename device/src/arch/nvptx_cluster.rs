@@ -111,18 +111,12 @@ pub(crate) unsafe fn map_shared_rank(address: *const u8, rank: u32) -> *const u8
 }
 
 /// A number naming the shared array `address` (a generic address in this
-/// block's shared memory) lies in, and the byte: its address in the
-/// `.shared` state space (`cvta.to.shared`), the same in every block. (The
-/// generic address is not: on sm_90 a shared variable's generic address
-/// differs from block to block of a cluster, as measured on an H200.)
+/// block's shared memory) lies in, and the byte: its distance from
+/// `anchor`, another address in this block's shared memory, the same in
+/// every block. (Neither the generic address nor the `.shared` one is: on
+/// an H200 `cvta.to.shared` of the same array gave 0x400 in rank 0 and
+/// 0x1000400 in rank 1 of a cluster.)
 #[inline(always)]
-pub(crate) fn shared_identity(address: *const u8) -> u64 {
-    let offset: u64;
-    // SAFETY: an address conversion, no memory; the caller's address is
-    // this block's shared memory (a `Shared` array's).
-    unsafe {
-        asm!("cvta.to.shared.u64 {d}, {a};", d = out(reg64) offset, a = in(reg64) address as u64,
-             options(nostack, nomem, pure))
-    };
-    offset
+pub(crate) fn shared_identity(address: *const u8, anchor: *const u8) -> u64 {
+    (address as u64).wrapping_sub(anchor as u64)
 }
