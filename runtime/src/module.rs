@@ -9,7 +9,6 @@ use crate::device::DeviceState;
 use crate::error::{Error, Result};
 use crate::memory::tracking::{Access, AccessTracker, Tracked};
 use crate::stream::Stream;
-use std::collections::HashMap;
 use std::ffi::CString;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
@@ -31,11 +30,6 @@ pub struct EmbeddedModule {
     /// (megabytes for a large kernel crate), and every first launch of a
     /// kernel on a device asks for it several times.
     variants: OnceLock<Vec<(&'static str, &'static str)>>,
-    /// Where each variant's entry points and interface descriptions are,
-    /// found once per variant for the same reason: a kernel's first launch
-    /// on a device reads its entry and its description (three searches of
-    /// the whole text, 20 ms and more each).
-    indexes: OnceLock<Vec<OnceLock<PtxIndex>>>,
     loaded: [OnceLock<Result<ModuleHandle>>; MAX_DEVICES],
     /// The module's `gpu_device::constant!` values set so far, per device.
     constants: ModuleConstants,
@@ -66,7 +60,6 @@ impl EmbeddedModule {
             owner: Some(owner),
             ptx,
             variants: OnceLock::new(),
-            indexes: OnceLock::new(),
             loaded: [const { OnceLock::new() }; MAX_DEVICES],
             constants: ModuleConstants::new(),
         }
@@ -92,7 +85,6 @@ impl EmbeddedModule {
             owner: None,
             ptx,
             variants: OnceLock::new(),
-            indexes: OnceLock::new(),
             loaded: [const { OnceLock::new() }; MAX_DEVICES],
             constants: ModuleConstants::new(),
         }
@@ -133,40 +125,6 @@ impl EmbeddedModule {
             .rev()
             .find(|(arch, _)| Arch::parse(arch).is_none_or(|a| a.runs_on(cc)))
             .map(|&(_, ptx)| ptx)
-    }
-
-    /// Whether `ptx`, one of this module's [`ptx_variants`](Self::ptx_variants)
-    /// (as [`ptx_for`](Self::ptx_for) returns it), defines the entry point
-    /// `entry`.
-    pub(crate) fn defines_entry(&self, ptx: &'static str, entry: &str) -> bool {
-        match self.index_of(ptx) {
-            Some(index) => index.entries.contains_key(entry),
-            None => ptx.contains(&format!(".entry {entry}(")),
-        }
-    }
-
-    /// The index of `ptx` if it is one of this module's variants.
-    fn index_of(&self, ptx: &'static str) -> Option<&PtxIndex> {
-        let variants = self.variants();
-        let i = variants
-            .iter()
-            .position(|(_, text)| std::ptr::eq(*text, ptx))?;
-        let indexes = self
-            .indexes
-            .get_or_init(|| variants.iter().map(|_| OnceLock::new()).collect());
-        Some(indexes[i].get_or_init(|| PtxIndex::of(ptx)))
-    }
-
-    /// The variant for `cc` from the definition that `find` picks in its
-    /// index (`None`: no variant, or not defined).
-    fn indexed_from(
-        &self,
-        cc: (u32, u32),
-        find: impl Fn(&PtxIndex) -> Option<usize>,
-    ) -> Option<&'static str> {
-        let ptx = self.ptx_for(cc)?;
-        let at = find(self.index_of(ptx)?)?;
-        Some(&ptx[at..])
     }
 
     /// Why the crate's kernels were not built to PTX, where its build
@@ -213,8 +171,7 @@ impl EmbeddedModule {
         cc: (u32, u32),
         entry: &str,
     ) -> Option<Result<Vec<usize>, String>> {
-        let text = self.indexed_from(cc, |index| index.entries.get(entry).copied())?;
-        entry_param_sizes(text, entry)
+        entry_param_sizes(self.ptx_for(cc)?, entry)
     }
 
     /// The text of the interface description the device build kept for
@@ -227,8 +184,7 @@ impl EmbeddedModule {
         cc: (u32, u32),
         entry: &str,
     ) -> Option<Result<String, String>> {
-        let text = self.indexed_from(cc, |index| index.descriptions.get(entry).copied())?;
-        interface_description(text, entry)
+        interface_description(self.ptx_for(cc)?, entry)
     }
 
     /// The module loaded into `device`.
@@ -295,34 +251,6 @@ pub(crate) const ARCH_VARIANT_MARKER: &str = "// gpu-builder arch-variant: ";
 
 /// `ptx` split at its [`ARCH_VARIANT_MARKER`] lines, each text with the
 /// architecture of its `.target` line (empty where it has none).
-/// Where one PTX text defines each entry point and interface description.
-struct PtxIndex {
-    /// Entry point name -> the offset of its `.entry <name>(`.
-    entries: HashMap<&'static str, usize>,
-    /// Entry point name -> the offset of ` __gpu_abi$<name>[`.
-    descriptions: HashMap<&'static str, usize>,
-}
-
-impl PtxIndex {
-    fn of(ptx: &'static str) -> PtxIndex {
-        PtxIndex {
-            entries: definitions(ptx, ".entry ", '('),
-            descriptions: definitions(ptx, " __gpu_abi$", '['),
-        }
-    }
-}
-
-/// Each `<prefix><name><end>` of `ptx`: name -> the prefix's offset.
-fn definitions(ptx: &'static str, prefix: &str, end: char) -> HashMap<&'static str, usize> {
-    ptx.match_indices(prefix)
-        .filter_map(|(at, _)| {
-            let rest = &ptx[at + prefix.len()..];
-            let stop = rest.find([end, '\n'])?;
-            rest[stop..].starts_with(end).then(|| (&rest[..stop], at))
-        })
-        .collect()
-}
-
 fn ptx_variants(ptx: &'static str) -> Vec<(&'static str, &'static str)> {
     let marker = format!("\n{ARCH_VARIANT_MARKER}");
     let mut variants = Vec::new();
@@ -581,41 +509,6 @@ mod tests {
         assert_eq!(interface_description(ptx, "k_f32"), Some(Ok("en\n".into())));
         assert_eq!(interface_description(ptx, "k_"), None);
         assert!(interface_description(ptx, "bad").unwrap().is_err());
-    }
-
-    /// The module's index of a variant answers as the searches of its text.
-    #[test]
-    fn the_index_finds_what_the_searches_find() {
-        let ptx: &'static str = concat!(
-            ".visible .global .align 1 .b8 __gpu_abi$k[2] = {104, 105};\n",
-            ".visible .entry k(\n\t.param .u32 k_param_0\n)\n",
-            ".visible .entry k__1d(\n\t.param .u64 k__1d_param_0\n)\n",
-            "// .entry not_one\n.visible .entry none(\n)\n",
-        );
-        // SAFETY: no launcher loads this module: only its PTX text is read.
-        let module = unsafe { EmbeddedModule::new("k", ptx) };
-        let text = module.ptx();
-        for entry in ["k", "k__1d", "none"] {
-            assert!(module.defines_entry(text, entry), "{entry}");
-        }
-        for entry in ["k_", "not_one", "missing", "none("] {
-            assert!(!module.defines_entry(text, entry), "{entry}");
-        }
-        let cc = (9, 0);
-        for entry in ["k", "k__1d", "none", "k_", "missing"] {
-            assert_eq!(
-                module.entry_param_sizes(cc, entry),
-                entry_param_sizes(text, entry),
-                "{entry}"
-            );
-            assert_eq!(
-                module.interface_description(cc, entry),
-                interface_description(text, entry),
-                "{entry}"
-            );
-        }
-        assert_eq!(module.entry_param_sizes(cc, "k__1d"), Some(Ok(vec![8])));
-        assert_eq!(module.interface_description(cc, "k"), Some(Ok("hi".into())));
     }
 
     #[test]

@@ -55,7 +55,7 @@ pub(crate) fn check(
             module.crate_name()
         ));
     };
-    if !module.defines_entry(ptx, entry) {
+    if !ptx.contains(&format!(".entry {entry}(")) {
         if let Some(arch) = interface.arch {
             let built: Vec<&str> = module.ptx_variants().iter().map(|(a, _)| *a).collect();
             return Err(Error::InvalidLaunch {
