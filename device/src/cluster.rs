@@ -117,8 +117,8 @@ pub struct ClusterState {
 }
 
 /// What a pair is, in its tag's first word: a sync, the end of the
-/// kernel, or (any other value) an exchange of the array whose first byte
-/// is at that address in rank 0's shared memory.
+/// kernel, or (any other value) an exchange of the array that value names
+/// (`arch::cluster::shared_identity`, the same in every block).
 const SYNC: u64 = 0;
 const LEAVING: u64 = 1;
 
