@@ -156,6 +156,7 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "claim_twice",
                 // features/cluster.rs (sm_90a's module).
                 "cluster_counts",
+                "cluster_out_of_step",
                 "cluster_rank_out_of_range",
                 "cluster_ring_2",
                 "cluster_ring_4",
@@ -843,6 +844,7 @@ fn cluster_kernels_declare_their_shape_and_use_the_cluster_barrier() {
         ("cluster_ring_8__1d", "8, 1, 1"),
         ("cluster_square__2d", "2, 2, 1"),
         ("cluster_counts__1d", "2, 1, 1"),
+        ("cluster_out_of_step__1d", "2, 1, 1"),
     ] {
         let text = entry_text(ptx, entry);
         let head = &text[..text.find('{').expect("a body")];
@@ -851,16 +853,25 @@ fn cluster_kernels_declare_their_shape_and_use_the_cluster_barrier() {
             "{entry}:\n{head}"
         );
     }
+    // The cluster barriers are the forms defined in divergent code (safe
+    // code reaches them from any branch), and every thread ends with the
+    // cluster's last barrier pairs (`ClusterState::finish`, a call).
     let ring = body_in(ptx, "cluster_ring_2__1d");
     for instruction in [
-        "barrier.cluster.arrive.aligned",
-        "barrier.cluster.wait.aligned",
+        "barrier.cluster.arrive;",
+        "barrier.cluster.wait;",
         "mapa.u64",
         "%cluster_ctarank",
+        "ClusterState6finish",
     ] {
         assert!(ring.contains(instruction), "no {instruction}:\n{ring}");
     }
-    assert!(body_in(ptx, "cluster_counts__1d").contains("barrier.cluster.wait.aligned"));
+    for entry in ["cluster_ring_2__1d", "cluster_counts__1d"] {
+        let body = body_in(ptx, entry);
+        assert!(body.contains("barrier.cluster.wait;"), "{entry}:\n{body}");
+        assert!(!body.contains("barrier.cluster.arrive.aligned"), "{entry}:\n{body}");
+        assert!(!body.contains("barrier.cluster.wait.aligned"), "{entry}:\n{body}");
+    }
     // A kernel that declares no cluster has no cluster directive.
     let plain = entry_text(ptx, "not_a_cluster_kernel");
     assert!(!plain[..plain.find('{').unwrap()].contains("reqnctapercluster"));
