@@ -869,8 +869,14 @@ fn cluster_kernels_declare_their_shape_and_use_the_cluster_barrier() {
     for entry in ["cluster_ring_2__1d", "cluster_counts__1d"] {
         let body = body_in(ptx, entry);
         assert!(body.contains("barrier.cluster.wait;"), "{entry}:\n{body}");
-        assert!(!body.contains("barrier.cluster.arrive.aligned"), "{entry}:\n{body}");
-        assert!(!body.contains("barrier.cluster.wait.aligned"), "{entry}:\n{body}");
+        assert!(
+            !body.contains("barrier.cluster.arrive.aligned"),
+            "{entry}:\n{body}"
+        );
+        assert!(
+            !body.contains("barrier.cluster.wait.aligned"),
+            "{entry}:\n{body}"
+        );
     }
     // A kernel that declares no cluster has no cluster directive.
     let plain = entry_text(ptx, "not_a_cluster_kernel");
