@@ -172,23 +172,32 @@ impl ClusterState {
     pub unsafe fn finish(&self) {
         loop {
             let pair = self.begin(Tag::new(LEAVING, self.next_pair(), 0));
-            let mut all_leaving = true;
-            for rank in 0..arch::cluster::size() {
-                if self.has_left(rank) {
-                    continue;
-                }
-                let tag = self.peer_tag(rank, pair);
-                if tag.what == LEAVING {
-                    self.left.set(self.left.get() | 1 << rank);
-                } else {
-                    all_leaving = false;
-                }
-            }
+            let all_leaving = self.note_leaving(pair);
             arch::cluster::sync();
             if all_leaving {
                 return;
             }
         }
+    }
+
+    /// Reads, inside pair `pair`, the tag of every block this thread has
+    /// not seen leave, and records those at the end of the kernel as left.
+    /// Returns whether all of them were.
+    #[inline(always)]
+    #[track_caller]
+    fn note_leaving(&self, pair: u32) -> bool {
+        let mut all_leaving = true;
+        for rank in 0..arch::cluster::size() {
+            if self.has_left(rank) {
+                continue;
+            }
+            if self.peer_tag(rank, pair).what == LEAVING {
+                self.left.set(self.left.get() | 1 << rank);
+            } else {
+                all_leaving = false;
+            }
+        }
+        all_leaving
     }
 
     /// The number of this thread's next pair.
@@ -355,11 +364,7 @@ impl Cluster {
     pub fn sync(&self) {
         let state = self.state();
         let pair = state.begin(Tag::new(SYNC, state.next_pair(), 0));
-        for rank in 0..arch::cluster::size() {
-            if !state.has_left(rank) && state.peer_tag(rank, pair).what == LEAVING {
-                state.left.set(state.left.get() | 1 << rank);
-            }
-        }
+        state.note_leaving(pair);
         arch::cluster::sync();
     }
 

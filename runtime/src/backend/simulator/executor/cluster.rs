@@ -77,6 +77,16 @@ impl ClusterRecord {
         self.publish(rank, DYNAMIC, address, bytes);
     }
 
+    /// The array of block `rank`'s that `address` lies in, if any.
+    fn place_of(&self, rank: u32, address: usize) -> Option<Place> {
+        self.places[rank as usize]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .copied()
+            .find(|p| (p.address..p.address + p.bytes).contains(&address))
+    }
+
     /// The address in block `to`'s shared memory of what `address` is in
     /// block `from`'s: the same byte of the same array. The reason, when
     /// `address` is in none of `from`'s arrays, `to` is outside the cluster
@@ -88,15 +98,9 @@ impl ClusterRecord {
                 self.size
             ));
         }
-        let own = self.places[from as usize]
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .copied()
-            .find(|p| (p.address..p.address + p.bytes).contains(&address))
-            .ok_or_else(|| {
-                format!("the address {address:#x} is not in this block's shared memory: only a shared address maps to another block's")
-            })?;
+        let own = self.place_of(from, address).ok_or_else(|| {
+            format!("the address {address:#x} is not in this block's shared memory: only a shared address maps to another block's")
+        })?;
         let offset = address - own.address;
         let theirs = self.places[to as usize]
             .lock()
@@ -124,15 +128,9 @@ impl ClusterRecord {
     /// hash of the array's symbol, shifted past the offset (below 2^20: no
     /// block has a MiB of shared memory), plus the offset.
     pub(super) fn identity(&self, from: u32, address: usize) -> Result<u64, String> {
-        let own = self.places[from as usize]
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .copied()
-            .find(|p| (p.address..p.address + p.bytes).contains(&address))
-            .ok_or_else(|| {
-                format!("the address {address:#x} is not in this block's shared memory: only a shared array is exchanged across a cluster")
-            })?;
+        let own = self.place_of(from, address).ok_or_else(|| {
+            format!("the address {address:#x} is not in this block's shared memory: only a shared array is exchanged across a cluster")
+        })?;
         let offset = (address - own.address) as u64;
         // FNV-1a: the symbols are names, compared by their text (as `map`).
         let hash = own.symbol.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
