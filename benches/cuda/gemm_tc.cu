@@ -20,7 +20,9 @@
 //   A: M x K, row-major, leading dimension lda (elements)  -- "K-major"
 //   B: N x K, row-major, leading dimension ldb              -- i.e. the K x N operand
 //      stored column-major: K-major, as TMA + wgmma (and ldmatrix) want it
-//   C: M x N, row-major, leading dimension ldc
+//   C: M x N, row-major, leading dimension ldc (any: an odd ldc, a dense C of odd
+//      N as torch and the Rust kernels write, stores the pairs of its odd rows as
+//      two bf16 stores, where a bf16x2 store would be misaligned)
 // cuBLAS calls this "TN" (cublasGemmEx(OP_T, OP_N) on the column-major view).
 // Leading dimensions are multiples of 8 elements (16 bytes): TMA requires 16-byte
 // global strides, and cp.async 16-byte chunks need 16-byte aligned rows. M, N and
@@ -81,9 +83,14 @@ static float bf16_value(uint16_t h) {
 
 struct Problem {
     int m, n, k, lda, ldb, ldc;
+    // The size; with " (ldc L)" when C's rows are padded (ldc > n), so that the
+    // dense problem of the same size, the Rust kernels', keeps the plain name.
     std::string name() const {
         char s[64];
-        snprintf(s, sizeof s, "%dx%dx%d", m, n, k);
+        if (ldc > n)
+            snprintf(s, sizeof s, "%dx%dx%d (ldc %d)", m, n, k, ldc);
+        else
+            snprintf(s, sizeof s, "%dx%dx%d", m, n, k);
         return s;
     }
 };
@@ -428,9 +435,13 @@ int main(int argc, char** argv) {
     CHECK_CUBLAS(cublasSetStream(handle, stream));
 #endif
 
+    // C's rows padded to 8 elements (every pair store aligned), and dense (ldc = n,
+    // as torch's and the Rust kernels' C).
     auto problem = [](int m, int n, int k) { return Problem{m, n, k, round_up(k, 8), round_up(k, 8), round_up(n, 8)}; };
+    auto dense = [](int m, int n, int k) { return Problem{m, n, k, round_up(k, 8), round_up(k, 8), n}; };
     if (quick) {
         bench_problem(problem(520, 777, 333), true, sms, 0, stream, handle, hopper, clusters_on);
+        bench_problem(dense(520, 777, 333), true, sms, 0, stream, handle, hopper, clusters_on);
         bench_problem(problem(128, 256, 64), true, sms, 0, stream, handle, hopper, clusters_on);
         bench_problem(problem(1, 1, 1), true, sms, 0, stream, handle, hopper, clusters_on);
         // A persistent grid of 3 CTAs (1 cluster), each looping over many tiles.
@@ -439,6 +450,7 @@ int main(int argc, char** argv) {
         bench_problem(problem(8192, 8192, 8192), false, sms, 0, stream, handle, hopper, clusters_on);
         bench_problem(problem(4096, 4096, 4096), false, sms, 0, stream, handle, hopper, clusters_on);
         bench_problem(problem(4099, 4097, 4095), false, sms, 0, stream, handle, hopper, clusters_on);
+        bench_problem(dense(4099, 4097, 4095), false, sms, 0, stream, handle, hopper, clusters_on);
     }
 #ifndef TWINS_NO_CUBLAS
     CHECK_CUBLAS(cublasDestroy(handle));

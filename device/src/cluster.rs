@@ -138,10 +138,83 @@ impl Tag {
         }
     }
 
+    /// The tag of an operation on the shared memory at `address` (an
+    /// exchanged array, a multicast tile) of `bytes` (flags included).
+    #[inline(always)]
+    fn of(address: *const u8, pair: u32, bytes: u32) -> Tag {
+        let identity = arch::cluster::shared_identity(address, tag_words().cast::<u8>());
+        // 0 and 1 name a sync and the end (no array has those identities:
+        // on the GPU they are multiples of 16 from the tag, never 0).
+        Tag::new(identity.max(LEAVING + 1), pair, bytes)
+    }
+
     fn pair(self) -> u32 {
         (self.count_and_bytes >> 32) as u32
     }
+
+    /// What the tag's operation is, as an operation's reports name it.
+    fn kind(self) -> &'static Operation {
+        match self.what {
+            SYNC => &SYNCING,
+            LEAVING => &ENDING,
+            _ if self.count_and_bytes as u32 & ENTERING_MULTICAST != 0 => &ENTERING,
+            _ if self.count_and_bytes as u32 & LEAVING_MULTICAST != 0 => &LEAVING_SCOPE,
+            _ => &EXCHANGE,
+        }
+    }
 }
+
+/// The flags of a multicast tile scope's pairs, in the tag's byte count
+/// (an exchanged array's bytes are below 2^18).
+const ENTERING_MULTICAST: u32 = 1 << 30;
+const LEAVING_MULTICAST: u32 = 1 << 31;
+
+/// A kind of cluster operation, for the reports of a block out of step:
+/// its name, what a block in it is doing (the same kind with another
+/// array or tile, or another kind), and the rule.
+struct Operation {
+    id: u8,
+    name: &'static str,
+    doing_another: &'static str,
+    doing: &'static str,
+    rule: &'static str,
+}
+
+const SYNCING: Operation = Operation {
+    id: 0,
+    name: "Cluster::sync",
+    doing_another: "is in a Cluster::sync",
+    doing: "is in a Cluster::sync",
+    rule: "",
+};
+const ENDING: Operation = Operation {
+    id: 1,
+    name: "end of the kernel",
+    doing_another: "has finished the kernel",
+    doing: "has finished the kernel",
+    rule: "",
+};
+const EXCHANGE: Operation = Operation {
+    id: 2,
+    name: "Cluster::exchange",
+    doing_another: "exchanges another shared array",
+    doing: "is in a Cluster::exchange",
+    rule: "every block of the cluster exchanges the same shared array together",
+};
+const ENTERING: Operation = Operation {
+    id: 3,
+    name: "TmaTileSlot::with_multicast",
+    doing_another: "enters the multicast scope of another TMA tile",
+    doing: "enters a TMA tile's multicast scope",
+    rule: "every block of the cluster enters and leaves the same tile's multicast scope together, and makes the same loads in it",
+};
+const LEAVING_SCOPE: Operation = Operation {
+    id: 4,
+    name: "end of a TmaTileSlot::with_multicast",
+    doing_another: "leaves the multicast scope of another TMA tile",
+    doing: "leaves a TMA tile's multicast scope",
+    rule: "every block of the cluster enters and leaves the same tile's multicast scope together, and makes the same loads in it",
+};
 
 /// This block's tag words in its shared memory.
 #[inline(always)]
@@ -227,6 +300,31 @@ impl ClusterState {
         }
         arch::cluster::sync();
         pair
+    }
+
+    /// Starts a pair tagged `mine`, an operation of kind `operation`, and
+    /// checks that every block's tag in it is `mine` too: panics naming the
+    /// first block that is elsewhere (see the [module documentation](self)).
+    /// The caller ends the pair (its second barrier).
+    #[inline(always)]
+    #[track_caller]
+    fn all_in(&self, mine: Tag, operation: &Operation) {
+        let pair = self.begin(mine);
+        for rank in 0..arch::cluster::size() {
+            if self.has_left(rank) {
+                not_in(rank, operation, ENDING.doing);
+            }
+            let theirs = self.peer_tag(rank, pair);
+            if theirs != mine {
+                let kind = theirs.kind();
+                let doing = if kind.id == operation.id {
+                    kind.doing_another
+                } else {
+                    kind.doing
+                };
+                not_in(rank, operation, doing);
+            }
+        }
     }
 
     /// Whether this thread has seen block `rank` at the end of the kernel.
@@ -368,6 +466,25 @@ impl Cluster {
         arch::cluster::sync();
     }
 
+    /// The pair that enters (or, `entering` false, leaves) the multicast
+    /// scope of the TMA tile at `tile` of `bytes`: every block of the
+    /// cluster must be in the same one (a panic naming the first that is
+    /// not). Returns after both of the pair's barriers: what each block
+    /// did before (thread 0's `mbarrier.init` of the tile's barriers) is
+    /// visible to every block's threads after.
+    #[inline(always)]
+    #[track_caller]
+    pub(crate) fn multicast_scope(&self, tile: *const u8, bytes: u32, entering: bool) {
+        let state = self.state();
+        let (flag, operation) = if entering {
+            (ENTERING_MULTICAST, &ENTERING)
+        } else {
+            (LEAVING_MULTICAST, &LEAVING_SCOPE)
+        };
+        state.all_in(Tag::of(tile, state.next_pair(), bytes | flag), operation);
+        arch::cluster::sync();
+    }
+
     /// Exchanges shared memory across the cluster (distributed shared
     /// memory): each thread fills the slots it owns of `array` in its own
     /// block (slot `s` gets `write(s)`, as [`Shared::fill`]: every slot
@@ -403,30 +520,13 @@ impl Cluster {
         let state = self.state();
         array.fill(block, write);
         let base = array.raw().as_mut_ptr();
-        let identity = arch::cluster::shared_identity(base.cast::<u8>(), tag_words().cast::<u8>());
         // The array's bytes fit a u32: shared memory is at most 228 KiB.
         let bytes = core::mem::size_of::<[T; N]>() as u32;
-        // 0 and 1 name a sync and the end (no array has those identities:
-        // on the GPU they are multiples of 16 from the tag, never 0).
-        let mine = Tag::new(identity.max(LEAVING + 1), state.next_pair(), bytes);
-        let pair = state.begin(mine);
+        state.all_in(
+            Tag::of(base.cast::<u8>(), state.next_pair(), bytes),
+            &EXCHANGE,
+        );
         let size = arch::cluster::size();
-        for rank in 0..size {
-            if state.has_left(rank) {
-                not_in_exchange(rank, "has finished the kernel");
-            }
-            let theirs = state.peer_tag(rank, pair);
-            if theirs != mine {
-                not_in_exchange(
-                    rank,
-                    match theirs.what {
-                        SYNC => "is in a Cluster::sync",
-                        LEAVING => "has finished the kernel",
-                        _ => "exchanges another shared array",
-                    },
-                );
-            }
-        }
         let peers = Peers {
             base,
             size,
@@ -443,15 +543,19 @@ impl Cluster {
 #[cold]
 #[inline(never)]
 #[track_caller]
-fn not_in_exchange(rank: u32, doing: &str) -> ! {
+fn not_in(rank: u32, operation: &Operation, doing: &str) -> ! {
     // A GPU's trap carries no message: print it first.
     #[cfg(target_arch = "nvptx64")]
     crate::println!(
-        "block rank {} of the cluster is not in this Cluster::exchange: it {}",
+        "block rank {} of the cluster is not in this {}: it {}",
         rank,
+        operation.name,
         doing
     );
-    panic!("block rank {rank} of the cluster is not in this Cluster::exchange: it {doing}; every block of the cluster exchanges the same shared array together")
+    panic!(
+        "block rank {rank} of the cluster is not in this {}: it {doing}; {}",
+        operation.name, operation.rule
+    )
 }
 
 #[cold]

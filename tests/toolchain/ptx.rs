@@ -234,6 +234,10 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "tma_tile_in_a_loop",
                 "tma_tile_nested",
                 "tma_two_tiles_crossed",
+                // features/tma_multicast.rs (sm_90a's module).
+                "tma_multicast_2",
+                "tma_multicast_4",
+                "tma_multicast_out_of_step",
                 "tma_box_1d",
                 "tma_box_3d",
                 "tma_box_3d_swizzled",
@@ -845,6 +849,9 @@ fn cluster_kernels_declare_their_shape_and_use_the_cluster_barrier() {
         ("cluster_square__2d", "2, 2, 1"),
         ("cluster_counts__1d", "2, 1, 1"),
         ("cluster_out_of_step__1d", "2, 1, 1"),
+        ("tma_multicast_2__1d", "2, 1, 1"),
+        ("tma_multicast_4__1d", "4, 1, 1"),
+        ("tma_multicast_out_of_step__1d", "2, 1, 1"),
     ] {
         let text = entry_text(ptx, entry);
         let head = &text[..text.find('{').expect("a body")];
@@ -876,6 +883,20 @@ fn cluster_kernels_declare_their_shape_and_use_the_cluster_barrier() {
         assert!(
             !body.contains("barrier.cluster.wait.aligned"),
             "{entry}:\n{body}"
+        );
+    }
+    // A multicast load: each block's thread 0 arrives on rank 0's barrier
+    // (release at cluster scope), rank 0's waits for them (acquire at
+    // cluster scope) and copies into every block's tile.
+    let multicast = body_in(ptx, "tma_multicast_2__1d");
+    for instruction in [
+        "mbarrier.arrive.release.cluster.shared::cluster.b64",
+        "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64",
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster",
+    ] {
+        assert!(
+            multicast.contains(instruction),
+            "no {instruction}:\n{multicast}"
         );
     }
     // A kernel that declares no cluster has no cluster directive.

@@ -123,6 +123,7 @@ __global__ void __launch_bounds__(MS_THREADS, 1)
     }
     cp_async_wait<0>();
 
+    const bool ldc_even = (ldc & 1) == 0;
 #pragma unroll
     for (int i = 0; i < 4; ++i)
 #pragma unroll
@@ -133,11 +134,14 @@ __global__ void __launch_bounds__(MS_THREADS, 1)
                 const int row = row_a0 + wm * 64 + i * 16 + lane / 4 + 8 * half;
                 if (row < m && col < n) {
                     bf16* dst = c + row * ldc + col;
-                    if (col + 1 < n)
-                        *reinterpret_cast<__nv_bfloat162*>(dst) =
-                            __floats2bfloat162_rn(acc[i][j][2 * half], acc[i][j][2 * half + 1]);
-                    else
-                        *dst = __float2bfloat16_rn(acc[i][j][2 * half]);
+                    const float lo = acc[i][j][2 * half], hi = acc[i][j][2 * half + 1];
+                    // col is even: the pair is 4-byte aligned where ldc or row is even.
+                    if (col + 1 < n && (ldc_even || (row & 1) == 0)) {
+                        *reinterpret_cast<__nv_bfloat162*>(dst) = __floats2bfloat162_rn(lo, hi);
+                    } else {
+                        dst[0] = __float2bfloat16_rn(lo);
+                        if (col + 1 < n) dst[1] = __float2bfloat16_rn(hi);
+                    }
                 }
             }
         }

@@ -208,6 +208,7 @@ __global__ void __launch_bounds__(WgmmaConfig<CONSUMERS, BN>::THREADS, 1)
             fence_accumulators<BN / 2>(d);
 
             // Store: pairs of columns as bf16x2, guarded (a cluster's last tile row may lie wholly below M).
+            const bool ldc_even = (ldc & 1) == 0;
             const int row0 = tile_m * BM + consumer * 64 + warp * 16 + lane / 4;
             const int col0 = tile_n * BN + 2 * (lane % 4);
 #pragma unroll
@@ -219,10 +220,13 @@ __global__ void __launch_bounds__(WgmmaConfig<CONSUMERS, BN>::THREADS, 1)
                     if (row < m && col < n) {
                         bf16* dst = c + row * ldc + col;
                         const float lo = d[4 * j + 2 * half], hi = d[4 * j + 2 * half + 1];
-                        if (col + 1 < n)
+                        // col is even: the pair is 4-byte aligned where ldc or row is even.
+                        if (col + 1 < n && (ldc_even || (row & 1) == 0)) {
                             *reinterpret_cast<__nv_bfloat162*>(dst) = __floats2bfloat162_rn(lo, hi);
-                        else
-                            *dst = __float2bfloat16_rn(lo);
+                        } else {
+                            dst[0] = __float2bfloat16_rn(lo);
+                            if (col + 1 < n) dst[1] = __float2bfloat16_rn(hi);
+                        }
                     }
                 }
             }

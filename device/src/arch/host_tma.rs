@@ -9,16 +9,22 @@
 //! - more bytes completing than a phase expected (a wrong `expect_tx`) fails
 //!   it too, as does a transaction count outside PTX's range.
 //!
-//! A block's threads run on one OS thread, so the fields are plain atomics
-//! read and written without ordering.
+//! A barrier that other blocks of a cluster reach (a multicast copy's, or
+//! one they arrive on: [`mark_cluster`]) is left out of the first rule:
+//! its phase may be completed by a block on another OS thread, and a wait
+//! that never ends is the watchdog's to report. Each operation on a record
+//! holds its lock word, so blocks on other OS threads see them whole.
 
-use std::sync::atomic::{AtomicI64, AtomicU32, Ordering::Relaxed};
+use std::sync::atomic::{
+    AtomicI64, AtomicU32, Ordering::Acquire, Ordering::Relaxed, Ordering::Release,
+};
 
 // The simulated bulk tensor copies, which complete on these barriers.
 #[path = "host_tma_copy.rs"]
 mod copy;
 pub(crate) use copy::{
-    bulk_commit_group, bulk_wait_group, bulk_wait_group_read, copy_2d, copy_nd, store_nd,
+    bulk_commit_group, bulk_wait_group, bulk_wait_group_read, copy_2d, copy_nd, copy_nd_multicast,
+    store_nd,
 };
 
 /// Words (`u64`) of shared memory per simulated barrier.
@@ -27,6 +33,9 @@ pub(crate) const WORDS: usize = 4;
 /// What [`init`] writes first, so that a use of a barrier never initialised
 /// is a report (the safe API cannot make one).
 const INITIALISED: u32 = 0x6d62_6172;
+/// What [`mark_cluster`] writes instead: initialised, and reached by
+/// other blocks of the cluster.
+const INITIALISED_CLUSTER: u32 = 0x6d62_6163;
 
 /// PTX's limit on a phase's arrival count and on the transaction count.
 pub(crate) const LIMIT: i64 = (1 << 20) - 1;
@@ -45,10 +54,40 @@ struct Simulated {
     /// Threads waiting on the phase in progress (0 again when it
     /// completes).
     waiters: AtomicU32,
-    _pad: u32,
+    /// 1 while an operation holds the record.
+    lock: AtomicU32,
 }
 
 const _: () = assert!(core::mem::size_of::<Simulated>() == WORDS * 8);
+
+/// The record held by one operation: released when dropped.
+struct Held<'a>(&'a Simulated);
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        self.0.lock.store(0, Release);
+    }
+}
+
+impl Simulated {
+    /// Holds the record (an operation of another OS thread's block holds
+    /// it for a few loads and stores at most). Nothing run while it is
+    /// held panics or yields: the reports are made after.
+    fn hold(&self) -> Held<'_> {
+        while self
+            .lock
+            .compare_exchange_weak(0, 1, Acquire, Relaxed)
+            .is_err()
+        {
+            std::hint::spin_loop();
+        }
+        Held(self)
+    }
+
+    fn reached_by_cluster(&self) -> bool {
+        self.initialised.load(Relaxed) == INITIALISED_CLUSTER
+    }
+}
 
 /// # Safety
 /// `barrier` is the first of [`WORDS`] words of a block's shared memory,
@@ -63,7 +102,8 @@ unsafe fn state<'a>(barrier: *mut u64) -> &'a Simulated {
 fn checked<'a>(barrier: *mut u64, index: usize) -> &'a Simulated {
     // SAFETY: forwarded from the callers' contracts (each `unsafe fn` below).
     let s = unsafe { state(barrier) };
-    if s.initialised.load(Relaxed) != INITIALISED {
+    let initialised = s.initialised.load(Acquire);
+    if initialised != INITIALISED && initialised != INITIALISED_CLUSTER {
         panic!("mbarrier {index} was used before it was initialised");
     }
     s
@@ -75,12 +115,24 @@ fn checked<'a>(barrier: *mut u64, index: usize) -> &'a Simulated {
 pub(crate) unsafe fn init(barrier: *mut u64, count: u32) {
     // SAFETY: the caller's contract.
     let s = unsafe { state(barrier) };
+    s.lock.store(0, Relaxed);
     s.phase.store(0, Relaxed);
     s.expected.store(count, Relaxed);
     s.pending.store(count, Relaxed);
     s.tx.store(0, Relaxed);
     s.waiters.store(0, Relaxed);
-    s.initialised.store(INITIALISED, Relaxed);
+    s.initialised.store(INITIALISED, Release);
+}
+
+/// Marks an initialised barrier as one that other blocks of the cluster
+/// reach (see the module's notes).
+///
+/// # Safety
+/// As [`init`]: by the thread that initialised it, before any other
+/// thread uses it.
+pub(crate) unsafe fn mark_cluster(barrier: *mut u64, index: usize) {
+    let s = checked(barrier, index);
+    s.initialised.store(INITIALISED_CLUSTER, Release);
 }
 
 pub(crate) fn fence_init() {
@@ -100,39 +152,55 @@ pub(crate) fn fence_proxy_async() {
     std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
 }
 
-/// Completes the phase in progress once nothing is pending.
+/// Completes the phase in progress once nothing is pending (with the
+/// record held).
 fn complete_if_done(s: &Simulated) {
     if s.pending.load(Relaxed) == 0 && s.tx.load(Relaxed) == 0 {
         s.phase
-            .store(s.phase.load(Relaxed).wrapping_add(1), Relaxed);
+            .store(s.phase.load(Relaxed).wrapping_add(1), Release);
         s.pending.store(s.expected.load(Relaxed), Relaxed);
         s.waiters.store(0, Relaxed);
     }
 }
 
-#[track_caller]
-fn add_tx(s: &Simulated, index: usize, bytes: i64, what: &str) {
+/// Adds `bytes` to the transactions the phase waits for (with the record
+/// held); the report when that leaves PTX's range.
+fn add_tx(s: &Simulated, index: usize, bytes: i64, what: &str) -> Result<(), String> {
     let tx = s.tx.load(Relaxed) + bytes;
     if !(-LIMIT..=LIMIT).contains(&tx) {
-        panic!("mbarrier {index}: {what} takes its transaction count to {tx} bytes, outside PTX's range of ±{LIMIT} (phase {})", s.phase.load(Relaxed));
+        return Err(format!("mbarrier {index}: {what} takes its transaction count to {tx} bytes, outside PTX's range of ±{LIMIT} (phase {})", s.phase.load(Relaxed)));
     }
     s.tx.store(tx, Relaxed);
+    Ok(())
 }
 
-/// One arrival: a report when the phase has all its arrivals already (it
-/// waits for bytes only), where a GPU's count would wrap.
-#[track_caller]
-fn count_arrival(s: &Simulated, index: usize) {
+/// One arrival (with the record held): a report when the phase has all
+/// its arrivals already (it waits for bytes only), where a GPU's count
+/// would wrap.
+fn count_arrival(s: &Simulated, index: usize) -> Result<(), String> {
     let pending = s.pending.load(Relaxed);
     if pending == 0 {
-        panic!(
+        return Err(format!(
             "mbarrier {index}: an arrival on phase {}, which has all {} of its arrivals and waits for {} bytes of transactions only (more arrivals than the barrier's count)",
             s.phase.load(Relaxed),
             s.expected.load(Relaxed),
             s.tx.load(Relaxed)
-        );
+        ));
     }
     s.pending.store(pending - 1, Relaxed);
+    Ok(())
+}
+
+/// Runs `f` with the record held, then panics with its report, if any.
+#[track_caller]
+fn held(s: &Simulated, f: impl FnOnce(&Simulated) -> Result<(), String>) {
+    let outcome = {
+        let _held = s.hold();
+        f(s)
+    };
+    if let Err(report) = outcome {
+        panic!("{report}");
+    }
 }
 
 /// The phase in progress: how many phases completed so far.
@@ -141,26 +209,46 @@ fn count_arrival(s: &Simulated, index: usize) {
 /// As [`arrive`].
 #[track_caller]
 pub(crate) unsafe fn phase_in_progress(barrier: *mut u64, index: usize) -> u32 {
-    checked(barrier, index).phase.load(Relaxed)
+    checked(barrier, index).phase.load(Acquire)
 }
 
 /// # Safety
 /// `barrier` is an initialised record of this module (`index` names it).
 #[track_caller]
 pub(crate) unsafe fn arrive(barrier: *mut u64, index: usize) {
-    let s = checked(barrier, index);
-    count_arrival(s, index);
-    complete_if_done(s);
+    held(checked(barrier, index), |s| {
+        count_arrival(s, index)?;
+        complete_if_done(s);
+        Ok(())
+    });
+}
+
+/// One arrival on the barrier at `barrier`'s place in block `rank`'s
+/// shared memory (the executor maps it; the GPU's `mapa` and remote
+/// `mbarrier.arrive`).
+///
+/// # Safety
+/// As the GPU's: block `rank`'s barrier there is initialised (a record of
+/// this module) and its block has not finished.
+#[track_caller]
+pub(crate) unsafe fn arrive_on_rank(barrier: *mut u64, index: usize, rank: u32) {
+    // SAFETY: the caller's contract: `barrier` is in this block's shared
+    // memory, `rank` in the cluster.
+    let theirs = unsafe { super::cluster::map_shared_rank(barrier.cast::<u8>(), rank) };
+    // SAFETY: the caller's contract.
+    unsafe { arrive(theirs.cast::<u64>().cast_mut(), index) };
 }
 
 /// # Safety
 /// As [`arrive`].
 #[track_caller]
 pub(crate) unsafe fn arrive_expect_tx(barrier: *mut u64, index: usize, bytes: u32) {
-    let s = checked(barrier, index);
-    add_tx(s, index, i64::from(bytes), "arrive_expect_tx");
-    count_arrival(s, index);
-    complete_if_done(s);
+    held(checked(barrier, index), |s| {
+        add_tx(s, index, i64::from(bytes), "arrive_expect_tx")?;
+        count_arrival(s, index)?;
+        complete_if_done(s);
+        Ok(())
+    });
 }
 
 /// `bytes` of a copy completing on the barrier (the GPU's `complete_tx` of
@@ -172,47 +260,74 @@ pub(crate) unsafe fn arrive_expect_tx(barrier: *mut u64, index: usize, bytes: u3
 /// As [`arrive`].
 #[track_caller]
 pub(crate) unsafe fn complete_tx(barrier: *mut u64, index: usize, bytes: u32) {
-    let s = checked(barrier, index);
-    add_tx(s, index, -i64::from(bytes), "a copy completing");
-    if s.pending.load(Relaxed) == 0 && s.tx.load(Relaxed) < 0 {
-        panic!(
-            "mbarrier {index}: a copy of {bytes} bytes completed {} bytes more than phase {} expected (arrive_expect_tx counted too few bytes)",
-            -s.tx.load(Relaxed),
-            s.phase.load(Relaxed)
-        );
-    }
-    complete_if_done(s);
+    held(checked(barrier, index), |s| {
+        add_tx(s, index, -i64::from(bytes), "a copy completing")?;
+        if s.pending.load(Relaxed) == 0 && s.tx.load(Relaxed) < 0 {
+            return Err(format!(
+                "mbarrier {index}: a copy of {bytes} bytes completed {} bytes more than phase {} expected (arrive_expect_tx counted too few bytes)",
+                -s.tx.load(Relaxed),
+                s.phase.load(Relaxed)
+            ));
+        }
+        complete_if_done(s);
+        Ok(())
+    });
 }
 
 /// Waits until the phase of parity `parity` has completed, letting the
 /// block's other threads run meanwhile; fails the launch when every thread
-/// of the block waits for a phase of this barrier that cannot complete.
+/// of the block waits for a phase of this barrier that cannot complete
+/// (not for a barrier the cluster reaches: see the module's notes).
 ///
 /// # Safety
 /// As [`arrive`].
 #[track_caller]
 pub(crate) unsafe fn wait_parity(barrier: *mut u64, index: usize, parity: u32) {
     let s = checked(barrier, index);
+    let by_cluster = s.reached_by_cluster();
     loop {
-        let phase = s.phase.load(Relaxed);
+        let phase = s.phase.load(Acquire);
         if phase & 1 != parity & 1 {
             return;
         }
-        let waiters = s.waiters.load(Relaxed) + 1;
-        if waiters as usize == crate::block_size() {
-            panic!(
-                "deadlock: every thread of the block waits on mbarrier {index} for phase {}, which never completes: it still expects {} of its {} arrivals and {} bytes of transactions (a wrong arrival count or arrive_expect_tx byte count?)",
-                s.phase.load(Relaxed),
-                s.pending.load(Relaxed),
-                s.expected.load(Relaxed),
-                s.tx.load(Relaxed)
-            );
+        if !by_cluster {
+            let all_wait = {
+                let _held = s.hold();
+                let waiters = s.waiters.load(Relaxed) + 1;
+                s.waiters.store(waiters, Relaxed);
+                waiters as usize == crate::block_size()
+            };
+            if all_wait {
+                let _held = s.hold();
+                let report = format!(
+                    "deadlock: every thread of the block waits on mbarrier {index} for phase {}, which never completes: it still expects {} of its {} arrivals and {} bytes of transactions (a wrong arrival count or arrive_expect_tx byte count?)",
+                    s.phase.load(Relaxed),
+                    s.pending.load(Relaxed),
+                    s.expected.load(Relaxed),
+                    s.tx.load(Relaxed)
+                );
+                drop(_held);
+                panic!("{report}");
+            }
         }
-        s.waiters.store(waiters, Relaxed);
         // Lets the block's other threads run (as a spinning atomic does).
         super::nanosleep(0);
-        if s.phase.load(Relaxed) == phase {
-            s.waiters.store(s.waiters.load(Relaxed) - 1, Relaxed);
+        if !by_cluster {
+            let _held = s.hold();
+            if s.phase.load(Relaxed) == phase {
+                s.waiters.store(s.waiters.load(Relaxed) - 1, Relaxed);
+            }
         }
     }
+}
+
+/// [`wait_parity`]; the GPU's waits with acquire semantics at cluster
+/// scope (the simulator's record orders every operation already).
+///
+/// # Safety
+/// As [`arrive`].
+#[track_caller]
+pub(crate) unsafe fn wait_parity_cluster(barrier: *mut u64, index: usize, parity: u32) {
+    // SAFETY: the caller's contract.
+    unsafe { wait_parity(barrier, index, parity) };
 }

@@ -109,6 +109,54 @@ pub(crate) unsafe fn copy_nd(
     unsafe { complete_tx(barrier, index, tile_bytes as u32) };
 }
 
+/// The simulated multicast load (`.multicast::cluster`): [`copy_nd`] into
+/// the tile and onto the barrier at the places of `tile` and `barrier` in
+/// the shared memory of every block of the cluster whose rank's bit is set
+/// in `mask` (the executor maps them, as `mapa`).
+///
+/// # Safety
+/// As [`copy_nd`], in every block of `mask`.
+#[allow(clippy::too_many_arguments)]
+#[track_caller]
+pub(crate) unsafe fn copy_nd_multicast(
+    tile: *mut u8,
+    tile_bytes: usize,
+    map: *const u64,
+    shape: (usize, [u32; 5], u32),
+    barrier: *mut u64,
+    index: usize,
+    coords: [i32; 5],
+    mask: u16,
+) {
+    for rank in 0..16 {
+        if mask & (1 << rank) == 0 {
+            continue;
+        }
+        // SAFETY: the caller's contract: both are in this block's shared
+        // memory, and block `rank` is in the cluster.
+        let (their_tile, their_barrier) = unsafe {
+            (
+                crate::arch::cluster::map_shared_rank(tile, rank).cast_mut(),
+                crate::arch::cluster::map_shared_rank(barrier.cast::<u8>(), rank)
+                    .cast::<u64>()
+                    .cast_mut(),
+            )
+        };
+        // SAFETY: the caller's contract, for block `rank`.
+        unsafe {
+            copy_nd(
+                their_tile,
+                tile_bytes,
+                map,
+                shape,
+                their_barrier,
+                index,
+                coords,
+            )
+        };
+    }
+}
+
 /// The simulated `cp.async.bulk.tensor.2d` load (the ring's): [`copy_nd`]
 /// of a 2-D box of `boxes` (innermost first) at (`x`, `y`).
 ///

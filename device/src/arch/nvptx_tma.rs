@@ -204,6 +204,111 @@ pub(crate) unsafe fn copy_nd(
     }
 }
 
+/// `cp.async.bulk.tensor.{rank}d ... .multicast::cluster`, tile mode: the
+/// box of `map` at `coords` (innermost first) into `tile` and its bytes
+/// onto `barrier`, at the same offsets of the shared memory of every block
+/// of the cluster whose rank's bit is set in `mask`.
+///
+/// # Safety
+/// As [`copy_nd`], in every block of `mask`: its shared memory at `tile`'s
+/// offset is the box's bytes that no thread of it accesses until its
+/// barrier at `barrier`'s offset, initialised and armed for the box's
+/// bytes, completes the phase; every block of `mask` is in the cluster and
+/// does not exit before then.
+#[inline(always)]
+pub(crate) unsafe fn copy_nd_multicast(
+    tile: *mut u8,
+    map: *const u64,
+    barrier: *mut u64,
+    rank: usize,
+    coords: [i32; 5],
+    mask: u16,
+) {
+    let (t, b) = (shared_address(tile), shared_address(barrier));
+    let [c0, c1, c2, c3, c4] = coords;
+    // SAFETY: the caller's contract.
+    unsafe {
+        match rank {
+            1 => asm!(
+                "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [{t}], [{m}, {{{c0}}}], [{b}], {k};",
+                t = in(reg32) t, m = in(reg64) map, c0 = in(reg32) c0, b = in(reg32) b,
+                k = in(reg16) mask,
+                options(nostack),
+            ),
+            2 => asm!(
+                "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [{t}], [{m}, {{{c0}, {c1}}}], [{b}], {k};",
+                t = in(reg32) t, m = in(reg64) map, c0 = in(reg32) c0, c1 = in(reg32) c1,
+                b = in(reg32) b, k = in(reg16) mask,
+                options(nostack),
+            ),
+            3 => asm!(
+                "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [{t}], [{m}, {{{c0}, {c1}, {c2}}}], [{b}], {k};",
+                t = in(reg32) t, m = in(reg64) map, c0 = in(reg32) c0, c1 = in(reg32) c1,
+                c2 = in(reg32) c2, b = in(reg32) b, k = in(reg16) mask,
+                options(nostack),
+            ),
+            4 => asm!(
+                "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [{t}], [{m}, {{{c0}, {c1}, {c2}, {c3}}}], [{b}], {k};",
+                t = in(reg32) t, m = in(reg64) map, c0 = in(reg32) c0, c1 = in(reg32) c1,
+                c2 = in(reg32) c2, c3 = in(reg32) c3, b = in(reg32) b, k = in(reg16) mask,
+                options(nostack),
+            ),
+            _ => asm!(
+                "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [{t}], [{m}, {{{c0}, {c1}, {c2}, {c3}, {c4}}}], [{b}], {k};",
+                t = in(reg32) t, m = in(reg64) map, c0 = in(reg32) c0, c1 = in(reg32) c1,
+                c2 = in(reg32) c2, c3 = in(reg32) c3, c4 = in(reg32) c4, b = in(reg32) b,
+                k = in(reg16) mask,
+                options(nostack),
+            ),
+        }
+    }
+}
+
+/// One arrival, with release semantics at cluster scope, on the barrier of
+/// block `rank` of the cluster at the offset of `barrier` in this block
+/// (`mapa` then `mbarrier.arrive.release.cluster.shared::cluster`).
+///
+/// # Safety
+/// `barrier`'s offset in block `rank`'s shared memory is an initialised
+/// barrier of that block, which has not exited; `rank` is below the
+/// cluster's size.
+#[inline(always)]
+pub(crate) unsafe fn arrive_on_rank(barrier: *mut u64, rank: u32) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        asm!(
+            "{{ .reg .b32 r; mapa.shared::cluster.u32 r, {a}, {k}; mbarrier.arrive.release.cluster.shared::cluster.b64 _, [r]; }}",
+            a = in(reg32) shared_address(barrier), k = in(reg32) rank,
+            options(nostack),
+        )
+    };
+}
+
+/// [`wait_parity`] with acquire semantics at cluster scope: what other
+/// blocks' threads did before their arrivals on the phase
+/// ([`arrive_on_rank`]) happens before what this thread does after.
+///
+/// # Safety
+/// As [`arrive`].
+#[inline(always)]
+pub(crate) unsafe fn wait_parity_cluster(barrier: *mut u64, parity: u32) {
+    let address = shared_address(barrier);
+    loop {
+        let done: u32;
+        // SAFETY: as `wait_parity`.
+        unsafe {
+            asm!(
+                "{{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [{a}], {q}; selp.u32 {d}, 1, 0, p; }}",
+                d = out(reg32) done, a = in(reg32) address, q = in(reg32) parity,
+                options(nostack),
+            )
+        };
+        if done != 0 {
+            return;
+        }
+    }
+}
+
 /// `cp.async.bulk.tensor.{rank}d.global.shared::cta`, tile mode, in a bulk
 /// group: the box of `map` at `coords` (innermost first) written from
 /// `tile`, clipped at the tensor's edges. Completes with

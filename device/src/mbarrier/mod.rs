@@ -543,6 +543,32 @@ impl MBarrier {
             #[cfg(not(target_arch = "nvptx64"))]
             arch::tma::wait_parity(self.word, self.index as usize, phase & 1);
         }
+        self.counted(phase)
+    }
+
+    /// [`wait`](Self::wait) with acquire semantics at cluster scope: what
+    /// threads of other blocks of the cluster did before their arrivals
+    /// on the phase (a TMA multicast's peers) happens before what this
+    /// thread does after.
+    #[inline(always)]
+    #[track_caller]
+    #[allow(dead_code)]
+    pub(crate) fn wait_cluster(&mut self) -> Completed {
+        self.owner.check("an MBarrier");
+        let phase = self.waited;
+        // SAFETY: an initialised barrier.
+        unsafe {
+            #[cfg(target_arch = "nvptx64")]
+            arch::tma::wait_parity_cluster(self.word, phase & 1);
+            #[cfg(not(target_arch = "nvptx64"))]
+            arch::tma::wait_parity_cluster(self.word, self.index as usize, phase & 1);
+        }
+        self.counted(phase)
+    }
+
+    /// Counts phase `phase` as waited for: its witness.
+    #[inline(always)]
+    fn counted(&mut self, phase: u32) -> Completed {
         self.waited = phase.wrapping_add(1);
         self.arrived.set(false);
         Completed {

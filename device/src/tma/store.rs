@@ -168,7 +168,9 @@ impl<T: Copy, B: BoxShape, S: TileSwizzle> TmaTileSlotNd<T, B, S> {
         let _ = Self::BYTES;
         // At most 1024 threads a block: in an arrival count's range.
         let threads = crate::block_size() as u32;
-        let ([written, read, mut done], end) = self.barriers.init_scoped([threads, 1, threads]);
+        // The fourth barrier is a multicast load's; a store has none.
+        let ([written, read, mut done, _], end) =
+            self.barriers.init_scoped([threads, 1, threads, 1]);
         let mut tile = TmaStoreTile {
             tile: self.tile,
             written,

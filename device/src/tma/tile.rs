@@ -8,6 +8,7 @@
 use super::map::{Box2d, BoxShape, TensorMap2d, TensorMapNd};
 use super::{misaligned_column, swizzle, NoSwizzle, TileSwizzle};
 use crate::arch;
+use crate::cluster::Cluster;
 use crate::mbarrier::{Completed, MBarrier, MBarriers};
 use core::marker::PhantomData;
 
@@ -18,10 +19,11 @@ use core::marker::PhantomData;
 pub struct TileBlock([u8; 1024]);
 
 /// The barriers of a TMA tile (for `tma_tile!`): `full` (a copy landed),
-/// `empty` (every thread stopped reading the tile) and `done` (every
-/// thread left the tile's scope).
+/// `empty` (every thread stopped reading the tile), `done` (every
+/// thread left the tile's scope) and, in a multicast scope, `ready` (rank
+/// 0's: every block of the cluster is ready for the next copy).
 #[doc(hidden)]
-pub const __TILE_BARRIERS: usize = 3;
+pub const __TILE_BARRIERS: usize = 4;
 
 /// The bytes of a box of shape `B` of elements of `size` bytes under
 /// swizzle span `span` (0: none); fails to compile unless the copy engine
@@ -134,11 +136,12 @@ impl<T, B: BoxShape, S: TileSwizzle> TmaTileSlotNd<T, B, S> {
         let _ = Self::BYTES;
         // At most 1024 threads a block: in an arrival count's range.
         let threads = crate::block_size() as u32;
-        let ([full, empty, mut done], end) = self.barriers.init_scoped([1, threads, threads]);
+        let ([full, empty, done, _], end) = self.barriers.init_scoped([1, threads, threads, 1]);
         let mut tile = TmaTileNd {
             tile: self.tile,
             full,
             empty,
+            ready: None,
             in_flight: false,
             empty_pending: false,
             _shape: PhantomData,
@@ -147,17 +150,90 @@ impl<T, B: BoxShape, S: TileSwizzle> TmaTileSlotNd<T, B, S> {
         if tile.in_flight {
             let _ = tile.full.wait();
         }
+        Self::end(done, end);
+        result
+    }
+
+    /// [`with`](Self::with) for every block of a cluster together: each
+    /// [`load_box`](TmaTileNd::load_box) (or [`load`](TmaTile::load)) in
+    /// `f` is one copy of the box that rank 0's thread 0 asks for, which
+    /// the copy engine writes into this tile of every block of the cluster
+    /// at once (`.multicast::cluster`): a box read from global memory once
+    /// for the whole cluster, as CUTLASS's multicast loads do. Every
+    /// thread of every block of the cluster calls it together, on the same
+    /// `tma_tile!`, and makes the same loads in it.
+    ///
+    /// A copy is issued once every block's threads have called the load
+    /// (each block's thread 0 tells rank 0's through a barrier of rank 0's
+    /// tile), so no copy lands in a block's tile while it is being read.
+    /// Entering and leaving the scope are cluster operations (as
+    /// [`Cluster::sync`]): a block elsewhere then (in another tile's scope,
+    /// a sync or an exchange, or finished) is a panic naming it; a block
+    /// that makes fewer loads than the others leaves them waiting for a
+    /// copy (a hang on the GPU; the simulator's watchdog reports it).
+    #[inline(always)]
+    #[track_caller]
+    pub fn with_multicast<R>(
+        self,
+        cluster: &Cluster,
+        f: impl FnOnce(&mut TmaTileNd<T, B, S>) -> R,
+    ) -> R {
+        let bytes = Self::BYTES as u32;
+        let threads = crate::block_size() as u32;
+        // At most 16 blocks a cluster: in an arrival count's range.
+        let ([full, empty, done, ready], end) =
+            self.barriers
+                .init_scoped([1, threads, threads, cluster.size()]);
+        #[cfg(not(target_arch = "nvptx64"))]
+        if crate::thread_rank() == 0 {
+            // SAFETY: thread 0 initialised them, and no other thread uses
+            // them before the cluster pair below.
+            unsafe {
+                arch::tma::mark_cluster(full.word(), full.index() as usize);
+                arch::tma::mark_cluster(ready.word(), ready.index() as usize);
+            }
+        }
+        // Every block's barriers initialised (and published: `init`'s
+        // fences) before any block's thread 0 arrives on rank 0's `ready`
+        // or a copy completes on a peer's `full`.
+        cluster.multicast_scope(self.tile.cast::<u8>(), bytes, true);
+        let mut tile = TmaTileNd {
+            tile: self.tile,
+            full,
+            empty,
+            ready: Some(ready),
+            in_flight: false,
+            empty_pending: false,
+            _shape: PhantomData,
+        };
+        let result = f(&mut tile);
+        if tile.in_flight {
+            let _ = tile.full.wait();
+        }
+        // Every block's copies landed (each thread waited for its own):
+        // no block arrives on rank 0's `ready`, and no copy writes a tile,
+        // once this pair is passed; rank 0 may initialise `ready` again
+        // (a later scope) and a block may exit.
+        cluster.multicast_scope(self.tile.cast::<u8>(), bytes, false);
+        Self::end(done, end);
+        result
+    }
+
+    /// The end of a scope: every thread arrives on `done`, and thread 0
+    /// waits for all of them, then releases the barriers.
+    #[inline(always)]
+    fn end(mut done: MBarrier, end: crate::mbarrier::ScopeEnd) {
         done.arrive();
         if crate::thread_rank() == 0 {
             let _ = done.wait();
             // SAFETY: thread 0, once every thread of the block arrived on
-            // `done` after its last use of the tile's handles (`tile` is
-            // not used after `f` and the wait above; `Landed`s borrowed it
-            // within `f`), and no copy is in flight (each thread waited for
-            // its own before arriving).
+            // `done` after its last use of the tile's handles (the scope's
+            // callers use the tile no more after `f` and their wait for
+            // the copy in flight; `Landed`s borrowed it within `f`), and no
+            // copy is in flight (each thread waited for its own before
+            // arriving).
             unsafe { end.release() };
         }
-        result
     }
 }
 
@@ -170,6 +246,10 @@ pub struct TmaTileNd<T, B: BoxShape, S: TileSwizzle = NoSwizzle> {
     /// Every thread's arrival a phase: none reads the tile any more (each
     /// arrives in `load`, thread 0 waits before it issues the copy).
     empty: MBarrier,
+    /// In a multicast scope: this block's `ready` barrier, of one arrival
+    /// a phase from each block's thread 0; rank 0's thread 0 waits on its
+    /// own, the others arrive on rank 0's.
+    ready: Option<MBarrier>,
     /// A copy issued that this thread has not waited for.
     in_flight: bool,
     /// This thread arrived on `empty` and has not waited for that phase
@@ -231,29 +311,96 @@ impl<T: Copy, B: BoxShape, S: TileSwizzle> TmaTileNd<T, B, S> {
             let _ = self.empty.wait();
             let bytes = TmaTileSlotNd::<T, B, S>::BYTES as u32;
             self.full.arrive_expect_tx(bytes);
-            // SAFETY: the tile is this slot's `BYTES` bytes, 1024-byte
-            // aligned, which no thread reads until the `full` barrier's
-            // phase completes (every thread arrived on `empty` above after
-            // its last read); `full` is the tile's own, armed with the
-            // box's bytes; `map` is a live map of this rank, box and
-            // swizzle (its `from_kernel_param` contract).
-            unsafe {
-                #[cfg(target_arch = "nvptx64")]
-                arch::tma::copy_nd(self.tile.cast(), map.map, self.full.word(), B::RANK, coords);
-                #[cfg(not(target_arch = "nvptx64"))]
-                arch::tma::copy_nd(
-                    self.tile.cast(),
-                    TmaTileSlotNd::<T, B, S>::BYTES,
-                    map.map,
-                    (B::RANK, B::DIMS, S::MODE),
-                    self.full.word(),
-                    self.full.index() as usize,
-                    coords,
-                );
+            match &mut self.ready {
+                Some(ready) => multicast::<T, B, S>(self.tile, &self.full, ready, map, coords),
+                // SAFETY: the tile is this slot's `BYTES` bytes, 1024-byte
+                // aligned, which no thread reads until the `full` barrier's
+                // phase completes (every thread arrived on `empty` above
+                // after its last read); `full` is the tile's own, armed
+                // with the box's bytes; `map` is a live map of this rank,
+                // box and swizzle (its `from_kernel_param` contract).
+                None => unsafe {
+                    #[cfg(target_arch = "nvptx64")]
+                    arch::tma::copy_nd(
+                        self.tile.cast(),
+                        map.map,
+                        self.full.word(),
+                        B::RANK,
+                        coords,
+                    );
+                    #[cfg(not(target_arch = "nvptx64"))]
+                    arch::tma::copy_nd(
+                        self.tile.cast(),
+                        TmaTileSlotNd::<T, B, S>::BYTES,
+                        map.map,
+                        (B::RANK, B::DIMS, S::MODE),
+                        self.full.word(),
+                        self.full.index() as usize,
+                        coords,
+                    );
+                },
             }
         }
         self.in_flight = true;
         Loading { tile: self }
+    }
+}
+
+/// Thread 0's part of a multicast load, `full` armed: tells rank 0's
+/// thread 0 that this block is ready (an arrival on rank 0's `ready`),
+/// and in rank 0, once every block is, copies the box at `coords` into the
+/// tile of every block of the cluster.
+#[inline(always)]
+#[track_caller]
+fn multicast<T, B: BoxShape, S: TileSwizzle>(
+    tile: *mut T,
+    full: &MBarrier,
+    ready: &mut MBarrier,
+    map: &TensorMapNd<T, B, S>,
+    coords: [i32; 5],
+) {
+    // SAFETY: rank 0's `ready` is initialised (before the scope's entry
+    // pair, which every block passed) and rank 0 has not left the scope
+    // (it leaves only through the exit pair, after this block's copy,
+    // which needs this arrival, landed); rank 0 is in the cluster.
+    unsafe {
+        #[cfg(target_arch = "nvptx64")]
+        arch::tma::arrive_on_rank(ready.word(), 0);
+        #[cfg(not(target_arch = "nvptx64"))]
+        arch::tma::arrive_on_rank(ready.word(), ready.index() as usize, 0);
+    }
+    if arch::cluster::block_rank() != 0 {
+        return;
+    }
+    // One arrival a phase from each block's thread 0, each after its
+    // block's `empty` phase completed and its `full` was armed: every
+    // block's tile is free for this copy.
+    let _ = ready.wait_cluster();
+    let size = arch::cluster::size();
+    // The cluster's blocks, at most 16: ranks 0 to size - 1.
+    let mask = ((1u32 << size) - 1) as u16;
+    // SAFETY: in every block of the cluster, the tile at this tile's offset
+    // (the same `tma_tile!`: the entry pair checked every block is in this
+    // tile's scope) is `BYTES` bytes, 1024-byte aligned, that no thread
+    // reads until its `full` (at this barrier's offset, the tile's own,
+    // armed with the box's bytes by its thread 0 before its arrival on
+    // `ready`) completes the phase; no block leaves the scope (nor exits)
+    // before its copy landed; `map` is a live map of this rank, box and
+    // swizzle.
+    unsafe {
+        #[cfg(target_arch = "nvptx64")]
+        arch::tma::copy_nd_multicast(tile.cast(), map.map, full.word(), B::RANK, coords, mask);
+        #[cfg(not(target_arch = "nvptx64"))]
+        arch::tma::copy_nd_multicast(
+            tile.cast(),
+            TmaTileSlotNd::<T, B, S>::BYTES,
+            map.map,
+            (B::RANK, B::DIMS, S::MODE),
+            full.word(),
+            full.index() as usize,
+            coords,
+            mask,
+        );
     }
 }
 

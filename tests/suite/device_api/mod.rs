@@ -17,6 +17,7 @@ mod print;
 mod random;
 mod shared_memory;
 mod tma;
+mod tma_multicast;
 mod tma_nd;
 mod tma_store;
 mod votes;

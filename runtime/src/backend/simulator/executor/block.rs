@@ -306,7 +306,7 @@ unsafe impl Block for BlockState<'_> {
         }
     }
 
-    fn static_shared(&self, symbol: &'static str, bytes: usize, _align: usize) -> *mut u8 {
+    fn static_shared(&self, symbol: &'static str, bytes: usize, align: usize) -> *mut u8 {
         let key = (symbol.as_ptr() as usize, symbol.len(), bytes);
         // The same question in the same block has the same answer
         // (`static_array`: the array stays, and `bytes` is what it was made
@@ -323,7 +323,12 @@ unsafe impl Block for BlockState<'_> {
         });
         let array = array.unwrap_or_else(|message| panic!("{message}"));
         if let Some((record, rank)) = self.cluster {
-            record.publish(rank, symbol, array, bytes);
+            // The array as the device code uses it: from the first byte at
+            // `align` (its `static_shared` asks for `align` more bytes and
+            // starts there), so that the same array's bytes are at the same
+            // offsets in every block of the cluster.
+            let skip = array.align_offset(align).min(bytes);
+            record.publish(rank, symbol, array.wrapping_add(skip), bytes - skip);
         }
         self.last_static.set(Some((key, array)));
         array

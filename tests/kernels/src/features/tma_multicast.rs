@@ -1,0 +1,89 @@
+//! TMA multicast (`TmaTileSlot::with_multicast`, sm_90): one copy of rank
+//! 0's box lands in the tile of every block of the cluster; and the
+//! misuses refused at run time (blocks not in the same scope).
+
+use gpu_device::prelude::*;
+use gpu_device::tma::TensorMap2d;
+use gpu_device::Cluster;
+
+/// Threads of the multicast kernels' blocks: one a box element (16 x 32).
+pub const MULTICAST_THREADS: usize = 512;
+
+/// Loads each block makes in [`tma_multicast`].
+pub const MULTICAST_ROUNDS: usize = 4;
+
+/// A while of arithmetic the compiler cannot drop, for a slow reader.
+#[inline(always)]
+fn dawdle(rounds: u32) -> u32 {
+    let mut x = thread_rank() as u32;
+    for i in 0..rounds {
+        x = core::hint::black_box(x.wrapping_mul(1_664_525).wrapping_add(i));
+    }
+    x
+}
+
+/// Each block loads [`MULTICAST_ROUNDS`] boxes of 16 x 32 through one
+/// multicast tile, asking for rows `16 (r + 8 rank)` (rank 0's are
+/// copied: every block must see rows `16 r`). The odd ranks read each box
+/// late (a copy landing before every block finished reading the last
+/// would show there). Thread `t` writes element `(t / 32, t % 32)` of each
+/// box it saw.
+#[kernel(2, 4, arch = "sm_90", block = MULTICAST_THREADS, cluster = C)]
+pub fn tma_multicast<const C: usize>(
+    map: TensorMap2d<f32, 16, 32>,
+    mut out: DisjointSlice<[f32; MULTICAST_ROUNDS]>,
+    cluster: Cluster,
+) {
+    let t = thread_rank();
+    let rank = cluster.block_rank();
+    let mut seen = [0.0; MULTICAST_ROUNDS];
+    gpu_device::tma_tile!(f32, 16, 32).with_multicast(&cluster, |tile| {
+        for (r, slot) in seen.iter_mut().enumerate() {
+            let row = 16 * (r as i32 + 8 * rank as i32);
+            let landed = tile.load(&map, row, 0).wait();
+            if rank % 2 == 1 && dawdle(2000) == 1 {
+                *slot = -1.0;
+            }
+            *slot += landed.get(t / 32, t % 32);
+        }
+    });
+    out.set(thread_index(), seen);
+}
+
+/// The cluster's two blocks out of step around a multicast scope, by
+/// `mode` (what rank 1 does while rank 0 enters the scope): 0, it returns;
+/// 1, it enters another tile's scope; 2, it syncs the cluster; 3, it makes
+/// one load fewer (rank 0 waits for it: the simulator's watchdog reports
+/// the stall; not run on a GPU, where it hangs). Each is a failed launch.
+/// Otherwise both load one box and write it.
+#[kernel(arch = "sm_90", block = MULTICAST_THREADS, cluster = 2)]
+pub fn tma_multicast_out_of_step(
+    mode: u32,
+    map: TensorMap2d<f32, 16, 32>,
+    mut out: DisjointSlice<f32>,
+    cluster: Cluster,
+) {
+    let t = thread_rank();
+    let rank = cluster.block_rank();
+    let load_once = |tile: &mut gpu_device::tma::TmaTile<f32, 16, 32>| {
+        tile.load(&map, 0, 0).wait().get(t / 32, t % 32)
+    };
+    let v = match (mode, rank) {
+        (0, 1) => return,
+        (1, 1) => gpu_device::tma_tile!(f32, 16, 32).with_multicast(&cluster, load_once),
+        (2, 1) => {
+            cluster.sync();
+            0.0
+        }
+        (3, r) => gpu_device::tma_tile!(f32, 16, 32).with_multicast(&cluster, |tile| {
+            let first = load_once(tile);
+            if r == 0 {
+                first + load_once(tile)
+            } else {
+                first
+            }
+        }),
+        _ => gpu_device::tma_tile!(f32, 16, 32).with_multicast(&cluster, load_once),
+    };
+    out.set(thread_index(), v);
+}

@@ -1,0 +1,142 @@
+//! TMA multicast (`TmaTileSlot::with_multicast`): one copy of rank 0's box
+//! lands in the tile of every block of the cluster, round after round,
+//! with the odd ranks reading late (no copy lands under a reader), for
+//! clusters of 2 and 4; and the attacks on its soundness, blocks not in
+//! the same scope (one returned, one in another tile's scope, one in a
+//! sync), each a failed launch naming the block, and (on the simulator)
+//! a block making fewer loads, reported by the watchdog. On the
+//! simulator, and on a GPU of compute capability 9.0.
+
+use crate::common;
+
+use gpu_runtime::{backend, launch, Backend, DeviceBuffer, Error, Stream, Swizzle, TensorMap};
+use gpu_test_kernels::tma_multicast::{
+    tma_multicast, tma_multicast_out_of_step, MULTICAST_ROUNDS, MULTICAST_THREADS,
+};
+
+/// Rows and columns of the tensor the kernels copy from: element (r, c)
+/// holds `r * COLS + c + 1`.
+const ROWS: usize = 16 * 8 * 4;
+const COLS: usize = 32;
+
+fn tensor(stream: &Stream) -> DeviceBuffer<f32> {
+    let data: Vec<f32> = (0..ROWS * COLS).map(|i| i as f32 + 1.0).collect();
+    DeviceBuffer::to_device_sync(&data, stream).unwrap()
+}
+
+#[test]
+fn every_block_of_the_cluster_gets_rank_0s_boxes() {
+    let stream = Stream::new().unwrap();
+    let buffer = tensor(&stream);
+    let map = TensorMap::matrix(&buffer, (ROWS, COLS, COLS), (16, 32), Swizzle::None).unwrap();
+    macro_rules! run {
+        ($c:literal, $clusters:expr) => {{
+            let blocks: u32 = $c * $clusters;
+            let n = blocks as usize * MULTICAST_THREADS;
+            let mut out = DeviceBuffer::<[f32; MULTICAST_ROUNDS]>::zeroed_on(n, &stream).unwrap();
+            launch!(tma_multicast::<$c>[blocks, MULTICAST_THREADS, stream](&map, &mut out))
+                .unwrap();
+            let got = out.copy_to_host_sync(&stream).unwrap();
+            for (i, seen) in got.iter().enumerate() {
+                let (block, t) = (i / MULTICAST_THREADS, i % MULTICAST_THREADS);
+                let want: [f32; MULTICAST_ROUNDS] = core::array::from_fn(|r| {
+                    ((16 * r + t / 32) * COLS + t % 32) as f32 + 1.0
+                });
+                assert_eq!(
+                    seen, &want,
+                    "thread {t} of block {block} (rank {}), clusters of {}",
+                    block % $c, $c
+                );
+            }
+        }};
+    }
+    run!(2, 1);
+    run!(2, 3);
+    run!(4, 2);
+}
+
+/// `tma_multicast_out_of_step` in `mode` on one cluster of 2: its output,
+/// or the failure's description (the simulator's report; a GPU's trap
+/// says less).
+fn out_of_step(mode: u32) -> Result<Vec<f32>, String> {
+    let stream = Stream::new().unwrap();
+    let buffer = tensor(&stream);
+    let map = TensorMap::matrix(&buffer, (ROWS, COLS, COLS), (16, 32), Swizzle::None).unwrap();
+    let mut out = DeviceBuffer::<f32>::zeroed_on(2 * MULTICAST_THREADS, &stream).unwrap();
+    launch!(tma_multicast_out_of_step[2, MULTICAST_THREADS, stream](mode, &map, &mut out)).unwrap();
+    match stream.synchronize() {
+        Ok(()) => Ok(out.copy_to_host_sync(&stream).unwrap()),
+        Err(Error::KernelFailed { kernel, driver, .. }) => {
+            assert_eq!(kernel, "tma_multicast_out_of_step");
+            Err(driver.description)
+        }
+        Err(other) => panic!("expected KernelFailed, got {other:?}"),
+    }
+}
+
+/// The attack `mode` fails the launch; on the simulator the report says
+/// which block was not in the scope (`rank`, or either when both enter a
+/// scope and the first to check is reported), and what it does instead.
+fn out_of_step_fails(mode: u32, rank: Option<u32>, why: &str) {
+    let description = out_of_step(mode).expect_err("the launch must fail");
+    if backend() == Backend::Simulator {
+        let expected =
+            format!("of the cluster is not in this TmaTileSlot::with_multicast: it {why}");
+        assert!(description.contains(&expected), "{description}");
+        if let Some(rank) = rank {
+            let named = format!("block rank {rank} of the cluster");
+            assert!(description.contains(&named), "{description}");
+        }
+    }
+}
+
+/// In step, both blocks get the box at (0, 0).
+#[test]
+fn blocks_in_step_share_one_box() {
+    let got = out_of_step(9).unwrap();
+    for (i, v) in got.iter().enumerate() {
+        let t = i % MULTICAST_THREADS;
+        assert_eq!(*v, ((t / 32) * COLS + t % 32) as f32 + 1.0, "thread {i}");
+    }
+}
+
+/// The attack: a block that returned before the scope (its shared memory
+/// is gone: a copy into it would write freed memory).
+#[test]
+fn a_multicast_scope_without_a_block_that_returned_fails_the_launch() {
+    if common::faults::in_own_process(&[]) {
+        out_of_step_fails(0, Some(1), "has finished the kernel");
+    }
+}
+
+/// The attack: the blocks enter the scopes of two different tiles (a copy
+/// to rank 0's tile offset would land in another tile of rank 1's).
+#[test]
+fn blocks_in_the_scopes_of_two_tiles_fail_the_launch() {
+    if common::faults::in_own_process(&[]) {
+        out_of_step_fails(1, None, "enters the multicast scope of another TMA tile");
+    }
+}
+
+/// The attack: a block syncs the cluster while the other enters the scope.
+#[test]
+fn a_sync_meeting_a_multicast_scope_fails_the_launch() {
+    if common::faults::in_own_process(&[]) {
+        out_of_step_fails(2, Some(1), "is in a Cluster::sync");
+    }
+}
+
+/// A block making one load fewer leaves rank 0 waiting for it: on the
+/// simulator the watchdog fails the launch (on a GPU it hangs: not run
+/// there).
+#[test]
+fn a_block_making_fewer_loads_is_reported_by_the_simulators_watchdog() {
+    if backend() != Backend::Simulator {
+        eprintln!("a_block_making_fewer_loads: a GPU would hang: not run");
+        return;
+    }
+    if common::faults::in_own_process(&[("GPU_SIM_TIMEOUT_SECS", "2")]) {
+        let description = out_of_step(3).expect_err("the launch must fail");
+        assert!(description.contains("no progress"), "{description}");
+    }
+}
