@@ -20,7 +20,9 @@
 //! # Why it is sound
 //!
 //! Every cluster operation is a *pair* of hardware cluster barriers:
-//! [`Cluster::sync`], [`Cluster::exchange`], and the end of the kernel
+//! [`Cluster::sync`], [`Cluster::exchange`], entering and leaving a TMA
+//! tile's multicast scope ([`TmaTileSlotNd::with_multicast`](crate::tma::TmaTileSlotNd::with_multicast),
+//! checked as an exchange is), and the end of the kernel
 //! (the entry point runs one after the body returns, for every thread,
 //! before it exits). Pairs do not nest: a `sync` or an `exchange` inside an
 //! exchange's `read` panics (its barriers would fall between the outer

@@ -95,6 +95,9 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "pack_k_major_bf16",
                 "pack_k_major_f16",
                 "pack_k_major_f32",
+                "pad_rows_k_major_bf16",
+                "pad_rows_k_major_f16",
+                "pad_rows_k_major_f32",
                 "transpose_k_major_bf16",
                 "transpose_k_major_f16",
                 "transpose_k_major_f32",
@@ -238,6 +241,7 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "tma_multicast_2",
                 "tma_multicast_4",
                 "tma_multicast_out_of_step",
+                "tma_multicast_peer_panics",
                 "tma_box_1d",
                 "tma_box_3d",
                 "tma_box_3d_swizzled",
@@ -380,6 +384,9 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
         "jacobi_relax_core",
         "matmul_tiled",
         "matrix_read",
+        "pad_rows_k_major_bf16",
+        "pad_rows_k_major_f16",
+        "pad_rows_k_major_f32",
         "shaped_fill",
         "shared_2d_transpose",
         "transpose_32x32",
@@ -852,6 +859,7 @@ fn cluster_kernels_declare_their_shape_and_use_the_cluster_barrier() {
         ("tma_multicast_2__1d", "2, 1, 1"),
         ("tma_multicast_4__1d", "4, 1, 1"),
         ("tma_multicast_out_of_step__1d", "2, 1, 1"),
+        ("tma_multicast_peer_panics__1d", "8, 1, 1"),
     ] {
         let text = entry_text(ptx, entry);
         let head = &text[..text.find('{').expect("a body")];

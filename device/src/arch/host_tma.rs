@@ -9,10 +9,12 @@
 //! - more bytes completing than a phase expected (a wrong `expect_tx`) fails
 //!   it too, as does a transaction count outside PTX's range.
 //!
-//! A barrier that other blocks of a cluster reach (a multicast copy's, or
-//! one they arrive on: [`mark_cluster`]) is left out of the first rule:
-//! its phase may be completed by a block on another OS thread, and a wait
-//! that never ends is the watchdog's to report. Each operation on a record
+//! A barrier that other blocks of a cluster reach ([`mark_cluster`]) is
+//! left out of the first rule where a block on another OS thread may
+//! complete its phase: one they arrive on, always; one their copies
+//! complete (a multicast tile's `full`), once its own arrivals are all in
+//! (before that, only this block's threads could complete it). A wait that
+//! never ends there is the watchdog's to report. Each operation on a record
 //! holds its lock word, so blocks on other OS threads see them whole.
 
 use std::sync::atomic::{
@@ -33,9 +35,11 @@ pub(crate) const WORDS: usize = 4;
 /// What [`init`] writes first, so that a use of a barrier never initialised
 /// is a report (the safe API cannot make one).
 const INITIALISED: u32 = 0x6d62_6172;
-/// What [`mark_cluster`] writes instead: initialised, and reached by
+/// What [`mark_cluster`] writes instead: initialised, and arrived on by
 /// other blocks of the cluster.
 const INITIALISED_CLUSTER: u32 = 0x6d62_6163;
+/// Initialised, and completed by other blocks' copies (not arrivals).
+const INITIALISED_CLUSTER_COPIES: u32 = 0x6d62_6178;
 
 /// PTX's limit on a phase's arrival count and on the transaction count.
 pub(crate) const LIMIT: i64 = (1 << 20) - 1;
@@ -84,8 +88,14 @@ impl Simulated {
         Held(self)
     }
 
-    fn reached_by_cluster(&self) -> bool {
-        self.initialised.load(Relaxed) == INITIALISED_CLUSTER
+    /// Whether only this block's threads can complete the phase in
+    /// progress (the deadlock rule's premise; see the module's notes).
+    fn only_this_block_completes(&self) -> bool {
+        match self.initialised.load(Relaxed) {
+            INITIALISED_CLUSTER => false,
+            INITIALISED_CLUSTER_COPIES => self.pending.load(Relaxed) > 0,
+            _ => true,
+        }
     }
 }
 
@@ -103,7 +113,7 @@ fn checked<'a>(barrier: *mut u64, index: usize) -> &'a Simulated {
     // SAFETY: forwarded from the callers' contracts (each `unsafe fn` below).
     let s = unsafe { state(barrier) };
     let initialised = s.initialised.load(Acquire);
-    if initialised != INITIALISED && initialised != INITIALISED_CLUSTER {
+    if ![INITIALISED, INITIALISED_CLUSTER, INITIALISED_CLUSTER_COPIES].contains(&initialised) {
         panic!("mbarrier {index} was used before it was initialised");
     }
     s
@@ -125,14 +135,20 @@ pub(crate) unsafe fn init(barrier: *mut u64, count: u32) {
 }
 
 /// Marks an initialised barrier as one that other blocks of the cluster
-/// reach (see the module's notes).
+/// reach: with their arrivals (`arrivals`), or with their copies only (see
+/// the module's notes).
 ///
 /// # Safety
 /// As [`init`]: by the thread that initialised it, before any other
 /// thread uses it.
-pub(crate) unsafe fn mark_cluster(barrier: *mut u64, index: usize) {
+pub(crate) unsafe fn mark_cluster(barrier: *mut u64, index: usize, arrivals: bool) {
     let s = checked(barrier, index);
-    s.initialised.store(INITIALISED_CLUSTER, Release);
+    let mark = if arrivals {
+        INITIALISED_CLUSTER
+    } else {
+        INITIALISED_CLUSTER_COPIES
+    };
+    s.initialised.store(mark, Release);
 }
 
 pub(crate) fn fence_init() {
@@ -284,35 +300,40 @@ pub(crate) unsafe fn complete_tx(barrier: *mut u64, index: usize, bytes: u32) {
 #[track_caller]
 pub(crate) unsafe fn wait_parity(barrier: *mut u64, index: usize, parity: u32) {
     let s = checked(barrier, index);
-    let by_cluster = s.reached_by_cluster();
     loop {
         let phase = s.phase.load(Acquire);
         if phase & 1 != parity & 1 {
             return;
         }
-        if !by_cluster {
-            let all_wait = {
-                let _held = s.hold();
+        // Whether this wait counts toward the deadlock rule, decided with
+        // the record held and the phase still `phase` (a peer's copy may
+        // complete it meanwhile, on another OS thread): `Some(all wait)`.
+        let counted = {
+            let _held = s.hold();
+            if s.phase.load(Relaxed) != phase || !s.only_this_block_completes() {
+                None
+            } else {
                 let waiters = s.waiters.load(Relaxed) + 1;
                 s.waiters.store(waiters, Relaxed);
-                waiters as usize == crate::block_size()
-            };
-            if all_wait {
+                Some(waiters as usize == crate::block_size())
+            }
+        };
+        if counted == Some(true) {
+            let report = {
                 let _held = s.hold();
-                let report = format!(
+                format!(
                     "deadlock: every thread of the block waits on mbarrier {index} for phase {}, which never completes: it still expects {} of its {} arrivals and {} bytes of transactions (a wrong arrival count or arrive_expect_tx byte count?)",
                     s.phase.load(Relaxed),
                     s.pending.load(Relaxed),
                     s.expected.load(Relaxed),
                     s.tx.load(Relaxed)
-                );
-                drop(_held);
-                panic!("{report}");
-            }
+                )
+            };
+            panic!("{report}");
         }
         // Lets the block's other threads run (as a spinning atomic does).
         super::nanosleep(0);
-        if !by_cluster {
+        if counted.is_some() {
             let _held = s.hold();
             if s.phase.load(Relaxed) == phase {
                 s.waiters.store(s.waiters.load(Relaxed) - 1, Relaxed);

@@ -90,6 +90,39 @@
 //!
 //! Every thread passes the same map and coordinates: those of thread 0 are
 //! the ones copied.
+//!
+//! # Multicast
+//!
+//! [`TmaTileSlotNd::with_multicast`] is the scope of one `tma_tile!` in
+//! every block of a cluster at once; each load in it is one copy of the box
+//! that rank 0's thread 0 asks for, into the tile of every block
+//! (`.multicast::cluster`: at the tile's and its `full` barrier's offsets,
+//! the same in every block). What makes it sound, beyond the above:
+//!
+//! - *No copy over a tile being read, in any block.* Each block's thread 0,
+//!   once its block's `empty` phase completed (every thread fenced and done
+//!   reading) and its `full` was armed with the box's bytes, arrives on rank
+//!   0's `ready` barrier of the same tile (`mbarrier.arrive.release.cluster`
+//!   on the `mapa` of its own). Rank 0's thread 0 issues the copy once the
+//!   phase has one arrival a block (`try_wait.acquire.cluster`). A block
+//!   arrives again only after the copy it waited for landed, which needs
+//!   the phase to have completed: a phase's arrivals are one from each
+//!   block.
+//! - *The same tile everywhere.* Entering and leaving the scope are cluster
+//!   operations whose tags name the tile
+//!   (`Cluster::multicast_scope`): a block in another tile's scope, a sync,
+//!   an exchange or finished is a panic naming it, so the copy's offsets are
+//!   this tile's in every block, and every block's barriers are initialised
+//!   (entry) before any arrival or copy reaches them.
+//! - *No copy outlives a block.* A block leaves the scope only through the
+//!   exit pair, which every thread of every block reaches only after waiting
+//!   for its own copies; so rank 0 initialises `ready` again (a later
+//!   scope) only when no arrival is in flight, and no block exits, nor
+//!   reuses the tile, while a copy into it may land.
+//!
+//! A block that makes fewer loads than the others leaves them waiting for a
+//! copy: a hang on the GPU (no memory rule broken), which the simulator's
+//! watchdog reports.
 
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod simulated_map;

@@ -164,7 +164,8 @@ impl<T: Copy, B: BoxShape, S: TileSwizzle> TmaTileSlotNd<T, B, S> {
     /// `f` panics in every thread.
     #[inline(always)]
     #[track_caller]
-    pub fn with_store<R>(self, f: impl FnOnce(&mut TmaStoreTile<T, B, S>) -> R) -> R {
+    /// The handle is branded with its scope, as [`with`](Self::with)'s.
+    pub fn with_store<R>(self, f: impl for<'s> FnOnce(&mut TmaStoreTile<'s, T, B, S>) -> R) -> R {
         let _ = Self::BYTES;
         // At most 1024 threads a block: in an arrival count's range.
         let threads = crate::block_size() as u32;
@@ -177,6 +178,7 @@ impl<T: Copy, B: BoxShape, S: TileSwizzle> TmaTileSlotNd<T, B, S> {
             read,
             read_pending: false,
             _shape: PhantomData,
+            _scope: PhantomData,
         };
         let result = f(&mut tile);
         tile.wait_read();
@@ -193,8 +195,8 @@ impl<T: Copy, B: BoxShape, S: TileSwizzle> TmaTileSlotNd<T, B, S> {
 }
 
 /// This thread's handle of a tile the block stores from, inside
-/// [`TmaTileSlotNd::with_store`].
-pub struct TmaStoreTile<T, B: BoxShape, S: TileSwizzle> {
+/// [`TmaTileSlotNd::with_store`] (`'s` brands the scope it belongs to).
+pub struct TmaStoreTile<'s, T, B: BoxShape, S: TileSwizzle> {
     tile: *mut T,
     /// Every thread's arrival a phase: the tile is written and fenced.
     written: MBarrier,
@@ -203,9 +205,11 @@ pub struct TmaStoreTile<T, B: BoxShape, S: TileSwizzle> {
     /// A store issued whose `read` phase this thread has not waited for.
     read_pending: bool,
     _shape: PhantomData<(B, S)>,
+    /// Invariant in `'s`: the scope's brand.
+    _scope: PhantomData<fn(&'s ()) -> &'s ()>,
 }
 
-impl<T: Copy, B: BoxShape, S: TileSwizzle> TmaStoreTile<T, B, S> {
+impl<T: Copy, B: BoxShape, S: TileSwizzle> TmaStoreTile<'_, T, B, S> {
     /// Waits until the last store read the tile.
     #[inline(always)]
     #[track_caller]

@@ -130,9 +130,14 @@ impl<T, B: BoxShape, S: TileSwizzle> TmaTileSlotNd<T, B, S> {
     /// same `tma_tile!`). A `with` of the same `tma_tile!` inside `f` (the
     /// invocation evaluated again: a closure called twice) panics in every
     /// thread: its barriers are this scope's, in use.
+    ///
+    /// The handle's type is branded with its scope (`'s`, a lifetime of its
+    /// own for each call): handles of two scopes of the same tile type do
+    /// not swap (`core::mem::swap` of two `&mut` handles is a compile
+    /// error), so no handle outlives its scope's barriers.
     #[inline(always)]
     #[track_caller]
-    pub fn with<R>(self, f: impl FnOnce(&mut TmaTileNd<T, B, S>) -> R) -> R {
+    pub fn with<R>(self, f: impl for<'s> FnOnce(&mut TmaTileNd<'s, T, B, S>) -> R) -> R {
         let _ = Self::BYTES;
         // At most 1024 threads a block: in an arrival count's range.
         let threads = crate::block_size() as u32;
@@ -145,6 +150,7 @@ impl<T, B: BoxShape, S: TileSwizzle> TmaTileSlotNd<T, B, S> {
             in_flight: false,
             empty_pending: false,
             _shape: PhantomData,
+            _scope: PhantomData,
         };
         let result = f(&mut tile);
         if tile.in_flight {
@@ -176,7 +182,7 @@ impl<T, B: BoxShape, S: TileSwizzle> TmaTileSlotNd<T, B, S> {
     pub fn with_multicast<R>(
         self,
         cluster: &Cluster,
-        f: impl FnOnce(&mut TmaTileNd<T, B, S>) -> R,
+        f: impl for<'s> FnOnce(&mut TmaTileNd<'s, T, B, S>) -> R,
     ) -> R {
         let bytes = Self::BYTES as u32;
         let threads = crate::block_size() as u32;
@@ -189,8 +195,8 @@ impl<T, B: BoxShape, S: TileSwizzle> TmaTileSlotNd<T, B, S> {
             // SAFETY: thread 0 initialised them, and no other thread uses
             // them before the cluster pair below.
             unsafe {
-                arch::tma::mark_cluster(full.word(), full.index() as usize);
-                arch::tma::mark_cluster(ready.word(), ready.index() as usize);
+                arch::tma::mark_cluster(full.word(), full.index() as usize, false);
+                arch::tma::mark_cluster(ready.word(), ready.index() as usize, true);
             }
         }
         // Every block's barriers initialised (and published: `init`'s
@@ -205,6 +211,7 @@ impl<T, B: BoxShape, S: TileSwizzle> TmaTileSlotNd<T, B, S> {
             in_flight: false,
             empty_pending: false,
             _shape: PhantomData,
+            _scope: PhantomData,
         };
         let result = f(&mut tile);
         if tile.in_flight {
@@ -237,8 +244,9 @@ impl<T, B: BoxShape, S: TileSwizzle> TmaTileSlotNd<T, B, S> {
     }
 }
 
-/// This thread's handle of a TMA tile, inside [`TmaTileSlotNd::with`].
-pub struct TmaTileNd<T, B: BoxShape, S: TileSwizzle = NoSwizzle> {
+/// This thread's handle of a TMA tile, inside [`TmaTileSlotNd::with`]
+/// (`'s` brands the scope it belongs to).
+pub struct TmaTileNd<'s, T, B: BoxShape, S: TileSwizzle = NoSwizzle> {
     tile: *mut T,
     /// One arrival (thread 0's, with the box's bytes) and the copy's
     /// bytes a phase: the copy landed.
@@ -257,13 +265,15 @@ pub struct TmaTileNd<T, B: BoxShape, S: TileSwizzle = NoSwizzle> {
     /// it has completed: the copy they waited for was issued after it).
     empty_pending: bool,
     _shape: PhantomData<(B, S)>,
+    /// Invariant in `'s`: the scope's brand.
+    _scope: PhantomData<fn(&'s ()) -> &'s ()>,
 }
 
 /// The handle of a 2-D tile of `ROWS x COLS` elements (see [`TmaTileNd`]).
-pub type TmaTile<T, const ROWS: usize, const COLS: usize, S = NoSwizzle> =
-    TmaTileNd<T, Box2d<ROWS, COLS>, S>;
+pub type TmaTile<'s, T, const ROWS: usize, const COLS: usize, S = NoSwizzle> =
+    TmaTileNd<'s, T, Box2d<ROWS, COLS>, S>;
 
-impl<T: Copy, B: BoxShape, S: TileSwizzle> TmaTileNd<T, B, S> {
+impl<'s, T: Copy, B: BoxShape, S: TileSwizzle> TmaTileNd<'s, T, B, S> {
     /// Copies the box of `map` whose first element is at `at` (outermost
     /// first) into the tile (`cp.async.bulk.tensor.Nd`, N the box's rank,
     /// by thread 0): elements past the tensor's edges (negative coordinates
@@ -279,7 +289,11 @@ impl<T: Copy, B: BoxShape, S: TileSwizzle> TmaTileNd<T, B, S> {
     /// engine's own fault).
     #[inline(always)]
     #[track_caller]
-    pub fn load_box(&mut self, map: &TensorMapNd<T, B, S>, at: B::Coords) -> Loading<'_, T, B, S> {
+    pub fn load_box(
+        &mut self,
+        map: &TensorMapNd<T, B, S>,
+        at: B::Coords,
+    ) -> Loading<'_, 's, T, B, S> {
         let coords = B::coords_inner_first(at);
         // The copy engine takes a box whose first element lies a multiple
         // of 16 bytes into the row: any other faults the kernel on the GPU
@@ -404,7 +418,9 @@ fn multicast<T, B: BoxShape, S: TileSwizzle>(
     }
 }
 
-impl<T: Copy, const ROWS: usize, const COLS: usize, S: TileSwizzle> TmaTile<T, ROWS, COLS, S> {
+impl<'s, T: Copy, const ROWS: usize, const COLS: usize, S: TileSwizzle>
+    TmaTile<'s, T, ROWS, COLS, S>
+{
     /// Copies the box of `map` whose first element is at (`row`, `col`)
     /// into the tile: [`load_box`](TmaTileNd::load_box) of `[row, col]`.
     /// `col` lies a multiple of 16 bytes into the row.
@@ -415,18 +431,18 @@ impl<T: Copy, const ROWS: usize, const COLS: usize, S: TileSwizzle> TmaTile<T, R
         map: &TensorMap2d<T, ROWS, COLS, S>,
         row: i32,
         col: i32,
-    ) -> Loading<'_, T, Box2d<ROWS, COLS>, S> {
+    ) -> Loading<'_, 's, T, Box2d<ROWS, COLS>, S> {
         self.load_box(map, [row, col])
     }
 }
 
 /// A copy into a tile in flight: from [`TmaTileNd::load_box`].
 #[must_use = "the tile is read through what `wait` returns"]
-pub struct Loading<'a, T, B: BoxShape, S: TileSwizzle> {
-    tile: &'a mut TmaTileNd<T, B, S>,
+pub struct Loading<'a, 's, T, B: BoxShape, S: TileSwizzle> {
+    tile: &'a mut TmaTileNd<'s, T, B, S>,
 }
 
-impl<'a, T: Copy, B: BoxShape, S: TileSwizzle> Loading<'a, T, B, S> {
+impl<'a, T: Copy, B: BoxShape, S: TileSwizzle> Loading<'a, '_, T, B, S> {
     /// Waits for the copy to land: the tile, readable.
     #[inline(always)]
     #[track_caller]

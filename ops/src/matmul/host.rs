@@ -1,8 +1,12 @@
 //! [`matmul`]'s checks and launches.
 
 use super::sgemm::{sgemm_8x8, GemmShape};
-use super::{pack_k_major, transpose_k_major, MatmulPath, TRANSPOSE_ROWS, TRANSPOSE_TILE};
+use super::{
+    pack_k_major, pad_rows_k_major, transpose_k_major, MatmulPath, PAD_ROWS, PAD_THREADS,
+    TRANSPOSE_ROWS, TRANSPOSE_TILE,
+};
 use gpu_device::half::{bf16, f16};
+use gpu_runtime::bytemuck::AnyBitPattern;
 use gpu_runtime::{launch, Device, DeviceBuffer, DeviceCopy, Error, Result, Stream};
 
 const OPERATION: &str = "gpu_ops::matmul";
@@ -205,6 +209,32 @@ where
     Ok(out)
 }
 
+/// `src` (`rows × cols`, row-major) as a new `rows × ld` buffer, each row
+/// padded with zeros ([`pad_rows_k_major`]).
+fn pad_rows<T>(
+    src: &DeviceBuffer<T>,
+    (rows, cols, ld): (usize, usize, usize),
+    stream: &Stream,
+) -> Result<DeviceBuffer<T>>
+where
+    T: DeviceCopy + AnyBitPattern + Default + pack_k_major::Instance + pad_rows_k_major::Instance,
+{
+    let len = rows
+        .checked_mul(ld)
+        .ok_or_else(|| invalid(format!("{rows} × {ld} packed elements overflow usize")))?;
+    let grid = (ld.div_ceil(PAD_THREADS), rows.div_ceil(PAD_ROWS));
+    let grid = match (u32::try_from(grid.0), u32::try_from(grid.1)) {
+        (Ok(x), Ok(y)) if y <= 65_535 => (x, y),
+        // More rows than a grid's y extent holds: the elementwise pack.
+        _ => return pack(src, (rows, cols, ld), (cols, 1), stream),
+    };
+    // Not zeroed: the grid covers every element, the padding included.
+    let mut out = DeviceBuffer::empty_on(len, stream)?;
+    let view = out.view_2d_mut(rows, ld)?;
+    launch!(pad_rows_k_major[grid, (PAD_THREADS as u32, 1), stream](src, cols, view))?;
+    Ok(out)
+}
+
 /// `src` (`k × n`, row-major) transposed into a new `n × ld` buffer, its
 /// columns `k..ld` zero ([`transpose_k_major`]).
 fn transpose<T>(
@@ -213,7 +243,7 @@ fn transpose<T>(
     stream: &Stream,
 ) -> Result<DeviceBuffer<T>>
 where
-    T: DeviceCopy + Default + pack_k_major::Instance + transpose_k_major::Instance,
+    T: DeviceCopy + AnyBitPattern + Default + pack_k_major::Instance + transpose_k_major::Instance,
 {
     let len = n
         .checked_mul(ld)
@@ -224,7 +254,9 @@ where
         // More rows than a grid's y extent holds: the elementwise pack.
         _ => return pack(src, (n, k, ld), (1, n), stream),
     };
-    let mut out = DeviceBuffer::zeroed_on(len, stream)?;
+    // Not zeroed: the transpose's grid covers every element, its columns
+    // `k..ld` included (zeros there).
+    let mut out = DeviceBuffer::empty_on(len, stream)?;
     let view = out.view_2d_mut(n, ld)?;
     launch!(transpose_k_major[grid, (TRANSPOSE_TILE as u32, TRANSPOSE_ROWS as u32), stream](
         src, k, view
@@ -303,7 +335,12 @@ fn tensor_cores<T>(
     ) -> Result<()>,
 ) -> Result<DeviceBuffer<T>>
 where
-    T: DeviceCopy + Default + pack_k_major::Instance + transpose_k_major::Instance,
+    T: DeviceCopy
+        + AnyBitPattern
+        + Default
+        + pack_k_major::Instance
+        + pad_rows_k_major::Instance
+        + transpose_k_major::Instance,
 {
     use super::gemm_tc::{GEMM_TC_BM, GEMM_TC_BN};
     let tiles = m.div_ceil(GEMM_TC_BM).checked_mul(n.div_ceil(GEMM_TC_BN));
@@ -320,12 +357,14 @@ where
     let a = if ld == k {
         a
     } else {
-        packed_a = pack(a, (m, k, ld), (k, 1), stream)?;
+        packed_a = pad_rows(a, (m, k, ld), stream)?;
         &packed_a
     };
     // Bᵀ: row j of it is column j of B (`b[c * n + j]`).
     let b_t = transpose(b, (k, n, ld), stream)?;
-    let mut c = DeviceBuffer::<T>::zeroed_on(m * n, stream)?;
+    // Not zeroed: both kernels write every element of C (their tiles cover
+    // it, the ragged edges guarded).
+    let mut c = DeviceBuffer::<T>::empty_on(m * n, stream)?;
     gemm(a, &b_t, ld, blocks, &mut c)?;
     Ok(c)
 }

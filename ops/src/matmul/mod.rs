@@ -67,6 +67,41 @@ pub fn pack_k_major<T: DeviceCopy>(
     }
 }
 
+/// The threads of a [`pad_rows_k_major`] block (all along x).
+pub const PAD_THREADS: usize = 256;
+
+/// The rows of `out` each [`pad_rows_k_major`] thread writes.
+pub const PAD_ROWS: usize = 4;
+
+/// `out` (`rows × ld`, row-major) = `src` (`rows × cols`, row-major) with
+/// each row padded with zeros to `ld` (`ld >= cols`): A's rows made a
+/// multiple of 16 bytes for the tensor-core GEMMs. Thread `(x, y)` writes
+/// column `x` of rows `PAD_ROWS y ..`: no division, a warp's accesses a
+/// row run. Launch with blocks of `(PAD_THREADS, 1)` and a grid of
+/// `(ld.div_ceil(PAD_THREADS), rows.div_ceil(PAD_ROWS))`, which covers
+/// `out`; `src` shorter than `rows × cols` fails the launch at the read
+/// past it.
+#[kernel(bf16, f16, f32)]
+pub fn pad_rows_k_major<T: DeviceCopy + Default>(
+    src: &[T],
+    cols: usize,
+    mut out: DisjointSlice2d<T, PAD_ROWS>,
+) {
+    let at = thread_index_2d();
+    let mut j = 0;
+    while j < PAD_ROWS {
+        if let Some((r, c)) = out.position_at(at, j) {
+            let v = if c < cols {
+                src[r * cols + c]
+            } else {
+                T::default()
+            };
+            out.set_at(at, j, v);
+        }
+        j += 1;
+    }
+}
+
 /// The side of the square tiles [`transpose_k_major`] moves.
 pub const TRANSPOSE_TILE: usize = 32;
 

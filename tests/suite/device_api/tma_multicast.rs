@@ -11,7 +11,8 @@ use crate::common;
 
 use gpu_runtime::{backend, launch, Backend, DeviceBuffer, Error, Stream, Swizzle, TensorMap};
 use gpu_test_kernels::tma_multicast::{
-    tma_multicast, tma_multicast_out_of_step, MULTICAST_ROUNDS, MULTICAST_THREADS,
+    tma_multicast, tma_multicast_out_of_step, tma_multicast_peer_panics, MULTICAST_ROUNDS,
+    MULTICAST_THREADS,
 };
 
 /// Rows and columns of the tensor the kernels copy from: element (r, c)
@@ -138,5 +139,38 @@ fn a_block_making_fewer_loads_is_reported_by_the_simulators_watchdog() {
     if common::faults::in_own_process(&[("GPU_SIM_TIMEOUT_SECS", "2")]) {
         let description = out_of_step(3).expect_err("the launch must fail");
         assert!(description.contains("no progress"), "{description}");
+    }
+}
+
+/// The review's attack: a block fails right after its load while rank 0
+/// may be copying into every block. The launch fails with its panic; on
+/// the simulator never with a report of freed memory reached (the blocks'
+/// shared memory now outlives the failing block's thread until every block
+/// of the cluster ended; before, about one run in a hundred read a freed
+/// barrier). A failed launch ends its device: one launch, in a process of
+/// its own.
+#[test]
+fn a_block_failing_during_a_multicast_fails_the_launch_cleanly() {
+    if !common::faults::in_own_process(&[]) {
+        return;
+    }
+    let stream = Stream::new().unwrap();
+    let data: Vec<f32> = (0..160 * 64).map(|i| i as f32).collect();
+    let buffer = DeviceBuffer::to_device_sync(&data, &stream).unwrap();
+    let map = TensorMap::matrix(&buffer, (160, 64, 64), (160, 64), Swizzle::None).unwrap();
+    let mut out = DeviceBuffer::<f32>::zeroed_on(8 * 32, &stream).unwrap();
+    launch!(tma_multicast_peer_panics[8, 32, stream](&map, &mut out)).unwrap();
+    match stream.synchronize() {
+        Err(Error::KernelFailed { kernel, driver, .. }) => {
+            assert_eq!(kernel, "tma_multicast_peer_panics");
+            if backend() == Backend::Simulator {
+                assert!(
+                    driver.description.contains("rank 7 fails after its load"),
+                    "{}",
+                    driver.description
+                );
+            }
+        }
+        other => panic!("expected KernelFailed, got {other:?}"),
     }
 }

@@ -182,6 +182,40 @@ fn transpose_matches<T>(
     }
 }
 
+/// `pad_rows_k_major` of the `rows × cols` matrix whose element `i` is
+/// `i`, into a `rows × ld` buffer poisoned with -1 first: every element
+/// written, each row's columns `cols..ld` zero.
+#[test]
+fn a_rows_are_padded_with_zeros_and_every_element_written() {
+    use gpu_ops::matmul::{pad_rows_k_major, PAD_ROWS, PAD_THREADS};
+    use gpu_runtime::launch;
+    let stream = Stream::new().unwrap();
+    for (rows, cols, ld) in [
+        (1, 1, 8),
+        (5, 7, 8),
+        (9, 300, 304),
+        (130, 255, 256),
+        (3, 520, 528),
+    ] {
+        let a: Vec<f32> = (0..rows * cols).map(|i| i as f32).collect();
+        let src = DeviceBuffer::from_host_sync(&a).unwrap();
+        let mut out = DeviceBuffer::from_host_sync(&vec![-1.0f32; rows * ld]).unwrap();
+        let grid = (
+            ld.div_ceil(PAD_THREADS) as u32,
+            rows.div_ceil(PAD_ROWS) as u32,
+        );
+        let view = out.view_2d_mut(rows, ld).unwrap();
+        launch!(pad_rows_k_major[grid, (PAD_THREADS as u32, 1), stream](&src, cols, view)).unwrap();
+        let got = out.to_host_sync().unwrap();
+        for r in 0..rows {
+            for c in 0..ld {
+                let want = if c < cols { a[r * cols + c] } else { 0.0 };
+                assert_eq!(got[r * ld + c], want, "{rows} × {cols} to {ld}: ({r}, {c})");
+            }
+        }
+    }
+}
+
 /// B made K-major by the tiled transpose `matmul` runs, at tile multiples
 /// and ragged sizes; the 16-bit instances `matmul` runs for bf16 and f16.
 #[test]

@@ -325,6 +325,9 @@ impl Launch {
                 self.fail(message);
             }
             record.block_finished();
+            // This block's shared memory is freed (or reused by the next
+            // cluster) only once no peer can reach it.
+            record.wait_all_finished();
         });
     }
 

@@ -22,7 +22,7 @@ pub const NOT_ZERO: f32 = 12345.0;
 /// box before the tensor's first element (at -64, -64), which lands as
 /// zeros, and read: each thread checks one element of it.
 fn copy_boxes<S: TileSwizzle>(
-    tile: &mut TmaTile<bf16, BOX, BOX, S>,
+    tile: &mut TmaTile<'_, bf16, BOX, BOX, S>,
     map: &TensorMap2d<bf16, BOX, BOX, S>,
     boxes_per_row: u32,
     mut out: DisjointSlice<bf16>,

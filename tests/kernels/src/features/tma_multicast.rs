@@ -65,7 +65,7 @@ pub fn tma_multicast_out_of_step(
 ) {
     let t = thread_rank();
     let rank = cluster.block_rank();
-    let load_once = |tile: &mut gpu_device::tma::TmaTile<f32, 16, 32>| {
+    let load_once = |tile: &mut gpu_device::tma::TmaTile<'_, f32, 16, 32>| {
         tile.load(&map, 0, 0).wait().get(t / 32, t % 32)
     };
     let v = match (mode, rank) {
@@ -85,5 +85,27 @@ pub fn tma_multicast_out_of_step(
         }),
         _ => gpu_device::tma_tile!(f32, 16, 32).with_multicast(&cluster, load_once),
     };
+    out.set(thread_index(), v);
+}
+
+/// Rank 7 of a cluster of 8 panics (thread 0, right after its load armed
+/// its `full` and arrived on rank 0's `ready`), while rank 0 may be copying
+/// a 40 KiB box into every block: the launch fails with the panic, and no
+/// block's memory is freed while a peer may still copy into it (the
+/// simulator keeps a cluster's shared memory until all its blocks end).
+#[kernel(arch = "sm_90", block = 32, cluster = 8)]
+pub fn tma_multicast_peer_panics(
+    map: TensorMap2d<f32, 160, 64>,
+    mut out: DisjointSlice<f32>,
+    cluster: Cluster,
+) {
+    let rank = cluster.block_rank();
+    let v = gpu_device::tma_tile!(f32, 160, 64).with_multicast(&cluster, |tile| {
+        let loading = tile.load(&map, 0, 0);
+        if rank == 7 && thread_rank() == 0 {
+            panic!("rank 7 fails after its load");
+        }
+        loading.wait().get(0, thread_rank())
+    });
     out.set(thread_index(), v);
 }

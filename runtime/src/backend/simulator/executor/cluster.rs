@@ -184,6 +184,21 @@ impl ClusterRecord {
         state.finished += 1;
         self.changed.notify_all();
     }
+
+    /// Waits until every block of the cluster has finished (or failed):
+    /// a block's shared memory stays until then, since a peer may still
+    /// read it or copy into it (a multicast in flight when the block
+    /// failed), as a GPU keeps a cluster's blocks resident together.
+    pub(super) fn wait_all_finished(&self) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        while state.finished < self.size {
+            state = self
+                .changed
+                .wait_timeout(state, Duration::from_millis(50))
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
 }
 
 /// The linear indices in the grid of the blocks of cluster `cluster` (by
