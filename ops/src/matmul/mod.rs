@@ -18,7 +18,7 @@
 //! loads (a block tile of 128 × 256 × 64: ragged M and N are cut by the
 //! copies' zero fill and the stores' bounds): [`matmul`] makes B K-major
 //! first with [`transpose_k_major`], a tiled transpose (and pads A's rows
-//! with [`pack_k_major`] when `k` is not a multiple of 8); their cost is
+//! with [`pad_rows_k_major`] when `k` is not a multiple of 8); their cost is
 //! the gap between `benches/gemm.rs`' `gpu_ops::matmul` table and its
 //! kernel rows.
 
