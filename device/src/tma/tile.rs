@@ -142,20 +142,7 @@ impl<T, B: BoxShape, S: TileSwizzle> TmaTileSlotNd<T, B, S> {
         // At most 1024 threads a block: in an arrival count's range.
         let threads = crate::block_size() as u32;
         let ([full, empty, done, _], end) = self.barriers.init_scoped([1, threads, threads, 1]);
-        let mut tile = TmaTileNd {
-            tile: self.tile,
-            full,
-            empty,
-            ready: None,
-            in_flight: false,
-            empty_pending: false,
-            _shape: PhantomData,
-            _scope: PhantomData,
-        };
-        let result = f(&mut tile);
-        if tile.in_flight {
-            let _ = tile.full.wait();
-        }
+        let result = TmaTileNd::run(self.tile, full, empty, None, f);
         Self::end(done, end);
         result
     }
@@ -203,20 +190,7 @@ impl<T, B: BoxShape, S: TileSwizzle> TmaTileSlotNd<T, B, S> {
         // fences) before any block's thread 0 arrives on rank 0's `ready`
         // or a copy completes on a peer's `full`.
         cluster.multicast_scope(self.tile.cast::<u8>(), bytes, true);
-        let mut tile = TmaTileNd {
-            tile: self.tile,
-            full,
-            empty,
-            ready: Some(ready),
-            in_flight: false,
-            empty_pending: false,
-            _shape: PhantomData,
-            _scope: PhantomData,
-        };
-        let result = f(&mut tile);
-        if tile.in_flight {
-            let _ = tile.full.wait();
-        }
+        let result = TmaTileNd::run(self.tile, full, empty, Some(ready), f);
         // Every block's copies landed (each thread waited for its own):
         // no block arrives on rank 0's `ready`, and no copy writes a tile,
         // once this pair is passed; rank 0 may initialise `ready` again
@@ -272,6 +246,37 @@ pub struct TmaTileNd<'s, T, B: BoxShape, S: TileSwizzle = NoSwizzle> {
 /// The handle of a 2-D tile of `ROWS x COLS` elements (see [`TmaTileNd`]).
 pub type TmaTile<'s, T, const ROWS: usize, const COLS: usize, S = NoSwizzle> =
     TmaTileNd<'s, T, Box2d<ROWS, COLS>, S>;
+
+impl<T, B: BoxShape, S: TileSwizzle> TmaTileNd<'_, T, B, S> {
+    /// Runs `f` with this thread's handle of the tile at `tile` (`ready`:
+    /// a multicast scope's), then waits for a copy still in flight: the
+    /// part of a scope between its barriers' initialisation and its end.
+    #[inline(always)]
+    #[track_caller]
+    fn run<R>(
+        tile: *mut T,
+        full: MBarrier,
+        empty: MBarrier,
+        ready: Option<MBarrier>,
+        f: impl for<'s> FnOnce(&mut TmaTileNd<'s, T, B, S>) -> R,
+    ) -> R {
+        let mut handle = TmaTileNd {
+            tile,
+            full,
+            empty,
+            ready,
+            in_flight: false,
+            empty_pending: false,
+            _shape: PhantomData,
+            _scope: PhantomData,
+        };
+        let result = f(&mut handle);
+        if handle.in_flight {
+            let _ = handle.full.wait();
+        }
+        result
+    }
+}
 
 impl<'s, T: Copy, B: BoxShape, S: TileSwizzle> TmaTileNd<'s, T, B, S> {
     /// Copies the box of `map` whose first element is at `at` (outermost

@@ -188,6 +188,22 @@ fn check(
 /// Threads a block of [`pack_k_major`].
 const PACK_THREADS: usize = 256;
 
+/// The elements of a packed `rows × ld` buffer, or the error when they
+/// overflow.
+fn packed_len(rows: usize, ld: usize) -> Result<usize> {
+    rows.checked_mul(ld)
+        .ok_or_else(|| invalid(format!("{rows} × {ld} packed elements overflow usize")))
+}
+
+/// A grid of `x × y` blocks, or `None` past a grid's extents (more rows
+/// than its y extent of 65 535 holds: the callers' element-wise pack then).
+fn grid_2d(x: usize, y: usize) -> Option<(u32, u32)> {
+    match (u32::try_from(x), u32::try_from(y)) {
+        (Ok(x), Ok(y)) if y <= 65_535 => Some((x, y)),
+        _ => None,
+    }
+}
+
 /// `src`'s `rows × cols` matrix (element `(r, c)` at `r * row_step + c *
 /// col_step`) as a new `rows × ld` row-major buffer.
 fn pack<T>(
@@ -199,9 +215,7 @@ fn pack<T>(
 where
     T: DeviceCopy + pack_k_major::Instance,
 {
-    let len = rows
-        .checked_mul(ld)
-        .ok_or_else(|| invalid(format!("{rows} × {ld} packed elements overflow usize")))?;
+    let len = packed_len(rows, ld)?;
     let mut out = DeviceBuffer::zeroed_on(len, stream)?;
     launch!(pack_k_major[len.div_ceil(PACK_THREADS), PACK_THREADS, stream](
         src, rows, cols, ld, row_step, col_step, &mut out
@@ -219,14 +233,9 @@ fn pad_rows<T>(
 where
     T: DeviceCopy + AnyBitPattern + Default + pack_k_major::Instance + pad_rows_k_major::Instance,
 {
-    let len = rows
-        .checked_mul(ld)
-        .ok_or_else(|| invalid(format!("{rows} × {ld} packed elements overflow usize")))?;
-    let grid = (ld.div_ceil(PAD_THREADS), rows.div_ceil(PAD_ROWS));
-    let grid = match (u32::try_from(grid.0), u32::try_from(grid.1)) {
-        (Ok(x), Ok(y)) if y <= 65_535 => (x, y),
-        // More rows than a grid's y extent holds: the elementwise pack.
-        _ => return pack(src, (rows, cols, ld), (cols, 1), stream),
+    let len = packed_len(rows, ld)?;
+    let Some(grid) = grid_2d(ld.div_ceil(PAD_THREADS), rows.div_ceil(PAD_ROWS)) else {
+        return pack(src, (rows, cols, ld), (cols, 1), stream);
     };
     // Not zeroed: the grid covers every element, the padding included.
     let mut out = DeviceBuffer::empty_on(len, stream)?;
@@ -245,14 +254,9 @@ fn transpose<T>(
 where
     T: DeviceCopy + AnyBitPattern + Default + pack_k_major::Instance + transpose_k_major::Instance,
 {
-    let len = n
-        .checked_mul(ld)
-        .ok_or_else(|| invalid(format!("{n} × {ld} packed elements overflow usize")))?;
-    let grid = (ld.div_ceil(TRANSPOSE_TILE), n.div_ceil(TRANSPOSE_TILE));
-    let grid = match (u32::try_from(grid.0), u32::try_from(grid.1)) {
-        (Ok(x), Ok(y)) if y <= 65_535 => (x, y),
-        // More rows than a grid's y extent holds: the elementwise pack.
-        _ => return pack(src, (n, k, ld), (1, n), stream),
+    let len = packed_len(n, ld)?;
+    let Some(grid) = grid_2d(ld.div_ceil(TRANSPOSE_TILE), n.div_ceil(TRANSPOSE_TILE)) else {
+        return pack(src, (n, k, ld), (1, n), stream);
     };
     // Not zeroed: the transpose's grid covers every element, its columns
     // `k..ld` included (zeros there).

@@ -65,10 +65,17 @@ fn out_of_step(mode: u32) -> Result<Vec<f32>, String> {
     let map = TensorMap::matrix(&buffer, (ROWS, COLS, COLS), (16, 32), Swizzle::None).unwrap();
     let mut out = DeviceBuffer::<f32>::zeroed_on(2 * MULTICAST_THREADS, &stream).unwrap();
     launch!(tma_multicast_out_of_step[2, MULTICAST_THREADS, stream](mode, &map, &mut out)).unwrap();
+    finished(&stream, "tma_multicast_out_of_step")?;
+    Ok(out.copy_to_host_sync(&stream).unwrap())
+}
+
+/// The stream's work done, or the description of kernel `name`'s failure
+/// (any other error panics).
+fn finished(stream: &Stream, name: &str) -> Result<(), String> {
     match stream.synchronize() {
-        Ok(()) => Ok(out.copy_to_host_sync(&stream).unwrap()),
+        Ok(()) => Ok(()),
         Err(Error::KernelFailed { kernel, driver, .. }) => {
-            assert_eq!(kernel, "tma_multicast_out_of_step");
+            assert_eq!(kernel, name);
             Err(driver.description)
         }
         Err(other) => panic!("expected KernelFailed, got {other:?}"),
@@ -160,17 +167,12 @@ fn a_block_failing_during_a_multicast_fails_the_launch_cleanly() {
     let map = TensorMap::matrix(&buffer, (160, 64, 64), (160, 64), Swizzle::None).unwrap();
     let mut out = DeviceBuffer::<f32>::zeroed_on(8 * 32, &stream).unwrap();
     launch!(tma_multicast_peer_panics[8, 32, stream](&map, &mut out)).unwrap();
-    match stream.synchronize() {
-        Err(Error::KernelFailed { kernel, driver, .. }) => {
-            assert_eq!(kernel, "tma_multicast_peer_panics");
-            if backend() == Backend::Simulator {
-                assert!(
-                    driver.description.contains("rank 7 fails after its load"),
-                    "{}",
-                    driver.description
-                );
-            }
-        }
-        other => panic!("expected KernelFailed, got {other:?}"),
+    let description =
+        finished(&stream, "tma_multicast_peer_panics").expect_err("the launch must fail");
+    if backend() == Backend::Simulator {
+        assert!(
+            description.contains("rank 7 fails after its load"),
+            "{description}"
+        );
     }
 }
