@@ -3,8 +3,9 @@
 //! (`gpu_ops::matmul::gemm_tc`, no `unsafe` in its body), the Rust `wgmma`
 //! kernel (`gpu_ops::matmul::gemm_wgmma`, on compute capability 9.0),
 //! `gpu_ops::matmul` itself (torch's operands: A `M × K` and B `K × N`,
-//! dense and row-major; its time includes packing B K-major, A's rows when
-//! K is not a multiple of 8, and allocating C), its
+//! dense and row-major; its time includes padding A's rows when K is not
+//! a multiple of 8, B's when N is not, and allocating C; the `wgmma`
+//! kernel it runs reads B as it is, MN-major, and has a row of its own), its
 //! CUDA C twin (`gemm_bf16_mma_sync` in `benches/cuda/gemm_tc.cu`, built as
 //! `gemm_tc`, which also times cuBLAS and the `wgmma` kernels) and
 //! `torch.matmul` in bf16 (`benches/python/gemm_torch.py`), at the same
@@ -58,7 +59,8 @@ use gpu_ops::matmul::gemm_tc::{
 };
 use gpu_ops::matmul::gemm_wgmma::{gemm_bf16_wgmma, GEMM_WGMMA_SHARED_BYTES, GEMM_WGMMA_THREADS};
 use gpu_ops::matmul::gemm_wgmma_tma::{
-    gemm_bf16_wgmma_tma, gemm_wgmma_tma_blocks, GEMM_WGMMA_TMA_SHARED_BYTES, GEMM_WGMMA_TMA_THREADS,
+    gemm_bf16_wgmma_tma, gemm_bf16_wgmma_tma_kn, gemm_wgmma_tma_blocks,
+    GEMM_WGMMA_TMA_SHARED_BYTES, GEMM_WGMMA_TMA_THREADS,
 };
 use gpu_ops::MatmulPath;
 use gpu_runtime::{backend, launch, Backend, Device, DeviceBuffer, Stream, Swizzle, TensorMap};
@@ -82,6 +84,10 @@ const WGMMA_ENTRY: &str = "gemm_bf16_wgmma";
 const RUST_WGMMA_TMA: &str =
     "Rust wgmma m64n256k16 (TMA ring, producer WG, persistent) 128x256, 2 WGs";
 const WGMMA_TMA_ENTRY: &str = "gemm_bf16_wgmma_tma";
+/// The same kernel with B row-major (`K × N`) read MN-major: `matmul`'s.
+const RUST_WGMMA_TMA_KN: &str =
+    "Rust wgmma m64n256k16 (TMA ring, B K x N read MN-major) 128x256, 2 WGs";
+const WGMMA_TMA_KN_ENTRY: &str = "gemm_bf16_wgmma_tma_kn";
 /// `gpu_ops::matmul`'s rows, by the path it took.
 const MATMUL_WGMMA: &str = "gpu_ops::matmul (wgmma path: the TMA ring)";
 const MATMUL_MMA: &str = "gpu_ops::matmul (mma.sync path)";
@@ -163,6 +169,7 @@ fn main() -> Res<()> {
         print_table(&rows, &twin, &torch, rust_registers);
         print_wgmma_table(&rows, RUST_WGMMA, &twin, &torch, wgmma_registers);
         print_wgmma_table(&rows, RUST_WGMMA_TMA, &twin, &torch, wgmma_tma_registers);
+        print_wgmma_table(&rows, RUST_WGMMA_TMA_KN, &twin, &torch, None);
         print_matmul_table(&rows, &torch);
     })
 }
@@ -310,6 +317,39 @@ fn case(ctx: &mut Ctx, m: usize, n: usize, k: usize, wgmma: bool) -> Res<()> {
             },
             check,
         )?;
+        // B row-major, `k × n`, read MN-major; its rows padded (NaN) as
+        // `matmul` pads them: to 64 elements where `n` is not a multiple of 8.
+        let ld_n = if n.is_multiple_of(8) {
+            n
+        } else {
+            n.next_multiple_of(64)
+        };
+        let nan = bf16::from_f32(f32::NAN);
+        let b_kn_padded: Vec<bf16> = (0..k * ld_n)
+            .map(|i| match (i / ld_n, i % ld_n) {
+                (kk, j) if j < n => b[j * ld + kk],
+                _ => nan,
+            })
+            .collect();
+        let tb_kn = upload(&b_kn_padded)?;
+        let map_b_kn = TensorMap::matrix(&tb_kn, (k, n, ld_n), (64, 64), Swizzle::Bytes128)?;
+        ctx.run(
+            RUST_WGMMA_TMA_KN,
+            WGMMA_TMA_KN_ENTRY,
+            format!("{m}x{n}x{k}"),
+            Baselines {
+                twin: WGMMA,
+                twin_symbol: WGMMA_ENTRY,
+                ..baselines
+            },
+            &mut state,
+            poison_c,
+            |(_, _, dc)| {
+                let view = dc.view_2d_mut(m, n)?;
+                launch!(gemm_bf16_wgmma_tma_kn[tma_blocks, GEMM_WGMMA_TMA_THREADS, stream, bytes](&map_a, &map_b_kn, k, view))
+            },
+            check,
+        )?;
     }
 
     // `gpu_ops::matmul` on torch's operands: A `m × k` and B `k × n`,
@@ -321,7 +361,7 @@ fn case(ctx: &mut Ctx, m: usize, n: usize, k: usize, wgmma: bool) -> Res<()> {
     let (_, _, dc) = state;
     let mut state = (upload(&dense_a)?, upload(&b_kn)?, dc);
     let (kernel, entry, twin) = match gpu_ops::matmul_path::<bf16>(stream.device())? {
-        MatmulPath::Wgmma => (MATMUL_WGMMA, WGMMA_TMA_ENTRY, WGMMA),
+        MatmulPath::Wgmma => (MATMUL_WGMMA, WGMMA_TMA_KN_ENTRY, WGMMA),
         _ => (MATMUL_MMA, ENTRY, TWIN),
     };
     ctx.run(
@@ -455,8 +495,8 @@ fn print_matmul_table(rows: &[table::Row], torch: &Helper) {
         .filter(|r| r.kernel == MATMUL_WGMMA || r.kernel == MATMUL_MMA)
         .collect();
     println!("\n### {FAMILY}: gpu_ops::matmul (A M × K, B K × N row-major; packing and C's allocation timed)\n");
-    println!("| size | path | gpu_ops::matmul ms | TFLOP/s | Rust mma.sync ms | Rust wgmma ms | Rust wgmma (TMA) ms | best kernel / matmul | torch.matmul ms | torch/matmul | max error | check |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("| size | path | gpu_ops::matmul ms | TFLOP/s | Rust mma.sync ms | Rust wgmma ms | Rust wgmma (TMA) ms | Rust wgmma (TMA, B K × N) ms | best kernel / matmul | torch.matmul ms | torch/matmul | max error | check |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for r in matmul {
         let kernel_ms = |name: &str| {
             rows.iter()
@@ -464,14 +504,14 @@ fn print_matmul_table(rows: &[table::Row], torch: &Helper) {
                 .and_then(|k| k.ms)
         };
         let (mma, wgmma) = (kernel_ms(RUST_MMA), kernel_ms(RUST_WGMMA));
-        let wgmma_tma = kernel_ms(RUST_WGMMA_TMA);
-        let best = [mma, wgmma, wgmma_tma]
+        let (wgmma_tma, wgmma_tma_kn) = (kernel_ms(RUST_WGMMA_TMA), kernel_ms(RUST_WGMMA_TMA_KN));
+        let best = [mma, wgmma, wgmma_tma, wgmma_tma_kn]
             .into_iter()
             .flatten()
             .reduce(f64::min);
         let torch_ms = torch.ms.get(&(TORCH.to_string(), r.size.clone())).copied();
         println!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.3e} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.3e} | {} |",
             r.size,
             if r.kernel == MATMUL_WGMMA {
                 "wgmma"
@@ -483,6 +523,7 @@ fn print_matmul_table(rows: &[table::Row], torch: &Helper) {
             ms(mma),
             ms(wgmma),
             ms(wgmma_tma),
+            ms(wgmma_tma_kn),
             ratio(best, r.ms, None),
             ms(torch_ms),
             ratio(torch_ms, r.ms, None),

@@ -109,6 +109,8 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "gemm_f16_wgmma",
                 "gemm_bf16_wgmma_tma",
                 "gemm_f16_wgmma_tma",
+                "gemm_bf16_wgmma_tma_kn",
+                "gemm_f16_wgmma_tma_kn",
             ],
         ),
         (
@@ -255,6 +257,11 @@ fn every_kernel_is_an_entry_point_and_nothing_else_is() {
                 "wgmma_bf16_64b_n128",
                 "wgmma_bf16_32b_n64",
                 "wgmma_f16_128b_n128",
+                "wgmma_bf16_128b_n64_mn",
+                "wgmma_bf16_128b_n256_mn",
+                "wgmma_bf16_64b_n128_mn",
+                "wgmma_bf16_32b_n64_mn",
+                "wgmma_f16_128b_n128_mn",
                 "wgmma_in_a_divergent_branch",
                 "wgmma_warps_disagree",
                 "wgmma_roles",
@@ -1304,19 +1311,35 @@ fn the_wgmma_gemms_do_not_spill() {
     }
 }
 
-/// The TMA-fed `wgmma` GEMMs (bf16, f16): four m64n256k16 products a
-/// k-block, their issue not serialised by a call (the ring's closure
-/// inlined: shared by the two entry points it stayed a call, and ptxas
-/// serialised the products across it with a 1280-byte frame), the
-/// `setmaxnreg` pair and the bulk copies.
+/// The TMA-fed `wgmma` GEMMs (bf16, f16; B K-major, and B row-major read
+/// MN-major by the `_kn` kernels): four m64n256k16 products a k-block,
+/// their B's major in `imm-trans-b`, their issue not serialised by a call
+/// (the ring's closure inlined: shared by the two entry points it stayed a
+/// call, and ptxas serialised the products across it with a 1280-byte
+/// frame), the `setmaxnreg` pair and the bulk copies (one of B a stage,
+/// or four).
 #[test]
 fn the_tma_fed_wgmma_gemms_inline_their_ring() {
     let (arch, ptx) = gpu_ops_sm_90a();
-    let entries = ["gemm_bf16_wgmma_tma__1d", "gemm_f16_wgmma_tma__1d"];
-    for (entry, ty) in entries.iter().zip(["bf16", "f16"]) {
+    let entries = [
+        "gemm_bf16_wgmma_tma__1d",
+        "gemm_f16_wgmma_tma__1d",
+        "gemm_bf16_wgmma_tma_kn__1d",
+        "gemm_f16_wgmma_tma_kn__1d",
+    ];
+    for (entry, ty) in entries.iter().zip(["bf16", "f16", "bf16", "f16"]) {
         let body = body_in(ptx, entry);
         let products = format!("wgmma.mma_async.sync.aligned.m64n256k16.f32.{ty}.{ty}");
         assert_eq!(body.matches(&products).count(), 4, "{entry}: {products}");
+        // `p, 1, 1, 0, 1;`: scale-a, scale-b, A K-major, B MN-major.
+        let trans_b = if entry.contains("_kn") { "1" } else { "0" };
+        let issues: Vec<&str> = body.lines().filter(|l| l.contains(&products)).collect();
+        assert!(
+            issues
+                .iter()
+                .all(|l| l.contains(&format!("p, 1, 1, 0, {trans_b};"))),
+            "{entry}: imm-trans-b {trans_b}\n{issues:#?}"
+        );
         assert!(
             body.contains("setmaxnreg.dec.sync.aligned.u32 40"),
             "{entry}"
@@ -1328,9 +1351,14 @@ fn the_tma_fed_wgmma_gemms_inline_their_ring() {
         assert!(body.contains("cp.async.bulk.tensor.2d"), "{entry}");
     }
     // At the twin's 24 the producer spilled its 64-bit tile walk (80
-    // bytes); at 40 nothing spills, the consumers' 232 included.
+    // bytes); at 40 nothing spills, the consumers' 232 included. The `_kn`
+    // producers, which issue four copies of B a stage, keep two words of
+    // the tile walk in local memory: stored before the walk, loaded once a
+    // tile, outside the k-loop (SASS: the `STL`/`LDL` pair after
+    // `USETMAXREG.DEALLOC`, no local access among the `UTMALDG`s).
     for (entry, _frame, spills) in frames_and_spills(ptx, arch, &entries) {
-        assert_eq!(spills, 0, "{entry}: spill stores");
+        let allowed = if entry.contains("_kn") { 8 } else { 0 };
+        assert!(spills <= allowed, "{entry}: {spills} bytes of spill stores");
     }
     let log = ptxas_log(ptx, arch, &entries);
     assert!(!log.contains("serialized"), "{log}");

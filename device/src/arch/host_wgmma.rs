@@ -32,17 +32,29 @@ fn half(kind: Operands, bits: u16) -> f64 {
     }
 }
 
-/// The element `(row, k)` of the K-major tile `m` (k counted from the
-/// descriptor's start, `k_byte_offset` into each row): the byte offset
-/// of the unswizzled layout with the swizzle's XOR of address bits 4..
-/// by bits 7.. (the tile is aligned to its pattern, so offsets from its
-/// start swizzle as the addresses do).
+/// The element `(row, k)` of the tile `m` (k counted from the
+/// descriptor's start, `k_byte_offset` after its base; `row` one of M or
+/// N): the byte offset of the unswizzled layout, K-major or MN-major (see
+/// [`SharedMatrix`]), with the swizzle's XOR of address bits 4.. by bits
+/// 7.. (the tile is aligned to its pattern, so offsets from its start
+/// swizzle as the addresses do).
 ///
 /// # Safety
-/// `m.base` has `row + 1` rows of `m.row_bytes` readable bytes.
+/// `m.base` holds the tile: the bytes of `(row, k)` and the rest of its
+/// 16-byte chunk's row are readable.
 unsafe fn element(kind: Operands, m: &SharedMatrix, row: usize, k: usize) -> f64 {
     let row_bytes = m.row_bytes as usize;
-    let offset = row * row_bytes + m.k_byte_offset as usize + 2 * k;
+    let offset = if m.chunk_bytes == 0 {
+        row * row_bytes + m.k_byte_offset as usize + 2 * k
+    } else {
+        // MN-major: a row of `row_bytes / 2` columns a k, chunks of
+        // columns `chunk_bytes` apart.
+        let columns = row_bytes / 2;
+        (row / columns) * m.chunk_bytes as usize
+            + m.k_byte_offset as usize
+            + k * row_bytes
+            + 2 * (row % columns)
+    };
     // The layout type's 16-byte chunks per row, less one: 128-byte (1),
     // 64-byte (2) and 32-byte (3) swizzles.
     let mask = match m.layout_type {
@@ -72,14 +84,19 @@ fn warpgroup_rank() -> usize {
 
 /// What the threads of a warpgroup must agree on for one `wgmma`: the
 /// shape and type, each operand's descriptor (its tile's address, the K
-/// offset, the row and the swizzle) and the scale flag.
+/// offset, the row, the swizzle and the chunks of an MN-major tile) and
+/// the scale flag.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Issue {
     shape: (&'static str, usize),
-    a: (usize, u32, u32, u8),
-    b: (usize, u32, u32, u8),
+    a: Descriptor,
+    b: Descriptor,
     scale_d: bool,
 }
+
+/// A descriptor's fields: address, K offset, row bytes, layout type and
+/// chunk bytes (0: K-major).
+type Descriptor = (usize, u32, u32, u8, u32);
 
 impl Issue {
     fn new(kind: Operands, a: &SharedMatrix, b: &SharedMatrix, n: usize, scale_d: bool) -> Issue {
@@ -87,8 +104,15 @@ impl Issue {
             Operands::Bf16 => "bf16",
             Operands::F16 => "f16",
         };
-        let descriptor =
-            |m: &SharedMatrix| (m.base as usize, m.k_byte_offset, m.row_bytes, m.layout_type);
+        let descriptor = |m: &SharedMatrix| {
+            (
+                m.base as usize,
+                m.k_byte_offset,
+                m.row_bytes,
+                m.layout_type,
+                m.chunk_bytes,
+            )
+        };
         Issue {
             shape: (kind, n),
             a: descriptor(a),
@@ -100,11 +124,15 @@ impl Issue {
 
 impl core::fmt::Display for Issue {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        let tile = |f: &mut core::fmt::Formatter<'_>,
-                    (base, k, row, layout): (usize, u32, u32, u8)| {
+        let tile = |f: &mut core::fmt::Formatter<'_>, (base, k, row, layout, chunk): Descriptor| {
+            let major = if chunk == 0 {
+                "K-major".to_string()
+            } else {
+                format!("MN-major, chunks {chunk} bytes apart")
+            };
             write!(
                 f,
-                "tile at {base:#x} (K byte offset {k}, rows of {row} bytes, layout {layout})"
+                "tile at {base:#x} ({major}, K byte offset {k}, rows of {row} bytes, layout {layout})"
             )
         };
         write!(f, "m64n{}k16.{} with A a ", self.shape.1, self.shape.0)?;
@@ -205,9 +233,11 @@ macro_rules! wgmma {
         /// says (see [`mma`]).
         ///
         /// # Safety
-        /// As on the GPU: `a` has 64 rows, `b` one per column of `d`.
+        /// As on the GPU: `a` has 64 rows, `b` one per column of `d`, of
+        /// the major `TRANS_B` says (0: K-major, 1: MN-major).
         #[track_caller]
-        pub(crate) unsafe fn $name(a: &SharedMatrix, b: &SharedMatrix, d: &mut [f32; $regs], scale_d: bool) {
+        pub(crate) unsafe fn $name<const TRANS_B: u32>(a: &SharedMatrix, b: &SharedMatrix, d: &mut [f32; $regs], scale_d: bool) {
+            debug_assert_eq!(TRANS_B == 1, b.chunk_bytes != 0, "B's major and imm-trans-b");
             // SAFETY: the caller's contract.
             unsafe { mma(Operands::$kind, a, b, d, scale_d) }
         }
@@ -251,6 +281,7 @@ mod tests {
             k_byte_offset: 0,
             row_bytes: 128,
             layout_type: 1,
+            chunk_bytes: 0,
         };
         // The slot of element (row, k) by the 128-byte swizzle's rule.
         let slot = |row: usize, k: usize| {

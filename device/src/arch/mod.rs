@@ -49,17 +49,24 @@ pub use host::simulation;
 #[cfg(not(target_arch = "nvptx64"))]
 pub(crate) use host::*;
 
-/// A K-major tile in shared memory as `wgmma` reads it, what its matrix
-/// descriptor encodes (built from the address on the GPU, read directly by
-/// the simulator): rows of `row_bytes` (the swizzle's width), 8-row groups
+/// A tile in shared memory as `wgmma` reads it, what its matrix descriptor
+/// encodes (built from the address on the GPU, read directly by the
+/// simulator): rows of `row_bytes` (the swizzle's width), 8-row groups
 /// `8 row_bytes` apart, swizzled by `layout_type` (1: 128 bytes, 2: 64, 3:
-/// 32), the operand starting `k_byte_offset` bytes into each row.
+/// 32), the operand starting `k_byte_offset` bytes after `base`.
+///
+/// K-major (`chunk_bytes` 0): a row is one of M or N, its elements K's.
+/// MN-major (`chunk_bytes` > 0, `wgmma`'s transposed B): a row is one k,
+/// its elements `row_bytes / 2` consecutive columns of N, and the next
+/// columns start `chunk_bytes` later (the descriptor's leading byte
+/// offset).
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 pub struct SharedMatrix {
     pub(crate) base: *const u8,
     pub(crate) k_byte_offset: u32,
     pub(crate) row_bytes: u32,
     pub(crate) layout_type: u8,
+    pub(crate) chunk_bytes: u32,
 }
 
 /// Which lane a shuffle reads from.

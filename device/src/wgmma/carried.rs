@@ -43,7 +43,8 @@
 //! wait but one refuses; its registers were never read.
 
 use super::{
-    Accumulator, AsyncStage, InFlight, KMajorTile, Operand16, Shape, Swizzle, Warpgroup, M64N,
+    Accumulator, AsyncStage, BOperand, InFlight, KMajorTile, Operand16, Shape, Swizzle, Warpgroup,
+    M64N,
 };
 use crate::cp_async::CpAsyncRing;
 use crate::shared::SharedElement;
@@ -78,16 +79,17 @@ where
     /// together.
     #[inline(always)]
     #[track_caller]
-    pub fn then<'t, T, S, E, const STAGES: usize>(
+    pub fn then<'t, T, S, B, E, const STAGES: usize>(
         self,
         warpgroup: &Warpgroup,
         stage: &'t AsyncStage<'_, E, STAGES>,
         a: &'t KMajorTile<'_, T, S, 64>,
-        b: &'t KMajorTile<'_, T, S, N>,
+        b: &'t B,
     ) -> InFlight<'t, N>
     where
         T: Operand16,
         S: Swizzle,
+        B: BOperand<T, S, N>,
         E: SharedElement + Copy,
     {
         let flight = warpgroup.mma_async(self.acc, a, b);
@@ -96,33 +98,28 @@ where
         flight
     }
 
-    /// Issues `D = A Bᵀ + D` from the K-major tiles of swizzle `S` at `a`
-    /// (64 rows) and `b` (`N` rows), as [`Warpgroup::mma_async`], and keeps
+    /// Issues `D = A Bᵀ + D` from the K-major tile of swizzle `S` at `a`
+    /// (64 rows) and the B tile `b`, as [`Warpgroup::mma_async`], and keeps
     /// the product in flight: for a ring that retires its stages' reads
     /// itself (the TMA ring's consumer).
     ///
     /// # Safety
-    /// `a` and `b` are such tiles of the block's shared memory, aligned to
-    /// the swizzle's pattern on the GPU, that nothing writes until a
-    /// `wgmma.wait_group` of this warpgroup retires the product.
+    /// `a` is such a tile of the block's shared memory, aligned to the
+    /// swizzle's pattern on the GPU, and nothing writes it or `b`'s tile
+    /// until a `wgmma.wait_group` of this warpgroup retires the product.
     #[inline(always)]
     #[track_caller]
     #[allow(dead_code)]
-    pub(crate) unsafe fn issue_from_raw<T: Operand16, S: Swizzle>(
+    pub(crate) unsafe fn issue_from_raw<T: Operand16, S: Swizzle, B: BOperand<T, S, N>>(
         self,
         warpgroup: &Warpgroup,
         a: *const T::Element,
-        b: *const T::Element,
+        b: &B,
     ) -> Carried<N> {
         // SAFETY: the caller's contract.
-        let (a, b) = unsafe {
-            (
-                KMajorTile::<T, S, 64>::from_raw(a),
-                KMajorTile::<T, S, N>::from_raw(b),
-            )
-        };
+        let a = unsafe { KMajorTile::<T, S, 64>::from_raw(a) };
         Carried {
-            acc: warpgroup.mma_async(self.acc, &a, &b).acc,
+            acc: warpgroup.mma_async(self.acc, &a, b).acc,
         }
     }
 

@@ -103,9 +103,11 @@ use crate::thread_owner::Owner;
 use core::marker::PhantomData;
 
 mod carried;
+mod mn_major;
 mod tile;
 
 pub use carried::Carried;
+pub use mn_major::MnMajorTile;
 
 pub use tile::{
     sync_for_async, wait_stage, AsyncReading, AsyncStage, KMajorTile, Swizzle, Swizzle128B,
@@ -174,18 +176,23 @@ impl Warpgroup {
     /// Issues `D = A Bᵀ + D` (`wgmma.fence`, one `wgmma.mma_async` per
     /// K step of 16, `wgmma.commit_group`): the accumulator is taken until
     /// [`InFlight::wait`], the tiles borrowed until then. `a` is the
-    /// 64 × K tile, `b` the N × K tile of `Bᵀ`, both with the swizzle `S`
-    /// (so the same K). Every thread of the warpgroup calls it together:
-    /// panics where the warp's active mask is not full.
+    /// 64 × K tile; `b` is B's N columns of K, either the N × K
+    /// [`KMajorTile`] of `Bᵀ` or the K × N [`MnMajorTile`] of B (see
+    /// [`BOperand`]); both with the swizzle `S` (so the same K). Every
+    /// thread of the warpgroup calls it together: panics where the warp's
+    /// active mask is not full.
     #[inline(always)]
     #[track_caller]
-    pub fn mma_async<'t, T: SixteenBit + Operand16, S: Swizzle, const N: usize>(
+    pub fn mma_async<'t, T, S, B, const N: usize>(
         &self,
         acc: Accumulator<N>,
         a: &'t KMajorTile<'_, T, S, 64>,
-        b: &'t KMajorTile<'_, T, S, N>,
+        b: &'t B,
     ) -> InFlight<'t, N>
     where
+        T: SixteenBit + Operand16,
+        S: Swizzle,
+        B: BOperand<T, S, N>,
         M64N<N>: Shape,
     {
         self.check("wgmma::Warpgroup::mma_async");
@@ -199,7 +206,7 @@ impl Warpgroup {
             // accumulator's registers (after `wait_group 0`); the warp is
             // converged (checked above).
             unsafe {
-                <M64N<N> as sealed::Issue>::issue::<T>(
+                <B as sealed::BTile>::issue::<T, M64N<N>>(
                     &a.k_step(step),
                     &b.k_step(step),
                     &mut acc.regs,
@@ -253,11 +260,12 @@ mod sealed {
         /// This thread's registers of D: `N / 2` f32.
         type Registers: Copy + AsRef<[f32]> + AsMut<[f32]>;
         const ZERO: Self::Registers;
-        /// One `wgmma.mma_async` of the shape.
+        /// One `wgmma.mma_async` of the shape, B of the major `TRANS_B`
+        /// says.
         ///
         /// # Safety
         /// As `arch::wgmma`'s functions.
-        unsafe fn issue<T: super::Operand16>(
+        unsafe fn issue<T: super::Operand16, const TRANS_B: u32>(
             a: &crate::arch::SharedMatrix,
             b: &crate::arch::SharedMatrix,
             d: &mut Self::Registers,
@@ -265,7 +273,68 @@ mod sealed {
         /// Pins the registers (`arch::wgmma::fence_operand`).
         fn fence(d: &mut Self::Registers);
     }
+
+    /// A B tile's descriptor per K step, and its instruction.
+    pub trait BTile {
+        /// The operand of K step `step`.
+        fn k_step(&self, step: usize) -> crate::arch::SharedMatrix;
+        /// One `wgmma.mma_async` of shape `M` with this tile's major
+        /// (`imm-trans-b`: 0 K-major, 1 MN-major).
+        ///
+        /// # Safety
+        /// As `arch::wgmma`'s functions.
+        unsafe fn issue<T: super::Operand16, M: Issue>(
+            a: &crate::arch::SharedMatrix,
+            b: &crate::arch::SharedMatrix,
+            d: &mut M::Registers,
+        );
+    }
 }
+
+/// A tile `wgmma` reads as its B operand, N columns of K with the element
+/// type `T` and the swizzle `S` of its A: a [`KMajorTile`] of N rows (`Bᵀ`
+/// row-major, each row one of N's columns) or an [`MnMajorTile`] of N
+/// columns (B row-major, read transposed). Sealed.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a wgmma B operand of {N} columns with element `{T}` and swizzle `{S}`",
+    label = "not B's {N} columns for this product",
+    note = "B is a `KMajorTile<'_, {T}, {S}, {N}>` (Bᵀ row-major) or an `MnMajorTile<'_, {T}, {S}, {N}>` (B row-major): its columns are the accumulator's N, its element type and swizzle A's"
+)]
+pub trait BOperand<T: Operand16, S: Swizzle, const N: usize>: sealed::BTile {}
+
+impl<T: Operand16, S: Swizzle, const N: usize> sealed::BTile for KMajorTile<'_, T, S, N> {
+    #[inline(always)]
+    fn k_step(&self, step: usize) -> arch::SharedMatrix {
+        KMajorTile::k_step(self, step)
+    }
+    #[inline(always)]
+    unsafe fn issue<U: Operand16, M: sealed::Issue>(
+        a: &arch::SharedMatrix,
+        b: &arch::SharedMatrix,
+        d: &mut M::Registers,
+    ) {
+        // SAFETY: the caller's contract; `b` is this tile's (K-major).
+        unsafe { M::issue::<U, 0>(a, b, d) }
+    }
+}
+impl<T: Operand16, S: Swizzle, const N: usize> BOperand<T, S, N> for KMajorTile<'_, T, S, N> {}
+
+impl<T: Operand16, S: Swizzle, const N: usize> sealed::BTile for MnMajorTile<'_, T, S, N> {
+    #[inline(always)]
+    fn k_step(&self, step: usize) -> arch::SharedMatrix {
+        MnMajorTile::k_step(self, step)
+    }
+    #[inline(always)]
+    unsafe fn issue<U: Operand16, M: sealed::Issue>(
+        a: &arch::SharedMatrix,
+        b: &arch::SharedMatrix,
+        d: &mut M::Registers,
+    ) {
+        // SAFETY: the caller's contract; `b` is this tile's (MN-major).
+        unsafe { M::issue::<U, 1>(a, b, d) }
+    }
+}
+impl<T: Operand16, S: Swizzle, const N: usize> BOperand<T, S, N> for MnMajorTile<'_, T, S, N> {}
 
 /// The shapes m64nNk16: [`M64N<64>`], [`M64N<128>`], [`M64N<256>`]. Sealed.
 pub trait Shape: sealed::Sealed + sealed::Issue {}
@@ -300,13 +369,13 @@ macro_rules! shapes {
                 arch::wgmma::fence_operand(d)
             }
             #[inline(always)]
-            unsafe fn issue<T: Operand16>(a: &arch::SharedMatrix, b: &arch::SharedMatrix, d: &mut [f32; $regs]) {
+            unsafe fn issue<T: Operand16, const TRANS_B: u32>(a: &arch::SharedMatrix, b: &arch::SharedMatrix, d: &mut [f32; $regs]) {
                 // SAFETY: the caller's contract.
                 unsafe {
                     if T::BF16 {
-                        arch::wgmma::$bf16(a, b, d, true)
+                        arch::wgmma::$bf16::<TRANS_B>(a, b, d, true)
                     } else {
-                        arch::wgmma::$f16(a, b, d, true)
+                        arch::wgmma::$f16::<TRANS_B>(a, b, d, true)
                     }
                 }
             }
@@ -404,11 +473,11 @@ where
     /// without waiting: as [`Warpgroup::mma_async`]; the wait covers both.
     #[inline(always)]
     #[track_caller]
-    pub fn then<T: Operand16, S: Swizzle>(
+    pub fn then<T: Operand16, S: Swizzle, B: BOperand<T, S, N>>(
         self,
         warpgroup: &Warpgroup,
         a: &'t KMajorTile<'_, T, S, 64>,
-        b: &'t KMajorTile<'_, T, S, N>,
+        b: &'t B,
     ) -> InFlight<'t, N> {
         warpgroup.mma_async(self.acc, a, b)
     }

@@ -131,25 +131,8 @@ impl<'r, T: SixteenBit, S: Swizzle, const ROWS: usize> KMajorTile<'r, T, S, ROWS
         offset: usize,
     ) -> KMajorTile<'r, T, S, ROWS> {
         let () = Self::ROWS_CHECKED;
-        let all = shared.as_slice(&phase.block);
-        let end = offset.saturating_add(Self::ELEMENTS);
-        if end > all.len() {
-            tile_past_the_end(end, all.len())
-        }
-        let tile = &all[offset..end];
-        // The simulator's dynamic shared memory is 16-byte aligned only:
-        // there the offset is checked, and the swizzle is computed from the
-        // tile's start, as the GPU's is from the aligned address.
-        let placed = if cfg!(target_arch = "nvptx64") {
-            tile.as_ptr() as usize
-        } else {
-            offset * 2
-        };
-        if !placed.is_multiple_of(S::ALIGN) {
-            tile_misaligned(offset, S::ALIGN)
-        }
         KMajorTile {
-            base: tile.as_ptr(),
+            base: place::<T, S>(shared, phase, offset, Self::ELEMENTS, "KMajorTile"),
             _borrow: PhantomData,
             _swizzle: PhantomData,
         }
@@ -209,29 +192,63 @@ impl<'r, T: SixteenBit, S: Swizzle, const ROWS: usize> KMajorTile<'r, T, S, ROWS
             k_byte_offset: (32 * step) as u32,
             row_bytes: S::BYTES as u32,
             layout_type: S::LAYOUT_TYPE,
+            chunk_bytes: 0,
         }
     }
+}
+
+/// The start of a tile of `elements` at slot `offset` of the block's
+/// dynamic shared memory, read in `phase`: checked to fit the array and to
+/// start at a multiple of the swizzle's pattern (a report naming `tile`
+/// otherwise).
+#[inline(always)]
+#[track_caller]
+pub(super) fn place<'r, T: SixteenBit, S: Swizzle>(
+    shared: &'r DynamicShared<T::Element>,
+    phase: &'r AsyncReading,
+    offset: usize,
+    elements: usize,
+    tile: &'static str,
+) -> *const T::Element {
+    let all = shared.as_slice(&phase.block);
+    let end = offset.saturating_add(elements);
+    if end > all.len() {
+        tile_past_the_end(tile, end, all.len())
+    }
+    let start = &all[offset..end];
+    // The simulator's dynamic shared memory is 16-byte aligned only: there
+    // the offset is checked, and the swizzle is computed from the tile's
+    // start, as the GPU's is from the aligned address.
+    let placed = if cfg!(target_arch = "nvptx64") {
+        start.as_ptr() as usize
+    } else {
+        offset * 2
+    };
+    if !placed.is_multiple_of(S::ALIGN) {
+        tile_misaligned(tile, offset, S::ALIGN)
+    }
+    start.as_ptr()
 }
 
 /// The swizzled place of byte `offset` of a tile of rows of `row_bytes`:
 /// bits 4.. XORed with bits 7.. (as many as a row has 16-byte chunks).
 #[inline(always)]
-fn swizzled(row_bytes: usize, offset: usize) -> usize {
+pub(super) fn swizzled(row_bytes: usize, offset: usize) -> usize {
     offset ^ (((offset >> 7) & (row_bytes / 16 - 1)) << 4)
 }
 
 #[track_caller]
 #[inline(never)]
 #[cold]
-fn tile_past_the_end(end: usize, len: usize) -> ! {
-    panic!("KMajorTile::new: the tile ends at slot {end}, past the dynamic shared memory's {len} slots")
+fn tile_past_the_end(tile: &str, end: usize, len: usize) -> ! {
+    panic!("{tile}::new: the tile ends at slot {end}, past the dynamic shared memory's {len} slots")
 }
 
 #[track_caller]
 #[inline(never)]
 #[cold]
-fn tile_misaligned(offset: usize, align: usize) -> ! {
-    panic!("KMajorTile::new: the tile at slot {offset} does not start at a multiple of {align} bytes, as its swizzle's pattern needs")
+fn tile_misaligned(tile: &str, offset: usize, align: usize) -> ! {
+    panic!("{tile}::new: the tile at slot {offset} does not start at a multiple of {align} bytes, as its swizzle's pattern needs")
 }
 
 /// A [`CpAsyncRing`](crate::cp_async::CpAsyncRing)'s landed stage that

@@ -35,7 +35,7 @@ use super::gemm_tc::{GemmElement, GEMM_TC_BK, GEMM_TC_BM, GEMM_TC_BN, GEMM_TC_ST
 use gpu_device::half::{bf16, f16};
 use gpu_device::mma::{WarpTileItems, WarpTiles};
 use gpu_device::prelude::*;
-use gpu_device::tma::ring::TmaRing;
+use gpu_device::tma::ring::{KMajor, MnMajor, TmaRing};
 use gpu_device::tma::TensorMap2d;
 use gpu_device::wgmma::{Accumulator, Carried, Swizzle128B};
 
@@ -43,8 +43,10 @@ use gpu_device::wgmma::{Accumulator, Carried, Swizzle128B};
 /// warps its 64 rows), then the producer's 4 idle warps; 16 tile rows a
 /// group.
 pub type GemmWgmmaTmaTiles = WarpTiles<8, 1, 1, 32, 16, 4>;
-/// The ring: 4 stages of A's 128 rows and B's 256.
-pub type GemmWgmmaTmaRing<O> = TmaRing<O, Swizzle128B, GEMM_TC_STAGES, GEMM_TC_BM, GEMM_TC_BN>;
+/// The ring: 4 stages of A's 128 rows and B's 256 (rows of `Bᵀ` for
+/// [`KMajor`], columns of B for [`MnMajor`]).
+pub type GemmWgmmaTmaRing<O, L = KMajor> =
+    TmaRing<O, Swizzle128B, GEMM_TC_STAGES, GEMM_TC_BM, GEMM_TC_BN, L>;
 /// Threads a block: two consumer warpgroups and the producer.
 pub const GEMM_WGMMA_TMA_THREADS: u32 = 384;
 /// Dynamic shared memory a launch needs: the ring's.
@@ -59,8 +61,11 @@ pub fn gemm_wgmma_tma_blocks(m: usize, n: usize, sms: u32) -> u32 {
 
 /// A's tensor map: boxes of 128 rows of one k-block.
 pub type GemmMapA<E> = TensorMap2d<E, GEMM_TC_BM, GEMM_TC_BK, Swizzle128B>;
-/// B's tensor map: boxes of 256 rows of one k-block.
+/// B's tensor map: boxes of 256 rows of one k-block (of `Bᵀ`, `n × k`).
 pub type GemmMapB<E> = TensorMap2d<E, GEMM_TC_BN, GEMM_TC_BK, Swizzle128B>;
+/// B's tensor map for the `_kn` kernels: boxes of one k-block's 64 rows of
+/// 64 columns (of B, `k × n`), four a stage.
+pub type GemmMapBKn<E> = TensorMap2d<E, GEMM_TC_BK, GEMM_TC_BK, Swizzle128B>;
 
 /// The kernels' body, for element type `$e`. A macro, not a function both
 /// entry points of a kernel (the general one and `__1d`) call: the ring's
@@ -68,7 +73,7 @@ pub type GemmMapB<E> = TensorMap2d<E, GEMM_TC_BN, GEMM_TC_BK, Swizzle128B>;
 /// two callers it stayed a call, which ptxas serialises the `wgmma`s
 /// across (with 1280 bytes of stack).
 macro_rules! wgmma_tma_gemm {
-    ($e:ty, $a:ident, $b:ident, $k:ident, $c:ident, $smem:ident) => {{
+    ($e:ty, $major:ty, $a:ident, $b:ident, $k:ident, $c:ident, $smem:ident, |$col:ident, $kc:ident| $b_at:expr) => {{
         type E = $e;
         let (a, b, k, c, smem) = (&$a, &$b, $k, &mut $c, $smem);
         // The copy engine's coordinates are i32 (a tile's origin is below
@@ -76,7 +81,7 @@ macro_rules! wgmma_tma_gemm {
         let Ok(_) = i32::try_from(k) else { past_i32(k) };
         let k_blocks = k.div_ceil(GEMM_TC_BK);
         let shape = (c.rows(), c.cols());
-        let ring = GemmWgmmaTmaRing::<<E as GemmElement>::Operand>::new(smem, gpu_device::mbarriers!(9));
+        let ring = GemmWgmmaTmaRing::<<E as GemmElement>::Operand, $major>::new(smem, gpu_device::mbarriers!(9));
         // Both roles inlined into the kernel, always: left a call (as LLVM
         // may, once the consumer's stores grow), ptxas serialises the
         // `wgmma`s across it (C7510).
@@ -87,12 +92,14 @@ macro_rules! wgmma_tma_gemm {
                 if let Some(mut issuer) = producer.issuer() {
                     let mut i = 0;
                     while let Some((row, col)) = WarpTileItems::<GemmWgmmaTmaTiles>::strided_origin(shape, i) {
-                        let (Ok(row), Ok(col)) = (i32::try_from(row), i32::try_from(col)) else {
+                        let (Ok(row), Ok($col)) = (i32::try_from(row), i32::try_from(col)) else {
                             past_i32(k)
                         };
                         for kb in 0..k_blocks {
-                            let kc = (kb * GEMM_TC_BK) as i32;
-                            issuer.load(a, row, kc, b, col, kc);
+                            let $kc = (kb * GEMM_TC_BK) as i32;
+                            // B's box: (row, column) of `Bᵀ` or of B.
+                            let (b_row, b_col) = $b_at;
+                            issuer.load(a, row, $kc, b, b_row, b_col);
                         }
                         i += 1;
                     }
@@ -127,7 +134,7 @@ pub fn gemm_bf16_wgmma_tma(
     mut c: DisjointMatrix<bf16, GemmWgmmaTmaTiles>,
     smem: DynamicShared<bf16>,
 ) {
-    wgmma_tma_gemm!(bf16, a, b, k, c, smem);
+    wgmma_tma_gemm!(bf16, KMajor, a, b, k, c, smem, |col, kc| (col, kc));
 }
 
 /// `C = A Bᵀ` of f16 (see the [module](self)).
@@ -139,7 +146,33 @@ pub fn gemm_f16_wgmma_tma(
     mut c: DisjointMatrix<f16, GemmWgmmaTmaTiles>,
     smem: DynamicShared<f16>,
 ) {
-    wgmma_tma_gemm!(f16, a, b, k, c, smem);
+    wgmma_tma_gemm!(f16, KMajor, a, b, k, c, smem, |col, kc| (col, kc));
+}
+
+/// `C = A B` with B row-major, `k × n` (as `torch.matmul` takes it): the
+/// same kernel, B's tile copied as four 64 × 64 boxes of its k-block and
+/// read by `wgmma` MN-major ([`MnMajor`]), so B needs no transposed copy.
+#[kernel(arch = "sm_90a", block = 384, launch_bounds = (384, 1))]
+pub fn gemm_bf16_wgmma_tma_kn(
+    a: TensorMap2d<bf16, 128, 64, Swizzle128B>,
+    b: TensorMap2d<bf16, 64, 64, Swizzle128B>,
+    k: usize,
+    mut c: DisjointMatrix<bf16, GemmWgmmaTmaTiles>,
+    smem: DynamicShared<bf16>,
+) {
+    wgmma_tma_gemm!(bf16, MnMajor, a, b, k, c, smem, |col, kc| (kc, col));
+}
+
+/// `C = A B` of f16, B row-major (see [`gemm_bf16_wgmma_tma_kn`]).
+#[kernel(arch = "sm_90a", block = 384, launch_bounds = (384, 1))]
+pub fn gemm_f16_wgmma_tma_kn(
+    a: TensorMap2d<f16, 128, 64, Swizzle128B>,
+    b: TensorMap2d<f16, 64, 64, Swizzle128B>,
+    k: usize,
+    mut c: DisjointMatrix<f16, GemmWgmmaTmaTiles>,
+    smem: DynamicShared<f16>,
+) {
+    wgmma_tma_gemm!(f16, MnMajor, a, b, k, c, smem, |col, kc| (kc, col));
 }
 
 /// Writes a consumer's accumulator into its rows of the block's tile.

@@ -83,8 +83,10 @@ pub fn matmul<T: MatmulElement>(
 ///   C rounded once to the inputs' type (as torch and cuBLAS do): Hopper's `wgmma` on compute
 ///   capability 9.0, `mma.sync` on the other devices of sm_80 and later (a
 ///   device before sm_80 is an error naming it; convert to f32 there; see
-///   [`matmul_path`]). B is packed K-major first (a copy of B, and of A
-///   when `k` is not a multiple of 8).
+///   [`matmul_path`]). `wgmma` reads A and B as they are (B MN-major);
+///   `mma.sync` reads a transposed copy of B. A row of a multiple of 8
+///   elements is read in place; other rows are copied padded first (A's
+///   when `k` is not a multiple of 8, B's when `n` is not).
 /// - `f32`: the register-tiled FP32 SGEMM, on every device (FMA
 ///   accumulation in f32; not TF32).
 ///
@@ -268,7 +270,7 @@ where
     Ok(out)
 }
 
-/// The 16-bit types: `path`'s kernel of each (`gemm_<type>_wgmma_tma`,
+/// The 16-bit types: `path`'s kernel of each (`gemm_<type>_wgmma_tma_kn`,
 /// `gemm_<type>_mma_sync`).
 macro_rules! tensor_core_element {
     ($t:ident, $wgmma:ident, $mma_sync:ident) => {
@@ -285,92 +287,102 @@ macro_rules! tensor_core_element {
                 Extents { m, k, n }: Extents,
                 stream: &Stream,
             ) -> Result<DeviceBuffer<$t>> {
-                use super::gemm_tc::{$mma_sync, GEMM_TC_BM, GEMM_TC_BN, GEMM_TC_BK, GEMM_TC_SHARED_BYTES, GEMM_TC_THREADS};
+                use super::gemm_tc::{$mma_sync, GEMM_TC_BM, GEMM_TC_BK, GEMM_TC_SHARED_BYTES, GEMM_TC_THREADS};
                 use super::gemm_wgmma_tma::{$wgmma, GEMM_WGMMA_TMA_SHARED_BYTES, GEMM_WGMMA_TMA_THREADS};
                 use gpu_runtime::{Swizzle, TensorMap};
-                let path = matmul_path::<$t>(stream.device())?;
-                tensor_cores(a, b, (m, k, n), stream, |a, b_t, ld, blocks, c| {
-                    let view = c.view_2d_mut(m, n)?;
-                    match path {
-                        MatmulPath::Wgmma => {
-                            // The maps borrow A and Bᵀ; the launch keeps
-                            // what the kernel reads alive past them.
-                            let boxes = |rows: usize| (rows as u32, GEMM_TC_BK as u32);
-                            let map_a = TensorMap::matrix(a, (m, k, ld), boxes(GEMM_TC_BM), Swizzle::Bytes128)?;
-                            let map_b = TensorMap::matrix(b_t, (n, k, ld), boxes(GEMM_TC_BN), Swizzle::Bytes128)?;
-                            let shared = GEMM_WGMMA_TMA_SHARED_BYTES as u32;
-                            // Persistent: one block a multiprocessor at most.
-                            let sms = gpu_runtime::Device::get(stream.device())?.limits().multiprocessor_count;
-                            let blocks = blocks.min(sms.max(1));
-                            launch!($wgmma[blocks, GEMM_WGMMA_TMA_THREADS, stream, shared](&map_a, &map_b, k, view))
-                        }
-                        // MmaSync: the other path `MatmulPath::tensor_cores` gives.
-                        _ => {
-                            let shared = GEMM_TC_SHARED_BYTES as u32;
-                            launch!($mma_sync[blocks, GEMM_TC_THREADS, stream, shared](a, b_t, k, ld, ld, view))
-                        }
+                let blocks = tile_blocks(m, n)?;
+                // A's rows (and B's, for `wgmma`) padded to 8 elements
+                // where they are not: every 16-byte chunk aligned, as the
+                // copy engine and `cp.async` need.
+                let (a, ld) = rows_of_16_bytes(a, (m, k), stream)?;
+                // Not zeroed: both kernels write every element of C (their
+                // tiles cover it, the ragged edges guarded).
+                let mut c = DeviceBuffer::<$t>::empty_on(m * n, stream)?;
+                let view = c.view_2d_mut(m, n)?;
+                match matmul_path::<$t>(stream.device())? {
+                    MatmulPath::Wgmma => {
+                        // B as it is (`k × n`), read MN-major: no copy
+                        // unless its rows need padding.
+                        let (b, ld_b) = rows_of_16_bytes(b, (k, n), stream)?;
+                        // The maps borrow A and B; the launch keeps what
+                        // the kernel reads alive past them.
+                        let bk = GEMM_TC_BK as u32;
+                        let map_a = TensorMap::matrix(a.buffer(), (m, k, ld), (GEMM_TC_BM as u32, bk), Swizzle::Bytes128)?;
+                        let map_b = TensorMap::matrix(b.buffer(), (k, n, ld_b), (bk, bk), Swizzle::Bytes128)?;
+                        let shared = GEMM_WGMMA_TMA_SHARED_BYTES as u32;
+                        // Persistent: one block a multiprocessor at most.
+                        let sms = gpu_runtime::Device::get(stream.device())?.limits().multiprocessor_count;
+                        let blocks = blocks.min(sms.max(1));
+                        launch!($wgmma[blocks, GEMM_WGMMA_TMA_THREADS, stream, shared](&map_a, &map_b, k, view))?;
                     }
-                })
+                    // MmaSync: the other path `MatmulPath::tensor_cores` gives.
+                    _ => {
+                        // Bᵀ: row j of it is column j of B (`b[c * n + j]`).
+                        let b_t = transpose(b, (k, n, ld), stream)?;
+                        let shared = GEMM_TC_SHARED_BYTES as u32;
+                        launch!($mma_sync[blocks, GEMM_TC_THREADS, stream, shared](a.buffer(), &b_t, k, ld, ld, view))?;
+                    }
+                }
+                Ok(c)
             }
         }
     };
 }
 
-tensor_core_element!(bf16, gemm_bf16_wgmma_tma, gemm_bf16_mma_sync);
-tensor_core_element!(f16, gemm_f16_wgmma_tma, gemm_f16_mma_sync);
+tensor_core_element!(bf16, gemm_bf16_wgmma_tma_kn, gemm_bf16_mma_sync);
+tensor_core_element!(f16, gemm_f16_wgmma_tma_kn, gemm_f16_mma_sync);
 
-/// A tensor-core GEMM: packs A `m × ld` and Bᵀ `n × ld`, rows padded to 8
-/// elements so that every 16-byte chunk is aligned, and has `gemm` queue
-/// the kernel (`a`, `b_t`, `ld`, blocks, C). Both kernels ([`MatmulPath::Wgmma`],
-/// [`MatmulPath::MmaSync`]) take the same operands and tiles of C (the
-/// `wgmma` one through tensor maps of them, on at most one block a
-/// multiprocessor).
-fn tensor_cores<T>(
-    a: &DeviceBuffer<T>,
-    b: &DeviceBuffer<T>,
-    (m, k, n): (usize, usize, usize),
-    stream: &Stream,
-    gemm: impl FnOnce(
-        &DeviceBuffer<T>,
-        &DeviceBuffer<T>,
-        usize,
-        u32,
-        &mut DeviceBuffer<T>,
-    ) -> Result<()>,
-) -> Result<DeviceBuffer<T>>
-where
-    T: DeviceCopy
-        + AnyBitPattern
-        + Default
-        + pack_k_major::Instance
-        + pad_rows_k_major::Instance
-        + transpose_k_major::Instance,
-{
+/// The blocks of the tensor-core GEMMs' grid for an `m × n` C: one a tile,
+/// or the error when they are past a grid's.
+fn tile_blocks(m: usize, n: usize) -> Result<u32> {
     use super::gemm_tc::{GEMM_TC_BM, GEMM_TC_BN};
     let tiles = m.div_ceil(GEMM_TC_BM).checked_mul(n.div_ceil(GEMM_TC_BN));
-    let blocks = tiles
+    tiles
         .and_then(|t| u32::try_from(t).ok())
         .filter(|&t| t <= i32::MAX as u32)
         .ok_or_else(|| {
             invalid(format!(
                 "C is {m} × {n}: more {GEMM_TC_BM} × {GEMM_TC_BN} tiles than a grid has blocks"
             ))
-        })?;
-    let ld = k.next_multiple_of(8);
-    let packed_a;
-    let a = if ld == k {
-        a
-    } else {
-        packed_a = pad_rows(a, (m, k, ld), stream)?;
-        &packed_a
-    };
-    // Bᵀ: row j of it is column j of B (`b[c * n + j]`).
-    let b_t = transpose(b, (k, n, ld), stream)?;
-    // Not zeroed: both kernels write every element of C (their tiles cover
-    // it, the ragged edges guarded).
-    let mut c = DeviceBuffer::<T>::empty_on(m * n, stream)?;
-    gemm(a, &b_t, ld, blocks, &mut c)?;
-    Ok(c)
+        })
+}
+
+/// An operand as a kernel reads it: the caller's buffer, or a copy with
+/// its rows padded.
+enum Rows<'a, T: DeviceCopy> {
+    Dense(&'a DeviceBuffer<T>),
+    Padded(DeviceBuffer<T>),
+}
+
+impl<T: DeviceCopy> Rows<'_, T> {
+    fn buffer(&self) -> &DeviceBuffer<T> {
+        match self {
+            Rows::Dense(b) => b,
+            Rows::Padded(b) => b,
+        }
+    }
+}
+
+/// `src` (`rows × cols`, row-major) with rows of a multiple of 8 elements
+/// (16 bytes), and their length: `src` itself where `cols` is such a
+/// multiple, else a copy with each row padded with zeros to a multiple of
+/// 64 elements (128 bytes: every row then starts on a line of the
+/// second-level cache, which the copy engine's boxes read whole; rows
+/// padded to 8 only cost the `wgmma` kernel 13 % at 4099 × 4097 × 4095,
+/// `benches/NOTES.md`).
+fn rows_of_16_bytes<'a, T>(
+    src: &'a DeviceBuffer<T>,
+    (rows, cols): (usize, usize),
+    stream: &Stream,
+) -> Result<(Rows<'a, T>, usize)>
+where
+    T: DeviceCopy + AnyBitPattern + Default + pack_k_major::Instance + pad_rows_k_major::Instance,
+{
+    if cols.is_multiple_of(8) {
+        return Ok((Rows::Dense(src), cols));
+    }
+    let ld = cols.next_multiple_of(64);
+    Ok((Rows::Padded(pad_rows(src, (rows, cols, ld), stream)?), ld))
 }
 
 impl MatmulElement for f32 {

@@ -14,13 +14,16 @@
 //!
 //! All matrices are row-major and dense, as torch's contiguous tensors:
 //! A is `m × k`, B is `k × n`, C is `m × n`. Both tensor-core kernels read
-//! B K-major (`n × k`) and rows padded to 8 elements, and share their
-//! loads (a block tile of 128 × 256 × 64: ragged M and N are cut by the
-//! copies' zero fill and the stores' bounds): [`matmul`] makes B K-major
-//! first with [`transpose_k_major`], a tiled transpose (and pads A's rows
-//! with [`pad_rows_k_major`] when `k` is not a multiple of 8); their cost is
-//! the gap between `benches/gemm.rs`' `gpu_ops::matmul` table and its
-//! kernel rows.
+//! rows padded to 8 elements (16-byte chunks), and share their block tile
+//! of 128 × 256 × 64 (ragged M and N are cut by the copies' zero fill and
+//! the stores' bounds). The `wgmma` path reads B as it is
+//! ([`gemm_wgmma_tma::gemm_bf16_wgmma_tma_kn`]: B's boxes land MN-major and
+//! `wgmma` reads them transposed), so at `k` and `n` multiples of 8
+//! [`matmul`] copies nothing; otherwise it pads the rows of A (`k`) or B
+//! (`n`) with [`pad_rows_k_major`]. The `mma.sync` path reads B K-major
+//! (`n × k`): [`matmul`] makes it first with [`transpose_k_major`], a tiled
+//! transpose. What the copies cost is the gap between `benches/gemm.rs`'
+//! `gpu_ops::matmul` table and its kernel rows.
 
 // sm_80's: in the PTX of sm_80 and later only (the kernel declares it too).
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]

@@ -24,6 +24,7 @@ mod buffer;
 mod copy;
 mod direct;
 mod element;
+mod encoded_maps;
 mod foreign;
 mod lender;
 mod managed;

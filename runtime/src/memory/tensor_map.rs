@@ -13,6 +13,7 @@
 use crate::backend::{driver, EncodedTensorMap, TensorMapRequest};
 use crate::{DeviceBuffer, Error, Result};
 use gpu_device::{bf16, f16};
+use std::sync::Arc;
 
 /// How the rows of a box are laid out in shared memory: 16-byte chunks of
 /// each row exchanged (XOR with the row index) within a span, so that reads
@@ -319,10 +320,10 @@ pub struct TensorMap<'a, T: TensorElement> {
     buffer: &'a DeviceBuffer<T>,
     layout: TensorMapLayout,
     /// The encoded map (`cuTensorMapEncodeTiled`) in the buffer's device's
-    /// global memory, 64-byte aligned, written once when the map is made:
-    /// kernels receive its address (see `gpu_device::tma::TensorMap2d` for
-    /// why not the map by value).
-    encoded: DeviceBuffer<u64>,
+    /// global memory, 64-byte aligned, written once (shared by the maps
+    /// that encode alike: `encoded_maps.rs`): kernels receive its address
+    /// (see `gpu_device::tma::TensorMap2d` for why not the map by value).
+    encoded: Arc<DeviceBuffer<u64>>,
 }
 
 impl<'a, T: TensorElement> TensorMap<'a, T> {
@@ -386,25 +387,33 @@ impl<'a, T: TensorElement> TensorMap<'a, T> {
 
 /// `layout` of `buffer` encoded by the driver, followed by `extra` words,
 /// in a device copy written before this returns (every later launch reads
-/// it whole), 64-byte aligned as the copy engine needs.
+/// it whole), 64-byte aligned as the copy engine needs; the copy of an
+/// earlier map of the same words where one is kept.
 pub(crate) fn encode_on_device<T: TensorElement>(
     buffer: &DeviceBuffer<T>,
     layout: &TensorMapLayout,
     extra: &[u64],
-) -> Result<DeviceBuffer<u64>> {
+) -> Result<Arc<DeviceBuffer<u64>>> {
     let request = layout.request(buffer.as_raw());
     let EncodedTensorMap(words) = driver()
         .encode_tensor_map(buffer.device(), &request)
         .map_err(Error::from)?;
     let mut words = words.to_vec();
     words.extend_from_slice(extra);
+    super::encoded_maps::device_copy(buffer.device(), words, |words| {
+        write_on_device(buffer.device(), words)
+    })
+}
+
+/// `words` in a new device copy on `device`, written before this returns.
+fn write_on_device(device: usize, words: &[u64]) -> Result<DeviceBuffer<u64>> {
     // On the device's legacy default stream, not the current one: with
     // `GPU_PER_THREAD_DEFAULT_STREAM=1` that is the thread's per-thread
     // stream, and once a kernel has faulted a thread that made a
     // stream-ordered allocation there never ends (driver 580: README, "The
     // per-thread default stream"), so a program whose map's kernel faulted
     // could not join the thread that made the map.
-    let encoded = DeviceBuffer::to_device_sync(&words, crate::Stream::legacy_on(buffer.device()))?;
+    let encoded = DeviceBuffer::to_device_sync(words, crate::Stream::legacy_on(device))?;
     if !encoded.as_raw().is_multiple_of(64) {
         return Err(Error::InvalidArgument {
             operation: "TensorMap::new",

@@ -27,7 +27,7 @@ pub struct TensorMapOut<'a, T: TensorElement> {
     /// The encoded map, then the number of boxes along each dimension
     /// (innermost first, 1 past the rank), which the device reads to find
     /// each block's box.
-    encoded: DeviceBuffer<u64>,
+    encoded: std::sync::Arc<DeviceBuffer<u64>>,
 }
 
 fn invalid(reason: String) -> Error {

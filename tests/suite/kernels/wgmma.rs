@@ -24,10 +24,11 @@ use gpu_test_kernels::patterns::gemm_wgmma::{
     gemm_bf16_wgmma, GEMM_WGMMA_SHARED_BYTES, GEMM_WGMMA_THREADS,
 };
 use gpu_test_kernels::wgmma::{
-    wgmma_bf16_128b_n128, wgmma_bf16_128b_n256, wgmma_bf16_128b_n64, wgmma_bf16_32b_n64,
-    wgmma_bf16_64b_n128, wgmma_carried_across_waits, wgmma_f16_128b_n128,
-    wgmma_in_a_divergent_branch, wgmma_roles, wgmma_tile_of_a_stage, wgmma_warps_disagree,
-    WGMMA_TRIPLES,
+    wgmma_bf16_128b_n128, wgmma_bf16_128b_n256, wgmma_bf16_128b_n256_mn, wgmma_bf16_128b_n64,
+    wgmma_bf16_128b_n64_mn, wgmma_bf16_32b_n64, wgmma_bf16_32b_n64_mn, wgmma_bf16_64b_n128,
+    wgmma_bf16_64b_n128_mn, wgmma_carried_across_waits, wgmma_f16_128b_n128,
+    wgmma_f16_128b_n128_mn, wgmma_in_a_divergent_branch, wgmma_roles, wgmma_tile_of_a_stage,
+    wgmma_warps_disagree, WGMMA_TRIPLES,
 };
 
 /// Whether the device runs sm_90a kernels; says so when it does not.
@@ -205,6 +206,69 @@ fn every_shape_and_swizzle_matches_a_cpu_reference() {
     );
 }
 
+/// B MN-major (`MnMajorTile`: B row-major, read with `imm-trans-b`), the
+/// same products as the K-major B's: every swizzle, N of one chunk and of
+/// four, both types, and chained products.
+#[test]
+fn an_mn_major_b_matches_a_cpu_reference() {
+    let stream = Stream::new().unwrap();
+    if !runs_sm_90a(&stream) {
+        return;
+    }
+    let to_bf16: fn(f32) -> bf16 = bf16::from_f32;
+    let from_bf16: fn(&bf16) -> f32 = |x| x.to_f32();
+    let bf16_cases: [(ProductLaunch<bf16>, usize, usize, usize, &str); 5] = [
+        (
+            launcher!(wgmma_bf16_128b_n64_mn, bf16),
+            64,
+            64,
+            1,
+            "MN-major bf16 m64n64, 128B swizzle",
+        ),
+        (
+            launcher!(wgmma_bf16_128b_n256_mn, bf16),
+            256,
+            64,
+            1,
+            "MN-major bf16 m64n256, 128B swizzle",
+        ),
+        (
+            launcher!(wgmma_bf16_64b_n128_mn, bf16),
+            128,
+            32,
+            1,
+            "MN-major bf16 m64n128, 64B swizzle",
+        ),
+        (
+            launcher!(wgmma_bf16_32b_n64_mn, bf16),
+            64,
+            16,
+            1,
+            "MN-major bf16 m64n64, 32B swizzle",
+        ),
+        (
+            launcher!(wgmma_bf16_128b_n256_mn, bf16),
+            256,
+            64,
+            3,
+            "three chained MN-major products",
+        ),
+    ];
+    for (go, n, k, repeats, what) in bf16_cases {
+        run(&stream, go, to_bf16, from_bf16, n, k, repeats, what);
+    }
+    run(
+        &stream,
+        launcher!(wgmma_f16_128b_n128_mn, f16),
+        f16::from_f32,
+        |x| x.to_f32(),
+        128,
+        64,
+        1,
+        "MN-major f16 m64n128, 128B swizzle",
+    );
+}
+
 #[test]
 fn chained_products_accumulate_before_one_wait() {
     let stream = Stream::new().unwrap();
@@ -238,7 +302,8 @@ fn warpgroups_take_their_roles() {
 }
 
 /// A block of 96 threads (no whole warpgroup), a divergent warp, tiles
-/// misaligned for their swizzle and a tile past the shared memory: each
+/// misaligned for their swizzle and a tile past the shared memory (K-major
+/// and MN-major): each
 /// refused with a report naming the kernel and the misuse, never a hang or
 /// a wrong product. On the simulator, each on a device of its own (a failed
 /// kernel ends its device).
@@ -279,6 +344,31 @@ fn misuses_are_refused() {
         0,
         shared - 2,
         "KMajorTile::new: the tile ends at slot 8192, past the dynamic shared memory's 8191 slots",
+    );
+
+    // The same checks for an MN-major B tile (made before A in that
+    // kernel): misaligned (at slot 256 + 4096, 512 bytes past a multiple
+    // of 1024), and past the end.
+    let stream = next_device();
+    let (da, db) = (buffer(&ab, &stream), buffer(&ab, &stream));
+    let mut out = DeviceBuffer::<[f32; WGMMA_TRIPLES]>::zeroed_on(128, &stream).unwrap();
+    launch!(wgmma_bf16_128b_n64_mn[1, 128, stream, shared + 512](&da, &db, 256usize, 1usize, &mut out)).unwrap();
+    let message = failure(&stream);
+    assert!(
+        message.starts_with("wgmma_bf16_128b_n64_mn")
+            && message.contains("MnMajorTile::new: the tile at slot 4352 does not start at a multiple of 1024 bytes"),
+        "{message}"
+    );
+    let stream = next_device();
+    let (da, db) = (buffer(&ab, &stream), buffer(&ab, &stream));
+    let mut out = DeviceBuffer::<[f32; WGMMA_TRIPLES]>::zeroed_on(128, &stream).unwrap();
+    launch!(wgmma_bf16_128b_n64_mn[1, 128, stream, shared - 2](&da, &db, 0usize, 1usize, &mut out))
+        .unwrap();
+    let message = failure(&stream);
+    assert!(
+        message.starts_with("wgmma_bf16_128b_n64_mn")
+            && message.contains("MnMajorTile::new: the tile ends at slot 8192, past the dynamic shared memory's 8191 slots"),
+        "{message}"
     );
 
     let stream = next_device();

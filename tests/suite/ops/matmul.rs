@@ -53,7 +53,7 @@ const BF16: Half<bf16> = Half {
     name: "bf16",
     from_f32: bf16::from_f32,
     to_f64: bf16::to_f64,
-    kernels: ["gemm_bf16_wgmma_tma", "gemm_bf16_mma_sync"],
+    kernels: ["gemm_bf16_wgmma_tma_kn", "gemm_bf16_mma_sync"],
     rounding: 1.0 / 128.0,
 };
 
@@ -61,7 +61,7 @@ const F16: Half<f16> = Half {
     name: "f16",
     from_f32: f16::from_f32,
     to_f64: f16::to_f64,
-    kernels: ["gemm_f16_wgmma_tma", "gemm_f16_mma_sync"],
+    kernels: ["gemm_f16_wgmma_tma_kn", "gemm_f16_mma_sync"],
     rounding: 1.0 / 1024.0,
 };
 

@@ -10,8 +10,8 @@ use gpu_device::mma::{Bf16, F16};
 use gpu_device::prelude::*;
 use gpu_device::shared::DynamicShared;
 use gpu_device::wgmma::{
-    self, Accumulator, Carried, KMajorTile, Operand16, Shape, Swizzle, Swizzle128B, Swizzle32B,
-    Swizzle64B, Warpgroup, M64N,
+    self, Accumulator, BOperand, Carried, InFlight, KMajorTile, MnMajorTile, Operand16, Shape,
+    Swizzle, Swizzle128B, Swizzle32B, Swizzle64B, Warpgroup, M64N,
 };
 
 /// Floats per thread in the kernels' output: 128 triples, N = 256's.
@@ -19,9 +19,10 @@ pub const WGMMA_TRIPLES: usize = 3 * 128;
 
 /// `repeats` times `A Bᵀ` (A: 64 × K, B: N × K, row-major, K the swizzle's
 /// row), from tiles at slot `offset` (A) and right after it (B) of the
-/// dynamic shared memory, issued as one product and `repeats - 1` more
-/// groups (`InFlight::then`) before one wait.
-fn product<T: Operand16, S: Swizzle, const N: usize>(
+/// dynamic shared memory, B K-major (`MN` false) or MN-major (true: the
+/// same B stored transposed), issued as one product and `repeats - 1`
+/// more groups (`InFlight::then`) before one wait.
+fn product<T: Operand16, S: Swizzle, const N: usize, const MN: bool>(
     a: &[T::Element],
     b: &[T::Element],
     offset: usize,
@@ -34,6 +35,7 @@ where
     T::Element: Default,
 {
     type Tile<'r, T, S, const R: usize> = KMajorTile<'r, T, S, R>;
+    type Mn<'r, T, S, const R: usize> = MnMajorTile<'r, T, S, R>;
     let (a_len, k) = (Tile::<T, S, 64>::ELEMENTS, Tile::<T, S, 64>::K);
     let b_len = Tile::<T, S, N>::ELEMENTS;
     let mut w = block;
@@ -42,7 +44,12 @@ where
             let (row, kk) = Tile::<T, S, 64>::coordinates(s - offset);
             a[row * k + kk]
         } else if (offset + a_len..offset + a_len + b_len).contains(&s) {
-            let (row, kk) = Tile::<T, S, N>::coordinates(s - offset - a_len);
+            let (row, kk) = if MN {
+                let (kk, col) = Mn::<T, S, N>::coordinates(s - offset - a_len);
+                (col, kk)
+            } else {
+                Tile::<T, S, N>::coordinates(s - offset - a_len)
+            };
             b[row * k + kk]
         } else {
             T::Element::default()
@@ -50,13 +57,16 @@ where
     });
     let phase = wgmma::sync_for_async(w);
     let wg = Warpgroup::of_this_thread();
-    let ta = Tile::<T, S, 64>::new(smem, &phase, offset);
-    let tb = Tile::<T, S, N>::new(smem, &phase, offset + a_len);
-    let mut flight = wg.mma_async(Accumulator::<N>::zero(&wg), &ta, &tb);
-    for _ in 1..repeats {
-        flight = flight.then(&wg, &ta, &tb);
-    }
-    let d = flight.wait(&wg);
+    let d = if MN {
+        // B first: its misuses are the ones reported.
+        let tb = Mn::<T, S, N>::new(smem, &phase, offset + a_len);
+        let ta = Tile::<T, S, 64>::new(smem, &phase, offset);
+        products(&wg, &ta, &tb, repeats).wait(&wg)
+    } else {
+        let ta = Tile::<T, S, 64>::new(smem, &phase, offset);
+        let tb = Tile::<T, S, N>::new(smem, &phase, offset + a_len);
+        products(&wg, &ta, &tb, repeats).wait(&wg)
+    };
     let mut out = [-1.0; WGMMA_TRIPLES];
     for (i, (row, col, v)) in d.elements().enumerate() {
         out[3 * i] = row as f32;
@@ -66,8 +76,25 @@ where
     out
 }
 
+/// `repeats` products of `a` and `b` into one accumulator, in flight.
+fn products<'t, T: Operand16, S: Swizzle, B: BOperand<T, S, N>, const N: usize>(
+    wg: &Warpgroup,
+    a: &'t KMajorTile<'_, T, S, 64>,
+    b: &'t B,
+    repeats: usize,
+) -> InFlight<'t, N>
+where
+    M64N<N>: Shape,
+{
+    let mut flight = wg.mma_async(Accumulator::<N>::zero(wg), a, b);
+    for _ in 1..repeats {
+        flight = flight.then(wg, a, b);
+    }
+    flight
+}
+
 macro_rules! product_kernels {
-    ($($(#[$doc:meta])* $name:ident: $elem:ident, $operand:ident, $swizzle:ident, $n:literal;)*) => {$(
+    ($($(#[$doc:meta])* $name:ident: $elem:ident, $operand:ident, $swizzle:ident, $n:literal, $mn:literal;)*) => {$(
         $(#[$doc])*
         #[kernel(arch = "sm_90a")]
         pub fn $name(
@@ -80,24 +107,34 @@ macro_rules! product_kernels {
             block: Block,
         ) {
             let i = thread_index();
-            out.set(i, product::<$operand, $swizzle, $n>(a, b, offset, repeats, &smem, block));
+            out.set(i, product::<$operand, $swizzle, $n, $mn>(a, b, offset, repeats, &smem, block));
         }
     )*};
 }
 
 product_kernels! {
     /// m64n64k16 bf16, 128-byte swizzle (K = 64).
-    wgmma_bf16_128b_n64: bf16, Bf16, Swizzle128B, 64;
+    wgmma_bf16_128b_n64: bf16, Bf16, Swizzle128B, 64, false;
     /// m64n128k16 bf16, 128-byte swizzle (K = 64).
-    wgmma_bf16_128b_n128: bf16, Bf16, Swizzle128B, 128;
+    wgmma_bf16_128b_n128: bf16, Bf16, Swizzle128B, 128, false;
     /// m64n256k16 bf16, 128-byte swizzle (K = 64).
-    wgmma_bf16_128b_n256: bf16, Bf16, Swizzle128B, 256;
+    wgmma_bf16_128b_n256: bf16, Bf16, Swizzle128B, 256, false;
     /// m64n128k16 bf16, 64-byte swizzle (K = 32).
-    wgmma_bf16_64b_n128: bf16, Bf16, Swizzle64B, 128;
+    wgmma_bf16_64b_n128: bf16, Bf16, Swizzle64B, 128, false;
     /// m64n64k16 bf16, 32-byte swizzle (K = 16).
-    wgmma_bf16_32b_n64: bf16, Bf16, Swizzle32B, 64;
+    wgmma_bf16_32b_n64: bf16, Bf16, Swizzle32B, 64, false;
     /// m64n128k16 f16, 128-byte swizzle (K = 64).
-    wgmma_f16_128b_n128: f16, F16, Swizzle128B, 128;
+    wgmma_f16_128b_n128: f16, F16, Swizzle128B, 128, false;
+    /// m64n64k16 bf16, B MN-major, 128-byte swizzle (K = 64).
+    wgmma_bf16_128b_n64_mn: bf16, Bf16, Swizzle128B, 64, true;
+    /// m64n256k16 bf16, B MN-major (four chunks), 128-byte swizzle.
+    wgmma_bf16_128b_n256_mn: bf16, Bf16, Swizzle128B, 256, true;
+    /// m64n128k16 bf16, B MN-major, 64-byte swizzle (K = 32).
+    wgmma_bf16_64b_n128_mn: bf16, Bf16, Swizzle64B, 128, true;
+    /// m64n64k16 bf16, B MN-major, 32-byte swizzle (K = 16).
+    wgmma_bf16_32b_n64_mn: bf16, Bf16, Swizzle32B, 64, true;
+    /// m64n128k16 f16, B MN-major, 128-byte swizzle (K = 64).
+    wgmma_f16_128b_n128_mn: f16, F16, Swizzle128B, 128, true;
 }
 
 /// A 64 × 64 bf16 product (zeros) with only lanes 0 to 15 of each warp

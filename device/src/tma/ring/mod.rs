@@ -99,6 +99,10 @@ use crate::mbarrier::{MBarrier, MBarriers, ScopeEnd, MAX_COUNT};
 use crate::mma::SixteenBit;
 use crate::shared::DynamicShared;
 use crate::wgmma::{Accumulator, Carried, Operand16, Shape, Swizzle, Warpgroup, M64N};
+
+mod b_major;
+
+pub use b_major::{BMajor, KMajor, MnMajor};
 use core::cell::Cell;
 use core::marker::PhantomData;
 
@@ -106,10 +110,11 @@ use core::marker::PhantomData;
 /// of B, rows of `S::BYTES` bytes (`S::BYTES / 2` elements of `O`, one
 /// k-block) swizzled by `S`, filled by bulk tensor copies and read by
 /// `wgmma`: see the [module](self).
-pub struct TmaRing<O, S, const STAGES: usize, const A_ROWS: usize, const B_ROWS: usize>
+pub struct TmaRing<O, S, const STAGES: usize, const A_ROWS: usize, const B_ROWS: usize, L = KMajor>
 where
     O: SixteenBit + Operand16,
     S: Swizzle + TileSwizzle,
+    L: BMajor,
 {
     base: *mut u8,
     /// The ring's barriers: `full` (stages), `empty` (stages), `done`.
@@ -117,14 +122,15 @@ where
     /// Their initialisation (`MBarriers::<2 STAGES + 1>::init_scoped`, its
     /// length out of the type) with the arrivals of `empty` and `done`.
     init: fn(*mut u64, u32, u32) -> ScopeEnd,
-    _types: PhantomData<(O, S)>,
+    _types: PhantomData<(O, S, L)>,
 }
 
-impl<O, S, const STAGES: usize, const A_ROWS: usize, const B_ROWS: usize>
-    TmaRing<O, S, STAGES, A_ROWS, B_ROWS>
+impl<O, S, const STAGES: usize, const A_ROWS: usize, const B_ROWS: usize, L>
+    TmaRing<O, S, STAGES, A_ROWS, B_ROWS, L>
 where
     O: SixteenBit + Operand16,
     S: Swizzle + TileSwizzle,
+    L: BMajor,
 {
     /// The bytes of a stage's A tile.
     pub const A_BYTES: usize = A_ROWS * S::BYTES;
@@ -215,8 +221,8 @@ where
     #[track_caller]
     pub fn with<R>(
         self,
-        producer: impl for<'r> FnOnce(Producer<'r, O, S, STAGES, A_ROWS, B_ROWS>) -> R,
-        consumer: impl for<'r> FnOnce(Consumer<'r, O, S, STAGES, A_ROWS, B_ROWS>) -> R,
+        producer: impl for<'r> FnOnce(Producer<'r, O, S, STAGES, A_ROWS, B_ROWS, L>) -> R,
+        consumer: impl for<'r> FnOnce(Consumer<'r, O, S, STAGES, A_ROWS, B_ROWS, L>) -> R,
     ) -> R {
         let threads = crate::block_size();
         if threads < 256 || !threads.is_multiple_of(128) {
@@ -274,10 +280,11 @@ type Brand<'r> = PhantomData<fn(&'r ()) -> &'r ()>;
 
 /// What a thread knows of the ring in the scope: its place, its barriers
 /// and its own count of loads (the issuer) or stages (a consumer).
-struct RingCore<O, S, const STAGES: usize, const A_ROWS: usize, const B_ROWS: usize>
+struct RingCore<O, S, const STAGES: usize, const A_ROWS: usize, const B_ROWS: usize, L = KMajor>
 where
     O: SixteenBit + Operand16,
     S: Swizzle + TileSwizzle,
+    L: BMajor,
 {
     base: *mut u8,
     barriers: *mut u64,
@@ -288,14 +295,15 @@ where
     /// The stage whose products may still run, not released yet (a
     /// consumer).
     unreleased: Cell<Option<u32>>,
-    _types: PhantomData<(O, S)>,
+    _types: PhantomData<(O, S, L)>,
 }
 
-impl<O, S, const STAGES: usize, const A_ROWS: usize, const B_ROWS: usize>
-    RingCore<O, S, STAGES, A_ROWS, B_ROWS>
+impl<O, S, const STAGES: usize, const A_ROWS: usize, const B_ROWS: usize, L>
+    RingCore<O, S, STAGES, A_ROWS, B_ROWS, L>
 where
     O: SixteenBit + Operand16,
     S: Swizzle + TileSwizzle,
+    L: BMajor,
 {
     /// Barrier `i`'s word: `full[s]` is `s`, `empty[s]` `STAGES + s`, `done`
     /// `2 STAGES`.
@@ -332,7 +340,7 @@ where
     #[inline(always)]
     fn stage(&self, s: usize) -> *mut u8 {
         self.base
-            .wrapping_add(s * TmaRing::<O, S, STAGES, A_ROWS, B_ROWS>::STAGE_BYTES)
+            .wrapping_add(s * TmaRing::<O, S, STAGES, A_ROWS, B_ROWS, L>::STAGE_BYTES)
     }
 
     /// The issuer: waits until each of its copies landed (the last use of
@@ -363,21 +371,30 @@ where
 }
 
 /// The producer warpgroup's handle, inside [`TmaRing::with`].
-pub struct Producer<'r, O, S, const STAGES: usize, const A_ROWS: usize, const B_ROWS: usize>
-where
+pub struct Producer<
+    'r,
+    O,
+    S,
+    const STAGES: usize,
+    const A_ROWS: usize,
+    const B_ROWS: usize,
+    L = KMajor,
+> where
     O: SixteenBit + Operand16,
     S: Swizzle + TileSwizzle,
+    L: BMajor,
 {
-    core: &'r RingCore<O, S, STAGES, A_ROWS, B_ROWS>,
+    core: &'r RingCore<O, S, STAGES, A_ROWS, B_ROWS, L>,
     wg: Warpgroup,
     _brand: Brand<'r>,
 }
 
-impl<'r, O, S, const STAGES: usize, const A_ROWS: usize, const B_ROWS: usize>
-    Producer<'r, O, S, STAGES, A_ROWS, B_ROWS>
+impl<'r, O, S, const STAGES: usize, const A_ROWS: usize, const B_ROWS: usize, L>
+    Producer<'r, O, S, STAGES, A_ROWS, B_ROWS, L>
 where
     O: SixteenBit + Operand16,
     S: Swizzle + TileSwizzle,
+    L: BMajor,
 {
     /// This thread's warpgroup (to lower its register limit: a producer
     /// needs few).
@@ -389,30 +406,39 @@ where
     /// The issuing thread's handle: `Some` in the warpgroup's first thread
     /// only, which alone copies.
     #[inline(always)]
-    pub fn issuer(&mut self) -> Option<Issuer<'_, 'r, O, S, STAGES, A_ROWS, B_ROWS>> {
+    pub fn issuer(&mut self) -> Option<Issuer<'_, 'r, O, S, STAGES, A_ROWS, B_ROWS, L>> {
         (self.wg.rank() == 0).then_some(Issuer { producer: self })
     }
 }
 
 /// The thread that copies the stages: from [`Producer::issuer`].
-pub struct Issuer<'p, 'r, O, S, const STAGES: usize, const A_ROWS: usize, const B_ROWS: usize>
-where
+pub struct Issuer<
+    'p,
+    'r,
+    O,
+    S,
+    const STAGES: usize,
+    const A_ROWS: usize,
+    const B_ROWS: usize,
+    L = KMajor,
+> where
     O: SixteenBit + Operand16,
     S: Swizzle + TileSwizzle,
+    L: BMajor,
 {
-    producer: &'p mut Producer<'r, O, S, STAGES, A_ROWS, B_ROWS>,
+    producer: &'p mut Producer<'r, O, S, STAGES, A_ROWS, B_ROWS, L>,
 }
 
 impl<O, S, const STAGES: usize, const A_ROWS: usize, const B_ROWS: usize>
-    Issuer<'_, '_, O, S, STAGES, A_ROWS, B_ROWS>
+    Issuer<'_, '_, O, S, STAGES, A_ROWS, B_ROWS, KMajor>
 where
     O: SixteenBit + Operand16,
     S: Swizzle + TileSwizzle,
 {
     /// Fills the next stage: the box of `a` at (`a_row`, `a_col`) into its
-    /// A tile and the box of `b` at (`b_row`, `b_col`) into its B tile
-    /// (elements past the tensors' edges land as zeros), once every
-    /// consumer warp handed the stage back. The maps' boxes are the
+    /// A tile and the box of `b` (rows of `Bᵀ`) at (`b_row`, `b_col`) into
+    /// its B tile (elements past the tensors' edges land as zeros), once
+    /// every consumer warp handed the stage back. The maps' boxes are the
     /// stage's tiles, rows of one swizzle span (`COLS` elements: checked
     /// at compile time). Each box's first column lies a multiple of 16
     /// bytes into its row, or this panics, as [`TmaTile::load`](super::TmaTile::load).
@@ -427,6 +453,117 @@ where
         b: &TensorMap2d<O::Element, B_ROWS, COLS, S>,
         b_row: i32,
         b_col: i32,
+    ) {
+        self.fill::<COLS>(a, a_row, a_col, b_col, |tile, full, s| {
+            // SAFETY: `tile` is the stage's B tile, `B_ROWS` rows of
+            // `S::BYTES` (`fill`'s contract), the box of `b`.
+            unsafe {
+                #[cfg(target_arch = "nvptx64")]
+                let _ = s;
+                #[cfg(target_arch = "nvptx64")]
+                arch::tma::copy_2d(tile, b.map, full, b_col, b_row);
+                #[cfg(not(target_arch = "nvptx64"))]
+                arch::tma::copy_2d(
+                    tile,
+                    B_ROWS * <S as Swizzle>::BYTES,
+                    b.map,
+                    [COLS as u32, B_ROWS as u32],
+                    <S as TileSwizzle>::MODE,
+                    full,
+                    s,
+                    b_col,
+                    b_row,
+                );
+            }
+        });
+    }
+}
+
+impl<O, S, const STAGES: usize, const A_ROWS: usize, const B_ROWS: usize>
+    Issuer<'_, '_, O, S, STAGES, A_ROWS, B_ROWS, MnMajor>
+where
+    O: SixteenBit + Operand16,
+    S: Swizzle + TileSwizzle,
+{
+    /// Fills the next stage: the box of `a` at (`a_row`, `a_col`) into its
+    /// A tile, and B's `B_ROWS` columns from `b_col` of its k-block's rows
+    /// from `b_row` into its B tile, as `B_ROWS / COLS` boxes of `b` (a
+    /// row-major `K × N` B) side by side (elements past the tensors' edges
+    /// land as zeros), once every consumer warp handed the stage back. A
+    /// box of `a` is rows of one swizzle span (`COLS` elements), a box of
+    /// `b` that many rows of that many columns (checked at compile time).
+    /// Each box's first column lies a multiple of 16 bytes into its row,
+    /// or this panics, as [`TmaTile::load`](super::TmaTile::load).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    #[track_caller]
+    pub fn load<const COLS: usize>(
+        &mut self,
+        a: &TensorMap2d<O::Element, A_ROWS, COLS, S>,
+        a_row: i32,
+        a_col: i32,
+        b: &TensorMap2d<O::Element, COLS, COLS, S>,
+        b_row: i32,
+        b_col: i32,
+    ) {
+        let () = const {
+            assert!(
+                B_ROWS.is_multiple_of(COLS),
+                "an MN-major ring's B tile is a whole number of boxes of B's columns"
+            )
+        };
+        self.fill::<COLS>(a, a_row, a_col, b_col, |tile, full, s| {
+            let chunk = COLS * <S as Swizzle>::BYTES;
+            for j in 0..B_ROWS / COLS {
+                let col = b_col.wrapping_add((j * COLS) as i32);
+                // SAFETY: `tile` is the stage's B tile, `B_ROWS / COLS`
+                // chunks of `chunk` bytes (`fill`'s contract: the same
+                // bytes as `B_ROWS` rows of `S::BYTES`); chunk `j`, at a
+                // multiple of 1024 bytes, takes the box at column `col`.
+                unsafe {
+                    #[cfg(target_arch = "nvptx64")]
+                    let _ = s;
+                    #[cfg(target_arch = "nvptx64")]
+                    arch::tma::copy_2d(tile.wrapping_add(j * chunk), b.map, full, col, b_row);
+                    #[cfg(not(target_arch = "nvptx64"))]
+                    arch::tma::copy_2d(
+                        tile.wrapping_add(j * chunk),
+                        chunk,
+                        b.map,
+                        [COLS as u32, COLS as u32],
+                        <S as TileSwizzle>::MODE,
+                        full,
+                        s,
+                        col,
+                        b_row,
+                    );
+                }
+            }
+        });
+    }
+}
+
+impl<O, S, const STAGES: usize, const A_ROWS: usize, const B_ROWS: usize, L>
+    Issuer<'_, '_, O, S, STAGES, A_ROWS, B_ROWS, L>
+where
+    O: SixteenBit + Operand16,
+    S: Swizzle + TileSwizzle,
+    L: BMajor,
+{
+    /// The next stage, once every consumer warp handed it back: arms its
+    /// `full` barrier with the stage's bytes, copies A's box into its A
+    /// tile and lets `copy_b` copy B's (`copy_b(tile, full, stage)`: its B
+    /// tile, `B_ROWS * S::BYTES` bytes at a multiple of 1024 on the GPU,
+    /// whose copies complete on `full`).
+    #[inline(always)]
+    #[track_caller]
+    fn fill<const COLS: usize>(
+        &mut self,
+        a: &TensorMap2d<O::Element, A_ROWS, COLS, S>,
+        a_row: i32,
+        a_col: i32,
+        b_col: i32,
+        copy_b: impl FnOnce(*mut u8, *mut u64, usize),
     ) {
         let () = const {
             assert!(
@@ -450,8 +587,8 @@ where
             // Every consumer warp handed use `u - 1` of the stage back.
             core.wait(STAGES + s, u - 1);
         }
-        let bytes = TmaRing::<O, S, STAGES, A_ROWS, B_ROWS>::STAGE_BYTES as u32;
-        let a_bytes = TmaRing::<O, S, STAGES, A_ROWS, B_ROWS>::A_BYTES;
+        let bytes = TmaRing::<O, S, STAGES, A_ROWS, B_ROWS, L>::STAGE_BYTES as u32;
+        let a_bytes = TmaRing::<O, S, STAGES, A_ROWS, B_ROWS, L>::A_BYTES;
         let full = core.word(s);
         let tile = core.stage(s);
         // SAFETY: `full[s]`, initialised with one arrival; this is its one
@@ -463,67 +600,61 @@ where
             #[cfg(not(target_arch = "nvptx64"))]
             arch::tma::arrive_expect_tx(full, s, bytes);
         }
-        // SAFETY: the stage's two tiles, `A_BYTES` and `B_ROWS` rows of
-        // `S::BYTES`, inside the ring's checked memory, 1024-byte aligned on
-        // the GPU; no consumer reads the stage until `full[s]`'s phase `u`
-        // completes, which needs these copies' bytes, and every consumer's
-        // reads of use `u - 1` were retired before its release (waited
-        // above); `full[s]` is armed for both boxes' bytes; the maps are
-        // live maps of these boxes and swizzle (`from_kernel_param`).
+        // SAFETY: the stage's A tile, `A_BYTES` inside the ring's checked
+        // memory, 1024-byte aligned on the GPU; no consumer reads the stage
+        // until `full[s]`'s phase `u` completes, which needs these copies'
+        // bytes (A's box and B's, `STAGE_BYTES` in all: the maps' boxes
+        // are the stage's tiles), and every consumer's reads of use
+        // `u - 1` were retired before its release (waited above); the
+        // maps are live maps of these boxes and swizzle (`from_kernel_param`).
         unsafe {
             #[cfg(target_arch = "nvptx64")]
-            {
-                arch::tma::copy_2d(tile, a.map, full, a_col, a_row);
-                arch::tma::copy_2d(tile.wrapping_add(a_bytes), b.map, full, b_col, b_row);
-            }
+            arch::tma::copy_2d(tile, a.map, full, a_col, a_row);
             #[cfg(not(target_arch = "nvptx64"))]
-            {
-                arch::tma::copy_2d(
-                    tile,
-                    a_bytes,
-                    a.map,
-                    [COLS as u32, A_ROWS as u32],
-                    <S as TileSwizzle>::MODE,
-                    full,
-                    s,
-                    a_col,
-                    a_row,
-                );
-                arch::tma::copy_2d(
-                    tile.wrapping_add(a_bytes),
-                    B_ROWS * <S as Swizzle>::BYTES,
-                    b.map,
-                    [COLS as u32, B_ROWS as u32],
-                    <S as TileSwizzle>::MODE,
-                    full,
-                    s,
-                    b_col,
-                    b_row,
-                );
-            }
+            arch::tma::copy_2d(
+                tile,
+                a_bytes,
+                a.map,
+                [COLS as u32, A_ROWS as u32],
+                <S as TileSwizzle>::MODE,
+                full,
+                s,
+                a_col,
+                a_row,
+            );
         }
+        copy_b(tile.wrapping_add(a_bytes), full, s);
         core.issued.set(i + 1);
     }
 }
 
 /// A consumer warpgroup's handle, inside [`TmaRing::with`].
-pub struct Consumer<'r, O, S, const STAGES: usize, const A_ROWS: usize, const B_ROWS: usize>
-where
+pub struct Consumer<
+    'r,
+    O,
+    S,
+    const STAGES: usize,
+    const A_ROWS: usize,
+    const B_ROWS: usize,
+    L = KMajor,
+> where
     O: SixteenBit + Operand16,
     S: Swizzle + TileSwizzle,
+    L: BMajor,
 {
-    core: &'r RingCore<O, S, STAGES, A_ROWS, B_ROWS>,
+    core: &'r RingCore<O, S, STAGES, A_ROWS, B_ROWS, L>,
     index: usize,
     consumers: usize,
     wg: Warpgroup,
     _brand: Brand<'r>,
 }
 
-impl<O, S, const STAGES: usize, const A_ROWS: usize, const B_ROWS: usize>
-    Consumer<'_, O, S, STAGES, A_ROWS, B_ROWS>
+impl<O, S, const STAGES: usize, const A_ROWS: usize, const B_ROWS: usize, L>
+    Consumer<'_, O, S, STAGES, A_ROWS, B_ROWS, L>
 where
     O: SixteenBit + Operand16,
     S: Swizzle + TileSwizzle,
+    L: BMajor,
 {
     /// This consumer's number, 0 to [`consumers()`](Self::consumers) - 1
     /// (its warpgroup's index).
@@ -559,10 +690,10 @@ where
         M64N<N>: Shape,
     {
         if a_row.saturating_add(64) > A_ROWS || !a_row.is_multiple_of(8) {
-            rows_outside("A", a_row, 64, A_ROWS)
+            rows_outside("rows of the A tile", a_row, 64, A_ROWS, 8)
         }
-        if b_row.saturating_add(N) > B_ROWS || !b_row.is_multiple_of(8) {
-            rows_outside("B", b_row, N, B_ROWS)
+        if b_row.saturating_add(N) > B_ROWS || !b_row.is_multiple_of(L::operand_step::<S>()) {
+            rows_outside(L::B_LINES, b_row, N, B_ROWS, L::operand_step::<S>())
         }
         let core = self.core;
         let i = core.consumed.get();
@@ -571,16 +702,17 @@ where
         let stage = core.stage(s);
         let a = stage.wrapping_add(a_row * <S as Swizzle>::BYTES);
         let b = stage.wrapping_add(
-            TmaRing::<O, S, STAGES, A_ROWS, B_ROWS>::A_BYTES + b_row * <S as Swizzle>::BYTES,
+            TmaRing::<O, S, STAGES, A_ROWS, B_ROWS, L>::A_BYTES + L::operand_offset::<S>(b_row),
         );
-        // SAFETY: `a` is 64 rows and `b` `N` rows of the stage's tiles
-        // (checked above), at multiples of 8 rows from a stage that starts
-        // at a multiple of 1024 bytes on the GPU (`new`), K-major with the
-        // swizzle `S` as the copies landed them: `full[s]`'s phase for this
-        // use completed (waited above); the stage is refilled only after
-        // this warp's release, which `mma`/`finish` make only after a
-        // `wait_group` that retires these products.
-        let acc = unsafe { Carried::issue_from_raw::<O, S>(acc, &self.wg, a.cast(), b.cast()) };
+        // SAFETY: `a` is 64 rows and `b` `N` of B's rows or columns of the
+        // stage's tiles (checked above), at multiples of 8 rows (of a
+        // chunk) from a stage that starts at a multiple of 1024 bytes on
+        // the GPU (`new`), laid out in `L`'s major with the swizzle `S` as
+        // the copies landed them: `full[s]`'s phase for this use completed
+        // (waited above); the stage is refilled only after this warp's
+        // release, which `mma`/`finish` make only after a `wait_group`
+        // that retires these products.
+        let acc = unsafe { L::issue::<O, S, N>(acc, &self.wg, a.cast(), b.cast()) };
         // Every product but the one just issued is done.
         arch::wgmma::wait_group::<1>();
         if let Some(previous) = core.unreleased.replace(Some(s as u32)) {
@@ -624,6 +756,6 @@ fn not_two_warpgroups(threads: usize) -> ! {
 #[cold]
 #[inline(never)]
 #[track_caller]
-fn rows_outside(tile: &str, row: usize, rows: usize, tile_rows: usize) -> ! {
-    panic!("Consumer::mma: rows {row} to {} of the {tile} tile: a stage's {tile} tile has {tile_rows} rows, and the rows start at a multiple of 8", row + rows - 1)
+fn rows_outside(lines: &str, row: usize, rows: usize, tile_rows: usize, step: usize) -> ! {
+    panic!("Consumer::mma: {lines} {row} to {}: a stage's tile has {tile_rows}, and an operand's start at a multiple of {step}", row + rows - 1)
 }
