@@ -377,7 +377,7 @@ fn case(
         if let Some(twin) = twin {
             // The twin's maps read the same copies of A and B.
             let names = (RUST_WGMMA_TMA, WGMMA, "wgmma_tma");
-            let result = twin.maps(&ta, &tb, dims).and_then(|maps| {
+            let result = twin.maps(stream, &ta, &tb, dims).and_then(|maps| {
                 twin_in_process::compare(
                     stream,
                     ctx.quick,

@@ -83,8 +83,15 @@ pub struct Dims {
 
 impl Dims {
     /// Checks what the twin's kernels assume (they index with `int` and
-    /// read 16-byte chunks of rows) against the buffers.
-    fn check(&self, a: &DeviceBuffer<bf16>, b: &DeviceBuffer<bf16>, c_len: usize) -> Res<()> {
+    /// read 16-byte chunks of rows) against the buffers (C's length and
+    /// device) and the stream: all on device 0, the cubin's context.
+    fn check(
+        &self,
+        stream: &Stream,
+        a: &DeviceBuffer<bf16>,
+        b: &DeviceBuffer<bf16>,
+        (c_len, c_device): (usize, usize),
+    ) -> Res<()> {
         let Dims { m, n, k, ld } = *self;
         let int = i32::MAX as usize;
         if m == 0 || n == 0 || k == 0 || ld < k || ld % 8 != 0 {
@@ -102,8 +109,8 @@ impl Dims {
                 );
             }
         }
-        if a.device() != 0 || b.device() != 0 {
-            return Err("twin: the cubin runs on device 0 only".into());
+        if [a.device(), b.device(), c_device, stream.device()] != [0; 4] {
+            return Err("twin: the cubin runs on device 0 only (A, B, C and the stream)".into());
         }
         Ok(())
     }
@@ -159,7 +166,7 @@ impl<'m> TwinKernels<'m> {
         c: &mut DeviceBuffer<bf16>,
         dims: Dims,
     ) -> Res<()> {
-        dims.check(a, b, c.len())?;
+        dims.check(stream, a, b, (c.len(), c.device()))?;
         let (mut pa, mut pb, mut pc) = (a.as_raw(), b.as_raw(), c.as_raw());
         let Dims { m, n, k, ld } = dims;
         // m, n, k, lda, ldb, ldc, group_m: checked to fit an int above.
@@ -207,11 +214,13 @@ impl<'m> TwinKernels<'m> {
     /// of bounds. They borrow A and B.
     pub fn maps<'a>(
         &self,
+        stream: &Stream,
         a: &'a DeviceBuffer<bf16>,
         b: &'a DeviceBuffer<bf16>,
         dims: Dims,
     ) -> Res<TwinMaps<'a>> {
-        dims.check(a, b, dims.m * dims.n)?;
+        // C is checked at each launch (its length and device).
+        dims.check(stream, a, b, (dims.m * dims.n, 0))?;
         let map = |buffer: &DeviceBuffer<bf16>, rows: usize, box_rows: u32| {
             encode_tensor_map_2d(
                 DATA_TYPE_BFLOAT16,
@@ -239,8 +248,15 @@ impl<'m> TwinKernels<'m> {
         c: &mut DeviceBuffer<bf16>,
     ) -> Res<()> {
         let Dims { m, n, k, .. } = maps.dims;
-        if c.len() < m * n {
-            return Err(format!("twin: C needs {} elements, has {}", m * n, c.len()).into());
+        if c.len() < m * n || c.device() != 0 || stream.device() != 0 {
+            return Err(format!(
+                "twin: C needs {} elements on device 0 (has {} on device {}), the stream device 0 (has {})",
+                m * n,
+                c.len(),
+                c.device(),
+                stream.device()
+            )
+            .into());
         }
         let (mut map_a, mut map_b, mut pc) = (maps.a, maps.b, c.as_raw());
         let grid = maps.dims.tiles().min(self.sms.max(1) as usize) as u32;

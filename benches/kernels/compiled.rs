@@ -67,6 +67,7 @@ impl CompiledModule {
 
     /// Loads the cubin file at `path` (machine code: the driver loads it as
     /// it is, or refuses it when it is not this GPU's architecture).
+    #[allow(dead_code)] // the kernels benchmark, which shares this file, loads none
     pub fn load_cubin(path: &Path) -> Result<CompiledModule, String> {
         let image = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
         // An ELF file starts with 0x7f 'E' 'L' 'F': anything else (a PTX

@@ -61,17 +61,11 @@ impl CubinModule {
             name,
             _module: self,
         };
+        let attribute = CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
         // SAFETY: `function` belongs to the loaded module; sets one int.
-        check(
-            "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)",
-            unsafe {
-                cuFuncSetAttribute(
-                    kernel.function,
-                    CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    shared_bytes as c_int,
-                )
-            },
-        )?;
+        let status =
+            unsafe { cuFuncSetAttribute(kernel.function, attribute, shared_bytes as c_int) };
+        check("cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", status)?;
         Ok(kernel)
     }
 }
