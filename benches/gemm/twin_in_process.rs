@@ -98,9 +98,9 @@ impl Dims {
             return Err(format!("twin: bad shape {m} x {n} x {k} (ld {ld})").into());
         }
         let spans = [
-            (m * ld, a.len(), "A"),
-            (n * ld, b.len(), "B"),
-            (m * n, c_len, "C"),
+            (m.saturating_mul(ld), a.len(), "A"),
+            (n.saturating_mul(ld), b.len(), "B"),
+            (m.saturating_mul(n), c_len, "C"),
         ];
         for (need, len, name) in spans {
             if need > len || need > int {
@@ -220,7 +220,7 @@ impl<'m> TwinKernels<'m> {
         dims: Dims,
     ) -> Res<TwinMaps<'a>> {
         // C is checked at each launch (its length and device).
-        dims.check(stream, a, b, (dims.m * dims.n, 0))?;
+        dims.check(stream, a, b, (dims.m.saturating_mul(dims.n), 0))?;
         let map = |buffer: &DeviceBuffer<bf16>, rows: usize, box_rows: u32| {
             encode_tensor_map_2d(
                 DATA_TYPE_BFLOAT16,
