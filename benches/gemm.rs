@@ -31,8 +31,11 @@
 //! ratios (their time over the Rust kernel's: the goal is >= 0.97
 //! against the twin), with both register counts; a last table puts
 //! `gpu_ops::matmul` (the path it took) beside the best Rust kernel and
-//! torch (the "ops::matmul = the best of the above"). Exits with 1
-//! if a check failed, here or in a helper.
+//! torch (the "ops::matmul = the best of the above"). A last table
+//! compares the `mma.sync` and TMA `wgmma` kernels with the twin's in this
+//! process, interleaved on one stream (`gemm/twin_in_process.rs`: DIR's
+//! `gemm_tc.cubin`, built from `benches/cuda/gemm_tc_cubin.cu`). Exits with
+//! 1 if a check failed, here or in a helper.
 
 #[path = "common/mod.rs"]
 mod common;
@@ -44,12 +47,21 @@ mod compiled;
 #[path = "kernels/compiled_unavailable.rs"]
 #[allow(dead_code)]
 mod compiled;
+#[cfg(feature = "bare-cust")]
+#[path = "kernels/cubin.rs"]
+mod cubin;
+#[cfg(not(feature = "bare-cust"))]
+#[path = "kernels/cubin_unavailable.rs"]
+#[allow(dead_code)]
+mod cubin;
 #[path = "kernels/harness.rs"]
 #[allow(dead_code)]
 mod harness;
 #[path = "patterns/table.rs"]
 #[allow(dead_code)]
 mod table;
+#[path = "gemm/twin_in_process.rs"]
+mod twin_in_process;
 
 use common::{bench_args, Res};
 use compiled::CompiledModule;
@@ -67,6 +79,7 @@ use gpu_runtime::{backend, launch, Backend, Device, DeviceBuffer, Stream, Swizzl
 use harness::{gamma, SplitMix64};
 use std::time::Duration;
 use table::{run_helpers, Baselines, Ctx, Helper};
+use twin_in_process::{Dims, TwinKernels};
 
 /// The longest a helper may run: the twin times six GEMMs at each size.
 const HELPER_LIMIT: Duration = Duration::from_secs(300);
@@ -117,13 +130,28 @@ fn main() -> Res<()> {
     // The wgmma kernel is sm_90a's: compute capability 9.0 (the
     // simulator's default) only.
     let wgmma = device.limits().compute_capability == (9, 0);
+    // The twin's kernels in this process (sm_90a: a Hopper GPU), or why not.
+    let sms = device.limits().multiprocessor_count;
+    let twin_module = twin_in_process::load(helpers.as_deref(), on_gpu);
+    let twin_kernels = match &twin_module {
+        Ok(module) => TwinKernels::new(module, sms).map_err(|e| format!("not run: {e}")),
+        Err(why) => Err(why.clone()),
+    };
+    let mut in_process = Vec::new();
     for &(m, n, k) in sizes {
-        case(&mut ctx, m, n, k, wgmma)?;
+        let twin = twin_kernels.as_ref().ok();
+        case(&mut ctx, m, n, k, wgmma, twin, &mut in_process)?;
     }
+    let twin_unavailable = twin_kernels.err();
+    drop(twin_module);
     let rows = ctx.rows;
-    let failures = rows.iter().filter(|r| !r.ok).count();
+    let failures = rows.iter().filter(|r| !r.ok).count()
+        + in_process.iter().filter(|r| r.failed.is_some()).count();
 
     let mut notes = Vec::new();
+    if let Some(why) = &twin_unavailable {
+        notes.push(format!("the twin in this process: {why}"));
+    }
     let mut rust_registers = None;
     let (mut wgmma_registers, mut wgmma_tma_registers) = (None, None);
     if on_gpu && wgmma {
@@ -171,6 +199,7 @@ fn main() -> Res<()> {
         print_wgmma_table(&rows, RUST_WGMMA_TMA, &twin, &torch, wgmma_tma_registers);
         print_wgmma_table(&rows, RUST_WGMMA_TMA_KN, &twin, &torch, None);
         print_matmul_table(&rows, &torch);
+        twin_in_process::print_table(FAMILY, &in_process, twin_unavailable.as_deref(), quick);
     })
 }
 
@@ -188,7 +217,15 @@ fn operand(rows: usize, k: usize, ld: usize, seed: u64) -> Vec<bf16> {
     out
 }
 
-fn case(ctx: &mut Ctx, m: usize, n: usize, k: usize, wgmma: bool) -> Res<()> {
+fn case(
+    ctx: &mut Ctx,
+    m: usize,
+    n: usize,
+    k: usize,
+    wgmma: bool,
+    twin: Option<&TwinKernels>,
+    in_process: &mut Vec<twin_in_process::Row>,
+) -> Res<()> {
     let ld = k.div_ceil(8) * 8;
     let (a, b) = (operand(m, k, ld, 1), operand(n, k, ld, 2));
     let stream = ctx.stream;
@@ -260,19 +297,45 @@ fn case(ctx: &mut Ctx, m: usize, n: usize, k: usize, wgmma: bool) -> Res<()> {
         Ok((ok, max_error))
     };
     let mut state = (da, db, dc);
+    let mut rust_mma = |(da, db, dc): &mut State| {
+        let view = dc.view_2d_mut(m, n)?;
+        launch!(gemm_bf16_mma_sync[blocks, GEMM_TC_THREADS, stream, bytes](&*da, &*db, k, ld, ld, view))
+    };
+    let size = format!("{m}x{n}x{k}");
     ctx.run(
         RUST_MMA,
         ENTRY,
-        format!("{m}x{n}x{k}"),
+        size.clone(),
         baselines,
         &mut state,
         poison_c,
-        |(da, db, dc)| {
-            let view = dc.view_2d_mut(m, n)?;
-            launch!(gemm_bf16_mma_sync[blocks, GEMM_TC_THREADS, stream, bytes](&*da, &*db, k, ld, ld, view))
-        },
+        &mut rust_mma,
         check,
     )?;
+    let dims = Dims { m, n, k, ld };
+    // The twin's kernel in this process, interleaved with the Rust one: a
+    // failure is the row's (and the run's), after the other rows.
+    let mut in_process_row = |names: (&'static str, &'static str, &str), result: Res<_>| {
+        in_process.push(result.unwrap_or_else(|e| {
+            println!("FAILED {} {size} (the twin in this process): {e}", names.1);
+            twin_in_process::Row::failed(names.0, names.1, size.clone(), format!("FAILED: {e}"))
+        }))
+    };
+    if let Some(twin) = twin {
+        let names = (RUST_MMA, TWIN, "mma_sync");
+        let result = twin_in_process::compare(
+            stream,
+            ctx.quick,
+            names,
+            size.clone(),
+            &mut state,
+            poison_c,
+            &mut rust_mma,
+            |(da, db, dc): &mut State| twin.launch_mma(stream, da, db, dc, dims),
+            check,
+        );
+        in_process_row(names, result);
+    }
     if wgmma {
         let bytes = GEMM_WGMMA_SHARED_BYTES as u32;
         ctx.run(
@@ -300,10 +363,14 @@ fn case(ctx: &mut Ctx, m: usize, n: usize, k: usize, wgmma: bool) -> Res<()> {
         let bytes = GEMM_WGMMA_TMA_SHARED_BYTES as u32;
         let sms = Device::get(stream.device())?.limits().multiprocessor_count;
         let tma_blocks = gemm_wgmma_tma_blocks(m, n, sms);
+        let mut rust_tma = |(_, _, dc): &mut State| {
+            let view = dc.view_2d_mut(m, n)?;
+            launch!(gemm_bf16_wgmma_tma[tma_blocks, GEMM_WGMMA_TMA_THREADS, stream, bytes](&map_a, &map_b, k, view))
+        };
         ctx.run(
             RUST_WGMMA_TMA,
             WGMMA_TMA_ENTRY,
-            format!("{m}x{n}x{k}"),
+            size.clone(),
             Baselines {
                 twin: WGMMA,
                 twin_symbol: WGMMA_ENTRY,
@@ -311,12 +378,27 @@ fn case(ctx: &mut Ctx, m: usize, n: usize, k: usize, wgmma: bool) -> Res<()> {
             },
             &mut state,
             poison_c,
-            |(_, _, dc)| {
-                let view = dc.view_2d_mut(m, n)?;
-                launch!(gemm_bf16_wgmma_tma[tma_blocks, GEMM_WGMMA_TMA_THREADS, stream, bytes](&map_a, &map_b, k, view))
-            },
+            &mut rust_tma,
             check,
         )?;
+        if let Some(twin) = twin {
+            // The twin's maps read the same copies of A and B.
+            let names = (RUST_WGMMA_TMA, WGMMA, "wgmma_tma");
+            let result = twin.maps(stream, &ta, &tb, dims).and_then(|maps| {
+                twin_in_process::compare(
+                    stream,
+                    ctx.quick,
+                    names,
+                    size.clone(),
+                    &mut state,
+                    poison_c,
+                    &mut rust_tma,
+                    |(_, _, dc): &mut State| twin.launch_wgmma(stream, &maps, dc),
+                    check,
+                )
+            });
+            in_process_row(names, result);
+        }
         // B row-major, `k × n`, read MN-major; its rows padded (NaN) as
         // `matmul` pads them: to 64 elements where `n` is not a multiple of 8.
         let ld_n = if n.is_multiple_of(8) {
@@ -336,7 +418,7 @@ fn case(ctx: &mut Ctx, m: usize, n: usize, k: usize, wgmma: bool) -> Res<()> {
         ctx.run(
             RUST_WGMMA_TMA_KN,
             WGMMA_TMA_KN_ENTRY,
-            format!("{m}x{n}x{k}"),
+            size.clone(),
             Baselines {
                 twin: WGMMA,
                 twin_symbol: WGMMA_ENTRY,

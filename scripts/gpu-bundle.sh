@@ -150,6 +150,13 @@ gemm_arch="-arch=sm_${cap}"
 built benches/gemm_tc || nvcc -O3 -std=c++17 $gemm_arch -o benches/gemm_tc benches/cuda/gemm_tc.cu -lcublas -lcuda \
     || nvcc -O3 -std=c++17 $gemm_arch -DTWINS_NO_CUBLAS -o benches/gemm_tc benches/cuda/gemm_tc.cu -lcuda \
     || echo "nvcc failed for gemm_tc.cu: its CUDA C column stays empty"
+# The same kernels as a cubin (benches/cuda/gemm_tc_cubin.cu), which benches/gemm.rs
+# loads into its own process to time them interleaved with the Rust kernels
+# (sm_90a: Hopper only; elsewhere, or if nvcc fails, its table says why).
+if [ "$cap" = 90 ] && ! { [ -f benches/gemm_tc.cubin ] && [ -z "$(find benches/cuda -newer benches/gemm_tc.cubin -print -quit)" ]; }; then
+    nvcc -cubin -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o benches/gemm_tc.cubin benches/cuda/gemm_tc_cubin.cu \
+        || echo "nvcc failed for gemm_tc_cubin.cu: the GEMM table of the twin in this process stays empty"
+fi
 for b in benches/*; do
     [ -f "$b" ] && [ -x "$b" ] && [ "${b%.*}" = "$b" ] && [ "${b%_cuda}" = "$b" ] && [ "$(basename "$b")" != gemm_tc ] || continue
     if [ -n "${BENCHES:-}" ] && ! [[ " $BENCHES " == *" $(basename "$b") "* ]]; then

@@ -4,6 +4,8 @@
 //! `cust::sys`, from a second copy of the module loaded into the device's
 //! primary context (the one the runtime uses). The driver compiles the PTX
 //! for the GPU at load time, so these are the figures of the code that runs.
+//! A cubin (nvcc's machine code, the CUDA C twins') loads the same way
+//! ([`CompiledModule::load_cubin`]), for `cubin.rs` to launch its kernels.
 
 use cust::sys::{
     cuCtxPopCurrent_v2, cuCtxPushCurrent_v2, cuDeviceGet, cuDevicePrimaryCtxRelease_v2,
@@ -11,11 +13,12 @@ use cust::sys::{
     cuModuleLoadData, cuModuleUnload, cuOccupancyMaxActiveBlocksPerMultiprocessor, CUcontext,
     CUdevice, CUfunction, CUfunction_attribute, CUmodule, CUresult,
 };
-use std::ffi::{c_char, c_int, CStr, CString};
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::path::Path;
 use std::ptr;
 
 /// `Ok` for `CUDA_SUCCESS`, otherwise an error naming the call and the code.
-fn check(call: &str, result: CUresult) -> Result<(), String> {
+pub fn check(call: &str, result: CUresult) -> Result<(), String> {
     if result == CUresult::CUDA_SUCCESS {
         return Ok(());
     }
@@ -58,6 +61,32 @@ impl CompiledModule {
     /// Loads `ptx` (the driver compiles it for the GPU).
     fn load(ptx: &str) -> Result<CompiledModule, String> {
         let text = CString::new(ptx).map_err(|_| "the PTX contains a NUL byte".to_string())?;
+        // SAFETY: `text` is NUL-terminated PTX that outlives the call.
+        unsafe { CompiledModule::load_image(text.as_ptr().cast()) }
+    }
+
+    /// Loads the cubin file at `path` (machine code: the driver loads it as
+    /// it is, or refuses it when it is not this GPU's architecture).
+    #[allow(dead_code)] // the kernels benchmark, which shares this file, loads none
+    pub fn load_cubin(path: &Path) -> Result<CompiledModule, String> {
+        let image = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        // An ELF file starts with 0x7f 'E' 'L' 'F': anything else (a PTX
+        // text, which the driver would also take, or a truncated file) is
+        // refused here, by name.
+        if !image.starts_with(b"\x7fELF") {
+            return Err(format!("{} is not a cubin (no ELF header)", path.display()));
+        }
+        // SAFETY: `image` is a whole ELF file that outlives the call; the
+        // driver copies what it keeps.
+        unsafe { CompiledModule::load_image(image.as_ptr().cast()) }
+    }
+
+    /// Loads `image` (PTX or a cubin) into device 0's primary context.
+    ///
+    /// # Safety
+    /// `image` points to a whole module image the driver can read: a
+    /// NUL-terminated PTX text or a complete cubin, valid for the call.
+    unsafe fn load_image(image: *const c_void) -> Result<CompiledModule, String> {
         let mut device: CUdevice = 0;
         let mut context: CUcontext = ptr::null_mut();
         // SAFETY: plain driver calls with valid out-pointers; the context
@@ -76,16 +105,17 @@ impl CompiledModule {
             }
         }
         let mut module: CUmodule = ptr::null_mut();
-        // SAFETY: `text` is NUL-terminated PTX that outlives the call; the
-        // primary context is current.
+        // SAFETY: `image` is a whole module image (the caller's promise);
+        // the primary context is current.
         let loaded = check("cuModuleLoadData", unsafe {
-            cuModuleLoadData(&mut module, text.as_ptr().cast())
+            cuModuleLoadData(&mut module, image)
         });
         let compiled = CompiledModule { device, module };
         loaded.map(|()| compiled)
     }
 
-    fn function(&self, entry: &str) -> Result<CUfunction, String> {
+    /// The kernel `entry` of the module (valid while the module lives).
+    pub fn function(&self, entry: &str) -> Result<CUfunction, String> {
         let name = CString::new(entry).map_err(|_| format!("bad entry name {entry:?}"))?;
         let mut function: CUfunction = ptr::null_mut();
         // SAFETY: the module is loaded; `name` is NUL-terminated.
