@@ -499,10 +499,10 @@ pub fn print_table(family: &str, rows: &[Row], unavailable: Option<&str>, quick:
             r.twin,
             r.size,
             ms(r.rust_ms),
-            crate::tflops(&r.size, r.rust_ms),
+            crate::tables::tflops(&r.size, r.rust_ms),
             ms(r.twin_ms),
-            crate::tflops(&r.size, r.twin_ms),
-            crate::ratio(r.twin_ms, r.rust_ms, Some(0.97)),
+            crate::tables::tflops(&r.size, r.twin_ms),
+            crate::tables::ratio(r.twin_ms, r.rust_ms, Some(0.97)),
             r.max_error,
             r.failed.as_deref().unwrap_or("ok"),
         );
