@@ -4,8 +4,10 @@
 //!
 //! A *warpgroup*, four consecutive warps (threads `128 g` to `128 g + 127`
 //! of the block), computes `D = A Bᵀ + D` for a 64 × 16 tile `A` and an
-//! N × 16 tile `Bᵀ`, both K-major in shared memory, read through 64-bit
-//! matrix descriptors, with D spread over the 128 threads' registers. The
+//! N × 16 tile `Bᵀ` in shared memory, read through 64-bit matrix
+//! descriptors, with D spread over the 128 threads' registers. A is
+//! K-major; B is K-major (`Bᵀ` row-major) or MN-major (B row-major, read
+//! transposed: `imm-trans-b`). The
 //! instruction is asynchronous: its group is committed, and its results may
 //! be read, and its shared tiles written again, only once a
 //! `wgmma.wait_group` covers it.
@@ -19,7 +21,10 @@
 //!   swizzle ([`Swizzle128B`], [`Swizzle64B`], [`Swizzle32B`]) and its rows
 //!   in its type, checked for its size and for the alignment its swizzle
 //!   needs when made: the descriptors are built from it, so they always
-//!   describe a tile that is there. It is read in an [`AsyncReading`]
+//!   describe a tile that is there. [`MnMajorTile`], B's columns in
+//!   chunks of the swizzle's width, is made and checked the same way;
+//!   [`BOperand`] takes either as B, with the accumulator's N, A's swizzle
+//!   and A's element type. A tile is read in an [`AsyncReading`]
 //!   phase, made by [`sync_for_async`], which fences the block's writes
 //!   for the async proxy (`fence.proxy.async`) before its barrier.
 //! - [`Accumulator`], this thread's share of D, whose lane layout the API

@@ -106,10 +106,12 @@ pub use b_major::{BMajor, KMajor, MnMajor};
 use core::cell::Cell;
 use core::marker::PhantomData;
 
-/// A ring of `STAGES` stages, each `A_ROWS` rows of A then `B_ROWS` rows
-/// of B, rows of `S::BYTES` bytes (`S::BYTES / 2` elements of `O`, one
-/// k-block) swizzled by `S`, filled by bulk tensor copies and read by
-/// `wgmma`: see the [module](self).
+/// A ring of `STAGES` stages, each `A_ROWS` rows of A then B's tile of
+/// `B_ROWS` (its N), rows of `S::BYTES` bytes (`S::BYTES / 2` elements of
+/// `O`, one k-block) swizzled by `S`, filled by bulk tensor copies and
+/// read by `wgmma`: see the [module](self). `L` is the B tile's layout:
+/// [`KMajor`] (`B_ROWS` rows of `Bᵀ`, one box) or [`MnMajor`] (`B_ROWS`
+/// columns of a row-major B, in boxes of the swizzle's width).
 pub struct TmaRing<O, S, const STAGES: usize, const A_ROWS: usize, const B_ROWS: usize, L = KMajor>
 where
     O: SixteenBit + Operand16,
