@@ -279,6 +279,46 @@ impl<
         self.write_row_pair(row0 + r2, col0 + c2, convert(v2), convert(v3));
     }
 
+    /// [`set_accumulator`](Self::set_accumulator) of the tiles `(i, 0)` to
+    /// `(i, TN - 1)`, tile `j` given by `tile(j)`: a warp's whole strip of
+    /// 16 rows. Where the strip lies wholly inside the matrix with its
+    /// pairs aligned, it is checked once and each pair stored with one
+    /// store (a `wgmma` accumulator's 32 tiles: one check, not 32);
+    /// elsewhere tile by tile. Panics when `i` is out of range.
+    #[inline(always)]
+    #[track_caller]
+    pub fn set_accumulator_strip(
+        &mut self,
+        items: &WarpTileItems<WarpTiles<WM, WN, TM, TN, G, I>>,
+        i: usize,
+        tile: impl Fn(usize) -> Accumulator,
+        convert: impl Fn(f32) -> T,
+    ) {
+        items.owner.check("a WarpTileItems token");
+        if i >= TM {
+            tile_out_of_range(i, 0, TM, TN)
+        }
+        let row0 = items.block_row + items.warp_row + 16 * i;
+        let col0 = items.block_col + items.warp_col;
+        if self.holds_aligned_block(row0, col0, 16, 8 * TN) {
+            crate::unroll::full::<TN>(|j| {
+                let [(r0, c0, v0), (_, _, v1), (r2, c2, v2), (_, _, v3)] = tile(j).elements();
+                let col = col0 + 8 * j;
+                // SAFETY: the 16 × 8 TN strip at `(row0, col0)` is inside
+                // the matrix with its pairs aligned (`holds_aligned_block`);
+                // tile `j`'s lane elements are at rows `r0`, `r2 < 16`,
+                // columns `col + c0 + 1 < col0 + 8 TN`, this lane's as in
+                // `set_accumulator`.
+                unsafe {
+                    self.write_inside_pair(row0 + r0, col + c0, convert(v0), convert(v1));
+                    self.write_inside_pair(row0 + r2, col + c2, convert(v2), convert(v3));
+                }
+            });
+            return;
+        }
+        crate::unroll::full::<TN>(|j| self.set_accumulator(items, i, j, &tile(j), &convert));
+    }
+
     /// Whether the 16 × 8 tile at `(row0, col0)` lies wholly inside the
     /// matrix with every pair of columns `(2c, 2c + 1)` of it aligned for
     /// one store: the tiles of a GEMM's full block tiles, checked once a
@@ -286,12 +326,20 @@ impl<
     /// `u32`).
     #[inline(always)]
     fn holds_aligned_tile(&self, row0: usize, col0: usize) -> bool {
+        self.holds_aligned_block(row0, col0, 16, 8)
+    }
+
+    /// Whether the `rows × cols` block at `(row0, col0)` (`cols` even) lies
+    /// wholly inside the matrix with every pair of its columns aligned for
+    /// one store.
+    #[inline(always)]
+    fn holds_aligned_block(&self, row0: usize, col0: usize, rows: usize, cols: usize) -> bool {
         let pair = core::mem::size_of::<[T; 2]>();
         (pair == 4 || pair == 8)
             && row0 < self.rows()
-            && self.rows() - row0 >= 16
+            && self.rows() - row0 >= rows
             && col0 < self.cols()
-            && self.cols() - col0 >= 8
+            && self.cols() - col0 >= cols
             && col0.is_multiple_of(2)
             && self.cols().is_multiple_of(2)
             && (self.ptr as usize).is_multiple_of(pair)

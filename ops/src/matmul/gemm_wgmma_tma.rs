@@ -182,12 +182,10 @@ fn store<E: GemmElement>(
     items: &WarpTileItems<GemmWgmmaTmaTiles>,
     acc: &Accumulator<256>,
 ) {
-    // Written out: a tile index known at compile time keeps the
-    // accumulator in registers.
-    macro_rules! store {
-        ($($j:literal)*) => { $( c.set_accumulator(items, 0, $j, &acc.tile($j), E::round); )* };
-    }
-    store!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31);
+    // The warp's 16 × 256 strip checked once (its 32 tiles written out:
+    // a tile index known at compile time keeps the accumulator in
+    // registers).
+    c.set_accumulator_strip(items, 0, |j| acc.tile(j), E::round);
 }
 
 #[cold]
