@@ -204,8 +204,11 @@ fn half_matmul_runs_wgmma_on_9_0_and_mma_sync_on_8_0() {
         );
     }
     let (bf16s, f16s) = ((bf16::from_f32, bf16::to_f64), (f16::from_f32, f16::to_f64));
-    assert_eq!(ragged_products(0, bf16s.0, bf16s.1), "gemm_bf16_wgmma_tma");
+    assert_eq!(
+        ragged_products(0, bf16s.0, bf16s.1),
+        "gemm_bf16_wgmma_tma_kn"
+    );
     assert_eq!(ragged_products(1, bf16s.0, bf16s.1), "gemm_bf16_mma_sync");
-    assert_eq!(ragged_products(0, f16s.0, f16s.1), "gemm_f16_wgmma_tma");
+    assert_eq!(ragged_products(0, f16s.0, f16s.1), "gemm_f16_wgmma_tma_kn");
     assert_eq!(ragged_products(1, f16s.0, f16s.1), "gemm_f16_mma_sync");
 }
