@@ -459,24 +459,7 @@ where
         self.fill::<COLS>(a, a_row, a_col, b_col, |tile, full, s| {
             // SAFETY: `tile` is the stage's B tile, `B_ROWS` rows of
             // `S::BYTES` (`fill`'s contract), the box of `b`.
-            unsafe {
-                #[cfg(target_arch = "nvptx64")]
-                let _ = s;
-                #[cfg(target_arch = "nvptx64")]
-                arch::tma::copy_2d(tile, b.map, full, b_col, b_row);
-                #[cfg(not(target_arch = "nvptx64"))]
-                arch::tma::copy_2d(
-                    tile,
-                    B_ROWS * <S as Swizzle>::BYTES,
-                    b.map,
-                    [COLS as u32, B_ROWS as u32],
-                    <S as TileSwizzle>::MODE,
-                    full,
-                    s,
-                    b_col,
-                    b_row,
-                );
-            }
+            unsafe { copy_box(tile, b, full, s, b_col, b_row) };
         });
     }
 }
@@ -522,24 +505,7 @@ where
                 // chunks of `chunk` bytes (`fill`'s contract: the same
                 // bytes as `B_ROWS` rows of `S::BYTES`); chunk `j`, at a
                 // multiple of 1024 bytes, takes the box at column `col`.
-                unsafe {
-                    #[cfg(target_arch = "nvptx64")]
-                    let _ = s;
-                    #[cfg(target_arch = "nvptx64")]
-                    arch::tma::copy_2d(tile.wrapping_add(j * chunk), b.map, full, col, b_row);
-                    #[cfg(not(target_arch = "nvptx64"))]
-                    arch::tma::copy_2d(
-                        tile.wrapping_add(j * chunk),
-                        chunk,
-                        b.map,
-                        [COLS as u32, COLS as u32],
-                        <S as TileSwizzle>::MODE,
-                        full,
-                        s,
-                        col,
-                        b_row,
-                    );
-                }
+                unsafe { copy_box(tile.wrapping_add(j * chunk), b, full, s, col, b_row) };
             }
         });
     }
@@ -609,22 +575,7 @@ where
         // are the stage's tiles), and every consumer's reads of use
         // `u - 1` were retired before its release (waited above); the
         // maps are live maps of these boxes and swizzle (`from_kernel_param`).
-        unsafe {
-            #[cfg(target_arch = "nvptx64")]
-            arch::tma::copy_2d(tile, a.map, full, a_col, a_row);
-            #[cfg(not(target_arch = "nvptx64"))]
-            arch::tma::copy_2d(
-                tile,
-                a_bytes,
-                a.map,
-                [COLS as u32, A_ROWS as u32],
-                <S as TileSwizzle>::MODE,
-                full,
-                s,
-                a_col,
-                a_row,
-            );
-        }
+        unsafe { copy_box(tile, a, full, s, a_col, a_row) };
         copy_b(tile.wrapping_add(a_bytes), full, s);
         core.issued.set(i + 1);
     }
@@ -738,6 +689,46 @@ where
             self.core.release(previous);
         }
         acc
+    }
+}
+
+/// The box of `map` at (`row`, `col`) into `tile`, its bytes completing on
+/// `full` (barrier `s` of the ring, which the simulator names): the one
+/// place a ring's copies are issued, on either target.
+///
+/// # Safety
+/// As `arch::tma::copy_2d`: `tile` holds the box's `ROWS` rows of
+/// `S::BYTES`, at a multiple of 1024 bytes on the GPU, and nothing reads it
+/// until `full` completes; `full` is armed for the box's bytes; `map` is a
+/// live map of this box and swizzle.
+#[inline(always)]
+unsafe fn copy_box<E, S: Swizzle + TileSwizzle, const ROWS: usize, const COLS: usize>(
+    tile: *mut u8,
+    map: &TensorMap2d<E, ROWS, COLS, S>,
+    full: *mut u64,
+    s: usize,
+    col: i32,
+    row: i32,
+) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        #[cfg(target_arch = "nvptx64")]
+        {
+            let _ = s;
+            arch::tma::copy_2d(tile, map.map, full, col, row);
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        arch::tma::copy_2d(
+            tile,
+            ROWS * <S as Swizzle>::BYTES,
+            map.map,
+            [COLS as u32, ROWS as u32],
+            <S as TileSwizzle>::MODE,
+            full,
+            s,
+            col,
+            row,
+        );
     }
 }
 
