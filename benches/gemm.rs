@@ -16,6 +16,8 @@
 //!                             # gemm_torch.py and twins_common.py
 //! gemm --helpers DIR --quick  # correctness only, small odd sizes (helpers too)
 //! gemm --quick                # the Rust side alone (the CPU simulator too)
+//! gemm --helpers DIR --4096   # one size (or several: --8192, --4096, --odd),
+//!                             # e.g. under a profiler
 //! ```
 //!
 //! Sizes: 8192³, 4096³ and 4099 × 4097 × 4095 (`--quick`: 520 × 777 × 333,
@@ -109,7 +111,7 @@ const MATMUL_WGMMA: &str = "gpu_ops::matmul (wgmma path: the TMA ring)";
 const MATMUL_MMA: &str = "gpu_ops::matmul (mma.sync path)";
 
 fn main() -> Res<()> {
-    let (helpers, flags) = bench_args(&["--quick"])?;
+    let (helpers, flags) = bench_args(&["--quick", "--8192", "--4096", "--odd"])?;
     let quick = flags.iter().any(|f| f == "--quick");
     harness::check_generator()?;
     let device = Device::get(0)?;
@@ -125,10 +127,20 @@ fn main() -> Res<()> {
         on_gpu,
         rows: Vec::new(),
     };
-    let sizes: &[(usize, usize, usize)] = if quick {
-        &[(520, 777, 333), (128, 256, 64), (1, 1, 1), (130, 67, 40)]
+    let sizes: Vec<(usize, usize, usize)> = if quick {
+        vec![(520, 777, 333), (128, 256, 64), (1, 1, 1), (130, 67, 40)]
     } else {
-        &[(8192, 8192, 8192), (4096, 4096, 4096), (4099, 4097, 4095)]
+        let all = [
+            ("--8192", (8192, 8192, 8192)),
+            ("--4096", (4096, 4096, 4096)),
+            ("--odd", (4099, 4097, 4095)),
+        ];
+        let named = |flag: &str| flags.iter().any(|f| f == flag);
+        let chosen = all.iter().filter(|(flag, _)| named(flag));
+        match chosen.clone().count() {
+            0 => all.iter().map(|&(_, size)| size).collect(),
+            _ => chosen.map(|&(_, size)| size).collect(),
+        }
     };
     // The wgmma kernel is sm_90a's: compute capability 9.0 (the
     // simulator's default) only.
@@ -141,7 +153,7 @@ fn main() -> Res<()> {
         Err(why) => Err(why.clone()),
     };
     let mut in_process = Vec::new();
-    for &(m, n, k) in sizes {
+    for &(m, n, k) in &sizes {
         let twin = twin_kernels.as_ref().ok();
         case(&mut ctx, m, n, k, wgmma, twin, &mut in_process)?;
     }

@@ -31,5 +31,5 @@ pub fn mma_bf16_warp_tiles(a: &[bf16], b: &[bf16], k: usize, mut c: DisjointMatr
         acc = mma(&fa, &fb, acc);
         kk += 16;
     }
-    c.set_accumulator(&items, 0, 0, &acc, |v| v);
+    c.set_accumulator(&items, 0, 0, &acc, |lo, hi| [lo, hi]);
 }

@@ -591,6 +591,23 @@ pub(crate) mod half {
         f16x2_fma(a: u32 => reg32, b: u32 => reg32, c: u32 => reg32) -> u32 => reg32 = "fma.rn.f16x2 {d}, {a}, {b}, {c};";
     }
 
+    // Two lanes rounded by one instruction (sm_80's packed `cvt`, SASS
+    // `F2FP.PACK_AB` on the ALU pipe; the scalar `cvt` is an `F2F` on the
+    // quarter-rate XU pipe): `cvt.rn.*x2.f32 d, a, b` puts `a` in the high
+    // lane.
+    #[cfg(target_feature = "sm_80")]
+    instruction! {
+        f16x2_from_f32s(lo: f32 => reg32, hi: f32 => reg32) -> u32 => reg32 = "cvt.rn.f16x2.f32 {d}, {hi}, {lo};";
+        bf16x2_from_f32s(lo: f32 => reg32, hi: f32 => reg32) -> u32 => reg32 = "cvt.rn.bf16x2.f32 {d}, {hi}, {lo};";
+    }
+
+    /// Below sm_80, lane by lane.
+    #[cfg(not(target_feature = "sm_80"))]
+    #[inline(always)]
+    pub(crate) fn f16x2_from_f32s(lo: f32, hi: f32) -> u32 {
+        u32::from(f16_from_f32(lo)) | u32::from(f16_from_f32(hi)) << 16
+    }
+
     #[cfg(target_feature = "sm_80")]
     instruction! {
         bf16_from_f32(x: f32 => reg32) -> u16 => reg16 = "cvt.rn.bf16.f32 {d}, {x};";
@@ -638,7 +655,7 @@ pub(crate) mod half {
     #[cfg(not(target_feature = "sm_80"))]
     pub(crate) use crate::half::soft::ops::{
         bf16_add, bf16_fma, bf16_from_f32, bf16_from_f64, bf16_mul, bf16_sub, bf16x2_add,
-        bf16x2_fma, bf16x2_mul,
+        bf16x2_fma, bf16x2_from_f32s, bf16x2_mul,
     };
 }
 

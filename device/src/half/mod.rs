@@ -326,7 +326,7 @@ half_type! {
 }
 
 macro_rules! pair_type {
-    ($(#[$doc:meta])* $name:ident of $half:ident, add = $add:ident, mul = $mul:ident, fma = $fma:ident) => {
+    ($(#[$doc:meta])* $name:ident of $half:ident, from_f32s = $from_f32s:ident, add = $add:ident, mul = $mul:ident, fma = $fma:ident) => {
         $(#[$doc])*
         #[allow(non_camel_case_types)]
         #[derive(Clone, Copy, Default, PartialEq)]
@@ -338,6 +338,22 @@ macro_rules! pair_type {
             #[inline(always)]
             pub const fn new(lo: $half, hi: $half) -> $name {
                 $name(lo.to_bits() as u32 | (hi.to_bits() as u32) << 16)
+            }
+
+            /// `(lo, hi)` each rounded to nearest-even, as
+            #[doc = concat!("[`", stringify!($half), "::from_f32`]")]
+            /// rounds, by one instruction from sm_80 (CUDA's
+            /// `__floats2bfloat162_rn`, `__floats2half2_rn`): a GEMM's
+            /// epilogue rounds its accumulators this way.
+            #[inline(always)]
+            pub fn from_f32s(lo: f32, hi: f32) -> $name {
+                $name(ops::$from_f32s(lo, hi))
+            }
+
+            /// The two lanes, low first.
+            #[inline(always)]
+            pub const fn to_array(self) -> [$half; 2] {
+                [self.lo(), self.hi()]
             }
 
             /// Both lanes `x`.
@@ -402,13 +418,13 @@ macro_rules! pair_type {
 pair_type! {
     /// Two [`f16`](struct@f16) in 32 bits (CUDA's `__half2`), computed lane by lane in
     /// one instruction (`add.rn.f16x2`, `mul.rn.f16x2`, `fma.rn.f16x2`).
-    f16x2 of f16, add = f16x2_add, mul = f16x2_mul, fma = f16x2_fma
+    f16x2 of f16, from_f32s = f16x2_from_f32s, add = f16x2_add, mul = f16x2_mul, fma = f16x2_fma
 }
 
 pair_type! {
     /// Two [`bf16`] in 32 bits (CUDA's `__nv_bfloat162`), computed lane by
     /// lane (`fma.rn.bf16x2` from sm_80).
-    bf16x2 of bf16, add = bf16x2_add, mul = bf16x2_mul, fma = bf16x2_fma
+    bf16x2 of bf16, from_f32s = bf16x2_from_f32s, add = bf16x2_add, mul = bf16x2_mul, fma = bf16x2_fma
 }
 
 /// The `half` crate's types, the host's types for half data: conversions

@@ -327,4 +327,12 @@ pub(crate) mod ops {
         let ([a0, a1], [b0, b1], [c0, c1]) = (lanes(a), lanes(b), lanes(c));
         join([bf16_fma(a0, b0, c0), bf16_fma(a1, b1, c1)])
     }
+    #[inline]
+    pub(crate) fn f16x2_from_f32s(lo: f32, hi: f32) -> u32 {
+        join([f16_from_f32(lo), f16_from_f32(hi)])
+    }
+    #[inline]
+    pub(crate) fn bf16x2_from_f32s(lo: f32, hi: f32) -> u32 {
+        join([bf16_from_f32(lo), bf16_from_f32(hi)])
+    }
 }

@@ -237,12 +237,14 @@ impl<
     > DisjointMatrix<'_, T, WarpTiles<WM, WN, TM, TN, G, I>>
 {
     /// Writes this lane's elements of `acc`, the warp's accumulator of
-    /// 16 × 8 tile `(i, j)` of its sub-tile (`i < TILES_M`, `j < TILES_N`),
-    /// each converted by `convert`; elements outside the matrix are left
-    /// out. A lane's two elements of a row are adjacent: where both are in
-    /// the matrix and their pair is aligned to twice the element's size
-    /// (2- and 4-byte elements), they are written with one store (a
-    /// `bf16x2` store for `bf16`). Panics when `i` or `j` is out of range.
+    /// 16 × 8 tile `(i, j)` of its sub-tile (`i < TILES_M`, `j < TILES_N`);
+    /// elements outside the matrix are left out. A lane's two elements of a
+    /// row are adjacent: `convert` rounds them together (`|lo, hi|
+    /// bf16x2::from_f32s(lo, hi).to_array()`: one instruction for both),
+    /// and where both are in the matrix and their pair is aligned to twice
+    /// the element's size (2- and 4-byte elements), they are written with
+    /// one store (a `bf16x2` store for `bf16`). Panics when `i` or `j` is
+    /// out of range.
     #[inline(always)]
     #[track_caller]
     pub fn set_accumulator(
@@ -251,7 +253,7 @@ impl<
         i: usize,
         j: usize,
         acc: &Accumulator,
-        convert: impl Fn(f32) -> T,
+        convert: impl Fn(f32, f32) -> [T; 2],
     ) {
         items.owner.check("a WarpTileItems token");
         if i >= TM || j >= TN {
@@ -266,8 +268,8 @@ impl<
             // elements are at rows `r0`, `r2 < 16`, columns `c0 + 1 < 8`.
             // The pairs are this lane's as in `write_row_pair`.
             unsafe {
-                self.write_inside_pair(row0 + r0, col0 + c0, convert(v0), convert(v1));
-                self.write_inside_pair(row0 + r2, col0 + c2, convert(v2), convert(v3));
+                self.write_inside_pair(row0 + r0, col0 + c0, convert(v0, v1));
+                self.write_inside_pair(row0 + r2, col0 + c2, convert(v2, v3));
             }
             return;
         }
@@ -275,8 +277,8 @@ impl<
         // Two calls, not a loop over the pairs: LLVM kept such a loop
         // rolled, its array of pairs in local memory (379 `st.local` and
         // 128 `ld.local` in the mma.sync GEMM's epilogue).
-        self.write_row_pair(row0 + r0, col0 + c0, convert(v0), convert(v1));
-        self.write_row_pair(row0 + r2, col0 + c2, convert(v2), convert(v3));
+        self.write_row_pair(row0 + r0, col0 + c0, convert(v0, v1));
+        self.write_row_pair(row0 + r2, col0 + c2, convert(v2, v3));
     }
 
     /// [`set_accumulator`](Self::set_accumulator) of the tiles `(i, 0)` to
@@ -292,7 +294,7 @@ impl<
         items: &WarpTileItems<WarpTiles<WM, WN, TM, TN, G, I>>,
         i: usize,
         tile: impl Fn(usize) -> Accumulator,
-        convert: impl Fn(f32) -> T,
+        convert: impl Fn(f32, f32) -> [T; 2],
     ) {
         items.owner.check("a WarpTileItems token");
         if i >= TM {
@@ -310,8 +312,8 @@ impl<
                 // columns `col + c0 + 1 < col0 + 8 TN`, this lane's as in
                 // `set_accumulator`.
                 unsafe {
-                    self.write_inside_pair(row0 + r0, col + c0, convert(v0), convert(v1));
-                    self.write_inside_pair(row0 + r2, col + c2, convert(v2), convert(v3));
+                    self.write_inside_pair(row0 + r0, col + c0, convert(v0, v1));
+                    self.write_inside_pair(row0 + r2, col + c2, convert(v2, v3));
                 }
             });
             return;
@@ -353,7 +355,7 @@ impl<
     /// its size (4 or 8 bytes): [`holds_aligned_tile`](Self::holds_aligned_tile)
     /// of the tile holding them, `col` even.
     #[inline(always)]
-    unsafe fn write_inside_pair(&mut self, row: usize, col: usize, first: T, second: T) {
+    unsafe fn write_inside_pair(&mut self, row: usize, col: usize, [first, second]: [T; 2]) {
         // `row * cols + col + 1 < len <= u32::MAX`: no wrap in `u32`.
         let at = row as u32 * self.cols() as u32 + col as u32;
         // SAFETY: inside the matrix (the caller), so inside the allocation.
@@ -368,7 +370,7 @@ impl<
     /// pair is aligned to its size. The caller passes a lane's own pair
     /// under `WarpTiles` (an accumulator's registers 0, 1 or 2, 3).
     #[inline(always)]
-    fn write_row_pair(&mut self, row: usize, col: usize, first: T, second: T) {
+    fn write_row_pair(&mut self, row: usize, col: usize, [first, second]: [T; 2]) {
         let Some(at) = self.offset(row, col) else {
             return;
         };

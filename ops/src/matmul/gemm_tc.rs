@@ -27,7 +27,7 @@
 //! [`GEMM_TC_SHARED_BYTES`] bytes of dynamic shared memory.
 
 use gpu_device::cp_async::{CpAsyncMatrix, CpAsyncRing, CpAsyncSource, OwnChunks, StageFill};
-use gpu_device::half::{bf16, f16};
+use gpu_device::half::{bf16, bf16x2, f16, f16x2};
 use gpu_device::mma::{
     mma_stage_steps, Accumulator, Bf16, SixteenBit, WarpTileItems, WarpTiles, F16,
 };
@@ -40,8 +40,9 @@ use gpu_device::shared::SharedElement;
 pub trait GemmElement: SharedElement + Copy + private::Sealed {
     /// The operand type of these elements ([`Bf16`], [`F16`]).
     type Operand: SixteenBit<Element = Self>;
-    /// `x` rounded to the nearest element.
-    fn round(x: f32) -> Self;
+    /// `lo` and `hi` rounded to the nearest elements, by one instruction
+    /// for both (an epilogue's adjacent pair: `cvt.rn.bf16x2.f32`).
+    fn round_pair(lo: f32, hi: f32) -> [Self; 2];
 }
 
 mod private {
@@ -53,16 +54,16 @@ mod private {
 impl GemmElement for bf16 {
     type Operand = Bf16;
     #[inline(always)]
-    fn round(x: f32) -> bf16 {
-        bf16::from_f32(x)
+    fn round_pair(lo: f32, hi: f32) -> [bf16; 2] {
+        bf16x2::from_f32s(lo, hi).to_array()
     }
 }
 
 impl GemmElement for f16 {
     type Operand = F16;
     #[inline(always)]
-    fn round(x: f32) -> f16 {
-        f16::from_f32(x)
+    fn round_pair(lo: f32, hi: f32) -> [f16; 2] {
+        f16x2::from_f32s(lo, hi).to_array()
     }
 }
 
@@ -235,7 +236,7 @@ fn mma_sync_gemm<E: GemmElement>(
     macro_rules! store {
         ($($i:literal)*; $js:tt) => { $( store!(@row $i $js); )* };
         (@row $i:literal ($($j:literal)*)) => {
-            $( c.set_accumulator(&items, $i, $j, &acc[$i][$j], E::round); )*
+            $( c.set_accumulator(&items, $i, $j, &acc[$i][$j], E::round_pair); )*
         };
     }
     store!(0 1 2 3; (0 1 2 3 4 5 6 7));

@@ -104,7 +104,7 @@ fn wgmma_gemm<E: GemmElement>(
     // Written out: a tile index known at compile time keeps the
     // accumulator in registers.
     macro_rules! store {
-        ($($j:literal)*) => { $( c.set_accumulator(&items, 0, $j, &acc.tile($j), E::round); )* };
+        ($($j:literal)*) => { $( c.set_accumulator(&items, 0, $j, &acc.tile($j), E::round_pair); )* };
     }
     store!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31);
 }

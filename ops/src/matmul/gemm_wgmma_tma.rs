@@ -185,7 +185,7 @@ fn store<E: GemmElement>(
     // The warp's 16 × 256 strip checked once (its 32 tiles written out:
     // a tile index known at compile time keeps the accumulator in
     // registers).
-    c.set_accumulator_strip(items, 0, |j| acc.tile(j), E::round);
+    c.set_accumulator_strip(items, 0, |j| acc.tile(j), E::round_pair);
 }
 
 #[cold]

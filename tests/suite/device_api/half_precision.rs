@@ -288,22 +288,28 @@ fn conversions_round_once_and_compare_as_ieee() {
     let ds: Vec<f64> = xs.iter().map(|&x| f64::from(x) * (1.0 + 1e-12)).collect();
     let dx = DeviceBuffer::to_device_sync(&xs, &stream).unwrap();
     let dd = DeviceBuffer::to_device_sync(&ds, &stream).unwrap();
-    let mut out = DeviceBuffer::<[u16; 4]>::zeroed_on(xs.len(), &stream).unwrap();
+    let mut out = DeviceBuffer::<[u16; 8]>::zeroed_on(xs.len(), &stream).unwrap();
     let mut back = DeviceBuffer::<[f32; 3]>::zeroed_on(xs.len(), &stream).unwrap();
     launch!(half_conversions[xs.len().div_ceil(128), 128, stream](&dx, &dd, &mut out, &mut back))
         .unwrap();
     let got = out.copy_to_host_sync(&stream).unwrap();
     let got_back = back.copy_to_host_sync(&stream).unwrap();
     for (i, (&x, &d)) in xs.iter().zip(&ds).enumerate() {
+        // The pairs' high lane: the next value.
+        let y = f64::from(xs.get(i + 1).copied().unwrap_or(0.0));
         let want = [
             nearest_f16(f64::from(x)).to_bits(),
             nearest_f16(d).to_bits(),
             nearest_bf16(f64::from(x)).to_bits(),
             nearest_bf16(d).to_bits(),
+            nearest_f16(f64::from(x)).to_bits(),
+            nearest_f16(y).to_bits(),
+            nearest_bf16(f64::from(x)).to_bits(),
+            nearest_bf16(y).to_bits(),
         ];
-        for k in 0..4 {
+        for k in 0..8 {
             let nan = |b: u16| {
-                if k < 2 {
+                if k < 2 || k == 4 || k == 5 {
                     f16::from_bits(b).is_nan()
                 } else {
                     bf16::from_bits(b).is_nan()

@@ -69,22 +69,39 @@ pub fn half_pairs(
     }
 }
 
-/// `out[i] = [f16 of x, f16 of d, bf16 of x, bf16 of d]` (bits), and
-/// `back[i]` the f16's and bf16's values as `f32`, and whether `f16 of x` is
-/// below, equal to or above `f16 of d` (-1, 0, 1; 2 unordered).
+/// `out[i] = [f16 of x, f16 of d, bf16 of x, bf16 of d, the lanes of
+/// f16x2::from_f32s(x, y), those of bf16x2::from_f32s(x, y)]` (bits; `y`
+/// the next `x`, 0 past the end), and `back[i]` the f16's and bf16's values
+/// as `f32`, and whether `f16 of x` is below, equal to or above `f16 of d`
+/// (-1, 0, 1; 2 unordered).
 #[kernel]
 pub fn half_conversions(
-    x: &[f32],
+    xs: &[f32],
     d: &[f64],
-    mut out: DisjointSlice<[u16; 4]>,
+    mut out: DisjointSlice<[u16; 8]>,
     mut back: DisjointSlice<[f32; 3]>,
 ) {
     let i = thread_index();
     let k = i.get();
-    if let (Some(&x), Some(&d)) = (x.get(k), d.get(k)) {
+    if let (Some(&x), Some(&d)) = (xs.get(k), d.get(k)) {
+        let y = xs.get(k + 1).copied().unwrap_or(0.0);
         let (hx, hd) = (f16::from_f32(x), f16::from_f64(d));
         let (bx, bd) = (bf16::from_f32(x), bf16::from_f64(d));
-        out.set(i, [hx.to_bits(), hd.to_bits(), bx.to_bits(), bd.to_bits()]);
+        let [hp0, hp1] = f16x2::from_f32s(x, y).to_array();
+        let [bp0, bp1] = bf16x2::from_f32s(x, y).to_array();
+        out.set(
+            i,
+            [
+                hx.to_bits(),
+                hd.to_bits(),
+                bx.to_bits(),
+                bd.to_bits(),
+                hp0.to_bits(),
+                hp1.to_bits(),
+                bp0.to_bits(),
+                bp1.to_bits(),
+            ],
+        );
         let order = match hx.partial_cmp(&hd) {
             Some(core::cmp::Ordering::Less) => -1.0,
             Some(core::cmp::Ordering::Equal) => 0.0,
