@@ -1364,6 +1364,37 @@ fn the_tma_fed_wgmma_gemms_inline_their_ring() {
     assert!(!log.contains("serialized"), "{log}");
 }
 
+/// The tensor-core GEMMs' epilogues round a lane's two adjacent
+/// accumulators with one packed conversion (`cvt.rn.bf16x2.f32`, SASS
+/// `F2FP.PACK_AB` on the ALU pipe), as CUDA C's `__floats2bfloat162_rn`:
+/// the scalar `cvt.rn.bf16.f32` is an `F2F` on the quarter-rate XU pipe,
+/// and two of them a pair cost the TMA GEMM 3.5 % at 4096³ (benches/NOTES.md,
+/// 2026-11-28 afternoon). And the ring's `mbarrier` initialisation digest is
+/// a constant: no hashing loop over local memory at each block's start.
+#[test]
+fn the_gemm_epilogues_round_pairs_with_one_conversion() {
+    let (_, ptx) = gpu_ops_sm_90a();
+    for (entry, ty) in [
+        ("gemm_bf16_wgmma_tma__1d", "bf16"),
+        ("gemm_f16_wgmma_tma__1d", "f16"),
+        ("gemm_bf16_wgmma_tma_kn__1d", "bf16"),
+        ("gemm_bf16_mma_sync__1d", "bf16"),
+        ("gemm_f16_mma_sync__1d", "f16"),
+        ("gemm_bf16_wgmma__1d", "bf16"),
+    ] {
+        let body = body_in(ptx, entry);
+        let pair = format!("cvt.rn.{ty}x2.f32");
+        let single = format!("cvt.rn.{ty}.f32");
+        assert!(body.contains(&pair), "{entry}: no {pair}");
+        assert!(!body.contains(&single), "{entry}: a scalar {single}");
+    }
+    let body = body_in(ptx, "gemm_bf16_wgmma_tma__1d");
+    assert!(
+        !body.contains("ld.local"),
+        "gemm_bf16_wgmma_tma__1d: local loads"
+    );
+}
+
 /// gpu-ops' scans, all eighteen instances (exclusive and inclusive), run
 /// ten blocks of 128 threads an SM, as their CUDA C twin: `scan_tiles`
 /// asks for it (`launch_bounds = (128, 10)`, `.minnctapersm 10`), and at
