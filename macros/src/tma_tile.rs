@@ -54,7 +54,7 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
             #[unsafe(export_name = #barrier_symbol)]
             static BARRIER: ::gpu_device::__private::SharedStorage<
                 u64,
-                { ::gpu_device::mbarrier::__words(::gpu_device::tma::__TILE_BARRIERS) },
+                { ::gpu_device::tma::__TILE_WORDS },
             > = ::gpu_device::__private::SharedStorage::uninit();
             (TILE.as_ptr(), BARRIER.as_ptr())
         };
@@ -68,7 +68,7 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
                 ),
                 ::gpu_device::__private::static_shared::<u64>(
                     #barrier_symbol,
-                    ::gpu_device::mbarrier::__words(::gpu_device::tma::__TILE_BARRIERS),
+                    ::gpu_device::tma::__TILE_WORDS,
                 ),
             )
         };

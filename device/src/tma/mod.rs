@@ -95,9 +95,10 @@
 //!
 //! [`TmaTileSlotNd::with_multicast`] is the scope of one `tma_tile!` in
 //! every block of a cluster at once; each load in it is one copy of the box
-//! that rank 0's thread 0 asks for, into the tile of every block
-//! (`.multicast::cluster`: at the tile's and its `full` barrier's offsets,
-//! the same in every block). What makes it sound, beyond the above:
+//! that every block asks for, issued by rank 0's thread 0 into the tile of
+//! every block (`.multicast::cluster`: at the tile's and its `full`
+//! barrier's offsets, the same in every block). What makes it sound, beyond
+//! the above:
 //!
 //! - *No copy over a tile being read, in any block.* Each block's thread 0,
 //!   once its block's `empty` phase completed (every thread fenced and done
@@ -108,6 +109,12 @@
 //!   arrives again only after the copy it waited for landed, which needs
 //!   the phase to have completed: a phase's arrivals are one from each
 //!   block.
+//! - *The same box everywhere.* Each block's thread 0 writes its request
+//!   (the map's address and the coordinates) to its tile's request words
+//!   before its arrival on `ready`; rank 0's thread 0 reads every block's
+//!   (`mapa`, after the acquiring wait) and compares them with its own: a
+//!   block asking for another box, or for a box of another map, is a panic
+//!   naming it and both boxes, never a copy of rank 0's box in its place.
 //! - *The same tile everywhere.* Entering and leaving the scope are cluster
 //!   operations whose tags name the tile
 //!   (`Cluster::multicast_scope`): a block in another tile's scope, a sync,
@@ -140,6 +147,7 @@ pub use map::{
 pub use store::{BlockBox, TensorMapOut, TmaStoreTile, __BOX_COUNT_WORDS};
 pub use tile::{
     Landed, Loading, TileBlock, TmaTile, TmaTileNd, TmaTileSlot, TmaTileSlotNd, __TILE_BARRIERS,
+    __TILE_WORDS,
 };
 
 mod sealed {

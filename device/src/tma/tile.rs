@@ -11,6 +11,7 @@ use crate::arch;
 use crate::cluster::Cluster;
 use crate::mbarrier::{Completed, MBarrier, MBarriers};
 use core::marker::PhantomData;
+use core::sync::atomic::{AtomicU64, Ordering};
 
 /// One 1024-byte aligned block of a tile's shared memory (any swizzle's
 /// pattern repeats within 1024 bytes); for `tma_tile!`.
@@ -24,6 +25,17 @@ pub struct TileBlock([u8; 1024]);
 /// 0's: every block of the cluster is ready for the next copy).
 #[doc(hidden)]
 pub const __TILE_BARRIERS: usize = 4;
+
+/// The words of a multicast load's request, after the barriers' words: the
+/// map's address and the box's five coordinates, two a word. Each block's
+/// thread 0 writes its own before it tells rank 0 it is ready; rank 0's
+/// compares every block's with its own before it copies.
+const REQUEST_WORDS: usize = 4;
+
+/// The `u64` words of a TMA tile's barriers, their tag and a multicast
+/// load's request (for `tma_tile!`).
+#[doc(hidden)]
+pub const __TILE_WORDS: usize = crate::mbarrier::__words(__TILE_BARRIERS) + REQUEST_WORDS;
 
 /// The bytes of a box of shape `B` of elements of `size` bytes under
 /// swizzle span `span` (0: none); fails to compile unless the copy engine
@@ -82,6 +94,8 @@ pub(crate) fn tile_offset<B: BoxShape>(index: [usize; 5], size: usize, mode: u32
 pub struct TmaTileSlotNd<T, B: BoxShape, S: TileSwizzle = NoSwizzle> {
     pub(super) tile: *mut T,
     pub(super) barriers: MBarriers<__TILE_BARRIERS>,
+    /// [`REQUEST_WORDS`] words: this block's request of a multicast load.
+    pub(super) request: *mut u64,
     pub(super) _shape: PhantomData<(B, S)>,
 }
 
@@ -105,9 +119,9 @@ impl<T, B: BoxShape, S: TileSwizzle> TmaTileSlotNd<T, B, S> {
     /// # Safety
     /// `tile` is the start of [`BLOCKS`](Self::BLOCKS) 1024-byte aligned
     /// blocks of the block's shared memory, and `barriers` of
-    /// `mbarrier::__words(__TILE_BARRIERS)` words (the barriers' and their
-    /// tag), which nothing but this slot and its handles reaches: what
-    /// `tma_tile!` passes.
+    /// [`__TILE_WORDS`] words (the barriers', their tag's and a multicast
+    /// request's), which nothing but this slot and its handles reaches:
+    /// what `tma_tile!` passes.
     #[doc(hidden)]
     #[inline(always)]
     pub unsafe fn from_raw(tile: *mut TileBlock, barriers: *mut u64) -> Self {
@@ -115,6 +129,9 @@ impl<T, B: BoxShape, S: TileSwizzle> TmaTileSlotNd<T, B, S> {
             tile: tile.cast(),
             // SAFETY: the caller's contract.
             barriers: unsafe { MBarriers::from_raw(barriers) },
+            // The words after the barriers' and their tag's (the caller's
+            // `__TILE_WORDS`).
+            request: barriers.wrapping_add(crate::mbarrier::__words(__TILE_BARRIERS)),
             _shape: PhantomData,
         }
     }
@@ -149,12 +166,14 @@ impl<T, B: BoxShape, S: TileSwizzle> TmaTileSlotNd<T, B, S> {
 
     /// [`with`](Self::with) for every block of a cluster together: each
     /// [`load_box`](TmaTileNd::load_box) (or [`load`](TmaTile::load)) in
-    /// `f` is one copy of the box that rank 0's thread 0 asks for, which
-    /// the copy engine writes into this tile of every block of the cluster
-    /// at once (`.multicast::cluster`): a box read from global memory once
-    /// for the whole cluster, as CUTLASS's multicast loads do. Every
-    /// thread of every block of the cluster calls it together, on the same
-    /// `tma_tile!`, and makes the same loads in it.
+    /// `f` is one copy of the box, which the copy engine writes into this
+    /// tile of every block of the cluster at once (`.multicast::cluster`):
+    /// a box read from global memory once for the whole cluster, as
+    /// CUTLASS's multicast loads do. Every thread of every block of the
+    /// cluster calls it together, on the same `tma_tile!`, and makes the
+    /// same loads in it, of the same map and coordinates: a block asking
+    /// for another box than rank 0 is a panic naming both (rank 0's
+    /// thread 0 compares the requests before each copy).
     ///
     /// A copy is issued once every block's threads have called the load
     /// (each block's thread 0 tells rank 0's through a barrier of rank 0's
@@ -190,7 +209,11 @@ impl<T, B: BoxShape, S: TileSwizzle> TmaTileSlotNd<T, B, S> {
         // fences) before any block's thread 0 arrives on rank 0's `ready`
         // or a copy completes on a peer's `full`.
         cluster.multicast_scope(self.tile.cast::<u8>(), bytes, true);
-        let result = TmaTileNd::run(self.tile, full, empty, Some(ready), f);
+        let multicast = Multicast {
+            ready,
+            request: self.request,
+        };
+        let result = TmaTileNd::run(self.tile, full, empty, Some(multicast), f);
         // Every block's copies landed (each thread waited for its own):
         // no block arrives on rank 0's `ready`, and no copy writes a tile,
         // once this pair is passed; rank 0 may initialise `ready` again
@@ -228,10 +251,8 @@ pub struct TmaTileNd<'s, T, B: BoxShape, S: TileSwizzle = NoSwizzle> {
     /// Every thread's arrival a phase: none reads the tile any more (each
     /// arrives in `load`, thread 0 waits before it issues the copy).
     empty: MBarrier,
-    /// In a multicast scope: this block's `ready` barrier, of one arrival
-    /// a phase from each block's thread 0; rank 0's thread 0 waits on its
-    /// own, the others arrive on rank 0's.
-    ready: Option<MBarrier>,
+    /// In a multicast scope: this block's `ready` barrier and request.
+    multicast: Option<Multicast>,
     /// A copy issued that this thread has not waited for.
     in_flight: bool,
     /// This thread arrived on `empty` and has not waited for that phase
@@ -243,13 +264,24 @@ pub struct TmaTileNd<'s, T, B: BoxShape, S: TileSwizzle = NoSwizzle> {
     _scope: PhantomData<fn(&'s ()) -> &'s ()>,
 }
 
+/// A multicast scope's part of a tile handle.
+struct Multicast {
+    /// This block's `ready` barrier, of one arrival a phase from each
+    /// block's thread 0; rank 0's thread 0 waits on its own, the others
+    /// arrive on rank 0's.
+    ready: MBarrier,
+    /// This block's request words ([`REQUEST_WORDS`]), which its thread 0
+    /// writes and rank 0's thread 0 reads.
+    request: *mut u64,
+}
+
 /// The handle of a 2-D tile of `ROWS x COLS` elements (see [`TmaTileNd`]).
 pub type TmaTile<'s, T, const ROWS: usize, const COLS: usize, S = NoSwizzle> =
     TmaTileNd<'s, T, Box2d<ROWS, COLS>, S>;
 
 impl<T, B: BoxShape, S: TileSwizzle> TmaTileNd<'_, T, B, S> {
-    /// Runs `f` with this thread's handle of the tile at `tile` (`ready`:
-    /// a multicast scope's), then waits for a copy still in flight: the
+    /// Runs `f` with this thread's handle of the tile at `tile`
+    /// (`multicast`: a multicast scope's), then waits for a copy still in flight: the
     /// part of a scope between its barriers' initialisation and its end.
     #[inline(always)]
     #[track_caller]
@@ -257,14 +289,14 @@ impl<T, B: BoxShape, S: TileSwizzle> TmaTileNd<'_, T, B, S> {
         tile: *mut T,
         full: MBarrier,
         empty: MBarrier,
-        ready: Option<MBarrier>,
+        multicast: Option<Multicast>,
         f: impl for<'s> FnOnce(&mut TmaTileNd<'s, T, B, S>) -> R,
     ) -> R {
         let mut handle = TmaTileNd {
             tile,
             full,
             empty,
-            ready,
+            multicast,
             in_flight: false,
             empty_pending: false,
             _shape: PhantomData,
@@ -330,8 +362,10 @@ impl<'s, T: Copy, B: BoxShape, S: TileSwizzle> TmaTileNd<'s, T, B, S> {
             let _ = self.empty.wait();
             let bytes = TmaTileSlotNd::<T, B, S>::BYTES as u32;
             self.full.arrive_expect_tx(bytes);
-            match &mut self.ready {
-                Some(ready) => multicast::<T, B, S>(self.tile, &self.full, ready, map, coords),
+            match &mut self.multicast {
+                Some(multicast) => {
+                    copy_multicast::<T, B, S>(self.tile, &self.full, multicast, map, coords)
+                }
                 // SAFETY: the tile is this slot's `BYTES` bytes, 1024-byte
                 // aligned, which no thread reads until the `full` barrier's
                 // phase completes (every thread arrived on `empty` above
@@ -365,19 +399,34 @@ impl<'s, T: Copy, B: BoxShape, S: TileSwizzle> TmaTileNd<'s, T, B, S> {
     }
 }
 
-/// Thread 0's part of a multicast load, `full` armed: tells rank 0's
-/// thread 0 that this block is ready (an arrival on rank 0's `ready`),
-/// and in rank 0, once every block is, copies the box at `coords` into the
-/// tile of every block of the cluster.
+/// Thread 0's part of a multicast load, `full` armed: writes this block's
+/// request (the map and the coordinates) and tells rank 0's thread 0 that
+/// this block is ready (an arrival on rank 0's `ready`); in rank 0, once
+/// every block is, checks that every block asked for the same box (a panic
+/// naming the first that did not: a copy of rank 0's box would silently
+/// be another block's), then copies it into the tile of every block of the
+/// cluster.
 #[inline(always)]
 #[track_caller]
-fn multicast<T, B: BoxShape, S: TileSwizzle>(
+fn copy_multicast<T, B: BoxShape, S: TileSwizzle>(
     tile: *mut T,
     full: &MBarrier,
-    ready: &mut MBarrier,
+    multicast: &mut Multicast,
     map: &TensorMapNd<T, B, S>,
     coords: [i32; 5],
 ) {
+    let (ready, request) = (&mut multicast.ready, multicast.request);
+    let mine = request_words(map.map as u64, coords);
+    // SAFETY: this block's request words, 8-byte aligned, which only its
+    // thread 0 writes (here) and rank 0's thread 0 reads, after this
+    // block's next arrival on its `ready` and before the copy that this
+    // thread waits for before it writes them again (atomically all the
+    // same: another block reads them).
+    unsafe {
+        for (i, word) in mine.iter().enumerate() {
+            AtomicU64::from_ptr(request.add(i)).store(*word, Ordering::Relaxed);
+        }
+    }
     // SAFETY: rank 0's `ready` is initialised (before the scope's entry
     // pair, which every block passed) and rank 0 has not left the scope
     // (it leaves only through the exit pair, after this block's copy,
@@ -396,6 +445,24 @@ fn multicast<T, B: BoxShape, S: TileSwizzle>(
     // block's tile is free for this copy.
     let _ = ready.wait_cluster();
     let size = arch::cluster::size();
+    for rank in 1..size {
+        // SAFETY: `rank` is below the cluster's size and the words are in
+        // this block's shared memory.
+        let theirs =
+            unsafe { arch::cluster::map_shared_rank(request.cast::<u8>(), rank) }.cast::<u64>();
+        // SAFETY: block `rank`'s request words (the same `tma_tile!`: the
+        // scope's entry pair checked), 8-byte aligned, which its thread 0
+        // wrote before its arrival on this `ready` phase (release at the
+        // cluster's scope, acquired by the wait above), and writes again
+        // only once the copy below has landed in its tile; the block is in
+        // the scope, so its shared memory is live.
+        let peer = core::array::from_fn(|i| unsafe {
+            AtomicU64::from_ptr(theirs.add(i).cast_mut()).load(Ordering::Relaxed)
+        });
+        if peer != mine {
+            different_requests(rank, peer, mine);
+        }
+    }
     // The cluster's blocks, at most 16: ranks 0 to size - 1.
     let mask = ((1u32 << size) - 1) as u16;
     // SAFETY: in every block of the cluster, the tile at this tile's offset
@@ -524,4 +591,40 @@ fn outside(index: [usize; 5], rank: usize, dims: [u32; 5]) -> ! {
         &index[..rank],
         &dims[..rank]
     )
+}
+
+/// A multicast load's request as [`REQUEST_WORDS`] words: the map's
+/// address, then the coordinates (innermost first) two a word.
+#[inline(always)]
+fn request_words(map: u64, c: [i32; 5]) -> [u64; REQUEST_WORDS] {
+    let pair = |lo: i32, hi: i32| u64::from(lo as u32) | u64::from(hi as u32) << 32;
+    [
+        map,
+        pair(c[0], c[1]),
+        pair(c[2], c[3]),
+        u64::from(c[4] as u32),
+    ]
+}
+
+/// The coordinates (innermost first) of request words.
+fn request_coords(words: [u64; REQUEST_WORDS]) -> [i32; 5] {
+    let [_, a, b, c] = words;
+    [
+        a as i32,
+        (a >> 32) as i32,
+        b as i32,
+        (b >> 32) as i32,
+        c as i32,
+    ]
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn different_requests(rank: u32, theirs: [u64; REQUEST_WORDS], mine: [u64; REQUEST_WORDS]) -> ! {
+    if theirs[0] != mine[0] {
+        panic!("a multicast load: block rank {rank} of the cluster passed another tensor map than rank 0 (every block loads the same box of the same map)")
+    }
+    let (theirs, mine) = (request_coords(theirs), request_coords(mine));
+    panic!("a multicast load: block rank {rank} of the cluster asked for the box at {theirs:?}, rank 0 for {mine:?} (coordinates innermost first; every block loads the same box)")
 }

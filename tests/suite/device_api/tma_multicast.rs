@@ -26,7 +26,7 @@ fn tensor(stream: &Stream) -> DeviceBuffer<f32> {
 }
 
 #[test]
-fn every_block_of_the_cluster_gets_rank_0s_boxes() {
+fn every_block_of_the_cluster_gets_the_boxes_it_shares() {
     let stream = Stream::new().unwrap();
     let buffer = tensor(&stream);
     let map = TensorMap::matrix(&buffer, (ROWS, COLS, COLS), (16, 32), Swizzle::None).unwrap();
@@ -63,8 +63,13 @@ fn out_of_step(mode: u32) -> Result<Vec<f32>, String> {
     let stream = Stream::new().unwrap();
     let buffer = tensor(&stream);
     let map = TensorMap::matrix(&buffer, (ROWS, COLS, COLS), (16, 32), Swizzle::None).unwrap();
+    let copy = tensor(&stream);
+    let other = TensorMap::matrix(&copy, (ROWS, COLS, COLS), (16, 32), Swizzle::None).unwrap();
     let mut out = DeviceBuffer::<f32>::zeroed_on(2 * MULTICAST_THREADS, &stream).unwrap();
-    launch!(tma_multicast_out_of_step[2, MULTICAST_THREADS, stream](mode, &map, &mut out)).unwrap();
+    launch!(tma_multicast_out_of_step[2, MULTICAST_THREADS, stream](
+        mode, &map, &other, &mut out
+    ))
+    .unwrap();
     finished(&stream, "tma_multicast_out_of_step")?;
     Ok(out.copy_to_host_sync(&stream).unwrap())
 }
@@ -131,6 +136,34 @@ fn blocks_in_the_scopes_of_two_tiles_fail_the_launch() {
 fn a_sync_meeting_a_multicast_scope_fails_the_launch() {
     if common::faults::in_own_process(&[]) {
         out_of_step_fails(2, Some(1), "is in a Cluster::sync");
+    }
+}
+
+/// The attack: rank 1 asks for another box than rank 0 (rows 16 lower):
+/// the copy would silently give it rank 0's. Rank 0 compares every
+/// block's request with its own before it copies: the launch fails,
+/// naming the block and both boxes.
+#[test]
+fn a_block_asking_for_another_box_fails_the_launch() {
+    if common::faults::in_own_process(&[]) {
+        let description = out_of_step(4).expect_err("the launch must fail");
+        if backend() == Backend::Simulator {
+            let expected = "block rank 1 of the cluster asked for the box at [0, 16, 0, 0, 0], rank 0 for [0, 0, 0, 0, 0]";
+            assert!(description.contains(expected), "{description}");
+        }
+    }
+}
+
+/// The attack: rank 1 asks for the same box of another tensor map (of
+/// another buffer with the same contents): the launch fails, naming it.
+#[test]
+fn a_block_loading_from_another_map_fails_the_launch() {
+    if common::faults::in_own_process(&[]) {
+        let description = out_of_step(5).expect_err("the launch must fail");
+        if backend() == Backend::Simulator {
+            let expected = "block rank 1 of the cluster passed another tensor map than rank 0";
+            assert!(description.contains(expected), "{description}");
+        }
     }
 }
 

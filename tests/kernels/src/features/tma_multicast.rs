@@ -23,8 +23,8 @@ fn dawdle(rounds: u32) -> u32 {
 }
 
 /// Each block loads [`MULTICAST_ROUNDS`] boxes of 16 x 32 through one
-/// multicast tile, asking for rows `16 (r + 8 rank)` (rank 0's are
-/// copied: every block must see rows `16 r`). The odd ranks read each box
+/// multicast tile, rows `16 r` (every block must see them). The odd ranks
+/// read each box
 /// late (a copy landing before every block finished reading the last
 /// would show there). Thread `t` writes element `(t / 32, t % 32)` of each
 /// box it saw.
@@ -39,7 +39,7 @@ pub fn tma_multicast<const C: usize>(
     let mut seen = [0.0; MULTICAST_ROUNDS];
     gpu_device::tma_tile!(f32, 16, 32).with_multicast(&cluster, |tile| {
         for (r, slot) in seen.iter_mut().enumerate() {
-            let row = 16 * (r as i32 + 8 * rank as i32);
+            let row = 16 * r as i32;
             let landed = tile.load(&map, row, 0).wait();
             if rank % 2 == 1 && dawdle(2000) == 1 {
                 *slot = -1.0;
@@ -54,12 +54,14 @@ pub fn tma_multicast<const C: usize>(
 /// `mode` (what rank 1 does while rank 0 enters the scope): 0, it returns;
 /// 1, it enters another tile's scope; 2, it syncs the cluster; 3, it makes
 /// one load fewer (rank 0 waits for it: the simulator's watchdog reports
-/// the stall; not run on a GPU, where it hangs). Each is a failed launch.
-/// Otherwise both load one box and write it.
+/// the stall; not run on a GPU, where it hangs); 4, it asks for another
+/// box (rows 16 lower); 5, it asks for the same box of `other`. Each is a
+/// failed launch. Otherwise both load one box and write it.
 #[kernel(arch = "sm_90", block = MULTICAST_THREADS, cluster = 2)]
 pub fn tma_multicast_out_of_step(
     mode: u32,
     map: TensorMap2d<f32, 16, 32>,
+    other: TensorMap2d<f32, 16, 32>,
     mut out: DisjointSlice<f32>,
     cluster: Cluster,
 ) {
@@ -67,6 +69,12 @@ pub fn tma_multicast_out_of_step(
     let rank = cluster.block_rank();
     let load_once = |tile: &mut gpu_device::tma::TmaTile<'_, f32, 16, 32>| {
         tile.load(&map, 0, 0).wait().get(t / 32, t % 32)
+    };
+    // Modes 4 and 5: the same tile, rank 1 asking for another box.
+    let (mine, row) = match (mode, rank) {
+        (4, 1) => (&map, 16),
+        (5, 1) => (&other, 0),
+        _ => (&map, 0),
     };
     let v = match (mode, rank) {
         (0, 1) => return,
@@ -83,7 +91,9 @@ pub fn tma_multicast_out_of_step(
                 first
             }
         }),
-        _ => gpu_device::tma_tile!(f32, 16, 32).with_multicast(&cluster, load_once),
+        _ => gpu_device::tma_tile!(f32, 16, 32).with_multicast(&cluster, |tile| {
+            tile.load(mine, row, 0).wait().get(t / 32, t % 32)
+        }),
     };
     out.set(thread_index(), v);
 }
