@@ -1,9 +1,10 @@
-//! TMA multicast (`TmaTileSlot::with_multicast`): one copy of rank 0's box
+//! TMA multicast (`TmaTileSlot::with_multicast`): one copy of the box
 //! lands in the tile of every block of the cluster, round after round,
 //! with the odd ranks reading late (no copy lands under a reader), for
 //! clusters of 2 and 4; and the attacks on its soundness, blocks not in
 //! the same scope (one returned, one in another tile's scope, one in a
-//! sync), each a failed launch naming the block, and (on the simulator)
+//! sync) or asking for another box or map, each a failed launch naming
+//! the block, and (on the simulator)
 //! a block making fewer loads, reported by the watchdog. On the
 //! simulator, and on a GPU of compute capability 9.0.
 
