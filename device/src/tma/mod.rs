@@ -127,9 +127,11 @@
 //!   scope) only when no arrival is in flight, and no block exits, nor
 //!   reuses the tile, while a copy into it may land.
 //!
-//! A block that makes fewer loads than the others leaves them waiting for a
-//! copy: a hang on the GPU (no memory rule broken), which the simulator's
-//! watchdog reports.
+//! - *As many loads everywhere.* Leaving the scope is a request too (each
+//!   block's thread 0, after its last copy landed, arrives with a request
+//!   that names no map), compared as a load's: a block that makes fewer
+//!   loads than rank 0, or more, is a panic naming it, on the GPU as on the
+//!   simulator, not a wait for a copy that never comes.
 
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod simulated_map;

@@ -159,7 +159,7 @@ impl<T, B: BoxShape, S: TileSwizzle> TmaTileSlotNd<T, B, S> {
         // At most 1024 threads a block: in an arrival count's range.
         let threads = crate::block_size() as u32;
         let ([full, empty, done, _], end) = self.barriers.init_scoped([1, threads, threads, 1]);
-        let result = TmaTileNd::run(self.tile, full, empty, None, f);
+        let (result, _) = TmaTileNd::run(self.tile, full, empty, None, f);
         Self::end(done, end);
         result
     }
@@ -180,9 +180,9 @@ impl<T, B: BoxShape, S: TileSwizzle> TmaTileSlotNd<T, B, S> {
     /// tile), so no copy lands in a block's tile while it is being read.
     /// Entering and leaving the scope are cluster operations (as
     /// [`Cluster::sync`]): a block elsewhere then (in another tile's scope,
-    /// a sync or an exchange, or finished) is a panic naming it; a block
-    /// that makes fewer loads than the others leaves them waiting for a
-    /// copy (a hang on the GPU; the simulator's watchdog reports it).
+    /// a sync or an exchange, or finished) is a panic naming it, and so is
+    /// a block that makes fewer loads than rank 0, or more (leaving the
+    /// scope is a request compared as a load's).
     #[inline(always)]
     #[track_caller]
     pub fn with_multicast<R>(
@@ -213,7 +213,13 @@ impl<T, B: BoxShape, S: TileSwizzle> TmaTileSlotNd<T, B, S> {
             ready,
             request: self.request,
         };
-        let result = TmaTileNd::run(self.tile, full, empty, Some(multicast), f);
+        let (result, multicast) = TmaTileNd::run(self.tile, full, empty, Some(multicast), f);
+        // Every block leaves after as many loads as rank 0: a request of
+        // its own, compared as a load's (one fewer or one more load is a
+        // panic naming the block, not a wait for a copy that never comes).
+        if let (Some(mut multicast), 0) = (multicast, crate::thread_rank()) {
+            multicast.agree(LEAVING);
+        }
         // Every block's copies landed (each thread waited for its own):
         // no block arrives on rank 0's `ready`, and no copy writes a tile,
         // once this pair is passed; rank 0 may initialise `ready` again
@@ -275,6 +281,72 @@ struct Multicast {
     request: *mut u64,
 }
 
+impl Multicast {
+    /// Thread 0's part of a request (a load's, or [`LEAVING`]): writes
+    /// `mine` to this block's request words and arrives on rank 0's
+    /// `ready`; in rank 0, waits for every block's arrival on the phase
+    /// and compares their requests with its own, a panic naming the first
+    /// that differs. Whether this is rank 0 (the copy's issuer).
+    #[inline(always)]
+    #[track_caller]
+    fn agree(&mut self, mine: [u64; REQUEST_WORDS]) -> bool {
+        let request = self.request;
+        // SAFETY: this block's request words, 8-byte aligned, which only
+        // its thread 0 writes (here) and rank 0's thread 0 reads, after
+        // this block's arrival below and before the copy (or the scope's
+        // end) that this thread waits for before it writes them again
+        // (atomically all the same: another block reads them).
+        unsafe {
+            for (i, word) in mine.iter().enumerate() {
+                AtomicU64::from_ptr(request.add(i)).store(*word, Ordering::Relaxed);
+            }
+        }
+        // SAFETY: rank 0's `ready` is initialised (before the scope's entry
+        // pair, which every block passed) and rank 0 has not left the scope
+        // (it leaves only after a phase of `ready` that needs this
+        // arrival, and then through the exit pair); rank 0 is in the
+        // cluster.
+        unsafe {
+            #[cfg(target_arch = "nvptx64")]
+            arch::tma::arrive_on_rank(self.ready.word(), 0);
+            #[cfg(not(target_arch = "nvptx64"))]
+            arch::tma::arrive_on_rank(self.ready.word(), self.ready.index() as usize, 0);
+        }
+        if arch::cluster::block_rank() != 0 {
+            return false;
+        }
+        // One arrival a phase from each block's thread 0, each (for a
+        // load) after its block's `empty` phase completed and its `full`
+        // was armed: every block's tile is free for this copy.
+        let _ = self.ready.wait_cluster();
+        for rank in 1..arch::cluster::size() {
+            // SAFETY: `rank` is below the cluster's size and the words are
+            // in this block's shared memory.
+            let theirs =
+                unsafe { arch::cluster::map_shared_rank(request.cast::<u8>(), rank) }.cast::<u64>();
+            // SAFETY: block `rank`'s request words (the same `tma_tile!`:
+            // the scope's entry pair checked), 8-byte aligned, which its
+            // thread 0 wrote before its arrival on this `ready` phase
+            // (release at the cluster's scope, acquired by the wait above),
+            // and writes again only once this copy has landed in its tile
+            // (or, leaving, never in this scope); the block is in the
+            // scope, so its shared memory is live.
+            let peer = core::array::from_fn(|i| unsafe {
+                AtomicU64::from_ptr(theirs.add(i).cast_mut()).load(Ordering::Relaxed)
+            });
+            if peer != mine {
+                different_requests(rank, peer, mine);
+            }
+        }
+        true
+    }
+}
+
+/// The request of a block leaving a multicast scope, after its last load:
+/// no map's address is 0. Every block makes it once, so a block making
+/// fewer loads than rank 0 (or more) is named, not waited for.
+const LEAVING: [u64; REQUEST_WORDS] = [0; REQUEST_WORDS];
+
 /// The handle of a 2-D tile of `ROWS x COLS` elements (see [`TmaTileNd`]).
 pub type TmaTile<'s, T, const ROWS: usize, const COLS: usize, S = NoSwizzle> =
     TmaTileNd<'s, T, Box2d<ROWS, COLS>, S>;
@@ -291,7 +363,7 @@ impl<T, B: BoxShape, S: TileSwizzle> TmaTileNd<'_, T, B, S> {
         empty: MBarrier,
         multicast: Option<Multicast>,
         f: impl for<'s> FnOnce(&mut TmaTileNd<'s, T, B, S>) -> R,
-    ) -> R {
+    ) -> (R, Option<Multicast>) {
         let mut handle = TmaTileNd {
             tile,
             full,
@@ -306,7 +378,7 @@ impl<T, B: BoxShape, S: TileSwizzle> TmaTileNd<'_, T, B, S> {
         if handle.in_flight {
             let _ = handle.full.wait();
         }
-        result
+        (result, handle.multicast)
     }
 }
 
@@ -399,13 +471,12 @@ impl<'s, T: Copy, B: BoxShape, S: TileSwizzle> TmaTileNd<'s, T, B, S> {
     }
 }
 
-/// Thread 0's part of a multicast load, `full` armed: writes this block's
-/// request (the map and the coordinates) and tells rank 0's thread 0 that
-/// this block is ready (an arrival on rank 0's `ready`); in rank 0, once
-/// every block is, checks that every block asked for the same box (a panic
-/// naming the first that did not: a copy of rank 0's box would silently
-/// be another block's), then copies it into the tile of every block of the
-/// cluster.
+/// Thread 0's part of a multicast load, `full` armed: publishes this
+/// block's request (the map and the coordinates) and tells rank 0's thread
+/// 0 that this block is ready ([`Multicast::agree`]); in rank 0, once every
+/// block is and asked for the same box (a panic naming the first that did
+/// not: a copy of rank 0's box would silently be another block's), copies
+/// it into the tile of every block of the cluster.
 #[inline(always)]
 #[track_caller]
 fn copy_multicast<T, B: BoxShape, S: TileSwizzle>(
@@ -415,54 +486,10 @@ fn copy_multicast<T, B: BoxShape, S: TileSwizzle>(
     map: &TensorMapNd<T, B, S>,
     coords: [i32; 5],
 ) {
-    let (ready, request) = (&mut multicast.ready, multicast.request);
-    let mine = request_words(map.map as u64, coords);
-    // SAFETY: this block's request words, 8-byte aligned, which only its
-    // thread 0 writes (here) and rank 0's thread 0 reads, after this
-    // block's next arrival on its `ready` and before the copy that this
-    // thread waits for before it writes them again (atomically all the
-    // same: another block reads them).
-    unsafe {
-        for (i, word) in mine.iter().enumerate() {
-            AtomicU64::from_ptr(request.add(i)).store(*word, Ordering::Relaxed);
-        }
-    }
-    // SAFETY: rank 0's `ready` is initialised (before the scope's entry
-    // pair, which every block passed) and rank 0 has not left the scope
-    // (it leaves only through the exit pair, after this block's copy,
-    // which needs this arrival, landed); rank 0 is in the cluster.
-    unsafe {
-        #[cfg(target_arch = "nvptx64")]
-        arch::tma::arrive_on_rank(ready.word(), 0);
-        #[cfg(not(target_arch = "nvptx64"))]
-        arch::tma::arrive_on_rank(ready.word(), ready.index() as usize, 0);
-    }
-    if arch::cluster::block_rank() != 0 {
+    if !multicast.agree(request_words(map.map as u64, coords)) {
         return;
     }
-    // One arrival a phase from each block's thread 0, each after its
-    // block's `empty` phase completed and its `full` was armed: every
-    // block's tile is free for this copy.
-    let _ = ready.wait_cluster();
     let size = arch::cluster::size();
-    for rank in 1..size {
-        // SAFETY: `rank` is below the cluster's size and the words are in
-        // this block's shared memory.
-        let theirs =
-            unsafe { arch::cluster::map_shared_rank(request.cast::<u8>(), rank) }.cast::<u64>();
-        // SAFETY: block `rank`'s request words (the same `tma_tile!`: the
-        // scope's entry pair checked), 8-byte aligned, which its thread 0
-        // wrote before its arrival on this `ready` phase (release at the
-        // cluster's scope, acquired by the wait above), and writes again
-        // only once the copy below has landed in its tile; the block is in
-        // the scope, so its shared memory is live.
-        let peer = core::array::from_fn(|i| unsafe {
-            AtomicU64::from_ptr(theirs.add(i).cast_mut()).load(Ordering::Relaxed)
-        });
-        if peer != mine {
-            different_requests(rank, peer, mine);
-        }
-    }
     // The cluster's blocks, at most 16: ranks 0 to size - 1.
     let mask = ((1u32 << size) - 1) as u16;
     // SAFETY: in every block of the cluster, the tile at this tile's offset
@@ -622,6 +649,14 @@ fn request_coords(words: [u64; REQUEST_WORDS]) -> [i32; 5] {
 #[inline(never)]
 #[track_caller]
 fn different_requests(rank: u32, theirs: [u64; REQUEST_WORDS], mine: [u64; REQUEST_WORDS]) -> ! {
+    if theirs == LEAVING {
+        let mine = request_coords(mine);
+        panic!("a multicast load: block rank {rank} of the cluster left the multicast scope while rank 0 asks for the box at {mine:?} (every block makes the same loads)")
+    }
+    if mine == LEAVING {
+        let theirs = request_coords(theirs);
+        panic!("a multicast load: block rank {rank} of the cluster asked for the box at {theirs:?} after rank 0's last load (every block makes the same loads)")
+    }
     if theirs[0] != mine[0] {
         panic!("a multicast load: block rank {rank} of the cluster passed another tensor map than rank 0 (every block loads the same box of the same map)")
     }

@@ -53,8 +53,7 @@ pub fn tma_multicast<const C: usize>(
 /// The cluster's two blocks out of step around a multicast scope, by
 /// `mode` (what rank 1 does while rank 0 enters the scope): 0, it returns;
 /// 1, it enters another tile's scope; 2, it syncs the cluster; 3, it makes
-/// one load fewer (rank 0 waits for it: the simulator's watchdog reports
-/// the stall; not run on a GPU, where it hangs); 4, it asks for another
+/// one load fewer; 6, one load more; 4, it asks for another
 /// box (rows 16 lower); 5, it asks for the same box of `other`. Each is a
 /// failed launch. Otherwise both load one box and write it.
 #[kernel(arch = "sm_90", block = MULTICAST_THREADS, cluster = 2)]
@@ -83,9 +82,9 @@ pub fn tma_multicast_out_of_step(
             cluster.sync();
             0.0
         }
-        (3, r) => gpu_device::tma_tile!(f32, 16, 32).with_multicast(&cluster, |tile| {
+        (3 | 6, r) => gpu_device::tma_tile!(f32, 16, 32).with_multicast(&cluster, |tile| {
             let first = load_once(tile);
-            if r == 0 {
+            if (mode == 3 && r == 0) || (mode == 6 && r == 1) {
                 first + load_once(tile)
             } else {
                 first
