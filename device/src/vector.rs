@@ -42,9 +42,10 @@
 //! ```
 
 /// Element types that move in 16-byte vectors: integers of 1 to 8 bytes,
-/// floats, and the half-precision [`bf16`] and [`f16`]. Each is valid for
-/// every bit pattern and has no padding (the loads and stores here rely on
-/// it: a vector's bytes are its elements' bytes). Sealed.
+/// floats, and the half-precision [`bf16`] and
+/// [`f16`](struct@crate::half::f16). Each is valid for every bit pattern
+/// and has no padding (the loads and stores here rely on it: a vector's
+/// bytes are its elements' bytes). Sealed.
 pub trait VectorElement: Copy + sealed::Sealed {}
 
 mod sealed {
@@ -219,7 +220,7 @@ pub fn read_runs_unaligned<T: VectorElement, const N: usize, const K: usize>(
         )
     };
     let size = core::mem::size_of::<T>();
-    let bytes = slice.len() * size;
+    let bytes = core::mem::size_of_val(slice);
     let base = slice.as_ptr().cast::<u8>();
     // Per run: how it is read, its address modulo 16, and its aligned
     // vectors. First every load, then every use.

@@ -1,7 +1,10 @@
-//! `read_run_unaligned` on the host (the simulator's arm), its slices
-//! between pages that any access faults on: a load outside the slice, even
-//! of a byte whose value is then shifted away, ends the test with a
-//! segmentation fault rather than passing.
+//! `read_run_unaligned` on the host (the simulator's arm) against plain
+//! indexing, its slices at the edges of a page between two inaccessible
+//! ones: a vector load across the page's first or last byte faults. (A
+//! load past a slice's end inside the 16-byte line that holds it faults
+//! nowhere, no protection being finer than a page: that the reader never
+//! makes one rests on its bounds tests, `vectors` in
+//! `read_runs_unaligned`.)
 
 use super::{read_run_unaligned, VectorElement};
 use crate::half::{bf16, f16};
@@ -107,7 +110,7 @@ fn bytes<T: VectorElement, const N: usize>(run: [T; N]) -> [u8; 16] {
 }
 
 #[test]
-fn unaligned_runs_read_what_indexing_reads_and_nothing_outside_the_slice() {
+fn unaligned_runs_read_what_indexing_reads_at_the_edges_of_a_page() {
     let pages = Guarded::new();
     every_start::<u8, 16>(&pages);
     every_start::<u16, 8>(&pages);

@@ -3,8 +3,8 @@
 //! 16-byte line (sub-slices not 16-byte aligned) and end at every one,
 //! for `u8`, `u16`, `bf16` and `f32`, against plain indexing (`None`
 //! exactly where the run leaves the sub-slice). On the simulator where
-//! there is no GPU, on the GPU otherwise. (That no byte outside the slice
-//! is read is the device crate's unit test, between inaccessible pages.)
+//! there is no GPU, on the GPU otherwise. (The device crate's unit test
+//! reads slices at the edges of a page between inaccessible ones.)
 
 use gpu_device::half::bf16;
 use gpu_runtime::bytemuck::{cast_slice, Pod};

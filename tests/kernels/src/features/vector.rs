@@ -36,7 +36,8 @@ fn runs_at<T: VectorElement + Default, const N: usize>(
     found.set_run(&Items::<Blocked<1>>::mine(), [run.is_some() as u32]);
 }
 
-/// [`runs_at`] for 16 `u8`.
+/// Block `b`, thread `t`: the run of 16 `u8` at `t` of `src[skip .. len -
+/// b]` into its elements of `runs` (zeros for none), 1 or 0 into `found`.
 #[kernel]
 pub fn unaligned_runs_u8(
     src: &[u8],
@@ -47,7 +48,8 @@ pub fn unaligned_runs_u8(
     runs_at(src, skip, &mut runs, &mut found);
 }
 
-/// [`runs_at`] for 8 `u16`.
+/// Block `b`, thread `t`: the run of 8 `u16` at `t` of `src[skip .. len -
+/// b]` into its elements of `runs` (zeros for none), 1 or 0 into `found`.
 #[kernel]
 pub fn unaligned_runs_u16(
     src: &[u16],
@@ -58,7 +60,8 @@ pub fn unaligned_runs_u16(
     runs_at(src, skip, &mut runs, &mut found);
 }
 
-/// [`runs_at`] for 8 `bf16`.
+/// Block `b`, thread `t`: the run of 8 `bf16` at `t` of `src[skip .. len -
+/// b]` into its elements of `runs` (zeros for none), 1 or 0 into `found`.
 #[kernel]
 pub fn unaligned_runs_bf16(
     src: &[bf16],
@@ -69,7 +72,8 @@ pub fn unaligned_runs_bf16(
     runs_at(src, skip, &mut runs, &mut found);
 }
 
-/// [`runs_at`] for 4 `f32`.
+/// Block `b`, thread `t`: the run of 4 `f32` at `t` of `src[skip .. len -
+/// b]` into its elements of `runs` (zeros for none), 1 or 0 into `found`.
 #[kernel]
 pub fn unaligned_runs_f32(
     src: &[f32],
