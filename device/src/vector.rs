@@ -10,7 +10,12 @@
 //!   This is the form for loops (a row read in `float4`s);
 //! - [`read_run`] and [`read_run_or`] test each run where it is read (it
 //!   lies inside the slice, its address is a multiple of 16) and read it
-//!   element by element otherwise: for one-off loads.
+//!   element by element otherwise: for one-off loads;
+//! - [`read_run_unaligned`] (and [`read_runs_unaligned`], several runs' loads
+//!   in flight together) reads a 16-byte run at any element offset as
+//!   the one or two aligned vectors that cover it, shifted together: for
+//!   runs that are never aligned (the rows of a matrix whose row length is
+//!   odd).
 //!
 //! Stores go through the outputs' own methods (`set_run`), which test the
 //! output's alignment the same way. When a test fails, the same values move
@@ -36,8 +41,11 @@
 //! }
 //! ```
 
-/// Element types that move in 16-byte vectors: integers of 1 to 8 bytes
-/// and floats. Sealed.
+/// Element types that move in 16-byte vectors: integers of 1 to 8 bytes,
+/// floats, and the half-precision [`bf16`] and
+/// [`f16`](struct@crate::half::f16). Each is valid for every bit pattern
+/// and has no padding (the loads and stores here rely on it: a vector's
+/// bytes are its elements' bytes). Sealed.
 pub trait VectorElement: Copy + sealed::Sealed {}
 
 mod sealed {
@@ -51,6 +59,11 @@ macro_rules! vector_element {
     )*};
 }
 vector_element!(u8, i8, u16, i16, u32, i32, f32, u64, i64, f64);
+// `#[repr(transparent)]` over a `u16` (see `crate::half`): every bit
+// pattern is a value, no padding.
+vector_element!(bf16, f16);
+
+use crate::half::{bf16, f16};
 
 /// `N` consecutive elements aligned to 16 bytes, `N * size_of::<T>()` a
 /// multiple of 16: reading one is one 16-byte load per 16 bytes. From
@@ -136,6 +149,192 @@ pub fn read_run_or<T: VectorElement, const N: usize>(slice: &[T], start: usize, 
             run
         }
     }
+}
+
+/// The `N` elements of `slice` from `start`, at any `start` (no alignment
+/// needed), or `None` when they do not all lie inside it. `N` elements are
+/// exactly 16 bytes: 16 `u8`, 8 `u16` or [`bf16`], 4 `f32`, 2 `f64` (a
+/// compile error otherwise).
+///
+/// The run is read as the 16-byte aligned vectors that cover it
+/// (`ld.global.v4`, `LDG.E.128`; `ld.global.nc.v4` from a kernel's
+/// read-only input): one when its address is a multiple of 16, else the two
+/// it straddles, their bytes shifted together (funnel shifts of 32-bit
+/// words), when both lie wholly inside `slice`. Near the slice's ends, where
+/// the lower vector would start before `slice` or the upper one end past
+/// it, the run is read element by element: never a byte outside `slice`.
+/// The values are the same either way, on the GPU and on the simulator.
+///
+/// Threads that read consecutive runs share their vectors: a warp's second
+/// load reads what its first brought into the first-level cache, so the
+/// memory behind it is read about once.
+///
+/// ```no_run
+/// use gpu_device::half::bf16;
+/// use gpu_device::vector::read_run_unaligned;
+///
+/// // The 8 elements of row `r` from column `c` of a `rows x cols`
+/// // row-major matrix whose rows (`cols` odd) are never 16-byte aligned;
+/// // `None` where the run leaves the row or the matrix.
+/// fn eight(src: &[bf16], cols: usize, r: usize, c: usize) -> Option<[bf16; 8]> {
+///     if c.checked_add(8)? > cols {
+///         return None;
+///     }
+///     read_run_unaligned(src, r.checked_mul(cols)?.checked_add(c)?)
+/// }
+/// ```
+#[inline(always)]
+pub fn read_run_unaligned<T: VectorElement, const N: usize>(
+    slice: &[T],
+    start: usize,
+) -> Option<[T; N]> {
+    let [run] = read_runs_unaligned::<T, N, 1>(slice, [start]);
+    run
+}
+
+/// [`read_run_unaligned`] of `K` runs, their vector loads all issued before
+/// any is used: a thread that reads several runs (rows of a tile) has `K`
+/// of them in flight, not one after the other. The same values as `K`
+/// calls of [`read_run_unaligned`].
+///
+/// ```no_run
+/// use gpu_device::half::bf16;
+/// use gpu_device::vector::read_runs_unaligned;
+///
+/// // Column `c` and the 7 after it of rows `r` and `r + 1`, both loads
+/// // in flight together.
+/// fn two_rows(src: &[bf16], cols: usize, r: usize, c: usize) -> [Option<[bf16; 8]>; 2] {
+///     let at = r * cols + c;
+///     read_runs_unaligned(src, [at, at + cols])
+/// }
+/// ```
+#[inline(always)]
+pub fn read_runs_unaligned<T: VectorElement, const N: usize, const K: usize>(
+    slice: &[T],
+    starts: [usize; K],
+) -> [Option<[T; N]>; K] {
+    const {
+        assert!(
+            N >= 1 && core::mem::size_of::<[T; N]>() == 16,
+            "a run of `read_run_unaligned` is 16 bytes: 16 u8, 8 u16 or bf16, 4 f32, 2 f64"
+        )
+    };
+    let size = core::mem::size_of::<T>();
+    let bytes = core::mem::size_of_val(slice);
+    let base = slice.as_ptr().cast::<u8>();
+    // Per run: how it is read, its address modulo 16, and its aligned
+    // vectors. First every load, then every use.
+    let mut how = [Read::Outside; K];
+    let mut skews = [0usize; K];
+    let mut lows = [[0u32; 4]; K];
+    let mut highs = [[0u32; 4]; K];
+    crate::unroll::full::<K>(|k| {
+        let start = starts[k];
+        let inside = start <= slice.len() && slice.len() - start >= N;
+        // Byte offsets in the slice: when `inside`, `start + N <= len` and a
+        // slice spans at most `isize::MAX` bytes, so the product does not
+        // wrap, nor does an address inside the slice. (Wrapping arithmetic:
+        // outside, the values are computed and not used.)
+        let first = start.wrapping_mul(size);
+        let skew = base.addr().wrapping_add(first) & 15;
+        // The aligned vector at or below the run starts `skew` bytes before
+        // it; with `skew > 0` the run also reaches into the next one. Both
+        // are inside the slice when the lower starts at or after its first
+        // byte and the upper ends at or before its last. (`shift_bytes`
+        // assumes little-endian words, as the GPU and the simulator's hosts
+        // are; elsewhere, element by element.)
+        let vectors = inside
+            && (skew == 0
+                || (cfg!(target_endian = "little")
+                    && first >= skew
+                    && bytes - (first - skew) >= 32));
+        // Derived from the slice's pointer (not an address made up): the
+        // loads stay loads of the kernel input (`ld.global.nc`).
+        let lower = base
+            .wrapping_add(first.wrapping_sub(skew))
+            .cast::<[u32; 4]>();
+        // Each value written whole, whichever branch (no array element
+        // written in one branch only: the arrays stay in registers).
+        lows[k] = if vectors {
+            // SAFETY: `lower` is 16-byte aligned (the run's address less
+            // its remainder modulo 16). With `skew == 0` it is the run,
+            // inside the slice (`start + N <= len`, 16 bytes); otherwise its
+            // 32 bytes, bytes `first - skew .. first - skew + 32` of the
+            // slice, are inside it (`vectors`). Read-only, as the slice is.
+            unsafe { load16(lower) }
+        } else {
+            [0; 4]
+        };
+        highs[k] = if vectors && skew != 0 {
+            // SAFETY: as above: the second of the two vectors inside.
+            unsafe { load16(lower.add(1)) }
+        } else {
+            [0; 4]
+        };
+        skews[k] = skew;
+        how[k] = match (inside, vectors) {
+            (false, _) => Read::Outside,
+            (true, true) => Read::Vectors,
+            (true, false) => Read::Elements,
+        };
+    });
+    let mut runs = [None; K];
+    crate::unroll::full::<K>(|k| {
+        runs[k] = match how[k] {
+            Read::Outside => None,
+            Read::Vectors => {
+                // `skew == 0`: the lower vector as it is.
+                let words = shift_bytes(lows[k], highs[k], skews[k]);
+                // SAFETY: `[T; N]` is 16 bytes (the assertion above), as
+                // `words` is, and every bit pattern is a `T`
+                // (`VectorElement`: plain numbers and half floats, no
+                // padding).
+                Some(unsafe { core::mem::transmute_copy::<[u32; 4], [T; N]>(&words) })
+            }
+            // SAFETY: `start + N <= len`: the run is inside the slice.
+            Read::Elements => Some(unsafe { load_elements(slice.as_ptr().add(starts[k])) }),
+        }
+    });
+    runs
+}
+
+/// How [`read_runs_unaligned`] reads a run.
+#[derive(Clone, Copy)]
+enum Read {
+    /// Not inside the slice: `None`.
+    Outside,
+    /// Its one or two aligned vectors, inside the slice.
+    Vectors,
+    /// Element by element: inside, but its vectors are not.
+    Elements,
+}
+
+/// The 16 bytes from byte `skew` (0 to 15) of the 32 bytes `lo` then `hi`
+/// (little-endian words): the whole words by two selects (no array indexed
+/// by a variable, which would put the words in local memory), the rest by
+/// one funnel shift a word (`SHF.R`).
+#[inline(always)]
+fn shift_bytes(lo: [u32; 4], hi: [u32; 4], skew: usize) -> [u32; 4] {
+    let [a, b, c, d] = lo;
+    let [e, f, g, h] = hi;
+    let w = if skew & 8 != 0 {
+        [c, d, e, f, g, h]
+    } else {
+        [a, b, c, d, e, f]
+    };
+    let w = if skew & 4 != 0 {
+        [w[1], w[2], w[3], w[4], w[5]]
+    } else {
+        [w[0], w[1], w[2], w[3], w[4]]
+    };
+    let bits = ((skew & 3) * 8) as u32;
+    let funnel = |low: u32, high: u32| ((u64::from(high) << 32 | u64::from(low)) >> bits) as u32;
+    [
+        funnel(w[0], w[1]),
+        funnel(w[1], w[2]),
+        funnel(w[2], w[3]),
+        funnel(w[3], w[4]),
+    ]
 }
 
 /// The `N` elements at `ptr`, read as 16-byte vector loads (one LLVM
@@ -269,3 +468,6 @@ pub(crate) unsafe fn write_run<T: VectorElement, const N: usize>(
         });
     }
 }
+
+#[cfg(test)]
+mod tests;

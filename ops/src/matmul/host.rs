@@ -2,10 +2,11 @@
 
 use super::sgemm::{sgemm_8x8, GemmShape};
 use super::{
-    pack_k_major, pad_rows_k_major, transpose_k_major, MatmulPath, PAD_ROWS, PAD_THREADS,
-    TRANSPOSE_ROWS, TRANSPOSE_TILE,
+    pack_k_major, pad_rows_k_major, transpose_k_major, MatmulPath, PAD_THREADS, PAD_TILE_COLS,
+    PAD_TILE_ROWS, TRANSPOSE_ROWS, TRANSPOSE_TILE,
 };
 use gpu_device::half::{bf16, f16};
+use gpu_device::vector::VectorElement;
 use gpu_runtime::bytemuck::AnyBitPattern;
 use gpu_runtime::{launch, Device, DeviceBuffer, DeviceCopy, Error, Result, Stream};
 
@@ -225,24 +226,48 @@ where
     Ok(out)
 }
 
+/// A grid of `x` blocks by `tile_rows` rows of blocks, those past a grid's
+/// y extent of 65 535 folded into z (a tile map's tile row `y + Y z`), or
+/// `None` past a grid's extents.
+fn tile_grid(x: usize, tile_rows: usize) -> Option<(u32, u32, u32)> {
+    const Y: usize = 65_535;
+    let (y, z) = if tile_rows <= Y {
+        (tile_rows, 1)
+    } else {
+        (Y, tile_rows.div_ceil(Y))
+    };
+    match (u32::try_from(x), u32::try_from(y), u32::try_from(z)) {
+        (Ok(x), Ok(y), Ok(z)) if x <= i32::MAX as u32 && z <= 65_535 => Some((x, y, z)),
+        _ => None,
+    }
+}
+
 /// `src` (`rows × cols`, row-major) as a new `rows × ld` buffer, each row
-/// padded with zeros ([`pad_rows_k_major`]).
+/// padded with zeros ([`pad_rows_k_major`], 16-byte runs; the element-wise
+/// [`pack_k_major`] for a buffer of more than `u32::MAX` elements, which
+/// its `u32` extents do not hold).
 fn pad_rows<T>(
     src: &DeviceBuffer<T>,
     (rows, cols, ld): (usize, usize, usize),
     stream: &Stream,
 ) -> Result<DeviceBuffer<T>>
 where
-    T: DeviceCopy + AnyBitPattern + Default + pack_k_major::Instance + pad_rows_k_major::Instance,
+    T: DeviceCopy
+        + VectorElement
+        + AnyBitPattern
+        + Default
+        + pack_k_major::Instance
+        + pad_rows_k_major::Instance,
 {
     let len = packed_len(rows, ld)?;
-    let Some(grid) = grid_2d(ld.div_ceil(PAD_THREADS), rows.div_ceil(PAD_ROWS)) else {
+    let grid = tile_grid(ld.div_ceil(PAD_TILE_COLS), rows.div_ceil(PAD_TILE_ROWS));
+    let Some(grid) = grid.filter(|_| len <= u32::MAX as usize) else {
         return pack(src, (rows, cols, ld), (cols, 1), stream);
     };
     // Not zeroed: the grid covers every element, the padding included.
     let mut out = DeviceBuffer::empty_on(len, stream)?;
     let view = out.view_2d_mut(rows, ld)?;
-    launch!(pad_rows_k_major[grid, (PAD_THREADS as u32, 1), stream](src, cols, view))?;
+    launch!(pad_rows_k_major[grid, PAD_THREADS as u32, stream](src, cols, view))?;
     Ok(out)
 }
 
@@ -376,7 +401,12 @@ fn rows_of_16_bytes<'a, T>(
     stream: &Stream,
 ) -> Result<(Rows<'a, T>, usize)>
 where
-    T: DeviceCopy + AnyBitPattern + Default + pack_k_major::Instance + pad_rows_k_major::Instance,
+    T: DeviceCopy
+        + VectorElement
+        + AnyBitPattern
+        + Default
+        + pack_k_major::Instance
+        + pad_rows_k_major::Instance,
 {
     if cols.is_multiple_of(8) {
         return Ok((Rows::Dense(src), cols));

@@ -40,7 +40,9 @@ pub mod sgemm;
 mod host;
 
 use gpu_device::half::{bf16, f16};
+use gpu_device::ownership::{Axis, DisjointMatrix, TileItems, Tiles};
 use gpu_device::prelude::*;
+use gpu_device::vector::{read_runs_unaligned, VectorElement};
 
 /// Copies the `rows × cols` matrix whose element `(r, c)` is `src[r *
 /// row_step + c * col_step]` into the first `cols` columns of `out`, a
@@ -70,39 +72,103 @@ pub fn pack_k_major<T: DeviceCopy>(
     }
 }
 
-/// The threads of a [`pad_rows_k_major`] block (all along x).
+/// The threads of a [`pad_rows_k_major`] block: 16 row positions of 16
+/// column positions ([`PadTiles`]).
 pub const PAD_THREADS: usize = 256;
 
-/// The rows of `out` each [`pad_rows_k_major`] thread writes.
+/// The rows of `out` each [`pad_rows_k_major`] thread writes (16 apart),
+/// their loads all issued before the first store.
 pub const PAD_ROWS: usize = 4;
 
+/// The consecutive columns of a [`pad_rows_k_major`] thread's run: 16
+/// bytes of a 16-bit element, one vector store.
+pub const PAD_RUN: usize = 8;
+
+/// [`pad_rows_k_major`]'s register tiles: thread `(p, q)` (rank `16 p +
+/// q`) owns columns `8 q .. 8 q + 8` of rows `p + 16 i`, `i < 4`, of its
+/// block's 64 × 128 tile; a warp stores two rows' 256-byte runs.
+pub type PadTiles = Tiles<Axis<16, 1, PAD_ROWS>, Axis<16, PAD_RUN>>;
+
+/// The rows of a [`pad_rows_k_major`] block's tile.
+pub const PAD_TILE_ROWS: usize = 16 * PAD_ROWS;
+
+/// The columns of a [`pad_rows_k_major`] block's tile.
+pub const PAD_TILE_COLS: usize = 16 * PAD_RUN;
+
 /// `out` (`rows × ld`, row-major) = `src` (`rows × cols`, row-major) with
-/// each row padded with zeros to `ld` (`ld >= cols`): A's rows made a
-/// multiple of 16 bytes for the tensor-core GEMMs. Thread `(x, y)` writes
-/// column `x` of rows `PAD_ROWS y ..`: no division, a warp's accesses a
-/// row run. Launch with blocks of `(PAD_THREADS, 1)` and a grid of
-/// `(ld.div_ceil(PAD_THREADS), rows.div_ceil(PAD_ROWS))`, which covers
-/// `out`; `src` shorter than `rows × cols` fails the launch at the read
-/// past it.
-#[kernel(bf16, f16, f32)]
-pub fn pad_rows_k_major<T: DeviceCopy + Default>(
+/// each row padded with zeros to `ld` (`ld >= cols`): rows made a multiple
+/// of 16 bytes for the tensor-core GEMMs. 16-bit elements: each thread
+/// writes 16-byte runs of `out` (one vector store each where `out` starts
+/// 16-byte aligned and `ld` is a multiple of 8), read from `src` at any
+/// offset ([`read_runs_unaligned`]: the one or two aligned 16-byte loads
+/// that cover each run, a thread's four runs in flight together). The run
+/// that holds a row's last column, and the runs near `src`'s ends, are read
+/// element by element.
+///
+/// Launch with blocks of [`PAD_THREADS`] threads and a grid of
+/// `(ld.div_ceil(PAD_TILE_COLS), Y, Z)` with `Y Z >=
+/// rows.div_ceil(PAD_TILE_ROWS)` (tile row `y + Y z`), which covers `out`;
+/// `src` shorter than `rows × cols` fails the launch at the read past it.
+///
+/// [`read_runs_unaligned`]: gpu_device::vector::read_runs_unaligned
+#[kernel(bf16, f16, block = PAD_THREADS)]
+pub fn pad_rows_k_major<T: DeviceCopy + VectorElement + Default>(
     src: &[T],
     cols: usize,
-    mut out: DisjointSlice2d<T, PAD_ROWS>,
+    mut out: DisjointMatrix<T, PadTiles>,
 ) {
-    let at = thread_index_2d();
-    let mut j = 0;
-    while j < PAD_ROWS {
-        if let Some((r, c)) = out.position_at(at, j) {
-            let v = if c < cols {
-                src[r * cols + c]
-            } else {
-                T::default()
-            };
-            out.set_at(at, j, v);
+    const {
+        assert!(
+            core::mem::size_of::<[T; PAD_RUN]>() == 16,
+            "pad_rows_k_major moves 16-bit elements"
+        )
+    };
+    let tile = TileItems::<PadTiles>::mine();
+    let rows = out.rows();
+    // This thread's column (the same in each of its rows), and its runs'
+    // starts in `src` where they are whole runs of a row (`usize::MAX`, no
+    // run, otherwise: the reader's `None`).
+    let c = tile.col(0).unwrap_or(usize::MAX);
+    let mut starts = [usize::MAX; PAD_ROWS];
+    unroll!(for i in 0..PAD_ROWS {
+        if let Some(r) = tile.row(i).filter(|&r| r < rows) {
+            if c < cols && cols - c >= PAD_RUN {
+                starts[i] = r * cols + c;
+            }
         }
-        j += 1;
+    });
+    // Every run's loads in flight together, then every store.
+    let runs = read_runs_unaligned::<T, PAD_RUN, PAD_ROWS>(src, starts);
+    unroll!(for i in 0..PAD_ROWS {
+        let run = match runs[i] {
+            Some(run) => run,
+            None => ragged_run(src, cols, tile.row(i).filter(|&r| r < rows), c),
+        };
+        out.set_run(&tile, i, 0, run);
+    });
+}
+
+/// Columns `c .. c + PAD_RUN` of row `r` of `src` (`cols` columns), zeros
+/// at columns `cols` and past, element by element: the run that holds a
+/// row's last column, or a run past `src`'s end (an index past it panics).
+/// Zeros for no row.
+#[inline(always)]
+fn ragged_run<T: VectorElement + Default>(
+    src: &[T],
+    cols: usize,
+    r: Option<usize>,
+    c: usize,
+) -> [T; PAD_RUN] {
+    let mut run = [T::default(); PAD_RUN];
+    if let Some(r) = r {
+        let at = r * cols + c;
+        gpu_device::unroll::full::<PAD_RUN>(|i| {
+            if c < cols && i < cols - c {
+                run[i] = src[at + i];
+            }
+        });
     }
+    run
 }
 
 /// The side of the square tiles [`transpose_k_major`] moves.

@@ -42,6 +42,7 @@ pub mod tma_multicast;
 // As `tma`.
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 pub mod tma_store;
+pub mod vector;
 pub mod votes;
 // sm_90a's: in the PTX of sm_90a only (the kernels declare it too).
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]

@@ -1,7 +1,7 @@
 //! What kernel bodies use (the `gpu-device` crate), each feature launched:
 //! shared memory, warp and block collectives, votes, grid sync, constant
-//! memory, half precision, `println!`, random numbers, the ownership maps
-//! and the matrix views. (The misuses that trap are in
+//! memory, half precision, `println!`, random numbers, the ownership maps,
+//! the matrix views and unaligned vector runs. (The misuses that trap are in
 //! `tests/forced_simulator/`; those that do not compile in `tests/ui/`.)
 
 mod cluster;
@@ -20,4 +20,5 @@ mod tma;
 mod tma_multicast;
 mod tma_nd;
 mod tma_store;
+mod vector;
 mod votes;

@@ -182,38 +182,128 @@ fn transpose_matches<T>(
     }
 }
 
-/// `pad_rows_k_major` of the `rows × cols` matrix whose element `i` is
-/// `i`, into a `rows × ld` buffer poisoned with -1 first: every element
-/// written, each row's columns `cols..ld` zero.
+/// `pad_rows_k_major` of a `rows × cols` matrix of distinct non-zero bit
+/// patterns, into a `rows × ld` buffer poisoned with all-ones first: every
+/// element written, each row's columns `cols..ld` zero (compared as bits).
+/// Odd `cols` (rows never 16-byte aligned), `cols` a multiple of 8, `ld`
+/// past `cols + 8` (runs of padding only), one row, rows past a block's
+/// tile, columns past a tile's and several tiles; bf16 and f16.
 #[test]
 fn a_rows_are_padded_with_zeros_and_every_element_written() {
-    use gpu_ops::matmul::{pad_rows_k_major, PAD_ROWS, PAD_THREADS};
-    use gpu_runtime::launch;
     let stream = Stream::new().unwrap();
     for (rows, cols, ld) in [
         (1, 1, 8),
+        (1, 7, 8),
         (5, 7, 8),
+        (1, 9, 64),
+        (3, 8, 8),
+        (2, 16, 64),
         (9, 300, 304),
         (130, 255, 256),
         (3, 520, 528),
+        (67, 129, 192),
+        (70, 131, 512),
+        (200, 63, 64),
     ] {
-        let a: Vec<f32> = (0..rows * cols).map(|i| i as f32).collect();
-        let src = DeviceBuffer::from_host_sync(&a).unwrap();
-        let mut out = DeviceBuffer::from_host_sync(&vec![-1.0f32; rows * ld]).unwrap();
-        let grid = (
-            ld.div_ceil(PAD_THREADS) as u32,
-            rows.div_ceil(PAD_ROWS) as u32,
-        );
-        let view = out.view_2d_mut(rows, ld).unwrap();
-        launch!(pad_rows_k_major[grid, (PAD_THREADS as u32, 1), stream](&src, cols, view)).unwrap();
-        let got = out.to_host_sync().unwrap();
-        for r in 0..rows {
-            for c in 0..ld {
-                let want = if c < cols { a[r * cols + c] } else { 0.0 };
-                assert_eq!(got[r * ld + c], want, "{rows} × {cols} to {ld}: ({r}, {c})");
-            }
+        pad_matches::<bf16>((rows, cols, ld), &stream);
+        pad_matches::<f16>((rows, cols, ld), &stream);
+    }
+}
+
+/// A `rows × ld` grid of `pad_rows_k_major` blocks, tile rows in y.
+fn pad_grid(rows: usize, ld: usize) -> (u32, u32, u32) {
+    use gpu_ops::matmul::{PAD_TILE_COLS, PAD_TILE_ROWS};
+    (
+        ld.div_ceil(PAD_TILE_COLS) as u32,
+        rows.div_ceil(PAD_TILE_ROWS) as u32,
+        1,
+    )
+}
+
+/// One `pad_rows_k_major` launch checked element by element, as bits.
+fn pad_matches<T>((rows, cols, ld): (usize, usize, usize), stream: &Stream)
+where
+    T: gpu_runtime::DeviceCopy
+        + gpu_device::vector::VectorElement
+        + Default
+        + gpu_runtime::bytemuck::Pod
+        + gpu_ops::matmul::pad_rows_k_major::Instance,
+{
+    use gpu_ops::matmul::{pad_rows_k_major, PAD_THREADS};
+    use gpu_runtime::bytemuck::cast_slice;
+    use gpu_runtime::launch;
+    // Bits `1 ..= 65_000`, never 0 (the padding) nor 0xFFFF (the poison).
+    let bits: Vec<u16> = (0..rows * cols).map(|i| (i % 65_000) as u16 + 1).collect();
+    let src = DeviceBuffer::<T>::to_device_sync(cast_slice(&bits), stream).unwrap();
+    let poison = vec![0xFFFFu16; rows * ld];
+    let mut out = DeviceBuffer::<T>::to_device_sync(cast_slice(&poison), stream).unwrap();
+    let view = out.view_2d_mut(rows, ld).unwrap();
+    launch!(pad_rows_k_major[pad_grid(rows, ld), PAD_THREADS as u32, stream](&src, cols, view))
+        .unwrap();
+    let got: Vec<T> = out.copy_to_host_sync(stream).unwrap();
+    let got: &[u16] = cast_slice(&got);
+    for r in 0..rows {
+        for c in 0..ld {
+            let want = if c < cols { bits[r * cols + c] } else { 0 };
+            assert_eq!(
+                got[r * ld + c],
+                want,
+                "{}: {rows} × {cols} to {ld}: ({r}, {c})",
+                std::any::type_name::<T>()
+            );
         }
     }
+}
+
+/// Attack on `pad_rows_k_major`: `src` one element shorter than `rows ×
+/// cols` fails the launch at the index past it (the last row's last run,
+/// read element by element), never reads past it. In a process of its own:
+/// a failed launch ends the device.
+#[test]
+fn a_pad_of_a_short_source_fails_its_launch() {
+    use crate::common::faults::{failure, in_own_process};
+    use gpu_ops::matmul::pad_rows_k_major;
+    use gpu_runtime::launch;
+    if !in_own_process(&[]) {
+        return;
+    }
+    let stream = Stream::new().unwrap();
+    let (rows, cols, ld) = (3usize, 13usize, 64usize);
+    let short = vec![bf16::ONE; rows * cols - 1];
+    let src = DeviceBuffer::<bf16>::to_device_sync(&short, &stream).unwrap();
+    let mut out = DeviceBuffer::<bf16>::zeroed_on(rows * ld, &stream).unwrap();
+    let view = out.view_2d_mut(rows, ld).unwrap();
+    launch!(pad_rows_k_major[pad_grid(rows, ld), 256, stream](&src, cols, view)).unwrap();
+    let report = failure(&stream);
+    assert!(report.starts_with("pad_rows_k_major"), "{report}");
+    if gpu_runtime::backend() == gpu_runtime::Backend::Simulator {
+        assert!(report.contains("index out of bounds"), "{report}");
+    }
+}
+
+/// Attack on `pad_rows_k_major`'s tiles: a block of another size than 256
+/// threads (whose tiles would overlap or leave gaps) is refused before
+/// anything runs, naming the output and its map.
+#[test]
+fn a_pad_in_blocks_of_another_size_is_refused() {
+    use gpu_ops::matmul::pad_rows_k_major;
+    use gpu_runtime::launch;
+    let stream = Stream::new().unwrap();
+    let (rows, cols, ld) = (3usize, 13usize, 64usize);
+    let src = DeviceBuffer::<bf16>::to_device_sync(&vec![bf16::ONE; rows * cols], &stream).unwrap();
+    let mut out = DeviceBuffer::<bf16>::zeroed_on(rows * ld, &stream).unwrap();
+    for block in [(128u32, 1u32, 1u32), (512, 1, 1), (16, 8, 1)] {
+        let view = out.view_2d_mut(rows, ld).unwrap();
+        match launch!(pad_rows_k_major[pad_grid(rows, ld), block, stream](&src, cols, view)) {
+            Err(Error::InvalidLaunch { kernel, reason }) => {
+                assert!(kernel.contains("pad_rows_k_major"), "{kernel}");
+                assert!(reason.contains("256"), "{reason}");
+            }
+            other => panic!("block {block:?}: expected InvalidLaunch, got {other:?}"),
+        }
+    }
+    let got: Vec<bf16> = out.copy_to_host_sync(&stream).unwrap();
+    assert!(got.iter().all(|v| v.to_bits() == 0), "nothing ran");
 }
 
 /// B made K-major by the tiled transpose `matmul` runs, at tile multiples
