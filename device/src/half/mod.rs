@@ -341,7 +341,7 @@ macro_rules! pair_type {
             }
 
             /// `(lo, hi)` each rounded to nearest-even, as
-            #[doc = concat!("[`", stringify!($half), "::from_f32`]")]
+            #[doc = concat!("[`", stringify!($half), "::from_f32`](crate::half::", stringify!($half), "::from_f32)")]
             /// rounds, by one instruction from sm_80 (CUDA's
             /// `__floats2bfloat162_rn`, `__floats2half2_rn`): a GEMM's
             /// epilogue rounds its accumulators this way.
