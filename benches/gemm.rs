@@ -135,12 +135,13 @@ fn main() -> Res<()> {
             ("--4096", (4096, 4096, 4096)),
             ("--odd", (4099, 4097, 4095)),
         ];
+        // The sizes named, or all of them when none is.
         let named = |flag: &str| flags.iter().any(|f| f == flag);
-        let chosen = all.iter().filter(|(flag, _)| named(flag));
-        match chosen.clone().count() {
-            0 => all.iter().map(|&(_, size)| size).collect(),
-            _ => chosen.map(|&(_, size)| size).collect(),
-        }
+        let any_named = all.iter().any(|(flag, _)| named(flag));
+        all.iter()
+            .filter(|(flag, _)| !any_named || named(flag))
+            .map(|&(_, size)| size)
+            .collect()
     };
     // The wgmma kernel is sm_90a's: compute capability 9.0 (the
     // simulator's default) only.
